@@ -1,0 +1,49 @@
+# moonshot: `make serve` and `make test` do all set-up on a fresh machine (Python 3.11).
+PYTHON ?= python3.11
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip
+
+.PHONY: serve test install install-dev lint typecheck unit bench clean demo
+
+$(VENV)/.created:
+	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (moonshot needs Python 3.11+; set PYTHON=...)"; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	@touch $@
+
+$(VENV)/.installed: $(VENV)/.created pyproject.toml
+	$(PIP) install --quiet -e .
+	@touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.created pyproject.toml
+	$(PIP) install --quiet -e '.[dev]'
+	@touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+# Until the server exists, `make serve` runs the simulator's demo.
+serve: install
+	$(VENV)/bin/moonshot demo
+
+demo: serve
+
+lint: install-dev
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/lint-imports
+
+typecheck: install-dev
+	$(VENV)/bin/mypy src
+
+unit: install-dev
+	$(VENV)/bin/pytest
+
+test: lint typecheck unit
+
+bench: install-dev
+	$(PY) benchmarks/engine.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist

@@ -1,0 +1,172 @@
+"""Cards and card sets, and every text notation the protocols use for them.
+
+A card is an ``int`` in ``0..51``: ``suit * 13 + rank`` with suits in bridge order
+(clubs 0, diamonds 1, hearts 2, spades 3) and ranks ``0`` (two) to ``12`` (ace).
+A set of cards is an ``int`` bit mask (bit ``card`` set when the card is in the set), so
+hands, tricks and "cards seen" are plain integers and set algebra is a few machine ops.
+
+Notations:
+
+* ``"TH"`` (``Notation.UPPER``): Trend, Sessions and Turbo; the ten is ``T``.
+* ``"Th"`` (``Notation.GYM``): Gym Hearts; rank upper case, suit lower case.
+* ``"10H"`` (``Notation.KIERKI``): Kierki; the ten is ``10``.
+
+:func:`parse_card` accepts all of them (and either case), so codecs can be liberal in
+what they accept and exact in what they write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from enum import Enum
+
+Card = int
+CardSet = int
+
+CLUBS, DIAMONDS, HEARTS, SPADES = 0, 1, 2, 3
+SUITS = (CLUBS, DIAMONDS, HEARTS, SPADES)
+SUIT_LETTERS = "CDHS"
+RANK_LETTERS = "23456789TJQKA"
+SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
+
+FULL_SUIT = (1 << 13) - 1
+SUIT_MASKS = tuple(FULL_SUIT << (13 * s) for s in SUITS)
+CLUBS_MASK, DIAMONDS_MASK, HEARTS_MASK, SPADES_MASK = SUIT_MASKS
+ALL_CARDS: CardSet = (1 << 52) - 1
+
+
+class CardError(ValueError):
+    """Text that does not name a card (or a set of distinct cards)."""
+
+
+def card(rank: int, suit: int) -> Card:
+    """The card of ``rank`` (0 = two .. 12 = ace) in ``suit``."""
+    return suit * 13 + rank
+
+
+def suit_of(c: Card) -> int:
+    return c // 13
+
+
+def rank_of(c: Card) -> int:
+    return c % 13
+
+
+class Notation(Enum):
+    UPPER = "upper"  # TH, 2C, QS
+    GYM = "gym"  # Th, 2c, Qs
+    KIERKI = "kierki"  # 10H, 2C, QS
+
+
+_RANK_FROM_TEXT = {ch: i for i, ch in enumerate(RANK_LETTERS)}
+_RANK_FROM_TEXT["10"] = 8
+_SUIT_FROM_TEXT = {ch: i for i, ch in enumerate(SUIT_LETTERS)}
+
+
+def parse_card(text: str) -> Card:
+    """Parse ``TH``, ``Th``, ``th``, ``10H`` or ``10h``; raise :class:`CardError` naming the text."""
+    t = text.strip().upper()
+    if 2 <= len(t) <= 3:
+        rank = _RANK_FROM_TEXT.get(t[:-1])
+        suit = _SUIT_FROM_TEXT.get(t[-1])
+        if rank is not None and suit is not None:
+            return suit * 13 + rank
+    raise CardError(f"not a card: {text!r} (expected a rank 2-9, T/10, J, Q, K, A and a suit C, D, H, S)")
+
+
+def format_card(c: Card, notation: Notation = Notation.UPPER) -> str:
+    if not 0 <= c < 52:
+        raise CardError(f"not a card number: {c!r} (expected 0..51)")
+    rank, suit = RANK_LETTERS[c % 13], SUIT_LETTERS[c // 13]
+    if notation is Notation.GYM:
+        return rank + suit.lower()
+    if notation is Notation.KIERKI and rank == "T":
+        return "10" + suit
+    return rank + suit
+
+
+def cards_in(cards: CardSet) -> Iterator[Card]:
+    """The cards of a set, lowest first (clubs 2 .. spades ace)."""
+    while cards:
+        low = cards & -cards
+        yield low.bit_length() - 1
+        cards ^= low
+
+
+def card_list(cards: CardSet) -> list[Card]:
+    return list(cards_in(cards))
+
+
+def to_set(cards: Iterable[Card]) -> CardSet:
+    """A card set from cards; raises :class:`CardError` on a repeated card."""
+    result = 0
+    for c in cards:
+        bit = 1 << c
+        if result & bit:
+            raise CardError(f"card {format_card(c)} appears twice")
+        result |= bit
+    return result
+
+
+def count(cards: CardSet) -> int:
+    return cards.bit_count()
+
+
+def parse_cards(texts: Iterable[str]) -> list[Card]:
+    return [parse_card(t) for t in texts]
+
+
+def parse_card_set(texts: Iterable[str]) -> CardSet:
+    """Parse distinct cards into a set; a repeated card is an error."""
+    return to_set(parse_cards(texts))
+
+
+def format_cards(cards: CardSet | Iterable[Card], notation: Notation = Notation.UPPER) -> list[str]:
+    """Format a set (lowest first) or a sequence of cards (in its order)."""
+    seq = cards_in(cards) if isinstance(cards, int) else cards
+    return [format_card(c, notation) for c in seq]
+
+
+def split_kierki_cards(text: str) -> list[Card]:
+    """Split Kierki's run-together card list (``"10C2DQH"``) into cards."""
+    out: list[Card] = []
+    i, n = 0, len(text)
+    while i < n:
+        j = i + 3 if text.startswith("10", i) else i + 2
+        if j > n:
+            raise CardError(f"cut-off card list: {text!r} (left over: {text[i:]!r})")
+        out.append(parse_card(text[i:j]))
+        i = j
+    return out
+
+
+def highest(cards: CardSet) -> Card:
+    """The highest-numbered card of a non-empty set (within one suit: the highest rank)."""
+    return cards.bit_length() - 1
+
+
+def lowest(cards: CardSet) -> Card:
+    return (cards & -cards).bit_length() - 1
+
+
+def describe(cards: CardSet) -> str:
+    """Human-readable set, by suit: ``"C: 2 5 K | D: - | H: A | S: Q"``."""
+    parts = []
+    for s in SUITS:
+        ranks = [RANK_LETTERS[c % 13] for c in cards_in(cards & SUIT_MASKS[s])]
+        parts.append(f"{SUIT_LETTERS[s]}: {' '.join(ranks) or '-'}")
+    return " | ".join(parts)
+
+
+TWO_CLUBS = card(0, CLUBS)
+NINE_CLUBS = card(7, CLUBS)
+TEN_CLUBS = card(8, CLUBS)
+JACK_DIAMONDS = card(9, DIAMONDS)
+QUEEN_SPADES = card(10, SPADES)
+KING_HEARTS = card(11, HEARTS)
+ACE_HEARTS = card(12, HEARTS)
+
+NINES = tuple(card(7, s) for s in SUITS)
+QUEENS_MASK = sum(1 << card(10, s) for s in SUITS)
+KINGS_MASK = sum(1 << card(11, s) for s in SUITS)
+JACKS_MASK = sum(1 << card(9, s) for s in SUITS)

@@ -1,0 +1,734 @@
+"""The game state machine: deal → pass → charge/expose → tricks → score → next deal or over.
+
+A :class:`Game` is exactly ``(rules, seed, deals, actions)``: the seed shuffles every deal (and
+Turbo's keeper pile), ``deals`` optionally fixes hands, contracts and leaders (a Kierki game
+definition), and the actions are applied in order. :func:`replay` rebuilds any game from that.
+
+The engine is pure: no I/O, no clocks, no global randomness. ``apply`` validates an action,
+raises :class:`IllegalAction` (leaving the game untouched) if it is not allowed, and otherwise
+returns the events it caused, each carrying its audience (see :mod:`moonshot.events`).
+Hands and card sets are 52-bit ints so the hot path (``legal_play_mask`` + ``apply(Play)``)
+is a handful of integer operations.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from itertools import combinations
+
+from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
+from moonshot.cards import (
+    ALL_CARDS,
+    HEARTS_MASK,
+    QUEEN_SPADES,
+    SUIT_MASKS,
+    TWO_CLUBS,
+    CardSet,
+    card_list,
+    format_card,
+    format_cards,
+)
+from moonshot.events import (
+    CardPlayed,
+    Charged,
+    ChargesRevealed,
+    ChargingEnded,
+    ChargingStarted,
+    ClaimAnswered,
+    ClaimMade,
+    ClaimSucceeded,
+    DealEnded,
+    DealStarted,
+    Event,
+    Exposed,
+    GameEnded,
+    GameStarted,
+    HandDealt,
+    PassReceived,
+    PassSent,
+    TrickEnded,
+    TrickStarted,
+)
+from moonshot.rules import EndRule, PassDirection, Rules, score_deal
+
+SEAT_NAMES = ("N", "E", "S", "W")
+NINE_OF = tuple(s * 13 + 7 for s in range(4))
+
+
+class Phase(Enum):
+    PASS = "pass"
+    PILE = "pile"  # Turbo keeper hand: 3 cards each into a pile shuffled back
+    CHARGE = "charge"
+    EXPOSE = "expose"
+    PLAY = "play"
+    OVER = "over"
+
+
+class IllegalAction(ValueError):
+    """An action the rules do not allow now. The game is unchanged."""
+
+
+@dataclass(frozen=True)
+class DealSpec:
+    """A fixed deal: the four hands (N, E, S, W), the contract (Kierki 1..7) and who leads."""
+
+    hands: tuple[CardSet, CardSet, CardSet, CardSet]
+    kind: int = 0
+    leader: int | None = None
+
+    def __post_init__(self) -> None:
+        union = 0
+        for seat, h in enumerate(self.hands):
+            if h.bit_count() != 13:
+                raise ValueError(f"seat {SEAT_NAMES[seat]} has {h.bit_count()} cards, not 13")
+            if union & h:
+                raise ValueError(f"card(s) {' '.join(format_cards(union & h))} dealt twice")
+            union |= h
+        if self.leader is not None and not 0 <= self.leader < 4:
+            raise ValueError(f"bad leader seat {self.leader}")
+
+
+class Game:
+    """One game of Hearts under ``rules``. Create with ``Game(rules, seed)``."""
+
+    def __init__(self, rules: Rules, seed: int = 0, deals: Sequence[DealSpec] | None = None) -> None:
+        self.rules = rules
+        self.seed = seed
+        self.deal_specs: tuple[DealSpec, ...] | None = tuple(deals) if deals is not None else None
+        if rules.end is EndRule.DEALS:
+            n = rules.deals or (len(self.deal_specs) if self.deal_specs else len(rules.deal_kinds))
+            if self.deal_specs is not None and len(self.deal_specs) < n:
+                raise ValueError(f"{rules.name} needs {n} deals, the definition gives {len(self.deal_specs)}")
+            self.deal_count: int | None = n
+        else:
+            self.deal_count = None
+        self.totals = [0, 0, 0, 0]
+        self.log: list[Event] = []
+        self.actions: list[Action] = []
+        self.deal_index = -1
+        self.winners: tuple[int, ...] = ()
+        self.phase = Phase.PASS
+        # per-deal state, set by _start_deal
+        self.hands = [0, 0, 0, 0]
+        self.dealt = [0, 0, 0, 0]
+        self.deal_kind = 0
+        self.direction = PassDirection.HOLD
+        self.passed: list[CardSet | None] = [None] * 4
+        self.received: list[CardSet | None] = [None] * 4
+        self.charged = [0, 0, 0, 0]
+        self.charge_done = 0
+        self.next_charger: int | None = None
+        self.charge_round = 0
+        self.exposed = [0, 0, 0, 0]
+        self.expose_pending = 0
+        self.trick_no = 0
+        self.leader = 0
+        self.turn = 0
+        self.trick_cards: list[int] = []
+        self.trick_seats: list[int] = []
+        self.tricks: list[TrickEnded] = []
+        self.played = 0
+        self.led_suits = 0
+        self.hearts_broken = False
+        self.voids = [0, 0, 0, 0]
+        self.taken = [0, 0, 0, 0]
+        self.tricks_won = [0, 0, 0, 0]
+        self.trick_numbers_won = [0, 0, 0, 0]
+        self.claimer: int | None = None
+        self.claim_answers = 0
+        self.claim_blocked = [-1, -1, -1, -1]
+        self.revealed = [0, 0, 0, 0]  # hands shown by claims
+        self.last_deal_points: tuple[int, ...] = (0, 0, 0, 0)
+        self._scoring = rules.scoring_for(0)
+        self._emit(GameStarted(rules.name, seed))
+        self._start_deal()
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    @property
+    def version(self) -> int:
+        """How many events the game has produced (a per-game version for resyncing)."""
+        return len(self.log)
+
+    def to_act(self) -> tuple[int, ...]:
+        """Seats whose decision the game is waiting for (several while passing)."""
+        ph = self.phase
+        if ph is Phase.PLAY:
+            if self.claimer is not None:
+                return tuple(s for s in range(4) if s != self.claimer and not self.claim_answers >> s & 1)
+            return (self.turn,)
+        if ph is Phase.PASS or ph is Phase.PILE:
+            return tuple(s for s in range(4) if self.passed[s] is None)
+        if ph is Phase.CHARGE:
+            if self.next_charger is not None:
+                return (self.next_charger,)
+            return tuple(s for s in range(4) if not self.charge_done >> s & 1)
+        if ph is Phase.EXPOSE:
+            return tuple(s for s in range(4) if self.expose_pending >> s & 1)
+        return ()
+
+    def legal_play_mask(self, seat: int) -> CardSet:
+        """The cards ``seat`` may play now (0 when it is not its turn to play)."""
+        if self.phase is not Phase.PLAY or seat != self.turn or self.claimer is not None:
+            return 0
+        return self._legal_plays(seat)
+
+    def _legal_plays(self, seat: int) -> CardSet:
+        rules = self.rules
+        hand = self.hands[seat]
+        tc = self.trick_cards
+        if not tc:
+            if self.trick_no == 1 and rules.two_of_clubs_leads and hand >> TWO_CLUBS & 1:
+                return 1 << TWO_CLUBS
+            legal = hand
+            if rules.hearts_must_be_broken and not self.hearts_broken and hand & ~HEARTS_MASK:
+                legal &= ~HEARTS_MASK
+            if rules.charged_card_rule:
+                unled = self._all_charged() & ~self._led_suit_cards()
+                if legal & ~unled:
+                    legal &= ~unled
+        else:
+            suit = tc[0] // 13
+            legal = hand & SUIT_MASKS[suit]
+            if legal:
+                if rules.charged_card_rule and not self.led_suits >> suit & 1 and legal & (legal - 1):
+                    legal &= ~self._all_charged()
+            else:
+                legal = hand
+        if self.trick_no == 1 and rules.first_trick_forbidden:
+            forbidden = rules.first_trick_forbidden
+            if legal & forbidden:
+                if legal & ~forbidden:
+                    legal &= ~forbidden
+                else:
+                    for c in rules.first_trick_forced_order:
+                        if legal >> c & 1:
+                            return 1 << c
+        return legal
+
+    def _all_charged(self) -> CardSet:
+        c = self.charged
+        return c[0] | c[1] | c[2] | c[3]
+
+    def _led_suit_cards(self) -> CardSet:
+        m = 0
+        for s in range(4):
+            if self.led_suits >> s & 1:
+                m |= SUIT_MASKS[s]
+        return m
+
+    def legal_actions(self, seat: int) -> list[Action]:
+        """Every action ``seat`` may take now. Passing lists every combination of cards."""
+        ph = self.phase
+        if ph is Phase.PLAY:
+            out: list[Action] = []
+            if self.claimer is not None:
+                if seat != self.claimer and not self.claim_answers >> seat & 1:
+                    out = [AcceptClaim(seat, self.claimer), RejectClaim(seat, self.claimer)]
+                return out
+            if seat == self.turn:
+                mask = self._legal_plays(seat)
+                out = [Play.of(seat, c) for c in card_list(mask)]
+            if self._may_claim(seat):
+                out.append(Claim(seat))
+            return out
+        if ph is Phase.PASS or ph is Phase.PILE:
+            if self.passed[seat] is not None:
+                return []
+            cards = card_list(self.hands[seat])
+            return [Pass(seat, sum(1 << c for c in combo)) for combo in combinations(cards, self.rules.pass_count)]
+        if ph is Phase.CHARGE:
+            if seat not in self.to_act():
+                return []
+            options = card_list(self.hands[seat] & self.rules.chargeable & ~self.charged[seat])
+            return [
+                Charge(seat, sum(1 << c for c in combo))
+                for k in range(len(options) + 1)
+                for combo in combinations(options, k)
+            ]
+        if ph is Phase.EXPOSE:
+            if not self.expose_pending >> seat & 1:
+                return []
+            options = card_list(self.hands[seat] & self.rules.exposable)
+            return [
+                Expose(seat, sum(1 << c for c in combo))
+                for k in range(len(options) + 1)
+                for combo in combinations(options, k)
+            ]
+        return []
+
+    def _may_claim(self, seat: int) -> bool:
+        return (
+            self.rules.claims
+            and self.phase is Phase.PLAY
+            and self.claimer is None
+            and self.hands[seat] != 0
+            and self.claim_blocked[seat] != self.played.bit_count()
+        )
+
+    def is_legal(self, action: Action) -> bool:
+        try:
+            self._check(action)
+        except IllegalAction:
+            return False
+        return True
+
+    # ------------------------------------------------------------------ actions
+    def apply(self, action: Action) -> list[Event]:
+        """Apply a legal action and return the events it caused (already appended to ``log``)."""
+        start = len(self.log)
+        if type(action) is Play:
+            seat, c = action.seat, action.card
+            if self.phase is not Phase.PLAY or self.claimer is not None or seat != self.turn:
+                self._check(action)  # raises with the reason
+            if not self._legal_plays(seat) >> c & 1:
+                self._check(action)
+            self.actions.append(action)
+            self._play(seat, c)
+        else:
+            self._check(action)
+            self.actions.append(action)
+            if isinstance(action, Pass):
+                self._pass(action.seat, action.cards)
+            elif isinstance(action, Charge):
+                self._charge(action.seat, action.cards)
+            elif isinstance(action, Expose):
+                self._expose(action.seat, action.cards)
+            elif isinstance(action, Claim):
+                self._claim(action.seat)
+            elif isinstance(action, (AcceptClaim, RejectClaim)):
+                self._answer_claim(action.seat, isinstance(action, AcceptClaim))
+        return self.log[start:]
+
+    def _check(self, action: Action) -> None:
+        """Raise :class:`IllegalAction` with the reason ``action`` is not allowed now."""
+        seat = action.seat
+        if not isinstance(seat, int) or not 0 <= seat < 4:
+            raise IllegalAction(f"no seat {seat!r}")
+        who = SEAT_NAMES[seat]
+        ph = self.phase
+        if ph is Phase.OVER:
+            raise IllegalAction("the game is over")
+        if isinstance(action, Play):
+            if ph is not Phase.PLAY:
+                raise IllegalAction(f"{who} cannot play a card during the {ph.value} phase")
+            if self.claimer is not None:
+                raise IllegalAction(f"{SEAT_NAMES[self.claimer]}'s claim must be answered first")
+            if seat != self.turn:
+                raise IllegalAction(f"it is {SEAT_NAMES[self.turn]}'s turn, not {who}'s")
+            c = action.card
+            if not isinstance(c, int) or not 0 <= c < 52:
+                raise IllegalAction(f"no card {c!r}")
+            if not self.hands[seat] >> c & 1:
+                raise IllegalAction(f"{who} does not hold {format_card(c)}")
+            if not self._legal_plays(seat) >> c & 1:
+                raise IllegalAction(f"{who} may not play {format_card(c)}: {self._why_illegal(seat, c)}")
+            return
+        if isinstance(action, Pass):
+            if ph is not Phase.PASS and ph is not Phase.PILE:
+                raise IllegalAction(f"{who} cannot pass during the {ph.value} phase")
+            if self.passed[seat] is not None:
+                raise IllegalAction(f"{who} has already passed")
+            self._check_cards(action.cards, who)
+            if action.cards.bit_count() != self.rules.pass_count:
+                raise IllegalAction(f"a pass is {self.rules.pass_count} cards, not {action.cards.bit_count()}")
+            if action.cards & ~self.hands[seat]:
+                raise IllegalAction(f"{who} does not hold {' '.join(format_cards(action.cards & ~self.hands[seat]))}")
+            return
+        if isinstance(action, Charge):
+            if ph is not Phase.CHARGE:
+                raise IllegalAction(f"{who} cannot charge during the {ph.value} phase")
+            if seat not in self.to_act():
+                if self.next_charger is not None:
+                    raise IllegalAction(f"it is {SEAT_NAMES[self.next_charger]}'s turn to charge, not {who}'s")
+                raise IllegalAction(f"{who} has passed; wait for another charge")
+            self._check_cards(action.cards, who)
+            bad = action.cards & ~(self.hands[seat] & self.rules.chargeable & ~self.charged[seat])
+            if bad:
+                raise IllegalAction(f"{who} cannot charge {' '.join(format_cards(bad))}")
+            return
+        if isinstance(action, Expose):
+            if ph is not Phase.EXPOSE or not self.expose_pending >> seat & 1:
+                raise IllegalAction(f"{who} is not asked to expose cards now")
+            self._check_cards(action.cards, who)
+            bad = action.cards & ~(self.hands[seat] & self.rules.exposable)
+            if bad:
+                raise IllegalAction(f"{who} cannot expose {' '.join(format_cards(bad))}")
+            return
+        if isinstance(action, Claim):
+            if not self.rules.claims:
+                raise IllegalAction(f"{self.rules.name} has no claims")
+            if not self._may_claim(seat):
+                raise IllegalAction(f"{who} cannot claim now")
+            return
+        if isinstance(action, (AcceptClaim, RejectClaim)):
+            if self.claimer is None or action.claimer != self.claimer:
+                raise IllegalAction(
+                    f"there is no claim by {SEAT_NAMES[action.claimer] if 0 <= action.claimer < 4 else action.claimer}"
+                )
+            if seat == self.claimer or self.claim_answers >> seat & 1:
+                raise IllegalAction(f"{who} cannot answer this claim")
+            return
+        raise IllegalAction(f"unknown action {action!r}")
+
+    @staticmethod
+    def _check_cards(cards: object, who: str) -> None:
+        if not isinstance(cards, int) or cards < 0 or cards & ~ALL_CARDS:
+            raise IllegalAction(f"{who} sent a malformed card set {cards!r}")
+
+    def _why_illegal(self, seat: int, c: int) -> str:
+        hand, tc, rules = self.hands[seat], self.trick_cards, self.rules
+        if tc and hand & SUIT_MASKS[tc[0] // 13] and c // 13 != tc[0] // 13:
+            return f"must follow {('clubs', 'diamonds', 'hearts', 'spades')[tc[0] // 13]}"
+        if not tc and self.trick_no == 1 and rules.two_of_clubs_leads and hand >> TWO_CLUBS & 1:
+            return "the first trick must be led with 2C"
+        if self.trick_no == 1 and rules.first_trick_forbidden >> c & 1:
+            return "no points on the first trick unless nothing else can be played"
+        if not tc and c // 13 == 2 and rules.hearts_must_be_broken and not self.hearts_broken:
+            return "hearts are not broken"
+        if rules.charged_card_rule and self._all_charged() >> c & 1:
+            return "a charged card cannot be played on the first trick of its suit"
+        return "not a legal play"
+
+    # ------------------------------------------------------------------ internals
+    def _deal_rng(self, deal: int, purpose: str) -> random.Random:
+        # One stream per deal and purpose: deal k is the same whatever happened before it,
+        # so duplicate play (same seed, rotated seats) sees identical deals.
+        return random.Random(f"moonshot:{self.seed}:{deal}:{purpose}")
+
+    def _emit(self, e: Event) -> None:
+        self.log.append(e)
+
+    def _start_deal(self) -> None:
+        self.deal_index += 1
+        d = self.deal_index
+        rules = self.rules
+        spec = self.deal_specs[d] if self.deal_specs is not None and d < len(self.deal_specs) else None
+        if spec is not None:
+            hands = list(spec.hands)
+            self.deal_kind = spec.kind
+            given_leader = spec.leader
+        else:
+            deck = list(range(52))
+            self._deal_rng(d, "deal").shuffle(deck)
+            hands = [sum(1 << c for c in deck[13 * s : 13 * s + 13]) for s in range(4)]
+            self.deal_kind = rules.deal_kinds[d % len(rules.deal_kinds)]
+            given_leader = None if rules.two_of_clubs_leads else d % 4
+        self._scoring = rules.scoring_for(self.deal_kind)
+        self.hands = hands
+        self.dealt = list(hands)
+        self.direction = rules.pass_direction(d)
+        self.passed = [None] * 4
+        self.received = [None] * 4
+        self.charged = [0, 0, 0, 0]
+        self.charge_done = 0
+        self.next_charger = None
+        self.charge_round = 0
+        self.exposed = [0, 0, 0, 0]
+        self.expose_pending = 0
+        self.trick_no = 0
+        self.trick_cards = []
+        self.trick_seats = []
+        self.tricks = []
+        self.played = 0
+        self.led_suits = 0
+        self.hearts_broken = False
+        self.voids = [0, 0, 0, 0]
+        self.taken = [0, 0, 0, 0]
+        self.tricks_won = [0, 0, 0, 0]
+        self.trick_numbers_won = [0, 0, 0, 0]
+        self.claimer = None
+        self.claim_answers = 0
+        self.claim_blocked = [-1, -1, -1, -1]
+        self.revealed = [0, 0, 0, 0]
+        if rules.two_of_clubs_leads:
+            self._first_leader: int | None = None
+        else:
+            self._first_leader = given_leader if given_leader is not None else d % 4
+        self._emit(DealStarted(d, self.direction, self.deal_kind, self._first_leader))
+        for s in range(4):
+            self._emit(HandDealt(s, hands[s]))
+        if self.direction is PassDirection.KEEPER:
+            self._start_charging() if rules.charging is not None else self._start_pile()
+        elif self.direction is PassDirection.HOLD or rules.pass_count == 0:
+            self._after_passing()
+        else:
+            self.phase = Phase.PASS
+
+    def _pass(self, seat: int, cards: CardSet) -> None:
+        d = self.direction
+        to = seat if d is PassDirection.KEEPER else (seat + d.offset) % 4
+        self.passed[seat] = cards
+        self.hands[seat] &= ~cards
+        self._emit(PassSent(seat, to, cards, cards.bit_count()))
+        if any(p is None for p in self.passed):
+            return
+        if self.phase is Phase.PILE:
+            pile = card_list(sum(p for p in self.passed if p is not None))
+            self._deal_rng(self.deal_index, "pile").shuffle(pile)
+            k = self.rules.pass_count
+            for s in range(4):
+                got = sum(1 << c for c in pile[k * s : k * s + k])
+                self.received[s] = got
+                self.hands[s] |= got
+                self._emit(PassReceived(s, s, got, k))
+            self._start_charging()
+            return
+        off = d.offset
+        for s in range(4):
+            src = (s - off) % 4
+            got = self.passed[src] or 0
+            self.received[s] = got
+            self.hands[s] |= got
+            self._emit(PassReceived(s, src, got, got.bit_count()))
+        self._after_passing()
+
+    def _start_pile(self) -> None:
+        self.phase = Phase.PILE
+        self.passed = [None] * 4
+
+    def _after_passing(self) -> None:
+        if self.rules.charging is not None:
+            self._start_charging()
+        else:
+            self._after_charging()
+
+    def _start_charging(self) -> None:
+        order = self.rules.charging
+        assert order is not None
+        self.phase = Phase.CHARGE
+        self.charge_done = 0
+        self.charge_round += 1
+        self.next_charger = self.deal_index % 4 if order.in_seat_order else None
+        self._emit(ChargingStarted(self.next_charger))
+
+    def _charge(self, seat: int, cards: CardSet) -> None:
+        order = self.rules.charging
+        assert order is not None
+        self.charged[seat] |= cards
+        if self.next_charger is not None:
+            self.next_charger = (self.next_charger + 1) % 4
+        if cards:
+            self.charge_done = 0 if order.chain else 1 << seat
+        else:
+            self.charge_done |= 1 << seat
+        finished = self.charge_done == 0b1111
+        if finished:
+            self.next_charger = None
+        self._emit(Charged(seat, cards, cards.bit_count(), order.blind, self.charge_done, self.next_charger))
+        if not finished:
+            return
+        charges = (self.charged[0], self.charged[1], self.charged[2], self.charged[3])
+        if order.blind:
+            self._emit(ChargesRevealed(charges))
+        self._emit(ChargingEnded(charges))
+        if self.direction is PassDirection.KEEPER and self.charge_round == 1 and not any(charges):
+            self._start_pile()
+        else:
+            self._after_charging()
+
+    def _after_charging(self) -> None:
+        if self.rules.exposable:
+            pending = 0
+            for s in range(4):
+                if self.hands[s] & self.rules.exposable:
+                    pending |= 1 << s
+            if pending:
+                self.phase = Phase.EXPOSE
+                self.expose_pending = pending
+                return
+        self._start_play()
+
+    def _expose(self, seat: int, cards: CardSet) -> None:
+        self.exposed[seat] |= cards
+        self.expose_pending &= ~(1 << seat)
+        self._emit(Exposed(seat, cards))
+        if not self.expose_pending:
+            self._start_play()
+
+    def _start_play(self) -> None:
+        self.phase = Phase.PLAY
+        if self.rules.two_of_clubs_leads:
+            leader = next(s for s in range(4) if self.hands[s] >> TWO_CLUBS & 1)
+        else:
+            leader = self._first_leader if self._first_leader is not None else 0
+        self._start_trick(1, leader)
+
+    def _start_trick(self, number: int, leader: int) -> None:
+        self.trick_no = number
+        self.leader = leader
+        self.turn = leader
+        self.trick_cards = []
+        self.trick_seats = []
+        self._emit(TrickStarted(number, leader))
+
+    def _play(self, seat: int, c: int) -> None:
+        bit = 1 << c
+        self.hands[seat] ^= bit
+        self.played |= bit
+        tc = self.trick_cards
+        tc.append(c)
+        self.trick_seats.append(seat)
+        suit = c // 13
+        if tc[0] // 13 != suit:
+            self.voids[seat] |= 1 << (tc[0] // 13)
+        if suit == 2 or (c == QUEEN_SPADES and self.rules.queen_breaks_hearts):
+            self.hearts_broken = True
+        self.log.append(CardPlayed(seat, c, self.trick_no))
+        n = len(tc)
+        nxt = (seat + 1) % 4
+        if n < 4 or (n < 8 and n > 4):
+            if self.hands[nxt] or n < 4:
+                self.turn = nxt
+                return
+        elif n == 4 and self.rules.nines and self.hands[nxt] and NINE_OF[tc[0] // 13] in tc:
+            self.turn = nxt
+            return
+        self._finish_trick()
+
+    def _finish_trick(self) -> None:
+        tc, ts = self.trick_cards, self.trick_seats
+        led = tc[0] // 13
+        best = -1
+        winner = ts[0]
+        for c, s in zip(tc, ts):
+            if c // 13 == led and c > best:
+                best, winner = c, s
+        won = 0
+        for c in tc:
+            won |= 1 << c
+        self.taken[winner] |= won
+        self.tricks_won[winner] += 1
+        self.trick_numbers_won[winner] |= 1 << self.trick_no
+        self.led_suits |= 1 << led
+        cp = self._scoring.card_points
+        pts = 0
+        for c in tc:
+            pts += cp[c]
+        e = TrickEnded(self.trick_no, winner, tuple(tc), tuple(ts), pts)
+        self.tricks.append(e)
+        self.log.append(e)
+        if self.played == ALL_CARDS or (self.rules.early_end and self._no_points_left()):
+            self._end_deal(early=self.played != ALL_CARDS)
+        else:
+            self._start_trick(self.trick_no + 1, winner)
+
+    def _no_points_left(self) -> bool:
+        sc = self._scoring
+        if sc.per_trick:
+            return False
+        if sc.cards_with_points & ~self.played:
+            return False
+        return all(n <= self.trick_no for n, _ in sc.trick_number_points)
+
+    def _claim(self, seat: int) -> None:
+        self.claimer = seat
+        self.claim_answers = 0
+        self.revealed[seat] = self.hands[seat]
+        self._emit(ClaimMade(seat, self.hands[seat]))
+
+    def _answer_claim(self, seat: int, accepted: bool) -> None:
+        claimer = self.claimer
+        assert claimer is not None
+        self._emit(ClaimAnswered(claimer, seat, accepted))
+        if not accepted:
+            self.claimer = None
+            self.claim_answers = 0
+            self.claim_blocked[claimer] = self.played.bit_count()
+            return
+        self.claim_answers |= 1 << seat
+        if self.claim_answers | (1 << claimer) != 0b1111:
+            return
+        rest = self.hands[0] | self.hands[1] | self.hands[2] | self.hands[3]
+        for c in self.trick_cards:
+            rest |= 1 << c
+        self.taken[claimer] |= rest
+        self.played |= rest
+        self.hands = [0, 0, 0, 0]
+        self.trick_cards, self.trick_seats = [], []
+        self.claimer = None
+        self._emit(ClaimSucceeded(claimer, rest))
+        self._end_deal(early=True)
+
+    def _end_deal(self, early: bool) -> None:
+        rules = self.rules
+        doubled = 0
+        for s in range(4):
+            doubled |= self.charged[s] | self.exposed[s]
+        points, moon = score_deal(rules, self.deal_kind, self.taken, self.trick_numbers_won, self.tricks_won, doubled)
+        for s in range(4):
+            self.totals[s] += points[s]
+        self.last_deal_points = points
+        self._emit(
+            DealEnded(
+                self.deal_index,
+                points,
+                tuple(self.totals),
+                moon,
+                tuple(self.taken),
+                len(self.tricks),
+                early,
+            )
+        )
+        if self._game_finished():
+            best = min(self.totals) if rules.lowest_wins else max(self.totals)
+            self.winners = tuple(s for s in range(4) if self.totals[s] == best)
+            self.phase = Phase.OVER
+            self._emit(GameEnded(tuple(self.totals), self.winners, self.deal_index + 1))
+        else:
+            self._start_deal()
+
+    def _game_finished(self) -> bool:
+        rules = self.rules
+        if self.deal_count is not None:
+            return self.deal_index + 1 >= self.deal_count
+        top = max(self.totals) if not rules.negative_scores else -min(self.totals)
+        return top >= rules.score_limit if rules.limit_inclusive else top > rules.score_limit
+
+    # ------------------------------------------------------------------ helpers
+    def deal_points_so_far(self) -> list[int]:
+        """Raw card/trick points each seat has taken in the current deal (no multipliers)."""
+        sc = self._scoring
+        out = []
+        for s in range(4):
+            t = self.taken[s]
+            pts = sc.per_trick * self.tricks_won[s]
+            while t:
+                low = t & -t
+                pts += sc.card_points[low.bit_length() - 1]
+                t ^= low
+            out.append(pts)
+        return out
+
+    def snapshot(self) -> dict[str, object]:
+        """A JSON-friendly summary (for logs and debugging, not for restoring)."""
+        return {
+            "variant": self.rules.name,
+            "seed": self.seed,
+            "phase": self.phase.value,
+            "deal": self.deal_index,
+            "trick": self.trick_no,
+            "to_act": [SEAT_NAMES[s] for s in self.to_act()],
+            "hands": {SEAT_NAMES[s]: format_cards(self.hands[s]) for s in range(4)},
+            "totals": list(self.totals),
+        }
+
+
+def replay(rules: Rules, seed: int, actions: Iterable[Action], deals: Sequence[DealSpec] | None = None) -> Game:
+    """Rebuild a game from its seed and actions; raises :class:`IllegalAction` on a bad log."""
+    g = Game(rules, seed, deals)
+    for i, a in enumerate(actions):
+        try:
+            g.apply(a)
+        except IllegalAction as e:
+            raise IllegalAction(f"action {i} ({a!r}) does not replay: {e}") from e
+    return g
+
+
+__all__ = ["SEAT_NAMES", "DealSpec", "Game", "IllegalAction", "Phase", "replay"]
