@@ -287,7 +287,11 @@ class Game:
             seat, c = action.seat, action.card
             if self.phase is not Phase.PLAY or self.claimer is not None or seat != self.turn:
                 self._check(action)  # raises with the reason
-            if not self._legal_plays(seat) >> c & 1:
+            try:
+                ok = self._legal_plays(seat) >> c & 1
+            except (TypeError, ValueError):  # not a card number (None, "QS", -1): _check names it
+                ok = 0
+            if not ok:
                 self._check(action)
             self.actions.append(action)
             self._play(seat, c)
