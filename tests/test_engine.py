@@ -1013,7 +1013,7 @@ def check_redaction(g: Game) -> None:
         assert e.for_viewer(None) is e
 
 
-INVARIANT_SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+INVARIANT_SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
@@ -1051,3 +1051,44 @@ def test_claims_happen_in_the_random_games() -> None:
         g = play_random_game(TURBO, seed)
         seen += sum(1 for e in g.log if isinstance(e, ClaimSucceeded))
     assert seen > 0
+
+
+# ============================================================== the event stream
+def test_event_order_of_a_deal_and_apply_returns_exactly_the_new_events() -> None:
+    g = Game(no_pass(STANDARD).replace(score_limit=1), 0, [ROTATING])
+    kinds = [e.kind for e in g.log]
+    assert kinds == ["game_started", "deal_started"] + ["hand_dealt"] * 4 + ["trick_started"]
+    start = g.version
+    events = g.apply(Play.of(N, TWO_CLUBS))
+    assert events == g.log[start:] == [CardPlayed(N, TWO_CLUBS, 1)]
+    events = play(g, "3C 4C 5C")
+    assert [e.kind for e in events] == ["card_played"] * 3 + ["trick_ended", "trick_started"]
+    for cards, _ in ROTATING_TRICKS[1:-1]:
+        play(g, cards)
+    events = play(g, ROTATING_TRICKS[-1][0])
+    assert [e.kind for e in events] == ["card_played"] * 4 + ["trick_ended", "deal_ended", "game_ended"]
+    assert g.to_act() == () and g.legal_actions(N) == [] and g.legal_play_mask(N) == 0
+
+
+def test_snapshot_summarises_the_game() -> None:
+    g = Game(STANDARD, 3)
+    snap = g.snapshot()
+    assert snap["variant"] == "standard" and snap["phase"] == "pass" and snap["to_act"] == ["N", "E", "S", "W"]
+    hands = snap["hands"]
+    assert isinstance(hands, dict) and all(len(v) == 13 for v in hands.values())
+
+
+def test_turbo_events_of_a_charge_round() -> None:
+    g = charging_game(ChargingOrder.BLIND_BRIDGE)
+    charge(g, "NTC E- S- W-")
+    kinds = [e.kind for e in g.log[6:]]
+    assert kinds == [
+        "charging_started",
+        "charged",
+        "charged",
+        "charged",
+        "charged",
+        "charges_revealed",
+        "charging_ended",
+        "trick_started",
+    ]

@@ -9,11 +9,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gamekit import SUIT_PER_SEAT, charge, cs, deal, play, random_action
-from moonshot.actions import Claim, Pass
+from moonshot.actions import Claim, Pass, Play
 from moonshot.cards import ALL_CARDS
-from moonshot.engine import Game, Phase
+from moonshot.engine import DealSpec, Game, Phase
 from moonshot.rules import ChargingOrder, PassDirection
-from moonshot.variants import STANDARD, TREND, TURBO, TURBO_VARIANTS, VARIANTS
+from moonshot.variants import KIERKI, STANDARD, TREND, TURBO, TURBO_VARIANTS, VARIANTS
 from moonshot.views import SeatView, seat_view
 
 N, E, S, W = 0, 1, 2, 3
@@ -53,7 +53,7 @@ def check_view(g: Game, v: SeatView) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
 def test_views_along_random_games(name: str, seed: int) -> None:
     g = Game(VARIANTS[name], seed)
@@ -148,3 +148,28 @@ def test_tricks_and_points_are_public() -> None:
     assert v.taken[N] == cs("2C 2D 5H 2S") and v.played == cs("2C 2D 5H 2S 3C")
     assert v.voids[E] == 1 and v.voids[S] == 1 and v.voids[W] == 1  # void in clubs shown
     assert v.cards_left == (11, 12, 12, 12) and v.unseen == ALL_CARDS & ~v.hand & ~v.played
+
+
+def test_kierki_points_so_far_count_the_seventh_and_last_trick() -> None:
+    # contract 6: only the 7th and the 13th trick score. N leads and takes every trick.
+    g = Game(KIERKI, 0, [DealSpec(SUIT_PER_SEAT.hands, 6, N)])
+    for _ in range(6):
+        lowest_play_trick(g)
+    assert seat_view(g, E).points == (0, 0, 0, 0)
+    lowest_play_trick(g)
+    assert seat_view(g, E).points == (10, 0, 0, 0)
+
+
+def test_robber_points_so_far_add_tricks_cards_and_trick_numbers() -> None:
+    g = Game(KIERKI, 0, [DealSpec(SUIT_PER_SEAT.hands, 7, N)])
+    for _ in range(7):
+        lowest_play_trick(g)
+    # N took 7 tricks: 7 + the 7th trick 10; E, S, W discarded lowest first:
+    # diamonds 2D..8D (JD not yet), hearts 2H..8H = 7, spades 2S..8S (no QS) -> 7 + 10 + 7 = 24
+    assert seat_view(g, W).points == (24, 0, 0, 0)
+
+
+def lowest_play_trick(g: Game) -> None:
+    for _ in range(4):
+        mask = g.legal_play_mask(g.turn)
+        g.apply(Play.of(g.turn, (mask & -mask).bit_length() - 1))

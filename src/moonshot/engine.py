@@ -703,6 +703,9 @@ class Game:
         for s in range(4):
             t = self.taken[s]
             pts = sc.per_trick * self.tricks_won[s]
+            for number, p in sc.trick_number_points:  # Kierki's 7th and last trick
+                if self.trick_numbers_won[s] >> number & 1:
+                    pts += p
             while t:
                 low = t & -t
                 pts += sc.card_points[low.bit_length() - 1]
