@@ -175,6 +175,15 @@ def test_pass_right_and_across(deal_index: int, offset: int) -> None:
         assert g.hands[(s + offset) % 4] & chosen[s] == chosen[s]
 
 
+def test_every_three_card_pass_is_offered() -> None:
+    g = Game(STANDARD, 0, [ROTATING])
+    options = g.legal_actions(N)
+    assert len(options) == 286 == len(set(options))  # 13 choose 3
+    assert all(isinstance(a, Pass) and a.cards.bit_count() == 3 and a.cards & ~g.hands[N] == 0 for a in options)
+    g.apply(options[0])
+    assert g.legal_actions(N) == [] and g.to_act() == (E, S, W)
+
+
 def test_hold_deal_goes_straight_to_play_with_the_two_of_clubs() -> None:
     g = Game(no_pass(STANDARD), 0, [ROTATING])
     assert (g.phase, g.turn, g.trick_no, g.legal_play_mask(N)) == (Phase.PLAY, N, 1, cs("2C"))
@@ -341,10 +350,11 @@ def test_ties_share_the_win() -> None:
 
 
 # ============================================================== turbo: the reference engine's games
-@pytest.mark.parametrize("order", ["classic", "bridge", "chain"])
+@pytest.mark.parametrize("order", ["classic", "bridge", "chain", "blind"])
 def test_turbo_replays_the_reference_engines_games(order: str) -> None:
     rules = find_variant("turbo" if order == "classic" else "turbo-" + order)
-    deals = RECORDED_TURBO[order]
+    # the reference's blind game (seen from N) made the same charges and plays as its classic one
+    deals = RECORDED_TURBO["classic" if order == "blind" else order]
     g = Game(rules, 0, [d.spec() for d in deals])
     for index, d in enumerate(deals):
         assert g.deal_index == index and g.direction is rules.pass_direction(index)
@@ -358,6 +368,12 @@ def test_turbo_replays_the_reference_engines_games(order: str) -> None:
     # nine-card tricks: fewer than 13 tricks in some hands, 52 cards played in every hand
     assert any(e.tricks < 13 for e in ended(g))
     assert all(sum(t.bit_count() for t in e.taken) == 52 for e in ended(g))
+    if order == "blind":  # N saw how many cards the others charged, and which only when revealed
+        seen = [e.for_viewer(N) for e in g.log if isinstance(e, Charged) and e.seat != N]
+        assert all(isinstance(x, Charged) and x.cards is None for x in seen)
+        assert [x.count for x in seen if isinstance(x, Charged) and x.count] == [1, 1, 1, 1, 1]
+        revealed = [e.charges for e in g.log if isinstance(e, ChargesRevealed)]
+        assert revealed[-1] == (0, cs("AH"), cs("QS"), cs("JD"))
 
 
 # ============================================================== turbo: charging orders
@@ -821,6 +837,12 @@ def std_trick2() -> Game:
     return g
 
 
+def std_after_trick1() -> Game:
+    g = std_play()
+    play(g, "2C 3C 4C 5C")  # W leads trick 2, holding 3H 7H JH and other suits
+    return g
+
+
 def std_first_trick() -> Game:
     g = Game(no_pass(STANDARD), 0, [SUIT_PER_SEAT])
     play(g, "2C 2D 2H")
@@ -855,6 +877,7 @@ ILLEGAL: list[tuple[Callable[[], Game], object, str]] = [
     (std_play, Play(N, 52), "no card 52"),
     (std_play, Play(7, 0), "no seat 7"),
     (std_first_trick, Play.of(W, QUEEN_SPADES), "no points on the first trick"),
+    (std_after_trick1, Play.of(W, c("3H")), "hearts are not broken"),
     (std_pass, Pass(N, cs("2C 6C")), "a pass is 3 cards, not 2"),
     (std_pass, Pass(N, cs("2C 6C TC AC")), "a pass is 3 cards, not 4"),
     (std_pass, Pass(N, cs("2C 6C 3C")), "N does not hold 3C"),
@@ -983,6 +1006,17 @@ def check_deals(g: Game) -> None:
             if rules.name == "kierki":
                 assert sum(e.points) == rules.scoring_for(kind).total
                 assert e.early == (sum(e.taken) != ALL_CARDS)
+                # the deal stops right after the trick that took its last points, not later
+                sc = rules.scoring_for(kind)
+                point_cards = sc.cards_with_points
+                last_numbered = max((n for n, _ in sc.trick_number_points), default=0)
+                gone = [
+                    not sc.per_trick
+                    and not point_cards & ~sum(1 << x for t in tricks[:n] for x in t.cards)
+                    and last_numbered <= n
+                    for n in range(1, len(tricks) + 1)
+                ]
+                assert gone.index(True) == len(tricks) - 1 if any(gone) else len(tricks) == 13
             totals = [a + b for a, b in zip(totals, e.points)]
             assert e.totals == tuple(totals)
     assert g.over and isinstance(g.log[-1], GameEnded) and list(g.log[-1].totals) == totals == g.totals
@@ -1044,13 +1078,21 @@ def test_random_kierki_games_from_game_files(seed: int) -> None:
     assert replay(KIERKI, seed, g.actions, specs).log == g.log
 
 
-def test_claims_happen_in_the_random_games() -> None:
-    # the random player claims now and then: make sure the invariants above really saw claims
-    seen = 0
-    for seed in range(40):
+def test_the_random_games_reach_the_rare_paths() -> None:
+    # the invariants above are only as good as the paths random play reaches: claims that
+    # succeed, the keeper pile, moons, eight-card tricks, exposures and early ends
+    piles = claims = moons = nines = 0
+    for seed in range(80):
         g = play_random_game(TURBO, seed)
-        seen += sum(1 for e in g.log if isinstance(e, ClaimSucceeded))
-    assert seen > 0
+        piles += any(isinstance(e, PassSent) and e.to == e.seat for e in g.log)
+        claims += sum(isinstance(e, ClaimSucceeded) for e in g.log)
+        moons += sum(isinstance(e, DealEnded) and e.moon is not None for e in g.log)
+        nines += sum(isinstance(e, TrickEnded) and len(e.cards) == 8 for e in g.log)
+    assert min(piles, claims, moons, nines) > 0
+    trend = play_random_game(TREND, 1)
+    assert any(isinstance(e, Exposed) and e.cards for e in trend.log)
+    kierki = play_random_game(KIERKI, 1)
+    assert any(e.early for e in ended(kierki))
 
 
 # ============================================================== the event stream
