@@ -342,7 +342,8 @@ class Game:
 
     def _check(self, action: Action) -> None:
         """Raise :class:`IllegalAction` with the reason ``action`` is not allowed now."""
-        seat = action.seat
+        # Fields are read untyped until checked: compiled code would fail on a wrong type first.
+        seat = getattr(action, "seat")  # noqa: B009
         if not isinstance(seat, int) or not 0 <= seat < 4:
             raise IllegalAction(f"no seat {seat!r}")
         who = SEAT_NAMES[seat]
@@ -356,7 +357,7 @@ class Game:
                 raise IllegalAction(f"{SEAT_NAMES[self.claimer]}'s claim must be answered first")
             if seat != self.turn:
                 raise IllegalAction(f"it is {SEAT_NAMES[self.turn]}'s turn, not {who}'s")
-            c = action.card
+            c = getattr(action, "card")  # noqa: B009
             if not isinstance(c, int) or not 0 <= c < 52:
                 raise IllegalAction(f"no card {c!r}")
             if not self.hands[seat] >> c & 1:
@@ -369,7 +370,7 @@ class Game:
                 raise IllegalAction(f"{who} cannot pass during the {ph.value} phase")
             if self.passed[seat] is not None:
                 raise IllegalAction(f"{who} has already passed")
-            self._check_cards(action.cards, who)
+            self._check_cards(getattr(action, "cards"), who)  # noqa: B009
             if action.cards.bit_count() != self.rules.pass_count:
                 raise IllegalAction(f"a pass is {self.rules.pass_count} cards, not {action.cards.bit_count()}")
             if action.cards & ~self.hands[seat]:
@@ -382,7 +383,7 @@ class Game:
                 if self.next_charger is not None:
                     raise IllegalAction(f"it is {SEAT_NAMES[self.next_charger]}'s turn to charge, not {who}'s")
                 raise IllegalAction(f"{who} has passed; wait for another charge")
-            self._check_cards(action.cards, who)
+            self._check_cards(getattr(action, "cards"), who)  # noqa: B009
             bad = action.cards & ~(self.hands[seat] & self.rules.chargeable & ~self.charged[seat])
             if bad:
                 raise IllegalAction(f"{who} cannot charge {' '.join(format_cards(bad))}")
@@ -390,7 +391,7 @@ class Game:
         if isinstance(action, Expose):
             if ph is not Phase.EXPOSE or not self.expose_pending >> seat & 1:
                 raise IllegalAction(f"{who} is not asked to expose cards now")
-            self._check_cards(action.cards, who)
+            self._check_cards(getattr(action, "cards"), who)  # noqa: B009
             bad = action.cards & ~(self.hands[seat] & self.rules.exposable)
             if bad:
                 raise IllegalAction(f"{who} cannot expose {' '.join(format_cards(bad))}")
@@ -402,10 +403,10 @@ class Game:
                 raise IllegalAction(f"{who} cannot claim now")
             return
         if isinstance(action, (AcceptClaim, RejectClaim)):
-            if self.claimer is None or action.claimer != self.claimer:
-                raise IllegalAction(
-                    f"there is no claim by {SEAT_NAMES[action.claimer] if 0 <= action.claimer < 4 else action.claimer}"
-                )
+            claimer = getattr(action, "claimer")  # noqa: B009
+            if self.claimer is None or claimer != self.claimer:
+                name = SEAT_NAMES[claimer] if isinstance(claimer, int) and 0 <= claimer < 4 else repr(claimer)
+                raise IllegalAction(f"there is no claim by {name}")
             if seat == self.claimer or self.claim_answers >> seat & 1:
                 raise IllegalAction(f"{who} cannot answer this claim")
             return
