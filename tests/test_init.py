@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.machinery
 import json
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -103,3 +105,33 @@ def test_editing_a_compiled_module_falls_back_to_the_sources(tmp_path: Path) -> 
     seen = _import_in_child(tmp_path, {"MOONSHOT_PURE_PYTHON": ""})
     assert seen["engine"] == str(copy / "engine.py") and seen["cards"] == str(copy / "cards.py")
     assert seen["compiled"] == []
+
+
+# Compiled classes have no __dict__ and a compiled Game cannot be created without arguments, so
+# pickling and copying go through __reduce__; they must work the same in both modes.
+
+
+def test_rules_pickle_and_copy_to_equal_values() -> None:
+    from moonshot.variants import VARIANTS
+
+    for name, rules in VARIANTS.items():
+        assert pickle.loads(pickle.dumps(rules)) == rules, name
+        assert copy.deepcopy(rules) == rules and copy.copy(rules) == rules, name
+
+
+def test_a_game_pickles_and_copies_with_its_whole_state() -> None:
+    from moonshot.actions import Play
+    from moonshot.engine import Game
+    from moonshot.variants import find_variant
+
+    g = Game(find_variant("standard"), seed=7)
+    for s in g.to_act():
+        g.apply(g.legal_actions(s)[0])
+    for _ in range(5):
+        g.apply(Play.of(g.turn, g.legal_play_mask(g.turn).bit_length() - 1))
+    for h in (pickle.loads(pickle.dumps(g)), copy.deepcopy(g), copy.copy(g)):
+        assert (h.log, h.actions, h.hands, h.trick_cards, h.turn) == (g.log, g.actions, g.hands, g.trick_cards, g.turn)
+    h = copy.deepcopy(g)
+    h.apply(Play.of(h.turn, h.legal_play_mask(h.turn).bit_length() - 1))
+    assert len(h.log) > len(g.log) and h.hands != g.hands  # the copy is independent
+    assert copy.copy(g).log is g.log  # a shallow copy shares, as for any object

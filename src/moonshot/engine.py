@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from itertools import combinations
-from typing import Final
+from typing import Any, Final
 
 from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
 from moonshot.cards import (
@@ -158,6 +158,20 @@ class Game:
         self._mask = 0
         self._emit(GameStarted(rules.name, seed))
         self._start_deal()
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickle and copy go through a new Game given the whole state: compiled with mypyc
+        # (make compile) a Game has no __dict__ and cannot be created without its arguments
+        names = getattr(type(self), "__mypyc_attrs__", None)
+        if names is None:
+            state = dict(vars(self))
+        else:
+            state = {n: getattr(self, n) for n in names if n != "__dict__"}
+        return (Game, (self.rules, self.seed, self.deal_specs), state)
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
 
     # ------------------------------------------------------------------ queries
     @property
@@ -307,7 +321,8 @@ class Game:
         if type(action) is Play:
             # Read untyped, so that a malformed Play (a card that is no number 0..51) reaches
             # _check and its IllegalAction, compiled or not, instead of failing on the way.
-            seat, c = getattr(action, "seat"), getattr(action, "card")  # noqa: B009
+            untyped: Any = action
+            seat, c = untyped.seat, untyped.card
             if (
                 self.phase is not _PLAY
                 or self.claimer is not None
@@ -343,7 +358,8 @@ class Game:
     def _check(self, action: Action) -> None:
         """Raise :class:`IllegalAction` with the reason ``action`` is not allowed now."""
         # Fields are read untyped until checked: compiled code would fail on a wrong type first.
-        seat = getattr(action, "seat")  # noqa: B009
+        untyped: Any = action
+        seat = untyped.seat
         if not isinstance(seat, int) or not 0 <= seat < 4:
             raise IllegalAction(f"no seat {seat!r}")
         who = SEAT_NAMES[seat]
@@ -357,7 +373,7 @@ class Game:
                 raise IllegalAction(f"{SEAT_NAMES[self.claimer]}'s claim must be answered first")
             if seat != self.turn:
                 raise IllegalAction(f"it is {SEAT_NAMES[self.turn]}'s turn, not {who}'s")
-            c = getattr(action, "card")  # noqa: B009
+            c = untyped.card
             if not isinstance(c, int) or not 0 <= c < 52:
                 raise IllegalAction(f"no card {c!r}")
             if not self.hands[seat] >> c & 1:
@@ -370,7 +386,7 @@ class Game:
                 raise IllegalAction(f"{who} cannot pass during the {ph.value} phase")
             if self.passed[seat] is not None:
                 raise IllegalAction(f"{who} has already passed")
-            self._check_cards(getattr(action, "cards"), who)  # noqa: B009
+            self._check_cards(untyped.cards, who)
             if action.cards.bit_count() != self.rules.pass_count:
                 raise IllegalAction(f"a pass is {self.rules.pass_count} cards, not {action.cards.bit_count()}")
             if action.cards & ~self.hands[seat]:
@@ -383,7 +399,7 @@ class Game:
                 if self.next_charger is not None:
                     raise IllegalAction(f"it is {SEAT_NAMES[self.next_charger]}'s turn to charge, not {who}'s")
                 raise IllegalAction(f"{who} has passed; wait for another charge")
-            self._check_cards(getattr(action, "cards"), who)  # noqa: B009
+            self._check_cards(untyped.cards, who)
             bad = action.cards & ~(self.hands[seat] & self.rules.chargeable & ~self.charged[seat])
             if bad:
                 raise IllegalAction(f"{who} cannot charge {' '.join(format_cards(bad))}")
@@ -391,7 +407,7 @@ class Game:
         if isinstance(action, Expose):
             if ph is not Phase.EXPOSE or not self.expose_pending >> seat & 1:
                 raise IllegalAction(f"{who} is not asked to expose cards now")
-            self._check_cards(getattr(action, "cards"), who)  # noqa: B009
+            self._check_cards(untyped.cards, who)
             bad = action.cards & ~(self.hands[seat] & self.rules.exposable)
             if bad:
                 raise IllegalAction(f"{who} cannot expose {' '.join(format_cards(bad))}")
@@ -403,7 +419,7 @@ class Game:
                 raise IllegalAction(f"{who} cannot claim now")
             return
         if isinstance(action, (AcceptClaim, RejectClaim)):
-            claimer = getattr(action, "claimer")  # noqa: B009
+            claimer = untyped.claimer
             if self.claimer is None or claimer != self.claimer:
                 name = SEAT_NAMES[claimer] if isinstance(claimer, int) and 0 <= claimer < 4 else repr(claimer)
                 raise IllegalAction(f"there is no claim by {name}")
