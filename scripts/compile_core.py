@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import glob
 import hashlib
+import importlib.machinery
 import json
 import os
 import shutil
@@ -39,8 +40,9 @@ def source_hashes() -> dict[str, str]:
 def clean() -> None:
     if os.path.exists(STAMP):
         os.remove(STAMP)
-    for m in (*MODULES, GROUP.rsplit(".", 1)[1] + "__mypyc"):
-        for path in glob.glob(os.path.join(PACKAGE, m + ".*.so")) + glob.glob(os.path.join(PACKAGE, m + ".*.pyd")):
+    # every extension module in the package, also those of modules compiled by an earlier build
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        for path in glob.glob(os.path.join(PACKAGE, "*" + suffix)):
             os.remove(path)
     shutil.rmtree(BUILD, ignore_errors=True)
 
@@ -59,9 +61,11 @@ def build() -> None:
         group_name=GROUP,
         target_dir=BUILD,
     )
+    # setuptools reads a pyproject.toml in the working directory as its own project; ours is not
+    os.chdir(BUILD)
     setup(
         name="moonshot-core",
-        package_dir={"": "src"},
+        package_dir={"": os.path.join(ROOT, "src")},
         ext_modules=extensions,
         script_args=["-q", "build_ext", "--inplace", "--build-temp", os.path.join(BUILD, "temp")],
     )
