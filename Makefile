@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: serve test install install-dev lint typecheck unit bench clean demo
+.PHONY: serve test install install-dev lint typecheck unit bench clean demo compile uncompile test-compiled
 
 $(VENV)/.created:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (moonshot needs Python 3.11+; set PYTHON=...)"; exit 1; }
@@ -42,8 +42,23 @@ unit: install-dev
 
 test: lint typecheck unit
 
-bench: install-dev
+# Optional accelerator: compile the hot core (cards, rules, engine) with mypyc into extension
+# modules beside the sources. moonshot/__init__ ignores them once any source changes (until the
+# next `make compile`); MOONSHOT_PURE_PYTHON=1 ignores them always; `make uncompile` removes them.
+compile: install-dev
+	$(PY) scripts/compile_core.py
+
+uncompile:
+	rm -rf src/moonshot/*.so src/moonshot/_compiled.json build/mypyc
+
+# The suite in both modes: compiled, then forced pure Python.
+test-compiled: compile
+	$(VENV)/bin/pytest
+	MOONSHOT_PURE_PYTHON=1 $(VENV)/bin/pytest
+
+bench: compile
+	MOONSHOT_PURE_PYTHON=1 $(PY) benchmarks/engine.py
 	$(PY) benchmarks/engine.py
 
-clean:
+clean: uncompile
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache build dist

@@ -94,7 +94,13 @@ def cards_in(cards: CardSet) -> Iterator[Card]:
 
 
 def card_list(cards: CardSet) -> list[Card]:
-    return list(cards_in(cards))
+    """The cards of a set as a list, lowest first."""
+    out = []
+    while cards:
+        low = cards & -cards
+        out.append(low.bit_length() - 1)
+        cards ^= low
+    return out
 
 
 def to_set(cards: Iterable[Card]) -> CardSet:

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from itertools import combinations
+from typing import Any, Final
 
 from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
 from moonshot.cards import (
@@ -65,6 +66,12 @@ class Phase(Enum):
     EXPOSE = "expose"
     PLAY = "play"
     OVER = "over"
+
+
+# Module constants rather than ``Phase.PLAY`` on the hot path: an enum member lookup costs more
+# than the rest of a legality check (and compiled, a Final constant is a C static).
+_PLAY: Final = Phase.PLAY
+_OVER: Final = Phase.OVER
 
 
 class IllegalAction(ValueError):
@@ -143,13 +150,33 @@ class Game:
         self.revealed = [0, 0, 0, 0]  # hands shown by claims
         self.last_deal_points: tuple[int, ...] = (0, 0, 0, 0)
         self._scoring = rules.scoring_for(0)
+        self._point_cards = self._scoring.cards_with_points  # cards whose trick needs points counted
+        # legal_play_mask's last answer, for apply to reuse: valid while the log has this length
+        # (every change of state through apply adds events) and the hand is the one it was for
+        self._mask_version = -1
+        self._mask_hand = -1
+        self._mask = 0
         self._emit(GameStarted(rules.name, seed))
         self._start_deal()
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickle and copy go through a new Game given the whole state: compiled with mypyc
+        # (make compile) a Game has no __dict__ and cannot be created without its arguments
+        names = getattr(type(self), "__mypyc_attrs__", None)
+        if names is None:
+            state = dict(vars(self))
+        else:
+            state = {n: getattr(self, n) for n in names if n != "__dict__"}
+        return (Game, (self.rules, self.seed, self.deal_specs), state)
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
 
     # ------------------------------------------------------------------ queries
     @property
     def over(self) -> bool:
-        return self.phase is Phase.OVER
+        return self.phase is _OVER
 
     @property
     def version(self) -> int:
@@ -175,9 +202,17 @@ class Game:
 
     def legal_play_mask(self, seat: int) -> CardSet:
         """The cards ``seat`` may play now (0 when it is not its turn to play)."""
-        if self.phase is not Phase.PLAY or seat != self.turn or self.claimer is not None:
+        if self.phase is not _PLAY or seat != self.turn or self.claimer is not None:
             return 0
-        return self._legal_plays(seat)
+        version = len(self.log)
+        hand = self.hands[seat]
+        if self._mask_version == version and self._mask_hand == hand:
+            return self._mask
+        mask = self._legal_plays(seat)
+        self._mask_version = version
+        self._mask_hand = hand
+        self._mask = mask
+        return mask
 
     def _legal_plays(self, seat: int) -> CardSet:
         rules = self.rules
@@ -284,17 +319,27 @@ class Game:
         """Apply a legal action and return the events it caused (already appended to ``log``)."""
         start = len(self.log)
         if type(action) is Play:
-            seat, c = action.seat, action.card
-            if self.phase is not Phase.PLAY or self.claimer is not None or seat != self.turn:
+            # Read untyped, so that a malformed Play (a card that is no number 0..51) reaches
+            # _check and its IllegalAction, compiled or not, instead of failing on the way.
+            untyped: Any = action
+            seat, c = untyped.seat, untyped.card
+            if (
+                self.phase is not _PLAY
+                or self.claimer is not None
+                or seat != self.turn
+                or type(c) is not int
+                or not 0 <= c < 52
+            ):
                 self._check(action)  # raises with the reason
-            try:
-                ok = self._legal_plays(seat) >> c & 1
-            except (TypeError, ValueError):  # not a card number (None, "QS", -1): _check names it
-                ok = 0
-            if not ok:
+            card: int = c
+            if self._mask_version == start and self._mask_hand == self.hands[seat]:
+                mask = self._mask
+            else:
+                mask = self._legal_plays(seat)
+            if not mask >> card & 1:
                 self._check(action)
             self.actions.append(action)
-            self._play(seat, c)
+            self._play(seat, card)
         else:
             self._check(action)
             self.actions.append(action)
@@ -312,7 +357,9 @@ class Game:
 
     def _check(self, action: Action) -> None:
         """Raise :class:`IllegalAction` with the reason ``action`` is not allowed now."""
-        seat = action.seat
+        # Fields are read untyped until checked: compiled code would fail on a wrong type first.
+        untyped: Any = action
+        seat = untyped.seat
         if not isinstance(seat, int) or not 0 <= seat < 4:
             raise IllegalAction(f"no seat {seat!r}")
         who = SEAT_NAMES[seat]
@@ -326,7 +373,7 @@ class Game:
                 raise IllegalAction(f"{SEAT_NAMES[self.claimer]}'s claim must be answered first")
             if seat != self.turn:
                 raise IllegalAction(f"it is {SEAT_NAMES[self.turn]}'s turn, not {who}'s")
-            c = action.card
+            c = untyped.card
             if not isinstance(c, int) or not 0 <= c < 52:
                 raise IllegalAction(f"no card {c!r}")
             if not self.hands[seat] >> c & 1:
@@ -339,7 +386,7 @@ class Game:
                 raise IllegalAction(f"{who} cannot pass during the {ph.value} phase")
             if self.passed[seat] is not None:
                 raise IllegalAction(f"{who} has already passed")
-            self._check_cards(action.cards, who)
+            self._check_cards(untyped.cards, who)
             if action.cards.bit_count() != self.rules.pass_count:
                 raise IllegalAction(f"a pass is {self.rules.pass_count} cards, not {action.cards.bit_count()}")
             if action.cards & ~self.hands[seat]:
@@ -352,7 +399,7 @@ class Game:
                 if self.next_charger is not None:
                     raise IllegalAction(f"it is {SEAT_NAMES[self.next_charger]}'s turn to charge, not {who}'s")
                 raise IllegalAction(f"{who} has passed; wait for another charge")
-            self._check_cards(action.cards, who)
+            self._check_cards(untyped.cards, who)
             bad = action.cards & ~(self.hands[seat] & self.rules.chargeable & ~self.charged[seat])
             if bad:
                 raise IllegalAction(f"{who} cannot charge {' '.join(format_cards(bad))}")
@@ -360,7 +407,7 @@ class Game:
         if isinstance(action, Expose):
             if ph is not Phase.EXPOSE or not self.expose_pending >> seat & 1:
                 raise IllegalAction(f"{who} is not asked to expose cards now")
-            self._check_cards(action.cards, who)
+            self._check_cards(untyped.cards, who)
             bad = action.cards & ~(self.hands[seat] & self.rules.exposable)
             if bad:
                 raise IllegalAction(f"{who} cannot expose {' '.join(format_cards(bad))}")
@@ -372,10 +419,10 @@ class Game:
                 raise IllegalAction(f"{who} cannot claim now")
             return
         if isinstance(action, (AcceptClaim, RejectClaim)):
-            if self.claimer is None or action.claimer != self.claimer:
-                raise IllegalAction(
-                    f"there is no claim by {SEAT_NAMES[action.claimer] if 0 <= action.claimer < 4 else action.claimer}"
-                )
+            claimer = untyped.claimer
+            if self.claimer is None or claimer != self.claimer:
+                name = SEAT_NAMES[claimer] if isinstance(claimer, int) and 0 <= claimer < 4 else repr(claimer)
+                raise IllegalAction(f"there is no claim by {name}")
             if seat == self.claimer or self.claim_answers >> seat & 1:
                 raise IllegalAction(f"{who} cannot answer this claim")
             return
@@ -419,12 +466,16 @@ class Game:
             self.deal_kind = spec.kind
             given_leader = spec.leader
         else:
-            deck = list(range(52))
-            self._deal_rng(d, "deal").shuffle(deck)
-            hands = [sum(1 << c for c in deck[13 * s : 13 * s + 13]) for s in range(4)]
+            deck = _shuffled_deck(self._deal_rng(d, "deal"))
+            hands = [0, 0, 0, 0]
+            for i in range(52):
+                hands[i // 13] |= 1 << deck[i]
             self.deal_kind = rules.deal_kinds[d % len(rules.deal_kinds)]
             given_leader = None if rules.two_of_clubs_leads else d % 4
-        self._scoring = rules.scoring_for(self.deal_kind)
+        scoring = rules.scoring_for(self.deal_kind)
+        if scoring is not self._scoring:
+            self._scoring = scoring
+            self._point_cards = scoring.cards_with_points
         self.hands = hands
         self.dealt = list(hands)
         self.direction = rules.pass_direction(d)
@@ -574,24 +625,29 @@ class Game:
 
     def _play(self, seat: int, c: int) -> None:
         bit = 1 << c
-        self.hands[seat] ^= bit
+        hands = self.hands
+        hands[seat] ^= bit
         self.played |= bit
         tc = self.trick_cards
         tc.append(c)
         self.trick_seats.append(seat)
         suit = c // 13
-        if tc[0] // 13 != suit:
-            self.voids[seat] |= 1 << (tc[0] // 13)
+        led = tc[0] // 13
+        if led != suit:
+            self.voids[seat] |= 1 << led
         if suit == 2 or (c == QUEEN_SPADES and self.rules.queen_breaks_hearts):
             self.hearts_broken = True
         self.log.append(CardPlayed(seat, c, self.trick_no))
         n = len(tc)
-        nxt = (seat + 1) % 4
-        if n < 4 or (n < 8 and n > 4):
-            if self.hands[nxt] or n < 4:
+        nxt = (seat + 1) & 3
+        if n < 4:
+            self.turn = nxt
+            return
+        if n == 4:
+            if self.rules.nines and hands[nxt] and NINE_OF[led] in tc:
                 self.turn = nxt
                 return
-        elif n == 4 and self.rules.nines and self.hands[nxt] and NINE_OF[tc[0] // 13] in tc:
+        elif n < 8 and hands[nxt]:
             self.turn = nxt
             return
         self._finish_trick()
@@ -599,22 +655,20 @@ class Game:
     def _finish_trick(self) -> None:
         tc, ts = self.trick_cards, self.trick_seats
         led = tc[0] // 13
-        best = -1
-        winner = ts[0]
-        for c, s in zip(tc, ts):
-            if c // 13 == led and c > best:
-                best, winner = c, s
         won = 0
         for c in tc:
             won |= 1 << c
+        # the highest card of the led suit wins; cards are suit * 13 + rank, so it is the top bit
+        winner = ts[tc.index((won & SUIT_MASKS[led]).bit_length() - 1)]
         self.taken[winner] |= won
         self.tricks_won[winner] += 1
         self.trick_numbers_won[winner] |= 1 << self.trick_no
         self.led_suits |= 1 << led
-        cp = self._scoring.card_points
         pts = 0
-        for c in tc:
-            pts += cp[c]
+        if won & self._point_cards:
+            cp = self._scoring.card_points
+            for c in tc:
+                pts += cp[c]
         e = TrickEnded(self.trick_no, winner, tuple(tc), tuple(ts), pts)
         self.tricks.append(e)
         self.log.append(e)
@@ -725,6 +779,25 @@ class Game:
             "hands": {SEAT_NAMES[s]: format_cards(self.hands[s]) for s in range(4)},
             "totals": list(self.totals),
         }
+
+
+def _shuffled_deck(rng: random.Random) -> list[int]:
+    """``list(range(52))`` shuffled as ``rng.shuffle`` shuffles it, in fewer steps.
+
+    The same algorithm as the standard library's ``Random.shuffle`` (Fisher-Yates from the top,
+    each index drawn by rejection from ``getrandbits``), so a seed deals what it always dealt;
+    tests/crosscheck/test_dealing.py holds it to ``random.shuffle``.
+    """
+    deck = list(range(52))
+    getrandbits = rng.getrandbits
+    for i in range(51, 0, -1):
+        n = i + 1
+        k = n.bit_length()
+        j = getrandbits(k)
+        while j >= n:
+            j = getrandbits(k)
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
 
 
 def replay(rules: Rules, seed: int, actions: Iterable[Action], deals: Sequence[DealSpec] | None = None) -> Game:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TypeVar
 
 from moonshot.cards import (
     ACE_HEARTS,
@@ -102,6 +103,9 @@ class Scoring:
         if len(self.card_points) != 52:
             raise ValueError("card_points needs 52 entries")
 
+    def __reduce__(self) -> tuple[type[Scoring], tuple[object, ...]]:
+        return _rebuild(self)
+
     @property
     def cards_with_points(self) -> CardSet:
         return sum(1 << c for c, p in enumerate(self.card_points) if p)
@@ -110,6 +114,15 @@ class Scoring:
     def total(self) -> int:
         """All points of a deal of 13 tricks (used for 'all points are taken' and invariants)."""
         return sum(self.card_points) + 13 * self.per_trick + sum(p for _, p in self.trick_number_points)
+
+
+_Frozen = TypeVar("_Frozen", "Scoring", "Rules")
+
+
+def _rebuild(value: _Frozen) -> tuple[type[_Frozen], tuple[object, ...]]:
+    # pickle and copy rebuild a value through its constructor: compiled with mypyc (make compile)
+    # a frozen dataclass has no __dict__ that they could fill in behind its back
+    return type(value), tuple(getattr(value, f.name) for f in dataclasses.fields(value))
 
 
 def card_points(points: dict[int, int]) -> tuple[int, ...]:
@@ -173,6 +186,9 @@ class Rules:
 
     def replace(self, **changes: object) -> Rules:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+    def __reduce__(self) -> tuple[type[Rules], tuple[object, ...]]:
+        return _rebuild(self)
 
     def pass_direction(self, deal_index: int) -> PassDirection:
         return self.pass_cycle[deal_index % len(self.pass_cycle)]
