@@ -1,0 +1,214 @@
+"""The observation encoder: one seat's information set as a flat ``float32`` vector with named slices.
+
+Everything here is computed from :func:`moonshot.views.seat_view` (the seat's information set), so an
+observation can never hold another seat's hidden cards. Seats are *relative*: index ``r`` of every
+per-seat block is the seat ``(me + r) % 4`` (0 = me, 1 = my left / next to play after me, 2 = across,
+3 = my right). Cards are numbered as in :mod:`moonshot.cards` (``suit * 13 + rank``, clubs 0..12,
+diamonds 13..25, hearts 26..38, spades 39..51; rank 0 = two .. 12 = ace).
+
+The layout (see :data:`OBSERVATION_SLICES` for the exact offsets; ``docs/rl.md`` has the table):
+
+====================  =====  ==================================================================
+name                  size   meaning
+====================  =====  ==================================================================
+``hand``              52     cards I hold now
+``selected``          52     cards already chosen in the current multi-step pass/charge/expose
+``played``            52     every card played this deal (completed tricks and the current trick)
+``passed``            52     the cards I passed this deal
+``received``          52     the cards I was passed (known once every seat has passed)
+``trick``             4x52   the current trick: block ``r`` holds the card relative seat ``r`` played
+``taken``             4x52   the cards each relative seat has taken this deal (public)
+``known``             4x52   cards I can place in another seat's hand (what I passed it, visible
+                             charges, exposures, claims); block 0 is always zero
+``trick_leader``      4      one-hot: the relative seat that led the current trick
+``voids``             4x4    suits (C, D, H, S) each relative seat has shown void in
+``points``            4      raw points each relative seat has taken this deal / 26
+``totals``            4      game totals / 100 (clipped to [-10, 10])
+``cards_left``        4      cards each relative seat holds / 13
+``pass_direction``    5      one-hot: left, right, across, hold, keeper
+``charged``           4x4    charged cards (QS, AH, JD, TC) per relative seat, as far as I can see
+``exposed``           4x4    exposed cards (QS, AH, JD, TC) per relative seat
+``phase``             6      one-hot: pass, pile, charge, expose, play, over
+``trick_no``          1      trick number / 13 (0 before play)
+``hearts_broken``     1      1 once hearts are broken
+``led_suits``         4      suits already led in completed tricks
+``card_points``       52     points each card carries in this deal's scoring / 13 (may be negative)
+``deal_kind``         8      one-hot: the deal's kind (Kierki contracts 1..7; 0 elsewhere)
+``variant``           11     one-hot: the named variant (sorted names, see :data:`VARIANT_NAMES`)
+``rule_flags``        8      2C leads, hearts must be broken, QS breaks hearts, nines, charging,
+                             exposure, negative scores, fixed number of deals
+``deal_no``           1      deal index / 10
+====================  =====  ==================================================================
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from moonshot.cards import ACE_HEARTS, JACK_DIAMONDS, QUEEN_SPADES, TEN_CLUBS
+from moonshot.engine import Phase
+from moonshot.rules import EndRule, PassDirection, Rules
+from moonshot.variants import VARIANTS
+from moonshot.views import SeatView
+
+N_ACTIONS = 53
+DONE = 52  # the "no more cards" action of multi-step charge/expose decisions
+DOUBLING_CARDS = (QUEEN_SPADES, ACE_HEARTS, JACK_DIAMONDS, TEN_CLUBS)
+VARIANT_NAMES = tuple(sorted(VARIANTS))
+PHASES = (Phase.PASS, Phase.PILE, Phase.CHARGE, Phase.EXPOSE, Phase.PLAY, Phase.OVER)
+DIRECTIONS = (PassDirection.LEFT, PassDirection.RIGHT, PassDirection.ACROSS, PassDirection.HOLD, PassDirection.KEEPER)
+
+# Card-set slices come first so that one unpackbits call fills them all.
+CARD_SET_LAYOUT: tuple[tuple[str, int], ...] = (
+    ("hand", 1),
+    ("selected", 1),
+    ("played", 1),
+    ("passed", 1),
+    ("received", 1),
+    ("trick", 4),
+    ("taken", 4),
+    ("known", 4),
+)
+N_CARD_SETS = sum(n for _, n in CARD_SET_LAYOUT)
+OTHER_LAYOUT: tuple[tuple[str, int], ...] = (
+    ("trick_leader", 4),
+    ("voids", 16),
+    ("points", 4),
+    ("totals", 4),
+    ("cards_left", 4),
+    ("pass_direction", 5),
+    ("charged", 16),
+    ("exposed", 16),
+    ("phase", 6),
+    ("trick_no", 1),
+    ("hearts_broken", 1),
+    ("led_suits", 4),
+    ("card_points", 52),
+    ("deal_kind", 8),
+    ("variant", len(VARIANT_NAMES)),
+    ("rule_flags", 8),
+    ("deal_no", 1),
+)
+
+
+def _build_slices() -> dict[str, slice]:
+    out: dict[str, slice] = {}
+    pos = 0
+    for name, n in CARD_SET_LAYOUT:
+        out[name] = slice(pos, pos + 52 * n)
+        pos += 52 * n
+    for name, n in OTHER_LAYOUT:
+        out[name] = slice(pos, pos + n)
+        pos += n
+    return out
+
+
+OBSERVATION_SLICES: dict[str, slice] = _build_slices()
+OBS_SIZE = max(s.stop for s in OBSERVATION_SLICES.values())
+CARD_SET_SLICES = tuple(name for name, _ in CARD_SET_LAYOUT)
+"""Slices whose entries are cards (bit ``c`` of a 52-block is card ``c``)."""
+
+_O = {name: OBSERVATION_SLICES[name].start for name, _ in OTHER_LAYOUT}
+_CARDS_END = 52 * N_CARD_SETS
+
+
+def unpack_card_sets(masks: np.ndarray) -> np.ndarray:
+    """``(..., k)`` uint64 card masks -> ``(..., k*52)`` float32 0/1 (bit ``c`` -> entry ``c``)."""
+    m = np.ascontiguousarray(masks, dtype=np.uint64)
+    bits = np.unpackbits(m.view(np.uint8).reshape(*m.shape, 8), axis=-1, bitorder="little")
+    return bits[..., :52].reshape(*m.shape[:-1], m.shape[-1] * 52).astype(np.float32)
+
+
+@lru_cache(maxsize=256)
+def rules_block(rules: Rules, kind: int) -> np.ndarray:
+    """The per-(rules, deal kind) constant part: card points, deal kind, variant and rule flags."""
+    out = np.zeros(OBS_SIZE - _O["card_points"], dtype=np.float32)
+    base = _O["card_points"]
+    sc = rules.scoring_for(kind)
+    out[0:52] = np.asarray(sc.card_points, dtype=np.float32) / 13.0
+    out[_O["deal_kind"] - base + min(max(kind, 0), 7)] = 1.0
+    if rules.name in VARIANT_NAMES:
+        out[_O["variant"] - base + VARIANT_NAMES.index(rules.name)] = 1.0
+    flags = (
+        rules.two_of_clubs_leads,
+        rules.hearts_must_be_broken,
+        rules.queen_breaks_hearts,
+        rules.nines,
+        rules.charging is not None,
+        rules.exposable != 0,
+        rules.negative_scores,
+        rules.end is EndRule.DEALS,
+    )
+    f0 = _O["rule_flags"] - base
+    for i, flag in enumerate(flags):
+        out[f0 + i] = float(flag)
+    out.setflags(write=False)
+    return out
+
+
+def encode(view: SeatView, selected: int = 0, out: np.ndarray | None = None) -> np.ndarray:
+    """The observation of ``view.seat``; ``selected`` is the card set chosen so far in a multi-step decision."""
+    me = view.seat
+    rel = [(me + r) % 4 for r in range(4)]
+    masks = [view.hand, selected, view.played, view.passed or 0, view.received or 0]
+    trick = [0, 0, 0, 0]
+    for s, c in view.trick:
+        trick[(s - me) % 4] = 1 << c
+    masks += trick
+    masks += [view.taken[s] for s in rel]
+    masks += [0] + [view.known_cards[s] for s in rel[1:]]
+    obs = np.zeros(OBS_SIZE, dtype=np.float32) if out is None else out
+    obs[:_CARDS_END] = unpack_card_sets(np.array(masks, dtype=np.uint64))
+    obs[_CARDS_END:] = 0.0
+    o = _O
+    if view.trick_no:
+        obs[o["trick_leader"] + (view.leader - me) % 4] = 1.0
+    left = view.cards_left
+    for r, s in enumerate(rel):
+        v = view.voids[s]
+        for suit in range(4):
+            if v >> suit & 1:
+                obs[o["voids"] + 4 * r + suit] = 1.0
+        obs[o["points"] + r] = view.points[s] / 26.0
+        obs[o["totals"] + r] = min(10.0, max(-10.0, view.totals[s] / 100.0))
+        obs[o["cards_left"] + r] = left[s] / 13.0
+        ch, ex = view.charged[s], view.exposed[s]
+        if ch or ex:
+            for i, c in enumerate(DOUBLING_CARDS):
+                if ch >> c & 1:
+                    obs[o["charged"] + 4 * r + i] = 1.0
+                if ex >> c & 1:
+                    obs[o["exposed"] + 4 * r + i] = 1.0
+    obs[o["pass_direction"] + DIRECTIONS.index(view.direction)] = 1.0
+    obs[o["phase"] + PHASES.index(view.phase)] = 1.0
+    obs[o["trick_no"]] = view.trick_no / 13.0
+    obs[o["hearts_broken"]] = float(view.hearts_broken)
+    for suit in range(4):
+        if view.led_suits >> suit & 1:
+            obs[o["led_suits"] + suit] = 1.0
+    obs[o["card_points"] :] = rules_block(view.rules, view.deal_kind)
+    obs[o["deal_no"]] = view.deal / 10.0
+    return obs
+
+
+def mask_array(mask: int) -> np.ndarray:
+    """A 53-bit legal-action int (bit 52 = DONE) as an ``int8`` array of 0/1."""
+    b = np.unpackbits(np.array([mask], dtype=np.uint64).view(np.uint8), bitorder="little")
+    return b[:N_ACTIONS].astype(np.int8)
+
+
+__all__ = [
+    "CARD_SET_SLICES",
+    "DONE",
+    "DOUBLING_CARDS",
+    "N_ACTIONS",
+    "OBSERVATION_SLICES",
+    "OBS_SIZE",
+    "VARIANT_NAMES",
+    "encode",
+    "mask_array",
+    "rules_block",
+    "unpack_card_sets",
+]
