@@ -27,10 +27,9 @@ from moonshot.cards import describe
 from moonshot.engine import SEAT_NAMES, Game
 from moonshot.events import DealEnded, Event, TrickEnded
 from moonshot.rl.decisions import Decisions
-from moonshot.rl.env import OBS_BOUND, observation_space, reward_sign
-from moonshot.rl.observation import N_ACTIONS, OBSERVATION_SLICES, encode, mask_array
+from moonshot.rl.env import observation_space, reward_sign
+from moonshot.rl.observation import N_ACTIONS, OBSERVATION_SLICES, encode_game, mask_array
 from moonshot.variants import find_variant
-from moonshot.views import seat_view
 
 AGENTS = [f"player_{i}" for i in range(4)]
 
@@ -94,8 +93,7 @@ class raw_env(AECEnv):  # type: ignore[misc]
         game, dec = self.game, self.decisions
         assert game is not None and dec is not None
         seat = AGENTS.index(agent)
-        obs = encode(seat_view(game, seat, with_legal=False), dec.selected[seat])
-        np.clip(obs, -OBS_BOUND, OBS_BOUND, out=obs)
+        obs = encode_game(game, seat, dec.selected[seat])
         return {"observation": obs, "action_mask": mask_array(dec.mask(seat))}
 
     def step(self, action: int | None) -> None:

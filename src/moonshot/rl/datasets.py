@@ -48,7 +48,7 @@ from moonshot.engine import Game, Phase
 from moonshot.events import DealEnded, Event, TrickEnded
 from moonshot.rl.decisions import Decisions, answer_claim
 from moonshot.rl.env import reward_sign
-from moonshot.rl.observation import DONE, N_ACTIONS, OBS_SIZE, encode, mask_array
+from moonshot.rl.observation import DONE, N_ACTIONS, OBS_SIZE, encode_game, mask_array
 from moonshot.rl.opponents import make_bot
 from moonshot.variants import find_variant
 from moonshot.views import seat_view
@@ -146,7 +146,7 @@ def play_decisions(
         assert nxt is not None
         s = nxt
         seat = seats[s]
-        obs = encode(seat_view(game, s, with_legal=False), dec.selected[s])
+        obs = encode_game(game, s, dec.selected[s])
         legal = dec.mask(s)
         mask = mask_array(legal)
         if seat.bot is not None:

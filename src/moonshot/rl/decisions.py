@@ -81,13 +81,14 @@ class Decisions:
             return (g.hands[seat] & g.rules.exposable & ~self.selected[seat]) | DONE_BIT
         return 0
 
-    def apply(self, seat: int, action: int) -> list[Event]:
+    def apply(self, seat: int, action: int, legal: int | None = None) -> list[Event]:
         """Apply ``seat``'s choice; returns the engine's events (empty while a selection goes on).
 
-        Raises ``ValueError`` for an action outside ``mask(seat)``.
+        Raises ``ValueError`` for an action outside ``mask(seat)`` (``legal``: that mask, if known).
         """
         action = int(action)
-        legal = self.mask(seat)
+        if legal is None:
+            legal = self.mask(seat)
         if not 0 <= action <= DONE or not legal >> action & 1:
             raise ValueError(f"action {action} is not legal for seat {seat} now")
         g = self.game

@@ -27,10 +27,10 @@ from gymnasium import spaces
 
 from moonshot.bots.base import Bot
 from moonshot.cards import describe, format_cards
-from moonshot.engine import SEAT_NAMES, DealSpec, Game
+from moonshot.engine import SEAT_NAMES, DealSpec, Game, Phase
 from moonshot.events import DealEnded, Event, TrickEnded
 from moonshot.rl.decisions import Decisions, answer_claim
-from moonshot.rl.observation import N_ACTIONS, OBS_SIZE, OBSERVATION_SLICES, encode, mask_array
+from moonshot.rl.observation import N_ACTIONS, OBS_SIZE, OBSERVATION_SLICES, encode_game, mask_array
 from moonshot.rl.opponents import bot_act, make_bots
 from moonshot.variants import find_variant
 from moonshot.views import seat_view
@@ -108,7 +108,8 @@ class HeartsEnv(gym.Env[dict[str, np.ndarray], int]):
         self._last_deal: tuple[int, ...] | None = None
         reward = self._advance()
         self._carry = reward  # rewards before the first decision (none in practice) go to the first step
-        return self._observe(), self._info(False)
+        obs = self._observe()
+        return obs, self._info(False)
 
     def step(self, action: int) -> tuple[dict[str, np.ndarray], float, bool, bool, dict[str, Any]]:
         game, dec = self.game, self.decisions
@@ -124,11 +125,11 @@ class HeartsEnv(gym.Env[dict[str, np.ndarray], int]):
             if self.illegal_action == "raise":
                 raise ValueError(f"action {a} is not legal (legal: {_legal_list(mask)})")
             a = int(self.np_random.choice(_legal_list(mask)))
-        reward = self._carry + self._rewards(dec.apply(self.seat, a))
+        reward = self._carry + self._rewards(dec.apply(self.seat, a, mask))
         self._carry = 0.0
         reward += self._advance()
-        info = self._info(illegal)
-        return self._observe(), float(reward), game.over, False, info
+        obs = self._observe()
+        return obs, float(reward), game.over, False, self._info(illegal)
 
     def render(self) -> str | None:
         text = self._render_text()
@@ -145,24 +146,31 @@ class HeartsEnv(gym.Env[dict[str, np.ndarray], int]):
 
     def _advance(self) -> float:
         """Let the bots act until the learning seat must decide or the game is over."""
-        game, dec = self.game, self.decisions
-        assert game is not None and dec is not None
+        game = self.game
+        assert game is not None
         me = self.seat
+        bots = self.opponents
+        rng = self._bot_rng
         reward = 0.0
-        while not game.over:
-            waiting = game.to_act()
-            if game.claimer is not None:
-                seat = waiting[0]
+        play = Phase.PLAY
+        while True:
+            if game.phase is play and game.claimer is None:
+                seat = game.turn
                 if seat == me:
+                    return reward
+            else:
+                if game.over:
+                    return reward
+                waiting = game.to_act()
+                seat = waiting[0]
+                if game.claimer is not None and seat == me:
                     reward += self._rewards(answer_claim(game, me))
-                else:
-                    reward += self._rewards(bot_act(self.opponents[seat], game, seat, self._bot_rng))
-                continue
-            if me in waiting:
-                break
-            seat = waiting[0]
-            reward += self._rewards(bot_act(self.opponents[seat], game, seat, self._bot_rng))
-        return reward
+                    continue
+                if game.claimer is None and me in waiting:
+                    return reward
+            events = bot_act(bots[seat], game, seat, rng)
+            if self.shaping or events[-1].kind != "card_played":
+                reward += self._rewards(events)
 
     def _rewards(self, events: list[Event]) -> float:
         r = 0.0
@@ -182,16 +190,16 @@ class HeartsEnv(gym.Env[dict[str, np.ndarray], int]):
     def _observe(self) -> dict[str, np.ndarray]:
         game, dec = self.game, self.decisions
         assert game is not None and dec is not None
-        view = seat_view(game, self.seat, with_legal=False)
-        obs = encode(view, dec.selected[self.seat])
-        np.clip(obs, -OBS_BOUND, OBS_BOUND, out=obs)
-        return {"observation": obs, "action_mask": mask_array(dec.mask(self.seat))}
+        obs = encode_game(game, self.seat, dec.selected[self.seat])  # within +-OBS_BOUND by construction
+        self._mask = mask_array(dec.mask(self.seat))
+        return {"observation": obs, "action_mask": self._mask}
 
     def _info(self, illegal: bool) -> dict[str, Any]:
+        """Call after :meth:`_observe` (it shares the mask array with the observation)."""
         game, dec = self.game, self.decisions
         assert game is not None and dec is not None
         info: dict[str, Any] = {
-            "action_mask": mask_array(dec.mask(self.seat)),
+            "action_mask": self._mask,
             "decision": dec.kind(self.seat) or "none",
             "seat": self.seat,
             "deal": game.deal_index,

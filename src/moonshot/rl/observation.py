@@ -43,12 +43,10 @@ name                  size   meaning
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from moonshot.cards import ACE_HEARTS, JACK_DIAMONDS, QUEEN_SPADES, TEN_CLUBS
-from moonshot.engine import Phase
+from moonshot.engine import Game, Phase
 from moonshot.rules import EndRule, PassDirection, Rules
 from moonshot.variants import VARIANTS
 from moonshot.views import SeatView
@@ -121,9 +119,24 @@ def unpack_card_sets(masks: np.ndarray) -> np.ndarray:
     return bits[..., :52].reshape(*m.shape[:-1], m.shape[-1] * 52).astype(np.float32)
 
 
-@lru_cache(maxsize=256)
+_BLOCKS: dict[tuple[int, int], tuple[Rules, np.ndarray]] = {}
+_GROUPS: dict[tuple[int, int], tuple[Rules, tuple[tuple[int, int], ...]]] = {}
+
+
 def rules_block(rules: Rules, kind: int) -> np.ndarray:
     """The per-(rules, deal kind) constant part: card points, deal kind, variant and rule flags."""
+    # keyed by identity: hashing a Rules value (every field) costs more than building the block
+    hit = _BLOCKS.get((id(rules), kind))
+    if hit is not None and hit[0] is rules:
+        return hit[1]
+    block = _rules_block(rules, kind)
+    if len(_BLOCKS) > 1024:
+        _BLOCKS.clear()
+    _BLOCKS[(id(rules), kind)] = (rules, block)
+    return block
+
+
+def _rules_block(rules: Rules, kind: int) -> np.ndarray:
     out = np.zeros(OBS_SIZE - _O["card_points"], dtype=np.float32)
     base = _O["card_points"]
     sc = rules.scoring_for(kind)
@@ -193,6 +206,120 @@ def encode(view: SeatView, selected: int = 0, out: np.ndarray | None = None) -> 
     return obs
 
 
+def _point_groups(rules: Rules, kind: int) -> tuple[tuple[int, int], ...]:
+    """(value, card mask) pairs of a deal kind's card points, so a seat's points are a few popcounts."""
+    hit = _GROUPS.get((id(rules), kind))
+    if hit is not None and hit[0] is rules:
+        return hit[1]
+    by_value: dict[int, int] = {}
+    for c, p in enumerate(rules.scoring_for(kind).card_points):
+        if p:
+            by_value[p] = by_value.get(p, 0) | 1 << c
+    groups = tuple(by_value.items())
+    if len(_GROUPS) > 1024:
+        _GROUPS.clear()
+    _GROUPS[(id(rules), kind)] = (rules, groups)
+    return groups
+
+
+_ZEROS_OTHER = [0.0] * (_O["card_points"] - _CARDS_END)
+_OTHER = {name: _O[name] - _CARDS_END for name, _ in OTHER_LAYOUT}
+_PHASE_INDEX = {p: i for i, p in enumerate(PHASES)}
+_DIRECTION_INDEX = {d: i for i, d in enumerate(DIRECTIONS)}
+
+
+def encode_game(game: Game, seat: int, selected: int = 0) -> np.ndarray:
+    """:func:`encode` of ``seat_view(game, seat)``, computed straight from the game (the env's fast path).
+
+    It reads exactly what :func:`moonshot.views.seat_view` exposes; the test suite checks that both
+    give the same vector in every variant and phase.
+    """
+    me = seat
+    rules = game.rules
+    rel = (me, (me + 1) & 3, (me + 2) & 3, (me + 3) & 3)
+    phase = game.phase
+    played = game.played
+    passed = game.passed[me] or 0
+    charged = game.charged
+    if rules.charging is not None and rules.charging.blind and phase is Phase.CHARGE:
+        charged = [c if s == me else 0 for s, c in enumerate(charged)]
+    d = game.direction
+    pass_to = -1 if d is PassDirection.HOLD or d is PassDirection.KEEPER else (me + d.offset) & 3
+    exposed, revealed, taken = game.exposed, game.revealed, game.taken
+    trick = [0, 0, 0, 0]
+    for s, c in zip(game.trick_seats, game.trick_cards):
+        trick[(s - me) & 3] = 1 << c
+    known = [0]
+    for s in rel[1:]:
+        k = charged[s] | exposed[s] | revealed[s]
+        if s == pass_to and game.passed[me] is not None:
+            k |= passed
+        known.append(k & ~played)
+    masks = [game.hands[me], selected, played, passed, game.received[me] or 0, *trick]
+    masks += [taken[s] for s in rel]
+    masks += known
+    obs = np.empty(OBS_SIZE, dtype=np.float32)
+    bits = np.unpackbits(
+        np.array(masks, dtype=np.uint64).view(np.uint8).reshape(N_CARD_SETS, 8), axis=1, bitorder="little"
+    )
+    obs[:_CARDS_END].reshape(N_CARD_SETS, 52)[:] = bits[:, :52]
+    o = list(_ZEROS_OTHER)
+    if game.trick_no:
+        o[_OTHER["trick_leader"] + ((game.leader - me) & 3)] = 1.0
+    groups = _point_groups(rules, game.deal_kind)
+    per_trick = rules.scoring_for(game.deal_kind).per_trick
+    if phase is Phase.PASS or phase is Phase.PILE:
+        left = [13, 13, 13, 13]
+    elif phase is Phase.OVER:
+        left = [13, 13, 13, 13]
+        for done in game.tricks:
+            for p in done.seats:
+                left[p] -= 1
+        for p in game.trick_seats:
+            left[p] -= 1
+    else:
+        left = [h.bit_count() for h in game.hands]
+    voids, totals, tricks_won = game.voids, game.totals, game.tricks_won
+    iv, ip, it, ic = _OTHER["voids"], _OTHER["points"], _OTHER["totals"], _OTHER["cards_left"]
+    ich, iex = _OTHER["charged"], _OTHER["exposed"]
+    for r, s in enumerate(rel):
+        v = voids[s]
+        if v:
+            for suit in range(4):
+                if v >> suit & 1:
+                    o[iv + 4 * r + suit] = 1.0
+        t = taken[s]
+        if t:
+            pts = per_trick * tricks_won[s]
+            for value, m in groups:
+                if t & m:
+                    pts += value * (t & m).bit_count()
+            o[ip + r] = pts / 26.0
+        elif per_trick:
+            o[ip + r] = per_trick * tricks_won[s] / 26.0
+        o[it + r] = min(10.0, max(-10.0, totals[s] / 100.0))
+        o[ic + r] = left[s] / 13.0
+        ch, ex = charged[s], exposed[s]
+        if ch or ex:
+            for i, c in enumerate(DOUBLING_CARDS):
+                if ch >> c & 1:
+                    o[ich + 4 * r + i] = 1.0
+                if ex >> c & 1:
+                    o[iex + 4 * r + i] = 1.0
+    o[_OTHER["pass_direction"] + _DIRECTION_INDEX[d]] = 1.0
+    o[_OTHER["phase"] + _PHASE_INDEX[phase]] = 1.0
+    o[_OTHER["trick_no"]] = game.trick_no / 13.0
+    o[_OTHER["hearts_broken"]] = float(game.hearts_broken)
+    ls = game.led_suits
+    for suit in range(4):
+        if ls >> suit & 1:
+            o[_OTHER["led_suits"] + suit] = 1.0
+    obs[_CARDS_END : _O["card_points"]] = o
+    obs[_O["card_points"] :] = rules_block(rules, game.deal_kind)
+    obs[_O["deal_no"]] = game.deal_index / 10.0
+    return obs
+
+
 def mask_array(mask: int) -> np.ndarray:
     """A 53-bit legal-action int (bit 52 = DONE) as an ``int8`` array of 0/1."""
     b = np.unpackbits(np.array([mask], dtype=np.uint64).view(np.uint8), bitorder="little")
@@ -208,6 +335,7 @@ __all__ = [
     "OBS_SIZE",
     "VARIANT_NAMES",
     "encode",
+    "encode_game",
     "mask_array",
     "rules_block",
     "unpack_card_sets",

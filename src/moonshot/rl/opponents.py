@@ -16,7 +16,6 @@ from typing import Any
 from moonshot.actions import Play
 from moonshot.bots.base import Bot
 from moonshot.bots.random import RandomBot
-from moonshot.cards import card_list
 from moonshot.engine import Game, Phase
 from moonshot.events import Event
 from moonshot.views import seat_view
@@ -66,8 +65,12 @@ def bot_act(bot: Bot, game: Game, seat: int, rng: random.Random) -> list[Event]:
     """Let ``bot`` make ``seat``'s decision and apply it."""
     ph = game.phase
     if type(bot) is RandomBot and ph is Phase.PLAY and game.claimer is None:
-        # the same choice RandomBot makes, without building a full seat view
-        return game.apply(Play.of(seat, rng.choice(card_list(game.legal_play_mask(seat)))))
+        # the choice RandomBot makes (rng.choice over the legal cards, lowest first: the same draw
+        # from the same stream), without building a seat view or a card list
+        legal = game.legal_play_mask(seat)
+        for _ in range(rng.randrange(legal.bit_count())):
+            legal &= legal - 1
+        return game.apply(Play.of(seat, (legal & -legal).bit_length() - 1))
     view = seat_view(game, seat, with_legal=ph is not Phase.PASS and ph is not Phase.PILE)
     return game.apply(bot.act(view, rng))
 
