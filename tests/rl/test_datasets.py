@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from moonshot.actions import Play
+from moonshot.bots.random import RandomBot
 from moonshot.engine import Game
-from moonshot.rl.datasets import COLUMNS, iter_decisions, play_decisions, read_decisions, write_decisions
+from moonshot.rl.datasets import (
+    COLUMNS,
+    DecisionWriter,
+    iter_decisions,
+    play_decisions,
+    read_decisions,
+    record_decisions,
+    write_decisions,
+)
 from moonshot.rl.decisions import Decisions, answer_claim
 from moonshot.rl.observation import N_ACTIONS, OBS_SIZE
 from moonshot.variants import find_variant
+from moonshot.views import seat_view
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
@@ -28,7 +40,8 @@ def test_write_read_round_trip(tmp_path: Path, suffix: str) -> None:
     direct = [r for g in (10, 11) for r in play_decisions("standard", g, ["random"] * 4)]
     assert np.array_equal(np.stack([r["observation"] for r in direct]), data["observation"])
     assert data["action"].tolist() == [r["action"] for r in direct]
-    assert set(data["game_id"].tolist()) == {10, 11}
+    assert set(data["game_id"].tolist()) == {0, 1}
+    assert set(data["seed"].tolist()) == {10, 11} and not data["rotation"].any()
     assert set(data["phase"].tolist()) == {"pass", "play"}
 
 
@@ -85,3 +98,29 @@ def test_max_score_and_trick_shaping() -> None:
 def test_unknown_format_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="parquet"):
         write_decisions(tmp_path / "x.csv", games=1, progress=False)
+
+
+@pytest.mark.parametrize("variant", ["standard", "turbo-blind-chain", "trend"])
+def test_record_decisions_turns_a_played_game_into_rows(tmp_path: Path, variant: str) -> None:
+    rules = find_variant(variant)
+    game = Game(rules, 9)
+    bots = [RandomBot() for _ in range(4)]
+    rng = random.Random(9)
+    while not game.over:
+        seat = game.to_act()[0]
+        game.apply(bots[seat].act(seat_view(game, seat), rng))
+    rows = record_decisions(rules, 9, game.actions, ("a", "b", "c", "d"), game_id=5, rotation=2)
+    assert all(r["game_id"] == 5 and r["rotation"] == 2 and r["seed"] == 9 for r in rows)
+    assert {r["policy"] for r in rows if r["seat"] == 1} == {"b"}
+    plays = [a for a in game.actions if isinstance(a, Play)]
+    assert [r["action"] for r in rows if r["phase"] == "play"] == [a.card for a in plays]
+    sign = -1 if rules.lowest_wins else 1
+    assert [sum(r["reward"] for r in rows if r["seat"] == s) for s in range(4)] == [sign * t for t in game.totals]
+    with DecisionWriter(tmp_path / "r.parquet") as w:
+        w.write(rows)
+    assert w.rows == len(rows) and len(read_decisions(tmp_path / "r.parquet")["action"]) == len(rows)
+
+
+def test_record_decisions_refuses_an_unfinished_game() -> None:
+    with pytest.raises(ValueError, match="finish"):
+        record_decisions(find_variant("standard"), 0, [])

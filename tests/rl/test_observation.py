@@ -14,6 +14,7 @@ from moonshot.rl.observation import (
     OBS_SIZE,
     OBSERVATION_SLICES,
     encode,
+    encode_game,
     mask_array,
     unpack_card_sets,
 )
@@ -87,10 +88,17 @@ def test_no_observation_holds_another_seats_hidden_cards(seed: int, variant: str
         assert env.game is not None
         obs = env.observe(agent)
         assert_no_leak(obs["observation"], env.game, seat)
+        # the env's fast encoder reads the game directly: it must equal the view-based encoder
+        assert env.decisions is not None
+        view_obs = encode(seat_view(env.game, seat, with_legal=False), env.decisions.selected[seat])
+        assert np.array_equal(obs["observation"], view_obs)
         other = env.possible_agents[(seat + 1) % 4]
         assert_no_leak(env.observe(other)["observation"], env.game, (seat + 1) % 4)
         env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
         steps += 1
+    if env.game is not None and env.game.over:
+        for s in range(4):
+            assert np.array_equal(encode_game(env.game, s), encode(seat_view(env.game, s, with_legal=False)))
 
 
 def test_no_leak_over_thousands_of_single_agent_steps() -> None:

@@ -10,7 +10,9 @@ Schema (one row per decision; :data:`SCHEMA` is the same list in code):
 =================  ==========================  ====================================================
 column             type                        meaning
 =================  ==========================  ====================================================
-``game_id``        int64                       the game's seed (replayable with ``Game(rules, seed)``)
+``game_id``        int64                       the game's number in the file (from 0)
+``seed``           int64                       its seed: ``Game(rules, seed)`` deals the same cards
+``rotation``       int8                        the simulator's seat rotation (duplicate play), else 0
 ``seat``           int8                        0..3 (N, E, S, W)
 ``step``           int32                       decision number within the game (all seats)
 ``variant``        string                      variant name
@@ -35,7 +37,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,15 +48,18 @@ from moonshot.bots.base import Bot
 from moonshot.cards import card_list
 from moonshot.engine import Game, Phase
 from moonshot.events import DealEnded, Event, TrickEnded
-from moonshot.rl.decisions import Decisions, answer_claim
+from moonshot.rl.decisions import Decisions
 from moonshot.rl.env import reward_sign
 from moonshot.rl.observation import DONE, N_ACTIONS, OBS_SIZE, encode_game, mask_array
 from moonshot.rl.opponents import make_bot
+from moonshot.rules import Rules
 from moonshot.variants import find_variant
 from moonshot.views import seat_view
 
 SCHEMA: tuple[tuple[str, str], ...] = (
     ("game_id", "int64"),
+    ("seed", "int64"),
+    ("rotation", "int8"),
     ("seat", "int8"),
     ("step", "int32"),
     ("variant", "string"),
@@ -98,93 +103,138 @@ class _Seat:
         self.queue: list[int] = []
 
 
+class _Recorder:
+    """Builds the rows of one game: observation and mask before each choice, rewards as they come."""
+
+    def __init__(self, rules: Rules, seed: int, shaping: str | None, game_id: int, rotation: int = 0) -> None:
+        self.rules = rules
+        self.game = Game(rules, seed)
+        self.dec = Decisions(self.game)
+        self.shaping = shaping
+        self.sign = reward_sign(rules)
+        self.pending: list[dict[str, Any] | None] = [None, None, None, None]
+        self.shaped = [0.0, 0.0, 0.0, 0.0]
+        self.rows: list[dict[str, Any]] = []
+        self.base = {"game_id": game_id, "seed": seed, "rotation": rotation, "variant": rules.name}
+
+    def observe(self, seat: int) -> dict[str, np.ndarray]:
+        return {
+            "observation": encode_game(self.game, seat, self.dec.selected[seat]),
+            "action_mask": mask_array(self.dec.mask(seat)),
+        }
+
+    def choose(self, seat: int, action: int, policy: str, obs: dict[str, np.ndarray] | None = None) -> None:
+        """Record ``seat``'s Discrete(53) choice (with the observation it was made on) and apply it."""
+        obs = obs if obs is not None else self.observe(seat)
+        row = {
+            **self.base,
+            "seat": seat,
+            "step": len(self.rows),
+            "phase": self.dec.kind(seat) or "none",
+            "deal": self.game.deal_index,
+            "observation": obs["observation"],
+            "legal_mask": obs["action_mask"],
+            "action": int(action),
+            "reward": 0.0,
+            "done": False,
+            "policy": policy,
+        }
+        self.pending[seat] = row
+        self.rows.append(row)
+        self.credit(self.dec.apply(seat, action))
+
+    def engine(self, action: Action) -> None:
+        """Apply an action that has no Discrete(53) form (claims and their answers): no row."""
+        self.credit(self.game.apply(action))
+
+    def credit(self, events: list[Event]) -> None:
+        for e in events:
+            if type(e) is TrickEnded and self.shaping == "trick" and e.points:
+                row = self.pending[e.winner]
+                if row is not None:
+                    row["reward"] -= e.points
+                self.shaped[e.winner] -= e.points
+            elif type(e) is DealEnded:
+                for s in range(4):
+                    row = self.pending[s]
+                    if row is not None:
+                        row["reward"] += self.sign * e.points[s] - self.shaped[s]
+                    self.shaped[s] = 0.0
+
+    def finish(self) -> list[dict[str, Any]]:
+        for last in self.pending:
+            if last is not None:
+                last["done"] = True
+        return self.rows
+
+
 def play_decisions(
     variant: str,
     game_seed: int,
     policies: Sequence[PolicySpec],
     shaping: str | None = None,
     max_score: int | None = None,
+    game_id: int | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Play one game and yield its decision rows in decision order (once the game is over)."""
     rules = find_variant(variant, **({"max_score": max_score} if max_score else {}))
     if len(policies) != 4:
         raise ValueError(f"need 4 policies, one per seat, got {len(policies)}")
     seats = [_Seat(p) for p in policies]
-    game = Game(rules, game_seed)
-    dec = Decisions(game)
+    rec = _Recorder(rules, game_seed, shaping, game_seed if game_id is None else game_id)
+    game, dec = rec.game, rec.dec
     rng = random.Random(f"moonshot-data:{game_seed}")
-    sign = reward_sign(rules)
-    pending: list[dict[str, Any] | None] = [None, None, None, None]
-    rows: list[dict[str, Any]] = []
-    shaped = [0.0, 0.0, 0.0, 0.0]
-    step = 0
-
-    def credit(events: list[Event]) -> None:
-        for e in events:
-            if type(e) is TrickEnded and shaping == "trick" and e.points:
-                row = pending[e.winner]
-                if row is not None:
-                    row["reward"] -= e.points
-                shaped[e.winner] -= e.points
-            elif type(e) is DealEnded:
-                for s in range(4):
-                    row = pending[s]
-                    if row is not None:
-                        row["reward"] += sign * e.points[s] - shaped[s]
-                    shaped[s] = 0.0
-
     while not game.over:
         if game.claimer is not None:
             s = game.to_act()[0]
             bot = seats[s].bot
-            if bot is not None:
-                credit(game.apply(bot.act(seat_view(game, s), rng)))
-            else:
-                credit(answer_claim(game, s))
+            rec.engine(bot.act(seat_view(game, s), rng) if bot is not None else RejectClaim(s, game.claimer))
             continue
         nxt = dec.next_seat()
         assert nxt is not None
         s = nxt
         seat = seats[s]
-        obs = encode_game(game, s, dec.selected[s])
-        legal = dec.mask(s)
-        mask = mask_array(legal)
         if seat.bot is not None:
             if not seat.queue:
                 ph = game.phase
                 view = seat_view(game, s, with_legal=ph is not Phase.PASS and ph is not Phase.PILE)
                 chosen = seat.bot.act(view, rng)
                 if isinstance(chosen, (Claim, AcceptClaim, RejectClaim)):
-                    credit(game.apply(chosen))
+                    rec.engine(chosen)
                     continue
                 seat.queue = _expand(chosen)
-            action = seat.queue.pop(0)
+            rec.choose(s, seat.queue.pop(0), seat.name)
         else:
             assert seat.policy is not None
-            action = int(seat.policy({"observation": obs, "action_mask": mask}))
-        kind = dec.kind(s) or "none"
-        row = {
-            "game_id": game_seed,
-            "seat": s,
-            "step": step,
-            "variant": rules.name,
-            "phase": kind,
-            "deal": game.deal_index,
-            "observation": obs,
-            "legal_mask": mask,
-            "action": action,
-            "reward": 0.0,
-            "done": False,
-            "policy": seat.name,
-        }
-        step += 1
-        pending[s] = row
-        rows.append(row)
-        credit(dec.apply(s, action))
-    for last in pending:
-        if last is not None:
-            last["done"] = True
-    yield from rows
+            obs = rec.observe(s)
+            rec.choose(s, int(seat.policy(obs)), seat.name, obs)
+    yield from rec.finish()
+
+
+def record_decisions(
+    rules: Rules,
+    seed: int,
+    actions: Iterable[Action],
+    policies: Sequence[str] = ("?", "?", "?", "?"),
+    game_id: int = 0,
+    rotation: int = 0,
+    shaping: str | None = None,
+) -> list[dict[str, Any]]:
+    """The decision rows of a game already played: ``(rules, seed, actions)``, e.g. a simulator record.
+
+    Each engine action becomes the choices that make it (a pass is three rows, a charge its cards and
+    ``DONE``); claims and their answers are applied without rows. ``policies`` names each seat's policy.
+    """
+    rec = _Recorder(rules, seed, shaping, game_id, rotation)
+    for action in actions:
+        if isinstance(action, (Claim, AcceptClaim, RejectClaim)):
+            rec.engine(action)
+            continue
+        for choice in _expand(action):
+            rec.choose(action.seat, choice, policies[action.seat])
+    if not rec.game.over:
+        raise ValueError("the actions do not finish the game")
+    return rec.finish()
 
 
 class _Writer:
@@ -249,6 +299,8 @@ def _arrow_schema() -> Any:
     return pa.schema(
         [
             ("game_id", pa.int64()),
+            ("seed", pa.int64()),
+            ("rotation", pa.int8()),
             ("seat", pa.int8()),
             ("step", pa.int32()),
             ("variant", pa.string()),
@@ -279,6 +331,30 @@ def _to_arrow(rows: list[dict[str, Any]]) -> Any:
         else:
             cols[name] = pa.array([r[name] for r in rows], type=schema.field(name).type)
     return pa.table(cols, schema=schema)
+
+
+class DecisionWriter:
+    """Rows to a ``.parquet`` or ``.jsonl`` file, in row groups (use as a context manager)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self._w = _Writer(Path(path))
+
+    @property
+    def rows(self) -> int:
+        return self._w.count
+
+    def write(self, rows: Iterable[dict[str, Any]]) -> None:
+        for r in rows:
+            self._w.add(r)
+
+    def close(self) -> None:
+        self._w.close()
+
+    def __enter__(self) -> DecisionWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def write_decisions(
@@ -319,7 +395,7 @@ def write_decisions(
         task = bar.add_task("decisions", total=games, rows=0)
     try:
         for i in range(games):
-            for row in play_decisions(variant, seed + i, specs, shaping, max_score):
+            for row in play_decisions(variant, seed + i, specs, shaping, max_score, game_id=i):
                 writer.add(row)
             if bar is not None:
                 bar.update(task, advance=1, rows=writer.count)
@@ -365,6 +441,8 @@ def read_decisions(path: str | Path) -> dict[str, np.ndarray]:
 
 _DTYPES = {
     "game_id": np.int64,
+    "seed": np.int64,
+    "rotation": np.int8,
     "seat": np.int8,
     "step": np.int32,
     "deal": np.int16,
@@ -416,9 +494,11 @@ def _from_rows(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
 __all__ = [
     "COLUMNS",
     "SCHEMA",
+    "DecisionWriter",
     "Policy",
     "iter_decisions",
     "play_decisions",
     "read_decisions",
+    "record_decisions",
     "write_decisions",
 ]
