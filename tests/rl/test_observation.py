@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -114,3 +115,18 @@ def test_no_leak_over_thousands_of_single_agent_steps() -> None:
             obs, _, done, _, _info = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
             steps += 1
     assert steps > 500
+
+
+@pytest.mark.parametrize("variant", VARIANT_NAMES)
+def test_fast_encoder_equals_the_view_encoder_for_every_seat(variant: str) -> None:
+    env = raw_env(variant=variant)
+    env.reset(seed=21)
+    rng = np.random.default_rng(21)
+    while not all(env.terminations.values()):
+        game, dec = env.game, env.decisions
+        assert game is not None and dec is not None
+        for s in range(4):
+            want = encode(seat_view(game, s, with_legal=False), dec.selected[s])
+            assert np.array_equal(encode_game(game, s, dec.selected[s]), want), (game.phase, s)
+        obs = env.observe(env.agent_selection)
+        env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))

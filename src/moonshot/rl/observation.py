@@ -252,7 +252,7 @@ def encode_game(game: Game, seat: int, selected: int = 0) -> np.ndarray:
     known = [0]
     for s in rel[1:]:
         k = charged[s] | exposed[s] | revealed[s]
-        if s == pass_to and game.passed[me] is not None:
+        if s == pass_to and game.received[s] is not None:  # delivered once all four have passed
             k |= passed
         known.append(k & ~played)
     masks = [game.hands[me], selected, played, passed, game.received[me] or 0, *trick]
@@ -267,7 +267,9 @@ def encode_game(game: Game, seat: int, selected: int = 0) -> np.ndarray:
     if game.trick_no:
         o[_OTHER["trick_leader"] + ((game.leader - me) & 3)] = 1.0
     groups = _point_groups(rules, game.deal_kind)
-    per_trick = rules.scoring_for(game.deal_kind).per_trick
+    scoring = rules.scoring_for(game.deal_kind)
+    per_trick, numbered = scoring.per_trick, scoring.trick_number_points
+    numbers_won = game.trick_numbers_won
     if phase is Phase.PASS or phase is Phase.PILE:
         left = [13, 13, 13, 13]
     elif phase is Phase.OVER:
@@ -289,14 +291,18 @@ def encode_game(game: Game, seat: int, selected: int = 0) -> np.ndarray:
                 if v >> suit & 1:
                     o[iv + 4 * r + suit] = 1.0
         t = taken[s]
+        pts = per_trick * tricks_won[s]
         if t:
-            pts = per_trick * tricks_won[s]
             for value, m in groups:
                 if t & m:
                     pts += value * (t & m).bit_count()
+        if numbered:
+            won = numbers_won[s]
+            for number, p in numbered:  # Kierki's 7th and last trick
+                if won >> number & 1:
+                    pts += p
+        if pts:
             o[ip + r] = pts / 26.0
-        elif per_trick:
-            o[ip + r] = per_trick * tricks_won[s] / 26.0
         o[it + r] = min(10.0, max(-10.0, totals[s] / 100.0))
         o[ic + r] = left[s] / 13.0
         ch, ex = charged[s], exposed[s]
