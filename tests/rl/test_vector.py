@@ -156,3 +156,15 @@ def test_vector_env_replaces_illegal_actions_unless_asked_to_raise() -> None:
     obs, _ = strict.reset(seed=1)
     with pytest.raises(ValueError):
         strict.step(np.array([int(np.flatnonzero(m == 0)[0]) for m in obs["action_mask"]]))
+
+
+def test_gymnasium_make_vec_reaches_the_batched_env_and_sync_envs() -> None:
+    import gymnasium as gym
+
+    import moonshot.rl
+
+    fast = gym.make_vec(moonshot.rl.ENV_ID, num_envs=3, vectorization_mode="vector_entry_point")
+    assert isinstance(fast, HeartsVectorEnv)
+    sync = gym.make_vec(moonshot.rl.ENV_ID, num_envs=2, vectorization_mode="sync", variant="kierki", opponents="random")
+    obs, _ = sync.reset(seed=0)
+    assert obs["observation"].shape == (2, fast.single_observation_space["observation"].shape[0])
