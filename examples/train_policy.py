@@ -9,7 +9,8 @@
    cross-entropy, Adam; the backward pass is written out by hand).
 2. **Self-play policy gradient**: all four seats play the current policy in the batched simulator
    (``moonshot.rl.vector.BatchedHearts``, whole deals at once); REINFORCE on each decision with the
-   deal's points as the return (minus a batch baseline) and a little entropy.
+   points the seat takes from then to the end of the deal as the return (minus a batch baseline),
+   and a little entropy.
 
 Every stage prints the policy's average points per deal as seat 0 of ``HeartsEnv`` against three
 random and three heuristic opponents (lower is better; a random player takes about 6.5).
@@ -89,7 +90,7 @@ def evaluate(net: MLP, opponents: str, games: int, seed: int) -> float:
         done = False
         while not done:
             a = int(net.act(obs["observation"][None], obs["action_mask"][None], rng)[0])
-            obs, reward, done, _, info = env.step(a)
+            obs, _, done, _, info = env.step(a)
             if "deal_points" in info:
                 points += info["deal_points"][0]
                 deals += 1
@@ -132,7 +133,7 @@ def self_play_batch(net: MLP, deals: int, rng: np.random.Generator) -> tuple[np.
     core.totals[:] = 0
     core.deal_index[:] = rng.integers(0, 4, deals)
     core.start_deals(idx, BatchedHearts.shuffled_hands(rng, deals))
-    xs, ms, acts, games, seats = [], [], [], [], []
+    xs, ms, acts, games, seats, before = [], [], [], [], [], []
 
     def decide(sub: np.ndarray, seat: int, selected: np.ndarray, legal: np.ndarray) -> np.ndarray:
         obs = encode_batch(core, sub, seat, selected)
@@ -143,6 +144,7 @@ def self_play_batch(net: MLP, deals: int, rng: np.random.Generator) -> tuple[np.
         acts.append(choice)
         games.append(sub)
         seats.append(np.full(sub.size, seat))
+        before.append(core.deal_points(sub)[:, seat])
         return choice
 
     passing = idx[core.phase == PASS]
@@ -163,7 +165,8 @@ def self_play_batch(net: MLP, deals: int, rng: np.random.Generator) -> tuple[np.
                 cards[sub] = decide(sub, s, none, core.legal(sub))
         core.play(idx, cards)
     g, s = np.concatenate(games), np.concatenate(seats)
-    returns = -core.last_points[g, s].astype(np.float32)
+    # reward to go: the points the seat takes from this decision on (what it could still change)
+    returns = -(core.last_points[g, s] - np.concatenate(before)).astype(np.float32)
     return np.concatenate(xs), np.concatenate(ms), np.concatenate(acts), returns
 
 
@@ -185,7 +188,7 @@ def policy_gradient(net: MLP, iterations: int, deals: int, rng: np.random.Genera
             entropies.append(float(ent.sum()))
             net.step(x[b], h, g / len(a))
         if (it + 1) % 10 == 0 or it == 0:
-            # returns average 6.5 points in self-play (the four seats share 26), so show the entropy
+            # points average 6.5 in self-play (the four seats share 26), so show the policy's entropy
             print(f"  self-play iteration {it + 1}/{iterations}: policy entropy {sum(entropies) / len(a):.3f} nats")
 
 
@@ -195,6 +198,7 @@ def main() -> None:
     parser.add_argument("--bc-epochs", type=int, default=4)
     parser.add_argument("--pg-iterations", type=int, default=40, help="self-play policy-gradient iterations")
     parser.add_argument("--pg-deals", type=int, default=256, help="deals per self-play iteration")
+    parser.add_argument("--pg-lr", type=float, default=5e-4, help="Adam step size for self-play")
     parser.add_argument("--eval-games", type=int, default=12, help="games per evaluation")
     parser.add_argument("--hidden", type=int, default=256)
     parser.add_argument("--seed", type=int, default=0)
@@ -209,7 +213,7 @@ def main() -> None:
     report(net, "untrained (near random)", args.eval_games, 10_000)
     behaviour_cloning(net, args.bc_games, args.bc_epochs, args.seed, rng)
     report(net, "after behaviour cloning", args.eval_games, 10_000)
-    net.lr = 3e-4
+    net.lr = args.pg_lr
     for stage in range(2):
         policy_gradient(net, args.pg_iterations // 2, args.pg_deals, rng)
         report(net, f"after self-play part {stage + 1}", args.eval_games, 10_000)
