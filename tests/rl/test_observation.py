@@ -45,6 +45,10 @@ def test_mask_array_has_53_entries_with_done_last() -> None:
     m = mask_array(1 << 5 | 1 << 52)
     assert m.dtype == np.int8 and m.shape == (53,)
     assert np.flatnonzero(m).tolist() == [5, 52]
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        bits = int(rng.integers(0, 2**53, dtype=np.uint64))
+        assert np.flatnonzero(mask_array(bits)).tolist() == [c for c in range(53) if bits >> c & 1]
 
 
 def test_hand_slice_is_the_seats_hand_at_the_start() -> None:
@@ -110,8 +114,11 @@ def test_no_leak_over_thousands_of_single_agent_steps() -> None:
         rng = np.random.default_rng(i)
         done = False
         while not done:
-            assert env.game is not None
+            assert env.game is not None and env.decisions is not None
             assert_no_leak(obs["observation"], env.game, env.seat)
+            # the env's incremental encoder gives what the view encoder gives
+            view = seat_view(env.game, env.seat, with_legal=False)
+            assert np.array_equal(obs["observation"], encode(view, env.decisions.selected[env.seat]))
             obs, _, done, _, _info = env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
             steps += 1
     assert steps > 500

@@ -28,7 +28,7 @@ from moonshot.engine import SEAT_NAMES, Game
 from moonshot.events import DealEnded, Event, TrickEnded
 from moonshot.rl.decisions import Decisions
 from moonshot.rl.env import observation_space, reward_sign
-from moonshot.rl.observation import N_ACTIONS, OBSERVATION_SLICES, encode_game, mask_array
+from moonshot.rl.observation import N_ACTIONS, OBSERVATION_SLICES, IncrementalEncoder, mask_array
 from moonshot.variants import find_variant
 
 AGENTS = [f"player_{i}" for i in range(4)]
@@ -61,6 +61,7 @@ class raw_env(AECEnv):  # type: ignore[misc]
         self._np_random, _ = seeding.np_random(None)
         self.game: Game | None = None
         self.decisions: Decisions | None = None
+        self._encoders = [IncrementalEncoder() for _ in AGENTS]
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self._obs_space
@@ -77,6 +78,8 @@ class raw_env(AECEnv):  # type: ignore[misc]
             game_seed = int(self._np_random.integers(2**62))
         self.game = Game(self.rules, int(game_seed), deals=options.get("deals"))
         self.decisions = Decisions(self.game)
+        for e in self._encoders:
+            e.reset()
         self.agents = list(AGENTS)
         self.rewards = {a: 0.0 for a in AGENTS}
         self._cumulative_rewards = {a: 0.0 for a in AGENTS}
@@ -93,7 +96,7 @@ class raw_env(AECEnv):  # type: ignore[misc]
         game, dec = self.game, self.decisions
         assert game is not None and dec is not None
         seat = AGENTS.index(agent)
-        obs = encode_game(game, seat, dec.selected[seat])
+        obs = self._encoders[seat].encode(game, seat, dec.selected[seat])
         return {"observation": obs, "action_mask": mask_array(dec.mask(seat))}
 
     def step(self, action: int | None) -> None:

@@ -30,7 +30,7 @@ from moonshot.cards import describe, format_cards
 from moonshot.engine import SEAT_NAMES, DealSpec, Game, Phase
 from moonshot.events import DealEnded, Event, TrickEnded
 from moonshot.rl.decisions import Decisions, answer_claim
-from moonshot.rl.observation import N_ACTIONS, OBS_SIZE, OBSERVATION_SLICES, encode_game, mask_array
+from moonshot.rl.observation import N_ACTIONS, OBS_SIZE, OBSERVATION_SLICES, IncrementalEncoder, mask_array
 from moonshot.rl.opponents import bot_act, make_bots
 from moonshot.variants import find_variant
 from moonshot.views import seat_view
@@ -89,6 +89,7 @@ class HeartsEnv(gym.Env[dict[str, np.ndarray], int]):
         self.game: Game | None = None
         self.decisions: Decisions | None = None
         self._bot_rng = random.Random(0)
+        self._encoder = IncrementalEncoder()
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(
@@ -104,6 +105,7 @@ class HeartsEnv(gym.Env[dict[str, np.ndarray], int]):
         deals: Sequence[DealSpec] | None = options.get("deals")
         self.game = Game(self.rules, int(game_seed), deals=deals)
         self.decisions = Decisions(self.game)
+        self._encoder.reset()
         self._shaped = 0.0
         self._last_deal: tuple[int, ...] | None = None
         reward = self._advance()
@@ -118,7 +120,7 @@ class HeartsEnv(gym.Env[dict[str, np.ndarray], int]):
         if game.over:
             raise RuntimeError("the game is over; call reset()")
         self._last_deal = None
-        mask = dec.mask(self.seat)
+        mask = self._mask_bits  # computed with the last observation; nothing moved since
         a = int(action)
         illegal = not (0 <= a < N_ACTIONS and mask >> a & 1)
         if illegal:
@@ -190,8 +192,10 @@ class HeartsEnv(gym.Env[dict[str, np.ndarray], int]):
     def _observe(self) -> dict[str, np.ndarray]:
         game, dec = self.game, self.decisions
         assert game is not None and dec is not None
-        obs = encode_game(game, self.seat, dec.selected[self.seat])  # within +-OBS_BOUND by construction
-        self._mask = mask_array(dec.mask(self.seat))
+        # within +-OBS_BOUND by construction
+        obs = self._encoder.encode(game, self.seat, dec.selected[self.seat])
+        self._mask_bits = dec.mask(self.seat)
+        self._mask = mask_array(self._mask_bits)
         return {"observation": obs, "action_mask": self._mask}
 
     def _info(self, illegal: bool) -> dict[str, Any]:

@@ -234,6 +234,89 @@ def encode_game(game: Game, seat: int, selected: int = 0) -> np.ndarray:
     It reads exactly what :func:`moonshot.views.seat_view` exposes; the test suite checks that both
     give the same vector in every variant and phase.
     """
+    masks, o = _parts(game, seat, selected)
+    obs = np.empty(OBS_SIZE, dtype=np.float32)
+    raw = np.array(masks, dtype=np.uint64).view(np.uint8).reshape(N_CARD_SETS, 8)
+    bits = np.unpackbits(raw, axis=1, bitorder="little")
+    obs[:_CARDS_END].reshape(N_CARD_SETS, 52)[:] = bits[:, :52]
+    obs[_CARDS_END : _O["card_points"]] = o
+    obs[_O["card_points"] :] = rules_block(game.rules, game.deal_kind)
+    obs[_O["deal_no"]] = game.deal_index / 10.0
+    return obs
+
+
+class IncrementalEncoder:
+    """:func:`encode_game` for one seat across the steps of one env, updating only what changed.
+
+    Between two decisions of a seat only a few cards move, so instead of unpacking every card set
+    again it flips the entries of the cards whose bits changed (same result, tested equal).
+    """
+
+    def __init__(self) -> None:
+        self._obs: np.ndarray | None = None
+        self._masks: list[int] = []
+        self._other: list[float] = []
+        self._block: np.ndarray | None = None
+        self._deal = -1
+
+    def reset(self) -> None:
+        self._obs = None
+
+    def encode(self, game: Game, seat: int, selected: int = 0) -> np.ndarray:
+        masks, o = _parts(game, seat, selected)
+        obs = self._obs
+        if obs is None:
+            obs = self._obs = encode_game(game, seat, selected)
+            self._masks, self._other = masks, o
+            self._block, self._deal = rules_block(game.rules, game.deal_kind), game.deal_index
+            return obs.copy()
+        old = self._masks
+        for i in range(N_CARD_SETS):
+            new = masks[i]
+            diff = new ^ old[i]
+            base = 52 * i
+            while diff:
+                low = diff & -diff
+                obs[base + low.bit_length() - 1] = 1.0 if new & low else 0.0
+                diff ^= low
+        self._masks = masks
+        if o != self._other:
+            obs[_CARDS_END : _O["card_points"]] = o
+            self._other = o
+        block = rules_block(game.rules, game.deal_kind)
+        if block is not self._block or game.deal_index != self._deal:
+            obs[_O["card_points"] :] = block
+            obs[_O["deal_no"]] = game.deal_index / 10.0
+            self._block, self._deal = block, game.deal_index
+        return obs.copy()
+
+
+_BITS4 = [[float(v >> i & 1) for i in range(4)] for v in range(16)]
+_I_LEADER, _I_VOIDS, _I_POINTS = _OTHER["trick_leader"], _OTHER["voids"], _OTHER["points"]
+_I_TOTALS, _I_LEFT, _I_CHARGED, _I_EXPOSED = (
+    _OTHER["totals"],
+    _OTHER["cards_left"],
+    _OTHER["charged"],
+    _OTHER["exposed"],
+)
+_I_DIRECTION, _I_PHASE, _I_TRICK_NO = _OTHER["pass_direction"], _OTHER["phase"], _OTHER["trick_no"]
+_I_BROKEN, _I_LED = _OTHER["hearts_broken"], _OTHER["led_suits"]
+_SCORING: dict[tuple[int, int], tuple[Rules, tuple[tuple[int, int], ...], int, tuple[tuple[int, int], ...]]] = {}
+
+
+def _scoring_parts(rules: Rules, kind: int) -> tuple[tuple[tuple[int, int], ...], int, tuple[tuple[int, int], ...]]:
+    hit = _SCORING.get((id(rules), kind))
+    if hit is None or hit[0] is not rules:
+        sc = rules.scoring_for(kind)
+        hit = (rules, _point_groups(rules, kind), sc.per_trick, sc.trick_number_points)
+        if len(_SCORING) > 1024:
+            _SCORING.clear()
+        _SCORING[(id(rules), kind)] = hit
+    return hit[1], hit[2], hit[3]
+
+
+def _parts(game: Game, seat: int, selected: int) -> tuple[list[int], list[float]]:
+    """The card sets (in :data:`CARD_SET_LAYOUT` order) and the small features of the observation."""
     me = seat
     rules = game.rules
     rel = (me, (me + 1) & 3, (me + 2) & 3, (me + 3) & 3)
@@ -245,31 +328,22 @@ def encode_game(game: Game, seat: int, selected: int = 0) -> np.ndarray:
         charged = [c if s == me else 0 for s, c in enumerate(charged)]
     d = game.direction
     pass_to = -1 if d is PassDirection.HOLD or d is PassDirection.KEEPER else (me + d.offset) & 3
-    exposed, revealed, taken = game.exposed, game.revealed, game.taken
+    exposed, revealed, taken, received = game.exposed, game.revealed, game.taken, game.received
     trick = [0, 0, 0, 0]
     for s, c in zip(game.trick_seats, game.trick_cards):
         trick[(s - me) & 3] = 1 << c
-    known = [0]
+    masks = [game.hands[me], selected, played, passed, received[me] or 0, *trick]
+    masks += [taken[s] for s in rel]
+    masks.append(0)
     for s in rel[1:]:
         k = charged[s] | exposed[s] | revealed[s]
-        if s == pass_to and game.received[s] is not None:  # delivered once all four have passed
+        if s == pass_to and received[s] is not None:  # delivered once all four have passed
             k |= passed
-        known.append(k & ~played)
-    masks = [game.hands[me], selected, played, passed, game.received[me] or 0, *trick]
-    masks += [taken[s] for s in rel]
-    masks += known
-    obs = np.empty(OBS_SIZE, dtype=np.float32)
-    bits = np.unpackbits(
-        np.array(masks, dtype=np.uint64).view(np.uint8).reshape(N_CARD_SETS, 8), axis=1, bitorder="little"
-    )
-    obs[:_CARDS_END].reshape(N_CARD_SETS, 52)[:] = bits[:, :52]
-    o = list(_ZEROS_OTHER)
+        masks.append(k & ~played)
+    o = _ZEROS_OTHER.copy()
     if game.trick_no:
-        o[_OTHER["trick_leader"] + ((game.leader - me) & 3)] = 1.0
-    groups = _point_groups(rules, game.deal_kind)
-    scoring = rules.scoring_for(game.deal_kind)
-    per_trick, numbered = scoring.per_trick, scoring.trick_number_points
-    numbers_won = game.trick_numbers_won
+        o[_I_LEADER + ((game.leader - me) & 3)] = 1.0
+    groups, per_trick, numbered = _scoring_parts(rules, game.deal_kind)
     if phase is Phase.PASS or phase is Phase.PILE:
         left = [13, 13, 13, 13]
     elif phase is Phase.OVER:
@@ -281,15 +355,11 @@ def encode_game(game: Game, seat: int, selected: int = 0) -> np.ndarray:
             left[p] -= 1
     else:
         left = [h.bit_count() for h in game.hands]
-    voids, totals, tricks_won = game.voids, game.totals, game.tricks_won
-    iv, ip, it, ic = _OTHER["voids"], _OTHER["points"], _OTHER["totals"], _OTHER["cards_left"]
-    ich, iex = _OTHER["charged"], _OTHER["exposed"]
+    voids, totals, tricks_won, numbers_won = game.voids, game.totals, game.tricks_won, game.trick_numbers_won
     for r, s in enumerate(rel):
         v = voids[s]
         if v:
-            for suit in range(4):
-                if v >> suit & 1:
-                    o[iv + 4 * r + suit] = 1.0
+            o[_I_VOIDS + 4 * r : _I_VOIDS + 4 * r + 4] = _BITS4[v]
         t = taken[s]
         pts = per_trick * tricks_won[s]
         if t:
@@ -302,34 +372,37 @@ def encode_game(game: Game, seat: int, selected: int = 0) -> np.ndarray:
                 if won >> number & 1:
                     pts += p
         if pts:
-            o[ip + r] = pts / 26.0
-        o[it + r] = min(10.0, max(-10.0, totals[s] / 100.0))
-        o[ic + r] = left[s] / 13.0
+            o[_I_POINTS + r] = pts / 26.0
+        total = totals[s]
+        if total:
+            o[_I_TOTALS + r] = min(10.0, max(-10.0, total / 100.0))
+        o[_I_LEFT + r] = left[s] / 13.0
         ch, ex = charged[s], exposed[s]
         if ch or ex:
             for i, c in enumerate(DOUBLING_CARDS):
                 if ch >> c & 1:
-                    o[ich + 4 * r + i] = 1.0
+                    o[_I_CHARGED + 4 * r + i] = 1.0
                 if ex >> c & 1:
-                    o[iex + 4 * r + i] = 1.0
-    o[_OTHER["pass_direction"] + _DIRECTION_INDEX[d]] = 1.0
-    o[_OTHER["phase"] + _PHASE_INDEX[phase]] = 1.0
-    o[_OTHER["trick_no"]] = game.trick_no / 13.0
-    o[_OTHER["hearts_broken"]] = float(game.hearts_broken)
-    ls = game.led_suits
-    for suit in range(4):
-        if ls >> suit & 1:
-            o[_OTHER["led_suits"] + suit] = 1.0
-    obs[_CARDS_END : _O["card_points"]] = o
-    obs[_O["card_points"] :] = rules_block(rules, game.deal_kind)
-    obs[_O["deal_no"]] = game.deal_index / 10.0
-    return obs
+                    o[_I_EXPOSED + 4 * r + i] = 1.0
+    o[_I_DIRECTION + _DIRECTION_INDEX[d]] = 1.0
+    o[_I_PHASE + _PHASE_INDEX[phase]] = 1.0
+    o[_I_TRICK_NO] = game.trick_no / 13.0
+    if game.hearts_broken:
+        o[_I_BROKEN] = 1.0
+    if game.led_suits:
+        o[_I_LED : _I_LED + 4] = _BITS4[game.led_suits]
+    return masks, o
+
+
+_MASK_BYTES = [bytes((v >> b) & 1 for b in range(13)) for v in range(8192)]
+_DONE_BYTES = (b"\x00", b"\x01")
 
 
 def mask_array(mask: int) -> np.ndarray:
     """A 53-bit legal-action int (bit 52 = DONE) as an ``int8`` array of 0/1."""
-    b = np.unpackbits(np.array([mask], dtype=np.uint64).view(np.uint8), bitorder="little")
-    return b[:N_ACTIONS].astype(np.int8)
+    t = _MASK_BYTES
+    raw = t[mask & 8191] + t[mask >> 13 & 8191] + t[mask >> 26 & 8191] + t[mask >> 39 & 8191]
+    return np.frombuffer(bytearray(raw + _DONE_BYTES[mask >> 52 & 1]), dtype=np.int8)
 
 
 __all__ = [
@@ -340,6 +413,7 @@ __all__ = [
     "OBSERVATION_SLICES",
     "OBS_SIZE",
     "VARIANT_NAMES",
+    "IncrementalEncoder",
     "encode",
     "encode_game",
     "mask_array",
