@@ -360,12 +360,15 @@ class HeartsVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray]):
         max_score: int | None = None,
         opponents: str = "random",
         illegal_action: str = "random",
-        **_ignored: Any,
+        render_mode: str | None = None,
     ) -> None:
         if opponents != "random":
             raise ValueError("the batched env plays against random opponents; use SyncVectorEnv over HeartsEnv")
         if illegal_action not in ("random", "raise"):
             raise ValueError(f"illegal_action must be 'random' or 'raise', got {illegal_action!r}")
+        if render_mode is not None:
+            raise ValueError("the batched env does not render")
+        self.render_mode = render_mode
         self.core = BatchedHearts(num_envs, variant, max_score)
         self.rules = self.core.rules
         self.num_envs = num_envs
