@@ -25,7 +25,9 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
+from moonshot.actions import Play
 from moonshot.bots.base import Bot
+from moonshot.bots.random import RandomBot
 from moonshot.cards import describe, format_cards
 from moonshot.engine import SEAT_NAMES, DealSpec, Game, Phase
 from moonshot.events import DealEnded, Event, TrickEnded
@@ -82,6 +84,7 @@ class HeartsEnv(gym.Env[dict[str, np.ndarray], int]):
         self.render_mode = render_mode
         bots = make_bots(opponents, 3)
         self.opponents: dict[int, Bot] = {(seat + 1 + i) % 4: b for i, b in enumerate(bots)}
+        self._random_seats = frozenset(s for s, b in self.opponents.items() if type(b) is RandomBot)
         self.action_space = spaces.Discrete(N_ACTIONS)  # type: ignore[assignment]
         self.observation_space = observation_space()  # type: ignore[assignment]
         self.observation_slices: dict[str, slice] = dict(OBSERVATION_SLICES)
@@ -155,11 +158,22 @@ class HeartsEnv(gym.Env[dict[str, np.ndarray], int]):
         rng = self._bot_rng
         reward = 0.0
         play = Phase.PLAY
+        shaping = self.shaping
+        randbelow = rng.randrange
         while True:
             if game.phase is play and game.claimer is None:
                 seat = game.turn
                 if seat == me:
                     return reward
+                if seat in self._random_seats:
+                    # bot_act's RandomBot fast path, inlined (the same draw from the same stream)
+                    legal = game.legal_play_mask(seat)
+                    for _ in range(randbelow(legal.bit_count())):
+                        legal &= legal - 1
+                    events = game.apply(Play.of(seat, (legal & -legal).bit_length() - 1))
+                    if shaping or len(events) > 1:
+                        reward += self._rewards(events)
+                    continue
             else:
                 if game.over:
                     return reward
@@ -171,7 +185,7 @@ class HeartsEnv(gym.Env[dict[str, np.ndarray], int]):
                 if game.claimer is None and me in waiting:
                     return reward
             events = bot_act(bots[seat], game, seat, rng)
-            if self.shaping or events[-1].kind != "card_played":
+            if shaping or len(events) > 1:
                 reward += self._rewards(events)
 
     def _rewards(self, events: list[Event]) -> float:
