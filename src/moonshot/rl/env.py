@@ -130,7 +130,11 @@ class HeartsEnv(gym.Env[dict[str, np.ndarray], int]):
             if self.illegal_action == "raise":
                 raise ValueError(f"action {a} is not legal (legal: {_legal_list(mask)})")
             a = int(self.np_random.choice(_legal_list(mask)))
-        reward = self._carry + self._rewards(dec.apply(self.seat, a, mask))
+        if game.phase is Phase.PLAY and game.claimer is None:  # a card: straight to the engine
+            events = game.apply(Play.of(self.seat, a))
+        else:
+            events = dec.apply(self.seat, a, mask)
+        reward = self._carry + self._rewards(events)
         self._carry = 0.0
         reward += self._advance()
         obs = self._observe()

@@ -270,15 +270,15 @@ class IncrementalEncoder:
             self._masks, self._other = masks, o
             self._block, self._deal = rules_block(game.rules, game.deal_kind), game.deal_index
             return obs.copy()
-        old = self._masks
-        for i in range(N_CARD_SETS):
-            new = masks[i]
-            diff = new ^ old[i]
-            base = 52 * i
-            while diff:
-                low = diff & -diff
-                obs[base + low.bit_length() - 1] = 1.0 if new & low else 0.0
-                diff ^= low
+        base = 0
+        for new, before in zip(masks, self._masks):
+            if new != before:
+                diff = new ^ before
+                while diff:
+                    low = diff & -diff
+                    obs[base + low.bit_length() - 1] = 1.0 if new & low else 0.0
+                    diff ^= low
+            base += 52
         self._masks = masks
         if o != self._other:
             obs[_CARDS_END : _O["card_points"]] = o
@@ -332,9 +332,9 @@ def _parts(game: Game, seat: int, selected: int) -> tuple[list[int], list[float]
     trick = [0, 0, 0, 0]
     for s, c in zip(game.trick_seats, game.trick_cards):
         trick[(s - me) & 3] = 1 << c
+    r1, r2, r3 = rel[1], rel[2], rel[3]
     masks = [game.hands[me], selected, played, passed, received[me] or 0, *trick]
-    masks += [taken[s] for s in rel]
-    masks.append(0)
+    masks += (taken[me], taken[r1], taken[r2], taken[r3], 0)
     for s in rel[1:]:
         k = charged[s] | exposed[s] | revealed[s]
         if s == pass_to and received[s] is not None:  # delivered once all four have passed
@@ -354,7 +354,8 @@ def _parts(game: Game, seat: int, selected: int) -> tuple[list[int], list[float]
         for p in game.trick_seats:
             left[p] -= 1
     else:
-        left = [h.bit_count() for h in game.hands]
+        hands = game.hands
+        left = [hands[0].bit_count(), hands[1].bit_count(), hands[2].bit_count(), hands[3].bit_count()]
     voids, totals, tricks_won, numbers_won = game.voids, game.totals, game.tricks_won, game.trick_numbers_won
     for r, s in enumerate(rel):
         v = voids[s]
