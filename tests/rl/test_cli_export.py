@@ -38,6 +38,7 @@ def test_simulate_exports_one_row_per_decision(tmp_path: Path, suffix: str) -> N
 
 
 def test_unknown_decision_format_is_a_usage_error(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["simulate", "-n", "1", "-q", "--export-decisions", str(tmp_path / "x.csv")])
+    args = ["simulate", "--seats", "random", "-n", "1", "-q"]
+    result = CliRunner().invoke(main, [*args, "--export-decisions", str(tmp_path / "x.csv")])
     assert result.exit_code == 2
     assert "parquet" in result.output
