@@ -131,3 +131,19 @@ def test_render_ansi_describes_the_table() -> None:
     env.reset(seed=0)
     text = env.render()
     assert text is not None and "hand" in text and "totals" in text
+
+
+def test_game_seed_and_fixed_deals_set_the_cards() -> None:
+    from moonshot.engine import DealSpec, Game
+    from moonshot.rl.observation import OBSERVATION_SLICES
+    from moonshot.variants import find_variant
+
+    env = HeartsEnv(variant="standard", opponents="random", seat=2)
+    obs, _ = env.reset(seed=1, options={"game_seed": 5})
+    want = Game(find_variant("standard"), 5).hands[2]
+    assert np.flatnonzero(obs["observation"][OBSERVATION_SLICES["hand"]]).tolist() == [
+        c for c in range(52) if want >> c & 1
+    ]
+    hands = tuple(sum(1 << c for c in range(13 * s, 13 * s + 13)) for s in range(4))
+    obs, _ = env.reset(seed=1, options={"deals": [DealSpec(hands)] * 30})  # type: ignore[arg-type]
+    assert np.flatnonzero(obs["observation"][OBSERVATION_SLICES["hand"]]).tolist() == list(range(26, 39))
