@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from moonshot import __version__
+from moonshot.actions import action_from_dict
 from moonshot.sim import (
     GameRecord,
     UnknownBot,
@@ -101,6 +102,12 @@ def _progress(quiet: bool) -> Progress:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write one JSON line per game (format: README, 'Game records').",
 )
+@click.option(
+    "--export-decisions",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write one row per decision (observation, legal mask, action, reward, game id, seat, ...) "
+    "to FILE.parquet or FILE.jsonl; read it with moonshot.rl.datasets.read_decisions (docs/rl.md).",
+)
 @click.option("--max-score", type=click.IntRange(min=1), help="Score limit for variants that end at a score.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def simulate(
@@ -111,6 +118,7 @@ def simulate(
     duplicate: bool,
     workers: int,
     export: Path | None,
+    export_decisions: Path | None,
     max_score: int | None,
     quiet: bool,
 ) -> None:
@@ -125,6 +133,7 @@ def simulate(
         raise click.UsageError(str(e)) from e
     todo = tasks(range(seed, seed + games), duplicate)
     records: list[GameRecord] = []
+    decisions = _decision_writer(export_decisions) if export_decisions else None
     out = export.open("w", encoding="utf-8") if export else None
     start = time.perf_counter()
     deals = 0
@@ -136,17 +145,57 @@ def simulate(
                 deals += rec.deals
                 if out:
                     out.write(json.dumps(rec.to_json(), separators=(",", ":")) + "\n")
+                status = ""
+                if decisions is not None:
+                    decisions.add(rules, rec, len(records) - 1)
+                    status = f", {decisions.rows} decisions"
                 elapsed = time.perf_counter() - start
-                progress.update(bar, advance=1, status=f"{deals} deals, {deals / max(elapsed, 1e-9):.0f} deals/s")
+                status = f"{deals} deals, {deals / max(elapsed, 1e-9):.0f} deals/s{status}"
+                progress.update(bar, advance=1, status=status)
     except KeyboardInterrupt:
         err_console.print(f"[yellow]interrupted after {len(records)} games[/]")
     finally:
         if out:
             out.close()
+        if decisions is not None:
+            decisions.close()
     elapsed = time.perf_counter() - start
     _print_summary(records, rules.name, rules.negative_scores, duplicate, elapsed)
     if export:
         console.print(f"wrote {len(records)} games to {export}")
+    if decisions is not None:
+        console.print(f"wrote {decisions.rows} decisions of {len(records)} games to {export_decisions}")
+
+
+class _DecisionExport:
+    """``--export-decisions``: each finished game's decisions, rebuilt from its record (moonshot.rl)."""
+
+    def __init__(self, path: Path) -> None:
+        from moonshot.rl.datasets import DecisionWriter, record_decisions
+
+        self._record_decisions = record_decisions
+        self._writer = DecisionWriter(path)
+
+    @property
+    def rows(self) -> int:
+        return self._writer.rows
+
+    def add(self, rules: Any, rec: GameRecord, game_id: int) -> None:
+        actions = [action_from_dict(a) for a in rec.actions]
+        rows = self._record_decisions(rules, rec.seed, actions, rec.seats, game_id=game_id, rotation=rec.rotation)
+        self._writer.write(rows)
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+def _decision_writer(path: Path) -> _DecisionExport:
+    try:
+        return _DecisionExport(path)
+    except ImportError as e:
+        raise click.UsageError(f"--export-decisions needs the rl extra: pip install 'moonshot[rl,data]' ({e})") from e
+    except (ValueError, RuntimeError) as e:
+        raise click.UsageError(str(e)) from e
 
 
 def _print_summary(records: list[GameRecord], variant: str, negative: bool, duplicate: bool, elapsed: float) -> None:

@@ -1,0 +1,201 @@
+"""RL throughput: moonshot's environments against OpenSpiel's hearts, in one run, on one core.
+
+    python benchmarks/rl.py [--seconds 2] [--rounds 3] [--batch 8192]
+
+Rows (each the best of ``--rounds`` interleaved rounds, so a busy machine hurts both sides alike):
+
+* env steps/s — moonshot ``HeartsEnv`` (standard, random opponents, random legal actions from the
+  mask; one step = one learner decision, with the bots' moves, observation and mask), the AEC env
+  (one step = one seat's decision), the batched ``HeartsVectorEnv`` (steps x games), and OpenSpiel's
+  hearts through its Python API: random legal actions only, and with the information-state tensor an
+  RL step needs (OpenSpiel's hearts has no observation tensor).
+* full deals/s — ``BatchedHearts.play_random_deals`` (four random seats, passing included) against
+  ``pyspiel.evaluate_bots`` with four uniform random bots (the C++ loop; chance nodes included).
+
+Targets: single env >= OpenSpiel through Python; batched deals/s >= 3x OpenSpiel's C++ loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import time
+from collections.abc import Callable
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+
+from moonshot.rl.aec import raw_env
+from moonshot.rl.env import HeartsEnv
+from moonshot.rl.vector import BatchedHearts, HeartsVectorEnv
+
+
+def rate(work: Callable[[], int], seconds: float) -> float:
+    """Units of work per second: ``work`` returns how many units one call did."""
+    done = 0
+    start = time.perf_counter()
+    while True:
+        done += work()
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds:
+            return done / elapsed
+
+
+def single_env() -> Callable[[], int]:
+    env = HeartsEnv(variant="standard", opponents="random")
+    rng = random.Random(0)  # the same cheap choice as the OpenSpiel loop's
+    state = {"obs": env.reset(seed=0)[0]}
+
+    def work() -> int:
+        obs = state["obs"]
+        for _ in range(200):
+            legal = np.flatnonzero(obs["action_mask"])
+            obs, _, done, _, _ = env.step(int(legal[rng.randrange(len(legal))]))
+            if done:
+                obs, _ = env.reset()
+        state["obs"] = obs
+        return 200
+
+    return work
+
+
+def aec() -> Callable[[], int]:
+    env = raw_env(variant="standard")
+    env.reset(seed=0)
+    rng = random.Random(0)
+
+    def work() -> int:
+        for _ in range(200):
+            if all(env.terminations.values()):
+                env.reset()
+            legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+            env.step(int(legal[rng.randrange(len(legal))]))
+        return 200
+
+    return work
+
+
+def vector_env(n: int) -> Callable[[], int]:
+    env = HeartsVectorEnv(num_envs=n)
+    rng = np.random.default_rng(0)
+    state = {"obs": env.reset(seed=0)[0]}
+
+    def work() -> int:
+        obs = state["obs"]
+        for _ in range(20):
+            mask = obs["action_mask"]
+            actions = np.argmax(rng.random(mask.shape) * mask, axis=1)
+            obs, *_ = env.step(actions)
+        state["obs"] = obs
+        return 20 * n
+
+    return work
+
+
+def batched_deals(n: int) -> Callable[[], int]:
+    core = BatchedHearts(n)
+    rng = np.random.default_rng(0)
+
+    def work() -> int:
+        core.play_random_deals(rng, n)
+        return n
+
+    return work
+
+
+def openspiel_python(with_obs: bool) -> Callable[[], int]:
+    import pyspiel
+
+    game = pyspiel.load_game("hearts")
+    rng = random.Random(0)
+
+    def work() -> int:
+        steps = 0
+        for _ in range(5):
+            state = game.new_initial_state()
+            while not state.is_terminal():
+                if state.is_chance_node():
+                    outcomes, probs = zip(*state.chance_outcomes())
+                    state.apply_action(rng.choices(outcomes, probs)[0])
+                else:
+                    if with_obs:
+                        state.information_state_tensor()
+                    state.apply_action(rng.choice(state.legal_actions()))
+                    steps += 1
+        return steps
+
+    return work
+
+
+def openspiel_cpp() -> Callable[[], int]:
+    import pyspiel
+
+    game = pyspiel.load_game("hearts")
+    bots = [pyspiel.make_uniform_random_bot(p, 1000 + p) for p in range(4)]
+    counter = {"seed": 0}
+
+    def work() -> int:
+        for _ in range(50):
+            counter["seed"] += 1
+            pyspiel.evaluate_bots(game.new_initial_state(), bots, counter["seed"])
+        return 50
+
+    return work
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=2.0, help="length of one measurement")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (best one counts)")
+    parser.add_argument("--batch", type=int, default=8192, help="games per batch for the batched simulator")
+    parser.add_argument("--vector-envs", type=int, default=1024, help="sub-environments of the vector env")
+    args = parser.parse_args()
+    try:
+        import pyspiel  # noqa: F401
+
+        have_openspiel = True
+    except ImportError:
+        have_openspiel = False
+        print("(OpenSpiel is not installed: pip install open-spiel; its rows are skipped)")
+
+    rows: dict[str, Callable[[], int]] = {
+        "moonshot HeartsEnv (single)": single_env(),
+        "moonshot AEC env (per seat decision)": aec(),
+        f"moonshot HeartsVectorEnv x{args.vector_envs}": vector_env(args.vector_envs),
+        f"moonshot BatchedHearts x{args.batch} (deals)": batched_deals(args.batch),
+    }
+    if have_openspiel:
+        rows["OpenSpiel hearts, Python, random actions"] = openspiel_python(False)
+        rows["OpenSpiel hearts, Python, + info-state tensor"] = openspiel_python(True)
+        rows["OpenSpiel evaluate_bots C++ (deals)"] = openspiel_cpp()
+    best = dict.fromkeys(rows, 0.0)
+    for r in range(args.rounds):
+        for name, work in rows.items():
+            best[name] = max(best[name], rate(work, args.seconds))
+        print(f"round {r + 1}/{args.rounds} done", flush=True)
+
+    print()
+    print(f"{'measurement':<48} {'per second':>14}")
+    print("-" * 63)
+    for name, value in best.items():
+        unit = "deals" if "(deals)" in name else "steps"
+        print(f"{name:<48} {value:>14,.0f} {unit}")
+    if not have_openspiel:
+        return
+    single = best["moonshot HeartsEnv (single)"]
+    os_raw = best["OpenSpiel hearts, Python, random actions"]
+    os_obs = best["OpenSpiel hearts, Python, + info-state tensor"]
+    deals = best[f"moonshot BatchedHearts x{args.batch} (deals)"]
+    cpp = best["OpenSpiel evaluate_bots C++ (deals)"]
+    print()
+    print("ratios")
+    print(f"  single env / OpenSpiel Python (with info state):   {single / os_obs:6.2f}x  (target >= 1)")
+    print(f"  single env / OpenSpiel Python (actions only):      {single / os_raw:6.2f}x")
+    print(f"  batched deals / OpenSpiel C++ evaluate_bots:       {deals / cpp:6.2f}x  (target >= 3)")
+
+
+if __name__ == "__main__":
+    main()
