@@ -206,7 +206,7 @@ def score_deal(
     jd_mult = 2 if doubled >> JACK_DIAMONDS & 1 else 1
     tc_mult = rules.ten_of_clubs_multiplier * (2 if doubled >> TEN_CLUBS & 1 else 1)
     cp = sc.card_points
-    qs_bit, jd_bit, tc_bit = 1 << QUEEN_SPADES, 1 << JACK_DIAMONDS, 1 << TEN_CLUBS
+    qs_bit, tc_bit = 1 << QUEEN_SPADES, 1 << TEN_CLUBS
 
     # "moon" points: hearts and the queen (the subtotal the moon rules act on)
     moon_part = [0, 0, 0, 0]

@@ -1,0 +1,268 @@
+"""The ``moonshot`` command line: simulate, replay, demo, variants (and, as they land, serve, bot...)."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import random
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from moonshot import __version__
+from moonshot.sim import (
+    GameRecord,
+    UnknownBot,
+    make_bot,
+    parse_seats,
+    play_game,
+    summarise,
+    tasks,
+    verify_record,
+)
+from moonshot.variants import VARIANTS, UnknownVariant, find_variant
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="moonshot")
+def main() -> None:
+    """moonshot: one Hearts engine for every protocol, bots, a simulator and an RL environment."""
+
+
+# ----------------------------------------------------------------------------- simulate
+_WORKER_STATE: dict[str, Any] = {}
+
+
+def _worker_init(variant: str, options: dict[str, int], seats: tuple[str, ...]) -> None:
+    _WORKER_STATE["rules"] = find_variant(variant, **options)
+    _WORKER_STATE["options"] = options
+    _WORKER_STATE["seats"] = seats
+
+
+def _worker_play(task: tuple[int, int]) -> GameRecord:
+    seed, rotation = task
+    return play_game(_WORKER_STATE["rules"], seed, _WORKER_STATE["seats"], rotation, options=_WORKER_STATE["options"])
+
+
+def _records(
+    variant: str, options: dict[str, int], seats: tuple[str, ...], todo: list[tuple[int, int]], workers: int
+) -> Iterator[GameRecord]:
+    if workers <= 1:
+        _worker_init(variant, options, seats)
+        for t in todo:
+            yield _worker_play(t)
+        return
+    chunk = max(1, len(todo) // (workers * 16))
+    ctx = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
+    with ctx.Pool(workers, initializer=_worker_init, initargs=(variant, options, seats)) as pool:
+        yield from pool.imap(_worker_play, todo, chunksize=chunk)
+
+
+def _progress(quiet: bool) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        disable=quiet,
+        transient=False,
+    )
+
+
+@main.command()
+@click.option("--variant", "-v", default="standard", show_default=True, help="Rules to play (see `moonshot variants`).")
+@click.option(
+    "--games", "-n", default=100, show_default=True, type=click.IntRange(min=1), help="Games (seeds) to play."
+)
+@click.option(
+    "--seats",
+    default="heuristic,random,random,random",
+    show_default=True,
+    help="Bot per seat N,E,S,W (a shorter list repeats its last name).",
+)
+@click.option("--seed", "-s", default=0, show_default=True, type=int, help="First seed; games use seed, seed+1, ...")
+@click.option("--duplicate", is_flag=True, help="Play each seed 4 times with the bots rotated through the seats.")
+@click.option("--workers", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
+@click.option(
+    "--export",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write one JSON line per game (format: README, 'Game records').",
+)
+@click.option("--max-score", type=click.IntRange(min=1), help="Score limit for variants that end at a score.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def simulate(
+    variant: str,
+    games: int,
+    seats: str,
+    seed: int,
+    duplicate: bool,
+    workers: int,
+    export: Path | None,
+    max_score: int | None,
+    quiet: bool,
+) -> None:
+    """Play bot-vs-bot games and print, per policy: mean points per deal (95% CI), win rate, moons."""
+    options = {"max_score": max_score} if max_score else {}
+    try:
+        rules = find_variant(variant, **options)
+        seat_names = parse_seats(seats)
+        for name in set(seat_names):
+            make_bot(name)  # fail now, not in a worker, if a bot is unavailable
+    except (UnknownVariant, UnknownBot, ValueError) as e:
+        raise click.UsageError(str(e)) from e
+    todo = tasks(range(seed, seed + games), duplicate)
+    records: list[GameRecord] = []
+    out = export.open("w", encoding="utf-8") if export else None
+    start = time.perf_counter()
+    deals = 0
+    try:
+        with _progress(quiet) as progress:
+            bar = progress.add_task(f"{rules.name}", total=len(todo), status="")
+            for rec in _records(rules.name, options, seat_names, todo, workers):
+                records.append(rec)
+                deals += rec.deals
+                if out:
+                    out.write(json.dumps(rec.to_json(), separators=(",", ":")) + "\n")
+                elapsed = time.perf_counter() - start
+                progress.update(bar, advance=1, status=f"{deals} deals, {deals / max(elapsed, 1e-9):.0f} deals/s")
+    except KeyboardInterrupt:
+        err_console.print(f"[yellow]interrupted after {len(records)} games[/]")
+    finally:
+        if out:
+            out.close()
+    elapsed = time.perf_counter() - start
+    _print_summary(records, rules.name, rules.negative_scores, duplicate, elapsed)
+    if export:
+        console.print(f"wrote {len(records)} games to {export}")
+
+
+def _print_summary(records: list[GameRecord], variant: str, negative: bool, duplicate: bool, elapsed: float) -> None:
+    stats = summarise(records)
+    deals = sum(r.deals for r in records)
+    better = "higher" if negative else "lower"
+    table = Table(
+        title=f"{variant}: {len(records)} games, {deals} deals{' (duplicate)' if duplicate else ''}, "
+        f"{elapsed:.1f} s — {better} points are better"
+    )
+    table.add_column("policy")
+    table.add_column("seat-games", justify="right")
+    table.add_column("seat-deals", justify="right")
+    table.add_column("points/deal", justify="right")
+    table.add_column("95% CI", justify="right")
+    table.add_column("win rate", justify="right")
+    table.add_column("moons", justify="right")
+    for st in sorted(stats.values(), key=lambda s: s.mean, reverse=negative):
+        table.add_row(
+            st.name,
+            str(st.games),
+            str(len(st.deal_points)),
+            f"{st.mean:.3f}",
+            f"± {st.ci95:.3f}",
+            f"{100 * st.win_rate:.1f}%",
+            str(st.moons),
+        )
+    console.print(table)
+
+
+# ----------------------------------------------------------------------------- replay
+@main.command("replay")
+@click.argument("source", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--quiet", "-q", is_flag=True, help="Only print failures and the summary.")
+def replay_cmd(source: Path, quiet: bool) -> None:
+    """Replay every game in an exported JSON-lines FILE and verify the same actions give the same scores."""
+    ok = bad = 0
+    with source.open(encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as e:
+                bad += 1
+                console.print(f"[red]line {number}: not JSON ({e})[/]")
+                continue
+            result = verify_record(data, number)
+            if result.ok:
+                ok += 1
+                if not quiet:
+                    console.print(f"line {number}: ok — {result.message}")
+            else:
+                bad += 1
+                console.print(f"[red]line {number}: MISMATCH — {result.message}[/]")
+    console.print(f"{ok} games verified, {bad} failed")
+    if bad or not ok:
+        sys.exit(1)
+
+
+# ----------------------------------------------------------------------------- variants / demo
+@main.command()
+def variants() -> None:
+    """List the rule variants."""
+    table = Table(title="variants")
+    table.add_column("name")
+    table.add_column("rules")
+    for name, rules in VARIANTS.items():
+        table.add_row(name, rules.description)
+    console.print(table)
+
+
+@main.command()
+@click.option("--games", "-n", default=50, show_default=True, type=click.IntRange(min=1))
+def demo(games: int) -> None:
+    """A short tour: one narrated deal, then a duplicate simulation of heuristic vs random."""
+    from moonshot.cards import format_cards
+    from moonshot.engine import Game
+    from moonshot.events import DealEnded, PassSent, TrickEnded
+    from moonshot.views import seat_view
+
+    names = ("N", "E", "S", "W")
+    seats = ("heuristic", "random", "random", "random")
+    try:
+        bots = [make_bot(n) for n in seats]
+    except UnknownBot:
+        seats = ("random", "random", "random", "random")
+        bots = [make_bot(n) for n in seats]
+    console.rule("[bold]moonshot demo: one deal of standard Hearts")
+    console.print("Seats: " + ", ".join(f"{names[i]}={seats[i]}" for i in range(4)))
+    game = Game(find_variant("standard"), seed=7)
+    rngs = [random.Random(i) for i in range(4)]
+    for s in range(4):
+        console.print(f"  {names[s]} holds {' '.join(format_cards(game.hands[s]))}")
+    while game.deal_index == 0 and not game.over:
+        seat = game.to_act()[0]
+        for e in game.apply(bots[seat].act(seat_view(game, seat), rngs[seat])):
+            if isinstance(e, PassSent):
+                console.print(f"  {names[e.seat]} passes {' '.join(format_cards(e.cards or 0))} to {names[e.to]}")
+            elif isinstance(e, TrickEnded):
+                cards = " ".join(f"{names[s]}:{c}" for s, c in zip(e.seats, format_cards(e.cards)))
+                console.print(f"  trick {e.trick:2}: {cards}  → {names[e.winner]} takes {e.points} pts")
+            elif isinstance(e, DealEnded):
+                console.print(f"  deal over: points {dict(zip(names, e.points))}, moon: {e.moon}")
+    console.rule(f"[bold]{games} seeds × 4 rotations, heuristic vs three random")
+    rules = find_variant("standard")
+    records = []
+    start = time.perf_counter()
+    with _progress(False) as progress:
+        bar = progress.add_task("standard", total=games * 4, status="")
+        for seed, rotation in tasks(range(games), True):
+            records.append(play_game(rules, seed, seats, rotation))
+            progress.update(bar, advance=1)
+    _print_summary(records, "standard", False, True, time.perf_counter() - start)
+    console.print("Next: `moonshot simulate --help`, `moonshot variants`, and the README.")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,248 @@
+"""Self-play: play games between bot policies, fast, reproducibly, and summarise them.
+
+A game is fully described by ``(variant, seed, seat policies, rotation)``: the seed fixes every
+deal, and each seat's bot gets its own RNG derived from the same numbers, so any game can be
+played again bit for bit. Duplicate play runs each seed four times with the policies rotated
+through the seats, so every policy meets the same cards from every seat and luck cancels out.
+
+This module is pure (no I/O); the CLI adds processes, progress bars and files around it.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib import import_module
+from typing import Any
+
+from moonshot.actions import action_from_dict, action_to_dict
+from moonshot.bots.base import Bot
+from moonshot.engine import Game, replay
+from moonshot.events import DealEnded
+from moonshot.rules import Rules
+from moonshot.variants import find_variant
+from moonshot.views import seat_view
+
+RECORD_FORMAT = "moonshot.game/1"
+
+# name -> "module:Class"; imported lazily so a missing optional bot never breaks the others
+BOT_REGISTRY: dict[str, str] = {
+    "random": "moonshot.bots.random:RandomBot",
+    "heuristic": "moonshot.bots.heuristic:HeuristicBot",
+    "search": "moonshot.bots.search:SearchBot",
+}
+
+
+class UnknownBot(ValueError):
+    pass
+
+
+def bot_names() -> list[str]:
+    """Bots that can be loaded here."""
+    out = []
+    for name in BOT_REGISTRY:
+        try:
+            make_bot(name)
+        except UnknownBot:
+            continue
+        out.append(name)
+    return out
+
+
+def make_bot(name: str, **options: Any) -> Bot:
+    """A fresh bot by name (``random``, ``heuristic``, ...)."""
+    target = BOT_REGISTRY.get(name)
+    if target is None:
+        raise UnknownBot(f"unknown bot {name!r}; known: {', '.join(BOT_REGISTRY)}")
+    module_name, _, cls_name = target.partition(":")
+    try:
+        cls = getattr(import_module(module_name), cls_name)
+    except (ImportError, AttributeError) as e:
+        raise UnknownBot(f"bot {name!r} is not available in this installation ({e})") from e
+    bot: Bot = cls(**options)
+    return bot
+
+
+def parse_seats(text: str) -> tuple[str, str, str, str]:
+    """``"heuristic,random"`` → four seat policies; a short list is repeated (its last name)."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names or len(names) > 4:
+        raise ValueError(f"--seats needs 1 to 4 comma-separated bot names, got {text!r}")
+    for n in names:
+        if n not in BOT_REGISTRY:
+            raise UnknownBot(f"unknown bot {n!r}; known: {', '.join(BOT_REGISTRY)}")
+    while len(names) < 4:
+        names.append(names[-1])
+    return (names[0], names[1], names[2], names[3])
+
+
+@dataclass
+class GameRecord:
+    """One finished game: enough to replay it and to score it."""
+
+    variant: str
+    seed: int
+    rotation: int
+    seats: tuple[str, ...]  # policy name per seat, in seat order N, E, S, W
+    actions: list[dict[str, Any]]
+    deals: int
+    scores: tuple[int, ...]  # final totals per seat
+    deal_points: list[tuple[int, ...]]  # per deal, per seat
+    moons: list[int | None]  # per deal: the seat that shot the moon
+    winners: tuple[int, ...]
+    options: dict[str, int] = field(default_factory=dict)  # find_variant options (max_score)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": RECORD_FORMAT,
+            "variant": self.variant,
+            "options": self.options,
+            "seed": self.seed,
+            "rotation": self.rotation,
+            "seats": list(self.seats),
+            "deals": self.deals,
+            "scores": list(self.scores),
+            "deal_points": [list(p) for p in self.deal_points],
+            "moons": self.moons,
+            "winners": list(self.winners),
+            "actions": self.actions,
+        }
+
+
+def rotated(seats: Sequence[str], rotation: int) -> tuple[str, ...]:
+    """Seat ``i`` gets policy ``seats[(i - rotation) % 4]``."""
+    return tuple(seats[(i - rotation) % 4] for i in range(4))
+
+
+def play_game(
+    rules: Rules,
+    seed: int,
+    seats: Sequence[str],
+    rotation: int = 0,
+    bots: Sequence[Bot] | None = None,
+    options: dict[str, int] | None = None,
+) -> GameRecord:
+    """Play one game to the end with the given seat policies (rotated by ``rotation``)."""
+    names = rotated(seats, rotation)
+    players = list(bots) if bots is not None else [make_bot(n) for n in names]
+    rngs = [random.Random(f"moonshot-bot:{seed}:{rotation}:{s}") for s in range(4)]
+    game = Game(rules, seed)
+    while not game.over:
+        seat = game.to_act()[0]
+        game.apply(players[seat].act(seat_view(game, seat), rngs[seat]))
+    ends = [e for e in game.log if isinstance(e, DealEnded)]
+    return GameRecord(
+        variant=rules.name,
+        seed=seed,
+        rotation=rotation,
+        seats=names,
+        actions=[action_to_dict(a) for a in game.actions],
+        deals=len(ends),
+        scores=tuple(game.totals),
+        deal_points=[e.points for e in ends],
+        moons=[e.moon for e in ends],
+        winners=game.winners,
+        options=dict(options or {}),
+    )
+
+
+def tasks(seeds: Iterable[int], duplicate: bool) -> list[tuple[int, int]]:
+    """(seed, rotation) pairs to play."""
+    return [(s, r) for s in seeds for r in (range(4) if duplicate else (0,))]
+
+
+@dataclass
+class PolicyStats:
+    """Per-policy results, aggregated over every seat it sat in."""
+
+    name: str
+    deal_points: list[int] = field(default_factory=list)
+    games: int = 0
+    wins: float = 0.0  # a tie for the win counts as a share
+    moons: int = 0
+
+    @property
+    def mean(self) -> float:
+        return sum(self.deal_points) / len(self.deal_points) if self.deal_points else math.nan
+
+    @property
+    def ci95(self) -> float:
+        """Half-width of the normal-approximation 95% confidence interval of the mean."""
+        n = len(self.deal_points)
+        if n < 2:
+            return math.nan
+        m = self.mean
+        var = sum((x - m) ** 2 for x in self.deal_points) / (n - 1)
+        return 1.96 * math.sqrt(var / n)
+
+    @property
+    def win_rate(self) -> float:
+        return self.wins / self.games if self.games else math.nan
+
+
+def summarise(records: Iterable[GameRecord]) -> dict[str, PolicyStats]:
+    stats: dict[str, PolicyStats] = {}
+    for rec in records:
+        share = 1.0 / len(rec.winners) if rec.winners else 0.0
+        for seat, name in enumerate(rec.seats):
+            st = stats.setdefault(name, PolicyStats(name))
+            st.games += 1
+            st.deal_points.extend(p[seat] for p in rec.deal_points)
+            if seat in rec.winners:
+                st.wins += share
+            st.moons += sum(1 for m in rec.moons if m == seat)
+    return stats
+
+
+@dataclass
+class ReplayResult:
+    line: int
+    ok: bool
+    message: str
+
+
+def verify_record(data: Any, line: int = 0) -> ReplayResult:
+    """Replay one exported game and check it gives the recorded deals and scores."""
+    try:
+        if not isinstance(data, dict):
+            raise ValueError("a record must be a JSON object")
+        fmt = data.get("format", RECORD_FORMAT)
+        if fmt != RECORD_FORMAT:
+            raise ValueError(f"unknown record format {fmt!r}")
+        options = data.get("options") or {}
+        rules = find_variant(str(data["variant"]), **{str(k): int(v) for k, v in options.items()})
+        seed = int(data["seed"])
+        actions = [action_from_dict(a) for a in data["actions"]]
+        game = replay(rules, seed, actions)
+    except Exception as e:  # a bad line is reported, never fatal for the others
+        return ReplayResult(line, False, f"cannot replay: {e}")
+    if not game.over:
+        return ReplayResult(line, False, f"the actions end before the game does ({len(actions)} actions)")
+    deals = sum(1 for e in game.log if isinstance(e, DealEnded))
+    want_scores = [int(x) for x in data.get("scores", [])]
+    if list(game.totals) != want_scores:
+        return ReplayResult(line, False, f"scores differ: replayed {game.totals}, recorded {want_scores}")
+    if "deals" in data and int(data["deals"]) != deals:
+        return ReplayResult(line, False, f"deal count differs: replayed {deals}, recorded {data['deals']}")
+    return ReplayResult(line, True, f"seed {seed}: {deals} deals, scores {game.totals}")
+
+
+ProgressHook = Callable[[GameRecord], None]
+
+__all__ = [
+    "BOT_REGISTRY",
+    "GameRecord",
+    "PolicyStats",
+    "ReplayResult",
+    "UnknownBot",
+    "bot_names",
+    "make_bot",
+    "parse_seats",
+    "play_game",
+    "rotated",
+    "summarise",
+    "tasks",
+    "verify_record",
+]
