@@ -13,9 +13,8 @@ stays ``running`` there and is restored next start), flushes the store and exits
 from __future__ import annotations
 
 import asyncio
-import functools
-import importlib
 import contextlib
+import functools
 import json
 import logging
 import random
@@ -27,11 +26,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from moonshot.bots.base import Bot
-from moonshot.bots.random import RandomBot
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer
 from moonshot.server.lobby import Lobby
 from moonshot.server.table import BotSeat, OnBadAnswer, OnDisconnect, Seat, Table, TablePolicy, TableStatus
+from moonshot.sim import BOT_REGISTRY, UnknownBot, make_bot
 from moonshot.store import DEFAULT_URL, Store, StoreRecorder, register_rules, rules_named
 
 log = logging.getLogger("moonshot.server")
@@ -40,18 +39,15 @@ register_rules(SESSIONS_RULES)
 
 
 def bot_factory(name: str) -> Callable[[], Bot]:
-    """``heuristic`` (when the heuristic bot is installed) or ``random``."""
-    if name == "heuristic":
-        try:
-            mod = importlib.import_module("moonshot.bots.heuristic")
-            cls: Callable[[], Bot] = mod.HeuristicBot
-            return cls
-        except (ImportError, AttributeError):
-            log.warning("event=no_heuristic_bot using=random")
-            return RandomBot
-    if name == "random":
-        return RandomBot
-    raise ValueError(f"unknown bot {name!r} (heuristic, random)")
+    """A maker of fresh bots by name (see ``moonshot.sim``); falls back to ``random`` if missing."""
+    try:
+        make_bot(name)
+    except UnknownBot as e:
+        if name not in BOT_REGISTRY:
+            raise ValueError(str(e)) from e
+        log.warning("event=bot_unavailable bot=%s using=random", name)
+        name = "random"
+    return functools.partial(make_bot, name)
 
 
 @dataclass
