@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import json
 import logging
 from collections.abc import Sequence
@@ -83,9 +84,17 @@ def register_rules(rules: Rules) -> None:
     _EXTRA_RULES[rules.name] = rules
 
 
+# rules defined by a protocol rather than moonshot.variants, found without importing every protocol
+_PROTOCOL_RULES = {"sessions": ("moonshot.protocols.sessions.codec", "SESSIONS_RULES")}
+
+
 def rules_named(name: str) -> Rules:
     if name in _EXTRA_RULES:
         return _EXTRA_RULES[name]
+    if name in _PROTOCOL_RULES:
+        module, attr = _PROTOCOL_RULES[name]
+        rules: Rules = getattr(importlib.import_module(module), attr)
+        return rules
     if name in VARIANTS:
         return find_variant(name)
     raise KeyError(f"unknown rules {name!r}")
