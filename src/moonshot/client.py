@@ -51,6 +51,7 @@ class View:
     """What one session knows at a decision."""
 
     me: str  # my player tag, e.g. "bot(3)"
+    session_id: int
     player_order: list[str]  # seat order (start_game)
     round_index: int
     pass_direction: str  # Left | Right | Across | Keeper
@@ -79,10 +80,11 @@ class Player:
     name = "player"
     kind = "bot"  # or "human": the lobby uses it for humans_only / bots_only
 
-    def pass_cards(self, view: View) -> list[str]:
+    def pass_cards(self, view: View) -> list[str] | None:
         return view.hand[:3]
 
-    def play(self, view: View) -> str:
+    def play(self, view: View) -> str | None:
+        """The card to play; ``None`` sends nothing (the player answered by itself)."""
         return view.legal_moves[0]
 
     def game_over(self, result: GameResult) -> Any:
@@ -309,8 +311,10 @@ class _Session:
                 if msg["pass_direction"] != "Keeper":
                     view = self._view(k, scores, [], trick_index, Phase.PASS, 0)
                     cards = await _maybe_await(player.pass_cards(view))
-                    k.passed = sum(1 << parse_card(str(c)) for c in cards)
-                    self.send({"type": "donated_cards", "cards": [str(c) for c in cards]})
+                    if cards is not None:
+                        with contextlib.suppress(ValueError):
+                            k.passed = sum(1 << parse_card(str(c)) for c in cards)
+                        self.send({"type": "donated_cards", "cards": [str(c) for c in cards]})
             elif t == "received_cards":
                 got = sum(1 << parse_card(c) for c in msg["cards"])
                 k.passed = sum(1 << parse_card(c) for c in msg.get("donated_cards", [])) or k.passed
@@ -325,7 +329,8 @@ class _Session:
                 mask = sum(1 << parse_card(c) for c in legal)
                 view = self._view(k, scores, legal, trick_index, Phase.PLAY, mask)
                 card = await _maybe_await(player.play(view))
-                self.send({"type": "decided_move", "card": str(card)})
+                if card is not None:  # None: the player answered by itself (or chose silence)
+                    self.send({"type": "decided_move", "card": str(card)})
             elif t == "move_report":
                 seat = k.seat_of(msg["player_tag"])
                 k.card_played(seat, parse_card(msg["card"]))
@@ -352,6 +357,7 @@ class _Session:
         pts = {tags[s]: _points(k.taken[s]) for s in range(4)}
         return View(
             me=k.me,
+            session_id=self.id,
             player_order=list(tags),
             round_index=k.round_index,
             pass_direction=k.dir_name,

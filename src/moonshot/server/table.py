@@ -410,31 +410,42 @@ class Table:
             if self.game.over:
                 self._finish()
                 return
-            self._ask()
+            if self._ask():
+                # an in-process bot moved: let other tables (and our inbox) run before the next move
+                await asyncio.sleep(0)
+                while not self._inbox.empty():
+                    if self._handle(self._inbox.get_nowait()):
+                        return
+                continue
             if self.game.over:
                 continue
-            cmd = await self._inbox.get()
-            if isinstance(cmd, _Submit):
-                self._on_submit(cmd)
-            elif isinstance(cmd, _Reject):
-                p = self._pending.get(cmd.seat)
-                if p is not None and cmd.request_id in (None, p.request.request_id):
-                    self._bad_answer(cmd.seat, None, cmd.reason)
-            elif isinstance(cmd, _Expired):
-                self._on_expired(cmd.request_id)
-            elif isinstance(cmd, _Attach):
-                self._on_attach(cmd)
-            elif isinstance(cmd, _Detach):
-                self._on_detach(cmd)
-            elif isinstance(cmd, _Substitute):
-                self._on_substitute(cmd)
-            elif isinstance(cmd, _Watch):
-                self._on_watch(cmd)
-            elif isinstance(cmd, _Stop):
-                log.info("table=%s event=stopped reason=%s version=%d", self.id, cmd.reason, self.game.version)
-                self.status = TableStatus.STOPPED
-                self._close_all(cmd.reason)
+            if self._handle(await self._inbox.get()):
                 return
+
+    def _handle(self, cmd: object) -> bool:
+        """Carry out one inbox command; True when the table must stop."""
+        if isinstance(cmd, _Submit):
+            self._on_submit(cmd)
+        elif isinstance(cmd, _Reject):
+            p = self._pending.get(cmd.seat)
+            if p is not None and cmd.request_id in (None, p.request.request_id):
+                self._bad_answer(cmd.seat, None, cmd.reason)
+        elif isinstance(cmd, _Expired):
+            self._on_expired(cmd.request_id)
+        elif isinstance(cmd, _Attach):
+            self._on_attach(cmd)
+        elif isinstance(cmd, _Detach):
+            self._on_detach(cmd)
+        elif isinstance(cmd, _Substitute):
+            self._on_substitute(cmd)
+        elif isinstance(cmd, _Watch):
+            self._on_watch(cmd)
+        elif isinstance(cmd, _Stop):
+            log.info("table=%s event=stopped reason=%s version=%d", self.id, cmd.reason, self.game.version)
+            self.status = TableStatus.STOPPED
+            self._close_all(cmd.reason)
+            return True
+        return False
 
     def _finish(self) -> None:
         self.status = TableStatus.FINISHED
@@ -449,31 +460,32 @@ class Table:
         self._close_all("game over")
 
     # ------------------------------------------------------------ decisions
-    def _ask(self) -> None:
-        """Open a request for every seat the game waits on; answer at once for in-process bots."""
-        progressed = True
-        while progressed and not self.game.over:
-            progressed = False
-            for seat in self.game.to_act():
-                if seat in self._pending:
-                    continue
-                actor = self.chairs[seat].acting
-                if actor is None:
-                    continue  # an empty chair: paused until someone sits or a substitute comes
-                req = self._new_request(seat)
-                try:
-                    action = actor.act_now(self, req)
-                except Exception:
-                    log.exception("table=%s seat=%d event=bot_error", self.id, seat)
-                    action = None
-                if action is not None:
-                    self._apply(seat, action, forced=self.chairs[seat].occupant is None)
-                    progressed = True
-                    break  # to_act may have changed
-                self._open(req, actor)
-                if seat not in self._pending:  # the seat was detached in its callback
-                    progressed = True
-                    break
+    def _ask(self) -> bool:
+        """Open a request for every seat the game waits on. An in-process bot answers at once:
+        its action is applied and True returned (one action per call, so the loop can yield)."""
+        for seat in self.game.to_act():
+            if seat in self._pending:
+                continue
+            actor = self.chairs[seat].acting
+            if actor is None:
+                continue  # an empty chair: paused until someone sits or a substitute comes
+            req = self._new_request(seat)
+            try:
+                action = actor.act_now(self, req)
+            except Exception:
+                log.exception("table=%s seat=%d event=bot_error", self.id, seat)
+                action = None
+            if action is not None:
+                forced = self.chairs[seat].occupant is None
+                if action.seat != seat or not self.game.is_legal(action):
+                    log.warning("table=%s seat=%d event=bot_illegal action=%r", self.id, seat, action)
+                    action, forced = self.random_action(seat), True
+                self._apply(seat, action, forced=forced)
+                return True
+            self._open(req, actor)
+            if seat not in self._pending:  # detached in its callback: a substitute may act now
+                return True
+        return False
 
     def _new_request(self, seat: int) -> DecisionRequest:
         timeout = self.policy.decision_timeout
