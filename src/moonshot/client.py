@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import itertools
 import logging
@@ -64,7 +65,15 @@ class View:
     passed: list[str] = field(default_factory=list)
     received: list[str] = field(default_factory=list)
     played: list[str] = field(default_factory=list)  # every card played this round
-    seat_view: SeatView | None = None  # the same knowledge in moonshot's own form
+    _make_seat_view: Any = field(default=None, repr=False, compare=False)
+    _seat_view: SeatView | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def seat_view(self) -> SeatView | None:
+        """The same knowledge in moonshot's own form (what moonshot bots read); built on first use."""
+        if self._seat_view is None and self._make_seat_view is not None:
+            self._seat_view = self._make_seat_view()
+        return self._seat_view
 
     @property
     def passing_to(self) -> str | None:
@@ -370,7 +379,7 @@ class _Session:
             passed=format_cards(k.passed or 0),
             received=format_cards(k.received or 0),
             played=format_cards(k.played),
-            seat_view=k.seat_view(phase, mask),
+            _make_seat_view=functools.partial(k.seat_view, phase, mask),
         )
 
     async def _next(self, kind: str) -> dict[str, Any]:

@@ -70,6 +70,7 @@ class FrameProblem:
 
 
 _OUTSIDE = re.compile(r"\S")
+_RAW_DECODE = json.JSONDecoder().raw_decode
 _IN_OBJECT = re.compile(r'[{}"]')
 _IN_STRING = re.compile(r'["\\]')
 
@@ -115,6 +116,18 @@ class StreamDecoder:
                     i = n if j < 0 else j
                     continue
                 self._garbage = False
+                # fast path: a whole object is usually there already; the C decoder takes it
+                try:
+                    obj, end = _RAW_DECODE(buf, i)
+                except (ValueError, RecursionError):
+                    pass  # incomplete or malformed: the scanner below decides which
+                else:
+                    if end - i > self.max_message:
+                        out.append(FrameProblem(f"message longer than {self.max_message} bytes"))
+                    elif isinstance(obj, dict):
+                        out.append(obj)
+                    i = end
+                    continue
                 self._start = i
                 self._depth = 1
                 i += 1

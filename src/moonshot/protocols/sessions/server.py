@@ -55,6 +55,7 @@ class SessionSeat(Seat):
         self.base_tag = tag
         self.name = sc.tag_with_id(tag, session_id)
         self.kind = kind
+        self.wants_view = False  # a move_request carries only the legal moves
         self.codec = sc.SessionCodec(session_id, request_seq)
         self.table: Table | None = None
         self.seat = -1
@@ -75,8 +76,8 @@ class SessionSeat(Seat):
 
     def on_request(self, table: Table, request: DecisionRequest) -> None:
         self.request = request
-        if request.view.phase is Phase.PLAY:
-            self.conn.send(self.codec.move_request(request.view.legal_plays))
+        if request.phase is Phase.PLAY:
+            self.conn.send(self.codec.move_request(request.legal_plays))
         # passing: start_round already told the client; it sends donated_cards unprompted
 
     def on_rejected(self, table: Table, request: DecisionRequest, action: object, reason: str) -> None:
@@ -106,15 +107,15 @@ class SessionSeat(Seat):
             return
         self.request = None
         if isinstance(msg, sc.DecidedMove):
-            if req.view.phase is not Phase.PLAY:
+            if req.phase is not Phase.PLAY:
                 table.reject(self.seat, req.request_id, "decided_move while passing")
                 return
             table.submit(self.seat, Play.of(self.seat, msg.card), req.request_id)
             return
-        if req.view.phase not in (Phase.PASS, Phase.PILE):
+        if req.phase not in (Phase.PASS, Phase.PILE):
             table.reject(self.seat, req.request_id, "donated_cards while playing")
             return
-        need = req.view.rules.pass_count
+        need = table.rules.pass_count
         if msg.count != need or msg.cards.bit_count() != need:
             table.reject(self.seat, req.request_id, f"pass {need} different cards")
             return
