@@ -401,6 +401,7 @@ class Client:
         self.writer = writer
         self.decoder = StreamDecoder(1 << 20)
         self.sessions: dict[int, _Session] = {}
+        self.errors: list[str] = []  # error replies that name no session of ours
         self._responses: deque[asyncio.Future[dict[str, Any]]] = deque()
         self._connected: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._reader_task = asyncio.get_running_loop().create_task(self._read_loop())
@@ -473,6 +474,8 @@ class Client:
             return
         sid = msg.get("session_id")
         s = self.sessions.get(sid) if isinstance(sid, int) else None
+        if s is None and t == "error":
+            self.errors.append(str(msg.get("reason")))  # about the connection, not a session
         if s is None:
             log.warning("event=unrouted type=%s session=%s reason=%s", t, sid, msg.get("reason"))
             return

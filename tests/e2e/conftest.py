@@ -19,6 +19,7 @@ async def server(tmp_path: Path) -> AsyncIterator[ServerApp]:
             move_timeout=0.3,
             max_timeouts=3,
             fill_wait=0.3,
+            resync_idle=0.2,
             bot="random",
             seed=1,
         )

@@ -61,6 +61,7 @@ class ServerConfig:
     restore_grace: float = 30.0  # seconds a restored table waits for its players before bots play
     bot: str = "heuristic"  # the bot that fills chairs and replaces players who left
     max_message: int = MAX_MESSAGE
+    resync_idle: float = 5.0  # seconds of silence before half a message is dropped
     seed: int | None = None  # fixes table seeds (tests); None: random
 
 
@@ -93,7 +94,9 @@ class ServerApp:
             first_session = max(first_session, rec_players + 1)
         self.lobby = Lobby(self._start_table, self._make_bot, cfg.fill_wait, random.Random(self._rng.getrandbits(32)))
         if cfg.sessions_port is not None:
-            self.sessions = SessionsServer(self.lobby, SessionsOptions(max_message=cfg.max_message), first_session)
+            self.sessions = SessionsServer(
+                self.lobby, SessionsOptions(max_message=cfg.max_message, resync_idle=cfg.resync_idle), first_session
+            )
             self.sessions_port = await self.sessions.start(cfg.host, cfg.sessions_port)
             log.info("event=listening protocol=sessions host=%s port=%d", cfg.host, self.sessions_port)
 

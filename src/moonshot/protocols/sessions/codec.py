@@ -91,6 +91,25 @@ class StreamDecoder:
         self._garbage = False  # inside a run of non-JSON bytes (reported once)
 
     @property
+    def partial(self) -> bool:
+        """An object has begun and not ended (half a message)."""
+        return self._start >= 0
+
+    def discard_partial(self) -> int:
+        """Drop a half message (the peer went quiet in the middle of one); returns characters dropped.
+
+        A stream cut mid-object would otherwise swallow the messages that follow it."""
+        if self._start < 0:
+            return 0
+        dropped = len(self._buf) - self._start
+        self._buf = ""
+        self._pos = 0
+        self._start = -1
+        self._depth = 0
+        self._in_string = self._escape = self._skipping = False
+        return dropped
+
+    @property
     def buffered(self) -> int:
         """Characters held, waiting for the rest of a message."""
         return len(self._buf)

@@ -11,6 +11,8 @@ What a misbehaving client gets (it never affects another session, connection or 
   ``seq_num``; it is outside the session sequence), the connection stays open;
 * an over-long message (``max_message``, 64 KiB): an ``error`` reply; the message is dropped as
   it streams in, never buffered; the connection stays open;
+* half a message and then silence for ``resync_idle`` seconds: the half is dropped with an
+  ``error`` reply, so the stream resynchronises (else it would swallow the next messages);
 * an illegal card, a duplicate or wrong-sized pass, a malformed ``decided_move`` or
   ``donated_cards``, or a wrong ``seq_num`` on one of them: the move is forfeited at once; the
   server plays a random legal card (or pass) for the session, reported with ``move_source:
@@ -44,6 +46,7 @@ log = logging.getLogger("moonshot.sessions")
 class SessionsOptions:
     max_message: int = sc.MAX_MESSAGE
     max_backlog: int = 4 * 1024 * 1024  # bytes queued to a client that does not read
+    resync_idle: float = 5.0  # seconds of silence after which half a message is dropped
 
 
 class SessionSeat(Seat):
@@ -136,6 +139,7 @@ class SessionsConnection(asyncio.Protocol):
         self.sessions: dict[int, SessionSeat] = {}
         self.peer = "?"
         self.closed = False
+        self._resync: asyncio.TimerHandle | None = None
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -147,6 +151,9 @@ class SessionsConnection(asyncio.Protocol):
         log.info("event=connected peer=%s", self.peer)
 
     def data_received(self, data: bytes) -> None:
+        if self._resync is not None:
+            self._resync.cancel()
+            self._resync = None
         try:
             for item in self.decoder.feed(data):
                 if isinstance(item, sc.FrameProblem):
@@ -157,9 +164,22 @@ class SessionsConnection(asyncio.Protocol):
         except Exception:  # a bug here must cost this connection at most
             log.exception("event=connection_error peer=%s", self.peer)
             self.close()
+            return
+        if self.decoder.partial and not self.closed:
+            loop = asyncio.get_running_loop()
+            self._resync = loop.call_later(self.server.options.resync_idle, self._drop_partial)
+
+    def _drop_partial(self) -> None:
+        self._resync = None
+        dropped = self.decoder.discard_partial()
+        if dropped:
+            log.info("event=partial_dropped peer=%s chars=%d", self.peer, dropped)
+            self.send(sc.error_message(f"incomplete message dropped after {self.server.options.resync_idle}s"))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        if self._resync is not None:
+            self._resync.cancel()
         self.server.connections.discard(self)
         for s in list(self.sessions.values()):
             if s.candidate is not None:
