@@ -131,8 +131,14 @@ class Store:
         self.url = url
 
     @classmethod
-    async def open(cls, url: str = DEFAULT_URL) -> Store:
-        engine = create_async_engine(url, pool_pre_ping=url.startswith("postgresql"))
+    async def open(cls, url: str = DEFAULT_URL, schema: str | None = None) -> Store:
+        """Open (creating the tables if needed). ``schema``: a PostgreSQL schema to use (tests)."""
+        kwargs: dict[str, Any] = {}
+        if url.startswith("postgresql"):
+            kwargs["pool_pre_ping"] = True
+            if schema:
+                kwargs["connect_args"] = {"server_settings": {"search_path": schema}}
+        engine = create_async_engine(url, **kwargs)
         async with engine.begin() as conn:
             await conn.run_sync(metadata.create_all)
         return cls(engine, url)
