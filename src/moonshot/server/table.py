@@ -491,8 +491,12 @@ class Table:
 
     # ------------------------------------------------------------ decisions
     def _ask(self) -> bool:
-        """Open a request for every seat the game waits on. An in-process bot answers at once:
-        its action is applied and True returned (one action per call, so the loop can yield)."""
+        """Open a request for every seat the game waits on; True when something was applied.
+
+        Remote seats are asked first, so that all of them hear of a decision (a pass) at once,
+        before any in-process bot's answer is applied; the bots' answers follow, and the caller
+        yields to the event loop before asking again."""
+        ready: list[tuple[int, Action, bool]] = []
         for seat in self.game.to_act():
             if seat in self._pending:
                 continue
@@ -506,16 +510,19 @@ class Table:
                 log.exception("table=%s seat=%d event=bot_error", self.id, seat)
                 action = None
             if action is not None:
-                forced = self.chairs[seat].occupant is None
-                if action.seat != seat or not self.game.is_legal(action):
-                    log.warning("table=%s seat=%d event=bot_illegal action=%r", self.id, seat, action)
-                    action, forced = self.random_action(seat), True
-                self._apply(seat, action, forced=forced)
-                return True
+                ready.append((seat, action, self.chairs[seat].occupant is None))
+                continue
             self._open(req, actor)
             if seat not in self._pending:  # detached in its callback: a substitute may act now
                 return True
-        return False
+        for seat, action, forced in ready:
+            if self.game.over or seat not in self.game.to_act() or seat in self._pending:
+                break  # the game moved on: ask again
+            if action.seat != seat or not self.game.is_legal(action):
+                log.warning("table=%s seat=%d event=bot_illegal action=%r", self.id, seat, action)
+                action, forced = self.random_action(seat), True
+            self._apply(seat, action, forced=forced)
+        return bool(ready)
 
     def _new_request(self, seat: int, eager: bool = True) -> DecisionRequest:
         timeout = self.policy.decision_timeout
