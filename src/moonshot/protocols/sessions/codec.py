@@ -217,9 +217,12 @@ def _parse_object(text: str) -> dict[str, Any] | FrameProblem:
     return obj
 
 
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def encode(message: dict[str, Any]) -> bytes:
     """Compact JSON, no delimiter: what the reference server writes (its client splits on ``}{``)."""
-    return json.dumps(message, separators=(",", ":")).encode()
+    return _ENCODE(message).encode()
 
 
 # ------------------------------------------------------------------ client messages

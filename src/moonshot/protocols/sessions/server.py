@@ -140,6 +140,8 @@ class SessionsConnection(asyncio.Protocol):
         self.peer = "?"
         self.closed = False
         self._resync: asyncio.TimerHandle | None = None
+        self._out: list[bytes] = []
+        self._flush_pending = False
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -230,17 +232,33 @@ class SessionsConnection(asyncio.Protocol):
     def session_ended(self, seat: SessionSeat, reason: str) -> None:
         self.sessions.pop(seat.session_id, None)
 
-    # output
+    # output: buffered per connection and written once per loop turn (one send() for many
+    # messages: a connection carries many sessions, and a table turn emits several messages)
     def send(self, msg: dict[str, Any]) -> None:
-        if self.transport is None or self.closed:
+        if self.transport is None or self.closed or self.transport.is_closing():
             return
-        self.transport.write(sc.encode(msg))
-        self._check_backlog()
+        self._out.append(sc.encode(msg))
+        self._schedule_flush()
 
     def send_many(self, msgs: list[dict[str, Any]]) -> None:
-        if self.transport is None or self.closed or not msgs:
+        if self.transport is None or self.closed or not msgs or self.transport.is_closing():
             return
-        self.transport.write(b"".join(sc.encode(m) for m in msgs))
+        self._out.extend(sc.encode(m) for m in msgs)
+        self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        if not self._flush_pending:
+            self._flush_pending = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        if not self._out or self.transport is None or self.transport.is_closing():
+            self._out.clear()
+            return
+        data = b"".join(self._out)
+        self._out.clear()
+        self.transport.write(data)
         self._check_backlog()
 
     def _check_backlog(self) -> None:
