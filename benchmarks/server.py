@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import multiprocessing as mp
 import os
@@ -191,10 +192,8 @@ def start_server(db: str, move_timeout: float, cpu: int | None) -> tuple[subproc
         proc.kill()
         raise SystemExit("the server did not start")
     if cpu is not None and hasattr(os, "sched_setaffinity"):
-        try:
+        with contextlib.suppress(OSError):
             os.sched_setaffinity(proc.pid, {cpu})
-        except OSError:
-            pass
     return proc, int(m.group(1))
 
 
