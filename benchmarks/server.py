@@ -15,8 +15,13 @@ Targets (the issue): 1,000 concurrent tables in one process on one core, p99 < 5
 ``--duration`` seconds; games/s then counts finished games plus the fraction played
 (decisions made / decisions per game).
 
-    python benchmarks/server.py                 # N = 10, 100, 1000
-    python benchmarks/server.py --tables 10 100 --duration 20
+    python benchmarks/server.py                 # N = 10, 100, 1000, players answer at once
+    python benchmarks/server.py --tables 1000 --think 1 0.5   # paced players (seconds per decision)
+
+With ``--think 0`` the clients answer as fast as they can, and on a small machine they, not the
+server, are the limit (the "server CPU" column shows how busy the server was). ``--think T``
+models players who take about T seconds per decision: the load is then N·4/… decisions/s and the
+round trip shows how quickly the server answers under that many live tables.
 """
 
 from __future__ import annotations
@@ -55,8 +60,9 @@ class Stats:
 
 
 class BenchConnection(asyncio.Protocol):
-    def __init__(self, stats: Stats, codes: list[str], silent: bool, rng: random.Random) -> None:
+    def __init__(self, stats: Stats, codes: list[str], silent: bool, rng: random.Random, think: float = 0.0) -> None:
         self.stats = stats
+        self.think = think
         self.codes = codes
         self.silent = silent
         self.rng = rng
@@ -90,6 +96,21 @@ class BenchConnection(asyncio.Protocol):
         transport.write(b"".join(out))
         self.stats.sent += len(out)
 
+    def answer(self, sid: int, msg: dict[str, Any]) -> None:
+        if self.think > 0:  # a paced player: think (0.5-1.5 x think), then answer
+            delay = self.think * (0.5 + self.rng.random())
+            asyncio.get_running_loop().call_later(delay, self._answer_now, sid, msg)
+        else:
+            self._answer_now(sid, msg)
+
+    def _answer_now(self, sid: int, msg: dict[str, Any]) -> None:
+        if self.transport is None or self.transport.is_closing():
+            return
+        if msg["type"] == "decided_move":
+            self.sent_at[sid] = time.perf_counter()
+        self.send(sid, msg)
+        self.stats.decisions += 1
+
     def send(self, sid: int, msg: dict[str, Any]) -> None:
         msg["seq_num"] = self.seq[sid]
         msg["session_id"] = sid
@@ -116,13 +137,9 @@ class BenchConnection(asyncio.Protocol):
                     self.stats.started += 1
                 self.hand[sid] = list(m["cards"])
                 if not self.silent and m["pass_direction"] != "Keeper":
-                    self.send(sid, {"type": "donated_cards", "cards": self.hand[sid][:3]})
-                    self.stats.decisions += 1
+                    self.answer(sid, {"type": "donated_cards", "cards": self.hand[sid][:3]})
             elif t == "move_request" and not self.silent:
-                card = self.rng.choice(m["legal_moves"])
-                self.sent_at[sid] = time.perf_counter()
-                self.send(sid, {"type": "decided_move", "card": card})
-                self.stats.decisions += 1
+                self.answer(sid, {"type": "decided_move", "card": self.rng.choice(m["legal_moves"])})
             elif t == "move_report" and m["player_tag"] == self.tag.get(sid):
                 t0 = self.sent_at.pop(sid, None)
                 if t0 is not None:
@@ -138,12 +155,12 @@ class BenchConnection(asyncio.Protocol):
             self.done.set_result(None)
 
 
-async def _clients(port: int, codes: list[str], silent: bool, duration: float, stats: Stats) -> None:
+async def _clients(port: int, codes: list[str], silent: bool, duration: float, stats: Stats, think: float) -> None:
     loop = asyncio.get_running_loop()
     conns = []
     for i in range(0, len(codes), TABLES_PER_CONNECTION):
         _, proto = await loop.create_connection(
-            lambda i=i: BenchConnection(stats, codes[i : i + TABLES_PER_CONNECTION], silent, random.Random(i)),
+            lambda i=i: BenchConnection(stats, codes[i : i + TABLES_PER_CONNECTION], silent, random.Random(i), think),
             "127.0.0.1",
             port,
         )
@@ -159,11 +176,13 @@ async def _clients(port: int, codes: list[str], silent: bool, duration: float, s
             c.transport.close()
 
 
-def client_process(port: int, codes: list[str], silent: bool, duration: float, out: Any, go: Any) -> None:
+def client_process(
+    port: int, codes: list[str], silent: bool, duration: float, out: Any, go: Any, think: float = 0.0
+) -> None:
     stats = Stats()
     go.wait()
     t0 = time.perf_counter()
-    asyncio.run(_clients(port, codes, silent, duration, stats))
+    asyncio.run(_clients(port, codes, silent, duration, stats, think))
     elapsed = time.perf_counter() - t0
     out.put(
         {
@@ -211,13 +230,15 @@ def cpu_seconds(pid: int) -> float:
     return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_clients(port: int, n: int, silent: bool, duration: float, procs: int) -> list[dict[str, Any]]:
+def run_clients(
+    port: int, n: int, silent: bool, duration: float, procs: int, think: float = 0.0
+) -> list[dict[str, Any]]:
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     go = ctx.Event()
     codes = [f"bench-{'idle' if silent else 'play'}-{i}" for i in range(n)]
     groups = [codes[i::procs] for i in range(procs) if codes[i::procs]]
-    ps = [ctx.Process(target=client_process, args=(port, g, silent, duration, out, go)) for g in groups]
+    ps = [ctx.Process(target=client_process, args=(port, g, silent, duration, out, go, think)) for g in groups]
     for p in ps:
         p.start()
     go.set()
@@ -230,8 +251,8 @@ def run_clients(port: int, n: int, silent: bool, duration: float, procs: int) ->
     return results
 
 
-def measure(n: int, duration: float, procs: int, db: str, cpu: int | None) -> dict[str, Any]:
-    row: dict[str, Any] = {"tables": n}
+def measure(n: int, duration: float, procs: int, db: str, cpu: int | None, think: float = 0.0) -> dict[str, Any]:
+    row: dict[str, Any] = {"tables": n, "think": think}
     # memory per idle table: N tables waiting for passes from silent clients
     server, port = start_server(db, 3600, cpu)
     try:
@@ -254,7 +275,7 @@ def measure(n: int, duration: float, procs: int, db: str, cpu: int | None) -> di
     try:
         time.sleep(0.5)
         cpu0 = cpu_seconds(server.pid)
-        res = run_clients(port, n, False, duration, procs)
+        res = run_clients(port, n, False, duration, procs, think)
         cpu1 = cpu_seconds(server.pid)
         peak = rss_kb(server.pid)
     finally:
@@ -289,22 +310,41 @@ def main() -> None:
     ap.add_argument("--db", default=None, help="store URL, or 'none' (default: a SQLite file in a temp dir)")
     ap.add_argument("--server-cpu", type=int, default=0, help="CPU to pin the server to (-1: no pinning)")
     ap.add_argument("--json", action="store_true", help="print one JSON object per N as well")
+    ap.add_argument(
+        "--think",
+        type=float,
+        nargs="+",
+        default=[0.0],
+        help="seconds a player thinks per decision (0: as fast as the clients go); one run per value",
+    )
     args = ap.parse_args()
     cpu = None if args.server_cpu < 0 else args.server_cpu
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for i, n in enumerate(args.tables):
+        for i, (n, think) in enumerate((n, t) for t in args.think for n in args.tables):
             db = args.db or f"sqlite+aiosqlite:///{tmp}/bench{i}.db"
-            rows.append(measure(n, args.duration, args.client_procs, db, cpu))
+            rows.append(measure(n, args.duration, args.client_procs, db, cpu, think))
             if args.json:
                 print(json.dumps(rows[-1]), flush=True)
-    head = ("tables", "games/s", "msgs/s", "decisions/s", "p50 ms", "p99 ms", "KB/idle table", "server CPU", "done")
+    head = (
+        "tables",
+        "think s",
+        "games/s",
+        "msgs/s",
+        "decisions/s",
+        "p50 ms",
+        "p99 ms",
+        "KB/idle table",
+        "server CPU",
+        "done",
+    )
     print()
     print("Sessions server on loopback (target: 1000 tables on one core, p99 < 50 ms, < 100 KB per idle table)")
     print(" | ".join(f"{h:>13}" for h in head))
     for r in rows:
         cells = (
             f"{r['tables']}",
+            f"{r['think']:g}",
             f"{r['games_per_s']:.2f}",
             f"{r['messages_per_s']:.0f}",
             f"{r['decisions_per_s']:.0f}",
