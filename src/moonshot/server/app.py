@@ -102,13 +102,17 @@ class ServerApp:
 
     async def stop(self, reason: str = "shutdown") -> None:
         """Stop listening, stop tables where they stand, flush the store."""
+        # tables stop first, where they stand: closing connections first would hand the chairs
+        # to substitute bots, which would play on until the tables heard the stop
         if self.sessions is not None:
-            await self.sessions.close()
+            self.sessions.stop_listening()
         running = [t for t in self.tables.values() if not t.done.done()]
         for t in running:
             t.stop(reason)
         if running:
             await asyncio.wait([t.done for t in running], timeout=5)
+        if self.sessions is not None:
+            await self.sessions.close()
         if self.recorder is not None:
             await self.recorder.close()
         if self.store is not None:

@@ -327,6 +327,7 @@ class Table:
         self.names = list(names) + [""] * (4 - len(names))  # shown for empty chairs
         self.chairs = [_Chair(s) for s in seats]
         self.spectators: list[Spectator] = []
+        self._spect_version = 0  # events delivered to spectators
         self.status = TableStatus.WAITING
         self.error: str | None = None
         self.rng = random.Random(self.seed ^ 0x5EED)
@@ -648,7 +649,7 @@ class Table:
             if out:
                 self._call(seat, who, who.on_events, self, out)
         if self.spectators:
-            start = getattr(self, "_spect_version", 0)
+            start = self._spect_version
             if start < end:
                 self._spect_version = end
                 out = [TableEvent(v + 1, log_[v], forced and v >= start) for v in range(start, end)]

@@ -249,6 +249,7 @@ class StoreRecorder:
         self._task: asyncio.Task[None] | None = None
         self.written = 0
         self.errors = 0
+        self._busy = False
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="store-writer")
@@ -263,7 +264,7 @@ class StoreRecorder:
         self._task = None
 
     async def flush(self) -> None:
-        while not self._queue.empty() or getattr(self, "_busy", False):
+        while not self._queue.empty() or self._busy:
             await asyncio.sleep(0.005)
 
     async def _run(self) -> None:

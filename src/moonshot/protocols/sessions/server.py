@@ -47,6 +47,7 @@ class SessionsOptions:
     max_message: int = sc.MAX_MESSAGE
     max_backlog: int = 4 * 1024 * 1024  # bytes queued to a client that does not read
     resync_idle: float = 5.0  # seconds of silence after which half a message is dropped
+    max_sessions: int = 1000  # open sessions per connection
 
 
 class SessionSeat(Seat):
@@ -212,6 +213,10 @@ class SessionsConnection(asyncio.Protocol):
                     s.forfeit(msg.reason)
 
     def open_session(self, msg: sc.GameSessionRequest) -> None:
+        if len(self.sessions) >= self.server.options.max_sessions:
+            limit = self.server.options.max_sessions
+            self.send(sc.error_message(f"at most {limit} open sessions per connection", about=msg.__class__.__name__))
+            return
         sid = self.server.new_session_id()
         kind = SeatKind.HUMAN if msg.kind is sc.PlayerKind.HUMAN else SeatKind.BOT
         seat = SessionSeat(self, sid, msg.player_tag, kind, msg.seq_num)
@@ -296,9 +301,13 @@ class SessionsServer:
         sock = self._server.sockets[0]
         return int(sock.getsockname()[1])
 
-    async def close(self) -> None:
+    def stop_listening(self) -> None:
+        """No new connections; the open ones keep playing (the app stops tables first)."""
         if self._server is not None:
             self._server.close()
+
+    async def close(self) -> None:
+        self.stop_listening()
         for c in list(self.connections):
             c.close()
         if self._server is not None:
