@@ -20,8 +20,10 @@ Targets (the issue): 1,000 concurrent tables in one process on one core, p99 < 5
 
 With ``--think 0`` the clients answer as fast as they can, and on a small machine they, not the
 server, are the limit (the "server CPU" column shows how busy the server was). ``--think T``
-models players who take about T seconds per decision: the load is then N·4/… decisions/s and the
-round trip shows how quickly the server answers under that many live tables.
+models players who take about T seconds per decision: a table then makes about 1/T decisions
+a second (one seat acts at a time), N/T in all, and the round trip shows how quickly the server
+answers with that many live tables. "CPU µs/decision" is the server's own CPU time per decision
+(all its messages included): one core's capacity is 10^6 / that, whatever else the machine runs.
 """
 
 from __future__ import annotations
@@ -296,6 +298,7 @@ def measure(n: int, duration: float, procs: int, db: str, cpu: int | None, think
             "p50_ms": 1000 * statistics.median(lat) if lat else float("nan"),
             "p99_ms": 1000 * lat[min(len(lat) - 1, int(0.99 * len(lat)))] if lat else float("nan"),
             "server_cpu_share": (cpu1 - cpu0) / elapsed,
+            "server_cpu_us_per_decision": 1e6 * (cpu1 - cpu0) / max(1, decisions),
             "server_rss_mb": peak / 1024,
         }
     )
@@ -336,6 +339,7 @@ def main() -> None:
         "p99 ms",
         "KB/idle table",
         "server CPU",
+        "CPU µs/decision",
         "done",
     )
     print()
@@ -352,6 +356,7 @@ def main() -> None:
             f"{r['p99_ms']:.1f}",
             f"{r['kb_per_idle_table']:.1f}",
             f"{100 * r['server_cpu_share']:.0f}%",
+            f"{r['server_cpu_us_per_decision']:.0f}",
             f"{r['games_finished']:.0f}/{r['tables']}",
         )
         print(" | ".join(f"{c:>13}" for c in cells))
