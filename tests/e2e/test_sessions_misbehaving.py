@@ -144,9 +144,9 @@ def same_game(results: list[GameResult]) -> dict[str, Any]:
     ],
 )
 async def test_bad_input_gets_an_error_or_a_server_card_and_the_game_completes(
-    server: ServerApp, how: str, error_words: str | None, server_moves: int | None
+    strict_server: ServerApp, how: str, error_words: str | None, server_moves: int | None
 ) -> None:
-    mine, target, control, errors = await run_case(server, how)
+    mine, target, control, errors = await run_case(strict_server, how)
     assert mine is not None
     scores = same_game([mine, *target])
     assert set(scores) == set(mine.player_order)
@@ -155,18 +155,20 @@ async def test_bad_input_gets_an_error_or_a_server_card_and_the_game_completes(
     if server_moves is not None and how != "duplicate-pass":
         assert mine.server_moves == server_moves
     if server_moves is not None:
-        assert await forced_actions(server, "mallory(") == server_moves
-    else:
-        assert mine.server_moves >= 0
+        assert await forced_actions(strict_server, "mallory(") == server_moves
+    else:  # 10 MB may take longer than the move timeout to arrive on a loaded machine
+        assert mine.server_moves <= 1
     same_game(control)
     assert all(r.server_moves == 0 and not r.errors for r in control + target)
 
 
 @pytest.mark.parametrize("how", ["silent", "disconnect"])
-async def test_a_silent_or_vanished_client_is_replaced_and_the_game_completes(server: ServerApp, how: str) -> None:
-    mine, target, control, _ = await run_case(server, how)
+async def test_a_silent_or_vanished_client_is_replaced_and_the_game_completes(
+    strict_server: ServerApp, how: str
+) -> None:
+    mine, target, control, _ = await run_case(strict_server, how)
     assert mine is None
     same_game(target)
     same_game(control)
     assert all(r.server_moves == 0 for r in control + target)
-    assert await forced_actions(server, "mallory(") > 0
+    assert await forced_actions(strict_server, "mallory(") > 0
