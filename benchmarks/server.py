@@ -47,6 +47,7 @@ from typing import Any
 from moonshot.protocols.sessions.codec import StreamDecoder, encode
 
 TABLES_PER_CONNECTION = 10
+WARMUP = 10.0  # seconds: the start (every table dealing and passing at once) is reported apart
 DECISIONS_PER_GAME = 700  # random players: ~13 deals x (52 plays + 3-4 passes) until a total passes 100
 
 
@@ -58,6 +59,7 @@ class Stats:
     games: int = 0
     decisions: int = 0
     latencies: list[float] = field(default_factory=list)
+    latency_at: list[float] = field(default_factory=list)  # perf_counter when each was measured
     started: int = 0  # sessions that got their first hand
 
 
@@ -146,6 +148,7 @@ class BenchConnection(asyncio.Protocol):
                 t0 = self.sent_at.pop(sid, None)
                 if t0 is not None:
                     self.stats.latencies.append(now - t0)
+                    self.stats.latency_at.append(now)
             elif t == "end_game":
                 self.stats.games += 1
                 self.open -= 1
@@ -186,6 +189,7 @@ def client_process(
     t0 = time.perf_counter()
     asyncio.run(_clients(port, codes, silent, duration, stats, think))
     elapsed = time.perf_counter() - t0
+    steady = [x for x, at in zip(stats.latencies, stats.latency_at) if at - t0 >= WARMUP]
     out.put(
         {
             "received": stats.received,
@@ -193,6 +197,7 @@ def client_process(
             "games": stats.games,
             "decisions": stats.decisions,
             "latencies": stats.latencies,
+            "steady_latencies": steady,
             "started": stats.started,
             "elapsed": elapsed,
         }
@@ -285,6 +290,7 @@ def measure(n: int, duration: float, procs: int, db: str, cpu: int | None, think
         server.wait()
     elapsed = max(r["elapsed"] for r in res)
     lat = sorted(x for r in res for x in r["latencies"])
+    steady = sorted(x for r in res for x in r["steady_latencies"])
     games_done = sum(r["games"] for r in res) / 4  # four sessions per game
     decisions = sum(r["decisions"] for r in res)
     msgs = sum(r["received"] + r["sent"] for r in res)
@@ -297,6 +303,7 @@ def measure(n: int, duration: float, procs: int, db: str, cpu: int | None, think
             "decisions_per_s": decisions / elapsed,
             "p50_ms": 1000 * statistics.median(lat) if lat else float("nan"),
             "p99_ms": 1000 * lat[min(len(lat) - 1, int(0.99 * len(lat)))] if lat else float("nan"),
+            "steady_p99_ms": 1000 * steady[min(len(steady) - 1, int(0.99 * len(steady)))] if steady else float("nan"),
             "server_cpu_share": (cpu1 - cpu0) / elapsed,
             "server_cpu_us_per_decision": 1e6 * (cpu1 - cpu0) / max(1, decisions),
             "server_rss_mb": peak / 1024,
@@ -337,6 +344,7 @@ def main() -> None:
         "decisions/s",
         "p50 ms",
         "p99 ms",
+        "p99 after 10s",
         "KB/idle table",
         "server CPU",
         "CPU µs/decision",
@@ -354,6 +362,7 @@ def main() -> None:
             f"{r['decisions_per_s']:.0f}",
             f"{r['p50_ms']:.1f}",
             f"{r['p99_ms']:.1f}",
+            f"{r['steady_p99_ms']:.1f}",
             f"{r['kb_per_idle_table']:.1f}",
             f"{100 * r['server_cpu_share']:.0f}%",
             f"{r['server_cpu_us_per_decision']:.0f}",
