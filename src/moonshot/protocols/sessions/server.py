@@ -91,6 +91,7 @@ class SessionSeat(Seat):
     def on_closed(self, table: Table, reason: str) -> None:
         self.closed = True
         self.request = None
+        self.table = None  # no cycle left for the garbage collector: refcounts free the game
         self.conn.session_ended(self, reason)
 
     # client messages
