@@ -287,7 +287,11 @@ class Game:
             seat, c = action.seat, action.card
             if self.phase is not Phase.PLAY or self.claimer is not None or seat != self.turn:
                 self._check(action)  # raises with the reason
-            if not self._legal_plays(seat) >> c & 1:
+            try:
+                ok = self._legal_plays(seat) >> c & 1
+            except (TypeError, ValueError):  # not a card number (None, "QS", -1): _check names it
+                ok = 0
+            if not ok:
                 self._check(action)
             self.actions.append(action)
             self._play(seat, c)
@@ -699,6 +703,9 @@ class Game:
         for s in range(4):
             t = self.taken[s]
             pts = sc.per_trick * self.tricks_won[s]
+            for number, p in sc.trick_number_points:  # Kierki's 7th and last trick
+                if self.trick_numbers_won[s] >> number & 1:
+                    pts += p
             while t:
                 low = t & -t
                 pts += sc.card_points[low.bit_length() - 1]

@@ -92,7 +92,7 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
         if s == seat:
             continue
         k = charged[s] | game.exposed[s] | game.revealed[s]
-        if pass_to == s and game.passed[seat] is not None:
+        if pass_to == s and game.received[s] is not None:  # delivered only once all four passed
             k |= game.passed[seat] or 0
         known[s] = k & ~in_play
     legal = tuple(game.legal_actions(seat)) if with_legal else ()
