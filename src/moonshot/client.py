@@ -317,7 +317,7 @@ class _Session:
             if t == "start_round":
                 hand = sum(1 << parse_card(c) for c in msg["cards"])
                 k.new_round(int(msg["round_index"]), str(msg["pass_direction"]), hand)
-                if msg["pass_direction"] != "Keeper":
+                if msg["pass_direction"] != "Keeper" and not msg.get("replayed"):
                     view = self._view(k, scores, [], trick_index, Phase.PASS, 0)
                     cards = await _maybe_await(player.pass_cards(view))
                     if cards is not None:
@@ -403,6 +403,7 @@ class Client:
         self.sessions: dict[int, _Session] = {}
         self.errors: list[str] = []  # error replies that name no session of ours
         self._responses: deque[asyncio.Future[dict[str, Any]]] = deque()
+        self._resumes: deque[asyncio.Future[dict[str, Any]]] = deque()
         self._connected: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._reader_task = asyncio.get_running_loop().create_task(self._read_loop())
         self.closed = False
@@ -461,9 +462,10 @@ class Client:
             if not self._connected.done():
                 self._connected.set_result(msg)
             return
-        if t == "game_session_response":
-            if self._responses:
-                fut = self._responses.popleft()
+        if t in ("game_session_response", "resume_session_response"):
+            queue = self._responses if t == "game_session_response" else self._resumes
+            if queue:
+                fut = queue.popleft()
                 # register the session now: its start_game may be in the same read
                 if msg.get("status") == "success" and isinstance(msg.get("session_id"), int):
                     new = _Session(self, msg["session_id"], int(msg.get("seq_num", 1)) + 1)
@@ -476,6 +478,9 @@ class Client:
         s = self.sessions.get(sid) if isinstance(sid, int) else None
         if s is None and t == "error":
             self.errors.append(str(msg.get("reason")))  # about the connection, not a session
+            if msg.get("about") == "resume_session" and self._resumes:
+                self._resumes.popleft().set_result(msg)
+                return
         if s is None:
             log.warning("event=unrouted type=%s session=%s reason=%s", t, sid, msg.get("reason"))
             return
@@ -501,6 +506,21 @@ class Client:
             raise ProtocolError(f"session refused: {resp.get('reason', resp)}")
         s: _Session = resp["_session"]
         return s
+
+    async def resume(self, session_id: int, player: Player) -> GameResult:
+        """Take back session ``session_id`` (after a server restart or a lost connection) and
+        play its game to the end; the history is replayed to the player's knowledge first."""
+        fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._resumes.append(fut)
+        self._write({"type": "resume_session", "session_id": session_id, "seq_num": 0})
+        resp = await fut
+        if resp.get("status") != "success":
+            raise ProtocolError(f"cannot resume session {session_id}: {resp.get('reason', resp)}")
+        s: _Session = resp["_session"]
+        try:
+            return await s.run(player)
+        finally:
+            self.sessions.pop(s.id, None)
 
     async def play(self, player: Player, game_type: str = "any", lobby_code: str | None = None) -> GameResult:
         """One game in a new session."""

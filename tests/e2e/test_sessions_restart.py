@@ -1,6 +1,6 @@
 """`moonshot serve` killed mid-game (SIGKILL) or stopped (SIGTERM), then started again on the
-same store: the game resumes from the stored state (bots take the absent players' chairs after
-the restore grace, since a Sessions session cannot be resumed on a new connection) and completes.
+same store: the game resumes from the stored state and completes, played by its players when
+they come back with `resume_session`, else by bots once the restore grace is over.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from moonshot.store import GameRecord, Store
 pytestmark = pytest.mark.asyncio
 
 
-async def start_server(db: str) -> tuple[asyncio.subprocess.Process, int]:
+async def start_server(db: str, grace: float = 0.3) -> tuple[asyncio.subprocess.Process, int]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -38,7 +38,7 @@ async def start_server(db: str) -> tuple[asyncio.subprocess.Process, int]:
         "--fill-wait",
         "60",
         "--restore-grace",
-        "0.3",
+        str(grace),
         "--bot",
         "random",
         "--log-level",
@@ -123,3 +123,38 @@ async def test_sigkill_mid_game_then_restart_resumes_and_completes(tmp_path: Pat
 
 async def test_sigterm_stops_gracefully_and_loses_no_game(tmp_path: Path) -> None:
     await interrupt_and_restart(tmp_path, signal.SIGTERM)
+
+
+async def test_players_resume_their_sessions_after_a_sigkill(tmp_path: Path) -> None:
+    db = f"sqlite+aiosqlite:///{tmp_path / 'games.db'}"
+    proc, port = await start_server(db)
+    client = await Client.connect("127.0.0.1", port)
+    players = asyncio.gather(*(client.play(Slow(), lobby_code="k") for _ in range(4)), return_exceptions=True)
+    try:
+        await wait_for(db, lambda r: len(r.actions) >= 120)
+        ids = sorted(client.sessions)
+        os.kill(proc.pid, signal.SIGKILL)
+        await asyncio.wait_for(proc.wait(), 30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    await asyncio.wait_for(players, 30)
+    await client.close()
+    before = await wait_for(db, lambda r: True)
+    assert len(ids) == 4
+
+    proc2, port2 = await start_server(db, grace=60)
+    try:
+        back = await Client.connect("127.0.0.1", port2)
+        results = await asyncio.wait_for(asyncio.gather(*(back.resume(i, Slow()) for i in ids)), 90)
+        await back.close()
+        after = await wait_for(db, lambda r: r.status == "finished")
+    finally:
+        proc2.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc2.wait(), 30) == 0
+    n = len(before.actions)
+    assert after.actions[:n] == before.actions and len(after.actions) > n
+    assert not any(after.forced)  # the players themselves played every card, before and after
+    assert all(r.scores == results[0].scores for r in results)
+    first = results[0]
+    assert [first.scores[tag] for tag in first.player_order] == after.totals  # player_order is seat order

@@ -96,8 +96,12 @@ class ServerApp:
         self.lobby = Lobby(self._start_table, self._make_bot, cfg.fill_wait, random.Random(self._rng.getrandbits(32)))
         if cfg.sessions_port is not None:
             self.sessions = SessionsServer(
-                self.lobby, SessionsOptions(max_message=cfg.max_message, resync_idle=cfg.resync_idle), first_session
+                self.lobby,
+                SessionsOptions(max_message=cfg.max_message, resync_idle=cfg.resync_idle),
+                first_session,
+                self.find_chair,
             )
+
             self.sessions_port = await self.sessions.start(cfg.host, cfg.sessions_port)
             log.info("event=listening protocol=sessions host=%s port=%d", cfg.host, self.sessions_port)
 
@@ -168,6 +172,17 @@ class ServerApp:
         self.tables.pop(table.id, None)
         if table.status is TableStatus.FINISHED:
             self.finished += 1
+
+    def find_chair(self, session_id: int) -> tuple[Table, int] | None:
+        """The chair of session ``session_id`` in a running game, if nobody sits in it now."""
+        suffix = f"({session_id})"
+        for t in self.tables.values():
+            if t.done.done():
+                continue
+            for i, name in enumerate(t.names):
+                if name.endswith(suffix) and t.chairs[i].occupant is None:
+                    return t, i
+        return None
 
     def _make_bot(self) -> Seat:
         bot = self._bot()

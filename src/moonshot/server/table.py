@@ -324,7 +324,9 @@ class Table:
             self.game.apply(a)
             self.forced_log.append(bool(forced[i]) if i < len(forced) else False)
         self.restored = restored or bool(actions)
-        self.names = list(names) + [""] * (4 - len(names))  # shown for empty chairs
+        # a chair's name while its occupant is away (a restored game, a disconnect): stable tags
+        given = list(names) if names else [s.name if s is not None else "" for s in seats]
+        self.names = given + [""] * (4 - len(given))
         self.chairs = [_Chair(s) for s in seats]
         self.spectators: list[Spectator] = []
         self._spect_version = 0  # events delivered to spectators

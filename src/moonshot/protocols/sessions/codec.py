@@ -276,7 +276,15 @@ class Malformed:
     seq_num: int | None = None
 
 
-ClientMessage = ConnectionRequest | GameSessionRequest | DonatedCards | DecidedMove | Malformed
+@dataclass(frozen=True, slots=True)
+class ResumeSession:
+    """moonshot's extension: take back a session's chair (after a server restart or a lost
+    connection) on this connection. The server replays the game so far, marked ``replayed``."""
+
+    session_id: int
+
+
+ClientMessage = ConnectionRequest | GameSessionRequest | DonatedCards | DecidedMove | ResumeSession | Malformed
 
 _HUMAN_WORDS = {"human", "humans", "person", "people", "true", "yes", "1"}
 _BOT_WORDS = {"bot", "bots", "ai", "agent", "program", "false", "no", "0"}
@@ -326,6 +334,10 @@ def parse_client_message(obj: dict[str, Any]) -> ClientMessage:
         code = obj.get("lobby_code")
         code = str(code) if isinstance(code, (str, int)) and not isinstance(code, bool) and str(code) else None
         return GameSessionRequest(tag[:64], game_type, _kind_of(obj, game_type), code, seq or 0)
+    if kind == "resume_session":
+        if sid is None:
+            return Malformed("resume_session needs the session_id to resume", kind)
+        return ResumeSession(sid)
     if kind in ("donated_cards", "decided_move"):
         if sid is None:
             return Malformed("missing session_id", kind, None, seq)
@@ -403,14 +415,31 @@ class SessionCodec:
     def move_request(self, legal: CardSet) -> dict[str, Any]:
         return self.stamp({"type": "move_request", "legal_moves": format_cards(legal)})
 
-    def messages(self, events: Sequence[tuple[Event, bool]]) -> list[dict[str, Any]]:
-        """The messages for events (each with: was the action behind it the server's choice)."""
+    def messages(self, events: Sequence[tuple[Event, bool]], replayed: bool = False) -> list[dict[str, Any]]:
+        """The messages for events (each with: was the action behind it the server's choice).
+        ``replayed``: a resumed session's history, marked so the client does not answer it."""
         out: list[dict[str, Any]] = []
         for e, forced in events:
             m = self._message(e, forced)
             if m is not None:
+                if replayed:
+                    m["replayed"] = True
                 out.append(self.stamp(m))
         return out
+
+    def resume_response(self) -> dict[str, Any]:
+        return self.stamp({"type": "resume_session_response", "status": "success"})
+
+    def pass_request(self, hand: CardSet) -> dict[str, Any]:
+        """After a resume in the passing phase: the round again, live, so the client passes."""
+        return self.stamp(
+            {
+                "type": "start_round",
+                "cards": format_cards(hand),
+                "pass_direction": PASS_NAMES[self.direction],
+                "round_index": self.round_index,
+            }
+        )
 
     def _message(self, e: Event, forced: bool) -> dict[str, Any] | None:
         tags = self.tags
@@ -480,6 +509,7 @@ __all__ = [
     "GameType",
     "Malformed",
     "PlayerKind",
+    "ResumeSession",
     "SessionCodec",
     "StreamDecoder",
     "connection_response",

@@ -19,9 +19,15 @@ What a misbehaving client gets (it never affects another session, connection or 
   "server"`` to all four sessions; a wrong ``seq_num`` also gets an ``error`` reply;
 * no answer within the move timeout: the same random card; after ``max_timeouts`` in a row the
   session counts as gone and a substitute bot plays its chair until the game ends;
-* a disconnect: a substitute bot plays the chair at once (the seed gives no way to resume a
-  session on a new connection); a client that stops reading is disconnected when its output
-  backlog passes ``max_backlog`` bytes.
+* a disconnect: a substitute bot plays the chair at once; a client that stops reading is
+  disconnected when its output backlog passes ``max_backlog`` bytes.
+
+The seed gives no way to resume a session on a new connection. moonshot adds one message,
+``resume_session {session_id}``: on any connection, it takes back the chair of a session whose
+game is still on (restored after a restart, or played by a substitute since a disconnect). The
+reply is ``resume_session_response {session_id, seq_num: 1, status}``; the game so far follows
+as the session saw it, every message marked ``"replayed": true`` (not to be answered), and then
+play goes on live (a ``start_round`` is sent again, live, if the session still owes its pass).
 """
 
 from __future__ import annotations
@@ -66,6 +72,8 @@ class SessionSeat(Seat):
         self.request: DecisionRequest | None = None
         self.candidate: Candidate | None = None
         self.closed = False
+        self.resuming = False  # the next on_events is the replay of a resumed session
+        self.owes_pass = False  # resumed mid-round: the round's start_round goes out again, live
 
     # table callbacks (run in the table's task; never block)
     def matched(self, table: Table, seat: int) -> None:
@@ -75,13 +83,20 @@ class SessionSeat(Seat):
         self.codec.seat_at(seat, table.seat_names())
 
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
-        msgs = self.codec.messages([(te.event, te.forced) for te in events])
+        replayed, self.resuming = self.resuming, False
+        msgs = self.codec.messages([(te.event, te.forced) for te in events], replayed)
+        if not replayed and any(m["type"] == "start_round" for m in msgs):
+            self.owes_pass = False
         self.conn.send_many(msgs)
 
     def on_request(self, table: Table, request: DecisionRequest) -> None:
         self.request = request
         if request.phase is Phase.PLAY:
+            self.owes_pass = False
             self.conn.send(self.codec.move_request(request.legal_plays))
+        elif self.owes_pass:
+            self.owes_pass = False
+            self.conn.send(self.codec.pass_request(request.view.hand))
         # passing: start_round already told the client; it sends donated_cards unprompted
 
     def on_rejected(self, table: Table, request: DecisionRequest, action: object, reason: str) -> None:
@@ -93,6 +108,8 @@ class SessionSeat(Seat):
         self.request = None
         self.table = None  # no cycle left for the garbage collector: refcounts free the game
         self.conn.session_ended(self, reason)
+        if self.conn.server.active.get(self.session_id) is self:
+            del self.conn.server.active[self.session_id]
 
     # client messages
     def answer(self, msg: sc.DonatedCards | sc.DecidedMove) -> None:
@@ -182,6 +199,9 @@ class SessionsConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        for sid, s in list(self.sessions.items()):
+            if self.server.active.get(sid) is s:
+                del self.server.active[sid]
         if self._resync is not None:
             self._resync.cancel()
         self.server.connections.discard(self)
@@ -205,6 +225,8 @@ class SessionsConnection(asyncio.Protocol):
             self.send(sc.connection_response())
         elif isinstance(msg, sc.GameSessionRequest):
             self.open_session(msg)
+        elif isinstance(msg, sc.ResumeSession):
+            self.resume_session(msg.session_id)
         else:
             log.info("event=malformed peer=%s type=%s reason=%s", self.peer, msg.type, msg.reason)
             self.send(sc.error_message(msg.reason, msg.session_id, msg.type))
@@ -232,8 +254,29 @@ class SessionsConnection(asyncio.Protocol):
         # the response goes out before start_game even when the table started at once: the
         # table task has not run yet
         self.sessions[sid] = seat
+        self.server.active[sid] = seat
         seat.candidate = cand if seat.table is None else None
         self.send(seat.codec.session_response())
+
+    def resume_session(self, sid: int) -> None:
+        """Take back the chair of session ``sid`` (its game was restored, or its connection lost)."""
+        server = self.server
+        live = server.active.get(sid)
+        found = server.find_chair(sid) if server.find_chair is not None else None
+        if (live is not None and not live.closed and not live.conn.closed) or found is None:
+            self.send(sc.error_message(f"no game is waiting for session {sid}", sid, "resume_session"))
+            return
+        table, chair = found
+        name = table.seat_names()[chair]
+        seat = SessionSeat(self, sid, name[: name.rindex("(")], SeatKind.BOT, 0)
+        seat.name = name
+        self.sessions[sid] = seat
+        server.active[sid] = seat
+        self.send(seat.codec.resume_response())
+        seat.matched(table, chair)
+        seat.resuming = seat.owes_pass = True
+        table.attach(chair, seat, replay=True)
+        log.info("event=session_resumed session=%d table=%s seat=%d peer=%s", sid, table.id, chair, self.peer)
 
     def session_ended(self, seat: SessionSeat, reason: str) -> None:
         self.sessions.pop(seat.session_id, None)
@@ -281,8 +324,17 @@ class SessionsConnection(asyncio.Protocol):
 class SessionsServer:
     """Listens for Sessions clients and hands their sessions to the lobby."""
 
-    def __init__(self, lobby: Lobby, options: SessionsOptions | None = None, first_session_id: int = 0) -> None:
+    def __init__(
+        self,
+        lobby: Lobby,
+        options: SessionsOptions | None = None,
+        first_session_id: int = 0,
+        find_chair: Callable[[int], tuple[Table, int] | None] | None = None,
+    ) -> None:
         self.lobby = lobby
+        # session id -> the chair waiting for it (a restored game, a lost connection): the app's
+        self.find_chair = find_chair
+        self.active: dict[int, SessionSeat] = {}  # open sessions by id, over all connections
         self.options = options or SessionsOptions()
         self._ids = itertools.count(first_session_id)
         self.connections: set[SessionsConnection] = set()
