@@ -201,3 +201,19 @@ def test_the_codec_is_pure() -> None:
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
     assert not imported & {"asyncio", "socket", "time", "os", "sqlalchemy", "selectors"}
+
+
+def test_resume_session_and_replayed_history() -> None:
+    from moonshot.protocols.sessions.codec import ResumeSession
+
+    assert parse_client_message({"type": "resume_session", "session_id": 12}) == ResumeSession(12)
+    assert isinstance(parse_client_message({"type": "resume_session"}), Malformed)
+    g = play_out(4)
+    c = SessionCodec(12, request_seq=0)
+    assert c.resume_response()["seq_num"] == 1
+    c.seat_at(2, ["a(10)", "b(11)", "c(12)", "d(13)"])
+    past = [(e.for_viewer(2), False) for e in g.log[:40] if e.for_viewer(2) is not None]
+    msgs = c.messages(past, replayed=True)  # type: ignore[arg-type]
+    assert msgs and all(m["replayed"] is True for m in msgs)
+    live = c.pass_request(0b111)
+    assert live["type"] == "start_round" and "replayed" not in live and live["cards"] == ["2C", "3C", "4C"]
