@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,9 +64,13 @@ def test_bot_plays_then_games_lists_and_replay_verifies(served: tuple[str, str])
     code, text = run("bot", "--connect", address, "--policy", "random", "--sessions", "2", "--games", "2")
     assert code == 0, text
     assert re.search(r"│\s+2\s+│", text)  # two games in the results table
-    code, text = run("games", "--db", db, "--json")
-    assert code == 0, text
-    rows = [json.loads(x) for x in text.splitlines()]
+    for _ in range(50):  # the store writes in batches a few ms after the game ends
+        code, text = run("games", "--db", db, "--json")
+        assert code == 0, text
+        rows = [json.loads(x) for x in text.splitlines()]
+        if rows:
+            break
+        time.sleep(0.1)
     # both sessions asked for `any` on the public pool: one table, filled with two server bots
     assert 1 <= len(rows) <= 2 and all(r["status"] == "finished" for r in rows)
     code, text = run("replay", rows[0]["id"], "--db", db)

@@ -4,8 +4,9 @@
 protocol's listener (only Sessions exists so far; Trend, Turbo and Kierki listeners plug in the
 same way: a listener turns clients into :class:`~moonshot.server.table.Seat` s and hands them
 to the lobby or a table). At start it restores every unfinished game from the store: a restored
-table's remote chairs wait ``restore_grace`` seconds for their players, then substitute bots
-play them, so the game resumes from its stored state and completes. Stopping (SIGINT/SIGTERM)
+table's remote chairs wait ``restore_grace`` seconds for their players (a Sessions client takes
+its chair back with ``resume_session``, found by :meth:`ServerApp.find_chair`), then substitute
+bots play the chairs still empty, so the game resumes from its stored state and completes. Stopping (SIGINT/SIGTERM)
 stops listening, stops every table where it stands (its actions are already in the store, so it
 stays ``running`` there and is restored next start), flushes the store and exits.
 """

@@ -85,7 +85,7 @@ class SessionSeat(Seat):
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
         replayed, self.resuming = self.resuming, False
         msgs = self.codec.messages([(te.event, te.forced) for te in events], replayed)
-        if not replayed and any(m["type"] == "start_round" for m in msgs):
+        if self.owes_pass and not replayed and any(m["type"] == "start_round" for m in msgs):
             self.owes_pass = False
         self.conn.send_many(msgs)
 
