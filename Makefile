@@ -23,11 +23,12 @@ $(VENV)/.installed-dev: $(VENV)/.created pyproject.toml
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
-# Until the server exists, `make serve` runs the simulator's demo.
+# The server: every protocol on its default port (Sessions: 40405), games stored in ./moonshot.db.
 serve: install
-	$(VENV)/bin/moonshot demo
+	$(VENV)/bin/moonshot serve
 
-demo: serve
+demo: install
+	$(VENV)/bin/moonshot demo
 
 lint: install-dev
 	$(VENV)/bin/ruff check src tests benchmarks

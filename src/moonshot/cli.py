@@ -228,12 +228,20 @@ def _print_summary(records: list[GameRecord], variant: str, negative: bool, dupl
 
 # ----------------------------------------------------------------------------- replay
 @main.command("replay")
-@click.argument("source", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.argument("source")
 @click.option("--quiet", "-q", is_flag=True, help="Only print failures and the summary.")
-def replay_cmd(source: Path, quiet: bool) -> None:
-    """Replay every game in an exported JSON-lines FILE and verify the same actions give the same scores."""
+@click.option("--db", default=None, help="Game store URL for a GAME_ID (default: sqlite+aiosqlite:///moonshot.db).")
+def replay_cmd(source: str, quiet: bool, db: str | None) -> None:
+    """Replay and verify games: every game of an exported JSON-lines FILE, or one stored GAME_ID.
+
+    SOURCE is a file when one exists at that path, else the id of a game in the store (`moonshot games`).
+    """
+    if not Path(source).is_file():
+        from moonshot.server.commands import replay_stored
+
+        sys.exit(replay_stored(source, db, quiet))
     ok = bad = 0
-    with source.open(encoding="utf-8") as f:
+    with Path(source).open(encoding="utf-8") as f:
         for number, line in enumerate(f, 1):
             if not line.strip():
                 continue
@@ -311,6 +319,18 @@ def demo(games: int) -> None:
             progress.update(bar, advance=1)
     _print_summary(records, "standard", False, True, time.perf_counter() - start)
     console.print("Next: `moonshot simulate --help`, `moonshot variants`, and the README.")
+
+
+# ----------------------------------------------------------------------------- server, bots, stored games
+def _register_server_commands() -> None:
+    from moonshot.server.commands import bot_cmd, games_cmd, serve_cmd
+
+    main.add_command(serve_cmd)
+    main.add_command(bot_cmd)
+    main.add_command(games_cmd)
+
+
+_register_server_commands()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,370 @@
+"""The Sessions protocol TCP server: bytes in, codec, lobby and tables, bytes out.
+
+One :class:`SessionsConnection` (an ``asyncio.Protocol``) per TCP connection; it may open any
+number of sessions (one chair each), spread over any number of tables. Each session is a
+:class:`SessionSeat`, a table :class:`~moonshot.server.table.Seat` that turns the table's
+events into Sessions messages with its :class:`~moonshot.protocols.sessions.codec.SessionCodec`.
+
+What a misbehaving client gets (it never affects another session, connection or table):
+
+* garbage between messages, a malformed object, an unknown type: an ``error`` reply (no
+  ``seq_num``; it is outside the session sequence), the connection stays open;
+* an over-long message (``max_message``, 64 KiB): an ``error`` reply; the message is dropped as
+  it streams in, never buffered; the connection stays open;
+* half a message and then silence for ``resync_idle`` seconds: the half is dropped with an
+  ``error`` reply, so the stream resynchronises (else it would swallow the next messages);
+* an illegal card, a duplicate or wrong-sized pass, a malformed ``decided_move`` or
+  ``donated_cards``, or a wrong ``seq_num`` on one of them: the move is forfeited at once; the
+  server plays a random legal card (or pass) for the session, reported with ``move_source:
+  "server"`` to all four sessions; a wrong ``seq_num`` also gets an ``error`` reply;
+* no answer within the move timeout: the same random card; after ``max_timeouts`` in a row the
+  session counts as gone and a substitute bot plays its chair until the game ends;
+* a disconnect: a substitute bot plays the chair at once; a client that stops reading is
+  disconnected when its output backlog passes ``max_backlog`` bytes.
+
+The seed gives no way to resume a session on a new connection. moonshot adds one message,
+``resume_session {session_id}``: on any connection, it takes back the chair of a session whose
+game is still on (restored after a restart, or played by a substitute since a disconnect). The
+reply is ``resume_session_response {session_id, seq_num: 1, status}``; the game so far follows
+as the session saw it, every message marked ``"replayed": true`` (not to be answered), and then
+play goes on live (a ``start_round`` is sent again, live, if the session still owes its pass).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from moonshot.actions import Pass, Play
+from moonshot.engine import Phase
+from moonshot.protocols.sessions import codec as sc
+from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableEvent
+
+log = logging.getLogger("moonshot.sessions")
+
+
+@dataclass
+class SessionsOptions:
+    max_message: int = sc.MAX_MESSAGE
+    max_backlog: int = 4 * 1024 * 1024  # bytes queued to a client that does not read
+    resync_idle: float = 5.0  # seconds of silence after which half a message is dropped
+    max_sessions: int = 1000  # open sessions per connection
+
+
+class SessionSeat(Seat):
+    """One session: a chair at a table, played by a remote client over a shared connection."""
+
+    def __init__(self, conn: SessionsConnection, session_id: int, tag: str, kind: SeatKind, request_seq: int) -> None:
+        self.conn = conn
+        self.session_id = session_id
+        self.base_tag = tag
+        self.name = sc.tag_with_id(tag, session_id)
+        self.kind = kind
+        self.wants_view = False  # a move_request carries only the legal moves
+        self.codec = sc.SessionCodec(session_id, request_seq)
+        self.table: Table | None = None
+        self.seat = -1
+        self.request: DecisionRequest | None = None
+        self.candidate: Candidate | None = None
+        self.closed = False
+        self.resuming = False  # the next on_events is the replay of a resumed session
+        self.owes_pass = False  # resumed mid-round: the round's start_round goes out again, live
+
+    # table callbacks (run in the table's task; never block)
+    def matched(self, table: Table, seat: int) -> None:
+        self.table = table
+        self.seat = seat
+        self.candidate = None
+        self.codec.seat_at(seat, table.seat_names())
+
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+        replayed, self.resuming = self.resuming, False
+        msgs = self.codec.messages([(te.event, te.forced) for te in events], replayed)
+        if self.owes_pass and not replayed and any(m["type"] == "start_round" for m in msgs):
+            self.owes_pass = False
+        self.conn.send_many(msgs)
+
+    def on_request(self, table: Table, request: DecisionRequest) -> None:
+        self.request = request
+        if request.phase is Phase.PLAY:
+            self.owes_pass = False
+            self.conn.send(self.codec.move_request(request.legal_plays))
+        elif self.owes_pass:
+            self.owes_pass = False
+            self.conn.send(self.codec.pass_request(request.view.hand))
+        # passing: start_round already told the client; it sends donated_cards unprompted
+
+    def on_rejected(self, table: Table, request: DecisionRequest, action: object, reason: str) -> None:
+        if self.request is request:
+            self.request = None
+
+    def on_closed(self, table: Table, reason: str) -> None:
+        self.closed = True
+        self.request = None
+        self.table = None  # no cycle left for the garbage collector: refcounts free the game
+        self.conn.session_ended(self, reason)
+        if self.conn.server.active.get(self.session_id) is self:
+            del self.conn.server.active[self.session_id]
+
+    # client messages
+    def answer(self, msg: sc.DonatedCards | sc.DecidedMove) -> None:
+        table, req = self.table, self.request
+        if table is None or req is None:
+            self.conn.send(sc.error_message("not waiting for a move from this session", self.session_id))
+            return
+        if not self.codec.accept_seq(msg.seq_num):
+            self.request = None
+            self.conn.send(
+                sc.error_message(
+                    f"wrong seq_num {msg.seq_num}, expected {self.codec.next_seq}: the server plays for you",
+                    self.session_id,
+                )
+            )
+            table.reject(self.seat, req.request_id, f"wrong seq_num {msg.seq_num}")
+            return
+        self.request = None
+        if isinstance(msg, sc.DecidedMove):
+            if req.phase is not Phase.PLAY:
+                table.reject(self.seat, req.request_id, "decided_move while passing")
+                return
+            table.submit(self.seat, Play.of(self.seat, msg.card), req.request_id)
+            return
+        if req.phase not in (Phase.PASS, Phase.PILE):
+            table.reject(self.seat, req.request_id, "donated_cards while playing")
+            return
+        need = table.rules.pass_count
+        if msg.count != need or msg.cards.bit_count() != need:
+            table.reject(self.seat, req.request_id, f"pass {need} different cards")
+            return
+        table.submit(self.seat, Pass(self.seat, msg.cards), req.request_id)
+
+    def forfeit(self, reason: str) -> None:
+        """A malformed move message: the server plays for this session now."""
+        if self.table is not None and self.request is not None:
+            req, self.request = self.request, None
+            self.table.reject(self.seat, req.request_id, reason)
+
+
+class SessionsConnection(asyncio.Protocol):
+    def __init__(self, server: SessionsServer) -> None:
+        self.server = server
+        self.decoder = sc.StreamDecoder(server.options.max_message)
+        self.transport: asyncio.Transport | None = None
+        self.sessions: dict[int, SessionSeat] = {}
+        self.peer = "?"
+        self.closed = False
+        self._resync: asyncio.TimerHandle | None = None
+        self._out: list[bytes] = []
+        self._flush_pending = False
+
+    # asyncio.Protocol
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self.server.connections.add(self)
+        log.info("event=connected peer=%s", self.peer)
+
+    def data_received(self, data: bytes) -> None:
+        if self._resync is not None:
+            self._resync.cancel()
+            self._resync = None
+        try:
+            for item in self.decoder.feed(data):
+                if isinstance(item, sc.FrameProblem):
+                    log.info("event=bad_input peer=%s reason=%s", self.peer, item.reason)
+                    self.send(sc.error_message(item.reason))
+                else:
+                    self.handle(sc.parse_client_message(item))
+        except Exception:  # a bug here must cost this connection at most
+            log.exception("event=connection_error peer=%s", self.peer)
+            self.close()
+            return
+        if self.decoder.partial and not self.closed:
+            loop = asyncio.get_running_loop()
+            self._resync = loop.call_later(self.server.options.resync_idle, self._drop_partial)
+
+    def _drop_partial(self) -> None:
+        self._resync = None
+        dropped = self.decoder.discard_partial()
+        if dropped:
+            log.info("event=partial_dropped peer=%s chars=%d", self.peer, dropped)
+            self.send(sc.error_message(f"incomplete message dropped after {self.server.options.resync_idle}s"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        for sid, s in list(self.sessions.items()):
+            if self.server.active.get(sid) is s:
+                del self.server.active[sid]
+        if self._resync is not None:
+            self._resync.cancel()
+        self.server.connections.discard(self)
+        for s in list(self.sessions.values()):
+            if s.candidate is not None:
+                self.server.lobby.leave(s.candidate)
+            if s.table is not None and not s.closed:
+                s.table.detach(s.seat, s, "disconnected")
+        self.sessions.clear()
+        log.info("event=disconnected peer=%s", self.peer)
+
+    # messages
+    def handle(self, msg: sc.ClientMessage) -> None:
+        if isinstance(msg, sc.DecidedMove | sc.DonatedCards):
+            s = self.sessions.get(msg.session_id)
+            if s is None:
+                self.send(sc.error_message(f"unknown session_id {msg.session_id}", msg.session_id))
+                return
+            s.answer(msg)
+        elif isinstance(msg, sc.ConnectionRequest):
+            self.send(sc.connection_response())
+        elif isinstance(msg, sc.GameSessionRequest):
+            self.open_session(msg)
+        elif isinstance(msg, sc.ResumeSession):
+            self.resume_session(msg.session_id)
+        else:
+            log.info("event=malformed peer=%s type=%s reason=%s", self.peer, msg.type, msg.reason)
+            self.send(sc.error_message(msg.reason, msg.session_id, msg.type))
+            if msg.session_id is not None and msg.type in ("decided_move", "donated_cards"):
+                s = self.sessions.get(msg.session_id)
+                if s is not None:
+                    s.forfeit(msg.reason)
+
+    def open_session(self, msg: sc.GameSessionRequest) -> None:
+        if len(self.sessions) >= self.server.options.max_sessions:
+            limit = self.server.options.max_sessions
+            self.send(sc.error_message(f"at most {limit} open sessions per connection", about=msg.__class__.__name__))
+            return
+        sid = self.server.new_session_id()
+        kind = SeatKind.HUMAN if msg.kind is sc.PlayerKind.HUMAN else SeatKind.BOT
+        seat = SessionSeat(self, sid, msg.player_tag, kind, msg.seq_num)
+        cand = Candidate(seat, GameType(msg.game_type.value), msg.lobby_code, seat.matched)
+        try:
+            self.server.lobby.join(cand)
+        except LobbyError as e:
+            self.send(
+                {"type": "game_session_response", "status": "error", "reason": str(e), "session_id": sid, "seq_num": 1}
+            )
+            return
+        # the response goes out before start_game even when the table started at once: the
+        # table task has not run yet
+        self.sessions[sid] = seat
+        self.server.active[sid] = seat
+        seat.candidate = cand if seat.table is None else None
+        self.send(seat.codec.session_response())
+
+    def resume_session(self, sid: int) -> None:
+        """Take back the chair of session ``sid`` (its game was restored, or its connection lost)."""
+        server = self.server
+        live = server.active.get(sid)
+        found = server.find_chair(sid) if server.find_chair is not None else None
+        if (live is not None and not live.closed and not live.conn.closed) or found is None:
+            self.send(sc.error_message(f"no game is waiting for session {sid}", sid, "resume_session"))
+            return
+        table, chair = found
+        name = table.seat_names()[chair]
+        seat = SessionSeat(self, sid, name[: name.rindex("(")], SeatKind.BOT, 0)
+        seat.name = name
+        self.sessions[sid] = seat
+        server.active[sid] = seat
+        self.send(seat.codec.resume_response())
+        seat.matched(table, chair)
+        seat.resuming = seat.owes_pass = True
+        table.attach(chair, seat, replay=True)
+        log.info("event=session_resumed session=%d table=%s seat=%d peer=%s", sid, table.id, chair, self.peer)
+
+    def session_ended(self, seat: SessionSeat, reason: str) -> None:
+        self.sessions.pop(seat.session_id, None)
+
+    # output: buffered per connection and written once per loop turn (one send() for many
+    # messages: a connection carries many sessions, and a table turn emits several messages)
+    def send(self, msg: dict[str, Any]) -> None:
+        if self.transport is None or self.closed or self.transport.is_closing():
+            return
+        self._out.append(sc.encode(msg))
+        self._schedule_flush()
+
+    def send_many(self, msgs: list[dict[str, Any]]) -> None:
+        if self.transport is None or self.closed or not msgs or self.transport.is_closing():
+            return
+        self._out.extend(sc.encode(m) for m in msgs)
+        self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        if not self._flush_pending:
+            self._flush_pending = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        if not self._out or self.transport is None or self.transport.is_closing():
+            self._out.clear()
+            return
+        data = b"".join(self._out)
+        self._out.clear()
+        self.transport.write(data)
+        self._check_backlog()
+
+    def _check_backlog(self) -> None:
+        assert self.transport is not None
+        if self.transport.get_write_buffer_size() > self.server.options.max_backlog:
+            log.warning("event=slow_client peer=%s backlog=%d", self.peer, self.transport.get_write_buffer_size())
+            self.close()
+
+    def close(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.abort()
+
+
+class SessionsServer:
+    """Listens for Sessions clients and hands their sessions to the lobby."""
+
+    def __init__(
+        self,
+        lobby: Lobby,
+        options: SessionsOptions | None = None,
+        first_session_id: int = 0,
+        find_chair: Callable[[int], tuple[Table, int] | None] | None = None,
+    ) -> None:
+        self.lobby = lobby
+        # session id -> the chair waiting for it (a restored game, a lost connection): the app's
+        self.find_chair = find_chair
+        self.active: dict[int, SessionSeat] = {}  # open sessions by id, over all connections
+        self.options = options or SessionsOptions()
+        self._ids = itertools.count(first_session_id)
+        self.connections: set[SessionsConnection] = set()
+        self._server: asyncio.base_events.Server | None = None
+
+    def new_session_id(self) -> int:
+        return next(self._ids)
+
+    def bot_tag(self, name: str) -> str:
+        """Server bots need Sessions-style tags too: ``name(id)`` with an id no session uses."""
+        return sc.tag_with_id(name, self.new_session_id())
+
+    async def start(self, host: str = "127.0.0.1", port: int = sc.DEFAULT_PORT) -> int:
+        loop = asyncio.get_running_loop()
+        factory: Callable[[], SessionsConnection] = lambda: SessionsConnection(self)  # noqa: E731
+        self._server = await loop.create_server(factory, host, port)
+        sock = self._server.sockets[0]
+        return int(sock.getsockname()[1])
+
+    def stop_listening(self) -> None:
+        """No new connections; the open ones keep playing (the app stops tables first)."""
+        if self._server is not None:
+            self._server.close()
+
+    async def close(self) -> None:
+        self.stop_listening()
+        for c in list(self.connections):
+            c.close()
+        if self._server is not None:
+            await self._server.wait_closed()
+
+
+__all__ = ["SessionSeat", "SessionsConnection", "SessionsOptions", "SessionsServer"]

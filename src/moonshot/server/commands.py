@@ -1,0 +1,279 @@
+"""The server's command-line commands: ``moonshot serve``, ``moonshot bot``, ``moonshot games``
+and ``moonshot replay GAME_ID`` (registered on the ``moonshot`` group in :mod:`moonshot.cli`).
+
+Heavy imports (asyncio servers, SQLAlchemy) happen inside the commands so ``moonshot --help``
+stays fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table as RichTable
+
+console = Console()
+
+DEFAULT_DB = "sqlite+aiosqlite:///moonshot.db"
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address every protocol listens on.")
+@click.option(
+    "--sessions-port",
+    default=40405,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="TCP port of the Sessions protocol (JSON; 0 = any free port).",
+)
+@click.option("--no-sessions", is_flag=True, help="Do not serve the Sessions protocol.")
+@click.option(
+    "--db",
+    default=DEFAULT_DB,
+    show_default=True,
+    help="Game store: SQLAlchemy URL (sqlite+aiosqlite:///FILE or postgresql+asyncpg://USER@HOST/DB).",
+)
+@click.option("--no-db", is_flag=True, help="Keep nothing: games are not stored and cannot be restored.")
+@click.option("--move-timeout", default=10.0, show_default=True, type=float, help="Seconds a player has per decision.")
+@click.option(
+    "--max-timeouts",
+    default=3,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Timeouts in a row before a silent player's chair goes to a bot.",
+)
+@click.option(
+    "--fill-wait",
+    default=5.0,
+    show_default=True,
+    type=float,
+    help="Seconds before `any` games are filled with bots (negative: never).",
+)
+@click.option(
+    "--restore-grace",
+    default=30.0,
+    show_default=True,
+    type=float,
+    help="After a restart, seconds a restored game waits before bots play its absent players.",
+)
+@click.option("--bot", default="heuristic", show_default=True, help="Bot that fills chairs (heuristic, random).")
+@click.option("--seed", type=int, default=None, help="Seed for table seeds (reproducible runs); default random.")
+@click.option(
+    "--log-level",
+    default="info",
+    show_default=True,
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    help="Structured key=value logs on stderr.",
+)
+def serve_cmd(
+    host: str,
+    sessions_port: int,
+    no_sessions: bool,
+    db: str,
+    no_db: bool,
+    move_timeout: float,
+    max_timeouts: int,
+    fill_wait: float,
+    restore_grace: float,
+    bot: str,
+    seed: int | None,
+    log_level: str,
+) -> None:
+    """Run the moonshot server: every protocol on its port, one event loop, games stored in --db.
+
+    SIGINT/SIGTERM stop it gracefully: games in progress stay in the store and are restored the
+    next time the server starts with the same --db.
+    """
+    from moonshot.server.app import ServerConfig, configure_logging, serve
+
+    configure_logging(log_level)
+    cfg = ServerConfig(
+        host=host,
+        sessions_port=None if no_sessions else sessions_port,
+        db_url=None if no_db else db,
+        move_timeout=move_timeout,
+        max_timeouts=max_timeouts,
+        fill_wait=None if fill_wait < 0 else fill_wait,
+        restore_grace=restore_grace,
+        bot=bot,
+        seed=seed,
+    )
+    try:
+        asyncio.run(serve(cfg, lambda line: print(line, flush=True)))
+    except OSError as e:
+        console.print(f"[red]cannot start: {e}[/]")
+        sys.exit(1)
+    except ValueError as e:
+        console.print(f"[red]{e}[/]")
+        sys.exit(2)
+
+
+def _host_port(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise click.BadParameter(f"expected HOST:PORT, got {text!r}")
+    return host, int(port)
+
+
+@click.command("bot")
+@click.option("--connect", "address", default="127.0.0.1:40405", show_default=True, help="Server HOST:PORT.")
+@click.option("--policy", default="heuristic", show_default=True, help="Bot policy (heuristic, random).")
+@click.option("--sessions", default=4, show_default=True, type=click.IntRange(min=1), help="Games at once.")
+@click.option("--games", default=10, show_default=True, type=click.IntRange(min=1), help="Games to play in all.")
+@click.option(
+    "--game-type",
+    default="any",
+    show_default=True,
+    type=click.Choice(["any", "bots_only", "humans_only"]),
+    help="Which games to ask for.",
+)
+@click.option("--lobby-code", default=None, help="Play only with sessions that give the same code.")
+@click.option("--tag", default=None, help="Player tag (default: moonshot_<policy>).")
+@click.option("--seed", type=int, default=None, help="Seed for the bot's choices.")
+def bot_cmd(
+    address: str,
+    policy: str,
+    sessions: int,
+    games: int,
+    game_type: str,
+    lobby_code: str | None,
+    tag: str | None,
+    seed: int | None,
+) -> None:
+    """Play GAMES games of the Sessions protocol with a moonshot bot, SESSIONS at a time on one connection."""
+    import random
+
+    from moonshot.client import BotPlayer, Client, GameResult
+    from moonshot.sim import UnknownBot, make_bot
+
+    host, port = _host_port(address)
+    try:
+        make_bot(policy)
+    except UnknownBot as e:
+        raise click.BadParameter(str(e), param_hint="--policy") from e
+    rng = random.Random(seed)
+
+    def player() -> BotPlayer:
+        p = BotPlayer(make_bot(policy), random.Random(rng.getrandbits(32)))
+        if tag:
+            p.name = tag
+        return p
+
+    async def run() -> list[GameResult]:
+        client = await Client.connect(host, port)
+        async with client:
+            return await client.play_games(
+                player, sessions=sessions, games=games, game_type=game_type, lobby_code=lobby_code
+            )
+
+    try:
+        results = asyncio.run(run())
+    except (OSError, ConnectionError) as e:
+        console.print(f"[red]cannot play on {address}: {e}[/]")
+        sys.exit(1)
+    _print_results(results, policy)
+
+
+def _print_results(results: list[Any], policy: str) -> None:
+    t = RichTable(title=f"moonshot bot ({policy}) — Sessions protocol")
+    for col in ("games", "mean points", "wins", "win rate", "server-chosen moves"):
+        t.add_column(col, justify="right")
+    n = len(results)
+    mean = statistics.fmean(r.my_score for r in results) if results else 0.0
+    wins = sum(1 for r in results if r.won)
+    forced = sum(r.server_moves for r in results)
+    t.add_row(str(n), f"{mean:.1f}", str(wins), f"{wins / n:.0%}" if n else "-", str(forced))
+    console.print(t)
+
+
+@click.command("games")
+@click.option("--db", default=DEFAULT_DB, show_default=True, help="Game store URL.")
+@click.option(
+    "--status",
+    default="finished",
+    show_default=True,
+    type=click.Choice(["finished", "running", "failed", "all"]),
+    help="Which games to list.",
+)
+@click.option("--limit", default=50, show_default=True, type=click.IntRange(min=1))
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line instead of a table.")
+def games_cmd(db: str, status: str, limit: int, as_json: bool) -> None:
+    """List stored games (newest first)."""
+    from moonshot.store import Store
+
+    async def fetch() -> list[dict[str, Any]]:
+        store = await Store.open(db)
+        try:
+            return await store.list_games(None if status == "all" else status, limit)
+        finally:
+            await store.close()
+
+    rows = asyncio.run(fetch())
+    if as_json:
+        for r in rows:
+            print(json.dumps(r, default=str))
+        return
+    t = RichTable(title=f"{len(rows)} {status} games in {db}")
+    for col in ("id", "created", "status", "variant", "players", "totals", "winners"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(
+            r["id"],
+            str(r["created_at"])[:19],
+            r["status"],
+            r["variant"],
+            ", ".join(p.get("name", "?") for p in r["players"]),
+            " ".join(str(x) for x in r["totals"] or []),
+            " ".join(str(x) for x in r["winners"] or []),
+        )
+    console.print(t)
+
+
+def replay_stored(game_id: str, db: str | None, quiet: bool) -> int:
+    """Rebuild a stored game from its actions and check it against the stored result; exit code."""
+    from moonshot.store import Store
+
+    url = db or DEFAULT_DB
+
+    async def load() -> Any:
+        store = await Store.open(url)
+        try:
+            return await store.load(game_id)
+        finally:
+            await store.close()
+
+    rec = asyncio.run(load())
+    if rec is None:
+        console.print(f"[red]no file and no stored game called {game_id!r} in {url}[/]")
+        return 1
+    try:
+        game = rec.rebuild()
+    except Exception as e:
+        console.print(f"[red]game {game_id}: the stored actions do not replay: {e}[/]")
+        return 1
+    totals = list(game.totals)
+    if rec.status == "finished":
+        if not game.over or totals != list(rec.totals or []):
+            console.print(f"[red]game {game_id}: MISMATCH — replay gives {totals}, the store says {rec.totals}[/]")
+            return 1
+        console.print(
+            f"game {game_id}: ok — {len(rec.actions)} actions replay to totals {totals}, winners {rec.winners}"
+        )
+    else:
+        console.print(
+            f"game {game_id}: {rec.status}, {len(rec.actions)} actions replay cleanly "
+            f"(deal {game.deal_index + 1}, trick {game.trick_no}, totals {totals})"
+        )
+    if not quiet:
+        names = [p.get("name", "?") for p in rec.players]
+        forced = sum(rec.forced)
+        console.print(f"  players: {', '.join(names)}; server-chosen actions: {forced}")
+    return 0
+
+
+__all__ = ["bot_cmd", "games_cmd", "replay_stored", "serve_cmd"]

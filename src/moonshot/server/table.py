@@ -1,0 +1,795 @@
+"""The table runtime: one asyncio task owns one game; seats and spectators talk to it by messages.
+
+A :class:`Table` is an actor. Nothing but its own task touches its :class:`~moonshot.engine.Game`;
+everyone else puts commands in its inbox (:meth:`Table.submit`, :meth:`Table.attach`,
+:meth:`Table.detach`, :meth:`Table.watch`, :meth:`Table.stop`), so there are no locks.
+
+A :class:`Seat` is whatever sits in a chair: a local bot (:class:`BotSeat`), a Sessions TCP
+session, later a Trend WebSocket, a Turbo HTTP player, a Kierki TCP client or an RL agent. The
+table pushes two things to it, both non-blocking callbacks that an adapter turns into bytes:
+
+* ``on_events(events)``: :class:`TableEvent` s already redacted for that seat
+  (``event.for_viewer(seat)``), each with its per-game ``version`` and whether the action behind
+  it was chosen by the server (``forced``: a timeout, an illegal answer, a substitute bot);
+* ``on_request(request)``: a :class:`DecisionRequest` (the seat's view, legal actions, a
+  deadline). The answer comes back whenever it is ready through :meth:`Table.submit`, from any
+  task; unsolicited actions (a Turbo claim) use ``request_id=None``.
+
+Every request has a deadline. When it passes, or an answer is illegal, the table applies its
+:class:`TablePolicy`: ``random`` (the server plays a random legal action, counted and reported as
+forced), ``retry`` (the seat is told and asked again, Kierki's ``WRONG``), or ``pause`` (wait).
+A seat that disconnects is either waited for (``pause``) or handed to a substitute bot after a
+grace period (``bot``); whoever attaches to that chair later first gets the chair's view of the
+whole event log replayed, then the pending request. Spectators get the unredacted stream.
+
+One table's failure never reaches another: a seat callback that raises is detached; an
+exception in the table's own loop is logged, the game is rebuilt from its actions (``restore``)
+and play goes on, and after repeated failures the table is marked failed and its seats told.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import enum
+import itertools
+import logging
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from moonshot.actions import Action, Claim, Pass, Play
+from moonshot.bots.base import Bot
+from moonshot.bots.random import RandomBot
+from moonshot.cards import card_list
+from moonshot.engine import Game, IllegalAction, Phase
+from moonshot.events import Event
+from moonshot.rules import Rules
+from moonshot.views import SeatView, seat_view
+
+log = logging.getLogger("moonshot.table")
+
+_table_ids = itertools.count(1)
+
+
+class OnBadAnswer(enum.Enum):
+    """What the table does when a decision times out or comes back illegal."""
+
+    RANDOM = "random"  # play a random legal action for the seat, reported as forced
+    RETRY = "retry"  # tell the seat (Kierki WRONG) and ask again with a fresh deadline
+    PAUSE = "pause"  # keep waiting, no deadline
+
+
+class OnDisconnect(enum.Enum):
+    PAUSE = "pause"  # the game waits for someone to take the chair again
+    BOT = "bot"  # a substitute bot plays the chair after ``reconnect_grace`` seconds
+
+
+class SeatKind(enum.Enum):
+    HUMAN = "human"
+    BOT = "bot"
+
+
+@dataclass(frozen=True)
+class TablePolicy:
+    decision_timeout: float | None = 10.0  # seconds per decision; None = no deadline
+    on_timeout: OnBadAnswer = OnBadAnswer.RANDOM
+    on_illegal: OnBadAnswer = OnBadAnswer.RANDOM
+    on_disconnect: OnDisconnect = OnDisconnect.BOT
+    reconnect_grace: float = 0.0  # seconds a chair stays empty before its substitute bot plays
+    # after this many timeouts in a row the occupant counts as gone (a silent client): None = never
+    max_consecutive_timeouts: int | None = None
+    substitute: Callable[[], Bot] = RandomBot
+
+
+@dataclass(frozen=True, slots=True)
+class TableEvent:
+    """One event of the game as one viewer sees it."""
+
+    version: int  # 1-based position in the game's event log
+    event: Event
+    forced: bool = False  # the action behind it was chosen by the server, not the seat's owner
+
+
+class DecisionRequest:
+    """A decision the table waits for. ``view`` is built on first use, from the game as it was
+    asked: read it in ``on_request`` (or ``act_now``), before the table moves on."""
+
+    __slots__ = ("_game", "_view", "deadline", "legal_plays", "phase", "request_id", "seat", "table_id", "version")
+
+    def __init__(
+        self, table_id: str, seat: int, request_id: int, game: Game, deadline: float | None, eager: bool = True
+    ) -> None:
+        self.table_id = table_id
+        self.seat = seat
+        self.request_id = request_id
+        self.version = game.version
+        self.phase = game.phase
+        self.legal_plays = game.legal_play_mask(seat)
+        self.deadline = deadline
+        self._game: Game | None = game
+        self._view: SeatView | None = None
+        if eager:
+            self._view = seat_view(game, seat)
+            self._game = None
+
+    @property
+    def view(self) -> SeatView:
+        if self._view is None:
+            assert self._game is not None
+            if self._game.version != self.version:
+                raise RuntimeError("the view of a request must be read before the game moves on")
+            self._view = seat_view(self._game, self.seat)
+            self._game = None
+        return self._view
+
+    @property
+    def legal(self) -> tuple[Action, ...]:
+        return self.view.legal
+
+    def __repr__(self) -> str:
+        return f"DecisionRequest(table={self.table_id}, seat={self.seat}, id={self.request_id}, v={self.version})"
+
+
+class Seat(ABC):
+    """A chair's occupant. Callbacks run in the table's task: they must not block or await."""
+
+    name: str = "seat"
+    kind: SeatKind = SeatKind.BOT
+    # False: the seat reads only ``phase``/``legal_plays`` of a request, so the table skips
+    # building the full SeatView (a protocol adapter that sends legal moves, not views)
+    wants_view: bool = True
+
+    @abstractmethod
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None: ...
+
+    @abstractmethod
+    def on_request(self, table: Table, request: DecisionRequest) -> None: ...
+
+    def act_now(self, table: Table, request: DecisionRequest) -> Action | None:
+        """A seat that can answer at once (an in-process bot) returns its action here."""
+        return None
+
+    def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:  # noqa: B027
+        """The answer was illegal or late; under ``retry`` a new request follows."""
+
+    def on_closed(self, table: Table, reason: str) -> None:  # noqa: B027
+        """The table is over (finished, stopped or failed); no more callbacks follow."""
+
+
+class Spectator(Protocol):
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None: ...
+
+
+class BotSeat(Seat):
+    """A moonshot bot playing in-process. ``in_executor`` runs a slow bot off the event loop."""
+
+    def __init__(self, bot: Bot, rng: random.Random | None = None, in_executor: bool = False, name: str = "") -> None:
+        self.bot = bot
+        self.rng = rng or random.Random()
+        self.in_executor = in_executor
+        self.name = name or bot.name
+        self.kind = SeatKind.BOT
+
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+        pass
+
+    def on_request(self, table: Table, request: DecisionRequest) -> None:
+        loop = asyncio.get_running_loop()
+        view = request.view  # now, while the game is as it was asked
+        fut = loop.run_in_executor(None, self.bot.act, view, self.rng)
+
+        def done(f: asyncio.Future[Action]) -> None:
+            if not f.cancelled() and f.exception() is None:
+                table.submit(request.seat, f.result(), request.request_id)
+
+        fut.add_done_callback(done)
+
+    def act_now(self, table: Table, request: DecisionRequest) -> Action | None:
+        if self.in_executor:
+            return None
+        return self.bot.act(request.view, self.rng)
+
+
+class Recorder(Protocol):
+    """Where a table writes its history (the game store); every method must not block."""
+
+    def game_started(self, table: Table) -> None: ...
+
+    def action_applied(self, table: Table, index: int, action: Action, forced: bool) -> None: ...
+
+    def game_finished(self, table: Table) -> None: ...
+
+    def game_failed(self, table: Table, reason: str) -> None: ...
+
+
+class TableStatus(enum.Enum):
+    WAITING = "waiting"
+    RUNNING = "running"
+    FINISHED = "finished"
+    STOPPED = "stopped"  # shut down mid-game; restorable from the store
+    FAILED = "failed"
+
+
+# ---------------------------------------------------------------- inbox commands
+@dataclass(slots=True)
+class _Submit:
+    seat: int
+    action: Action
+    request_id: int | None
+
+
+@dataclass(slots=True)
+class _Reject:
+    seat: int
+    request_id: int | None
+    reason: str
+
+
+@dataclass(slots=True)
+class _Expired:
+    request_id: int
+
+
+@dataclass(slots=True)
+class _Attach:
+    seat: int
+    occupant: Seat
+    replay: bool
+
+
+@dataclass(slots=True)
+class _Detach:
+    seat: int
+    occupant: Seat | None
+    reason: str
+
+
+@dataclass(slots=True)
+class _Watch:
+    spectator: Spectator
+    on: bool
+
+
+@dataclass(slots=True)
+class _Substitute:
+    seat: int
+    token: int
+
+
+@dataclass(slots=True)
+class _Stop:
+    reason: str
+
+
+@dataclass(slots=True)
+class _Pending:
+    request: DecisionRequest
+    timer: asyncio.TimerHandle | None
+
+
+@dataclass
+class SeatStats:
+    forced: int = 0  # actions the server chose for this seat (timeouts + illegal + substitute)
+    timeouts: int = 0
+    illegal: int = 0
+    timeouts_in_a_row: int = 0
+
+
+@dataclass
+class _Chair:
+    occupant: Seat | None
+    substitute: Seat | None = None  # plays while the occupant is away
+    away_token: int = 0
+    stats: SeatStats = field(default_factory=SeatStats)
+
+    @property
+    def acting(self) -> Seat | None:
+        return self.occupant if self.occupant is not None else self.substitute
+
+
+class Table:
+    """One game, owned by one task. Create, then ``start()``; await ``done`` to learn the end."""
+
+    MAX_RESTORES = 3
+
+    def __init__(
+        self,
+        rules: Rules,
+        seats: Sequence[Seat | None],
+        *,
+        seed: int | None = None,
+        policy: TablePolicy | None = None,
+        table_id: str | None = None,
+        recorder: Recorder | None = None,
+        actions: Sequence[Action] = (),
+        forced: Sequence[bool] = (),
+        restored: bool = False,
+        names: Sequence[str] = (),
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        if len(seats) != 4:
+            raise ValueError("a table has four seats")
+        self.id = table_id or f"t{next(_table_ids)}"
+        self.rules = rules
+        self.seed = seed if seed is not None else random.SystemRandom().getrandbits(62)
+        self.policy = policy or TablePolicy()
+        self.recorder = recorder
+        self.meta: dict[str, Any] = dict(meta or {})
+        self.game = Game(rules, self.seed)
+        self.forced_log: list[bool] = []
+        for i, a in enumerate(actions):  # a restored table: replay what the store holds
+            self.game.apply(a)
+            self.forced_log.append(bool(forced[i]) if i < len(forced) else False)
+        self.restored = restored or bool(actions)
+        # a chair's name while its occupant is away (a restored game, a disconnect): stable tags
+        given = list(names) if names else [s.name if s is not None else "" for s in seats]
+        self.names = given + [""] * (4 - len(given))
+        self.chairs = [_Chair(s) for s in seats]
+        self.spectators: list[Spectator] = []
+        self._spect_version = 0  # events delivered to spectators
+        self.status = TableStatus.WAITING
+        self.error: str | None = None
+        self.rng = random.Random(self.seed ^ 0x5EED)
+        self._random = RandomBot()
+        self._inbox: asyncio.Queue[object] = asyncio.Queue()
+        self._pending: dict[int, _Pending] = {}  # seat -> its open request
+        self._request_ids = itertools.count(1)
+        self._sent_version = [0, 0, 0, 0]  # events delivered to each chair
+        self._task: asyncio.Task[None] | None = None
+        self.done: asyncio.Future[TableStatus] = asyncio.get_running_loop().create_future()
+
+    # ------------------------------------------------------------ public API (any task)
+    def start(self) -> asyncio.Task[None]:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name=f"table-{self.id}")
+        return self._task
+
+    def submit(self, seat: int, action: Action, request_id: int | None = None) -> None:
+        """An answer (or an unsolicited action) from the occupant of ``seat``."""
+        self._inbox.put_nowait(_Submit(seat, action, request_id))
+
+    def reject(self, seat: int, request_id: int | None, reason: str) -> None:
+        """The occupant's answer could not even be read (malformed, wrong ``seq_num``): an illegal answer."""
+        self._inbox.put_nowait(_Reject(seat, request_id, reason))
+
+    def attach(self, seat: int, occupant: Seat, replay: bool = True) -> None:
+        """Seat ``occupant`` in chair ``seat`` (a reconnect); it gets the chair's view replayed."""
+        self._inbox.put_nowait(_Attach(seat, occupant, replay))
+
+    def detach(self, seat: int, occupant: Seat | None = None, reason: str = "disconnected") -> None:
+        """The occupant left (only if it is still ``occupant``, when given)."""
+        self._inbox.put_nowait(_Detach(seat, occupant, reason))
+
+    def watch(self, spectator: Spectator, on: bool = True) -> None:
+        self._inbox.put_nowait(_Watch(spectator, on))
+
+    def stop(self, reason: str = "shutdown") -> None:
+        """End the task without finishing the game (it stays restorable from the store)."""
+        self._inbox.put_nowait(_Stop(reason))
+
+    @property
+    def version(self) -> int:
+        return self.game.version
+
+    def stats(self) -> list[SeatStats]:
+        return [c.stats for c in self.chairs]
+
+    def seat_names(self) -> list[str]:
+        return [
+            c.occupant.name if c.occupant else (self.names[i] or (c.substitute.name if c.substitute else ""))
+            for i, c in enumerate(self.chairs)
+        ]
+
+    # ------------------------------------------------------------ the actor
+    async def _run(self) -> None:
+        self.status = TableStatus.RUNNING
+        restores = 0
+        if self.recorder is not None and not self.restored:
+            self._safe_record(self.recorder.game_started, self)
+        for seat, chair in enumerate(self.chairs):
+            if chair.occupant is None and self.policy.on_disconnect is OnDisconnect.BOT:
+                self._schedule_substitute(seat)
+        while True:
+            try:
+                await self._loop()
+                break
+            except asyncio.CancelledError:
+                self._close_all("cancelled")
+                self.status = TableStatus.STOPPED
+                self._resolve()
+                raise
+            except Exception as e:  # one table's bug must not take the server down
+                restores += 1
+                log.exception("table=%s event=table_error restores=%d error=%r", self.id, restores, e)
+                if restores > self.MAX_RESTORES or not self._restore():
+                    self.status = TableStatus.FAILED
+                    self.error = repr(e)
+                    if self.recorder is not None:
+                        self._safe_record(self.recorder.game_failed, self, repr(e))
+                    self._close_all(f"table failed: {e!r}")
+                    break
+        self._resolve()
+
+    def _resolve(self) -> None:
+        for p in self._pending.values():
+            if p.timer is not None:
+                p.timer.cancel()
+        self._pending.clear()
+        if not self.done.done():
+            self.done.set_result(self.status)
+
+    def _restore(self) -> bool:
+        """Rebuild the game from its actions after an internal error (the state may be torn)."""
+        try:
+            g = Game(self.rules, self.seed)
+            for a in self.game.actions:
+                g.apply(a)
+        except Exception:
+            log.exception("table=%s event=restore_failed", self.id)
+            return False
+        self.game = g
+        for p in self._pending.values():
+            if p.timer is not None:
+                p.timer.cancel()
+        self._pending.clear()
+        log.warning("table=%s event=restored version=%d", self.id, g.version)
+        return True
+
+    async def _loop(self) -> None:
+        self._flush_events()
+        while True:
+            if self.game.over:
+                self._finish()
+                return
+            if self._ask():
+                # an in-process bot moved: let other tables (and our inbox) run before the next move
+                await asyncio.sleep(0)
+                while not self._inbox.empty():
+                    if self._handle(self._inbox.get_nowait()):
+                        return
+                continue
+            if self.game.over:
+                continue
+            if self._handle(await self._inbox.get()):
+                return
+
+    def _handle(self, cmd: object) -> bool:
+        """Carry out one inbox command; True when the table must stop."""
+        if isinstance(cmd, _Submit):
+            self._on_submit(cmd)
+        elif isinstance(cmd, _Reject):
+            p = self._pending.get(cmd.seat)
+            if p is not None and cmd.request_id in (None, p.request.request_id):
+                self._bad_answer(cmd.seat, None, cmd.reason)
+        elif isinstance(cmd, _Expired):
+            self._on_expired(cmd.request_id)
+        elif isinstance(cmd, _Attach):
+            self._on_attach(cmd)
+        elif isinstance(cmd, _Detach):
+            self._on_detach(cmd)
+        elif isinstance(cmd, _Substitute):
+            self._on_substitute(cmd)
+        elif isinstance(cmd, _Watch):
+            self._on_watch(cmd)
+        elif isinstance(cmd, _Stop):
+            log.info("table=%s event=stopped reason=%s version=%d", self.id, cmd.reason, self.game.version)
+            self.status = TableStatus.STOPPED
+            self._close_all(cmd.reason)
+            return True
+        return False
+
+    def _finish(self) -> None:
+        self.status = TableStatus.FINISHED
+        log.info(
+            "table=%s event=finished totals=%s forced=%s",
+            self.id,
+            list(self.game.totals),
+            [c.stats.forced for c in self.chairs],
+        )
+        if self.recorder is not None:
+            self._safe_record(self.recorder.game_finished, self)
+        self._close_all("game over")
+
+    # ------------------------------------------------------------ decisions
+    def _ask(self) -> bool:
+        """Open a request for every seat the game waits on; True when something was applied.
+
+        Remote seats are asked first, so that all of them hear of a decision (a pass) at once,
+        before any in-process bot's answer is applied; the bots' answers follow, and the caller
+        yields to the event loop before asking again."""
+        ready: list[tuple[int, Action, bool]] = []
+        for seat in self.game.to_act():
+            if seat in self._pending:
+                continue
+            actor = self.chairs[seat].acting
+            if actor is None:
+                continue  # an empty chair: paused until someone sits or a substitute comes
+            req = self._new_request(seat, actor.wants_view)
+            try:
+                action = actor.act_now(self, req)
+            except Exception:
+                log.exception("table=%s seat=%d event=bot_error", self.id, seat)
+                action = None
+            if action is not None:
+                ready.append((seat, action, self.chairs[seat].occupant is None))
+                continue
+            self._open(req, actor)
+            if seat not in self._pending:  # detached in its callback: a substitute may act now
+                return True
+        for seat, action, forced in ready:
+            if self.game.over or seat not in self.game.to_act() or seat in self._pending:
+                break  # the game moved on: ask again
+            if action.seat != seat or not self.game.is_legal(action):
+                log.warning("table=%s seat=%d event=bot_illegal action=%r", self.id, seat, action)
+                action, forced = self.random_action(seat), True
+            self._apply(seat, action, forced=forced)
+        return bool(ready)
+
+    def _new_request(self, seat: int, eager: bool = True) -> DecisionRequest:
+        timeout = self.policy.decision_timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout if timeout is not None else None
+        return DecisionRequest(self.id, seat, next(self._request_ids), self.game, deadline, eager)
+
+    def _open(self, req: DecisionRequest, actor: Seat, paused: bool = False) -> None:
+        timer = None
+        if req.deadline is not None and not paused:
+            timer = asyncio.get_running_loop().call_at(req.deadline, self._inbox.put_nowait, _Expired(req.request_id))
+        self._pending[req.seat] = _Pending(req, timer)
+        self._call(req.seat, actor, actor.on_request, self, req)
+
+    def _close_request(self, seat: int) -> DecisionRequest | None:
+        p = self._pending.pop(seat, None)
+        if p is None:
+            return None
+        if p.timer is not None:
+            p.timer.cancel()
+        return p.request
+
+    def _on_submit(self, cmd: _Submit) -> None:
+        seat = cmd.seat
+        chair = self.chairs[seat]
+        pending = self._pending.get(seat)
+        if cmd.request_id is not None and (pending is None or pending.request.request_id != cmd.request_id):
+            log.debug("table=%s seat=%d event=stale_answer request=%s", self.id, seat, cmd.request_id)
+            return
+        if cmd.action.seat != seat:
+            self._bad_answer(seat, cmd.action, f"action for seat {cmd.action.seat} sent by seat {seat}")
+            return
+        if not self.game.is_legal(cmd.action):
+            self._bad_answer(seat, cmd.action, self._why(cmd.action))
+            return
+        self._close_request(seat)
+        chair.stats.timeouts_in_a_row = 0
+        self._apply(seat, cmd.action, forced=chair.occupant is None)
+
+    def _why(self, action: Action) -> str:
+        try:
+            self.game.apply(action)  # raises, leaving the game unchanged: is_legal said no
+        except IllegalAction as e:
+            return str(e)
+        return "illegal"  # pragma: no cover - is_legal said no
+
+    def _bad_answer(self, seat: int, action: Action | None, reason: str) -> None:
+        chair = self.chairs[seat]
+        chair.stats.illegal += 1
+        log.info("table=%s seat=%d event=illegal_answer action=%r reason=%s", self.id, seat, action, reason)
+        self._handle_failure(seat, action, reason, self.policy.on_illegal)
+
+    def _on_expired(self, request_id: int) -> None:
+        for seat, p in self._pending.items():
+            if p.request.request_id == request_id:
+                stats = self.chairs[seat].stats
+                stats.timeouts += 1
+                stats.timeouts_in_a_row += 1
+                log.info("table=%s seat=%d event=timeout request=%d", self.id, seat, request_id)
+                limit = self.policy.max_consecutive_timeouts
+                occupant = self.chairs[seat].occupant
+                if limit is not None and stats.timeouts_in_a_row >= limit and occupant is not None:
+                    reason = f"{stats.timeouts_in_a_row} timeouts in a row"
+                    self._on_detach(_Detach(seat, None, reason))
+                    self._call(seat, occupant, occupant.on_closed, self, reason)
+                    if self.policy.on_disconnect is OnDisconnect.BOT:
+                        return  # the substitute answers this request
+                self._handle_failure(seat, None, "timeout", self.policy.on_timeout)
+                return
+
+    def _handle_failure(self, seat: int, action: Action | None, reason: str, what: OnBadAnswer) -> None:
+        pending = self._pending.get(seat)
+        if pending is None:
+            return
+        actor = self.chairs[seat].acting
+        if actor is not None:
+            self._call(seat, actor, actor.on_rejected, self, pending.request, action, reason)
+        if what is OnBadAnswer.RANDOM:
+            self._close_request(seat)
+            self._apply(seat, self.random_action(seat), forced=True)
+        elif what is OnBadAnswer.RETRY:
+            self._close_request(seat)
+            if actor is not None and self.chairs[seat].acting is actor:
+                self._open(self._new_request(seat, actor.wants_view), actor)
+        else:  # PAUSE: keep the request open, without a deadline
+            if pending.timer is not None:
+                pending.timer.cancel()
+                pending.timer = None
+
+    def random_action(self, seat: int) -> Action:
+        g = self.game
+        if g.phase is Phase.PLAY and g.claimer is None:
+            return Play.of(seat, self.rng.choice(card_list(g.legal_play_mask(seat))))
+        if g.phase in (Phase.PASS, Phase.PILE):
+            cards = self.rng.sample(card_list(g.hands[seat]), self.rules.pass_count)
+            return Pass(seat, sum(1 << c for c in cards))
+        options = [a for a in g.legal_actions(seat) if not isinstance(a, Claim)]
+        return self.rng.choice(options)
+
+    def _apply(self, seat: int, action: Action, forced: bool) -> None:
+        index = len(self.game.actions)
+        self.game.apply(action)
+        self.forced_log.append(forced)
+        if forced:
+            self.chairs[seat].stats.forced += 1
+        if self.recorder is not None:
+            self._safe_record(self.recorder.action_applied, self, index, action, forced)
+        self._flush_events(forced=forced)
+
+    # ------------------------------------------------------------ events
+    def _flush_events(self, forced: bool = False) -> None:
+        log_ = self.game.log
+        end = len(log_)
+        for seat, chair in enumerate(self.chairs):
+            start = self._sent_version[seat]
+            if start >= end:
+                continue
+            self._sent_version[seat] = end
+            who = chair.acting
+            if who is None:
+                continue
+            out = self._view(seat, start, end, forced)
+            if out:
+                self._call(seat, who, who.on_events, self, out)
+        if self.spectators:
+            start = self._spect_version
+            if start < end:
+                self._spect_version = end
+                out = [TableEvent(v + 1, log_[v], forced and v >= start) for v in range(start, end)]
+                for sp in list(self.spectators):
+                    try:
+                        sp.on_events(self, out)
+                    except Exception:
+                        log.exception("table=%s event=spectator_error", self.id)
+                        self.spectators.remove(sp)
+
+    def _view(self, seat: int, start: int, end: int, forced: bool = False) -> list[TableEvent]:
+        out = []
+        log_ = self.game.log
+        for v in range(start, end):
+            e = log_[v].for_viewer(seat)
+            if e is not None:
+                out.append(TableEvent(v + 1, e, forced))
+        return out
+
+    def view_log(self, seat: int | None) -> list[TableEvent]:
+        """The whole game so far as ``seat`` (None: a spectator) sees it."""
+        if seat is None:
+            return [TableEvent(v + 1, e) for v, e in enumerate(self.game.log)]
+        return self._view(seat, 0, len(self.game.log))
+
+    # ------------------------------------------------------------ seats coming and going
+    def _on_attach(self, cmd: _Attach) -> None:
+        chair = self.chairs[cmd.seat]
+        old = chair.acting
+        chair.occupant = cmd.occupant
+        chair.substitute = None
+        chair.away_token += 1
+        self._sent_version[cmd.seat] = len(self.game.log)
+        if old is not None and old is not cmd.occupant:
+            self._call(cmd.seat, old, old.on_closed, self, "replaced")
+        if cmd.replay:
+            past = self.view_log(cmd.seat)
+            if past:
+                self._call(cmd.seat, cmd.occupant, cmd.occupant.on_events, self, past)
+        p = self._close_request(cmd.seat)
+        if p is not None and chair.occupant is cmd.occupant:
+            self._open(self._new_request(cmd.seat, cmd.occupant.wants_view), cmd.occupant)
+        log.info("table=%s seat=%d event=attached name=%s", self.id, cmd.seat, cmd.occupant.name)
+
+    def _on_detach(self, cmd: _Detach) -> None:
+        chair = self.chairs[cmd.seat]
+        if cmd.occupant is not None and chair.occupant is not cmd.occupant:
+            return
+        if chair.occupant is None:
+            return
+        log.info("table=%s seat=%d event=detached reason=%s", self.id, cmd.seat, cmd.reason)
+        chair.occupant = None
+        chair.away_token += 1
+        p = self._pending.get(cmd.seat)
+        if p is not None and p.timer is not None:  # nobody is there to answer: no deadline runs
+            p.timer.cancel()
+            p.timer = None
+        if self.policy.on_disconnect is OnDisconnect.BOT:
+            self._schedule_substitute(cmd.seat)
+
+    def _schedule_substitute(self, seat: int) -> None:
+        token = self.chairs[seat].away_token
+        grace = self.policy.reconnect_grace
+        if grace <= 0:
+            self._on_substitute(_Substitute(seat, token))
+        else:
+            asyncio.get_running_loop().call_later(grace, self._inbox.put_nowait, _Substitute(seat, token))
+
+    def _on_substitute(self, cmd: _Substitute) -> None:
+        chair = self.chairs[cmd.seat]
+        if chair.occupant is not None or chair.away_token != cmd.token or chair.substitute is not None:
+            return
+        bot = self.policy.substitute()
+        chair.substitute = BotSeat(bot, random.Random(self.rng.getrandbits(32)), name=f"substitute-{bot.name}")
+        self._sent_version[cmd.seat] = len(self.game.log)
+        self._close_request(cmd.seat)  # _ask reopens it for the substitute
+        log.info("table=%s seat=%d event=substitute bot=%s", self.id, cmd.seat, bot.name)
+
+    def _on_watch(self, cmd: _Watch) -> None:
+        if cmd.on:
+            past = self.view_log(None)
+            self.spectators.append(cmd.spectator)
+            self._spect_version = len(self.game.log)
+            try:
+                if past:
+                    cmd.spectator.on_events(self, past)
+            except Exception:
+                log.exception("table=%s event=spectator_error", self.id)
+                self.spectators.remove(cmd.spectator)
+        elif cmd.spectator in self.spectators:
+            self.spectators.remove(cmd.spectator)
+
+    def _close_all(self, reason: str) -> None:
+        for seat, chair in enumerate(self.chairs):
+            for s in (chair.occupant, chair.substitute):
+                if s is not None:
+                    self._call(seat, s, s.on_closed, self, reason)
+
+    def _call(self, seat: int, who: Seat, fn: Callable[..., None], *args: Any) -> None:
+        """Run a seat callback; a seat that raises is detached, never the table."""
+        try:
+            fn(*args)
+        except Exception as e:
+            log.exception("table=%s seat=%d event=seat_error name=%s", self.id, seat, who.name)
+            chair = self.chairs[seat]
+            if chair.occupant is who:
+                self._on_detach(_Detach(seat, who, f"seat error: {e!r}"))
+            elif chair.substitute is who:
+                chair.substitute = None
+
+    def _safe_record(self, fn: Callable[..., None], *args: Any) -> None:
+        try:
+            fn(*args)
+        except Exception:
+            log.exception("table=%s event=recorder_error", self.id)
+
+
+async def wait_closed(tables: Sequence[Table], timeout: float | None = None) -> None:
+    """Wait for tables to end (tests and shutdown)."""
+    futs = [t.done for t in tables if not t.done.done()]
+    if futs:
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*futs), timeout)
+
+
+__all__ = [
+    "BotSeat",
+    "DecisionRequest",
+    "OnBadAnswer",
+    "OnDisconnect",
+    "Recorder",
+    "Seat",
+    "SeatKind",
+    "SeatStats",
+    "Spectator",
+    "Table",
+    "TableEvent",
+    "TablePolicy",
+    "TableStatus",
+    "wait_closed",
+]

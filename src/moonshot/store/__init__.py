@@ -1,0 +1,374 @@
+"""The game store: games and their action logs in SQL (SQLite file by default, PostgreSQL by URL).
+
+A game is ``(rules, seed, actions)``, so that is what is kept: a ``games`` row (variant, seed,
+players, status, times, final totals) and an append-only ``actions`` log, one row per action in
+order, written as it happens. Replaying the actions gives back every event, so a server killed
+mid-game restores its tables from here, and ``moonshot replay GAME_ID`` checks a finished game.
+
+:class:`Store` is the async repository (SQLAlchemy 2 Core, aiosqlite / asyncpg).
+:class:`StoreRecorder` is the table-side writer: tables call it without waiting (it is a
+:class:`~moonshot.server.table.Recorder`), it queues the rows and one task writes them in order,
+in batches gathered over ``batch_delay`` (50 ms), one transaction each: a killed server loses at
+most the last 50 ms of play, and the event loop is not woken per row. SQLite runs in WAL mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    event,
+    insert,
+    select,
+    update,
+)
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from moonshot.actions import Action, action_from_dict, action_to_dict
+from moonshot.engine import Game, replay
+from moonshot.rules import Rules
+from moonshot.variants import VARIANTS, find_variant
+
+log = logging.getLogger("moonshot.store")
+
+DEFAULT_URL = "sqlite+aiosqlite:///moonshot.db"
+
+metadata = MetaData()
+
+games = Table(
+    "games",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("variant", String(64), nullable=False),
+    Column("seed", BigInteger, nullable=False),
+    Column("protocol", String(32), nullable=False, default=""),
+    Column("players", JSON, nullable=False),  # [{"name":..., "kind": "human"|"bot"}, ...] by seat
+    Column("status", String(16), nullable=False, index=True),  # running | finished | failed | aborted
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True)),
+    Column("totals", JSON),
+    Column("winners", JSON),
+    Column("meta", JSON),
+)
+
+actions = Table(
+    "actions",
+    metadata,
+    Column("game_id", String(64), primary_key=True),
+    Column("idx", Integer, primary_key=True),
+    Column("action", JSON, nullable=False),  # moonshot.actions.action_to_dict
+    Column("forced", Boolean, nullable=False, default=False),  # chosen by the server for the seat
+    Column("at", DateTime(timezone=True), nullable=False),
+)
+
+_EXTRA_RULES: dict[str, Rules] = {}
+
+
+def register_rules(rules: Rules) -> None:
+    """Rules a protocol adds (``sessions``) so stored games under them can be rebuilt."""
+    _EXTRA_RULES[rules.name] = rules
+
+
+# rules defined by a protocol rather than moonshot.variants, found without importing every protocol
+_PROTOCOL_RULES = {"sessions": ("moonshot.protocols.sessions.codec", "SESSIONS_RULES")}
+
+
+def rules_named(name: str) -> Rules:
+    if name in _EXTRA_RULES:
+        return _EXTRA_RULES[name]
+    if name in _PROTOCOL_RULES:
+        module, attr = _PROTOCOL_RULES[name]
+        rules: Rules = getattr(importlib.import_module(module), attr)
+        return rules
+    if name in VARIANTS:
+        return find_variant(name)
+    raise KeyError(f"unknown rules {name!r}")
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class GameRecord:
+    id: str
+    variant: str
+    seed: int
+    protocol: str
+    players: list[dict[str, Any]]
+    status: str
+    created_at: datetime
+    finished_at: datetime | None
+    totals: list[int] | None
+    winners: list[int] | None
+    meta: dict[str, Any]
+    actions: list[Action]
+    forced: list[bool]
+
+    def rebuild(self) -> Game:
+        """Replay the stored actions (raises IllegalAction if the log is corrupt)."""
+        return replay(rules_named(self.variant), self.seed, self.actions)
+
+
+class Store:
+    def __init__(self, engine: AsyncEngine, url: str) -> None:
+        self.engine = engine
+        self.url = url
+
+    @classmethod
+    async def open(cls, url: str = DEFAULT_URL, schema: str | None = None) -> Store:
+        """Open (creating the tables if needed). ``schema``: a PostgreSQL schema to use (tests)."""
+        kwargs: dict[str, Any] = {}
+        if url.startswith("postgresql"):
+            kwargs["pool_pre_ping"] = True
+            if schema:
+                kwargs["connect_args"] = {"server_settings": {"search_path": schema}}
+        engine = create_async_engine(url, **kwargs)
+        if url.startswith("sqlite"):
+            # WAL: `moonshot games` can read while the server writes; NORMAL sync survives a
+            # killed process (not a power cut) without an fsync per batch
+            event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        async with engine.begin() as conn:
+            await conn.run_sync(metadata.create_all)
+        return cls(engine, url)
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+    async def create_game(
+        self,
+        game_id: str,
+        variant: str,
+        seed: int,
+        players: list[dict[str, Any]],
+        protocol: str = "",
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                insert(games).values(
+                    id=game_id,
+                    variant=variant,
+                    seed=seed,
+                    protocol=protocol,
+                    players=players,
+                    status="running",
+                    created_at=now(),
+                    meta=meta or {},
+                )
+            )
+
+    async def write_batch(self, ops: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        """Apply queued writes in order, in one transaction."""
+        async with self.engine.begin() as conn:
+            rows: list[dict[str, Any]] = []
+            for op, values in ops:
+                if op == "action":
+                    rows.append(values)
+                    continue
+                if rows:
+                    await conn.execute(insert(actions), rows)
+                    rows = []
+                if op == "game":
+                    await conn.execute(insert(games).values(**values))
+                elif op == "status":
+                    gid = values.pop("id")
+                    await conn.execute(update(games).where(games.c.id == gid).values(**values))
+            if rows:
+                await conn.execute(insert(actions), rows)
+
+    async def list_games(self, status: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        q = select(games).order_by(games.c.created_at.desc()).limit(limit)
+        if status is not None:
+            q = q.where(games.c.status == status)
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(q)]
+
+    async def load(self, game_id: str) -> GameRecord | None:
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(select(games).where(games.c.id == game_id))).first()
+            if row is None:
+                return None
+            acts = await conn.execute(select(actions).where(actions.c.game_id == game_id).order_by(actions.c.idx))
+            alist = list(acts)
+        g = row._mapping
+        return GameRecord(
+            id=g["id"],
+            variant=g["variant"],
+            seed=int(g["seed"]),
+            protocol=g["protocol"],
+            players=list(g["players"] or []),
+            status=g["status"],
+            created_at=g["created_at"],
+            finished_at=g["finished_at"],
+            totals=g["totals"],
+            winners=g["winners"],
+            meta=dict(g["meta"] or {}),
+            actions=[action_from_dict(_json(a._mapping["action"])) for a in alist],
+            forced=[bool(a._mapping["forced"]) for a in alist],
+        )
+
+    async def unfinished(self) -> list[GameRecord]:
+        async with self.engine.connect() as conn:
+            ids = [r[0] for r in await conn.execute(select(games.c.id).where(games.c.status == "running"))]
+        out = []
+        for gid in ids:
+            rec = await self.load(gid)
+            if rec is not None:
+                out.append(rec)
+        return out
+
+    async def mark(self, game_id: str, status: str) -> None:
+        async with self.engine.begin() as conn:
+            await conn.execute(update(games).where(games.c.id == game_id).values(status=status))
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cur = dbapi_connection.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
+def _json(v: Any) -> Any:
+    return json.loads(v) if isinstance(v, str) else v
+
+
+class StoreRecorder:
+    """Queues a table's history for the store; one task writes it in order, in batches."""
+
+    def __init__(self, store: Store, protocol: str = "", batch_delay: float = 0.05) -> None:
+        self.store = store
+        self.protocol = protocol
+        self.batch_delay = batch_delay
+        self._queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self.written = 0
+        self.errors = 0
+        self._busy = False
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run(), name="store-writer")
+
+    async def close(self) -> None:
+        """Write everything queued, then stop."""
+        if self._task is None:
+            return
+        self._queue.put_nowait(None)
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        self._task = None
+
+    async def flush(self) -> None:
+        while not self._queue.empty() or self._busy:
+            await asyncio.sleep(0.005)
+
+    async def _run(self) -> None:
+        stop = False
+        while not stop:
+            first = await self._queue.get()
+            if first is None:
+                break
+            self._busy = True
+            if self.batch_delay:
+                await asyncio.sleep(self.batch_delay)
+            ops = [first]
+            while not self._queue.empty():
+                item = self._queue.get_nowait()
+                if item is None:
+                    stop = True
+                    break
+                ops.append(item)
+            try:
+                await self.store.write_batch(ops)
+                self.written += len(ops)
+            except Exception:
+                # one bad row must not lose the other tables' rows: write them one by one
+                log.exception("event=store_batch_failed ops=%d", len(ops))
+                for op in ops:
+                    try:
+                        await self.store.write_batch([op])
+                        self.written += 1
+                    except Exception:
+                        self.errors += 1
+                        log.exception("event=store_write_failed op=%s", op[0])
+            self._busy = False
+
+    # Recorder (called from table tasks; never blocks)
+    def game_started(self, table: Any) -> None:
+        players = [{"name": n, "kind": _kind(c)} for n, c in zip(table.seat_names(), table.chairs)]
+        self._queue.put_nowait(
+            (
+                "game",
+                {
+                    "id": table.id,
+                    "variant": table.rules.name,
+                    "seed": table.seed,
+                    "protocol": table.meta.get("protocol", self.protocol),
+                    "players": players,
+                    "status": "running",
+                    "created_at": now(),
+                    "meta": {k: v for k, v in table.meta.items() if isinstance(v, (str, int, float, bool))},
+                },
+            )
+        )
+
+    def action_applied(self, table: Any, index: int, action: Action, forced: bool) -> None:
+        self._queue.put_nowait(
+            (
+                "action",
+                {"game_id": table.id, "idx": index, "action": action_to_dict(action), "forced": forced, "at": now()},
+            )
+        )
+
+    def game_finished(self, table: Any) -> None:
+        g = table.game
+        self._queue.put_nowait(
+            (
+                "status",
+                {
+                    "id": table.id,
+                    "status": "finished",
+                    "finished_at": now(),
+                    "totals": list(g.totals),
+                    "winners": list(g.winners),
+                },
+            )
+        )
+
+    def game_failed(self, table: Any, reason: str) -> None:
+        self._queue.put_nowait(("status", {"id": table.id, "status": "failed", "finished_at": now()}))
+
+
+def _kind(chair: Any) -> str:
+    occ = chair.occupant or chair.substitute
+    return occ.kind.value if occ is not None else "empty"
+
+
+__all__ = [
+    "DEFAULT_URL",
+    "GameRecord",
+    "Store",
+    "StoreRecorder",
+    "actions",
+    "games",
+    "register_rules",
+    "rules_named",
+]

@@ -1,0 +1,42 @@
+"""Moonshot servers in the test's event loop, on free loopback ports.
+
+``server`` gives players plenty of time (a loaded machine must not turn a slow answer into a
+server card); ``strict_server`` has short timeouts for the tests of silent and broken clients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest_asyncio
+
+from moonshot.server.app import ServerApp, ServerConfig
+
+
+async def _serve(tmp_path: Path, **options: float) -> ServerApp:
+    app = ServerApp(
+        ServerConfig(
+            sessions_port=0,
+            db_url=f"sqlite+aiosqlite:///{tmp_path / 'games.db'}",
+            bot="random",
+            seed=1,
+            **options,  # type: ignore[arg-type]
+        )
+    )
+    await app.start()
+    return app
+
+
+@pytest_asyncio.fixture
+async def server(tmp_path: Path) -> AsyncIterator[ServerApp]:
+    app = await _serve(tmp_path, move_timeout=10.0, fill_wait=0.3)
+    yield app
+    await app.stop()
+
+
+@pytest_asyncio.fixture
+async def strict_server(tmp_path: Path) -> AsyncIterator[ServerApp]:
+    app = await _serve(tmp_path, move_timeout=1.0, max_timeouts=2, fill_wait=0.3, resync_idle=0.5)
+    yield app
+    await app.stop()

@@ -1,0 +1,110 @@
+"""The Sessions connection handler fed bytes directly (no sockets): replies, limits, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from typing import Any
+
+import pytest
+
+from moonshot.bots.random import RandomBot
+from moonshot.protocols.sessions.server import SessionsConnection, SessionsOptions, SessionsServer
+from moonshot.server.lobby import Lobby
+from moonshot.server.table import BotSeat, Seat, Table
+from moonshot.variants import find_variant
+
+pytestmark = pytest.mark.asyncio
+
+
+class FakeTransport(asyncio.Transport):
+    def __init__(self) -> None:
+        super().__init__()
+        self.data = b""
+        self.closed = False
+
+    def write(self, data: bytes) -> None:  # type: ignore[override]
+        self.data += data
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def abort(self) -> None:
+        self.closed = True
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return ("127.0.0.1", 5555) if name == "peername" else default
+
+
+def make(options: SessionsOptions | None = None) -> tuple[SessionsConnection, FakeTransport, list[Table]]:
+    tables: list[Table] = []
+
+    def start(seats: list[Seat]) -> Table:
+        t = Table(find_variant("standard"), seats, seed=3)
+        tables.append(t)
+        t.start()
+        return t
+
+    lobby = Lobby(start, lambda: BotSeat(RandomBot(), random.Random(0)), None)
+    conn = SessionsConnection(SessionsServer(lobby, options))
+    tr = FakeTransport()
+    conn.connection_made(tr)
+    return conn, tr, tables
+
+
+async def replies(tr: FakeTransport) -> list[dict[str, Any]]:
+    await asyncio.sleep(0)  # output is written once per loop turn
+    await asyncio.sleep(0)
+    out, i, dec = [], 0, json.JSONDecoder()
+    text = tr.data.decode()
+    while i < len(text):
+        obj, i = dec.raw_decode(text, i)
+        out.append(obj)
+    tr.data = b""
+    return out
+
+
+async def test_connection_and_session_responses() -> None:
+    conn, tr, _ = make()
+    conn.data_received(b'{"type":"connection_request"}{"type":"game_session_request","player_tag":"x","seq_num":0}')
+    got = await replies(tr)
+    assert got[0] == {"type": "connection_response", "status": "success"}
+    assert got[1]["type"] == "game_session_response" and got[1]["seq_num"] == 1 and got[1]["status"] == "success"
+
+
+async def test_errors_name_what_went_wrong_and_the_connection_stays() -> None:
+    conn, tr, _ = make()
+    conn.data_received(b'nonsense {"type":"dance"} {"type":"decided_move","card":"2C","session_id":9,"seq_num":3}')
+    got = await replies(tr)
+    assert [m["type"] for m in got] == ["error", "error", "error"]
+    assert "not JSON" in got[0]["reason"] and "unknown message type" in got[1]["reason"]
+    assert "unknown session_id 9" in got[2]["reason"]
+    assert not tr.closed
+
+
+async def test_sessions_per_connection_are_capped() -> None:
+    conn, tr, _ = make(SessionsOptions(max_sessions=2))
+    for _ in range(3):
+        conn.data_received(b'{"type":"game_session_request","player_tag":"x","game_type":"bots_only","seq_num":0}')
+    got = await replies(tr)
+    assert [m["type"] for m in got] == ["game_session_response", "game_session_response", "error"]
+
+
+async def test_four_sessions_start_a_game_and_get_their_hands() -> None:
+    conn, tr, tables = make()
+    for _ in range(4):
+        conn.data_received(b'{"type":"game_session_request","player_tag":"p","lobby_code":"z","seq_num":0}')
+    await asyncio.sleep(0.01)
+    got = await replies(tr)
+    assert len(tables) == 1
+    starts = [m for m in got if m["type"] == "start_round"]
+    assert len(starts) == 4 and all(len(m["cards"]) == 13 for m in starts)
+    hands = [c for m in starts for c in m["cards"]]
+    assert len(set(hands)) == 52  # each session sees only its own hand
+    conn.connection_lost(None)
+    tables[0].stop()
+    await tables[0].done

@@ -1,0 +1,64 @@
+"""The server app: stop mid-game, restore from the store, bots, logs."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import pytest
+
+from moonshot.client import Client, RandomPlayer
+from moonshot.server.app import KeyValueFormatter, ServerApp, ServerConfig, bot_factory
+
+
+@pytest.mark.asyncio
+async def test_a_stopped_game_is_restored_by_the_next_app_and_completes(tmp_path: Path) -> None:
+    db = f"sqlite+aiosqlite:///{tmp_path / 'g.db'}"
+    cfg = ServerConfig(sessions_port=0, db_url=db, bot="random", fill_wait=0.05, restore_grace=0.05)
+    app = ServerApp(cfg)
+    await app.start()
+    assert app.sessions_port
+    client = await Client.connect("127.0.0.1", app.sessions_port)
+    game = asyncio.create_task(client.play(RandomPlayer()))  # three server bots join after fill_wait
+    while not app.tables or next(iter(app.tables.values())).version < 100:
+        await asyncio.sleep(0.01)
+    (table,) = app.tables.values()
+    await app.stop()
+    with pytest.raises(ConnectionError):
+        await asyncio.wait_for(game, 10)
+    await client.close()
+
+    again = ServerApp(cfg)
+    await again.start()
+    try:
+        assert list(again.tables) == [table.id]
+        restored = again.tables[table.id]
+        assert restored.game.actions[: len(table.game.actions)] == table.game.actions
+        assert await asyncio.wait_for(restored.done, 30) is not None
+        assert again.finished == 1
+        await again.recorder.flush()  # type: ignore[union-attr]
+        rows = await again.store.list_games("finished")  # type: ignore[union-attr]
+        assert [r["id"] for r in rows] == [table.id]
+    finally:
+        await again.stop()
+
+
+@pytest.mark.asyncio
+async def test_find_chair_only_offers_empty_chairs(tmp_path: Path) -> None:
+    app = ServerApp(ServerConfig(sessions_port=None, db_url=None, bot="random"))
+    await app.start()
+    assert app.find_chair(3) is None
+    await app.stop()
+
+
+def test_bot_factory() -> None:
+    assert bot_factory("random")().name == "random"
+    with pytest.raises(ValueError):
+        bot_factory("no-such-bot")
+
+
+def test_logs_are_key_value() -> None:
+    rec = logging.LogRecord("moonshot.table", logging.INFO, __file__, 1, "table=%s event=%s", ("t1", "finished"), None)
+    line = KeyValueFormatter().format(rec)
+    assert "level=info logger=moonshot.table table=t1 event=finished" in line and line.startswith("ts=")

@@ -1,0 +1,241 @@
+"""The table actor: bots, deadlines and policies, disconnects, reconnect replay, spectators, failures."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+
+import pytest
+
+from moonshot.actions import Action, Play
+from moonshot.bots.random import RandomBot
+from moonshot.cards import card_list
+from moonshot.engine import Phase, replay
+from moonshot.events import CardPlayed, GameEnded, HandDealt, TrickEnded
+from moonshot.server.table import (
+    BotSeat,
+    DecisionRequest,
+    OnBadAnswer,
+    OnDisconnect,
+    Seat,
+    SeatKind,
+    Table,
+    TableEvent,
+    TablePolicy,
+    TableStatus,
+)
+from moonshot.variants import find_variant
+
+RULES = find_variant("standard").replace(score_limit=30)  # short games
+pytestmark = pytest.mark.asyncio
+
+
+def bots(n: int = 4) -> list[Seat]:
+    return [BotSeat(RandomBot(), random.Random(i)) for i in range(n)]
+
+
+class Remote(Seat):
+    """A seat answering from another task, like a network client; misbehaves on demand."""
+
+    def __init__(self, mode: str = "good", name: str = "remote") -> None:
+        self.mode = mode
+        self.name = name
+        self.kind = SeatKind.HUMAN
+        self.events: list[TableEvent] = []
+        self.requests: list[DecisionRequest] = []
+        self.rejected: list[str] = []
+        self.closed: str | None = None
+        self.rng = random.Random(5)
+
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+        self.events.extend(events)
+
+    def on_request(self, table: Table, request: DecisionRequest) -> None:
+        self.requests.append(request)
+        if self.mode == "silent":
+            return
+        if self.mode == "boom":
+            raise RuntimeError("adapter bug")
+        action: Action = RandomBot().act(request.view, self.rng)
+        if self.mode in ("illegal", "illegal-once") and request.view.phase is Phase.PLAY:
+            bad = card_list(request.view.hand & ~request.view.legal_plays) or card_list(
+                ~request.view.hand & (1 << 52) - 1
+            )
+            action = Play.of(request.seat, bad[0])
+            if self.mode == "illegal-once":
+                self.mode = "good"
+        asyncio.get_running_loop().call_soon(table.submit, request.seat, action, request.request_id)
+
+    def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:
+        self.rejected.append(reason)
+
+    def on_closed(self, table: Table, reason: str) -> None:
+        self.closed = reason
+
+
+async def run(table: Table, timeout: float = 30) -> TableStatus:
+    table.start()
+    return await asyncio.wait_for(table.done, timeout)
+
+
+async def test_four_bots_finish_a_game_that_replays() -> None:
+    t = Table(RULES, bots(), seed=11)
+    assert await run(t) is TableStatus.FINISHED
+    g = replay(RULES, 11, t.game.actions)
+    assert g.totals == t.game.totals and g.over
+    assert [s.forced for s in t.stats()] == [0, 0, 0, 0]
+
+
+async def test_remote_seat_sees_its_redacted_view_with_versions() -> None:
+    r = Remote()
+    t = Table(RULES, [r, *bots(3)], seed=2)
+    await run(t)
+    versions = [e.version for e in r.events]
+    assert versions == sorted(versions) and len(set(versions)) == len(versions)
+    hands = [e.event for e in r.events if isinstance(e.event, HandDealt)]
+    assert hands and all(h.seat == 0 for h in hands)  # never another seat's hand
+    assert isinstance(r.events[-1].event, GameEnded)
+    assert r.closed == "game over"
+
+
+async def test_timeout_plays_a_random_card_reported_as_forced() -> None:
+    r = Remote("silent")
+    t = Table(RULES, [r, *bots(3)], seed=3, policy=TablePolicy(decision_timeout=0.01))
+    assert await run(t) is TableStatus.FINISHED
+    st = t.stats()[0]
+    assert st.timeouts > 0 and st.forced == st.timeouts
+    mine = [e for e in r.events if isinstance(e.event, CardPlayed) and e.event.seat == 0]
+    assert mine and all(e.forced for e in mine)
+    others = [e for e in r.events if isinstance(e.event, CardPlayed) and e.event.seat != 0]
+    assert not any(e.forced for e in others)
+
+
+async def test_illegal_answer_is_replaced_and_counted() -> None:
+    r = Remote("illegal")
+    t = Table(RULES, [r, *bots(3)], seed=4)
+    assert await run(t) is TableStatus.FINISHED
+    assert t.stats()[0].illegal > 0 and t.stats()[0].forced == t.stats()[0].illegal
+    assert r.rejected
+
+
+async def test_retry_policy_asks_again() -> None:
+    r = Remote("illegal-once")
+    policy = TablePolicy(on_illegal=OnBadAnswer.RETRY)
+    t = Table(RULES, [r, *bots(3)], seed=5, policy=policy)
+    assert await run(t) is TableStatus.FINISHED
+    assert len(r.rejected) == 1 and t.stats()[0].illegal == 1 and t.stats()[0].forced == 0
+
+
+async def test_pause_policy_waits_for_the_answer() -> None:
+    r = Remote("silent")
+    t = Table(RULES, [r, *bots(3)], seed=6, policy=TablePolicy(decision_timeout=0.01, on_timeout=OnBadAnswer.PAUSE))
+    t.start()
+    await asyncio.sleep(0.1)
+    assert not t.done.done() and t.stats()[0].timeouts == 1
+    req = r.requests[-1]
+    t.submit(0, RandomBot().act(req.view, random.Random(0)), req.request_id)
+    await asyncio.sleep(0.05)
+    assert len(r.requests) > 1  # play went on
+    t.stop()
+    assert await t.done is TableStatus.STOPPED
+
+
+async def test_silent_seat_is_handed_to_a_bot_after_timeouts_in_a_row() -> None:
+    r = Remote("silent")
+    policy = TablePolicy(decision_timeout=0.01, max_consecutive_timeouts=2)
+    t = Table(RULES, [r, *bots(3)], seed=7, policy=policy)
+    assert await run(t) is TableStatus.FINISHED
+    assert t.stats()[0].timeouts == 2 and "timeouts in a row" in (r.closed or "")
+
+
+async def test_disconnect_pause_then_reconnect_replays_the_seat_view() -> None:
+    first = Remote("silent")
+    policy = TablePolicy(decision_timeout=None, on_disconnect=OnDisconnect.PAUSE)
+    t = Table(RULES, [first, *bots(3)], seed=8, policy=policy)
+    t.start()
+    await asyncio.sleep(0.02)
+    t.detach(0, first)
+    await asyncio.sleep(0.02)
+    assert not t.done.done()
+    version = t.version
+    second = Remote("good", "back")
+    t.attach(0, second)
+    assert await asyncio.wait_for(t.done, 30) is TableStatus.FINISHED
+    replayed = [e for e in second.events if e.version <= version]
+    assert [e.version for e in replayed] == [e.version for e in t.view_log(0) if e.version <= version]
+    assert all(not isinstance(e.event, HandDealt) or e.event.seat == 0 for e in second.events)
+
+
+async def test_disconnect_bot_policy_substitutes_and_marks_forced() -> None:
+    r = Remote("silent")
+    t = Table(RULES, [r, *bots(3)], seed=9, policy=TablePolicy(decision_timeout=None, reconnect_grace=0.01))
+    t.start()
+    await asyncio.sleep(0.01)
+    t.detach(0, r)
+    assert await asyncio.wait_for(t.done, 30) is TableStatus.FINISHED
+    assert t.stats()[0].forced > 0
+
+
+async def test_spectator_sees_every_hand() -> None:
+    seen: list[TableEvent] = []
+
+    class Watcher:
+        def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+            seen.extend(events)
+
+    t = Table(RULES, bots(), seed=10)
+    t.watch(Watcher())
+    await run(t)
+    assert {e.event.seat for e in seen if isinstance(e.event, HandDealt)} == {0, 1, 2, 3}
+    assert [e.version for e in seen] == list(range(1, t.version + 1))
+
+
+async def test_a_seat_that_raises_is_detached_and_the_game_goes_on() -> None:
+    r = Remote("boom")
+    t = Table(RULES, [r, *bots(3)], seed=12)
+    assert await run(t) is TableStatus.FINISHED
+    assert t.stats()[0].forced > 0
+
+
+async def test_one_failing_table_does_not_touch_another() -> None:
+    broken = Table(RULES, bots(), seed=13)
+    fine = Table(RULES, bots(), seed=14)
+
+    def explode(*a: object, **k: object) -> None:
+        raise RuntimeError("engine bug")
+
+    broken._apply = explode  # type: ignore[method-assign]
+    broken.start()
+    fine.start()
+    assert await asyncio.wait_for(broken.done, 10) is TableStatus.FAILED
+    assert await asyncio.wait_for(fine.done, 30) is TableStatus.FINISHED
+    assert broken.error and "engine bug" in broken.error
+
+
+async def test_a_table_restores_itself_after_a_transient_error() -> None:
+    t = Table(RULES, bots(), seed=15)
+    real = t._apply
+    calls = {"n": 0}
+
+    def flaky(seat: int, action: Action, forced: bool) -> None:
+        calls["n"] += 1
+        if calls["n"] == 20:
+            raise RuntimeError("transient")
+        real(seat, action, forced)
+
+    t._apply = flaky  # type: ignore[method-assign]
+    assert await run(t) is TableStatus.FINISHED
+    assert replay(RULES, 15, t.game.actions).totals == t.game.totals
+
+
+async def test_restored_table_continues_from_the_stored_actions() -> None:
+    done = Table(RULES, bots(), seed=16)
+    await run(done)
+    prefix = done.game.actions[:60]
+    t = Table(RULES, [None, None, None, None], seed=16, actions=prefix, restored=True, names=["a", "b", "c", "d"])
+    assert t.version == replay(RULES, 16, prefix).version
+    assert await run(t) is TableStatus.FINISHED
+    assert t.game.actions[:60] == prefix
+    assert t.seat_names() == ["a", "b", "c", "d"]
+    assert [e for e in t.game.log if isinstance(e, TrickEnded)]
