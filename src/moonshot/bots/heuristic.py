@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import dataclass
 
 from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
 from moonshot.cards import (
@@ -40,9 +41,24 @@ from moonshot.rules import MoonRule
 from moonshot.views import SeatView
 
 _MOON_CARDS = HEARTS_MASK | (1 << QUEEN_SPADES)
-# weights, tuned against random and against itself (benchmarks/heuristic_vs_random.py)
-RISK_SCALE = 0.7  # how much a card's chance of winning later tricks counts
-LEAD_BURDEN = 0.3  # winning a trick means leading the next one
+
+
+@dataclass(frozen=True)
+class Weights:
+    """The knobs of the play heuristic (defaults tuned with benchmarks/heuristic_vs_random.py)."""
+
+    risk: float = 0.7  # how much a card's chance of winning later tricks counts
+    lead_burden: float = 0.3  # winning a trick means leading the next one
+    own_base: float = 0.15  # chance I end up taking my own point card ...
+    own_win: float = 0.35  # ... rising with how often it wins
+    big_below: float = 0.1  # a big card still out below mine may land on it
+    follower_over: int = 0  # extra exponent on "nobody plays over me" (more pessimistic)
+    dump_spread: float = 1.5  # a void opponent throws about the biggest point card / this
+    follow_points: float = 1.2  # followers put point cards under my winner
+    flush_queen: float = 1.5  # bonus for leading a low spade to flush the queen
+    short_suit: float = 0.4  # bonus per card for leading out of a short suit
+    lead_big: float = 1.0  # share of its points it costs to lead a big point card that may win
+    guard: float = 0.0  # low cards guarding my own big point card (the queen) are worth keeping
 
 
 def _suit_cards(cards: CardSet, suit: int) -> CardSet:
@@ -98,8 +114,9 @@ def claim_is_sure(view: SeatView, claimer: int, claimer_hand: CardSet) -> bool:
 class _Eval:
     """Per-decision estimates shared by the play rules (built once per ``act``)."""
 
-    def __init__(self, view: SeatView) -> None:
+    def __init__(self, view: SeatView, w: Weights) -> None:
         rules = view.rules
+        self.w = w
         self.view = view
         self.me = view.seat
         sc = rules.scoring_for(view.deal_kind)
@@ -125,9 +142,10 @@ class _Eval:
         self.unseen = view.unseen
         positive = [vals[c] for c in cards_in(self.unseen) if vals[c] > 0]
         if positive:
-            self.dump = max(max(positive) / 2.5, sum(positive) / len(positive))
+            self.dump = max(max(positive) / w.dump_spread, sum(positive) / len(positive))
         else:
             self.dump = 0.0
+        self.big = sum(1 << c for c in range(52) if vals[c] >= 5)
         self.moon_threat = self._moon_threat()
 
     def _moon_threat(self) -> int | None:
@@ -163,7 +181,8 @@ class _Eval:
         s = c // 13
         wp = self.win_share(c)
         v = vals[c]
-        own = v * (max(0.5, wp) if v > 0 else wp)
+        w = self.w
+        own = v * (w.own_base + w.own_win * wp if v > 0 else wp)
         suit_out = self.unseen & SUIT_MASKS[s]
         pts = 0.0
         n = 0
@@ -172,11 +191,16 @@ class _Eval:
             if vals[x] > 0:
                 pts += vals[x]
         avg = pts / max(1.0, (n + (self.view.hand & SUIT_MASKS[s]).bit_count()) / 4.0)
-        risk = RISK_SCALE * wp * wp * (self.base + 0.3 + min(avg, 6.0))
+        risk = w.risk * wp * wp * (self.base + 0.3 + min(avg, 6.0))
         # a big card outstanding below mine can land on it
         for x in cards_in(suit_out & _below(c)):
             if abs(vals[x]) >= 5:
-                risk += 0.45 * vals[x]
+                risk += w.big_below * vals[x]
+        mine_big = self.view.hand & SUIT_MASKS[s] & _above(c) & self.big
+        if mine_big:
+            guards = (self.view.hand & SUIT_MASKS[s] & ~_above(c)).bit_count()
+            for x in cards_in(mine_big):
+                risk += w.guard * vals[x] / guards
         return own + risk + 0.01 * (c % 13)  # ties: shed the higher card
 
     def p_void(self, seat: int, suit: int) -> float:
@@ -206,16 +230,16 @@ class _Eval:
         else:
             lo = lower.bit_count()
             share = lo / (lo + higher.bit_count())
-            p_win = share ** (1 + len(following))
+            p_win = share ** (self.w.follower_over + len(following))
         # what the later players add
         add = 0.0
         if opp_later:
             big = [vals[x] for x in cards_in(lower) if vals[x] > 0]
             if big and following:
-                add += min(len(following) * max(big), sum(big) * 0.8 * len(following) / 3.0)
+                add += min(len(following) * max(big), sum(big) * self.w.follow_points * len(following) / 3.0)
             for s in opp_later:
                 add += self.p_void(s, led) * self.dump
-        cost = pts + add + self.per_trick + self.trick_points.get(trick_no, 0) + LEAD_BURDEN
+        cost = pts + add + self.per_trick + self.trick_points.get(trick_no, 0) + self.w.lead_burden
         mult_extra = vals[TEN_CLUBS] if TEN_CLUBS in cards_in_trick or c == TEN_CLUBS else 0.0
         if mult_extra and pts > 0:
             # the ten of clubs multiplies everything else on the trick as well
@@ -241,6 +265,9 @@ class HeuristicBot:
     """Plays sound, variant-aware Hearts from the rules' knobs; deterministic, no search."""
 
     name = "heuristic"
+
+    def __init__(self, weights: Weights | None = None) -> None:
+        self.weights = weights or Weights()
 
     def act(self, view: SeatView, rng: random.Random) -> Action:
         phase = view.phase
@@ -278,7 +305,7 @@ class HeuristicBot:
         legal = view.legal_plays
         if legal & (legal - 1) == 0:
             return legal.bit_length() - 1
-        ev = _Eval(view)
+        ev = _Eval(view, self.weights)
         trick_cards = [c for _, c in view.trick]
         best_card, best_cost = -1, math.inf
         if trick_cards:
@@ -323,10 +350,12 @@ class HeuristicBot:
         adj = 0.0
         qs_out = ev.unseen >> QUEEN_SPADES & 1 and ev.vals[QUEEN_SPADES] > 0
         if s == SPADES and qs_out and c < QUEEN_SPADES and not hand & _above(QUEEN_SPADES) & SPADES_MASK:
-            adj -= 1.5  # flush the queen while I hold nothing she can fall on
+            adj -= ev.w.flush_queen  # flush the queen while I hold nothing she can fall on
         length = (hand & SUIT_MASKS[s]).bit_count()
+        if ev.vals[c] >= 5 and p_win > 0:
+            adj += ev.w.lead_big * ev.vals[c]  # leading the queen (or the like) into possible winners
         if length <= 2 and p_win < 0.5:
-            adj -= 0.4 * (3 - length)  # run a short suit out to make a void for discards
+            adj -= ev.w.short_suit * (3 - length)  # run a short suit out to make a void for discards
         return adj
 
 
@@ -408,4 +437,4 @@ def choose_expose(view: SeatView) -> CardSet:
     return 1 << ACE_HEARTS if spade_safe and hearts_safe else 0
 
 
-__all__ = ["HeuristicBot", "choose_charge", "choose_expose", "choose_pass", "claim_is_sure", "pass_priority"]
+__all__ = ["HeuristicBot", "Weights", "choose_charge", "choose_expose", "choose_pass", "claim_is_sure", "pass_priority"]
