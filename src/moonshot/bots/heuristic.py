@@ -59,6 +59,7 @@ class Weights:
     short_suit: float = 0.4  # bonus per card for leading out of a short suit
     lead_big: float = 1.0  # share of its points it costs to lead a big point card that may win
     guard: float = 0.0  # low cards guarding my own big point card (the queen) are worth keeping
+    charge: bool = True  # charge (Turbo) and expose (Trend) cards when the hand allows
 
 
 def _suit_cards(cards: CardSet, suit: int) -> CardSet:
@@ -290,10 +291,10 @@ class HeuristicBot:
         elif phase is Phase.PASS or phase is Phase.PILE:
             return Pass(seat, choose_pass(view))
         elif phase is Phase.CHARGE:
-            choice = Charge(seat, choose_charge(view))
+            choice = Charge(seat, choose_charge(view) if self.weights.charge else 0)
             return choice if choice in view.legal else Charge(seat, 0)
         elif phase is Phase.EXPOSE:
-            expose = Expose(seat, choose_expose(view))
+            expose = Expose(seat, choose_expose(view) if self.weights.charge else 0)
             return expose if expose in view.legal else Expose(seat, 0)
         options = [a for a in view.legal if not isinstance(a, Claim)]
         if not options:
