@@ -137,6 +137,7 @@ class _Eval:
             # taking TC multiplies my whole deal: worth about my points so far plus a little more
             vals[TEN_CLUBS] += (mult - 1) * (view.points[self.me] + 1.5)
         self.vals = vals
+        self.tc_mult = mult
         self.per_trick = float(sc.per_trick)
         self.trick_points = dict(sc.trick_number_points)
         self.base = self.per_trick + sum(self.trick_points.values()) / 13.0
@@ -241,10 +242,9 @@ class _Eval:
             for s in opp_later:
                 add += self.p_void(s, led) * self.dump
         cost = pts + add + self.per_trick + self.trick_points.get(trick_no, 0) + self.w.lead_burden
-        mult_extra = vals[TEN_CLUBS] if TEN_CLUBS in cards_in_trick or c == TEN_CLUBS else 0.0
-        if mult_extra and pts > 0:
-            # the ten of clubs multiplies everything else on the trick as well
-            cost += pts - mult_extra
+        if self.tc_mult != 1 and (c == TEN_CLUBS or TEN_CLUBS in cards_in_trick):
+            # the ten of clubs multiplies everything else on the trick as well (bonus cards included)
+            cost += (self.tc_mult - 1) * (pts - vals[TEN_CLUBS])
         return p_win, cost
 
 
