@@ -59,6 +59,8 @@ class Weights:
     short_suit: float = 0.4  # bonus per card for leading out of a short suit
     lead_big: float = 1.0  # share of its points it costs to lead a big point card that may win
     guard: float = 0.0  # low cards guarding my own big point card (the queen) are worth keeping
+    stop_moon: float = 26.0  # what stopping a nearly made moon is worth ...
+    moon_alert: float = 0.7  # ... once the runner holds this share of the moon points still possible
     charge: bool = True  # charge (Turbo) and expose (Trend) cards when the hand allows
 
 
@@ -148,24 +150,26 @@ class _Eval:
         else:
             self.dump = 0.0
         self.big = sum(1 << c for c in range(52) if vals[c] >= 5)
-        self.moon_threat = self._moon_threat()
+        self.moon_threat, self.moon_stake = self._moon_threat()
 
-    def _moon_threat(self) -> int | None:
-        """An opponent who has taken every hearts/QS point so far, and a lot of them."""
+    def _moon_threat(self) -> tuple[int | None, float]:
+        """An opponent who has taken every hearts/QS point so far, and what stopping him is worth now."""
         view = self.view
         if view.rules.moon is MoonRule.NONE or self.vals[QUEEN_SPADES] <= 0:
-            return None
+            return None, 0.0
         holders = [s for s in range(4) if view.taken[s] & _MOON_CARDS]
         if len(holders) != 1 or holders[0] == self.me:
-            return None
+            return None, 0.0
         x = holders[0]
         if not (self.unseen | view.hand) & HEARTS_MASK & ~view.taken[x]:
-            return None
+            return None, 0.0  # too late: no heart left to take
         got = view.taken[x] & _MOON_CARDS
-        hearts = (got & HEARTS_MASK).bit_count()
-        if (got >> QUEEN_SPADES & 1 and hearts >= 3) or hearts >= 7:
-            return x
-        return None
+        have = (got & HEARTS_MASK).bit_count() + (13 if got >> QUEEN_SPADES & 1 else 0)
+        left = (_MOON_CARDS & ~view.played).bit_count() + (12 if not view.played >> QUEEN_SPADES & 1 else 0)
+        level = have / (have + left)
+        if level < self.w.moon_alert:
+            return None, 0.0
+        return x, self.w.stop_moon * level**3
 
     # -- card-level estimates
     def win_share(self, c: int) -> float:
@@ -336,12 +340,11 @@ class HeuristicBot:
         if x is None:
             return 0.0
         hearts_here = any(t // 13 == HEARTS for t in trick_cards) or c // 13 == HEARTS
-        bonus = 0.0
         if p_win >= 0.99 and hearts_here:
-            bonus -= 18.0  # take a heart myself: costs a point or two, saves 26
-        elif p_win == 0.0 and c // 13 == HEARTS and winner != x:
-            bonus -= 4.0  # a heart to someone other than the shooter stops the moon too
-        return bonus
+            return -ev.moon_stake  # take a heart myself: costs a point or two, saves the moon
+        if p_win == 0.0 and c // 13 == HEARTS and winner != x:
+            return -0.25 * ev.moon_stake  # a heart to someone other than the shooter stops it too
+        return 0.0
 
     @staticmethod
     def _lead_adjust(ev: _Eval, c: int, p_win: float) -> float:
@@ -352,6 +355,8 @@ class HeuristicBot:
         qs_out = ev.unseen >> QUEEN_SPADES & 1 and ev.vals[QUEEN_SPADES] > 0
         if s == SPADES and qs_out and c < QUEEN_SPADES and not hand & _above(QUEEN_SPADES) & SPADES_MASK:
             adj -= ev.w.flush_queen  # flush the queen while I hold nothing she can fall on
+        if ev.moon_threat is not None and s == HEARTS and p_win >= 0.99 and ev.unseen & HEARTS_MASK:
+            adj -= ev.moon_stake  # a winning heart lead picks up someone's heart and stops the moon
         length = (hand & SUIT_MASKS[s]).bit_count()
         if ev.vals[c] >= 5 and p_win > 0:
             adj += ev.w.lead_big * ev.vals[c]  # leading the queen (or the like) into possible winners
