@@ -425,6 +425,9 @@ def choose_charge(view: SeatView) -> CardSet:
     diamonds = hand & SUIT_MASKS[1]
     if allowed >> JACK_DIAMONDS & 1 and (diamonds & _above(JACK_DIAMONDS)).bit_count() >= 2:
         out |= 1 << JACK_DIAMONDS
+    clubs = hand & SUIT_MASKS[0]
+    if allowed >> TEN_CLUBS & 1 and (clubs & _below(TEN_CLUBS)).bit_count() >= 4 and not clubs & _above(TEN_CLUBS):
+        out |= 1 << TEN_CLUBS  # plenty of low clubs and nothing above: the ten can always be ducked
     return out
 
 
