@@ -16,7 +16,7 @@ from moonshot.bots.random import RandomBot
 from moonshot.cards import ALL_CARDS, SUIT_LETTERS, CardSet, card_list, format_card, parse_card, parse_card_set
 from moonshot.engine import DealSpec, Game, Phase
 from moonshot.events import DealEnded
-from moonshot.rules import PassDirection, Rules
+from moonshot.rules import EndRule, PassDirection, Rules
 from moonshot.variants import KIERKI, STANDARD, TREND, TURBO, VARIANTS
 from moonshot.views import SeatView, seat_view
 
@@ -43,9 +43,9 @@ def position(rules: Rules, hands: tuple[CardSet, ...], plays: str = "", kind: in
     """A game on a fixed deal after the given cards (in play order) were played."""
     spec = DealSpec((hands[0], hands[1], hands[2], hands[3]), kind=kind, leader=leader)
     game = Game(rules, 0, [spec] * 8)
-    while game.phase is Phase.CHARGE:
+    while game.phase in (Phase.CHARGE, Phase.EXPOSE):
         for s in game.to_act():
-            game.apply(Charge(s, 0))
+            game.apply(Charge(s, 0) if game.phase is Phase.CHARGE else Expose(s, 0))
     for text in plays.split():
         game.apply(Play.of(game.turn, parse_card(text)))
     return game
@@ -87,7 +87,7 @@ def play_out(rules: Rules, seed: int, bots: list[Bot], max_actions: int = 4000) 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_full_games_are_legal_in_every_variant(variant: str) -> None:
     rules = VARIANTS[variant]
-    if rules.end.value == "score":
+    if rules.end is EndRule.SCORE:
         rules = rules.replace(score_limit=40)
     game = play_out(rules, 7, [BOT, BOT, BOT, BOT])
     assert game.over
@@ -99,7 +99,7 @@ def test_full_games_are_legal_in_every_variant(variant: str) -> None:
 @given(variant=st.sampled_from(sorted(VARIANTS)), seed=st.integers(0, 10**6), hero=st.integers(0, 3))
 def test_legal_against_random_play(variant: str, seed: int, hero: int) -> None:
     rules = VARIANTS[variant]
-    if rules.end.value == "score":
+    if rules.end is EndRule.SCORE:
         rules = rules.replace(score_limit=30)
     bots: list[Bot] = [RandomBot(), RandomBot(), RandomBot(), RandomBot()]
     bots[hero] = BOT
@@ -239,6 +239,24 @@ def test_stops_a_moon_by_taking_a_heart() -> None:
 def test_ducks_the_same_heart_when_no_moon_threatens() -> None:
     game = moon_position("AS 4S 2S 3S")
     assert played(game) == "4H"
+
+
+def tc_position(multiplier: int) -> Game:
+    rules = TREND.replace(
+        pass_cycle=HOLD,
+        first_trick_forbidden=0,
+        two_of_clubs_leads=False,
+        hearts_must_be_broken=False,
+        ten_of_clubs_multiplier=multiplier,
+    )
+    hands = deal({0: "AH 5D TC 9C", 1: "2H KD 8C", 2: "3H 2D 7C", 3: "4H 3D 6C"}, voids={0: "C"})
+    # N takes a heart trick, E wins the diamond and leads a club: N, last, wins it either way
+    return position(rules, hands, "2H 3H 4H AH 5D KD 2D 3D 8C 7C 6C", leader=1)
+
+
+def test_trend_keeps_off_the_ten_of_clubs_once_it_has_points() -> None:
+    assert played(tc_position(2)) == "9C"
+    assert played(tc_position(1)) == "TC"  # without the multiplier the higher card goes first
 
 
 # ---------------------------------------------------------------- claims
