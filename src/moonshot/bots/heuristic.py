@@ -64,10 +64,6 @@ class Weights:
     charge: bool = True  # charge (Turbo) and expose (Trend) cards when the hand allows
 
 
-def _suit_cards(cards: CardSet, suit: int) -> CardSet:
-    return cards & SUIT_MASKS[suit]
-
-
 def _above(c: int) -> CardSet:
     """Cards of ``c``'s suit ranked above it."""
     return SUIT_MASKS[c // 13] & ~((2 << c) - 1)
