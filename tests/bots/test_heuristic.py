@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
 from moonshot.bots.base import Bot
-from moonshot.bots.heuristic import HeuristicBot, claim_is_sure
+from moonshot.bots.heuristic import HeuristicBot, Weights, claim_is_sure
 from moonshot.bots.random import RandomBot
 from moonshot.cards import ALL_CARDS, SUIT_LETTERS, CardSet, card_list, format_card, parse_card, parse_card_set
 from moonshot.engine import DealSpec, Game, Phase
@@ -257,6 +257,18 @@ def tc_position(multiplier: int) -> Game:
 def test_trend_keeps_off_the_ten_of_clubs_once_it_has_points() -> None:
     assert played(tc_position(2)) == "9C"
     assert played(tc_position(1)) == "TC"  # without the multiplier the higher card goes first
+
+
+def test_turns_to_shooting_the_moon_when_it_is_nearly_made() -> None:
+    rules = NO_PASS.replace(first_trick_forbidden=0, two_of_clubs_leads=False, hearts_must_be_broken=False)
+    hands = deal({0: "AS AH KH QH JH AC KC QC AD KD QD 2C 2D", 1: "QS 2H", 2: "2S 3H", 3: "3S 4H"})
+    # N has taken the queen and four hearts and holds masters everywhere but 2C and 2D
+    game = position(rules, hands, "AS QS 2S 3S AH 2H 3H 4H", leader=0)
+    view = seat_view(game, 0)
+    shooter = BOT.act(view, random.Random(0))
+    assert isinstance(shooter, Play) and format_card(shooter.card) not in ("2C", "2D")
+    careful = HeuristicBot(Weights(shoot=False)).act(view, random.Random(0))
+    assert isinstance(careful, Play) and format_card(careful.card) in ("2C", "2D")
 
 
 # ---------------------------------------------------------------- claims

@@ -61,6 +61,9 @@ class Weights:
     guard: float = 0.0  # low cards guarding my own big point card (the queen) are worth keeping
     stop_moon: float = 26.0  # what stopping a nearly made moon is worth ...
     moon_alert: float = 0.7  # ... once the runner holds this share of the moon points still possible
+    shoot: bool = True  # turn to shooting the moon when it is nearly made ...
+    shoot_trick: float = 3.0  # ... and then want every trick
+    shoot_losers: int = 4  # "nearly made": all points so far, 3+ hearts, at most this many cards not masters
     charge: bool = True  # charge (Turbo) and expose (Trend) cards when the hand allows
 
 
@@ -134,6 +137,10 @@ class _Eval:
         if mult != 1:
             # taking TC multiplies my whole deal: worth about my points so far plus a little more
             vals[TEN_CLUBS] += (mult - 1) * (view.points[self.me] + 1.5)
+        self.shooting = w.shoot and self._can_shoot(view, vals, w)
+        if self.shooting:
+            for c in cards_in(_MOON_CARDS):
+                vals[c] = -abs(vals[c])  # every heart and the queen are now wanted
         self.vals = vals
         self.tc_mult = mult
         self.per_trick = float(sc.per_trick)
@@ -147,6 +154,26 @@ class _Eval:
             self.dump = 0.0
         self.big = sum(1 << c for c in range(52) if vals[c] >= 5)
         self.moon_threat, self.moon_stake = self._moon_threat()
+
+    @staticmethod
+    def _can_shoot(view: SeatView, vals: list[float], w: Weights) -> bool:
+        """I hold every point taken so far, plenty of them, and nearly every card I hold is a winner."""
+        if view.rules.moon is MoonRule.NONE or vals[QUEEN_SPADES] <= 0:
+            return False
+        me = view.seat
+        if any(view.taken[s] & _MOON_CARDS for s in range(4) if s != me):
+            return False
+        got = view.taken[me] & _MOON_CARDS
+        if not (got >> QUEEN_SPADES & 1 or view.hand >> QUEEN_SPADES & 1):
+            return False
+        if (got & HEARTS_MASK).bit_count() < 3:
+            return False
+        unseen = view.unseen
+        losers = 0
+        for c in cards_in(view.hand):
+            if unseen & _above(c):
+                losers += 1
+        return losers <= w.shoot_losers
 
     def _moon_threat(self) -> tuple[int | None, float]:
         """An opponent who has taken every hearts/QS point so far, and what stopping him is worth now."""
@@ -242,6 +269,8 @@ class _Eval:
             for s in opp_later:
                 add += self.p_void(s, led) * self.dump
         cost = pts + add + self.per_trick + self.trick_points.get(trick_no, 0) + self.w.lead_burden
+        if self.shooting:
+            cost -= self.w.shoot_trick  # every trick won keeps the points away from the others
         if self.tc_mult != 1 and (c == TEN_CLUBS or TEN_CLUBS in cards_in_trick):
             # the ten of clubs multiplies everything else on the trick as well (bonus cards included)
             cost += (self.tc_mult - 1) * (pts - vals[TEN_CLUBS])
