@@ -51,7 +51,7 @@ from moonshot.events import (
     TrickEnded,
     TrickStarted,
 )
-from moonshot.rules import ChargingOrder, EndRule, MoonRule, PassDirection, Rules, score_deal
+from moonshot.rules import ChargingOrder, EndRule, MoonRule, PassDirection, Rules, Scoring, card_points, score_deal
 from moonshot.variants import GYM, KIERKI, OMNIBUS, STANDARD, TREND, TURBO, TURBO_VARIANTS, VARIANTS, find_variant
 from turbo_records import RECORDED_TURBO
 
@@ -701,6 +701,20 @@ def test_accepted_claim_gives_the_claimer_every_remaining_card_and_ends_the_hand
     assert (end.points, end.moon, end.early, end.tricks) == ((-72, 0, 0, 0), N, True, 1)
     assert end.taken[N] == ALL_CARDS
     assert g.deal_index == 1
+
+
+def test_accepted_claim_counts_the_remaining_tricks_for_trick_scoring() -> None:
+    # a claim variant that scores tricks (1 each) and the 7th and 13th trick (10 each)
+    scoring = Scoring(card_points({}), per_trick=1, trick_number_points=((7, 10), (13, 10)))
+    rules = no_pass(TURBO).replace(scoring=(scoring,), ten_of_clubs_multiplier=1, moon=MoonRule.NONE)
+    g = Game(rules, 0, [SUIT_PER_SEAT] * 4)
+    charge(g, "N- E- S- W-")
+    play(g, "2C 2D 2H 2S 3C")  # N wins trick 1, then leads trick 2 and claims mid-trick
+    g.apply(Claim(N))
+    for s in (E, S, W):
+        g.apply(AcceptClaim(s, N))
+    # N: tricks 1..13 = 13 points, plus the 7th and the 13th = 20 -> 33
+    assert ended(g)[-1].points == (33, 0, 0, 0)
 
 
 def test_claims_that_are_not_allowed() -> None:

@@ -707,6 +707,12 @@ class Game:
         for c in self.trick_cards:
             rest |= 1 << c
         self.taken[claimer] |= rest
+        # The claimer wins every trick left (the one in progress included), so per-trick and
+        # trick-number scoring count them too: as many tricks as the fullest hand has cards.
+        left = max(h.bit_count() for h in self.hands)
+        self.tricks_won[claimer] += left
+        for number in range(self.trick_no, self.trick_no + left):
+            self.trick_numbers_won[claimer] |= 1 << number
         self.played |= rest
         self.hands = [0, 0, 0, 0]
         self.trick_cards, self.trick_seats = [], []
