@@ -146,22 +146,26 @@ def _number_and_cards(body: str, counts: range, what: str) -> tuple[int, tuple[C
     leaves a valid list (``TRICK110H`` is trick 1 with ``10H``; ``TRICK12`` is trick 12, no cards).
     """
     readings: list[tuple[int, tuple[Card, ...]]] = []
-    problems: list[str] = []
+    problems: list[tuple[int, str]] = []  # (how telling, what): the most telling one is reported
     for k in (1, 2):
         if len(body) < k or not body[:k].isdigit():
             continue
         try:
             number = _trick_number(body[:k])
+        except CodecError as e:
+            problems.append((3, str(e)))
+            continue
+        try:
             cards = split_cards(body[k:])
         except CodecError as e:
-            problems.append(str(e))
+            problems.append((k, str(e)))
             continue
         if len(cards) not in counts:
-            problems.append(f"{what} with {len(cards)} card(s) (expected {_describe(counts)})")
+            problems.append((0, f"{what} with {len(cards)} card(s) (expected {_describe(counts)})"))
             continue
         readings.append((number, cards))
     if not readings:
-        why = problems[-1] if problems else "it does not start with a trick number"
+        why = min(problems)[1] if problems else "it does not start with a trick number"
         raise CodecError(f"bad {what} {body!r}: {why}")
     return readings[0]
 
