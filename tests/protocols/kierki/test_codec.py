@@ -34,13 +34,16 @@ def cards(*names: str) -> tuple[int, ...]:
     return tuple(parse_card(n) for n in names)
 
 
+HAND = cards("10H", "2H", "8H", "4H", "6C", "QS", "KC", "QH", "5H", "7C", "3H", "9D", "10C")
+
+
 @pytest.mark.parametrize(
     ("text", "msg"),
     [
         ("IAMN", Iam(0)),
         ("IAMW", Iam(3)),
         ("BUSYNS", Busy((0, 2))),
-        ("DEAL3E10H2H8H4H6CQSKCQH5H7C3H9D10C", Deal(3, 1, cards(*"10H 2H 8H 4H 6C QS KC QH 5H 7C 3H 9D 10C".split()))),
+        ("DEAL3E10H2H8H4H6CQSKCQH5H7C3H9D10C", Deal(3, 1, HAND)),
         ("TRICK1", Trick(1, ())),
         ("TRICK110H", Trick(1, cards("10H"))),
         ("TRICK12", Trick(12, ())),
