@@ -1,4 +1,8 @@
-"""How the Kierki automatic client's heuristic scores against random players (engine-level, no sockets).
+"""How the Kierki automatic client's policy scores against random players (engine-level, no sockets).
+
+The automatic client (``kierki-client -a``) plays with :class:`moonshot.bots.heuristic.HeuristicBot`
+on the view it rebuilds from the wire, which is the engine's view exactly (tests/protocols/kierki/
+test_auto.py checks it turn by turn), so engine-level play measures the real client.
 
 For each of N random game files (seven deals, one per contract, random leaders) the heuristic
 plays at one seat against three random bots, once from each seat (rotation), so every game file
@@ -14,10 +18,10 @@ import argparse
 import random
 import statistics
 
+from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.random import RandomBot
 from moonshot.engine import Game
 from moonshot.events import DealEnded
-from moonshot.protocols.kierki.auto import KierkiBot
 from moonshot.protocols.kierki.gamefile import random_deals
 from moonshot.variants import KIERKI
 from moonshot.views import seat_view
@@ -42,7 +46,7 @@ def main() -> None:
     ap.add_argument("--games", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    hero, rnd = KierkiBot(), RandomBot()
+    hero, rnd = HeuristicBot(), RandomBot()
     hero_pts: dict[int, list[int]] = {k: [] for k in NAMES}
     rand_pts: dict[int, list[float]] = {k: [] for k in NAMES}
     hero_games: list[int] = []

@@ -2,31 +2,32 @@
 
 Pure (no sockets, clocks or global RNG). :class:`ClientState` follows one seat through the
 server's messages (``DEAL``, ``TRICK``, ``TAKEN``, ``SCORE``, ``TOTAL``): its hand, the table,
-the cards gone, which seats showed a void, the tricks taken. :func:`choose_card` is the heuristic;
-:class:`KierkiBot` runs the same heuristic on the engine (``moonshot.bots.base.Bot``), so the
-numbers measured offline are the numbers of the real client.
+who played which card, the voids shown, the tricks and points taken. :meth:`ClientState.seat_view`
+turns that into the same :class:`~moonshot.views.SeatView` the engine gives a seat, so the
+client plays with moonshot's :class:`~moonshot.bots.heuristic.HeuristicBot`, the bot measured
+offline (:func:`choose_card`); a test checks that the wire view and the engine view lead to the
+same card at every turn.
 
-The heuristic knows the contract. For each legal card it estimates the chance the card wins the
-trick and what the trick would then cost under this contract (points on the table, the card
-itself, what the players still to play may throw on it, 1 per trick in "no tricks" and the robber,
-10 for the 7th and the last trick), and subtracts what getting rid of the card is worth (a
-penalty card we may be stuck with later, a high card that may win a costly trick later). It plays
-the cheapest card. So in "no tricks" it ducks and sheds high cards, in "no hearts" it throws hearts
-on others' tricks and avoids heart tricks, in "no queens", "no kings/jacks" and "no KH" it dumps
-those cards when it cannot win and keeps clear of tricks they may land in, in "7th and last" it
-throws its high cards on the harmless tricks and ducks the 7th and 13th, and in the robber all of
-those costs add up.
+The heuristic reads the contract's scoring table (1 per trick, hearts, queens, kings and jacks,
+the KH, the 7th and last trick, or all of them): for each legal card it weighs the chance the card
+wins the trick and what the trick would then cost against what getting rid of the card is worth,
+and plays the cheapest. So in "no tricks" it ducks, in "no hearts" it throws hearts on other
+seats' tricks, in "no KH" it drops the KH under the AH or on a void, in "7th and last" it spends
+its winners on the harmless tricks, and in the robber all the costs add up.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from moonshot.actions import Action, Play
-from moonshot.cards import ALL_CARDS, SUIT_MASKS, Card, CardSet, card_list
+from moonshot.actions import Play
+from moonshot.bots.heuristic import HeuristicBot
+from moonshot.cards import HEARTS_MASK, SUIT_MASKS, Card, CardSet, card_list
+from moonshot.engine import Phase
+from moonshot.events import TrickEnded
 from moonshot.protocols.kierki.codec import Deal, Message, Score, Taken, Total, Trick
-from moonshot.rules import Scoring
+from moonshot.rules import PassDirection, Scoring
 from moonshot.variants import KIERKI
 from moonshot.views import SeatView
 
@@ -46,104 +47,19 @@ def legal_plays(hand: CardSet, table: tuple[tuple[int, Card], ...]) -> CardSet:
     return follow or hand
 
 
-@dataclass(frozen=True, slots=True)
-class KierkiView:
-    """What the seat to play knows: enough for the heuristic, built from the wire or the engine."""
-
-    seat: int
-    kind: int
-    trick_no: int
-    hand: CardSet
-    trick: tuple[tuple[int, Card], ...]  # (seat, card) in play order
-    played: CardSet  # every card played this deal, the current trick included
-    voids: tuple[int, int, int, int]  # 4-bit suit masks each seat is known to lack
-
-    @property
-    def legal(self) -> CardSet:
-        return legal_plays(self.hand, self.trick)
+_BOT = HeuristicBot()
 
 
-def _above(c: Card) -> CardSet:
-    """Cards of c's suit ranked above c."""
-    return SUIT_MASKS[c // 13] & ~((2 << c) - 1)
-
-
-def _below(c: Card) -> CardSet:
-    return SUIT_MASKS[c // 13] & ((1 << c) - 1)
-
-
-def choose_card(view: KierkiView, exclude: CardSet = 0) -> Card:
-    """The card to play (one of ``view.legal``, avoiding ``exclude`` while something else is legal)."""
-    legal = view.legal & ~exclude or view.legal or view.hand & ~exclude or view.hand
-    options = card_list(legal)
-    if len(options) == 1:
-        return options[0]
-    sc = scoring_for(view.kind)
-    pts = sc.card_points
-    numbered = dict(sc.trick_number_points)
-    unseen = ALL_CARDS & ~view.hand & ~view.played
-    tricks_left = 14 - view.trick_no
-    future_points = (
-        sc.per_trick * tricks_left
-        + sum(pts[c] for c in card_list(unseen | view.hand))
-        + sum(p for n, p in numbered.items() if n >= view.trick_no)
-    )
-    avg_trick = future_points / max(tricks_left, 1)
-    unseen_pen = sorted((pts[c] for c in card_list(unseen) if pts[c]), reverse=True)
-    top_dump = unseen_pen[0] if unseen_pen else 0
-
-    table = view.trick
-    followers = [(view.seat + i) % 4 for i in range(1, 4 - len(table))]
-    if table:
-        led = table[0][1] // 13
-        best = max(c for _, c in table if c // 13 == led)
-    else:
-        led, best = -1, -1
-    table_points = sum(pts[c] for _, c in table)
-    here = sc.per_trick + numbered.get(view.trick_no, 0)
-
-    def win_chance(c: Card) -> float:
-        suit = c // 13
-        if table and (suit != led or c < best):
-            return 0.0
-        higher = (unseen & _above(c)).bit_count()
-        lower = (unseen & _below(c)).bit_count()
-        able = [s for s in followers if not view.voids[s] >> suit & 1]
-        if not able or higher == 0:
-            return 1.0
-        share = len(able) / 3  # unseen cards are spread over the three others
-        nobody_higher = (1 - share) ** higher
-        # a follower holding a higher card but also a lower one can duck under us
-        duck = 0.5 * lower / (higher + lower)
-        return nobody_higher + (1 - nobody_higher) * duck
-
-    def trick_cost(c: Card) -> float:
-        suit = c // 13 if not table else led
-        cost: float = here + table_points + pts[c]
-        suit_unseen = card_list(unseen & SUIT_MASKS[suit])
-        follow_avg = sum(pts[x] for x in suit_unseen) / len(suit_unseen) if suit_unseen else 0.0
-        for s in followers:
-            if view.voids[s] >> suit & 1 or not suit_unseen:
-                cost += 0.8 * top_dump
-            elif len(suit_unseen) < 2 * len(followers):
-                cost += 0.3 * top_dump + 0.7 * follow_avg
-            else:
-                cost += follow_avg + 0.05 * top_dump
-        return cost
-
-    def danger(c: Card) -> float:
-        """What keeping c costs later: taking it ourselves, or winning a trick with it."""
-        higher = (unseen & _above(c)).bit_count()
-        lower = (unseen & _below(c)).bit_count()
-        stuck = 0.9 if higher == 0 else max(0.1, 0.5**higher)
-        wins = lower / (higher + lower) if higher + lower else 0.7
-        return pts[c] * stuck + wins * avg_trick
-
-    def score(c: Card) -> tuple[float, int]:
-        p = win_chance(c)
-        return (p * trick_cost(c) - 0.8 * danger(c), -(c % 13))
-
-    return min(options, key=score)
+def choose_card(view: SeatView, exclude: CardSet = 0) -> Card:
+    """The automatic client's card: the heuristic's choice among the legal cards not in ``exclude``
+    (cards the server refused); when all legal cards were refused, among the rest of the hand."""
+    allowed = view.legal_plays & ~exclude or view.hand & ~exclude or view.legal_plays or view.hand
+    if allowed != view.legal_plays:
+        legal = tuple(Play.of(view.seat, c) for c in card_list(allowed))
+        view = replace(view, legal_plays=allowed, legal=legal)
+    action = _BOT.act(view, random.Random(0))
+    assert isinstance(action, Play)
+    return action.card
 
 
 # ----------------------------------------------------------------------------- the wire side
@@ -161,6 +77,7 @@ class ClientState:
     gone: CardSet = 0  # cards of completed tricks
     voids: list[int] = field(default_factory=lambda: [0, 0, 0, 0])
     tricks: list[Taken] = field(default_factory=list)  # completed tricks of this deal
+    trick_leaders: list[int] = field(default_factory=list)  # who led each of them
     next_leader: int = 0
     prompt: int | None = None  # trick number of an unanswered TRICK
     scores: tuple[int, int, int, int] | None = None
@@ -175,6 +92,7 @@ class ClientState:
             self.trick_no, self.table, self.gone = 1, (), 0
             self.voids = [0, 0, 0, 0]
             self.tricks = []
+            self.trick_leaders = []
             self.next_leader = msg.leader
             self.prompt = None
             self.deals_seen += 1
@@ -196,6 +114,7 @@ class ClientState:
                 self.gone |= 1 << c
             self.hand &= ~self.gone
             self.tricks.append(msg)
+            self.trick_leaders.append(first)
             self.next_leader = msg.winner
             self.trick_no = msg.number + 1
             self.table = ()
@@ -225,28 +144,63 @@ class ClientState:
             out |= 1 << c
         return out
 
-    def view(self) -> KierkiView:
-        v = self.voids
-        return KierkiView(
-            self.seat, self.kind, self.trick_no, self.hand, self.table, self.played(), (v[0], v[1], v[2], v[3])
+    def seat_view(self) -> SeatView:
+        """What this seat knows, as the engine would show it (the input of the heuristic)."""
+        sc = scoring_for(self.kind)
+        taken = [0, 0, 0, 0]
+        won = [0, 0, 0, 0]
+        points = [0, 0, 0, 0]
+        led_suits = 0
+        ended: list[TrickEnded] = []
+        for t, first in zip(self.tricks, self.trick_leaders):
+            cards = sum(1 << c for c in t.cards)
+            pts = sum(sc.card_points[c] for c in t.cards)  # as the engine counts: cards only
+            taken[t.winner] |= cards
+            won[t.winner] += 1
+            points[t.winner] += pts + sc.per_trick
+            led_suits |= 1 << (t.cards[0] // 13)
+            seats = tuple((first + i) % 4 for i in range(len(t.cards)))
+            ended.append(TrickEnded(t.number, t.winner, tuple(t.cards), seats, pts))
+        played = self.played()
+        legal = legal_plays(self.hand, self.table) if self.prompt is not None else 0
+        v, tot = self.voids, self.totals or (0, 0, 0, 0)
+        none = (0, 0, 0, 0)
+        return SeatView(
+            seat=self.seat,
+            rules=KIERKI,
+            phase=Phase.PLAY,
+            to_act=(self.seat,) if self.prompt is not None else (),
+            deal=self.deals_seen - 1,
+            deal_kind=self.kind,
+            direction=PassDirection.HOLD,
+            pass_to=None,
+            hand=self.hand,
+            dealt=self.dealt,
+            passed=None,
+            received=None,
+            trick_no=self.trick_no,
+            leader=self.table[0][0] if self.table else self.next_leader,
+            trick=self.table,
+            tricks=tuple(ended),
+            played=played,
+            led_suits=led_suits,
+            hearts_broken=bool(played & HEARTS_MASK),
+            voids=(v[0], v[1], v[2], v[3]),
+            taken=(taken[0], taken[1], taken[2], taken[3]),
+            tricks_won=(won[0], won[1], won[2], won[3]),
+            points=(points[0], points[1], points[2], points[3]),
+            totals=tot,
+            charged=none,
+            exposed=none,
+            revealed=none,
+            known_cards=none,
+            claimer=None,
+            legal=tuple(Play.of(self.seat, c) for c in card_list(legal)),
+            legal_plays=legal,
         )
 
     def my_tricks(self) -> list[Taken]:
         return [t for t in self.tricks if t.winner == self.seat]
 
 
-# ----------------------------------------------------------------------------- the engine side
-def view_from_seat(sv: SeatView) -> KierkiView:
-    return KierkiView(sv.seat, sv.deal_kind, sv.trick_no, sv.hand, sv.trick, sv.played, sv.voids)
-
-
-class KierkiBot:
-    """The automatic client's heuristic as a :class:`moonshot.bots.base.Bot` (for offline play)."""
-
-    name = "kierki"
-
-    def act(self, view: SeatView, rng: random.Random) -> Action:
-        return Play.of(view.seat, choose_card(view_from_seat(view)))
-
-
-__all__ = ["ClientState", "KierkiBot", "KierkiView", "choose_card", "legal_plays", "scoring_for", "view_from_seat"]
+__all__ = ["ClientState", "choose_card", "legal_plays", "scoring_for"]

@@ -226,13 +226,13 @@ class KierkiClient:
     # ------------------------------------------------------------------ automatic play
     def _auto(self, msg: Message) -> None:
         if isinstance(msg, Trick):
-            self._play(choose_card(self.state.view(), self.tried))
+            self._play(choose_card(self.state.seat_view(), self.tried))
         elif isinstance(msg, Wrong) and self.state.prompt == msg.number and self.last_sent is not None:
             # our card was refused: try the next best one we have not tried (the prompt stands)
             self.tried |= 1 << self.last_sent
             left = self.state.hand & ~self.tried
             if left:
-                self._play(choose_card(self.state.view(), self.tried))
+                self._play(choose_card(self.state.seat_view(), self.tried))
 
     def _play(self, c: Card) -> None:
         self.last_sent = c
