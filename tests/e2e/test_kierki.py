@@ -642,6 +642,23 @@ def test_scores_on_hand_built_deals_of_every_type() -> None:
     assert per_deal == [tricks[k] for k in range(1, 8)]
 
 
+def test_no_trick_repetitions_while_a_seat_is_empty() -> None:
+    deals = game_deals(15, kinds=(1,))
+    with server_in_thread(deals, timeout=0.3) as (port, _, _out):
+        players = join_four(port)
+        leader = players[deals[0].leader or 0]
+        assert leader.read() == Trick(1, ())
+        gone = players[(leader.seat + 2) % 4]
+        gone.peer.close()
+        time.sleep(0.2)
+        while leader.peer.lines:  # a repetition may have come before the close was seen
+            leader.read()
+        assert leader.peer.silent(1.0)  # three timeouts pass: no TRICK while the seat is empty
+        back = Player(port, gone.seat)
+        assert isinstance(back.read(), Deal)
+        assert leader.read(2) == Trick(1, ())  # the game goes on: the held-back TRICK comes
+
+
 @pytest.mark.skipif(not IPV6, reason="no IPv6 loopback here")
 def test_ipv6_loopback() -> None:
     deals = game_deals(14, kinds=(5,))

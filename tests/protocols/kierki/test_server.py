@@ -115,6 +115,7 @@ def test_the_policy_is_retry_and_pause() -> None:
 class FakeServer:
     def __init__(self) -> None:
         self.logs: list[str] = []
+        self.paused = False
 
     def log(self, text: str) -> None:
         self.logs.append(text)
@@ -231,6 +232,22 @@ def test_illegal_answer_gets_wrong_and_no_new_trick_but_a_timeout_repeats_trick(
     s.on_request(table, Request(g, seat, 3))  # type: ignore[arg-type]
     assert conn.sent[-1] == Trick(1, ())
     assert s.request is not None and s.request.request_id == 3  # type: ignore[attr-defined]
+
+
+def test_no_repetition_while_paused_and_it_comes_on_resume() -> None:
+    g = _game()
+    seat = g.turn
+    s, conn, table = adapter(seat)
+    s.on_request(table, Request(g, seat, 1))  # type: ignore[arg-type]
+    conn.server.paused = True
+    s.on_rejected(table, Request(g, seat, 1), None, "timeout")  # type: ignore[arg-type]
+    s.on_request(table, Request(g, seat, 2))  # type: ignore[arg-type]
+    assert conn.sent == [Trick(1, ())]
+    conn.server.paused = False
+    s.resume()
+    assert conn.sent == [Trick(1, ()), Trick(1, ())]
+    s.resume()
+    assert len(conn.sent) == 2
 
 
 @pytest.mark.parametrize(

@@ -14,9 +14,11 @@ into plays. This module adds what is Kierki's own:
   card gets ``WRONG<trick>`` and the client answers again (no new ``TRICK``, as real servers do);
   a malformed line, a wrong trick number, a message other than ``TRICK`` or a card played
   without being asked gets ``WRONG`` from the adapter itself; blank lines are ignored;
-* a disconnect frees the seat and pauses the table (``pause``); a client taking the free seat gets
-  ``DEAL`` with its cards of this deal, ``TAKEN`` for each trick so far, then ``TRICK`` if it is
-  its turn (the replayed log is cut to the current deal);
+* a disconnect frees the seat and pauses the table (``pause``): nobody is asked past the empty
+  seat and ``TRICK`` is not repeated meanwhile (a card already asked for is still accepted); a
+  client taking the free seat gets ``DEAL`` with its cards of this deal, ``TAKEN`` for each trick
+  so far, then ``TRICK`` if it is its turn (the replayed log is cut to the current deal), and a
+  seat whose repetition was held back gets its ``TRICK`` again;
 * after the last deal's ``SCORE``/``TOTAL`` every connection is closed and the server exits 0.
 
 It listens on one dual-stack socket (``::`` with ``IPV6_V6ONLY`` off; IPv4 only where the host has
@@ -221,6 +223,8 @@ class KierkiSeat(Seat):
         self.table: Table | None = None
         self.request: DecisionRequest | None = None
         self.quiet_retry = False  # after WRONG the client answers again unasked: no new TRICK
+        self.repeat = False  # the next request repeats one that timed out
+        self.owed = False  # a repetition held back while the game was paused
         self.trick_no = 1
         self.deal_kind = 0
         self.deal_leader = 0
@@ -252,17 +256,28 @@ class KierkiSeat(Seat):
         self.table = table
         self.request = request
         self.trick_no = request.view.trick_no
+        repeat, self.repeat = self.repeat, False
         if self.quiet_retry:
             self.quiet_retry = False
+            return
+        if repeat and self.conn.server.paused:
+            self.owed = True  # no repetitions while a seat is empty; sent when the game goes on
             return
         self.conn.send(Trick(request.view.trick_no, request.view.trick_cards))
 
     def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:
         self.request = None
         if reason == "timeout":
-            return  # the runtime asks again at once: TRICK is repeated
+            self.repeat = True  # the runtime asks again at once: TRICK is repeated
+            return
         self.quiet_retry = True
         self._wrong(reason)
+
+    def resume(self) -> None:
+        """The game goes on after a pause: repeat the TRICK held back meanwhile."""
+        if self.owed and self.request is not None:
+            self.owed = False
+            self.conn.send(Trick(self.request.view.trick_no, self.request.view.trick_cards))
 
     def on_closed(self, table: Table, reason: str) -> None:
         self.request = None
@@ -324,6 +339,11 @@ class KierkiServer:
         # diagnostics go to stderr: stdout carries the game report
         print(f"kierki-server: {text}", file=sys.stderr, flush=True)
 
+    @property
+    def paused(self) -> bool:
+        """The game has started, is not over, and a seat is empty."""
+        return self.table is not None and not self.over and any(s is None for s in self.seats)
+
     def occupied(self) -> tuple[int, ...]:
         return tuple(s for s in range(4) if self.seats[s] is not None)
 
@@ -343,9 +363,11 @@ class KierkiServer:
     async def shutdown(self) -> None:
         for c in list(self.conns):
             c.close("the game is over")
-        for c in list(self.conns):
+        waits = [c.writer.wait_closed() for c in list(self.conns)]
+        if waits:
+            # the last SCORE/TOTAL leave before the process ends; a peer that never reads costs 2 s at most
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(c.writer.wait_closed(), 2)
+                await asyncio.wait_for(asyncio.gather(*waits, return_exceptions=True), 2)
 
     def _game_over(self, _: object = None) -> None:
         self.over = True
@@ -439,8 +461,12 @@ class KierkiServer:
         seat = KierkiSeat(conn, msg.seat, resuming=self.table is not None)
         self.seats[msg.seat] = seat
         if self.table is not None:
-            self.log(f"{conn.peer} takes seat {SEAT_LETTERS[msg.seat]}: the game goes on")
             self.table.attach(msg.seat, seat)
+            if not self.paused:
+                self.log(f"{conn.peer} takes seat {SEAT_LETTERS[msg.seat]}: the game goes on")
+                for other in self.seats:
+                    if other is not None and other is not seat:
+                        other.resume()
         elif all(s is not None for s in self.seats):
             self.table = KierkiTable(self.deals, list(self.seats), kierki_policy(self.timeout))
             self.table.start()
