@@ -642,7 +642,7 @@ def test_scores_on_hand_built_deals_of_every_type() -> None:
     assert per_deal == [tricks[k] for k in range(1, 8)]
 
 
-def test_no_trick_repetitions_while_a_seat_is_empty() -> None:
+def test_nobody_is_asked_while_a_seat_is_empty() -> None:
     deals = game_deals(15, kinds=(1,))
     with server_in_thread(deals, timeout=0.3) as (port, _, _out):
         players = join_four(port)
@@ -653,10 +653,13 @@ def test_no_trick_repetitions_while_a_seat_is_empty() -> None:
         time.sleep(0.2)
         while leader.peer.lines:  # a repetition may have come before the close was seen
             leader.read()
-        assert leader.peer.silent(1.0)  # three timeouts pass: no TRICK while the seat is empty
+        assert leader.peer.silent(1.0)  # three timeouts pass: no TRICK repeated while the seat is empty
+        card = leader.play()  # a card asked for before the pause still counts
+        nxt = players[(leader.seat + 1) % 4]
+        assert nxt.peer.silent(0.5)  # but nobody new is asked
         back = Player(port, gone.seat)
         assert isinstance(back.read(), Deal)
-        assert leader.read(2) == Trick(1, ())  # the game goes on: the held-back TRICK comes
+        assert nxt.read(2) == Trick(1, (card,))  # the game goes on
 
 
 @pytest.mark.skipif(not IPV6, reason="no IPv6 loopback here")

@@ -234,7 +234,7 @@ def test_illegal_answer_gets_wrong_and_no_new_trick_but_a_timeout_repeats_trick(
     assert s.request is not None and s.request.request_id == 3  # type: ignore[attr-defined]
 
 
-def test_no_repetition_while_paused_and_it_comes_on_resume() -> None:
+def test_no_trick_while_paused_and_it_comes_on_resume() -> None:
     g = _game()
     seat = g.turn
     s, conn, table = adapter(seat)
@@ -242,6 +242,8 @@ def test_no_repetition_while_paused_and_it_comes_on_resume() -> None:
     conn.server.paused = True
     s.on_rejected(table, Request(g, seat, 1), None, "timeout")  # type: ignore[arg-type]
     s.on_request(table, Request(g, seat, 2))  # type: ignore[arg-type]
+    assert conn.sent == [Trick(1, ())]
+    s.on_request(table, Request(g, seat, 3))  # type: ignore[arg-type]
     assert conn.sent == [Trick(1, ())]
     conn.server.paused = False
     s.resume()

@@ -14,11 +14,12 @@ into plays. This module adds what is Kierki's own:
   card gets ``WRONG<trick>`` and the client answers again (no new ``TRICK``, as real servers do);
   a malformed line, a wrong trick number, a message other than ``TRICK`` or a card played
   without being asked gets ``WRONG`` from the adapter itself; blank lines are ignored;
-* a disconnect frees the seat and pauses the table (``pause``): nobody is asked past the empty
-  seat and ``TRICK`` is not repeated meanwhile (a card already asked for is still accepted); a
+* a disconnect frees the seat and pauses the game: the runtime (``pause``) waits at the empty
+  seat, and the adapters send no ``TRICK`` meanwhile, neither new nor repeated (a card already
+  asked for is still accepted); a
   client taking the free seat gets ``DEAL`` with its cards of this deal, ``TAKEN`` for each trick
   so far, then ``TRICK`` if it is its turn (the replayed log is cut to the current deal), and a
-  seat whose repetition was held back gets its ``TRICK`` again;
+  seat whose ``TRICK`` was held back gets it then;
 * after the last deal's ``SCORE``/``TOTAL`` every connection is closed and the server exits 0.
 
 It listens on one dual-stack socket (``::`` with ``IPV6_V6ONLY`` off; IPv4 only where the host has
@@ -223,7 +224,6 @@ class KierkiSeat(Seat):
         self.table: Table | None = None
         self.request: DecisionRequest | None = None
         self.quiet_retry = False  # after WRONG the client answers again unasked: no new TRICK
-        self.repeat = False  # the next request repeats one that timed out
         self.owed = False  # a repetition held back while the game was paused
         self.trick_no = 1
         self.deal_kind = 0
@@ -256,25 +256,23 @@ class KierkiSeat(Seat):
         self.table = table
         self.request = request
         self.trick_no = request.view.trick_no
-        repeat, self.repeat = self.repeat, False
         if self.quiet_retry:
             self.quiet_retry = False
             return
-        if repeat and self.conn.server.paused:
-            self.owed = True  # no repetitions while a seat is empty; sent when the game goes on
+        if self.conn.server.paused:
+            self.owed = True  # nobody is asked (or asked again) while a seat is empty: sent on resume
             return
         self.conn.send(Trick(request.view.trick_no, request.view.trick_cards))
 
     def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:
         self.request = None
         if reason == "timeout":
-            self.repeat = True  # the runtime asks again at once: TRICK is repeated
-            return
+            return  # the runtime asks again at once: TRICK is repeated
         self.quiet_retry = True
         self._wrong(reason)
 
     def resume(self) -> None:
-        """The game goes on after a pause: repeat the TRICK held back meanwhile."""
+        """The game goes on after a pause: send the TRICK held back meanwhile."""
         if self.owed and self.request is not None:
             self.owed = False
             self.conn.send(Trick(self.request.view.trick_no, self.request.view.trick_cards))
