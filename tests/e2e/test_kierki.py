@@ -228,7 +228,7 @@ def join_four(port: int) -> list[Player]:
 
 def run_until_end(players: list[Player], timeout: float = 30) -> None:
     """Everyone reads; whoever gets TRICK plays its lowest legal card; until the server closes all."""
-    alive = set(range(4))
+    alive = set(range(len(players)))
     deadline = time.monotonic() + timeout
     while alive:
         assert time.monotonic() < deadline, "the game did not end"
@@ -596,6 +596,35 @@ def test_a_lost_client_pauses_the_game_and_a_new_one_gets_deal_taken_and_trick()
         # the game goes on to its end (the newcomer gets TRICK when it is its turn)
         run_until_end(players)
         assert any(line.startswith("TOTAL") for line in new.log)
+
+
+def play_tricks(players: list[Player], n: int) -> None:
+    """Drive all four raw players until ``n`` tricks are taken."""
+    done = 0
+    while done < n:
+        for p in players:
+            while not p.peer.silent(0.02):
+                msg = p.read()
+                if isinstance(msg, Trick):
+                    p.play()
+                if isinstance(msg, Taken) and p is players[0]:
+                    done += 1
+
+
+def test_a_real_client_takes_over_a_lost_seat_mid_deal(tmp_path: Path) -> None:
+    deals = game_deals(16, kinds=(7, 3))
+    with server_in_thread(deals, timeout=5) as (port, _, _out):
+        players = join_four(port)
+        play_tricks(players, 4)
+        players[0].peer.close()  # N is lost in the middle of the first deal
+        time.sleep(0.2)
+        n = Proc(client_cmd(port, "N", "127.0.0.1", "-a"), tmp_path, "N")
+        run_until_end(players[1:])
+        assert n.wait() == 0, n.out + n.err
+    got = [m for _, _, m in parse_report(n.out)]
+    assert got[0] == "IAMN" and got[1] == players[0].log[0]  # the same cards of this deal
+    assert got[2:6] == [line for line in players[1].log if line.startswith("TAKEN")][:4]
+    assert got[-1].startswith("TOTAL") and sum(m.startswith("SCORE") for m in got) == 2
 
 
 def test_the_newcomer_gets_trick_at_once_when_it_is_its_turn() -> None:
