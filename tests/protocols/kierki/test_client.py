@@ -205,6 +205,23 @@ def test_a_repeated_trick_is_answered_again() -> None:
     assert code == 0
 
 
+def test_an_extra_answer_to_a_repeated_trick_does_not_start_a_cascade() -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        first = await _deal_and_trick(reader, writer)
+        writer.write(b"TRICK1\r\n")  # a repetition that crossed the answer
+        await writer.drain()
+        assert await reader.read_line() == first  # type: ignore[attr-defined]
+        writer.write(b"WRONG1\r\n")  # for the second, unprompted copy: no new card follows
+        await writer.drain()
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(reader.readline(), 0.3)
+        writer.write(b"TAKEN12C3D4D5DN\r\nSCOREN1E0S0W0\r\nTOTALN1E0S0W0\r\n")
+
+    code, _, heard = play_against(script, auto=True)
+    assert code == 0
+    assert len(heard) == 3  # IAM and two copies of the same card, nothing more
+
+
 def test_busy_and_a_game_cut_short_exit_1() -> None:
     async def busy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.read_line()  # type: ignore[attr-defined]

@@ -147,6 +147,7 @@ class KierkiClient:
         self.local = self.peer = "?"
         self.tried: CardSet = 0
         self.last_sent: Card | None = None
+        self.in_flight = 0  # cards sent for this trick that the server has not answered with WRONG
         self.busy = False
 
     # ------------------------------------------------------------------ output
@@ -225,17 +226,23 @@ class KierkiClient:
 
     # ------------------------------------------------------------------ automatic play
     def _auto(self, msg: Message) -> None:
+        if isinstance(msg, (Taken, Deal)):
+            self.in_flight = 0
         if isinstance(msg, Trick):
+            # every TRICK is answered, a repeated one too: a server may have dropped a late answer
             self._play(choose_card(self.state.seat_view(), self.tried))
-        elif isinstance(msg, Wrong) and self.state.prompt == msg.number and self.last_sent is not None:
-            # our card was refused: try the next best one we have not tried (the prompt stands)
-            self.tried |= 1 << self.last_sent
-            left = self.state.hand & ~self.tried
-            if left:
-                self._play(choose_card(self.state.seat_view(), self.tried))
+        elif isinstance(msg, Wrong) and self.in_flight > 0:
+            self.in_flight -= 1
+            # a WRONG answers our oldest unanswered card; retry only when it was the last one sent
+            # (an extra answer to a repeated TRICK draws a WRONG too, and must not start a cascade)
+            if self.in_flight == 0 and self.state.prompt == msg.number and self.last_sent is not None:
+                self.tried |= 1 << self.last_sent
+                if self.state.hand & ~self.tried:
+                    self._play(choose_card(self.state.seat_view(), self.tried))
 
     def _play(self, c: Card) -> None:
         self.last_sent = c
+        self.in_flight += 1
         self._send(Trick(self.state.prompt or self.state.trick_no or 1, (c,)))
 
     # ------------------------------------------------------------------ interactive commands

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import math
 import socket
 import sys
@@ -126,21 +127,30 @@ def parse_args(argv: Sequence[str]) -> ServerOptions:
 
 
 def make_listening_socket(port: int) -> socket.socket:
-    """One socket for IPv6 and IPv4 (dual stack); IPv4 only where IPv6 is unavailable."""
-    try:
-        sock = socket.socket(socket.AF_INET6, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    except OSError:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind(("0.0.0.0", port))
-    else:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        with contextlib.suppress(OSError, AttributeError):
-            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
-        sock.bind(("::", port))
-    sock.listen(64)
-    sock.setblocking(False)
-    return sock
+    """One socket for IPv6 and IPv4 (dual stack); IPv4 only where the host has no IPv6."""
+    failure: OSError | None = None
+    for family, host in ((socket.AF_INET6, "::"), (socket.AF_INET, "0.0.0.0")):
+        try:
+            sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        except OSError as e:
+            failure = e
+            continue
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                with contextlib.suppress(OSError, AttributeError):
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            sock.bind((host, port))
+            sock.listen(64)
+            sock.setblocking(False)
+            return sock
+        except OSError as e:
+            sock.close()
+            if e.errno == errno.EADDRINUSE:
+                raise  # the port is taken: listening on IPv4 alone would not help
+            failure = e
+    assert failure is not None
+    raise failure
 
 
 class KierkiTable(Table):
