@@ -23,6 +23,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -96,7 +97,7 @@ def spec_points(kind: int, tricks: list[Taken]) -> list[int]:
 # ----------------------------------------------------------------------------- in-process server
 @contextmanager
 def server_in_thread(
-    deals: Sequence[DealSpec], timeout: float = 5.0
+    deals: Sequence[DealSpec], timeout: float = 5.0, orders: Sequence[Any] = ()
 ) -> Iterator[tuple[int, KierkiServer, io.StringIO]]:
     out = io.StringIO()
     ready = threading.Event()
@@ -104,7 +105,7 @@ def server_in_thread(
     loop = asyncio.new_event_loop()
 
     async def main() -> None:
-        server = KierkiServer(deals, timeout, out=out)
+        server = KierkiServer(deals, timeout, out=out, orders=orders)
         holder["server"] = server
         srv = await server.start(0)
         ready.set()

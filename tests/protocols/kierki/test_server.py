@@ -19,6 +19,7 @@ from moonshot.protocols.kierki.gamefile import format_game, random_deals
 from moonshot.protocols.kierki.server import (
     DEFAULT_TIMEOUT,
     KierkiSeat,
+    KierkiServer,
     UsageError,
     kierki_policy,
     main,
@@ -116,6 +117,11 @@ class FakeServer:
     def __init__(self) -> None:
         self.logs: list[str] = []
         self.paused = False
+
+    def card_order(self, deal: int, e: HandDealt) -> tuple[int, ...]:
+        return KierkiServer.card_order(self, deal, e)  # type: ignore[arg-type]
+
+    orders: tuple[Any, ...] = ()
 
     def log(self, text: str) -> None:
         self.logs.append(text)
@@ -291,9 +297,15 @@ def test_a_card_with_ten_is_read() -> None:
     assert table.submitted[0][1] == Play.of(seat, parse_card("10H"))
 
 
-def test_report_goes_to_the_given_stream() -> None:
-    from moonshot.protocols.kierki.server import KierkiServer
+def test_deal_lists_the_cards_in_the_game_files_order() -> None:
+    order = (tuple(range(12, -1, -1)), tuple(range(13, 26)), tuple(range(26, 39)), tuple(range(39, 52)))
+    srv = KierkiServer.__new__(KierkiServer)
+    srv.orders = (order,)
+    assert srv.card_order(0, HandDealt(0, sum(1 << c for c in range(13)))) == tuple(range(12, -1, -1))
+    assert srv.card_order(1, HandDealt(0, 7)) == (0, 1, 2)  # no order known: low to high
 
+
+def test_report_goes_to_the_given_stream() -> None:
     out = io.StringIO()
     srv = KierkiServer.__new__(KierkiServer)
     srv._out = out  # the report writer only needs its stream

@@ -40,18 +40,28 @@ def _is_header(text: str) -> bool:
     return len(text) == 2 and text[0] in "1234567" and text[1].upper() in SEAT_LETTERS
 
 
+CardOrder = tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+
 def parse_game(text: str) -> list[DealSpec]:
     """Parse a whole game file. Raises :class:`GameFileError`."""
+    return parse_game_in_order(text)[0]
+
+
+def parse_game_in_order(text: str) -> tuple[list[DealSpec], list[CardOrder]]:
+    """Parse a game file, also keeping each hand's cards in the order the file gives them
+    (the server deals them in that order, as the reference server does)."""
     lines = [(i + 1, raw.strip()) for i, raw in enumerate(text.splitlines())]
     lines = [(no, t) for no, t in lines if t]
     if not lines:
         raise GameFileError(None, "the game file has no deals (it is empty)")
     deals: list[DealSpec] = []
+    orders: list[CardOrder] = []
     pos = 0
     while pos < len(lines):
         no, header = lines[pos]
         kind, leader = _parse_header(no, header)
-        hands: list[int] = []
+        hands: list[tuple[int, ...]] = []
         seen: dict[int, int] = {}  # card -> line it was first given on
         for seat in range(4):
             pos += 1
@@ -64,8 +74,10 @@ def parse_game(text: str) -> list[DealSpec]:
             hno, htext = lines[pos]
             hands.append(_parse_hand(hno, htext, SEAT_LETTERS[seat], seen))
         pos += 1
-        deals.append(DealSpec((hands[0], hands[1], hands[2], hands[3]), kind, leader))
-    return deals
+        masks = [sum(1 << c for c in h) for h in hands]
+        deals.append(DealSpec((masks[0], masks[1], masks[2], masks[3]), kind, leader))
+        orders.append((hands[0], hands[1], hands[2], hands[3]))
+    return deals, orders
 
 
 def _parse_header(no: int, text: str) -> tuple[int, int]:
@@ -80,7 +92,7 @@ def _parse_header(no: int, text: str) -> tuple[int, int]:
     raise GameFileError(no, f"expected a deal header <type 1-7><seat N|E|S|W> (e.g. '3N'), found {_show(text)}")
 
 
-def _parse_hand(no: int, text: str, seat: str, seen: dict[int, int]) -> int:
+def _parse_hand(no: int, text: str, seat: str, seen: dict[int, int]) -> tuple[int, ...]:
     if _is_header(text):
         raise GameFileError(no, f"missing line: expected the 13 cards of {seat}, found a deal header {text!r}")
     try:
@@ -89,14 +101,12 @@ def _parse_hand(no: int, text: str, seat: str, seen: dict[int, int]) -> int:
         raise GameFileError(no, f"bad card list for {seat}: {e}") from None
     if len(cards) != 13:
         raise GameFileError(no, f"{seat} has {len(cards)} cards, not 13: {_show(text)}")
-    hand = 0
     for c in cards:
         if c in seen:
             where = "earlier on this line" if seen[c] == no else f"already on line {seen[c]}"
             raise GameFileError(no, f"card {format_card(c, _Notation.KIERKI)} given twice ({where})")
         seen[c] = no
-        hand |= 1 << c
-    return hand
+    return cards
 
 
 def _show(text: str) -> str:
@@ -105,12 +115,17 @@ def _show(text: str) -> str:
 
 def load_game(path: str) -> list[DealSpec]:
     """Read and parse a game file (I/O at the edge: the parser itself is :func:`parse_game`)."""
+    return load_game_in_order(path)[0]
+
+
+def load_game_in_order(path: str) -> tuple[list[DealSpec], list[CardOrder]]:
+    """:func:`load_game`, keeping the file's card order (see :func:`parse_game_in_order`)."""
     try:
         with open(path, encoding="ascii", errors="replace") as f:
             text = f.read()
     except OSError as e:
         raise GameFileError(None, f"cannot read game file {path!r}: {e.strerror or e}") from None
-    return parse_game(text)
+    return parse_game_in_order(text)
 
 
 def format_deal(spec: DealSpec) -> str:
@@ -156,7 +171,9 @@ __all__ = [
     "format_game",
     "format_game_shuffled",
     "load_game",
+    "load_game_in_order",
     "parse_game",
+    "parse_game_in_order",
     "random_deal",
     "random_deals",
 ]

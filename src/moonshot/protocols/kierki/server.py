@@ -64,7 +64,7 @@ from moonshot.protocols.kierki.codec import (
     parse_message,
     report_line,
 )
-from moonshot.protocols.kierki.gamefile import GameFileError, load_game
+from moonshot.protocols.kierki.gamefile import CardOrder, GameFileError, load_game_in_order
 from moonshot.server.table import (
     DecisionRequest,
     OnBadAnswer,
@@ -236,6 +236,7 @@ class KierkiSeat(Seat):
         self.quiet_retry = False  # after WRONG the client answers again unasked: no new TRICK
         self.owed = False  # a repetition held back while the game was paused
         self.trick_no = 1
+        self.deal = 0
         self.deal_kind = 0
         self.deal_leader = 0
 
@@ -249,10 +250,11 @@ class KierkiSeat(Seat):
             evs = evs[starts[-1] :] if starts else evs
         for e in evs:
             if isinstance(e, DealStarted):
+                self.deal = e.deal
                 self.deal_kind = e.deal_kind
                 self.deal_leader = e.first_leader if e.first_leader is not None else 0
             elif isinstance(e, HandDealt) and e.seat == self.seat:
-                self.conn.send(Deal(self.deal_kind, self.deal_leader, tuple(card_list(e.cards))))
+                self.conn.send(Deal(self.deal_kind, self.deal_leader, self.conn.server.card_order(self.deal, e)))
             elif isinstance(e, TrickStarted):
                 self.trick_no = e.trick
             elif isinstance(e, TrickEnded):
@@ -327,10 +329,17 @@ class KierkiSeat(Seat):
 class KierkiServer:
     """One game: accept, seat clients by IAM, run the table, print the report, stop at the end."""
 
-    def __init__(self, deals: Sequence[DealSpec], timeout: float, out: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        deals: Sequence[DealSpec],
+        timeout: float,
+        out: TextIO | None = None,
+        orders: Sequence[CardOrder] = (),
+    ) -> None:
         if not deals:
             raise ValueError("a Kierki game needs at least one deal")
         self.deals = tuple(deals)
+        self.orders = tuple(orders)  # each hand's cards as the game file lists them
         self.timeout = timeout
         self.seats: list[KierkiSeat | None] = [None, None, None, None]
         self.table: KierkiTable | None = None
@@ -346,6 +355,14 @@ class KierkiServer:
     def log(self, text: str) -> None:
         # diagnostics go to stderr: stdout carries the game report
         print(f"kierki-server: {text}", file=sys.stderr, flush=True)
+
+    def card_order(self, deal: int, e: HandDealt) -> tuple[int, ...]:
+        """A hand as DEAL lists it: in the game file's order when known, else low to high."""
+        if deal < len(self.orders):
+            order = self.orders[deal][e.seat]
+            if sum(1 << c for c in order) == e.cards:
+                return order
+        return tuple(card_list(e.cards))
 
     @property
     def paused(self) -> bool:
@@ -490,13 +507,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kierki-server: {e}\n{USAGE}", flush=True)
         return 1
     try:
-        deals = load_game(opts.file)
+        deals, orders = load_game_in_order(opts.file)
     except GameFileError as e:
         print(f"kierki-server: bad game file {opts.file}: {e}", flush=True)
         return 1
 
     async def run() -> None:
-        await KierkiServer(deals, opts.timeout).serve(opts.port)
+        await KierkiServer(deals, opts.timeout, orders=orders).serve(opts.port)
 
     try:
         asyncio.run(run())
