@@ -41,9 +41,10 @@ from moonshot.protocols.kierki.codec import (
     Trick,
     Wrong,
     format_cards,
+    format_message,
     parse_message,
 )
-from moonshot.protocols.kierki.gamefile import format_game, random_deals
+from moonshot.protocols.kierki.gamefile import format_game_shuffled, parse_game_in_order, random_deals
 from moonshot.protocols.kierki.server import KierkiServer
 from moonshot.variants import KIERKI
 
@@ -292,7 +293,7 @@ class Proc:
 
 def start_server_process(tmp_path: Path, deals: Sequence[DealSpec], timeout: float = 2.0) -> tuple[Proc, int]:
     game = tmp_path / "game.txt"
-    game.write_text(format_game(deals))
+    game.write_text(format_game_shuffled(deals, random.Random(0)))  # DEAL must keep the file's order
     args = [sys.executable, "-m", "moonshot.protocols.kierki.server", "-t", str(timeout), "-f", str(game), "-p", "0"]
     proc = Proc(args, tmp_path, "server")
     deadline = time.monotonic() + 20
@@ -362,6 +363,12 @@ def test_full_game_four_automatic_clients_ipv4_and_ipv6(tmp_path: Path) -> None:
                 tricks_by_deal.append([])
             tricks_by_deal[-1].append(t)
     assert [spec_points(d.kind, ts) for d, ts in zip(deals, tricks_by_deal)] == [list(s.points) for s in scores]  # type: ignore[union-attr]
+    # DEAL lists each hand in the game file's order
+    _, orders = parse_game_in_order((tmp_path / "game.txt").read_text())
+    dealt = {(rcv, m) for _, rcv, m in report if m.startswith("DEAL")}
+    for d, (spec, order) in enumerate(zip(deals, orders)):
+        for seat, addr in ((s, a) for a, s in seat_of.items()):
+            assert (addr, format_message(Deal(spec.kind, spec.leader or 0, order[seat]))) in dealt, (d, seat)
     # every client printed its own report, ending with the final TOTAL
     for out, _ in outs:
         lines = parse_report(out)

@@ -17,6 +17,7 @@ from moonshot.protocols.kierki.gamefile import (
     format_game_shuffled,
     load_game,
     parse_game,
+    parse_game_in_order,
     random_deals,
 )
 
@@ -39,6 +40,13 @@ def test_written_games_parse_back(seed: int, kinds: list[int]) -> None:
     deals = random_deals(random.Random(seed), kinds)
     assert parse_game(format_game(deals)) == deals
     assert parse_game(format_game_shuffled(deals, random.Random(seed))) == deals
+
+
+def test_the_files_card_order_is_kept() -> None:
+    text = DEAL.replace(N, "AC" + N[:-2])
+    (spec,), (order,) = parse_game_in_order(text)
+    assert [c for c in order[0][:2]] == [parse_card("AC"), parse_card("2C")]
+    assert sum(1 << c for c in order[0]) == spec.hands[0]
 
 
 def test_lenient_layout() -> None:
