@@ -29,6 +29,7 @@ def test_parameters_in_any_order_last_wins() -> None:
     o = parse_args(["-N", "-h", "a", "-p", "1", "-4", "-6", "-S", "-p", "9", "-h", "::1"])
     assert (o.host, o.port, o.seat, o.auto, o.family) == ("::1", 9, 2, False, socket.AF_INET6)
     assert parse_args(["-h", "x", "-p", "5", "-E", "-4"]).family == socket.AF_INET
+    assert parse_args(["-h", "[::1]", "-p", "5", "-E"]).host == "::1"
 
 
 @pytest.mark.parametrize(

@@ -80,6 +80,8 @@ def parse_args(argv: Sequence[str]) -> ClientOptions:
                 raise UsageError(f"{flag} needs a value")
             value = argv[i + 1]
             if flag == "-h":
+                if value.startswith("[") and value.endswith("]"):
+                    value = value[1:-1]  # [::1], as in URLs
                 if not value:
                     raise UsageError("-h needs a host name or address")
                 host = value
