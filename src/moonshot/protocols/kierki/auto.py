@@ -147,6 +147,7 @@ class ClientState:
     def seat_view(self) -> SeatView:
         """What this seat knows, as the engine would show it (the input of the heuristic)."""
         sc = scoring_for(self.kind)
+        numbered = dict(sc.trick_number_points)
         taken = [0, 0, 0, 0]
         won = [0, 0, 0, 0]
         points = [0, 0, 0, 0]
@@ -154,10 +155,10 @@ class ClientState:
         ended: list[TrickEnded] = []
         for t, first in zip(self.tricks, self.trick_leaders):
             cards = sum(1 << c for c in t.cards)
-            pts = sum(sc.card_points[c] for c in t.cards)  # as the engine counts: cards only
+            pts = sum(sc.card_points[c] for c in t.cards)  # TrickEnded.points: the cards' points
             taken[t.winner] |= cards
             won[t.winner] += 1
-            points[t.winner] += pts + sc.per_trick
+            points[t.winner] += pts + sc.per_trick + numbered.get(t.number, 0)
             led_suits |= 1 << (t.cards[0] // 13)
             seats = tuple((first + i) % 4 for i in range(len(t.cards)))
             ended.append(TrickEnded(t.number, t.winner, tuple(t.cards), seats, pts))
