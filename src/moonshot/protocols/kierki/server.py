@@ -236,6 +236,7 @@ class KierkiSeat(Seat):
         self.quiet_retry = False  # after WRONG the client answers again unasked: no new TRICK
         self.owed = False  # a repetition held back while the game was paused
         self.trick_no = 1
+        self.asked = Trick(1, ())  # the TRICK of the open request
         self.deal = 0
         self.deal_kind = 0
         self.deal_leader = 0
@@ -267,14 +268,16 @@ class KierkiSeat(Seat):
     def on_request(self, table: Table, request: DecisionRequest) -> None:
         self.table = table
         self.request = request
-        self.trick_no = request.view.trick_no
+        view = request.view  # read now: the runtime may build it lazily, valid until the game moves
+        self.trick_no = view.trick_no
+        self.asked = Trick(view.trick_no, view.trick_cards)
         if self.quiet_retry:
             self.quiet_retry = False
             return
         if self.conn.server.paused:
             self.owed = True  # nobody is asked (or asked again) while a seat is empty: sent on resume
             return
-        self.conn.send(Trick(request.view.trick_no, request.view.trick_cards))
+        self.conn.send(self.asked)
 
     def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:
         self.request = None
@@ -287,7 +290,7 @@ class KierkiSeat(Seat):
         """The game goes on after a pause: send the TRICK held back meanwhile."""
         if self.owed and self.request is not None:
             self.owed = False
-            self.conn.send(Trick(self.request.view.trick_no, self.request.view.trick_cards))
+            self.conn.send(self.asked)
 
     def on_closed(self, table: Table, reason: str) -> None:
         self.request = None
@@ -316,8 +319,8 @@ class KierkiSeat(Seat):
         if req is None or table is None:
             self._wrong("a card played without being asked")
             return
-        if msg.number != req.view.trick_no:
-            self._wrong(f"trick number {msg.number}, the trick is {req.view.trick_no}")
+        if msg.number != self.asked.number:
+            self._wrong(f"trick number {msg.number}, the trick is {self.asked.number}")
             return
         if len(msg.cards) != 1:
             self._wrong(f"{len(msg.cards)} cards instead of one")
