@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import itertools
 import logging
@@ -64,7 +65,15 @@ class View:
     passed: list[str] = field(default_factory=list)
     received: list[str] = field(default_factory=list)
     played: list[str] = field(default_factory=list)  # every card played this round
-    seat_view: SeatView | None = None  # the same knowledge in moonshot's own form
+    _make_seat_view: Any = field(default=None, repr=False, compare=False)
+    _seat_view: SeatView | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def seat_view(self) -> SeatView | None:
+        """The same knowledge in moonshot's own form (what moonshot bots read); built on first use."""
+        if self._seat_view is None and self._make_seat_view is not None:
+            self._seat_view = self._make_seat_view()
+        return self._seat_view
 
     @property
     def passing_to(self) -> str | None:
@@ -370,7 +379,7 @@ class _Session:
             passed=format_cards(k.passed or 0),
             received=format_cards(k.received or 0),
             played=format_cards(k.played),
-            seat_view=k.seat_view(phase, mask),
+            _make_seat_view=functools.partial(k.seat_view, phase, mask),
         )
 
     async def _next(self, kind: str) -> dict[str, Any]:
@@ -392,6 +401,7 @@ class Client:
         self.writer = writer
         self.decoder = StreamDecoder(1 << 20)
         self.sessions: dict[int, _Session] = {}
+        self.errors: list[str] = []  # error replies that name no session of ours
         self._responses: deque[asyncio.Future[dict[str, Any]]] = deque()
         self._connected: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._reader_task = asyncio.get_running_loop().create_task(self._read_loop())
@@ -464,6 +474,8 @@ class Client:
             return
         sid = msg.get("session_id")
         s = self.sessions.get(sid) if isinstance(sid, int) else None
+        if s is None and t == "error":
+            self.errors.append(str(msg.get("reason")))  # about the connection, not a session
         if s is None:
             log.warning("event=unrouted type=%s session=%s reason=%s", t, sid, msg.get("reason"))
             return

@@ -59,7 +59,9 @@ class Remote(Seat):
             raise RuntimeError("adapter bug")
         action: Action = RandomBot().act(request.view, self.rng)
         if self.mode in ("illegal", "illegal-once") and request.view.phase is Phase.PLAY:
-            bad = card_list(request.view.hand & ~request.view.legal_plays) or card_list(~request.view.hand & (1 << 52) - 1)
+            bad = card_list(request.view.hand & ~request.view.legal_plays) or card_list(
+                ~request.view.hand & (1 << 52) - 1
+            )
             action = Play.of(request.seat, bad[0])
             if self.mode == "illegal-once":
                 self.mode = "good"

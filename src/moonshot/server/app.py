@@ -61,6 +61,7 @@ class ServerConfig:
     restore_grace: float = 30.0  # seconds a restored table waits for its players before bots play
     bot: str = "heuristic"  # the bot that fills chairs and replaces players who left
     max_message: int = MAX_MESSAGE
+    resync_idle: float = 5.0  # seconds of silence before half a message is dropped
     seed: int | None = None  # fixes table seeds (tests); None: random
 
 
@@ -93,19 +94,25 @@ class ServerApp:
             first_session = max(first_session, rec_players + 1)
         self.lobby = Lobby(self._start_table, self._make_bot, cfg.fill_wait, random.Random(self._rng.getrandbits(32)))
         if cfg.sessions_port is not None:
-            self.sessions = SessionsServer(self.lobby, SessionsOptions(max_message=cfg.max_message), first_session)
+            self.sessions = SessionsServer(
+                self.lobby, SessionsOptions(max_message=cfg.max_message, resync_idle=cfg.resync_idle), first_session
+            )
             self.sessions_port = await self.sessions.start(cfg.host, cfg.sessions_port)
             log.info("event=listening protocol=sessions host=%s port=%d", cfg.host, self.sessions_port)
 
     async def stop(self, reason: str = "shutdown") -> None:
         """Stop listening, stop tables where they stand, flush the store."""
+        # tables stop first, where they stand: closing connections first would hand the chairs
+        # to substitute bots, which would play on until the tables heard the stop
         if self.sessions is not None:
-            await self.sessions.close()
+            self.sessions.stop_listening()
         running = [t for t in self.tables.values() if not t.done.done()]
         for t in running:
             t.stop(reason)
         if running:
             await asyncio.wait([t.done for t in running], timeout=5)
+        if self.sessions is not None:
+            await self.sessions.close()
         if self.recorder is not None:
             await self.recorder.close()
         if self.store is not None:

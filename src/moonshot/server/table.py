@@ -93,18 +93,44 @@ class TableEvent:
     forced: bool = False  # the action behind it was chosen by the server, not the seat's owner
 
 
-@dataclass(frozen=True, slots=True)
 class DecisionRequest:
-    table_id: str
-    seat: int
-    request_id: int
-    version: int  # game version when asked
-    view: SeatView
-    deadline: float | None  # loop.time() by which the answer must arrive
+    """A decision the table waits for. ``view`` is built on first use, from the game as it was
+    asked: read it in ``on_request`` (or ``act_now``), before the table moves on."""
+
+    __slots__ = ("_game", "_view", "deadline", "legal_plays", "phase", "request_id", "seat", "table_id", "version")
+
+    def __init__(
+        self, table_id: str, seat: int, request_id: int, game: Game, deadline: float | None, eager: bool = True
+    ) -> None:
+        self.table_id = table_id
+        self.seat = seat
+        self.request_id = request_id
+        self.version = game.version
+        self.phase = game.phase
+        self.legal_plays = game.legal_play_mask(seat)
+        self.deadline = deadline
+        self._game: Game | None = game
+        self._view: SeatView | None = None
+        if eager:
+            self._view = seat_view(game, seat)
+            self._game = None
+
+    @property
+    def view(self) -> SeatView:
+        if self._view is None:
+            assert self._game is not None
+            if self._game.version != self.version:
+                raise RuntimeError("the view of a request must be read before the game moves on")
+            self._view = seat_view(self._game, self.seat)
+            self._game = None
+        return self._view
 
     @property
     def legal(self) -> tuple[Action, ...]:
         return self.view.legal
+
+    def __repr__(self) -> str:
+        return f"DecisionRequest(table={self.table_id}, seat={self.seat}, id={self.request_id}, v={self.version})"
 
 
 class Seat(ABC):
@@ -112,6 +138,9 @@ class Seat(ABC):
 
     name: str = "seat"
     kind: SeatKind = SeatKind.BOT
+    # False: the seat reads only ``phase``/``legal_plays`` of a request, so the table skips
+    # building the full SeatView (a protocol adapter that sends legal moves, not views)
+    wants_view: bool = True
 
     @abstractmethod
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None: ...
@@ -149,7 +178,8 @@ class BotSeat(Seat):
 
     def on_request(self, table: Table, request: DecisionRequest) -> None:
         loop = asyncio.get_running_loop()
-        fut = loop.run_in_executor(None, self.bot.act, request.view, self.rng)
+        view = request.view  # now, while the game is as it was asked
+        fut = loop.run_in_executor(None, self.bot.act, view, self.rng)
 
         def done(f: asyncio.Future[Action]) -> None:
             if not f.cancelled() and f.exception() is None:
@@ -297,6 +327,7 @@ class Table:
         self.names = list(names) + [""] * (4 - len(names))  # shown for empty chairs
         self.chairs = [_Chair(s) for s in seats]
         self.spectators: list[Spectator] = []
+        self._spect_version = 0  # events delivered to spectators
         self.status = TableStatus.WAITING
         self.error: str | None = None
         self.rng = random.Random(self.seed ^ 0x5EED)
@@ -461,39 +492,44 @@ class Table:
 
     # ------------------------------------------------------------ decisions
     def _ask(self) -> bool:
-        """Open a request for every seat the game waits on. An in-process bot answers at once:
-        its action is applied and True returned (one action per call, so the loop can yield)."""
+        """Open a request for every seat the game waits on; True when something was applied.
+
+        Remote seats are asked first, so that all of them hear of a decision (a pass) at once,
+        before any in-process bot's answer is applied; the bots' answers follow, and the caller
+        yields to the event loop before asking again."""
+        ready: list[tuple[int, Action, bool]] = []
         for seat in self.game.to_act():
             if seat in self._pending:
                 continue
             actor = self.chairs[seat].acting
             if actor is None:
                 continue  # an empty chair: paused until someone sits or a substitute comes
-            req = self._new_request(seat)
+            req = self._new_request(seat, actor.wants_view)
             try:
                 action = actor.act_now(self, req)
             except Exception:
                 log.exception("table=%s seat=%d event=bot_error", self.id, seat)
                 action = None
             if action is not None:
-                forced = self.chairs[seat].occupant is None
-                if action.seat != seat or not self.game.is_legal(action):
-                    log.warning("table=%s seat=%d event=bot_illegal action=%r", self.id, seat, action)
-                    action, forced = self.random_action(seat), True
-                self._apply(seat, action, forced=forced)
-                return True
+                ready.append((seat, action, self.chairs[seat].occupant is None))
+                continue
             self._open(req, actor)
             if seat not in self._pending:  # detached in its callback: a substitute may act now
                 return True
-        return False
+        for seat, action, forced in ready:
+            if self.game.over or seat not in self.game.to_act() or seat in self._pending:
+                break  # the game moved on: ask again
+            if action.seat != seat or not self.game.is_legal(action):
+                log.warning("table=%s seat=%d event=bot_illegal action=%r", self.id, seat, action)
+                action, forced = self.random_action(seat), True
+            self._apply(seat, action, forced=forced)
+        return bool(ready)
 
-    def _new_request(self, seat: int) -> DecisionRequest:
+    def _new_request(self, seat: int, eager: bool = True) -> DecisionRequest:
         timeout = self.policy.decision_timeout
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout if timeout is not None else None
-        return DecisionRequest(
-            self.id, seat, next(self._request_ids), self.game.version, seat_view(self.game, seat), deadline
-        )
+        return DecisionRequest(self.id, seat, next(self._request_ids), self.game, deadline, eager)
 
     def _open(self, req: DecisionRequest, actor: Seat, paused: bool = False) -> None:
         timer = None
@@ -571,7 +607,7 @@ class Table:
         elif what is OnBadAnswer.RETRY:
             self._close_request(seat)
             if actor is not None and self.chairs[seat].acting is actor:
-                self._open(self._new_request(seat), actor)
+                self._open(self._new_request(seat, actor.wants_view), actor)
         else:  # PAUSE: keep the request open, without a deadline
             if pending.timer is not None:
                 pending.timer.cancel()
@@ -613,7 +649,7 @@ class Table:
             if out:
                 self._call(seat, who, who.on_events, self, out)
         if self.spectators:
-            start = getattr(self, "_spect_version", 0)
+            start = self._spect_version
             if start < end:
                 self._spect_version = end
                 out = [TableEvent(v + 1, log_[v], forced and v >= start) for v in range(start, end)]
@@ -655,7 +691,7 @@ class Table:
                 self._call(cmd.seat, cmd.occupant, cmd.occupant.on_events, self, past)
         p = self._close_request(cmd.seat)
         if p is not None and chair.occupant is cmd.occupant:
-            self._open(self._new_request(cmd.seat), cmd.occupant)
+            self._open(self._new_request(cmd.seat, cmd.occupant.wants_view), cmd.occupant)
         log.info("table=%s seat=%d event=attached name=%s", self.id, cmd.seat, cmd.occupant.name)
 
     def _on_detach(self, cmd: _Detach) -> None:

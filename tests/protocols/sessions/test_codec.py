@@ -184,3 +184,20 @@ def test_move_source_server_when_the_server_chose() -> None:
     assert m["type"] == "move_report" and m["move_source"] == "server"
     (m,) = c.messages([(e, False)])
     assert m["move_source"] == "player"
+
+
+def test_messages_are_written_back_to_back_as_the_reference_client_splits_them() -> None:
+    data = encode({"type": "a", "x": {"y": 1}}) + encode({"type": "b"})
+    assert b"}{" in data and b" " not in data and b"\n" not in data
+
+
+def test_the_codec_is_pure() -> None:
+    import ast
+    from pathlib import Path
+
+    import moonshot.protocols.sessions.codec as codec
+
+    tree = ast.parse(Path(codec.__file__).read_text())
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert not imported & {"asyncio", "socket", "time", "os", "sqlalchemy", "selectors"}

@@ -70,6 +70,7 @@ class FrameProblem:
 
 
 _OUTSIDE = re.compile(r"\S")
+_RAW_DECODE = json.JSONDecoder().raw_decode
 _IN_OBJECT = re.compile(r'[{}"]')
 _IN_STRING = re.compile(r'["\\]')
 
@@ -88,6 +89,25 @@ class StreamDecoder:
         self._escape = False
         self._skipping = False  # the current object is over-long: scan to its end, drop it
         self._garbage = False  # inside a run of non-JSON bytes (reported once)
+
+    @property
+    def partial(self) -> bool:
+        """An object has begun and not ended (half a message)."""
+        return self._start >= 0
+
+    def discard_partial(self) -> int:
+        """Drop a half message (the peer went quiet in the middle of one); returns characters dropped.
+
+        A stream cut mid-object would otherwise swallow the messages that follow it."""
+        if self._start < 0:
+            return 0
+        dropped = len(self._buf) - self._start
+        self._buf = ""
+        self._pos = 0
+        self._start = -1
+        self._depth = 0
+        self._in_string = self._escape = self._skipping = False
+        return dropped
 
     @property
     def buffered(self) -> int:
@@ -115,6 +135,18 @@ class StreamDecoder:
                     i = n if j < 0 else j
                     continue
                 self._garbage = False
+                # fast path: a whole object is usually there already; the C decoder takes it
+                try:
+                    obj, end = _RAW_DECODE(buf, i)
+                except (ValueError, RecursionError):
+                    pass  # incomplete or malformed: the scanner below decides which
+                else:
+                    if end - i > self.max_message:
+                        out.append(FrameProblem(f"message longer than {self.max_message} bytes"))
+                    elif isinstance(obj, dict):
+                        out.append(obj)
+                    i = end
+                    continue
                 self._start = i
                 self._depth = 1
                 i += 1
@@ -185,9 +217,12 @@ def _parse_object(text: str) -> dict[str, Any] | FrameProblem:
     return obj
 
 
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def encode(message: dict[str, Any]) -> bytes:
     """Compact JSON, no delimiter: what the reference server writes (its client splits on ``}{``)."""
-    return json.dumps(message, separators=(",", ":")).encode()
+    return _ENCODE(message).encode()
 
 
 # ------------------------------------------------------------------ client messages

@@ -11,6 +11,8 @@ What a misbehaving client gets (it never affects another session, connection or 
   ``seq_num``; it is outside the session sequence), the connection stays open;
 * an over-long message (``max_message``, 64 KiB): an ``error`` reply; the message is dropped as
   it streams in, never buffered; the connection stays open;
+* half a message and then silence for ``resync_idle`` seconds: the half is dropped with an
+  ``error`` reply, so the stream resynchronises (else it would swallow the next messages);
 * an illegal card, a duplicate or wrong-sized pass, a malformed ``decided_move`` or
   ``donated_cards``, or a wrong ``seq_num`` on one of them: the move is forfeited at once; the
   server plays a random legal card (or pass) for the session, reported with ``move_source:
@@ -44,6 +46,8 @@ log = logging.getLogger("moonshot.sessions")
 class SessionsOptions:
     max_message: int = sc.MAX_MESSAGE
     max_backlog: int = 4 * 1024 * 1024  # bytes queued to a client that does not read
+    resync_idle: float = 5.0  # seconds of silence after which half a message is dropped
+    max_sessions: int = 1000  # open sessions per connection
 
 
 class SessionSeat(Seat):
@@ -55,6 +59,7 @@ class SessionSeat(Seat):
         self.base_tag = tag
         self.name = sc.tag_with_id(tag, session_id)
         self.kind = kind
+        self.wants_view = False  # a move_request carries only the legal moves
         self.codec = sc.SessionCodec(session_id, request_seq)
         self.table: Table | None = None
         self.seat = -1
@@ -75,8 +80,8 @@ class SessionSeat(Seat):
 
     def on_request(self, table: Table, request: DecisionRequest) -> None:
         self.request = request
-        if request.view.phase is Phase.PLAY:
-            self.conn.send(self.codec.move_request(request.view.legal_plays))
+        if request.phase is Phase.PLAY:
+            self.conn.send(self.codec.move_request(request.legal_plays))
         # passing: start_round already told the client; it sends donated_cards unprompted
 
     def on_rejected(self, table: Table, request: DecisionRequest, action: object, reason: str) -> None:
@@ -106,15 +111,15 @@ class SessionSeat(Seat):
             return
         self.request = None
         if isinstance(msg, sc.DecidedMove):
-            if req.view.phase is not Phase.PLAY:
+            if req.phase is not Phase.PLAY:
                 table.reject(self.seat, req.request_id, "decided_move while passing")
                 return
             table.submit(self.seat, Play.of(self.seat, msg.card), req.request_id)
             return
-        if req.view.phase not in (Phase.PASS, Phase.PILE):
+        if req.phase not in (Phase.PASS, Phase.PILE):
             table.reject(self.seat, req.request_id, "donated_cards while playing")
             return
-        need = req.view.rules.pass_count
+        need = table.rules.pass_count
         if msg.count != need or msg.cards.bit_count() != need:
             table.reject(self.seat, req.request_id, f"pass {need} different cards")
             return
@@ -135,6 +140,9 @@ class SessionsConnection(asyncio.Protocol):
         self.sessions: dict[int, SessionSeat] = {}
         self.peer = "?"
         self.closed = False
+        self._resync: asyncio.TimerHandle | None = None
+        self._out: list[bytes] = []
+        self._flush_pending = False
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -146,6 +154,9 @@ class SessionsConnection(asyncio.Protocol):
         log.info("event=connected peer=%s", self.peer)
 
     def data_received(self, data: bytes) -> None:
+        if self._resync is not None:
+            self._resync.cancel()
+            self._resync = None
         try:
             for item in self.decoder.feed(data):
                 if isinstance(item, sc.FrameProblem):
@@ -156,9 +167,22 @@ class SessionsConnection(asyncio.Protocol):
         except Exception:  # a bug here must cost this connection at most
             log.exception("event=connection_error peer=%s", self.peer)
             self.close()
+            return
+        if self.decoder.partial and not self.closed:
+            loop = asyncio.get_running_loop()
+            self._resync = loop.call_later(self.server.options.resync_idle, self._drop_partial)
+
+    def _drop_partial(self) -> None:
+        self._resync = None
+        dropped = self.decoder.discard_partial()
+        if dropped:
+            log.info("event=partial_dropped peer=%s chars=%d", self.peer, dropped)
+            self.send(sc.error_message(f"incomplete message dropped after {self.server.options.resync_idle}s"))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        if self._resync is not None:
+            self._resync.cancel()
         self.server.connections.discard(self)
         for s in list(self.sessions.values()):
             if s.candidate is not None:
@@ -189,6 +213,10 @@ class SessionsConnection(asyncio.Protocol):
                     s.forfeit(msg.reason)
 
     def open_session(self, msg: sc.GameSessionRequest) -> None:
+        if len(self.sessions) >= self.server.options.max_sessions:
+            limit = self.server.options.max_sessions
+            self.send(sc.error_message(f"at most {limit} open sessions per connection", about=msg.__class__.__name__))
+            return
         sid = self.server.new_session_id()
         kind = SeatKind.HUMAN if msg.kind is sc.PlayerKind.HUMAN else SeatKind.BOT
         seat = SessionSeat(self, sid, msg.player_tag, kind, msg.seq_num)
@@ -209,17 +237,33 @@ class SessionsConnection(asyncio.Protocol):
     def session_ended(self, seat: SessionSeat, reason: str) -> None:
         self.sessions.pop(seat.session_id, None)
 
-    # output
+    # output: buffered per connection and written once per loop turn (one send() for many
+    # messages: a connection carries many sessions, and a table turn emits several messages)
     def send(self, msg: dict[str, Any]) -> None:
-        if self.transport is None or self.closed:
+        if self.transport is None or self.closed or self.transport.is_closing():
             return
-        self.transport.write(sc.encode(msg))
-        self._check_backlog()
+        self._out.append(sc.encode(msg))
+        self._schedule_flush()
 
     def send_many(self, msgs: list[dict[str, Any]]) -> None:
-        if self.transport is None or self.closed or not msgs:
+        if self.transport is None or self.closed or not msgs or self.transport.is_closing():
             return
-        self.transport.write(b"".join(sc.encode(m) for m in msgs))
+        self._out.extend(sc.encode(m) for m in msgs)
+        self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        if not self._flush_pending:
+            self._flush_pending = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        if not self._out or self.transport is None or self.transport.is_closing():
+            self._out.clear()
+            return
+        data = b"".join(self._out)
+        self._out.clear()
+        self.transport.write(data)
         self._check_backlog()
 
     def _check_backlog(self) -> None:
@@ -257,9 +301,13 @@ class SessionsServer:
         sock = self._server.sockets[0]
         return int(sock.getsockname()[1])
 
-    async def close(self) -> None:
+    def stop_listening(self) -> None:
+        """No new connections; the open ones keep playing (the app stops tables first)."""
         if self._server is not None:
             self._server.close()
+
+    async def close(self) -> None:
+        self.stop_listening()
         for c in list(self.connections):
             c.close()
         if self._server is not None:

@@ -1,0 +1,125 @@
+"""`moonshot serve` killed mid-game (SIGKILL) or stopped (SIGTERM), then started again on the
+same store: the game resumes from the stored state (bots take the absent players' chairs after
+the restore grace, since a Sessions session cannot be resumed on a new connection) and completes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from moonshot.client import Client, RandomPlayer, View
+from moonshot.engine import replay
+from moonshot.protocols.sessions.codec import SESSIONS_RULES
+from moonshot.store import GameRecord, Store
+
+pytestmark = pytest.mark.asyncio
+
+
+async def start_server(db: str) -> tuple[asyncio.subprocess.Process, int]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "moonshot.cli",
+        "serve",
+        "--sessions-port",
+        "0",
+        "--db",
+        db,
+        "--move-timeout",
+        "5",
+        "--fill-wait",
+        "60",
+        "--restore-grace",
+        "0.3",
+        "--bot",
+        "random",
+        "--log-level",
+        "warning",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    assert proc.stdout is not None
+    line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+    m = re.search(r"tcp://[\d.]+:(\d+)", line)
+    assert m, line
+    return proc, int(m.group(1))
+
+
+class Slow(RandomPlayer):
+    async def play(self, view: View) -> str:  # type: ignore[override]
+        await asyncio.sleep(0.002)
+        card = super().play(view)
+        assert card is not None
+        return card
+
+
+async def wait_for(db: str, predicate: object, timeout: float = 60) -> GameRecord:
+    store = await Store.open(db)
+    try:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while True:
+            games = await store.list_games(None)
+            if games:
+                rec = await store.load(games[0]["id"])
+                if rec is not None and predicate(rec):  # type: ignore[operator]
+                    return rec
+            if loop.time() > end:
+                raise TimeoutError("the store never reached the expected state")
+            await asyncio.sleep(0.05)
+    finally:
+        await store.close()
+
+
+async def interrupt_and_restart(tmp_path: Path, sig: signal.Signals) -> None:
+    db = f"sqlite+aiosqlite:///{tmp_path / 'games.db'}"
+    proc, port = await start_server(db)
+    client = await Client.connect("127.0.0.1", port)
+    players = asyncio.gather(*(client.play(Slow(), lobby_code="k") for _ in range(4)), return_exceptions=True)
+    try:
+        await wait_for(db, lambda r: len(r.actions) >= 120)
+        os.kill(proc.pid, sig)
+        assert await asyncio.wait_for(proc.wait(), 30) == (-signal.SIGKILL if sig is signal.SIGKILL else 0)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+    results = await asyncio.wait_for(players, 30)
+    assert all(isinstance(r, Exception) for r in results)  # the server went away mid-game
+    await client.close()
+
+    before = await wait_for(db, lambda r: True)
+    assert before.status == "running" and not before.rebuild().over
+    stored_state = before.rebuild()
+
+    proc2, _ = await start_server(db)
+    try:
+        after = await wait_for(db, lambda r: r.status == "finished")
+    finally:
+        proc2.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc2.wait(), 30) == 0
+    assert after.id == before.id and after.seed == before.seed
+    n = len(before.actions)
+    assert after.actions[:n] == before.actions  # it went on from the stored state
+    assert not any(after.forced[:n])
+    assert all(after.forced[n:])  # the absent players' chairs were played by bots
+    final = replay(SESSIONS_RULES, after.seed, after.actions)
+    assert final.over and list(final.totals) == after.totals and max(final.totals) > 100
+    # the restored game passed through exactly the stored state
+    resumed = replay(SESSIONS_RULES, after.seed, after.actions[:n])
+    assert resumed.log == stored_state.log
+
+
+async def test_sigkill_mid_game_then_restart_resumes_and_completes(tmp_path: Path) -> None:
+    await interrupt_and_restart(tmp_path, signal.SIGKILL)
+
+
+async def test_sigterm_stops_gracefully_and_loses_no_game(tmp_path: Path) -> None:
+    await interrupt_and_restart(tmp_path, signal.SIGTERM)

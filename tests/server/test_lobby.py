@@ -1,0 +1,99 @@
+"""The matching engine: game types, lobby codes, human/bot rules, filling with bots after a wait."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import Sequence
+
+import pytest
+
+from moonshot.bots.random import RandomBot
+from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.server.table import BotSeat, DecisionRequest, Seat, SeatKind, Table, TableEvent
+from moonshot.variants import find_variant
+
+pytestmark = pytest.mark.asyncio
+
+
+class Waiting(Seat):
+    def __init__(self, name: str, kind: SeatKind = SeatKind.BOT) -> None:
+        self.name = name
+        self.kind = kind
+        self.table: Table | None = None
+        self.seat = -1
+
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+        pass
+
+    def on_request(self, table: Table, request: DecisionRequest) -> None:
+        pass
+
+    def matched(self, table: Table, seat: int) -> None:
+        self.table, self.seat = table, seat
+
+
+def make_lobby(fill_wait: float | None = None) -> tuple[Lobby, list[Table]]:
+    tables: list[Table] = []
+
+    def start(seats: list[Seat]) -> Table:
+        t = Table(find_variant("standard"), seats, seed=1)
+        tables.append(t)
+        return t
+
+    return Lobby(start, lambda: BotSeat(RandomBot(), name="filler"), fill_wait, random.Random(0)), tables
+
+
+def join(lobby: Lobby, name: str, gt: GameType = GameType.ANY, code: str | None = None, human: bool = False) -> Waiting:
+    w = Waiting(name, SeatKind.HUMAN if human else SeatKind.BOT)
+    lobby.join(Candidate(w, gt, code, w.matched))
+    return w
+
+
+async def test_four_players_make_a_table_in_shuffled_chairs() -> None:
+    lobby, tables = make_lobby()
+    ws = [join(lobby, f"p{i}") for i in range(4)]
+    assert len(tables) == 1 and lobby.waiting() == 0
+    assert sorted(w.seat for w in ws) == [0, 1, 2, 3]
+    assert all(tables[0].chairs[w.seat].occupant is w for w in ws)
+
+
+async def test_lobby_codes_and_game_types_do_not_mix() -> None:
+    lobby, tables = make_lobby()
+    for i in range(3):
+        join(lobby, f"a{i}", code="A")
+        join(lobby, f"b{i}", code="B")
+        join(lobby, f"h{i}", GameType.HUMANS_ONLY, human=True)
+        join(lobby, f"o{i}", GameType.BOTS_ONLY)
+    assert not tables and lobby.waiting() == 12
+    join(lobby, "a3", code="A")
+    assert len(tables) == 1 and {c.occupant.name for c in tables[0].chairs if c.occupant} == {"a0", "a1", "a2", "a3"}
+
+
+async def test_humans_only_refuses_bots_and_bots_only_refuses_humans() -> None:
+    lobby, _ = make_lobby()
+    with pytest.raises(LobbyError):
+        join(lobby, "bot", GameType.HUMANS_ONLY)
+    with pytest.raises(LobbyError):
+        join(lobby, "human", GameType.BOTS_ONLY, human=True)
+    assert lobby.waiting() == 0
+
+
+async def test_any_is_filled_with_bots_after_the_wait_but_humans_only_is_not() -> None:
+    lobby, tables = make_lobby(fill_wait=0.05)
+    alone = join(lobby, "solo")
+    humans = [join(lobby, f"h{i}", GameType.HUMANS_ONLY, human=True) for i in range(2)]
+    await asyncio.sleep(0.15)
+    assert len(tables) == 1 and alone.table is tables[0]
+    assert sorted(c.occupant.name for c in tables[0].chairs if c.occupant) == ["filler", "filler", "filler", "solo"]
+    assert all(h.table is None for h in humans) and lobby.waiting() == 2
+
+
+async def test_leaving_before_a_match() -> None:
+    lobby, tables = make_lobby(fill_wait=0.05)
+    w = Waiting("gone")
+    c = Candidate(w, GameType.ANY, None, w.matched)
+    lobby.join(c)
+    assert lobby.leave(c) and not lobby.leave(c)
+    await asyncio.sleep(0.1)
+    assert not tables
