@@ -223,6 +223,24 @@ def test_omnibus_takes_the_jack_of_diamonds_when_it_is_safe() -> None:
     assert played(game) == "QD"
 
 
+def moon_position(first_trick: str) -> Game:
+    rules = NO_PASS.replace(first_trick_forbidden=0, two_of_clubs_leads=False, hearts_must_be_broken=False)
+    hands = deal({3: "AS KH 5H", 0: "QS 4S AH 2H 3H", 1: "2S 6H 8H", 2: "3S 7H 9H"})
+    return position(rules, hands, f"{first_trick} KH 2H 6H 7H 5H", leader=3)
+
+
+def test_stops_a_moon_by_taking_a_heart() -> None:
+    # W has taken the queen and four hearts, nobody else has a point: N spends the AH to stop him
+    game = moon_position("AS QS 2S 3S")
+    assert game.turn == 0
+    assert played(game) == "AH"
+
+
+def test_ducks_the_same_heart_when_no_moon_threatens() -> None:
+    game = moon_position("AS 4S 2S 3S")
+    assert played(game) == "3H"
+
+
 # ---------------------------------------------------------------- claims
 CLAIMING = TURBO.replace(pass_cycle=HOLD, two_of_clubs_leads=False, first_trick_forbidden=0)
 

@@ -59,6 +59,7 @@ class Weights:
     short_suit: float = 0.4  # bonus per card for leading out of a short suit
     lead_big: float = 1.0  # share of its points it costs to lead a big point card that may win
     guard: float = 0.0  # low cards guarding my own big point card (the queen) are worth keeping
+    charge: bool = True  # charge (Turbo) and expose (Trend) cards when the hand allows
 
 
 def _suit_cards(cards: CardSet, suit: int) -> CardSet:
@@ -136,6 +137,7 @@ class _Eval:
             # taking TC multiplies my whole deal: worth about my points so far plus a little more
             vals[TEN_CLUBS] += (mult - 1) * (view.points[self.me] + 1.5)
         self.vals = vals
+        self.tc_mult = mult
         self.per_trick = float(sc.per_trick)
         self.trick_points = dict(sc.trick_number_points)
         self.base = self.per_trick + sum(self.trick_points.values()) / 13.0
@@ -240,10 +242,9 @@ class _Eval:
             for s in opp_later:
                 add += self.p_void(s, led) * self.dump
         cost = pts + add + self.per_trick + self.trick_points.get(trick_no, 0) + self.w.lead_burden
-        mult_extra = vals[TEN_CLUBS] if TEN_CLUBS in cards_in_trick or c == TEN_CLUBS else 0.0
-        if mult_extra and pts > 0:
-            # the ten of clubs multiplies everything else on the trick as well
-            cost += pts - mult_extra
+        if self.tc_mult != 1 and (c == TEN_CLUBS or TEN_CLUBS in cards_in_trick):
+            # the ten of clubs multiplies everything else on the trick as well (bonus cards included)
+            cost += (self.tc_mult - 1) * (pts - vals[TEN_CLUBS])
         return p_win, cost
 
 
@@ -290,10 +291,10 @@ class HeuristicBot:
         elif phase is Phase.PASS or phase is Phase.PILE:
             return Pass(seat, choose_pass(view))
         elif phase is Phase.CHARGE:
-            choice = Charge(seat, choose_charge(view))
+            choice = Charge(seat, choose_charge(view) if self.weights.charge else 0)
             return choice if choice in view.legal else Charge(seat, 0)
         elif phase is Phase.EXPOSE:
-            expose = Expose(seat, choose_expose(view))
+            expose = Expose(seat, choose_expose(view) if self.weights.charge else 0)
             return expose if expose in view.legal else Expose(seat, 0)
         options = [a for a in view.legal if not isinstance(a, Claim)]
         if not options:
