@@ -223,6 +223,19 @@ def test_an_extra_answer_to_a_repeated_trick_does_not_start_a_cascade() -> None:
     assert len(heard) == 3  # IAM and two copies of the same card, nothing more
 
 
+def test_a_confused_server_does_not_crash_the_client() -> None:
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read_line()  # type: ignore[attr-defined]
+        writer.write(b"TRICK1\r\nTAKEN1\r\nDEAL9X\r\n\xff\xfe\r\nTRICK3AS\r\n")  # no DEAL yet: nothing to play
+        await writer.drain()
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(reader.readline(), 0.3)
+
+    code, out, heard = play_against(script, auto=True)
+    assert code == 1 and heard == ["IAMN"]
+    assert "TRICK3AS" in out
+
+
 def test_busy_and_a_game_cut_short_exit_1() -> None:
     async def busy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await reader.read_line()  # type: ignore[attr-defined]

@@ -232,7 +232,7 @@ class KierkiClient:
             self.in_flight = 0
         if isinstance(msg, Trick):
             # every TRICK is answered, a repeated one too: a server may have dropped a late answer
-            self._play(choose_card(self.state.seat_view(), self.tried))
+            self._choose_and_play()
         elif isinstance(msg, Wrong) and self.in_flight > 0:
             self.in_flight -= 1
             # a WRONG answers our oldest unanswered card; retry only when it was the last one sent
@@ -240,7 +240,18 @@ class KierkiClient:
             if self.in_flight == 0 and self.state.prompt == msg.number and self.last_sent is not None:
                 self.tried |= 1 << self.last_sent
                 if self.state.hand & ~self.tried:
-                    self._play(choose_card(self.state.seat_view(), self.tried))
+                    self._choose_and_play()
+
+    def _choose_and_play(self) -> None:
+        view = self.state.seat_view()
+        if not view.hand:
+            return  # asked to play with no cards left: the server is confused; nothing sensible to send
+        try:
+            c = choose_card(view, self.tried)
+        except Exception:  # a policy bug must not end the game for this seat: play the lowest card
+            pool = view.legal_plays & ~self.tried or view.hand
+            c = (pool & -pool).bit_length() - 1
+        self._play(c)
 
     def _play(self, c: Card) -> None:
         self.last_sent = c
