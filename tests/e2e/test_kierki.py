@@ -258,6 +258,20 @@ def _env() -> dict[str, str]:
     return env
 
 
+_STARTED: list[subprocess.Popen[Any]] = []
+
+
+@pytest.fixture(autouse=True)
+def _no_leftover_processes() -> Iterator[None]:
+    """A failing test must not leave servers or clients running."""
+    yield
+    while _STARTED:
+        p = _STARTED.pop()
+        if p.poll() is None:
+            p.kill()
+            p.wait(5)
+
+
 class Proc:
     """A subprocess whose output goes to files (pipes left unread can fill up and stall a game)."""
 
@@ -274,6 +288,7 @@ class Proc:
             text=True,
             env=_env(),
         )
+        _STARTED.append(self.proc)
 
     def wait(self, timeout: float = 30) -> int:
         try:
@@ -389,6 +404,7 @@ def test_interactive_client_driven_through_stdin(tmp_path: Path) -> None:
         env=_env(),
         bufsize=1,
     )
+    _STARTED.append(human)
     assert human.stdin is not None and human.stdout is not None
     seen: list[str] = []
     trick_cards: list[str] = []
