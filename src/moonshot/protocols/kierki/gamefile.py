@@ -100,7 +100,7 @@ def _parse_hand(no: int, text: str, seat: str, seen: dict[int, int]) -> tuple[in
     except CodecError as e:
         raise GameFileError(no, f"bad card list for {seat}: {e}") from None
     if len(cards) != 13:
-        raise GameFileError(no, f"{seat} has {len(cards)} cards, not 13: {_show(text)}")
+        raise GameFileError(no, f"{seat} has {len(cards)} card{'' if len(cards) == 1 else 's'}, not 13: {_show(text)}")
     for c in cards:
         if c in seen:
             where = "earlier on this line" if seen[c] == no else f"already on line {seen[c]}"
