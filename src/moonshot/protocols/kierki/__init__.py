@@ -1,0 +1,1 @@
+"""Kierki (the networks-course seven-contract game over TCP text): codec, game files, server, client."""

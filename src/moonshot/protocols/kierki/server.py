@@ -1,0 +1,537 @@
+"""``kierki-server -p <port> -f <file> [-t <timeout>]``: Kierki on the shared table runtime.
+
+The game is a :class:`~moonshot.server.table.Table` (the shared runtime: one task owns the engine,
+deadlines, pause on disconnect, a reconnecting chair gets its view replayed) playing the game
+file's deals; each TCP client is a :class:`KierkiSeat`, the adapter that turns table events into
+``DEAL``/``TAKEN``/``SCORE``/``TOTAL``, decision requests into ``TRICK`` and the client's lines
+into plays. This module adds what is Kierki's own:
+
+* a connection must say ``IAM<seat>`` within the timeout, or anything else first: it is closed;
+* a wanted seat that is occupied (and, once the game is over, any seat) gets ``BUSY<occupied>``
+  and a close; during a full game that is every newcomer;
+* the table starts when four clients are seated (``DEAL`` to all, ``TRICK`` to the leader);
+* policy ``retry``: a silent seat is sent ``TRICK`` again every ``timeout`` seconds; an illegal
+  card gets ``WRONG<trick>`` and the client answers again (no new ``TRICK``, as real servers do);
+  a malformed line, a wrong trick number, a message other than ``TRICK`` or a card played
+  without being asked gets ``WRONG`` from the adapter itself; blank lines are ignored;
+* a disconnect frees the seat and pauses the game: the runtime (``pause``) waits at the empty
+  seat, and the adapters send no ``TRICK`` meanwhile, neither new nor repeated (a card already
+  asked for is still accepted); a
+  client taking the free seat gets ``DEAL`` with its cards of this deal, ``TAKEN`` for each trick
+  so far, then ``TRICK`` if it is its turn (the replayed log is cut to the current deal), and a
+  seat whose ``TRICK`` was held back gets it then;
+* after the last deal's ``SCORE``/``TOTAL`` every connection is closed and the server exits 0.
+
+It listens on one dual-stack socket (``::`` with ``IPV6_V6ONLY`` off; IPv4 only where the host has
+no IPv6) and prints the game report on stdout, one line per message sent or received
+(diagnostics on stderr). Bad network input never raises out of a connection handler.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import math
+import socket
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TextIO
+
+from moonshot.actions import Action, Play
+from moonshot.cards import card_list
+from moonshot.engine import DealSpec, Game
+from moonshot.events import DealEnded, DealStarted, HandDealt, TrickEnded, TrickStarted
+from moonshot.protocols.kierki.codec import (
+    SEAT_LETTERS,
+    Busy,
+    CodecError,
+    Deal,
+    Iam,
+    LineBuffer,
+    Message,
+    OverlongLine,
+    Score,
+    Taken,
+    Total,
+    Trick,
+    Wrong,
+    encode,
+    format_address,
+    format_message,
+    parse_message,
+    report_line,
+)
+from moonshot.protocols.kierki.gamefile import CardOrder, GameFileError, load_game_in_order
+from moonshot.server.table import (
+    DecisionRequest,
+    OnBadAnswer,
+    OnDisconnect,
+    Seat,
+    SeatKind,
+    Table,
+    TableEvent,
+    TablePolicy,
+)
+from moonshot.variants import KIERKI
+
+USAGE = "usage: kierki-server -p <port> -f <file> [-t <timeout>]"
+DEFAULT_TIMEOUT = 5.0
+
+
+class UsageError(Exception):
+    pass
+
+
+@dataclass
+class ServerOptions:
+    port: int = 0
+    file: str = ""
+    timeout: float = DEFAULT_TIMEOUT
+
+
+def parse_args(argv: Sequence[str]) -> ServerOptions:
+    """Parameters in any order; a repeated one: the last wins. Raises :class:`UsageError`."""
+    opts = ServerOptions()
+    have_file = False
+    i = 0
+    while i < len(argv):
+        flag = argv[i]
+        if flag not in ("-p", "-f", "-t"):
+            raise UsageError(f"unknown parameter {flag!r}")
+        if i + 1 >= len(argv):
+            raise UsageError(f"{flag} needs a value")
+        value = argv[i + 1]
+        if flag == "-p":
+            if not value.isdigit() or not 0 <= int(value) <= 65535:
+                raise UsageError(f"bad port {value!r}: expected a number 0..65535 (0: any free port)")
+            opts.port = int(value)
+        elif flag == "-f":
+            if not value:
+                raise UsageError("-f needs a file name")
+            opts.file, have_file = value, True
+        else:
+            try:
+                t = float(value)
+            except ValueError:
+                raise UsageError(f"bad timeout {value!r}: expected a positive number of seconds") from None
+            if not math.isfinite(t) or t <= 0:
+                raise UsageError(f"bad timeout {value!r}: expected a positive number of seconds")
+            opts.timeout = t
+        i += 2
+    if not have_file:
+        raise UsageError("the game file (-f <file>) is required")
+    return opts
+
+
+def make_listening_socket(port: int) -> socket.socket:
+    """One socket for IPv6 and IPv4 (dual stack); IPv4 only where the host has no IPv6."""
+    failure: OSError | None = None
+    for family, host in ((socket.AF_INET6, "::"), (socket.AF_INET, "0.0.0.0")):
+        try:
+            sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        except OSError as e:
+            failure = e
+            continue
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                with contextlib.suppress(OSError, AttributeError):
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+            sock.bind((host, port))
+            sock.listen(64)
+            sock.setblocking(False)
+            return sock
+        except OSError as e:
+            sock.close()
+            if e.errno == errno.EADDRINUSE:
+                raise  # the port is taken: listening on IPv4 alone would not help
+            failure = e
+    assert failure is not None
+    raise failure
+
+
+class KierkiTable(Table):
+    """The shared table runtime playing a Kierki game file's deals (the runtime deals at random by itself)."""
+
+    def __init__(self, deals: Sequence[DealSpec], seats: Sequence[Seat | None], policy: TablePolicy) -> None:
+        self.deals = tuple(deals)
+        super().__init__(KIERKI, seats, seed=0, policy=policy, meta={"protocol": "kierki"})
+        self.game = Game(KIERKI, self.seed, self.deals)
+
+    def _restore(self) -> bool:
+        # as the runtime's own restore, but rebuilt from the game file's deals
+        try:
+            g = Game(self.rules, self.seed, self.deals)
+            for a in self.game.actions:
+                g.apply(a)
+        except Exception:
+            return False
+        self.game = g
+        for p in self._pending.values():
+            if p.timer is not None:
+                p.timer.cancel()
+        self._pending.clear()
+        return True
+
+
+def kierki_policy(timeout: float) -> TablePolicy:
+    """Kierki's rules for a silent or wrong seat: ask again (TRICK / WRONG); wait for a lost one."""
+    return TablePolicy(
+        decision_timeout=timeout,
+        on_timeout=OnBadAnswer.RETRY,
+        on_illegal=OnBadAnswer.RETRY,
+        on_disconnect=OnDisconnect.PAUSE,
+        max_consecutive_timeouts=None,
+    )
+
+
+class Connection:
+    """One TCP connection: writes messages and prints them (and what it reads) in the game report."""
+
+    def __init__(self, server: KierkiServer, writer: asyncio.StreamWriter) -> None:
+        self.server = server
+        self.writer = writer
+        self.local = format_address(writer.get_extra_info("sockname"))
+        self.peer = format_address(writer.get_extra_info("peername"))
+        self.closed = False
+        self.buffer = LineBuffer()
+
+    def send(self, msg: Message) -> None:
+        if self.closed:
+            return
+        self.writer.write(encode(msg))
+        self.server.report(self.local, self.peer, format_message(msg))
+
+    def received(self, line: str | OverlongLine) -> None:
+        if isinstance(line, OverlongLine):
+            shown = f"{line.head}... ({line.length}+ bytes, too long, dropped)"
+        else:
+            shown = line
+        self.server.report(self.peer, self.local, shown)
+
+    def close(self, reason: str) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.writer.close()  # what was written still goes out first
+        self.server.log(f"closing {self.peer}: {reason}")
+
+
+class KierkiSeat(Seat):
+    """A Kierki client in a chair: table events become DEAL/TAKEN/SCORE/TOTAL, requests become TRICK,
+    and the client's lines become plays (or WRONG)."""
+
+    kind = SeatKind.HUMAN
+
+    def __init__(self, conn: Connection, seat: int, resuming: bool) -> None:
+        self.conn = conn
+        self.seat = seat
+        self.name = f"kierki-{SEAT_LETTERS[seat]}@{conn.peer}"
+        self.resuming = resuming  # the first events are a replay of the whole game: keep this deal's
+        self.table: Table | None = None
+        self.request: DecisionRequest | None = None
+        self.quiet_retry = False  # after WRONG the client answers again unasked: no new TRICK
+        self.owed = False  # a repetition held back while the game was paused
+        self.trick_no = 1
+        self.asked = Trick(1, ())  # the TRICK of the open request
+        self.deal = 0
+        self.deal_kind = 0
+        self.deal_leader = 0
+
+    # ---------------------------------------------------------- table callbacks (never block)
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+        self.table = table
+        evs = [te.event for te in events]
+        if self.resuming:
+            self.resuming = False
+            starts = [i for i, e in enumerate(evs) if isinstance(e, DealStarted)]
+            evs = evs[starts[-1] :] if starts else evs
+        for e in evs:
+            if isinstance(e, DealStarted):
+                self.deal = e.deal
+                self.deal_kind = e.deal_kind
+                self.deal_leader = e.first_leader if e.first_leader is not None else 0
+            elif isinstance(e, HandDealt) and e.seat == self.seat:
+                self.conn.send(Deal(self.deal_kind, self.deal_leader, self.conn.server.card_order(self.deal, e)))
+            elif isinstance(e, TrickStarted):
+                self.trick_no = e.trick
+            elif isinstance(e, TrickEnded):
+                self.conn.send(Taken(e.trick, tuple(e.cards), e.winner))
+            elif isinstance(e, DealEnded):
+                p, t = e.points, e.totals
+                self.conn.send(Score((p[0], p[1], p[2], p[3])))
+                self.conn.send(Total((t[0], t[1], t[2], t[3])))
+
+    def on_request(self, table: Table, request: DecisionRequest) -> None:
+        self.table = table
+        self.request = request
+        view = request.view  # read now: the runtime may build it lazily, valid until the game moves
+        self.trick_no = view.trick_no
+        self.asked = Trick(view.trick_no, view.trick_cards)
+        if self.quiet_retry:
+            self.quiet_retry = False
+            return
+        if self.conn.server.paused:
+            self.owed = True  # nobody is asked (or asked again) while a seat is empty: sent on resume
+            return
+        self.conn.send(self.asked)
+
+    def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:
+        self.request = None
+        if reason == "timeout":
+            return  # the runtime asks again at once: TRICK is repeated
+        self.quiet_retry = True
+        self._wrong(reason)
+
+    def resume(self) -> None:
+        """The game goes on after a pause: send the TRICK held back meanwhile."""
+        if self.owed and self.request is not None:
+            self.owed = False
+            self.conn.send(self.asked)
+
+    def on_closed(self, table: Table, reason: str) -> None:
+        self.request = None
+        self.conn.close(reason)
+
+    # ---------------------------------------------------------- the client's lines
+    def _wrong(self, why: str) -> None:
+        self.conn.send(Wrong(self.trick_no))
+        self.conn.server.log(f"{self.conn.peer} ({SEAT_LETTERS[self.seat]}): WRONG: {why}")
+
+    def on_line(self, line: str | OverlongLine) -> None:
+        if isinstance(line, OverlongLine):
+            self._wrong(f"a line of {line.length}+ bytes")
+            return
+        if not line.strip():
+            return  # a blank line carries nothing
+        try:
+            msg = parse_message(line)
+        except CodecError as e:
+            self._wrong(f"malformed: {e}")
+            return
+        if not isinstance(msg, Trick):
+            self._wrong(f"unexpected {type(msg).__name__.upper()} from a seated client")
+            return
+        req, table = self.request, self.table
+        if req is None or table is None:
+            self._wrong("a card played without being asked")
+            return
+        if msg.number != self.asked.number:
+            self._wrong(f"trick number {msg.number}, the trick is {self.asked.number}")
+            return
+        if len(msg.cards) != 1:
+            self._wrong(f"{len(msg.cards)} cards instead of one")
+            return
+        self.request = None  # a second answer before the verdict is unprompted
+        table.submit(self.seat, Play.of(self.seat, msg.cards[0]), req.request_id)
+
+
+class KierkiServer:
+    """One game: accept, seat clients by IAM, run the table, print the report, stop at the end."""
+
+    def __init__(
+        self,
+        deals: Sequence[DealSpec],
+        timeout: float,
+        out: TextIO | None = None,
+        orders: Sequence[CardOrder] = (),
+    ) -> None:
+        if not deals:
+            raise ValueError("a Kierki game needs at least one deal")
+        self.deals = tuple(deals)
+        self.orders = tuple(orders)  # each hand's cards as the game file lists them
+        self.timeout = timeout
+        self.seats: list[KierkiSeat | None] = [None, None, None, None]
+        self.table: KierkiTable | None = None
+        self.conns: set[Connection] = set()
+        self.over = False
+        self.done = asyncio.Event()
+        self.port = 0
+        self._out = out if out is not None else sys.stdout
+
+    def report(self, sender: str, receiver: str, text: str) -> None:
+        print(report_line(sender, receiver, datetime.now(), text), file=self._out, flush=True)
+
+    def log(self, text: str) -> None:
+        # diagnostics go to stderr: stdout carries the game report
+        print(f"kierki-server: {text}", file=sys.stderr, flush=True)
+
+    def card_order(self, deal: int, e: HandDealt) -> tuple[int, ...]:
+        """A hand as DEAL lists it: in the game file's order when known, else low to high."""
+        if deal < len(self.orders):
+            order = self.orders[deal][e.seat]
+            if sum(1 << c for c in order) == e.cards:
+                return order
+        return tuple(card_list(e.cards))
+
+    @property
+    def paused(self) -> bool:
+        """The game has started, is not over, and a seat is empty."""
+        return self.table is not None and not self.over and any(s is None for s in self.seats)
+
+    def occupied(self) -> tuple[int, ...]:
+        return tuple(s for s in range(4) if self.seats[s] is not None)
+
+    async def start(self, port: int) -> asyncio.Server:
+        sock = make_listening_socket(port)
+        self.port = sock.getsockname()[1]
+        return await asyncio.start_server(self._handle, sock=sock)
+
+    async def serve(self, port: int) -> None:
+        server = await self.start(port)
+        print(f"kierki-server listening on port {self.port}", file=self._out, flush=True)
+        async with server:
+            await self.done.wait()
+            server.close()
+            await self.shutdown()
+
+    async def shutdown(self) -> None:
+        for c in list(self.conns):
+            c.close("the game is over")
+        waits = [c.writer.wait_closed() for c in list(self.conns)]
+        if waits:
+            # the last SCORE/TOTAL leave before the process ends; a peer that never reads costs 2 s at most
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.gather(*waits, return_exceptions=True), 2)
+
+    def _game_over(self, _: object = None) -> None:
+        self.over = True
+        self.done.set()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            # small request/answer messages: Nagle + delayed ACK would stall every turn ~40 ms
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        conn = Connection(self, writer)
+        self.conns.add(conn)
+        seat: KierkiSeat | None = None
+        try:
+            if self.over:
+                conn.close("the game is over")
+                return
+            seat, rest = await self._welcome(conn, reader)
+            if seat is None:
+                return
+            for line in rest:
+                conn.received(line)
+                seat.on_line(line)
+            while not conn.closed:
+                try:
+                    data = await reader.read(65536)
+                except (ConnectionError, OSError):
+                    break
+                if not data:
+                    break
+                for line in conn.buffer.feed(data):
+                    if conn.closed:
+                        break
+                    conn.received(line)
+                    seat.on_line(line)
+        except Exception as e:  # one connection's trouble never takes the server down
+            self.log(f"{conn.peer}: internal error {e!r}")
+        finally:
+            conn.close("disconnected")
+            self.conns.discard(conn)
+            if seat is not None and self.seats[seat.seat] is seat:
+                self.seats[seat.seat] = None
+                if self.table is not None and not self.over:
+                    self.log(f"{SEAT_LETTERS[seat.seat]} left: the game waits for a client to take the seat")
+                    self.table.detach(seat.seat, seat, "disconnected")
+
+    async def _welcome(
+        self, conn: Connection, reader: asyncio.StreamReader
+    ) -> tuple[KierkiSeat | None, list[str | OverlongLine]]:
+        """IAM within the timeout, then a seat (or BUSY). Returns the seat and lines already read after IAM."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        while True:
+            left = deadline - loop.time()
+            if left <= 0:
+                conn.close("no IAM within the timeout")
+                return None, []
+            try:
+                data = await asyncio.wait_for(reader.read(65536), left)
+            except TimeoutError:
+                conn.close("no IAM within the timeout")
+                return None, []
+            except (ConnectionError, OSError):
+                return None, []
+            if not data:
+                return None, []
+            lines = conn.buffer.feed(data)
+            for i, line in enumerate(lines):
+                conn.received(line)
+                if isinstance(line, str) and not line.strip():
+                    continue
+                return self._seat(conn, line), lines[i + 1 :]
+
+    def _seat(self, conn: Connection, line: str | OverlongLine) -> KierkiSeat | None:
+        if isinstance(line, OverlongLine):
+            conn.close(f"expected IAM<seat>, got a line of {line.length}+ bytes")
+            return None
+        try:
+            msg = parse_message(line)
+        except CodecError as e:
+            conn.close(f"expected IAM<seat>: {e}")
+            return None
+        if not isinstance(msg, Iam):
+            conn.close(f"expected IAM<seat>, got {line.strip()[:40]!r}")
+            return None
+        if self.over or self.seats[msg.seat] is not None:
+            conn.send(Busy(self.occupied()))
+            conn.close(f"seat {SEAT_LETTERS[msg.seat]} is taken")
+            return None
+        seat = KierkiSeat(conn, msg.seat, resuming=self.table is not None)
+        self.seats[msg.seat] = seat
+        if self.table is not None:
+            self.table.attach(msg.seat, seat)
+            if not self.paused:
+                self.log(f"{conn.peer} takes seat {SEAT_LETTERS[msg.seat]}: the game goes on")
+                for other in self.seats:
+                    if other is not None and other is not seat:
+                        other.resume()
+        elif all(s is not None for s in self.seats):
+            self.table = KierkiTable(self.deals, list(self.seats), kierki_policy(self.timeout))
+            self.table.start()
+            self.table.done.add_done_callback(self._game_over)
+        return seat
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        opts = parse_args(args)
+    except UsageError as e:
+        print(f"kierki-server: {e}\n{USAGE}", flush=True)
+        return 1
+    try:
+        deals, orders = load_game_in_order(opts.file)
+    except GameFileError as e:
+        print(f"kierki-server: bad game file {opts.file}: {e}", flush=True)
+        return 1
+
+    async def run() -> None:
+        await KierkiServer(deals, opts.timeout, orders=orders).serve(opts.port)
+
+    try:
+        asyncio.run(run())
+    except OSError as e:
+        print(f"kierki-server: cannot listen on port {opts.port}: {e.strerror or e}", flush=True)
+        return 1
+    except KeyboardInterrupt:
+        print("kierki-server: interrupted", flush=True)
+        return 1
+    return 0
+
+
+def entry() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()
