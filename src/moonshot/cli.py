@@ -207,8 +207,8 @@ def _print_summary(records: list[GameRecord], variant: str, negative: bool, dupl
         f"{elapsed:.1f} s — {better} points are better"
     )
     table.add_column("policy")
-    table.add_column("seat-games", justify="right")
-    table.add_column("seat-deals", justify="right")
+    table.add_column("games", justify="right")
+    table.add_column("deals", justify="right")
     table.add_column("points/deal", justify="right")
     table.add_column("95% CI", justify="right")
     table.add_column("win rate", justify="right")
