@@ -39,15 +39,15 @@ OPENSPIEL_PARAMS = {"must_break_hearts": True, "qs_breaks_hearts": False, "no_pt
 DIRECTIONS = (PassDirection.HOLD, PassDirection.LEFT, PassDirection.ACROSS, PassDirection.RIGHT)
 
 
-def moonshot_deals(n: int, rng: random.Random) -> None:
-    """Play ``n`` random deals with moonshot's engine."""
+def moonshot_deals(n: int, rng: random.Random, record: bool = True) -> None:
+    """Play ``n`` random deals with moonshot's engine (``record=False``: no event log)."""
     base = Rules(end=EndRule.DEALS, deals=1)
     rules_by_direction = [base.replace(pass_cycle=(d,)) for d in DIRECTIONS]
     random = rng.random
     play_of = Play.of
     PASS, PLAY = Phase.PASS, Phase.PLAY
     for _ in range(n):
-        g = Game(rules_by_direction[int(random() * 4)], int(random() * 1e9))
+        g = Game(rules_by_direction[int(random() * 4)], int(random() * 1e9), record=record)
         if g.phase is PASS:
             hands = g.hands
             for s in range(4):
@@ -63,6 +63,11 @@ def moonshot_deals(n: int, rng: random.Random) -> None:
                 m &= m - 1
             apply(play_of(s, (m & -m).bit_length() - 1))
         assert g.over
+
+
+def moonshot_unrecorded_deals(n: int, rng: random.Random) -> None:
+    """The same, with no event log (``Game(record=False)``): how self-play and search run."""
+    moonshot_deals(n, rng, record=False)
 
 
 def openspiel_python_deals(n: int, rng: random.Random) -> None:
@@ -121,7 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds per measurement")
     args = ap.parse_args(argv)
 
-    contenders: dict[str, Callable[[int, random.Random], None]] = {"moonshot (Python loop)": moonshot_deals}
+    contenders: dict[str, Callable[[int, random.Random], None]] = {
+        "moonshot (Python loop)": moonshot_deals,
+        "moonshot, no event log": moonshot_unrecorded_deals,
+    }
     if pyspiel is not None:
         contenders["OpenSpiel (Python loop)"] = openspiel_python_deals
         contenders["OpenSpiel (C++ evaluate_bots)"] = openspiel_cpp_deals
@@ -131,10 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"moonshot engine: {engine_mode()}; Python {sys.version.split()[0]}")
     print(f"random-play full deals (passing included), {args.seconds:g} s per measurement in {args.rounds} rounds")
     print()
-    print(f"{'engine':<32} {'deals/s':>10} {'moonshot ÷ this':>16}")
-    print(f"{'-' * 32} {'-' * 10} {'-' * 16}")
+    fast = rates["moonshot, no event log"]
+    print(f"{'engine':<32} {'deals/s':>10} {'moonshot ÷ this':>16} {'no-log moonshot ÷ this':>23}")
+    print(f"{'-' * 32} {'-' * 10} {'-' * 16} {'-' * 23}")
     for name, rate in rates.items():
-        print(f"{name:<32} {rate:>10,.0f} {ours / rate:>15.2f}×")
+        print(f"{name:<32} {rate:>10,.0f} {ours / rate:>15.2f}× {fast / rate:>22.2f}×")
     if pyspiel is None:
         print("\n(open-spiel is not installed: pip install -e '.[dev]' to compare)")
     return 0

@@ -1148,3 +1148,27 @@ def test_turbo_events_of_a_charge_round() -> None:
         "charging_ended",
         "trick_started",
     ]
+
+
+# ============================================================== record=False
+@pytest.mark.parametrize("variant", ["standard", "turbo-blind-chain", "kierki", "trend"])
+def test_an_unrecorded_game_plays_exactly_like_a_recorded_one(variant: str) -> None:
+    rules = find_variant(variant)
+    recorded, bare = Game(rules, 9), Game(rules, 9, record=False)
+    rng = random.Random(9)
+    while not recorded.over:
+        seat = recorded.to_act()[0]
+        assert bare.to_act()[0] == seat
+        assert bare.legal_play_mask(seat) == recorded.legal_play_mask(seat)
+        action = rng.choice(recorded.legal_actions(seat))
+        recorded.apply(action)
+        assert bare.apply(action) == []
+    assert bare.over and bare.log == [] and bare.version == 0
+    assert (bare.totals, bare.winners, bare.last_deal_points) == (
+        recorded.totals,
+        recorded.winners,
+        recorded.last_deal_points,
+    )
+    assert [t.cards for t in bare.tricks] == [t.cards for t in recorded.tricks]
+    with pytest.raises(IllegalAction):
+        bare.apply(Play.of(0, 0))

@@ -101,8 +101,13 @@ class DealSpec:
 class Game:
     """One game of Hearts under ``rules``. Create with ``Game(rules, seed)``."""
 
-    def __init__(self, rules: Rules, seed: int = 0, deals: Sequence[DealSpec] | None = None) -> None:
+    def __init__(
+        self, rules: Rules, seed: int = 0, deals: Sequence[DealSpec] | None = None, record: bool = True
+    ) -> None:
         self.rules = rules
+        # record=False keeps no event log (apply returns []): for self-play and search, where
+        # nobody watches; results stay on the game (totals, last_deal_points, tricks, winners).
+        self.record = record
         self.seed = seed
         self.deal_specs: tuple[DealSpec, ...] | None = tuple(deals) if deals is not None else None
         if rules.end is EndRule.DEALS:
@@ -204,7 +209,7 @@ class Game:
         """The cards ``seat`` may play now (0 when it is not its turn to play)."""
         if self.phase is not _PLAY or seat != self.turn or self.claimer is not None:
             return 0
-        version = len(self.log)
+        version = len(self.actions)  # every change of state goes through apply, which logs an action
         hand = self.hands[seat]
         if self._mask_version == version and self._mask_hand == hand:
             return self._mask
@@ -332,7 +337,7 @@ class Game:
             ):
                 self._check(action)  # raises with the reason
             card: int = c
-            if self._mask_version == start and self._mask_hand == self.hands[seat]:
+            if self._mask_version == len(self.actions) and self._mask_hand == self.hands[seat]:
                 mask = self._mask
             else:
                 mask = self._legal_plays(seat)
@@ -454,7 +459,8 @@ class Game:
         return random.Random(f"moonshot:{self.seed}:{deal}:{purpose}")
 
     def _emit(self, e: Event) -> None:
-        self.log.append(e)
+        if self.record:
+            self.log.append(e)
 
     def _start_deal(self) -> None:
         self.deal_index += 1
@@ -507,8 +513,9 @@ class Game:
         else:
             self._first_leader = given_leader if given_leader is not None else d % 4
         self._emit(DealStarted(d, self.direction, self.deal_kind, self._first_leader))
-        for s in range(4):
-            self._emit(HandDealt(s, hands[s]))
+        if self.record:
+            for s in range(4):
+                self.log.append(HandDealt(s, hands[s]))
         if self.direction is PassDirection.KEEPER:
             self._start_charging() if rules.charging is not None else self._start_pile()
         elif self.direction is PassDirection.HOLD or rules.pass_count == 0:
@@ -621,7 +628,8 @@ class Game:
         self.turn = leader
         self.trick_cards = []
         self.trick_seats = []
-        self._emit(TrickStarted(number, leader))
+        if self.record:
+            self.log.append(TrickStarted(number, leader))
 
     def _play(self, seat: int, c: int) -> None:
         bit = 1 << c
@@ -637,7 +645,8 @@ class Game:
             self.voids[seat] |= 1 << led
         if suit == 2 or (c == QUEEN_SPADES and self.rules.queen_breaks_hearts):
             self.hearts_broken = True
-        self.log.append(CardPlayed(seat, c, self.trick_no))
+        if self.record:
+            self.log.append(CardPlayed(seat, c, self.trick_no))
         n = len(tc)
         nxt = (seat + 1) & 3
         if n < 4:
@@ -671,7 +680,8 @@ class Game:
                 pts += cp[c]
         e = TrickEnded(self.trick_no, winner, tuple(tc), tuple(ts), pts)
         self.tricks.append(e)
-        self.log.append(e)
+        if self.record:
+            self.log.append(e)
         if self.played == ALL_CARDS or (self.rules.early_end and self._no_points_left()):
             self._end_deal(early=self.played != ALL_CARDS)
         else:
