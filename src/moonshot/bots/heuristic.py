@@ -1,0 +1,411 @@
+"""The rule-based Hearts player: a fast, variant-aware heuristic bot.
+
+:class:`HeuristicBot` never asks which variant it plays. It reads the rules' knobs: the
+scoring table of the deal's kind (card points, points per trick, points for given trick
+numbers), cards doubled by charges or exposures, the ten-of-clubs multiplier, the moon rule,
+nines, claims, and the chargeable/exposable cards.
+
+Card play is one idea applied everywhere: for each legal card estimate what winning the trick
+would cost (points on the table plus what later players are likely to add, times the chance
+the card wins) and subtract what it is worth to be rid of the card (its own points if it might
+come back to me, and how likely it is to win a costly trick later). The cheapest card is
+played. Passing, charging, exposing and claims use simple hand-shape rules.
+
+The bot is pure: it reads only the :class:`~moonshot.views.SeatView` and uses no randomness
+(the ``rng`` argument is accepted for the protocol and left unused, so play is reproducible).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
+from moonshot.cards import (
+    ACE_HEARTS,
+    ALL_CARDS,
+    HEARTS,
+    HEARTS_MASK,
+    JACK_DIAMONDS,
+    QUEEN_SPADES,
+    SPADES,
+    SPADES_MASK,
+    SUIT_MASKS,
+    TEN_CLUBS,
+    CardSet,
+    cards_in,
+)
+from moonshot.engine import Phase
+from moonshot.rules import MoonRule
+from moonshot.views import SeatView
+
+_MOON_CARDS = HEARTS_MASK | (1 << QUEEN_SPADES)
+# weights, tuned against random and against itself (benchmarks/heuristic_vs_random.py)
+RISK_SCALE = 0.7  # how much a card's chance of winning later tricks counts
+LEAD_BURDEN = 0.3  # winning a trick means leading the next one
+
+
+def _suit_cards(cards: CardSet, suit: int) -> CardSet:
+    return cards & SUIT_MASKS[suit]
+
+
+def _above(c: int) -> CardSet:
+    """Cards of ``c``'s suit ranked above it."""
+    return SUIT_MASKS[c // 13] & ~((2 << c) - 1)
+
+
+def _below(c: int) -> CardSet:
+    return SUIT_MASKS[c // 13] & ((1 << c) - 1)
+
+
+def _all_boss(hand: CardSet, others: CardSet) -> bool:
+    """Every card of ``hand`` outranks every card of its suit in ``others``."""
+    for s in range(4):
+        mine = hand & SUIT_MASKS[s]
+        theirs = others & SUIT_MASKS[s]
+        if mine and theirs and (mine & -mine) < (1 << (theirs.bit_length() - 1)):
+            return False
+    return True
+
+
+def claim_is_sure(view: SeatView, claimer: int, claimer_hand: CardSet) -> bool:
+    """True when ``claimer`` holding ``claimer_hand`` wins every remaining trick whatever others do.
+
+    Judged from ``view``'s knowledge: the cards nobody has played, less the claimer's, may be
+    anywhere among the other three seats.
+    """
+    others = ALL_CARDS & ~view.played & ~claimer_hand
+    if not _all_boss(claimer_hand, others):
+        return False
+    if view.trick:
+        led = view.trick[0][1] // 13
+        led_mask = SUIT_MASKS[led]
+        best_seat, best = view.trick[0]
+        for s, c in view.trick:
+            if c // 13 == led and c > best:
+                best_seat, best = s, c
+        if any(s == claimer for s, _ in view.trick):
+            # the claimer already played: it must hold the trick against everything still out
+            return best_seat == claimer and not (others & led_mask & _above(best))
+        mine = claimer_hand & led_mask
+        return bool(mine) and mine.bit_length() - 1 > best
+    if view.leader == claimer:
+        return True
+    # someone else leads: the claimer must be able to follow (with a winner) any suit still out
+    return all(not (others & SUIT_MASKS[s]) or claimer_hand & SUIT_MASKS[s] for s in range(4))
+
+
+class _Eval:
+    """Per-decision estimates shared by the play rules (built once per ``act``)."""
+
+    def __init__(self, view: SeatView) -> None:
+        rules = view.rules
+        self.view = view
+        self.me = view.seat
+        sc = rules.scoring_for(view.deal_kind)
+        doubled = 0
+        for s in range(4):
+            doubled |= view.charged[s] | view.exposed[s]
+        vals = [float(p) for p in sc.card_points]
+        if doubled >> ACE_HEARTS & 1:
+            for c in range(26, 39):
+                vals[c] *= 2
+        if doubled >> QUEEN_SPADES & 1:
+            vals[QUEEN_SPADES] *= 2
+        if doubled >> JACK_DIAMONDS & 1:
+            vals[JACK_DIAMONDS] *= 2
+        mult = rules.ten_of_clubs_multiplier * (2 if doubled >> TEN_CLUBS & 1 else 1)
+        if mult != 1:
+            # taking TC multiplies my whole deal: worth about my points so far plus a little more
+            vals[TEN_CLUBS] += (mult - 1) * (view.points[self.me] + 1.5)
+        self.vals = vals
+        self.per_trick = float(sc.per_trick)
+        self.trick_points = dict(sc.trick_number_points)
+        self.base = self.per_trick + sum(self.trick_points.values()) / 13.0
+        self.unseen = view.unseen
+        positive = [vals[c] for c in cards_in(self.unseen) if vals[c] > 0]
+        if positive:
+            self.dump = max(max(positive) / 2.5, sum(positive) / len(positive))
+        else:
+            self.dump = 0.0
+        self.moon_threat = self._moon_threat()
+
+    def _moon_threat(self) -> int | None:
+        """An opponent who has taken every hearts/QS point so far, and a lot of them."""
+        view = self.view
+        if view.rules.moon is MoonRule.NONE or self.vals[QUEEN_SPADES] <= 0:
+            return None
+        holders = [s for s in range(4) if view.taken[s] & _MOON_CARDS]
+        if len(holders) != 1 or holders[0] == self.me:
+            return None
+        x = holders[0]
+        if not (self.unseen | view.hand) & HEARTS_MASK & ~view.taken[x]:
+            return None
+        got = view.taken[x] & _MOON_CARDS
+        hearts = (got & HEARTS_MASK).bit_count()
+        if (got >> QUEEN_SPADES & 1 and hearts >= 3) or hearts >= 7:
+            return x
+        return None
+
+    # -- card-level estimates
+    def win_share(self, c: int) -> float:
+        """How often ``c`` tends to win when its suit is played: share of outstanding cards below it."""
+        out = self.unseen & SUIT_MASKS[c // 13]
+        lo = (out & _below(c)).bit_count()
+        hi = (out & _above(c)).bit_count()
+        if lo + hi == 0:
+            return 0.3  # only a lead into voids can win with it
+        return lo / (lo + hi)
+
+    def hold_cost(self, c: int) -> float:
+        """What keeping ``c`` is expected to cost later (its own points plus the tricks it may win)."""
+        vals = self.vals
+        s = c // 13
+        wp = self.win_share(c)
+        v = vals[c]
+        own = v * (max(0.5, wp) if v > 0 else wp)
+        suit_out = self.unseen & SUIT_MASKS[s]
+        pts = 0.0
+        n = 0
+        for x in cards_in(suit_out):
+            n += 1
+            if vals[x] > 0:
+                pts += vals[x]
+        avg = pts / max(1.0, (n + (self.view.hand & SUIT_MASKS[s]).bit_count()) / 4.0)
+        risk = RISK_SCALE * wp * wp * (self.base + 0.3 + min(avg, 6.0))
+        # a big card outstanding below mine can land on it
+        for x in cards_in(suit_out & _below(c)):
+            if abs(vals[x]) >= 5:
+                risk += 0.45 * vals[x]
+        return own + risk + 0.01 * (c % 13)  # ties: shed the higher card
+
+    def p_void(self, seat: int, suit: int) -> float:
+        if self.view.voids[seat] >> suit & 1:
+            return 1.0
+        out = self.unseen & SUIT_MASKS[suit]
+        holders = sum(1 for s in range(4) if s != self.me and not self.view.voids[s] >> suit & 1)
+        if not out:
+            return 1.0
+        return 0.8 * math.exp(-out.bit_count() / max(1, holders))
+
+    def trick_cost(self, cards_in_trick: list[int], c: int, later: list[int], trick_no: int) -> tuple[float, float]:
+        """(chance ``c`` wins the trick, cost to me of winning it) given the later players."""
+        vals = self.vals
+        led = cards_in_trick[0] // 13 if cards_in_trick else c // 13
+        led_mask = SUIT_MASKS[led]
+        out = self.unseen & led_mask
+        higher = out & _above(c) if c // 13 == led else out
+        lower = out & ~higher
+        pts = vals[c] + sum(vals[x] for x in cards_in_trick)
+        following = [s for s in later if s != self.me and not self.view.voids[s] >> led & 1]
+        opp_later = [s for s in later if s != self.me]
+        if c // 13 != led:
+            p_win = 0.0
+        elif not higher or not following:
+            p_win = 1.0
+        else:
+            lo = lower.bit_count()
+            share = lo / (lo + higher.bit_count())
+            p_win = share ** (1 + len(following))
+        # what the later players add
+        add = 0.0
+        if opp_later:
+            big = [vals[x] for x in cards_in(lower) if vals[x] > 0]
+            if big and following:
+                add += min(len(following) * max(big), sum(big) * 0.8 * len(following) / 3.0)
+            for s in opp_later:
+                add += self.p_void(s, led) * self.dump
+        cost = pts + add + self.per_trick + self.trick_points.get(trick_no, 0) + LEAD_BURDEN
+        mult_extra = vals[TEN_CLUBS] if TEN_CLUBS in cards_in_trick or c == TEN_CLUBS else 0.0
+        if mult_extra and pts > 0:
+            # the ten of clubs multiplies everything else on the trick as well
+            cost += pts - mult_extra
+        return p_win, cost
+
+
+def _later_seats(view: SeatView, c: int) -> list[int]:
+    """Seats to play after me on this trick if I play ``c`` (eight-card tricks with nines)."""
+    n = len(view.trick)
+    me = view.seat
+    order = [(me + i) % 4 for i in range(1, 4)]
+    if n >= 4:
+        return [(me + i) % 4 for i in range(1, 8 - n)]
+    led = view.trick[0][1] // 13 if view.trick else c // 13
+    nine = led * 13 + 7
+    if view.rules.nines and (any(x == nine for _, x in view.trick) or c == nine):
+        return [(me + i) % 4 for i in range(1, 8 - n)]
+    return order[: 3 - n]
+
+
+class HeuristicBot:
+    """Plays sound, variant-aware Hearts from the rules' knobs; deterministic, no search."""
+
+    name = "heuristic"
+
+    def act(self, view: SeatView, rng: random.Random) -> Action:
+        phase = view.phase
+        seat = view.seat
+        if phase is Phase.PLAY:
+            if view.claimer is not None:
+                ok = claim_is_sure(view, view.claimer, view.revealed[view.claimer])
+                answer: Action = AcceptClaim(seat, view.claimer) if ok else RejectClaim(seat, view.claimer)
+                if answer in view.legal:
+                    return answer
+            if view.legal_plays:
+                if (
+                    view.rules.claims
+                    and not view.trick
+                    and claim_is_sure(view, seat, view.hand)
+                    and Claim(seat) in view.legal
+                ):
+                    return Claim(seat)
+                return Play.of(seat, self._play(view))
+        elif phase is Phase.PASS or phase is Phase.PILE:
+            return Pass(seat, choose_pass(view))
+        elif phase is Phase.CHARGE:
+            choice = Charge(seat, choose_charge(view))
+            return choice if choice in view.legal else Charge(seat, 0)
+        elif phase is Phase.EXPOSE:
+            expose = Expose(seat, choose_expose(view))
+            return expose if expose in view.legal else Expose(seat, 0)
+        options = [a for a in view.legal if not isinstance(a, Claim)]
+        if not options:
+            raise ValueError(f"seat {seat} has nothing to do in phase {phase.value}")
+        return options[0]
+
+    # ------------------------------------------------------------------ play
+    def _play(self, view: SeatView) -> int:
+        legal = view.legal_plays
+        if legal & (legal - 1) == 0:
+            return legal.bit_length() - 1
+        ev = _Eval(view)
+        trick_cards = [c for _, c in view.trick]
+        best_card, best_cost = -1, math.inf
+        if trick_cards:
+            led = trick_cards[0] // 13
+            winner_card = max(c for c in trick_cards if c // 13 == led)
+            winner_seat = next(s for s, c in view.trick if c == winner_card)
+        for c in cards_in(legal):
+            later = _later_seats(view, c)
+            if trick_cards:
+                beats = c // 13 == led and c > winner_card
+                if beats:
+                    p_win, cost = ev.trick_cost(trick_cards, c, later, view.trick_no)
+                else:
+                    p_win, cost = 0.0, 0.0
+                expected = p_win * cost - ev.hold_cost(c)
+                expected += self._moon_adjust(ev, c, p_win, trick_cards, winner_seat if not beats else view.seat)
+            else:
+                p_win, cost = ev.trick_cost([], c, later, view.trick_no)
+                expected = p_win * cost - ev.hold_cost(c) + self._lead_adjust(ev, c, p_win)
+            if expected < best_cost - 1e-9:
+                best_card, best_cost = c, expected
+        return best_card
+
+    @staticmethod
+    def _moon_adjust(ev: _Eval, c: int, p_win: float, trick_cards: list[int], winner: int) -> float:
+        x = ev.moon_threat
+        if x is None:
+            return 0.0
+        hearts_here = any(t // 13 == HEARTS for t in trick_cards) or c // 13 == HEARTS
+        bonus = 0.0
+        if p_win >= 0.99 and hearts_here:
+            bonus -= 18.0  # take a heart myself: costs a point or two, saves 26
+        elif p_win == 0.0 and c // 13 == HEARTS and winner != x:
+            bonus -= 4.0  # a heart to someone other than the shooter stops the moon too
+        return bonus
+
+    @staticmethod
+    def _lead_adjust(ev: _Eval, c: int, p_win: float) -> float:
+        view = ev.view
+        s = c // 13
+        hand = view.hand
+        adj = 0.0
+        qs_out = ev.unseen >> QUEEN_SPADES & 1 and ev.vals[QUEEN_SPADES] > 0
+        if s == SPADES and qs_out and c < QUEEN_SPADES and not hand & _above(QUEEN_SPADES) & SPADES_MASK:
+            adj -= 1.5  # flush the queen while I hold nothing she can fall on
+        length = (hand & SUIT_MASKS[s]).bit_count()
+        if length <= 2 and p_win < 0.5:
+            adj -= 0.4 * (3 - length)  # run a short suit out to make a void for discards
+        return adj
+
+
+# ---------------------------------------------------------------------- passing etc.
+def pass_priority(view: SeatView, c: int) -> float:
+    """How much I want to be rid of ``c`` before play (higher = pass first)."""
+    rules = view.rules
+    sc = rules.scoring_for(view.deal_kind)
+    hand = view.hand
+    s, r = c // 13, c % 13
+    suit = hand & SUIT_MASKS[s]
+    length = suit.bit_count()
+    v = sc.card_points[c]
+    low_spades = (hand & SPADES_MASK & _below(QUEEN_SPADES)).bit_count()
+    qs_pts = sc.card_points[QUEEN_SPADES]
+    if v < 0:
+        return -50.0 + r  # keep the jack of diamonds
+    score = float(r) * 2.0
+    if c == QUEEN_SPADES and qs_pts > 0:
+        return 5.0 if low_spades >= 4 else 100.0
+    if s == SPADES and c > QUEEN_SPADES and qs_pts > 0:
+        if hand >> QUEEN_SPADES & 1:
+            return 90.0 + r if low_spades < 4 else 20.0 + r
+        return 80.0 + r if low_spades < 3 else 10.0 + r
+    if s == SPADES and qs_pts > 0:
+        return float(r) - 10.0  # low spades protect against the queen
+    if v > 0:
+        score += 4.0 + v * 3.0
+        if s == HEARTS and r <= 5:
+            score -= 6.0
+    elif s != HEARTS and s != SPADES and length <= 3:
+        score += 8.0 - 2.0 * length  # voiding a short side suit
+    if c == TEN_CLUBS and rules.ten_of_clubs_multiplier != 1:
+        score += 6.0
+    neg = [x for x in range(52) if sc.card_points[x] < 0]
+    for x in neg:
+        if s == x // 13 and c > x:
+            score -= 10.0  # high cards that can capture a bonus card are worth keeping
+    return score
+
+
+def choose_pass(view: SeatView) -> CardSet:
+    k = view.rules.pass_count
+    ranked = sorted(cards_in(view.hand), key=lambda c: (-pass_priority(view, c), -c))
+    return sum(1 << c for c in ranked[:k])
+
+
+def choose_charge(view: SeatView) -> CardSet:
+    """Charge a card only when my hand makes it hurt others more than me."""
+    hand = view.hand
+    allowed = hand & view.rules.chargeable & ~view.charged[view.seat]
+    out = 0
+    spades = hand & SPADES_MASK
+    low_spades = (spades & _below(QUEEN_SPADES)).bit_count()
+    hearts = hand & HEARTS_MASK
+    low_hearts = (hearts & SUIT_MASKS[HEARTS] & ((1 << (26 + 6)) - 1)).bit_count()
+    if allowed >> QUEEN_SPADES & 1 and low_spades >= 4:
+        out |= 1 << QUEEN_SPADES
+    if allowed >> ACE_HEARTS & 1 and low_hearts >= 4 and hearts.bit_count() <= 6:
+        out |= 1 << ACE_HEARTS
+    diamonds = hand & SUIT_MASKS[1]
+    if allowed >> JACK_DIAMONDS & 1 and (diamonds & _above(JACK_DIAMONDS)).bit_count() >= 2:
+        out |= 1 << JACK_DIAMONDS
+    return out
+
+
+def choose_expose(view: SeatView) -> CardSet:
+    """Expose the ace of hearts only with a safe hand: few or low hearts and spade cover."""
+    hand = view.hand
+    allowed = hand & view.rules.exposable
+    if not allowed >> ACE_HEARTS & 1:
+        return 0
+    hearts = hand & HEARTS_MASK
+    low_hearts = (hearts & ((1 << (26 + 6)) - 1)).bit_count()
+    spades = hand & SPADES_MASK
+    high_spades = spades & _above(QUEEN_SPADES - 1)
+    spade_safe = not high_spades or (spades & _below(QUEEN_SPADES)).bit_count() >= 4
+    hearts_safe = hearts.bit_count() <= 2 or low_hearts >= 4
+    return 1 << ACE_HEARTS if spade_safe and hearts_safe else 0
+
+
+__all__ = ["HeuristicBot", "choose_charge", "choose_expose", "choose_pass", "claim_is_sure", "pass_priority"]
