@@ -201,8 +201,15 @@ def _mask(cards: Sequence[int]) -> CardSet:
 
 
 def sample_view(view: SeatView, rng: random.Random) -> list[CardSet]:
-    """Four hands consistent with what ``view``'s seat knows (its own hand as it is)."""
+    """Four hands consistent with what ``view``'s seat knows (its own hand as it is).
+
+    While cards are being passed (some passes are in transit) the deal before passing is
+    sampled instead: the seat's hand as dealt and thirteen unknown cards for each other seat.
+    """
     me = view.seat
+    if view.phase is Phase.PASS or view.phase is Phase.PILE:
+        unseen = ALL_CARDS & ~view.dealt
+        return sample_hands(me, view.dealt, unseen, (13, 13, 13, 13), (0, 0, 0, 0), (0, 0, 0, 0), rng)
     unseen = ALL_CARDS & ~view.hand & ~view.played
     return sample_hands(me, view.hand, unseen, view.cards_left, view.known_cards, view.voids, rng)
 
