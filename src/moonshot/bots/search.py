@@ -35,6 +35,7 @@ from itertools import combinations
 from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
 from moonshot.cards import (
     ALL_CARDS,
+    HEARTS_MASK,
     QUEEN_SPADES,
     SPADES_MASK,
     SUIT_MASKS,
@@ -440,7 +441,9 @@ class SearchBot:
         if ph is Phase.PLAY:
             if view.claimer is not None:
                 return self._answer_claim(view, rng)
-            can_claim = any(isinstance(a, Claim) for a in view.legal)
+            can_claim = any(isinstance(a, Claim) for a in view.legal) and _claim_may_pay(view)
+            if not can_claim and view.legal_plays & (view.legal_plays - 1) == 0:
+                return Play.of(seat, view.legal_plays.bit_length() - 1)
             card, value = self._choose_card(view, rng)
             if can_claim and self._should_claim(view, value):
                 return Claim(seat)
@@ -458,8 +461,6 @@ class SearchBot:
         me = view.seat
         legal = view.legal_plays
         cards = _cards(legal)
-        if len(cards) == 1 and not view.rules.claims:
-            return cards[0], 0.0
         spent = self._budget()
         totals = [0.0] * len(cards)
         worlds = 0
@@ -596,6 +597,24 @@ def _after_passing(
     for s in range(4):
         out[(s + off) % 4] |= passes[s]
     return out
+
+
+def _claim_may_pay(view: SeatView) -> bool:
+    """Whether claiming could beat playing on: a moon is still open to this seat (nobody else has
+    taken a moon card), or nothing left can change the score (a claim just ends the deal)."""
+    me = view.seat
+    others = 0
+    for s in range(4):
+        if s != me:
+            others |= view.taken[s]
+    if not others & (HEARTS_MASK | 1 << QUEEN_SPADES):
+        return True
+    sc = view.rules.scoring_for(view.deal_kind)
+    rest = ALL_CARDS & ~view.played
+    for _, c in view.trick:
+        rest |= 1 << c
+    matters = sc.cards_with_points | (1 << TEN_CLUBS if view.rules.ten_of_clubs_multiplier != 1 else 0)
+    return not sc.per_trick and not rest & matters
 
 
 def _claim_costs(view: SeatView, taken: list[CardSet]) -> tuple[int, ...]:
