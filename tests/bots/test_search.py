@@ -169,6 +169,8 @@ def test_solver_agrees_with_exhaustive_search(variant: str) -> None:
             continue
         for me in (deal.turn, (deal.turn + 1) % 4):
             assert solve(deal, me) == pytest.approx(minimax(deal, me))
+        weight = 0.5 * (seed % 3)  # own points only, half relative, relative
+        assert solve(deal, deal.turn, weight) == pytest.approx(minimax(deal, deal.turn, weight))
         checked += 1
     assert checked > 15
 

@@ -245,13 +245,13 @@ def deal_from_view(view: SeatView, hands: list[CardSet]) -> Deal:
     )
 
 
-def relative(costs: Sequence[int], me: int) -> float:
-    """My cost minus the others' mean cost (lower is better)."""
-    return costs[me] - (costs[0] + costs[1] + costs[2] + costs[3] - costs[me]) / 3.0
+def relative(costs: Sequence[int], me: int, weight: float = 1.0) -> float:
+    """My cost minus ``weight`` times the others' mean cost (lower is better)."""
+    return costs[me] - weight * (costs[0] + costs[1] + costs[2] + costs[3] - costs[me]) / 3.0
 
 
 # ---------------------------------------------------------------------- the endgame solver
-def solve(deal: Deal, me: int) -> float:
+def solve(deal: Deal, me: int, weight: float = 1.0) -> float:
     """The exact value of ``deal`` for ``me`` when every other seat plays against it.
 
     Paranoid minimax with alpha-beta pruning over the perfect-information deal: ``me`` minimises
@@ -260,7 +260,7 @@ def solve(deal: Deal, me: int) -> float:
     and of two cards in one hand that nothing unplayed separates (same suit, same points, no
     special role), only one needs trying.
     """
-    return _alphabeta(deal, me, -1e9, 1e9, _matters(deal))
+    return _alphabeta(deal, me, -1e9, 1e9, _matters(deal), weight)
 
 
 def _matters(deal: Deal) -> CardSet:
@@ -307,17 +307,17 @@ def _distinct(deal: Deal, legal: CardSet, matters: CardSet) -> list[int]:
     return out
 
 
-def _alphabeta(deal: Deal, me: int, alpha: float, beta: float, matters: CardSet) -> float:
+def _alphabeta(deal: Deal, me: int, alpha: float, beta: float, matters: CardSet, weight: float) -> float:
     if deal.done or _settled(deal, matters):
         # (when settled, the cards still out carry nothing: the taken cards fix the score)
-        return relative(deal.costs(), me)
+        return relative(deal.costs(), me, weight)
     cards = _distinct(deal, deal.legal(), matters)
     if deal.turn == me:
         best = 1e9
         for c in cards:
             child = deal.copy()
             child.play(c)
-            v = _alphabeta(child, me, alpha, beta, matters)
+            v = _alphabeta(child, me, alpha, beta, matters, weight)
             if v < best:
                 best = v
                 if v < beta:
@@ -329,7 +329,7 @@ def _alphabeta(deal: Deal, me: int, alpha: float, beta: float, matters: CardSet)
     for c in reversed(cards):
         child = deal.copy()
         child.play(c)
-        v = _alphabeta(child, me, alpha, beta, matters)
+        v = _alphabeta(child, me, alpha, beta, matters, weight)
         if v > best:
             best = v
             if v > alpha:
@@ -339,15 +339,15 @@ def _alphabeta(deal: Deal, me: int, alpha: float, beta: float, matters: CardSet)
     return best
 
 
-def minimax(deal: Deal, me: int) -> float:
+def minimax(deal: Deal, me: int, weight: float = 1.0) -> float:
     """The same value as :func:`solve` by exhaustive search (no pruning): the reference."""
     if deal.done:
-        return relative(deal.costs(), me)
+        return relative(deal.costs(), me, weight)
     values = []
     for c in _cards(deal.legal()):
         child = deal.copy()
         child.play(c)
-        values.append(minimax(child, me))
+        values.append(minimax(child, me, weight))
     return min(values) if deal.turn == me else max(values)
 
 
@@ -397,7 +397,8 @@ class SearchBot:
     ``think_ms``: time per decision (default 200 ms; machine-dependent results). ``simulations``:
     playouts per decision instead (deterministic; the clock is then never read). ``rollout``: the
     playout policy (``heuristic``/``greedy``, ``noisy``, ``random``). ``endgame``: solve exactly
-    once every hand has at most this many cards.
+    once every hand has at most this many cards. ``others_weight``: the objective is own cost minus
+    this times the others' mean cost (1: the duplicate difference; 0: own points only).
     """
 
     name = "search"
@@ -409,6 +410,7 @@ class SearchBot:
         rollout: str = "heuristic",
         endgame: int = 3,
         pass_candidates: int = 10,
+        others_weight: float = 1.0,
         clock: Clock | None = None,
     ) -> None:
         if rollout not in ROLLOUT_POLICIES:
@@ -421,6 +423,7 @@ class SearchBot:
         self.policy: Policy = ROLLOUT_POLICIES[rollout]
         self.endgame = endgame
         self.n_pass_candidates = pass_candidates
+        self.others_weight = others_weight
         self.clock: Clock = clock if clock is not None else time.perf_counter
 
     # ------------------------------------------------------------------ budget
@@ -467,15 +470,16 @@ class SearchBot:
         done = 0
         exact = max(view.cards_left) <= self.endgame
         policy = self.policy
+        w = self.others_weight
         while worlds == 0 or not spent(done):
             deal = deal_from_view(view, sample_view(view, rng))
             for i, c in enumerate(cards):
                 child = deal.copy()
                 child.play(c)
                 if exact:
-                    totals[i] += solve(child, me)
+                    totals[i] += solve(child, me, w)
                 else:
-                    totals[i] += relative(child.finish(policy, rng), me)
+                    totals[i] += relative(child.finish(policy, rng), me, w)
             worlds += 1
             done += len(cards)
             if len(cards) == 1 and worlds >= 8:
@@ -492,7 +496,7 @@ class SearchBot:
         taken = list(view.taken)
         taken[me] |= rest
         claimed = _claim_costs(view, taken)
-        v = relative(claimed, me)
+        v = relative(claimed, me, self.others_weight)
         if v < value - 0.5:
             return True
         # a claim that changes nothing (no points left) just ends the deal sooner
@@ -509,13 +513,13 @@ class SearchBot:
             rest |= 1 << c
         taken = list(view.taken)
         taken[claimer] |= rest
-        conceded = relative(_claim_costs(view, taken), me)
+        conceded = relative(_claim_costs(view, taken), me, self.others_weight)
         spent = self._budget()
         total = 0.0
         n = 0
         while n == 0 or not spent(n):
             deal = deal_from_view(view, sample_view(view, rng))
-            total += relative(deal.finish(self.policy, rng), me)
+            total += relative(deal.finish(self.policy, rng), me, self.others_weight)
             n += 1
         if conceded <= total / n + 0.25:
             return AcceptClaim(me, claimer)
@@ -542,7 +546,7 @@ class SearchBot:
                 passes[me] = mine
                 after = _after_passing(hands, passes, view.direction, pile_order, rules.pass_count)
                 deal = start_of_play(rules, view.deal_kind, after, view.leader)
-                totals[i] += relative(deal.finish(self.policy, rng), me)
+                totals[i] += relative(deal.finish(self.policy, rng), me, self.others_weight)
             worlds += 1
             done += len(candidates)
         # ties (and the noise floor) go to the better-ranked candidate
@@ -571,7 +575,7 @@ class SearchBot:
             for i, sub in enumerate(subsets):
                 ch = base_charged | sub if charging else base_charged
                 deal = start_of_play(rules, view.deal_kind, hands[:], view.leader, base_doubled | sub, ch)
-                totals[i] += relative(deal.finish(self.policy, rng), me)
+                totals[i] += relative(deal.finish(self.policy, rng), me, self.others_weight)
             worlds += 1
             done += len(subsets)
         # doubling raises the stakes: only do it when the playouts say it pays (ties: fewer cards)
