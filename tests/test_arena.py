@@ -128,7 +128,8 @@ def test_arena_command_prints_the_table_and_writes_json_and_plot(tmp_path: Path)
 
 def test_arena_head_to_head_and_bad_names() -> None:
     runner = CliRunner()
-    out = runner.invoke(main, ["arena", "--deals", "3", "--head-to-head", "random", "heuristic", "--workers", "2", "-q"])
+    args = ["arena", "--deals", "3", "--head-to-head", "random", "heuristic", "--workers", "2", "-q"]
+    out = runner.invoke(main, args)
     assert out.exit_code == 0, out.output
     assert "head to head" in out.output
     bad = runner.invoke(main, ["arena", "--deals", "1", "--field", "nobody"])
