@@ -31,8 +31,8 @@ demo: install
 	$(VENV)/bin/moonshot demo
 
 lint: install-dev
-	$(VENV)/bin/ruff check src tests benchmarks
-	$(VENV)/bin/ruff format --check src tests benchmarks
+	$(VENV)/bin/ruff check src tests benchmarks examples scripts
+	$(VENV)/bin/ruff format --check src tests benchmarks examples scripts
 	$(VENV)/bin/lint-imports
 
 typecheck: install-dev

@@ -27,7 +27,6 @@ import numpy as np
 from moonshot.rl.datasets import play_decisions
 from moonshot.rl.env import HeartsEnv
 from moonshot.rl.observation import N_ACTIONS, OBS_SIZE
-from moonshot.rl.opponents import heuristic_available
 from moonshot.rl.vector import _BIT, PASS, BatchedHearts, encode_batch
 
 warnings.filterwarnings("ignore", message="moonshot.bots.heuristic is not available")
@@ -100,12 +99,11 @@ def evaluate(net: MLP, opponents: str, games: int, seed: int) -> float:
 def report(net: MLP, stage: str, games: int, seed: int) -> None:
     vs_random = evaluate(net, "random", games, seed)
     vs_heur = evaluate(net, "heuristic", games, seed)
-    note = "" if heuristic_available() else " (heuristic bot not installed: random)"
-    print(f"{stage:<28} points/deal vs random: {vs_random:5.2f}   vs heuristic: {vs_heur:5.2f}{note}", flush=True)
+    print(f"{stage:<28} points/deal vs random: {vs_random:5.2f}   vs heuristic: {vs_heur:5.2f}", flush=True)
 
 
 def behaviour_cloning(net: MLP, games: int, epochs: int, seed: int, rng: np.random.Generator) -> None:
-    teacher = "heuristic" if heuristic_available() else "random"
+    teacher = "heuristic"
     start = time.perf_counter()
     rows = [r for g in range(games) for r in play_decisions("standard", seed + g, [teacher] * 4)]
     x = np.stack([r["observation"] for r in rows])

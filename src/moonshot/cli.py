@@ -226,6 +226,127 @@ def _print_summary(records: list[GameRecord], variant: str, negative: bool, dupl
     console.print(table)
 
 
+# ----------------------------------------------------------------------------- arena
+def _arena_worker(args: tuple[Any, int]) -> Any:
+    from moonshot.arena import play_deal
+
+    config, index = args
+    return play_deal(config, index, clock=time.perf_counter)
+
+
+def _arena_results(config: Any, workers: int) -> Iterator[Any]:
+    todo = [(config, i) for i in range(config.deals)]
+    if workers <= 1:
+        for t in todo:
+            yield _arena_worker(t)
+        return
+    ctx = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
+    with ctx.Pool(workers) as pool:
+        yield from pool.imap(_arena_worker, todo, chunksize=1)
+
+
+@main.command()
+@click.option("--variant", "-v", default="standard", show_default=True, help="Rules to play (see `moonshot variants`).")
+@click.option("--deals", "-n", default=100, show_default=True, type=click.IntRange(min=1), help="Duplicate deals.")
+@click.option("--candidate", default="search", show_default=True, help="The bot under test.")
+@click.option("--field", "field_", default="heuristic", show_default=True, help="The bot in the other seats.")
+@click.option("--think-ms", type=click.IntRange(min=1), help="Time per decision for search bots (ms).")
+@click.option(
+    "--simulations", type=click.IntRange(min=1), help="Playouts per decision for search bots (deterministic)."
+)
+@click.option("--workers", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
+@click.option("--seed", "-s", default=0, show_default=True, type=int, help="Deal i is shuffled from seed + i.")
+@click.option("--results", type=click.Path(dir_okay=False, path_type=Path), help="Write the results as JSON.")
+@click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Plot the running difference (PNG).")
+@click.option("--head-to-head", nargs=2, metavar="A B", help="Play A v B, 2 seats each, in both seatings.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def arena(
+    variant: str,
+    deals: int,
+    candidate: str,
+    field_: str,
+    think_ms: int | None,
+    simulations: int | None,
+    workers: int,
+    seed: int,
+    results: Path | None,
+    plot: Path | None,
+    head_to_head: tuple[str, str] | None,
+    quiet: bool,
+) -> None:
+    """Duplicate deals, candidate in every seat against the field: paired difference with its 95% CI."""
+    from moonshot.arena import ArenaConfig, bot_options, results_json, running_difference, summarise
+
+    a, b = head_to_head if head_to_head else (candidate, field_)
+    config = ArenaConfig(variant, deals, a, b, seed, bool(head_to_head), think_ms, simulations)
+    try:
+        rules = find_variant(variant)
+        for name in (a, b):
+            make_bot(name, **bot_options(name, config))
+    except (UnknownVariant, UnknownBot, ValueError, TypeError) as e:
+        raise click.UsageError(str(e)) from e
+    if plot is not None:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError as e:
+            raise click.UsageError("--plot needs matplotlib: pip install 'moonshot[plot]'") from e
+    done: list[Any] = []
+    try:
+        with _progress(quiet) as progress:
+            bar = progress.add_task(f"{rules.name}: {a} v {b}", total=deals, status="")
+            for r in _arena_results(config, workers):
+                done.append(r)
+                _, m, lo, hi = running_difference(done, a)[-1]
+                ci = f" [{lo:+.2f}, {hi:+.2f}]" if len(done) > 1 else ""
+                progress.update(bar, advance=1, status=f"diff {m:+.2f}{ci}")
+    except KeyboardInterrupt:
+        err_console.print(f"[yellow]interrupted after {len(done)} deals[/]")
+    if not done:
+        raise click.ClickException("no deal finished")
+    summary = summarise(done, config)
+    better = "higher" if summary.higher_is_better else "lower"
+    mode = "head to head, 2 v 2 in both seatings" if head_to_head else f"{a} in each seat v three {b}"
+    table = Table(title=f"{rules.name}: {summary.deals} duplicate deals, {mode} — {better} points are better")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_row(f"{a} points/deal", f"{summary.candidate_mean:.3f}")
+    table.add_row(f"{b} points/deal", f"{summary.field_mean:.3f}")
+    table.add_row(f"paired difference ({a} − {b})", f"{summary.difference:+.3f}")
+    table.add_row("95% CI", f"[{summary.ci_low:+.3f}, {summary.ci_high:+.3f}]")
+    table.add_row(f"{a} best score at the table", f"{100 * summary.lowest_rate:.1f}%")
+    table.add_row(f"moons shot by {a}", str(summary.moons_shot))
+    table.add_row(f"moons conceded to {b}", str(summary.moons_conceded))
+    for name, ms in summary.ms_per_move.items():
+        table.add_row(f"{name} ms/move", f"{ms:.1f}")
+    console.print(table)
+    if results is not None:
+        results.write_text(json.dumps(results_json(config, summary, done), indent=1), encoding="utf-8")
+        console.print(f"wrote {results}")
+    if plot is not None:
+        _arena_plot(plot, running_difference(done, a), f"{rules.name}: {a} − {b} per deal")
+        console.print(f"wrote {plot}")
+
+
+def _arena_plot(path: Path, running: list[tuple[int, float, float, float]], title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    xs = [n for n, *_ in running]
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.plot(xs, [m for _, m, _, _ in running], label="mean paired difference")
+    ax.fill_between(xs, [lo for *_, lo, _ in running], [hi for *_, hi in running], alpha=0.25, label="95% CI")
+    ax.axhline(0.0, color="black", linewidth=0.8)
+    ax.set_xlabel("deals")
+    ax.set_ylabel("points per deal")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 # ----------------------------------------------------------------------------- replay
 @main.command("replay")
 @click.argument("source")

@@ -1,55 +1,34 @@
-"""Opponents for the single-agent environments: moonshot bots chosen by name, imported lazily.
+"""Opponents for the single-agent environments: moonshot bots chosen by name or given as objects.
 
-``"heuristic"`` is :class:`moonshot.bots.heuristic.HeuristicBot` when that module exists; when it does
-not (yet), :func:`make_bot` falls back to ``"random"`` and says so with a warning. Any object with
-``name`` and ``act(view, rng)`` (the :class:`~moonshot.bots.base.Bot` protocol) is accepted too.
+Names come from the simulator's registry (:data:`moonshot.sim.BOT_REGISTRY`: ``random``,
+``heuristic``, ``search``), so every bot the simulator knows can sit in an env too. Any object with
+``name`` and ``act(view, rng)`` (the :class:`~moonshot.bots.base.Bot` protocol) is accepted as well.
 """
 
 from __future__ import annotations
 
 import random
-import warnings
 from collections.abc import Sequence
-from importlib import import_module
-from typing import Any
 
 from moonshot.actions import Play
 from moonshot.bots.base import Bot
 from moonshot.bots.random import RandomBot
 from moonshot.engine import Game, Phase
 from moonshot.events import Event
+from moonshot.sim import UnknownBot
+from moonshot.sim import make_bot as named_bot
 from moonshot.views import seat_view
-
-_BOTS = {
-    "random": ("moonshot.bots.random", "RandomBot"),
-    "heuristic": ("moonshot.bots.heuristic", "HeuristicBot"),
-}
-
-
-def heuristic_available() -> bool:
-    try:
-        import_module("moonshot.bots.heuristic")
-    except ImportError:
-        return False
-    return True
 
 
 def make_bot(spec: str | Bot) -> Bot:
-    """A bot from a name (``random``, ``heuristic``) or a bot object (returned as is)."""
+    """A bot from a name in the simulator's registry (``random``, ``heuristic``, ``search``) or a
+    bot object (returned as is)."""
     if not isinstance(spec, str):
         return spec
-    name = spec.strip().lower()
-    if name not in _BOTS:
-        raise ValueError(f"unknown opponent {spec!r}; known: {', '.join(_BOTS)}")
-    module, cls = _BOTS[name]
     try:
-        bot: Any = getattr(import_module(module), cls)()
-    except (ImportError, AttributeError):
-        if name != "heuristic":
-            raise
-        warnings.warn("moonshot.bots.heuristic is not available; using random opponents", stacklevel=3)
-        bot = RandomBot()
-    return bot  # type: ignore[no-any-return]
+        return named_bot(spec.strip().lower())
+    except UnknownBot as e:
+        raise ValueError(f"unknown opponent {spec!r}: {e}") from e
 
 
 def make_bots(spec: str | Bot | Sequence[str | Bot], n: int = 3) -> list[Bot]:
@@ -75,4 +54,4 @@ def bot_act(bot: Bot, game: Game, seat: int, rng: random.Random) -> list[Event]:
     return game.apply(bot.act(view, rng))
 
 
-__all__ = ["bot_act", "heuristic_available", "make_bot", "make_bots"]
+__all__ = ["bot_act", "make_bot", "make_bots"]

@@ -228,3 +228,16 @@ def test_client_state_ignores_nothing_it_needs() -> None:
     st.on_message(Score((0, 0, 1, 0)))
     st.on_message(Total((0, 0, 1, 0)))
     assert st.finished
+
+
+def test_any_bot_can_choose_the_automatic_clients_card() -> None:
+    from moonshot.bots.search import SearchBot
+
+    game = Game(KIERKI, 3, random_deals(random.Random(3)))
+    rng = random.Random(0)
+    while not game.over and game.deal_index == 0:
+        seat = game.to_act()[0]
+        view = seat_view(game, seat)
+        card = choose_card(view, 0, SearchBot(simulations=8), rng)
+        assert view.legal_plays >> card & 1
+        game.apply(Play.of(seat, card))

@@ -32,6 +32,13 @@ def test_parameters_in_any_order_last_wins() -> None:
     assert parse_args(["-h", "[::1]", "-p", "5", "-E"]).host == "::1"
 
 
+def test_bot_option_picks_the_automatic_players_policy() -> None:
+    assert parse_args(["-h", "x", "-p", "5", "-N", "-a"]).bot == "heuristic"
+    o = parse_args(["--bot", "search", "-a", "-h", "x", "-p", "5", "-S"])
+    assert (o.bot, o.auto, o.seat) == ("search", True, 2)
+    assert KierkiClient(o, io.StringIO()).bot.name == "search"
+
+
 @pytest.mark.parametrize(
     ("argv", "words"),
     [
@@ -45,6 +52,8 @@ def test_parameters_in_any_order_last_wins() -> None:
         (["-h", "x", "-p", "5", "-N", "-X"], "unknown parameter"),
         (["-h", "x", "-p", "5", "-N", "extra"], "unknown parameter"),
         (["-h"], "needs a value"),
+        (["-h", "x", "-p", "5", "-N", "-a", "--bot"], "--bot needs a bot name"),
+        (["-h", "x", "-p", "5", "-N", "-a", "--bot", "shark"], "unknown bot 'shark'"),
     ],
 )
 def test_bad_invocations_say_why(argv: list[str], words: str) -> None:

@@ -22,6 +22,7 @@ import random
 from dataclasses import dataclass, field, replace
 
 from moonshot.actions import Play
+from moonshot.bots.base import Bot
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.cards import HEARTS_MASK, SUIT_MASKS, Card, CardSet, card_list
 from moonshot.engine import Phase
@@ -50,14 +51,15 @@ def legal_plays(hand: CardSet, table: tuple[tuple[int, Card], ...]) -> CardSet:
 _BOT = HeuristicBot()
 
 
-def choose_card(view: SeatView, exclude: CardSet = 0) -> Card:
-    """The automatic client's card: the heuristic's choice among the legal cards not in ``exclude``
-    (cards the server refused); when all legal cards were refused, among the rest of the hand."""
+def choose_card(view: SeatView, exclude: CardSet = 0, bot: Bot | None = None, rng: random.Random | None = None) -> Card:
+    """The automatic client's card: ``bot``'s choice (the heuristic by default) among the legal cards
+    not in ``exclude`` (cards the server refused); when all legal cards were refused, among the rest
+    of the hand."""
     allowed = view.legal_plays & ~exclude or view.hand & ~exclude or view.legal_plays or view.hand
     if allowed != view.legal_plays:
         legal = tuple(Play.of(view.seat, c) for c in card_list(allowed))
         view = replace(view, legal_plays=allowed, legal=legal)
-    action = _BOT.act(view, random.Random(0))
+    action = (bot or _BOT).act(view, rng or random.Random(0))
     assert isinstance(action, Play)
     return action.card
 

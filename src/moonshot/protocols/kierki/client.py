@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import socket
 import sys
 import threading
@@ -48,8 +49,9 @@ from moonshot.protocols.kierki.codec import (
     parse_message,
     report_line,
 )
+from moonshot.sim import BOT_REGISTRY, make_bot
 
-USAGE = "usage: kierki-client -h <host> -p <port> [-4|-6] -N|-E|-S|-W [-a]"
+USAGE = "usage: kierki-client -h <host> -p <port> [-4|-6] -N|-E|-S|-W [-a] [--bot heuristic|search|random]"
 
 
 class UsageError(Exception):
@@ -63,6 +65,7 @@ class ClientOptions:
     seat: int
     family: int = socket.AF_UNSPEC
     auto: bool = False
+    bot: str = "heuristic"  # moonshot extension: --bot NAME picks the automatic player's policy
 
 
 def parse_args(argv: Sequence[str]) -> ClientOptions:
@@ -72,9 +75,18 @@ def parse_args(argv: Sequence[str]) -> ClientOptions:
     seat: int | None = None
     family = socket.AF_UNSPEC
     auto = False
+    bot = "heuristic"
     i = 0
     while i < len(argv):
         flag = argv[i]
+        if flag == "--bot":
+            if i + 1 >= len(argv):
+                raise UsageError("--bot needs a bot name")
+            bot = argv[i + 1]
+            if bot not in BOT_REGISTRY:
+                raise UsageError(f"unknown bot {bot!r}; known: {', '.join(BOT_REGISTRY)}")
+            i += 2
+            continue
         if flag in ("-h", "-p"):
             if i + 1 >= len(argv):
                 raise UsageError(f"{flag} needs a value")
@@ -108,7 +120,7 @@ def parse_args(argv: Sequence[str]) -> ClientOptions:
         raise UsageError("the server's port (-p <port>) is required")
     if seat is None:
         raise UsageError("a seat is required: one of -N, -E, -S, -W")
-    return ClientOptions(host, port, seat, family, auto)
+    return ClientOptions(host, port, seat, family, auto, bot)
 
 
 def card_text(cards: Sequence[Card] | int) -> str:
@@ -151,6 +163,8 @@ class KierkiClient:
         self.last_sent: Card | None = None
         self.in_flight = 0  # cards sent for this trick that the server has not answered with WRONG
         self.busy = False
+        self.bot = make_bot(opts.bot)
+        self.bot_rng = random.Random(f"kierki-client:{opts.seat}")
 
     # ------------------------------------------------------------------ output
     def _print(self, text: str) -> None:
@@ -247,7 +261,7 @@ class KierkiClient:
         if not view.hand:
             return  # asked to play with no cards left: the server is confused; nothing sensible to send
         try:
-            c = choose_card(view, self.tried)
+            c = choose_card(view, self.tried, self.bot, self.bot_rng)
         except Exception:  # a policy bug must not end the game for this seat: play the lowest card
             pool = view.legal_plays & ~self.tried or view.hand
             c = (pool & -pool).bit_length() - 1

@@ -1,0 +1,467 @@
+"""A lean perfect-information deal simulator and fast rollout policies, for search.
+
+The engine (:class:`~moonshot.engine.Game`) builds events, views and validation for every move;
+search needs thousands of complete deals per decision, so this module keeps only what a deal's
+outcome depends on: four hand masks, the trick in progress, what was played and taken, hearts
+broken, suits led, and the charged/exposed cards. :class:`Deal` follows the engine's rules exactly
+(first-trick rules, hearts breaking, Turbo's charged-card rule and nines, Kierki's early end) and
+scores with :func:`moonshot.rules.score_deal`, so moon rules and multipliers come for free; the
+tests play the same cards through both and compare.
+
+Rollout policies are plain functions ``policy(deal, seat, legal_mask, rng) -> card``; they see
+only the seat's own hand and the public state of the deal, never the other hands.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from moonshot.cards import ALL_CARDS, HEARTS_MASK, QUEEN_SPADES, SPADES_MASK, SUIT_MASKS, TWO_CLUBS, CardSet
+from moonshot.rules import MoonRule, Rules, score_deal
+
+NINE_OF = tuple(s * 13 + 7 for s in range(4))
+QS_BIT = 1 << QUEEN_SPADES
+MOON_CARDS = HEARTS_MASK | QS_BIT
+HIGH_SPADES = SPADES_MASK & ~((1 << QUEEN_SPADES + 1) - 1)  # KS, AS
+
+
+@dataclass(frozen=True)
+class DealRules:
+    """The per-deal constants the simulator reads (one deal kind of one :class:`Rules`)."""
+
+    rules: Rules
+    kind: int
+    card_points: tuple[int, ...]
+    point_cards: CardSet  # cards that carry points (positive or negative)
+    bad_cards: CardSet  # cards with positive points (to avoid taking)
+    good_cards: CardSet  # cards with negative points (worth taking: JD)
+    per_trick: int
+    last_numbered_trick: int  # the last trick number that carries points (0: none)
+    two_of_clubs_leads: bool
+    forbidden: CardSet
+    forced: tuple[int, ...]
+    must_break: bool
+    queen_breaks: bool
+    charged_rule: bool
+    nines: bool
+    early_end: bool
+    moon: bool
+
+    @staticmethod
+    def of(rules: Rules, kind: int) -> DealRules:
+        key = (id(rules), kind)
+        cached = _CACHE.get(key)
+        if cached is not None and cached.rules is rules:
+            return cached
+        sc = rules.scoring_for(kind)
+        cp = sc.card_points
+        dr = DealRules(
+            rules=rules,
+            kind=kind,
+            card_points=cp,
+            point_cards=sum(1 << c for c in range(52) if cp[c]),
+            bad_cards=sum(1 << c for c in range(52) if cp[c] > 0),
+            good_cards=sum(1 << c for c in range(52) if cp[c] < 0),
+            per_trick=sc.per_trick,
+            last_numbered_trick=max((n for n, _ in sc.trick_number_points), default=0),
+            two_of_clubs_leads=rules.two_of_clubs_leads,
+            forbidden=rules.first_trick_forbidden,
+            forced=rules.first_trick_forced_order,
+            must_break=rules.hearts_must_be_broken,
+            queen_breaks=rules.queen_breaks_hearts,
+            charged_rule=rules.charged_card_rule,
+            nines=rules.nines,
+            early_end=rules.early_end,
+            moon=rules.moon is not MoonRule.NONE,
+        )
+        if len(_CACHE) > 256:
+            _CACHE.clear()
+        _CACHE[key] = dr
+        return dr
+
+
+_CACHE: dict[tuple[int, int], DealRules] = {}
+
+
+class Deal:
+    """One deal from some point of play to its end, with every hand known (a determinization)."""
+
+    __slots__ = (
+        "broken",
+        "charged",
+        "done",
+        "doubled",
+        "hands",
+        "led_suits",
+        "played",
+        "pts",
+        "rules",
+        "taken",
+        "tnw",
+        "trick",
+        "trick_no",
+        "tricks_won",
+        "tseats",
+        "turn",
+    )
+
+    def __init__(
+        self,
+        rules: DealRules,
+        hands: list[CardSet],
+        *,
+        turn: int,
+        trick_no: int = 1,
+        trick: list[int] | None = None,
+        tseats: list[int] | None = None,
+        played: CardSet = 0,
+        led_suits: int = 0,
+        broken: bool = False,
+        taken: list[CardSet] | None = None,
+        tricks_won: list[int] | None = None,
+        tnw: list[int] | None = None,
+        charged: CardSet = 0,
+        doubled: CardSet = 0,
+    ) -> None:
+        self.rules = rules
+        self.hands = hands
+        self.turn = turn
+        self.trick_no = trick_no
+        self.trick = trick if trick is not None else []
+        self.tseats = tseats if tseats is not None else []
+        self.played = played
+        self.led_suits = led_suits
+        self.broken = broken
+        self.taken = taken if taken is not None else [0, 0, 0, 0]
+        self.tricks_won = tricks_won if tricks_won is not None else [0, 0, 0, 0]
+        self.tnw = tnw if tnw is not None else [0, 0, 0, 0]
+        self.charged = charged  # all charged cards (the charged-card rule)
+        self.doubled = doubled  # charged or exposed cards (scoring)
+        cp = rules.card_points
+        self.pts = [_points(cp, t) for t in self.taken]
+        self.done = False
+
+    def copy(self) -> Deal:
+        d = Deal.__new__(Deal)
+        d.rules = self.rules
+        d.hands = self.hands[:]
+        d.turn = self.turn
+        d.trick_no = self.trick_no
+        d.trick = self.trick[:]
+        d.tseats = self.tseats[:]
+        d.played = self.played
+        d.led_suits = self.led_suits
+        d.broken = self.broken
+        d.taken = self.taken[:]
+        d.tricks_won = self.tricks_won[:]
+        d.tnw = self.tnw[:]
+        d.charged = self.charged
+        d.doubled = self.doubled
+        d.pts = self.pts[:]
+        d.done = self.done
+        return d
+
+    # ------------------------------------------------------------------ rules
+    def legal(self) -> CardSet:
+        """Cards the seat to play may play (the engine's rules, mirrored)."""
+        r = self.rules
+        seat = self.turn
+        hand = self.hands[seat]
+        tc = self.trick
+        if not tc:
+            if self.trick_no == 1 and r.two_of_clubs_leads and hand >> TWO_CLUBS & 1:
+                return 1 << TWO_CLUBS
+            legal = hand
+            if r.must_break and not self.broken and hand & ~HEARTS_MASK:
+                legal &= ~HEARTS_MASK
+            if r.charged_rule and self.charged:
+                led = 0
+                for s in range(4):
+                    if self.led_suits >> s & 1:
+                        led |= SUIT_MASKS[s]
+                unled = self.charged & ~led
+                if legal & ~unled:
+                    legal &= ~unled
+        else:
+            suit = tc[0] // 13
+            legal = hand & SUIT_MASKS[suit]
+            if legal:
+                if r.charged_rule and not self.led_suits >> suit & 1 and legal & (legal - 1):
+                    legal &= ~self.charged
+            else:
+                legal = hand
+        if self.trick_no == 1 and r.forbidden:
+            forbidden = r.forbidden
+            if legal & forbidden:
+                if legal & ~forbidden:
+                    legal &= ~forbidden
+                else:
+                    for c in r.forced:
+                        if legal >> c & 1:
+                            return 1 << c
+        return legal
+
+    def play(self, c: int) -> None:
+        """Play card ``c`` for the seat to play (which must hold it; legality is the caller's job)."""
+        seat = self.turn
+        bit = 1 << c
+        self.hands[seat] ^= bit
+        self.played |= bit
+        tc = self.trick
+        tc.append(c)
+        self.tseats.append(seat)
+        if c // 13 == 2 or (c == QUEEN_SPADES and self.rules.queen_breaks):
+            self.broken = True
+        n = len(tc)
+        nxt = (seat + 1) & 3
+        if n < 4 or 4 < n < 8:
+            if n < 4 or self.hands[nxt]:
+                self.turn = nxt
+                return
+        elif n == 4 and self.rules.nines and self.hands[nxt] and NINE_OF[tc[0] // 13] in tc:
+            self.turn = nxt
+            return
+        self._finish_trick()
+
+    def _finish_trick(self) -> None:
+        tc, ts = self.trick, self.tseats
+        led = tc[0] // 13
+        best = -1
+        winner = ts[0]
+        won = 0
+        for c, s in zip(tc, ts):
+            won |= 1 << c
+            if c // 13 == led and c > best:
+                best, winner = c, s
+        r = self.rules
+        self.taken[winner] |= won
+        self.tricks_won[winner] += 1
+        self.tnw[winner] |= 1 << self.trick_no
+        if won & r.point_cards:
+            self.pts[winner] += _points(r.card_points, won)
+        self.led_suits |= 1 << led
+        self.trick = []
+        self.tseats = []
+        self.turn = winner
+        if self.played == ALL_CARDS or (
+            r.early_end
+            and not r.per_trick
+            and not (r.point_cards & ~self.played)
+            and r.last_numbered_trick <= self.trick_no
+        ):
+            self.done = True
+        else:
+            self.trick_no += 1
+
+    # ------------------------------------------------------------------ results
+    def scores(self) -> tuple[int, ...]:
+        """The deal's score per seat (the variant's own sign) once it is over."""
+        r = self.rules
+        return score_deal(r.rules, r.kind, self.taken, self.tnw, self.tricks_won, self.doubled)[0]
+
+    def costs(self) -> tuple[int, ...]:
+        """The deal's score per seat as a cost: lower is better in every variant."""
+        s = self.scores()
+        if self.rules.rules.negative_scores:
+            return (-s[0], -s[1], -s[2], -s[3])
+        return s
+
+    def moon_mode(self, seat: int) -> bool:
+        """``seat`` has taken every moon card taken so far, and enough of them to try for the moon."""
+        if not self.rules.moon:
+            return False
+        mine = self.taken[seat] & MOON_CARDS
+        if not mine:
+            return False
+        others = 0
+        for s in range(4):
+            if s != seat:
+                others |= self.taken[s]
+        if others & MOON_CARDS:
+            return False
+        hearts = (mine & HEARTS_MASK).bit_count()
+        return hearts >= 8 or (bool(mine & QS_BIT) and hearts >= 4)
+
+    def finish(self, policy: Policy, rng: random.Random) -> tuple[int, ...]:
+        """Play to the end with ``policy`` for every seat; the costs per seat."""
+        while not self.done:
+            legal = self.legal()
+            if legal & (legal - 1):
+                c = policy(self, self.turn, legal, rng)
+            else:
+                c = legal.bit_length() - 1
+            self.play(c)
+        return self.costs()
+
+
+def start_of_play(
+    rules: Rules, kind: int, hands: list[CardSet], leader: int, doubled: CardSet = 0, charged: CardSet = 0
+) -> Deal:
+    """A deal about to have its first card led (after passing, charging and exposing)."""
+    if rules.two_of_clubs_leads:
+        leader = next(s for s in range(4) if hands[s] >> TWO_CLUBS & 1)
+    return Deal(DealRules.of(rules, kind), hands, turn=leader, charged=charged, doubled=doubled)
+
+
+def _points(cp: tuple[int, ...], cards: CardSet) -> int:
+    p = 0
+    while cards:
+        low = cards & -cards
+        p += cp[low.bit_length() - 1]
+        cards ^= low
+    return p
+
+
+Policy = Callable[[Deal, int, CardSet, random.Random], int]
+
+
+# ---------------------------------------------------------------------- rollout policies
+def random_policy(deal: Deal, seat: int, legal: CardSet, rng: random.Random) -> int:
+    """A uniformly random legal card."""
+    n = legal.bit_count()
+    k = rng.randrange(n)
+    while k:
+        legal &= legal - 1
+        k -= 1
+    return (legal & -legal).bit_length() - 1
+
+
+def _lowest(cards: CardSet) -> int:
+    return (cards & -cards).bit_length() - 1
+
+
+def _highest(cards: CardSet) -> int:
+    return cards.bit_length() - 1
+
+
+def _lowest_rank(cards: CardSet) -> int:
+    best, best_rank = -1, 99
+    for s in range(4):
+        m = cards & SUIT_MASKS[s]
+        if m:
+            c = _lowest(m)
+            if c % 13 < best_rank:
+                best, best_rank = c, c % 13
+    return best
+
+
+def _highest_rank(cards: CardSet) -> int:
+    best, best_rank = -1, -1
+    for s in range(4):
+        m = cards & SUIT_MASKS[s]
+        if m:
+            c = _highest(m)
+            if c % 13 > best_rank:
+                best, best_rank = c, c % 13
+    return best
+
+
+def greedy_policy(deal: Deal, seat: int, legal: CardSet, rng: random.Random) -> int:
+    """A fast rule-based player: duck under the winner, dump points when void, lead low.
+
+    It shoots the moon when it has taken every moon card so far (and enough of them), and
+    tries to stop a seat doing so by winning a trick itself. Rules are phrased in terms of the
+    deal kind's card points, so they serve every scoring table (Kierki's contracts too).
+    """
+    r = deal.rules
+    tc = deal.trick
+    hand = deal.hands[seat]
+    bad = r.bad_cards
+    shooter = -1
+    if r.moon and deal.trick_no > 2:
+        for s in range(4):
+            if deal.moon_mode(s):
+                shooter = s
+                break
+    if not tc:
+        if shooter == seat:
+            return _highest_rank(legal)
+        safe = legal & ~bad
+        # leading high spades while the queen is out invites her
+        if deal.hands[seat] & QS_BIT == 0 and not deal.played & QS_BIT and safe & ~HIGH_SPADES & ~QS_BIT:
+            safe &= ~HIGH_SPADES
+        if safe:
+            return _lowest_rank(safe)
+        return _lowest_rank(legal)
+    led = tc[0] // 13
+    follow = legal & SUIT_MASKS[led]
+    win = -1
+    winner = -1
+    trick_bits = 0
+    for c, s in zip(tc, deal.tseats):
+        trick_bits |= 1 << c
+        if c // 13 == led and c > win:
+            win, winner = c, s
+    # the last card of a trick (Turbo's nines can extend a trick to eight cards; guess they do not)
+    last = len(tc) == 3 or len(tc) == 7
+    if follow:
+        if shooter == seat:
+            return _highest(follow)
+        if shooter >= 0 and winner == shooter and shooter != seat:
+            above = follow & ~((1 << (win + 1)) - 1)
+            if above and trick_bits & bad:
+                return _lowest(above)
+        trick_pts = _points(r.card_points, trick_bits)
+        if trick_pts < 0 or (trick_bits & r.good_cards):
+            above = follow & ~((1 << (win + 1)) - 1)
+            if above:
+                return _highest(above) if last else _lowest(above)
+        below = follow & ((1 << win) - 1)
+        if below:
+            # the highest card that still loses, but never the queen onto a trick we might win
+            return _highest(below)
+        if last:
+            nonbad = follow & ~bad
+            return _highest(nonbad) if nonbad else _lowest(follow)
+        if led == 3 and follow & QS_BIT and follow & ~QS_BIT:
+            return _lowest(follow & ~QS_BIT)
+        return _lowest(follow)
+    # void in the led suit: discard
+    if shooter == seat:
+        return _lowest_rank(legal)
+    if shooter >= 0 and winner != shooter:
+        keep = legal & ~bad
+        if keep:
+            return _highest_rank(keep)
+    if legal & QS_BIT and bad & QS_BIT:
+        return QUEEN_SPADES
+    worst, worst_pts = -1, 0
+    cp = r.card_points
+    m = legal & bad
+    while m:
+        low = m & -m
+        c = low.bit_length() - 1
+        if cp[c] >= worst_pts:
+            worst, worst_pts = c, cp[c]
+        m ^= low
+    if worst >= 0:
+        return worst
+    if not deal.played & QS_BIT and legal & HIGH_SPADES and not hand & QS_BIT:
+        return _highest(legal & HIGH_SPADES)
+    rest = legal & ~r.good_cards
+    return _highest_rank(rest if rest else legal)
+
+
+def epsilon_greedy(eps: float) -> Policy:
+    """The greedy player, with a uniformly random card a fraction ``eps`` of the time."""
+
+    def policy(deal: Deal, seat: int, legal: CardSet, rng: random.Random) -> int:
+        if rng.random() < eps:
+            return random_policy(deal, seat, legal, rng)
+        return greedy_policy(deal, seat, legal, rng)
+
+    return policy
+
+
+ROLLOUT_POLICIES: dict[str, Policy] = {
+    "random": random_policy,
+    "greedy": greedy_policy,
+    # the fast stand-in for HeuristicBot's play rules (same ideas, on masks instead of views)
+    "heuristic": greedy_policy,
+    "noisy": epsilon_greedy(0.1),
+}
+
+
+__all__ = ["ROLLOUT_POLICIES", "Deal", "DealRules", "Policy", "epsilon_greedy", "greedy_policy", "random_policy"]

@@ -1,0 +1,650 @@
+"""The search bot: determinized Monte Carlo search (PIMC) over the hidden cards, every variant.
+
+For each decision the bot repeatedly deals the cards it cannot see to the other seats in a way
+consistent with everything it knows (:func:`sample_hands`: cards seen, the cards it passed,
+voids shown, charges, exposures, claimed hands, hand sizes), then scores each of its options in
+that world with a fast playout (:mod:`moonshot.bots.playout`) or, once few cards remain, the
+exact endgame solver (:func:`solve`). The same worlds are used for every option (common random
+numbers), so the comparison between options is far less noisy than the values themselves.
+
+Options are valued by the deal's final score through :func:`moonshot.rules.score_deal`, so moon
+shooting (a rollout shooter takes everything) and moon stopping, Trend's x4 moon, Turbo's
+negation, charged/exposed doubling and each Kierki contract are all priced by the scoring table.
+The objective is *relative*: the bot minimises its own cost minus the mean cost of the other
+three (cost = points where lower is better), which is what a duplicate comparison rewards and what
+makes charging (it doubles what the others take) worth anything.
+
+Decisions: cards (PIMC, exact at the end), passes (the top candidates of a danger ranking, each
+played out in the same sampled worlds, the other seats passing by the same ranking), Turbo
+charges and Trend exposures (every subset, played out), Turbo claims (claim when taking every
+remaining card beats playing on; accept when conceding them costs less than playing on).
+
+Budget: ``simulations`` (playouts per decision) makes the bot fully deterministic given the
+rng passed to :meth:`SearchBot.act`; ``think_ms`` (the default, 200 ms per decision) reads a
+clock, so its results depend on the machine and its load. The clock is injectable (``clock=``)
+and is the bot's only impurity; it is never read when ``simulations`` is set.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from itertools import combinations
+
+from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
+from moonshot.cards import (
+    ALL_CARDS,
+    HEARTS_MASK,
+    QUEEN_SPADES,
+    SPADES_MASK,
+    SUIT_MASKS,
+    TEN_CLUBS,
+    CardSet,
+)
+from moonshot.engine import Phase
+from moonshot.rules import PassDirection, Rules, score_deal
+from moonshot.views import SeatView
+
+from .playout import ROLLOUT_POLICIES, Deal, DealRules, Policy, start_of_play
+
+Clock = Callable[[], float]
+NINES_MASK = sum(1 << (s * 13 + 7) for s in range(4))
+
+
+class Inconsistent(ValueError):
+    """No deal of the hidden cards fits what the seat knows (a bug in the caller's view)."""
+
+
+# ---------------------------------------------------------------------- the sampler
+def sample_hands(
+    me: int,
+    my_hand: CardSet,
+    unseen: CardSet,
+    counts: Sequence[int],
+    known: Sequence[CardSet],
+    voids: Sequence[int],
+    rng: random.Random,
+) -> list[CardSet]:
+    """Deal ``unseen`` to the three other seats: seat ``s`` gets ``counts[s]`` cards, all of
+    ``known[s]``, and nothing in a suit of ``voids[s]`` (a 4-bit suit mask).
+
+    Cards are dealt most-constrained first, each to a random seat that can take it, weighted by
+    the room it has left (with no voids this is a uniform deal). A dead end (possible when voids
+    interlock) is retried, then resolved by an exact construction that checks Hall's condition
+    before every placement, so a consistent deal is always found when one exists.
+    """
+    others = [s for s in range(4) if s != me]
+    hands = [0, 0, 0, 0]
+    hands[me] = my_hand
+    need = [0, 0, 0, 0]
+    free = unseen
+    for s in others:
+        k = known[s] & unseen
+        hands[s] = k
+        free &= ~k
+        need[s] = counts[s] - k.bit_count()
+        if need[s] < 0:
+            raise Inconsistent(f"seat {s} holds more known cards than it has cards")
+    if sum(need[s] for s in others) != free.bit_count():
+        raise Inconsistent("hand sizes do not add up to the unseen cards")
+    # eligible seats per suit (4-bit seat masks)
+    elig = [0, 0, 0, 0]
+    for suit in range(4):
+        for s in others:
+            if not voids[s] >> suit & 1:
+                elig[suit] |= 1 << s
+    if not any(voids[s] for s in others):
+        cards = _cards(free)
+        rng.shuffle(cards)
+        i = 0
+        for s in others:
+            hands[s] |= _mask(cards[i : i + need[s]])
+            i += need[s]
+        return hands
+    groups: list[list[int]] = [[] for _ in range(4)]
+    for c in _cards(free):
+        groups[c // 13].append(c)
+    suits = sorted(range(4), key=lambda su: (elig[su].bit_count(), su))
+    for _attempt in range(8):
+        result = _greedy_fill(hands, need, groups, suits, elig, rng)
+        if result is not None:
+            return result
+    return _exact_fill(hands, need, groups, suits, elig, rng)
+
+
+def _greedy_fill(
+    hands: list[CardSet],
+    need: list[int],
+    groups: list[list[int]],
+    suits: list[int],
+    elig: list[int],
+    rng: random.Random,
+) -> list[CardSet] | None:
+    out = hands[:]
+    room = need[:]
+    for su in suits:
+        cards = groups[su][:]
+        rng.shuffle(cards)
+        for c in cards:
+            total = 0
+            for s in range(4):
+                if elig[su] >> s & 1:
+                    total += room[s]
+            if total == 0:
+                return None
+            pick = rng.randrange(total)
+            for s in range(4):
+                if elig[su] >> s & 1 and room[s]:
+                    if pick < room[s]:
+                        out[s] |= 1 << c
+                        room[s] -= 1
+                        break
+                    pick -= room[s]
+    return out
+
+
+def _feasible(room: list[int], left: list[int], elig: list[int]) -> bool:
+    """Hall's condition: every set of seats has room for the cards only it can take."""
+    for subset in range(1, 16):
+        cap = sum(room[s] for s in range(4) if subset >> s & 1)
+        must = sum(left[su] for su in range(4) if elig[su] and elig[su] & ~subset == 0)
+        if must > cap:
+            return False
+    return True
+
+
+def _exact_fill(
+    hands: list[CardSet],
+    need: list[int],
+    groups: list[list[int]],
+    suits: list[int],
+    elig: list[int],
+    rng: random.Random,
+) -> list[CardSet]:
+    out = hands[:]
+    room = need[:]
+    left = [len(g) for g in groups]
+    if any(left[su] and not elig[su] for su in range(4)) or not _feasible(room, left, elig):
+        raise Inconsistent("no seat can hold some unseen card")
+    for su in suits:
+        cards = groups[su][:]
+        rng.shuffle(cards)
+        for c in cards:
+            left[su] -= 1
+            options = [s for s in range(4) if elig[su] >> s & 1 and room[s]]
+            rng.shuffle(options)
+            for s in options:
+                room[s] -= 1
+                if _feasible(room, left, elig):
+                    out[s] |= 1 << c
+                    break
+                room[s] += 1
+            else:  # pragma: no cover - _feasible held before this card, so some seat fits
+                raise Inconsistent("sampler dead end")
+    return out
+
+
+def _cards(mask: CardSet) -> list[int]:
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def _mask(cards: Sequence[int]) -> CardSet:
+    m = 0
+    for c in cards:
+        m |= 1 << c
+    return m
+
+
+def sample_view(view: SeatView, rng: random.Random) -> list[CardSet]:
+    """Four hands consistent with what ``view``'s seat knows (its own hand as it is).
+
+    While cards are being passed (some passes are in transit) the deal before passing is
+    sampled instead: the seat's hand as dealt and thirteen unknown cards for each other seat.
+    """
+    me = view.seat
+    if view.phase is Phase.PASS or view.phase is Phase.PILE:
+        unseen = ALL_CARDS & ~view.dealt
+        return sample_hands(me, view.dealt, unseen, (13, 13, 13, 13), (0, 0, 0, 0), (0, 0, 0, 0), rng)
+    unseen = ALL_CARDS & ~view.hand & ~view.played
+    return sample_hands(me, view.hand, unseen, view.cards_left, view.known_cards, view.voids, rng)
+
+
+# ---------------------------------------------------------------------- worlds and values
+def deal_from_view(view: SeatView, hands: list[CardSet]) -> Deal:
+    """The deal in ``view`` with the hidden hands filled in by ``hands``."""
+    charged = view.charged[0] | view.charged[1] | view.charged[2] | view.charged[3]
+    doubled = charged | view.exposed[0] | view.exposed[1] | view.exposed[2] | view.exposed[3]
+    tnw = [0, 0, 0, 0]
+    for t in view.tricks:
+        tnw[t.winner] |= 1 << t.trick
+    if view.trick:
+        turn = (view.trick[-1][0] + 1) % 4
+    else:
+        turn = view.leader
+    return Deal(
+        DealRules.of(view.rules, view.deal_kind),
+        hands,
+        turn=turn,
+        trick_no=view.trick_no,
+        trick=[c for _, c in view.trick],
+        tseats=[s for s, _ in view.trick],
+        played=view.played,
+        led_suits=view.led_suits,
+        broken=view.hearts_broken,
+        taken=list(view.taken),
+        tricks_won=list(view.tricks_won),
+        tnw=tnw,
+        charged=charged,
+        doubled=doubled,
+    )
+
+
+def relative(costs: Sequence[int], me: int, weight: float = 1.0) -> float:
+    """My cost minus ``weight`` times the others' mean cost (lower is better)."""
+    return costs[me] - weight * (costs[0] + costs[1] + costs[2] + costs[3] - costs[me]) / 3.0
+
+
+# ---------------------------------------------------------------------- the endgame solver
+def solve(deal: Deal, me: int, weight: float = 1.0) -> float:
+    """The exact value of ``deal`` for ``me`` when every other seat plays against it.
+
+    Paranoid minimax with alpha-beta pruning over the perfect-information deal: ``me`` minimises
+    :func:`relative` cost at the end of the deal, the others maximise it. Two exact shortcuts:
+    once the cards left carry nothing the score depends on, the deal's value is already fixed;
+    and of two cards in one hand that nothing unplayed separates (same suit, same points, no
+    special role), only one needs trying.
+    """
+    return _alphabeta(deal, me, -1e9, 1e9, _matters(deal), weight)
+
+
+def _matters(deal: Deal) -> CardSet:
+    """Cards whose fate can still change the score (besides who wins which trick)."""
+    r = deal.rules
+    rules = r.rules
+    m = r.point_cards | deal.doubled
+    if rules.ten_of_clubs_multiplier != 1:
+        m |= 1 << TEN_CLUBS
+    return m
+
+
+def _settled(deal: Deal, matters: CardSet) -> bool:
+    r = deal.rules
+    if r.per_trick or r.last_numbered_trick >= deal.trick_no:
+        return False
+    left = ALL_CARDS & ~deal.played
+    for c in deal.trick:
+        left |= 1 << c
+    return not left & matters
+
+
+def _distinct(deal: Deal, legal: CardSet, matters: CardSet) -> list[int]:
+    """The legal cards, less those equivalent to a lower one kept (see :func:`solve`)."""
+    r = deal.rules
+    special = matters & ~r.point_cards | deal.charged
+    if r.nines:
+        special |= NINES_MASK
+    cp = r.card_points
+    gone = deal.played
+    for c in deal.trick:
+        gone &= ~(1 << c)
+    hand = deal.hands[deal.turn]
+    out: list[int] = []
+    prev = -1
+    for c in _cards(legal):
+        if prev >= 0 and prev // 13 == c // 13 and cp[prev] == cp[c] and not (special >> c & 1 or special >> prev & 1):
+            between = ((1 << c) - 1) & ~((2 << prev) - 1)
+            if between & ~(gone | hand) == 0:
+                prev = c
+                continue
+        out.append(c)
+        prev = c
+    return out
+
+
+def _alphabeta(deal: Deal, me: int, alpha: float, beta: float, matters: CardSet, weight: float) -> float:
+    if deal.done or _settled(deal, matters):
+        # (when settled, the cards still out carry nothing: the taken cards fix the score)
+        return relative(deal.costs(), me, weight)
+    cards = _distinct(deal, deal.legal(), matters)
+    if deal.turn == me:
+        best = 1e9
+        for c in cards:
+            child = deal.copy()
+            child.play(c)
+            v = _alphabeta(child, me, alpha, beta, matters, weight)
+            if v < best:
+                best = v
+                if v < beta:
+                    beta = v
+                    if alpha >= beta:
+                        break
+        return best
+    best = -1e9
+    for c in reversed(cards):
+        child = deal.copy()
+        child.play(c)
+        v = _alphabeta(child, me, alpha, beta, matters, weight)
+        if v > best:
+            best = v
+            if v > alpha:
+                alpha = v
+                if alpha >= beta:
+                    break
+    return best
+
+
+def minimax(deal: Deal, me: int, weight: float = 1.0) -> float:
+    """The same value as :func:`solve` by exhaustive search (no pruning): the reference."""
+    if deal.done:
+        return relative(deal.costs(), me, weight)
+    values = []
+    for c in _cards(deal.legal()):
+        child = deal.copy()
+        child.play(c)
+        values.append(minimax(child, me, weight))
+    return min(values) if deal.turn == me else max(values)
+
+
+# ---------------------------------------------------------------------- passing heuristics
+def pass_danger(hand: CardSet, rules: Rules) -> list[tuple[float, int]]:
+    """(danger, card) for each card of ``hand``, most dangerous first: the ranking used for
+    candidate passes and for the other seats' passes inside simulations."""
+    sc = rules.scoring_for(0)
+    cp = sc.card_points
+    spades = hand & SPADES_MASK
+    low_spades = (spades & ((1 << QUEEN_SPADES) - 1)).bit_count()
+    out = []
+    for c in _cards(hand):
+        suit, rank = divmod(c, 13)
+        length = (hand & SUIT_MASKS[suit]).bit_count()
+        d = rank * 3.0 + (6.0 if length <= 3 else 0.0) - length
+        if cp[c] < 0:
+            d = -50.0  # the jack of diamonds: keep it
+        elif c == QUEEN_SPADES and cp[c] > 0:
+            d = 100.0 if low_spades < 4 else 15.0
+        elif suit == 3 and rank > 10 and not hand >> QUEEN_SPADES & 1:
+            d = (90.0 if rank == 12 else 85.0) if low_spades < 4 else 20.0
+        elif suit == 2 and cp[c] > 0:
+            d += 10.0 + rank
+        out.append((d, c))
+    out.sort(reverse=True)
+    return out
+
+
+def heuristic_pass(hand: CardSet, rules: Rules) -> CardSet:
+    return _mask([c for _, c in pass_danger(hand, rules)[: rules.pass_count]])
+
+
+def pass_candidates(hand: CardSet, rules: Rules, limit: int) -> list[CardSet]:
+    """Up to ``limit`` passes from the most dangerous cards, best-ranked first."""
+    ranked = pass_danger(hand, rules)
+    k = rules.pass_count
+    pool = ranked[: min(len(ranked), k + 4)]
+    combos = sorted(combinations(pool, k), key=lambda cs: -sum(d for d, _ in cs))
+    return [_mask([c for _, c in cs]) for cs in combos[:limit]]
+
+
+# ---------------------------------------------------------------------- the bot
+class SearchBot:
+    """Determinized Monte Carlo search with fast playouts and an exact endgame.
+
+    ``think_ms``: time per decision (default 200 ms; machine-dependent results). ``simulations``:
+    playouts per decision instead (deterministic; the clock is then never read). ``rollout``: the
+    playout policy (``heuristic``/``greedy``, ``noisy``, ``random``). ``endgame``: solve exactly
+    once every hand has at most this many cards. ``others_weight``: the objective is own cost minus
+    this times the others' mean cost (1: the duplicate difference; 0: own points only).
+    """
+
+    name = "search"
+
+    def __init__(
+        self,
+        think_ms: int | None = 200,
+        simulations: int | None = None,
+        rollout: str = "heuristic",
+        endgame: int = 3,
+        pass_candidates: int = 10,
+        others_weight: float = 1.0,
+        clock: Clock | None = None,
+    ) -> None:
+        if rollout not in ROLLOUT_POLICIES:
+            raise ValueError(f"unknown rollout policy {rollout!r}; known: {', '.join(ROLLOUT_POLICIES)}")
+        if simulations is None and think_ms is None:
+            raise ValueError("give think_ms or simulations")
+        self.think_ms = think_ms
+        self.simulations = simulations
+        self.rollout = rollout
+        self.policy: Policy = ROLLOUT_POLICIES[rollout]
+        self.endgame = endgame
+        self.n_pass_candidates = pass_candidates
+        self.others_weight = others_weight
+        self.clock: Clock = clock if clock is not None else time.perf_counter
+
+    # ------------------------------------------------------------------ budget
+    def _budget(self) -> Callable[[int], bool]:
+        """A predicate: given the playouts done so far, is the budget spent?"""
+        if self.simulations is not None:
+            limit = self.simulations
+            return lambda n: n >= limit
+        assert self.think_ms is not None
+        clock = self.clock
+        deadline = clock() + self.think_ms / 1000.0
+        return lambda n: clock() >= deadline
+
+    # ------------------------------------------------------------------ act
+    def act(self, view: SeatView, rng: random.Random) -> Action:
+        ph = view.phase
+        seat = view.seat
+        if ph is Phase.PLAY:
+            if view.claimer is not None:
+                return self._answer_claim(view, rng)
+            can_claim = any(isinstance(a, Claim) for a in view.legal) and _claim_may_pay(view)
+            if not can_claim and view.legal_plays & (view.legal_plays - 1) == 0:
+                return Play.of(seat, view.legal_plays.bit_length() - 1)
+            card, value = self._choose_card(view, rng)
+            if can_claim and self._should_claim(view, value):
+                return Claim(seat)
+            return Play.of(seat, card)
+        if ph is Phase.PASS or ph is Phase.PILE:
+            return Pass(seat, self._choose_pass(view, rng))
+        if ph is Phase.CHARGE:
+            return Charge(seat, self._choose_doubling(view, rng, view.rules.chargeable & ~view.charged[seat]))
+        if ph is Phase.EXPOSE:
+            return Expose(seat, self._choose_doubling(view, rng, view.rules.exposable))
+        raise ValueError(f"seat {seat} has nothing to do in phase {ph.value}")
+
+    # ------------------------------------------------------------------ cards
+    def _choose_card(self, view: SeatView, rng: random.Random) -> tuple[int, float]:
+        me = view.seat
+        legal = view.legal_plays
+        cards = _cards(legal)
+        spent = self._budget()
+        totals = [0.0] * len(cards)
+        worlds = 0
+        done = 0
+        exact = max(view.cards_left) <= self.endgame
+        policy = self.policy
+        w = self.others_weight
+        while worlds == 0 or not spent(done):
+            deal = deal_from_view(view, sample_view(view, rng))
+            for i, c in enumerate(cards):
+                child = deal.copy()
+                child.play(c)
+                if exact:
+                    totals[i] += solve(child, me, w)
+                else:
+                    totals[i] += relative(child.finish(policy, rng), me, w)
+            worlds += 1
+            done += len(cards)
+            if len(cards) == 1 and worlds >= 8:
+                break
+        best = min(range(len(cards)), key=lambda i: (totals[i], i))
+        return cards[best], totals[best] / worlds
+
+    def _should_claim(self, view: SeatView, value: float) -> bool:
+        """Claim when taking every remaining card is worth more than the best play."""
+        me = view.seat
+        rest = ALL_CARDS & ~view.played
+        for _, c in view.trick:
+            rest |= 1 << c
+        taken = list(view.taken)
+        taken[me] |= rest
+        claimed = _claim_costs(view, taken)
+        v = relative(claimed, me, self.others_weight)
+        if v < value - 0.5:
+            return True
+        # a claim that changes nothing (no points left) just ends the deal sooner
+        sc = view.rules.scoring_for(view.deal_kind)
+        return not rest & sc.cards_with_points and not sc.per_trick and v <= value
+
+    def _answer_claim(self, view: SeatView, rng: random.Random) -> Action:
+        """Accept when conceding every remaining card to the claimer costs no more than playing on."""
+        me = view.seat
+        claimer = view.claimer
+        assert claimer is not None
+        rest = ALL_CARDS & ~view.played
+        for _, c in view.trick:
+            rest |= 1 << c
+        taken = list(view.taken)
+        taken[claimer] |= rest
+        conceded = relative(_claim_costs(view, taken), me, self.others_weight)
+        spent = self._budget()
+        total = 0.0
+        n = 0
+        while n == 0 or not spent(n):
+            deal = deal_from_view(view, sample_view(view, rng))
+            total += relative(deal.finish(self.policy, rng), me, self.others_weight)
+            n += 1
+        if conceded <= total / n + 0.25:
+            return AcceptClaim(me, claimer)
+        return RejectClaim(me, claimer)
+
+    # ------------------------------------------------------------------ passing
+    def _choose_pass(self, view: SeatView, rng: random.Random) -> CardSet:
+        rules = view.rules
+        me = view.seat
+        candidates = pass_candidates(view.hand, rules, self.n_pass_candidates)
+        if len(candidates) == 1:
+            return candidates[0]
+        pile = view.phase is Phase.PILE
+        spent = self._budget()
+        totals = [0.0] * len(candidates)
+        worlds = 0
+        done = 0
+        unseen = ALL_CARDS & ~view.hand
+        while worlds == 0 or not spent(done):
+            hands = sample_hands(me, view.hand, unseen, (13, 13, 13, 13), (0, 0, 0, 0), (0, 0, 0, 0), rng)
+            passes = [heuristic_pass(hands[s], rules) if s != me else 0 for s in range(4)]
+            pile_order = rng.sample(range(4 * rules.pass_count), 4 * rules.pass_count) if pile else []
+            for i, mine in enumerate(candidates):
+                passes[me] = mine
+                after = _after_passing(hands, passes, view.direction, pile_order, rules.pass_count)
+                deal = start_of_play(rules, view.deal_kind, after, view.leader)
+                totals[i] += relative(deal.finish(self.policy, rng), me, self.others_weight)
+            worlds += 1
+            done += len(candidates)
+        # ties (and the noise floor) go to the better-ranked candidate
+        best = min(range(len(candidates)), key=lambda i: (totals[i] / worlds + 0.05 * i, i))
+        return candidates[best]
+
+    # ------------------------------------------------------------------ charging / exposing
+    def _choose_doubling(self, view: SeatView, rng: random.Random, options: CardSet) -> CardSet:
+        """Which of ``options`` to charge (Turbo) or expose (Trend): every subset, played out."""
+        opts = _cards(options & view.hand)
+        if not opts:
+            return 0
+        subsets = [_mask(cs) for k in range(len(opts) + 1) for cs in combinations(opts, k)]
+        me = view.seat
+        rules = view.rules
+        spent = self._budget()
+        totals = [0.0] * len(subsets)
+        worlds = 0
+        done = 0
+        base_charged = view.charged[0] | view.charged[1] | view.charged[2] | view.charged[3]
+        base_doubled = base_charged | view.exposed[0] | view.exposed[1] | view.exposed[2] | view.exposed[3]
+        charging = view.phase is Phase.CHARGE
+        while worlds == 0 or not spent(done):
+            # (Turbo's keeper hand charges before its pile: the hands are played as dealt)
+            hands = sample_view(view, rng)
+            for i, sub in enumerate(subsets):
+                ch = base_charged | sub if charging else base_charged
+                deal = start_of_play(rules, view.deal_kind, hands[:], view.leader, base_doubled | sub, ch)
+                totals[i] += relative(deal.finish(self.policy, rng), me, self.others_weight)
+            worlds += 1
+            done += len(subsets)
+        # doubling raises the stakes: only do it when the playouts say it pays (ties: fewer cards)
+        best = min(range(len(subsets)), key=lambda i: (totals[i] / worlds + 0.1 * subsets[i].bit_count(), i))
+        return subsets[best]
+
+
+def _after_passing(
+    hands: list[CardSet],
+    passes: list[CardSet],
+    direction: PassDirection,
+    pile_order: list[int],
+    k: int,
+) -> list[CardSet]:
+    out = [hands[s] & ~passes[s] for s in range(4)]
+    if pile_order:
+        pile = _cards(passes[0] | passes[1] | passes[2] | passes[3])
+        shuffled = [pile[j] for j in pile_order]
+        for s in range(4):
+            out[s] |= _mask(shuffled[k * s : k * s + k])
+        return out
+    off = direction.offset
+    for s in range(4):
+        out[(s + off) % 4] |= passes[s]
+    return out
+
+
+def _claim_may_pay(view: SeatView) -> bool:
+    """Whether claiming could beat playing on: a moon is still open to this seat (nobody else has
+    taken a moon card), or nothing left can change the score (a claim just ends the deal)."""
+    me = view.seat
+    others = 0
+    for s in range(4):
+        if s != me:
+            others |= view.taken[s]
+    if not others & (HEARTS_MASK | 1 << QUEEN_SPADES):
+        return True
+    sc = view.rules.scoring_for(view.deal_kind)
+    rest = ALL_CARDS & ~view.played
+    for _, c in view.trick:
+        rest |= 1 << c
+    matters = sc.cards_with_points | (1 << TEN_CLUBS if view.rules.ten_of_clubs_multiplier != 1 else 0)
+    return not sc.per_trick and not rest & matters
+
+
+def _claim_costs(view: SeatView, taken: list[CardSet]) -> tuple[int, ...]:
+    rules = view.rules
+    tnw = [0, 0, 0, 0]
+    for t in view.tricks:
+        tnw[t.winner] |= 1 << t.trick
+    doubled = 0
+    for s in range(4):
+        doubled |= view.charged[s] | view.exposed[s]
+    scores, _ = score_deal(rules, view.deal_kind, taken, tnw, view.tricks_won, doubled)
+    if rules.negative_scores:
+        return tuple(-x for x in scores)
+    return scores
+
+
+__all__ = [
+    "Inconsistent",
+    "SearchBot",
+    "deal_from_view",
+    "heuristic_pass",
+    "minimax",
+    "pass_candidates",
+    "pass_danger",
+    "relative",
+    "sample_hands",
+    "sample_view",
+    "solve",
+]

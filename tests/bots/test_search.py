@@ -1,0 +1,317 @@
+"""The search bot: the hidden-card sampler, the endgame solver, determinism, every variant."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from moonshot.actions import AcceptClaim, Claim, Pass
+from moonshot.bots.playout import greedy_policy, start_of_play
+from moonshot.bots.random import RandomBot
+from moonshot.bots.search import (
+    Inconsistent,
+    SearchBot,
+    minimax,
+    pass_candidates,
+    sample_hands,
+    sample_view,
+    solve,
+)
+from moonshot.cards import ALL_CARDS, JACK_DIAMONDS, QUEEN_SPADES, SUIT_MASKS, TEN_CLUBS, parse_card_set
+from moonshot.engine import Game, Phase
+from moonshot.events import DealEnded
+from moonshot.rules import EndRule
+from moonshot.sim import make_bot
+from moonshot.variants import VARIANTS, find_variant
+from moonshot.views import SeatView, seat_view
+
+
+def _deal(rng: random.Random) -> list[int]:
+    deck = list(range(52))
+    rng.shuffle(deck)
+    return [sum(1 << c for c in deck[13 * s : 13 * s + 13]) for s in range(4)]
+
+
+def _check_hands(view: SeatView, hands: list[int]) -> None:
+    me = view.seat
+    if view.phase in (Phase.PASS, Phase.PILE):  # passes in transit: the deal before passing
+        assert hands[me] == view.dealt
+        assert sorted(h.bit_count() for h in hands) == [13] * 4
+        assert hands[0] | hands[1] | hands[2] | hands[3] == ALL_CARDS
+        return
+    assert hands[me] == view.hand
+    union = 0
+    for s in range(4):
+        assert not union & hands[s], "a card dealt twice"
+        union |= hands[s]
+        assert hands[s].bit_count() == view.cards_left[s]
+        assert not hands[s] & view.played
+        if s != me:
+            assert hands[s] & view.known_cards[s] == view.known_cards[s], "a known card moved"
+            for suit in range(4):
+                if view.voids[s] >> suit & 1:
+                    assert not hands[s] & SUIT_MASKS[suit], "a card in a suit the seat showed void in"
+    assert union == ALL_CARDS & ~view.played
+
+
+# ---------------------------------------------------------------------- sampler
+@settings(max_examples=400, deadline=None)
+@given(
+    seed=st.integers(0, 10**9),
+    variant=st.sampled_from(["standard", "turbo", "turbo-blind-chain", "kierki", "trend", "omnibus"]),
+    cut=st.integers(0, 70),
+    viewer=st.integers(0, 3),
+)
+def test_sampler_respects_what_the_seat_knows_in_real_games(seed: int, variant: str, cut: int, viewer: int) -> None:
+    rules = VARIANTS[variant]
+    game = Game(rules, seed)
+    rng = random.Random(seed)
+    bot = RandomBot()
+    for _ in range(cut):
+        if game.over or game.deal_index > 0:
+            break
+        seat = game.to_act()[0]
+        game.apply(bot.act(seat_view(game, seat), rng))
+    if game.over or game.deal_index > 0:
+        return
+    view = seat_view(game, viewer)
+    for _ in range(5):
+        _check_hands(view, sample_view(view, rng))
+
+
+@settings(max_examples=1000, deadline=None)
+@given(seed=st.integers(0, 10**9), played=st.integers(0, 36), void_p=st.floats(0, 1), known_p=st.floats(0, 0.5))
+def test_sampler_handles_interlocking_voids_and_known_cards(
+    seed: int, played: int, void_p: float, known_p: float
+) -> None:
+    """Random true deals with many voids: the sampler always finds a deal that fits them."""
+    rng = random.Random(seed)
+    truth = _deal(rng)
+    # remove `played` random cards (as if played) from the three other hands, evenly-ish
+    gone = 0
+    for s in range(1, 4):
+        cards = [c for c in range(52) if truth[s] >> c & 1]
+        for c in rng.sample(cards, min(len(cards), played // 3 + rng.randrange(2))):
+            gone |= 1 << c
+            truth[s] &= ~(1 << c)
+    voids = [0, 0, 0, 0]
+    known = [0, 0, 0, 0]
+    for s in range(1, 4):
+        for suit in range(4):
+            if not truth[s] & SUIT_MASKS[suit] and rng.random() < void_p:
+                voids[s] |= 1 << suit
+        known[s] = sum(1 << c for c in range(52) if truth[s] >> c & 1 and rng.random() < known_p)
+    unseen = ALL_CARDS & ~truth[0] & ~gone
+    counts = [h.bit_count() for h in truth]
+    for _ in range(3):
+        hands = sample_hands(0, truth[0], unseen, counts, known, voids, rng)
+        assert hands[0] == truth[0]
+        assert hands[1] | hands[2] | hands[3] == unseen
+        for s in range(1, 4):
+            assert hands[s].bit_count() == counts[s]
+            assert hands[s] & known[s] == known[s]
+            for suit in range(4):
+                if voids[s] >> suit & 1:
+                    assert not hands[s] & SUIT_MASKS[suit]
+        assert not (hands[1] & hands[2] or hands[1] & hands[3] or hands[2] & hands[3])
+
+
+def test_sampler_finds_the_only_deal_when_voids_force_it() -> None:
+    # seat 1 is void in all but clubs, seat 2 in all but diamonds, seat 3 in all but hearts
+    hands = [SUIT_MASKS[3], SUIT_MASKS[0], SUIT_MASKS[1], SUIT_MASKS[2]]
+    voids = [0, 0b1110, 0b1101, 0b1011]
+    for seed in range(20):
+        got = sample_hands(0, hands[0], ALL_CARDS & ~hands[0], [13] * 4, [0] * 4, voids, random.Random(seed))
+        assert got == hands
+
+
+def test_sampler_rejects_an_impossible_position() -> None:
+    with pytest.raises(Inconsistent):
+        sample_hands(0, SUIT_MASKS[3], ALL_CARDS & ~SUIT_MASKS[3], [13] * 4, [0] * 4, [0, 1, 1, 1], random.Random(0))
+    with pytest.raises(Inconsistent):
+        sample_hands(0, SUIT_MASKS[3], ALL_CARDS & ~SUIT_MASKS[3], [13, 13, 13, 12], [0] * 4, [0] * 4, random.Random(0))
+
+
+def test_the_passed_cards_stay_with_the_receiver() -> None:
+    game = Game(find_variant("standard"), 11)
+    passes = {}
+    for s in range(4):
+        cards = [c for c in range(52) if game.hands[s] >> c & 1][:3]
+        passes[s] = sum(1 << c for c in cards)
+        game.apply(Pass(s, passes[s]))
+    view = seat_view(game, 0)
+    assert view.known_cards[1] == passes[0]
+    for seed in range(50):
+        hands = sample_view(view, random.Random(seed))
+        assert hands[1] & passes[0] == passes[0]
+
+
+# ---------------------------------------------------------------------- endgame solver
+def _endgame(variant: str, seed: int, cards_each: int):  # type: ignore[no-untyped-def]
+    rules = VARIANTS[variant]
+    rng = random.Random(seed)
+    kind = rules.deal_kinds[seed % len(rules.deal_kinds)]
+    deal = start_of_play(rules, kind, _deal(rng), seed % 4)
+    while not deal.done and (max(h.bit_count() for h in deal.hands) > cards_each or rng.random() < 0.3):
+        deal.play(greedy_policy(deal, deal.turn, deal.legal(), rng))
+    return deal
+
+
+@pytest.mark.parametrize("variant", ["standard", "omnibus", "trend", "turbo", "kierki"])
+def test_solver_agrees_with_exhaustive_search(variant: str) -> None:
+    checked = 0
+    for seed in range(30):
+        deal = _endgame(variant, seed, 2 if seed % 6 else 3)
+        if deal.done:
+            continue
+        for me in (deal.turn, (deal.turn + 1) % 4):
+            assert solve(deal, me) == pytest.approx(minimax(deal, me))
+        weight = 0.5 * (seed % 3)  # own points only, half relative, relative
+        assert solve(deal, deal.turn, weight) == pytest.approx(minimax(deal, deal.turn, weight))
+        checked += 1
+    assert checked > 15
+
+
+# ---------------------------------------------------------------------- the bot
+def _play_deal(variant: str, seed: int, bots: list[object], kind_index: int = 0) -> Game:
+    base = VARIANTS[variant]
+    kinds = base.deal_kinds
+    rules = base.replace(end=EndRule.DEALS, deals=1, deal_kinds=(kinds[kind_index % len(kinds)],))
+    game = Game(rules, seed)
+    rngs = [random.Random(f"{seed}:{s}") for s in range(4)]
+    while not game.over:
+        seat = game.to_act()[0]
+        view = seat_view(game, seat)
+        action = bots[seat].act(view, rngs[seat])  # type: ignore[attr-defined]
+        assert action in view.legal
+        game.apply(action)
+    return game
+
+
+@pytest.mark.parametrize(
+    "variant", ["standard", "omnibus", "trend", "turbo", "turbo-bridge", "turbo-blind-chain", "kierki", "gym"]
+)
+def test_search_plays_a_legal_deal_in_every_variant(variant: str) -> None:
+    search = SearchBot(simulations=24)
+    for seed in range(2):
+        bots = [search, RandomBot(), search, RandomBot()]
+        game = _play_deal(variant, seed, bots, kind_index=seed + 3)
+        assert game.over
+
+
+def test_search_is_deterministic_with_a_simulation_budget() -> None:
+    def clock() -> float:
+        raise AssertionError("the clock is read although a simulation budget is set")
+
+    def run() -> list[object]:
+        bots = [SearchBot(simulations=30, clock=clock), RandomBot(), RandomBot(), RandomBot()]
+        return list(_play_deal("turbo", 5, bots).actions)
+
+    assert run() == run()
+
+
+def test_search_uses_the_clock_for_a_time_budget() -> None:
+    ticks = iter(range(10**6))
+    bot = SearchBot(think_ms=3, clock=lambda: next(ticks) / 1000.0)
+    game = Game(find_variant("standard"), 2)
+    view = seat_view(game, 0)
+    assert isinstance(bot.act(view, random.Random(0)), Pass)
+    assert next(ticks) > 3
+
+
+def test_search_passes_three_of_its_cards_and_prefers_dangerous_ones() -> None:
+    rules = find_variant("standard")
+    hand = parse_card_set(["QS", "KS", "AS", "2C", "3C", "4C", "5D", "6D", "7D", "2H", "3H", "4H", "5H"])
+    cands = pass_candidates(hand, rules, 10)
+    assert cands[0] == parse_card_set(["QS", "KS", "AS"])
+    assert all(c & hand == c and c.bit_count() == 3 for c in cands)
+
+
+def test_search_beats_random_on_a_few_deals() -> None:
+    totals = [0, 0]
+    for seed in range(6):
+        bots = [SearchBot(simulations=40), RandomBot(), RandomBot(), RandomBot()]
+        game = _play_deal("standard", seed, bots)
+        end = next(e for e in game.log if isinstance(e, DealEnded))
+        totals[0] += end.points[0]
+        totals[1] += sum(end.points[1:]) / 3
+    assert totals[0] < totals[1]
+
+
+JD_TC = (1 << JACK_DIAMONDS) | (1 << TEN_CLUBS)
+
+
+def _turbo_midgame(seed: int, until):  # type: ignore[no-untyped-def]
+    rules = find_variant("turbo").replace(end=EndRule.DEALS, deals=1)
+    game = Game(rules, seed)
+    rng = random.Random(seed)
+    bot = RandomBot()
+    while not game.over and not (game.phase is Phase.PLAY and until(game)):
+        seat = game.to_act()[0]
+        game.apply(bot.act(seat_view(game, seat), rng))
+    return game
+
+
+def test_search_accepts_a_claim_that_hands_the_claimer_the_queen() -> None:
+    answered = 0
+    for seed in range(300):
+        # late in the deal, the queen still out (JD and TC gone), someone else holding a heart: no moon,
+        # so the claimer taking every remaining card is the best that can happen to the others
+        game = _turbo_midgame(
+            seed,
+            lambda g: (
+                g.trick_no >= 9 and not g.played >> QUEEN_SPADES & 1 and g.played & JD_TC == JD_TC and not g.trick_cards
+            ),
+        )
+        if game.over:
+            continue
+        claimer = game.turn
+        if not any(game.taken[s] & SUIT_MASKS[2] for s in range(4) if s != claimer):
+            continue
+        # (a doubled ten of clubs elsewhere would make another seat a better home for the points)
+        if any(game.charged) or not game.taken[claimer] >> TEN_CLUBS & 1:
+            continue
+        game.apply(Claim(claimer))
+        for seat in game.to_act():
+            answer = SearchBot(simulations=40).act(seat_view(game, seat), random.Random(seat))
+            assert answer == AcceptClaim(seat, claimer)
+            answered += 1
+        break
+    assert answered == 3
+
+
+def test_search_claims_once_nothing_is_left_to_score() -> None:
+    rules_cards = find_variant("turbo").doubling_cards
+    found = False
+    for seed in range(60):
+        game = _turbo_midgame(
+            seed, lambda g: not (SUIT_MASKS[2] | rules_cards) & ~g.played and not g.trick_cards and g.trick_no < 13
+        )
+        if game.over:
+            continue
+        seat = game.turn
+        view = seat_view(game, seat)
+        assert SearchBot(simulations=20).act(view, random.Random(0)) == Claim(seat)
+        found = True
+        break
+    assert found
+
+
+def test_search_is_in_the_bot_registry() -> None:
+    bot = make_bot("search", simulations=10)
+    assert bot.name == "search"
+    game = Game(find_variant("kierki"), 0)
+    seat = game.to_act()[0]
+    view = seat_view(game, seat)
+    assert view.phase is Phase.PLAY
+    assert bot.act(view, random.Random(0)) in view.legal
+
+
+def test_bad_options_are_refused() -> None:
+    with pytest.raises(ValueError, match="rollout"):
+        SearchBot(rollout="alphago")
+    with pytest.raises(ValueError):
+        SearchBot(think_ms=None, simulations=None)
