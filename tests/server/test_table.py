@@ -87,6 +87,19 @@ async def test_four_bots_finish_a_game_that_replays() -> None:
     assert [s.forced for s in t.stats()] == [0, 0, 0, 0]
 
 
+async def test_a_slow_bot_thinks_off_the_event_loop_and_finishes_the_game() -> None:
+    from moonshot.bots.search import SearchBot
+    from moonshot.variants import TREND
+
+    assert BotSeat(SearchBot(simulations=4)).in_executor
+    assert not BotSeat(RandomBot()).in_executor
+    assert not BotSeat(SearchBot(simulations=4), in_executor=False).in_executor
+    seats: list[Seat] = [BotSeat(SearchBot(simulations=4), random.Random(0)), *bots(3)]
+    t = Table(TREND, seats, seed=5)
+    assert await run(t, timeout=120) is TableStatus.FINISHED
+    assert replay(TREND, 5, t.game.actions).totals == t.game.totals
+
+
 async def test_remote_seat_sees_its_redacted_view_with_versions() -> None:
     r = Remote()
     t = Table(RULES, [r, *bots(3)], seed=2)

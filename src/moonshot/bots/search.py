@@ -402,6 +402,7 @@ class SearchBot:
     """
 
     name = "search"
+    slow = True  # it thinks for think_ms per move: servers run it off their event loop
 
     def __init__(
         self,

@@ -61,7 +61,7 @@ DEFAULT_DB = "sqlite+aiosqlite:///moonshot.db"
     type=float,
     help="After a restart, seconds a restored game waits before bots play its absent players.",
 )
-@click.option("--bot", default="heuristic", show_default=True, help="Bot that fills chairs (heuristic, random).")
+@click.option("--bot", default="heuristic", show_default=True, help="Bot filling chairs (heuristic, random, search).")
 @click.option("--seed", type=int, default=None, help="Seed for table seeds (reproducible runs); default random.")
 @click.option(
     "--log-level",
@@ -122,7 +122,7 @@ def _host_port(text: str) -> tuple[str, int]:
 
 @click.command("bot")
 @click.option("--connect", "address", default="127.0.0.1:40405", show_default=True, help="Server HOST:PORT.")
-@click.option("--policy", default="heuristic", show_default=True, help="Bot policy (heuristic, random).")
+@click.option("--policy", default="heuristic", show_default=True, help="Bot policy (heuristic, random, search).")
 @click.option("--sessions", default=4, show_default=True, type=click.IntRange(min=1), help="Games at once.")
 @click.option("--games", default=10, show_default=True, type=click.IntRange(min=1), help="Games to play in all.")
 @click.option(

@@ -164,12 +164,15 @@ class Spectator(Protocol):
 
 
 class BotSeat(Seat):
-    """A moonshot bot playing in-process. ``in_executor`` runs a slow bot off the event loop."""
+    """A moonshot bot playing in-process. ``in_executor`` runs a slow bot off the event loop; by
+    default a bot that says it is slow (``slow = True``, e.g. the search bot) runs there."""
 
-    def __init__(self, bot: Bot, rng: random.Random | None = None, in_executor: bool = False, name: str = "") -> None:
+    def __init__(
+        self, bot: Bot, rng: random.Random | None = None, in_executor: bool | None = None, name: str = ""
+    ) -> None:
         self.bot = bot
         self.rng = rng or random.Random()
-        self.in_executor = in_executor
+        self.in_executor = bool(getattr(bot, "slow", False)) if in_executor is None else in_executor
         self.name = name or bot.name
         self.kind = SeatKind.BOT
 
