@@ -25,7 +25,7 @@ PACKAGE = os.path.join(ROOT, "src", "moonshot")
 STAMP = os.path.join(PACKAGE, "_compiled.json")
 BUILD = os.path.join(ROOT, "build", "mypyc")
 # Dependency order does not matter to mypyc; they are compiled as one group that calls natively.
-MODULES = ("cards", "rules", "engine")
+MODULES = ("cards", "rules", "actions", "events", "engine")
 GROUP = "moonshot._core"
 
 

@@ -7,46 +7,65 @@ and the game store: ``{"t": "play", "s": 0, "c": "QS"}``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, fields
+from typing import Any
 
 from moonshot.cards import CardError, format_cards, parse_card, parse_card_set
 
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    tag: ClassVar[str] = "action"
     seat: int
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # compiled with mypyc, a frozen dataclass pickles only through its constructor
+        return (type(self), tuple(getattr(self, f.name) for f in fields(self)))
+
+    @property
+    def tag(self) -> str:
+        return "action"
 
 
 @dataclass(frozen=True, slots=True)
 class Pass(Action):
     """Pass cards (or put them in the keeper pile)."""
 
-    tag: ClassVar[str] = "pass"
     cards: int
+
+    @property
+    def tag(self) -> str:
+        return "pass"
 
 
 @dataclass(frozen=True, slots=True)
 class Charge(Action):
     """Charge cards; an empty set passes."""
 
-    tag: ClassVar[str] = "charge"
     cards: int
+
+    @property
+    def tag(self) -> str:
+        return "charge"
 
 
 @dataclass(frozen=True, slots=True)
 class Expose(Action):
     """Expose cards (Trend's AH); an empty set declines."""
 
-    tag: ClassVar[str] = "expose"
     cards: int
+
+    @property
+    def tag(self) -> str:
+        return "expose"
 
 
 @dataclass(frozen=True, slots=True)
 class Play(Action):
-    tag: ClassVar[str] = "play"
     card: int
+
+    @property
+    def tag(self) -> str:
+        return "play"
 
     @staticmethod
     def of(seat: int, card: int) -> Play:
@@ -60,23 +79,37 @@ _PLAYS = [[Play(s, c) for c in range(52)] for s in range(4)]
 class Claim(Action):
     """Claim every remaining trick (reveals the claimer's hand)."""
 
-    tag: ClassVar[str] = "claim"
+    @property
+    def tag(self) -> str:
+        return "claim"
 
 
 @dataclass(frozen=True, slots=True)
 class AcceptClaim(Action):
-    tag: ClassVar[str] = "accept"
     claimer: int
+
+    @property
+    def tag(self) -> str:
+        return "accept"
 
 
 @dataclass(frozen=True, slots=True)
 class RejectClaim(Action):
-    tag: ClassVar[str] = "reject"
     claimer: int
+
+    @property
+    def tag(self) -> str:
+        return "reject"
 
 
 ACTION_TYPES: dict[str, type[Action]] = {
-    cls.tag: cls for cls in (Pass, Charge, Expose, Play, Claim, AcceptClaim, RejectClaim)
+    "pass": Pass,
+    "charge": Charge,
+    "expose": Expose,
+    "play": Play,
+    "claim": Claim,
+    "accept": AcceptClaim,
+    "reject": RejectClaim,
 }
 
 

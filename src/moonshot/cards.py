@@ -19,20 +19,30 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from enum import Enum
+from typing import Final
 
 Card = int
 CardSet = int
 
-CLUBS, DIAMONDS, HEARTS, SPADES = 0, 1, 2, 3
-SUITS = (CLUBS, DIAMONDS, HEARTS, SPADES)
-SUIT_LETTERS = "CDHS"
-RANK_LETTERS = "23456789TJQKA"
-SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
+# Final constants: compiled with mypyc (make compile) they are C constants, not dict lookups.
+# Tuples are typed tuple[X, ...]: indexing a fixed-length tuple type by a variable would box a
+# new tuple object on every lookup.
+CLUBS: Final = 0
+DIAMONDS: Final = 1
+HEARTS: Final = 2
+SPADES: Final = 3
+SUITS: Final[tuple[int, ...]] = (CLUBS, DIAMONDS, HEARTS, SPADES)
+SUIT_LETTERS: Final = "CDHS"
+RANK_LETTERS: Final = "23456789TJQKA"
+SUIT_NAMES: Final[tuple[str, ...]] = ("clubs", "diamonds", "hearts", "spades")
 
-FULL_SUIT = (1 << 13) - 1
-SUIT_MASKS = tuple(FULL_SUIT << (13 * s) for s in SUITS)
-CLUBS_MASK, DIAMONDS_MASK, HEARTS_MASK, SPADES_MASK = SUIT_MASKS
-ALL_CARDS: CardSet = (1 << 52) - 1
+FULL_SUIT: Final = (1 << 13) - 1
+CLUBS_MASK: Final = FULL_SUIT
+DIAMONDS_MASK: Final = FULL_SUIT << 13
+HEARTS_MASK: Final = FULL_SUIT << 26
+SPADES_MASK: Final = FULL_SUIT << 39
+SUIT_MASKS: Final[tuple[CardSet, ...]] = (CLUBS_MASK, DIAMONDS_MASK, HEARTS_MASK, SPADES_MASK)
+ALL_CARDS: Final = (1 << 52) - 1
 
 
 class CardError(ValueError):
@@ -164,15 +174,15 @@ def describe(cards: CardSet) -> str:
     return " | ".join(parts)
 
 
-TWO_CLUBS = card(0, CLUBS)
-NINE_CLUBS = card(7, CLUBS)
-TEN_CLUBS = card(8, CLUBS)
-JACK_DIAMONDS = card(9, DIAMONDS)
-QUEEN_SPADES = card(10, SPADES)
-KING_HEARTS = card(11, HEARTS)
-ACE_HEARTS = card(12, HEARTS)
+TWO_CLUBS: Final = 0  # card(0, CLUBS)
+NINE_CLUBS: Final = 7  # card(7, CLUBS)
+TEN_CLUBS: Final = 8  # card(8, CLUBS)
+JACK_DIAMONDS: Final = 22  # card(9, DIAMONDS)
+QUEEN_SPADES: Final = 49  # card(10, SPADES)
+KING_HEARTS: Final = 37  # card(11, HEARTS)
+ACE_HEARTS: Final = 38  # card(12, HEARTS)
 
-NINES = tuple(card(7, s) for s in SUITS)
-QUEENS_MASK = sum(1 << card(10, s) for s in SUITS)
-KINGS_MASK = sum(1 << card(11, s) for s in SUITS)
-JACKS_MASK = sum(1 << card(9, s) for s in SUITS)
+NINES: Final[tuple[int, ...]] = tuple(card(7, s) for s in SUITS)
+QUEENS_MASK: Final = sum(1 << card(10, s) for s in SUITS)
+KINGS_MASK: Final = sum(1 << card(11, s) for s in SUITS)
+JACKS_MASK: Final = sum(1 << card(9, s) for s in SUITS)

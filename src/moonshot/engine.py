@@ -13,7 +13,7 @@ is a handful of integer operations.
 
 from __future__ import annotations
 
-import random
+import hashlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -55,8 +55,8 @@ from moonshot.events import (
 )
 from moonshot.rules import EndRule, PassDirection, Rules, score_deal
 
-SEAT_NAMES = ("N", "E", "S", "W")
-NINE_OF = tuple(s * 13 + 7 for s in range(4))
+SEAT_NAMES: Final[tuple[str, ...]] = ("N", "E", "S", "W")
+NINE_OF: Final[tuple[int, ...]] = tuple(s * 13 + 7 for s in range(4))
 
 
 class Phase(Enum):
@@ -324,19 +324,18 @@ class Game:
         """Apply a legal action and return the events it caused (already appended to ``log``)."""
         start = len(self.log)
         if type(action) is Play:
-            # Read untyped, so that a malformed Play (a card that is no number 0..51) reaches
-            # _check and its IllegalAction, compiled or not, instead of failing on the way.
-            untyped: Any = action
-            seat, c = untyped.seat, untyped.card
+            seat, card = action.seat, action.card
+            # Compiled (make compile), a Play holds ints or could not have been built; in pure
+            # Python a malformed one (a card that is no number 0..51) fails the type test first
+            # and reaches _check, which says what is wrong with it.
             if (
                 self.phase is not _PLAY
                 or self.claimer is not None
+                or type(card) is not int
                 or seat != self.turn
-                or type(c) is not int
-                or not 0 <= c < 52
+                or not 0 <= card < 52
             ):
                 self._check(action)  # raises with the reason
-            card: int = c
             if self._mask_version == len(self.actions) and self._mask_hand == self.hands[seat]:
                 mask = self._mask
             else:
@@ -453,10 +452,10 @@ class Game:
         return "not a legal play"
 
     # ------------------------------------------------------------------ internals
-    def _deal_rng(self, deal: int, purpose: str) -> random.Random:
+    def _permutation(self, deal: int, purpose: str, n: int) -> list[int]:
         # One stream per deal and purpose: deal k is the same whatever happened before it,
         # so duplicate play (same seed, rotated seats) sees identical deals.
-        return random.Random(f"moonshot:{self.seed}:{deal}:{purpose}")
+        return keyed_permutation(f"moonshot:{self.seed}:{deal}:{purpose}", n)
 
     def _emit(self, e: Event) -> None:
         if self.record:
@@ -472,10 +471,13 @@ class Game:
             self.deal_kind = spec.kind
             given_leader = spec.leader
         else:
-            deck = _shuffled_deck(self._deal_rng(d, "deal"))
+            deck = self._permutation(d, "deal", 52)
             hands = [0, 0, 0, 0]
-            for i in range(52):
-                hands[i // 13] |= 1 << deck[i]
+            for s in range(4):
+                h = 0
+                for i in range(13 * s, 13 * s + 13):
+                    h |= 1 << deck[i]
+                hands[s] = h
             self.deal_kind = rules.deal_kinds[d % len(rules.deal_kinds)]
             given_leader = None if rules.two_of_clubs_leads else d % 4
         scoring = rules.scoring_for(self.deal_kind)
@@ -532,8 +534,8 @@ class Game:
         if any(p is None for p in self.passed):
             return
         if self.phase is Phase.PILE:
-            pile = card_list(sum(p for p in self.passed if p is not None))
-            self._deal_rng(self.deal_index, "pile").shuffle(pile)
+            pooled = card_list(sum(p for p in self.passed if p is not None))
+            pile = [pooled[i] for i in self._permutation(self.deal_index, "pile", len(pooled))]
             k = self.rules.pass_count
             for s in range(4):
                 got = sum(1 << c for c in pile[k * s : k * s + k])
@@ -634,7 +636,8 @@ class Game:
     def _play(self, seat: int, c: int) -> None:
         bit = 1 << c
         hands = self.hands
-        hands[seat] ^= bit
+        # item = item op x rather than item op= x: compiled, the latter is a generic object op
+        hands[seat] = hands[seat] ^ bit
         self.played |= bit
         tc = self.trick_cards
         tc.append(c)
@@ -642,7 +645,8 @@ class Game:
         suit = c // 13
         led = tc[0] // 13
         if led != suit:
-            self.voids[seat] |= 1 << led
+            voids = self.voids
+            voids[seat] = voids[seat] | 1 << led
         if suit == 2 or (c == QUEEN_SPADES and self.rules.queen_breaks_hearts):
             self.hearts_broken = True
         if self.record:
@@ -669,9 +673,10 @@ class Game:
             won |= 1 << c
         # the highest card of the led suit wins; cards are suit * 13 + rank, so it is the top bit
         winner = ts[tc.index((won & SUIT_MASKS[led]).bit_length() - 1)]
-        self.taken[winner] |= won
-        self.tricks_won[winner] += 1
-        self.trick_numbers_won[winner] |= 1 << self.trick_no
+        taken, tricks_won, numbers = self.taken, self.tricks_won, self.trick_numbers_won
+        taken[winner] = taken[winner] | won
+        tricks_won[winner] = tricks_won[winner] + 1
+        numbers[winner] = numbers[winner] | 1 << self.trick_no
         self.led_suits |= 1 << led
         pts = 0
         if won & self._point_cards:
@@ -797,23 +802,39 @@ class Game:
         }
 
 
-def _shuffled_deck(rng: random.Random) -> list[int]:
-    """``list(range(52))`` shuffled as ``rng.shuffle`` shuffles it, in fewer steps.
+def keyed_permutation(key: str, n: int) -> list[int]:
+    """A uniformly random permutation of ``range(n)`` (``n <= 52``) determined by ``key``.
 
-    The same algorithm as the standard library's ``Random.shuffle`` (Fisher-Yates from the top,
-    each index drawn by rejection from ``getrandbits``), so a seed deals what it always dealt;
-    tests/crosscheck/test_dealing.py holds it to ``random.shuffle``.
+    The 512-bit BLAKE2b digest of ``key``, read as a number ``x``, drives a Fisher-Yates
+    shuffle from the top: position ``i`` swaps with ``x mod (i + 1)``, then ``x`` is divided
+    by ``i + 1`` (the digits of ``x`` in the factorial number system). A digest is uniform, so
+    every permutation is equally likely up to ``n! / 2**512`` (below ``2**-286`` for a deck):
+    no seeding of a Mersenne Twister (whose 2.5 KB state costs more than the whole shuffle) and
+    no rejection loops. Tests hold the shuffle to uniformity.
+
+    The digits are taken a few at a time: one big division by ``(i+1)·i·…·(k+1)`` (below 2**30,
+    one digit of CPython's big integers, its fast path) leaves a small remainder whose digits
+    are those of ``x`` itself.
     """
-    deck = list(range(52))
-    getrandbits = rng.getrandbits
-    for i in range(51, 0, -1):
-        n = i + 1
-        k = n.bit_length()
-        j = getrandbits(k)
-        while j >= n:
-            j = getrandbits(k)
-        deck[i], deck[j] = deck[j], deck[i]
-    return deck
+    x = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=64).digest(), "little")
+    items = list(range(n))
+    i = n - 1
+    while i > 0:
+        m = i + 1
+        k = i - 1  # the chunk covers positions i down to k + 1
+        while k > 0 and m * (k + 1) < _WORD:
+            m *= k + 1
+            k -= 1
+        x, r = divmod(x, m)
+        while i > k:
+            j = r % (i + 1)
+            r //= i + 1
+            items[i], items[j] = items[j], items[i]
+            i -= 1
+    return items
+
+
+_WORD: Final = 1 << 30  # a big integer divided by less divides one digit at a time
 
 
 def replay(rules: Rules, seed: int, actions: Iterable[Action], deals: Sequence[DealSpec] | None = None) -> Game:
@@ -827,4 +848,4 @@ def replay(rules: Rules, seed: int, actions: Iterable[Action], deals: Sequence[D
     return g
 
 
-__all__ = ["SEAT_NAMES", "DealSpec", "Game", "IllegalAction", "Phase", "replay"]
+__all__ = ["SEAT_NAMES", "DealSpec", "Game", "IllegalAction", "Phase", "keyed_permutation", "replay"]

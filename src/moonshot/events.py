@@ -5,12 +5,16 @@ Spectators see everything (the unredacted stream, as Turbo Hearts serves it). A 
 the audience sees :meth:`Event.redacted` instead: a version without the secret (how many
 cards were passed, not which), or nothing at all. Redaction happens here, once, so no
 protocol adapter can leak a hand by forgetting to filter.
+
+The classes are dataclasses (equality, ``repr``, ``replace``) with hand-written ``__init__``
+methods and ``kind`` properties: compiled with mypyc (``make compile``) a dataclass-generated
+``__init__`` stays interpreted and costs four times as much, and a class-level default would
+turn into a field. The engine builds about a hundred events a deal, so this is its hot path.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import ClassVar
+from dataclasses import dataclass, fields, replace
 
 from moonshot.cards import CardSet
 from moonshot.rules import PassDirection
@@ -26,7 +30,9 @@ def seat_bit(seat: int) -> int:
 class Event:
     """Base class. ``audience`` says who sees the event as is."""
 
-    kind: ClassVar[str] = "event"
+    @property
+    def kind(self) -> str:
+        return "event"
 
     @property
     def audience(self) -> int:
@@ -36,6 +42,10 @@ class Event:
         """What a seat outside the audience sees (``None``: nothing)."""
         return None
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # compiled, a class without a default constructor pickles only through its fields
+        return (type(self), tuple(getattr(self, f.name) for f in fields(self)))
+
     def for_viewer(self, seat: int | None) -> Event | None:
         """The event as ``seat`` sees it; ``None`` as viewer means a spectator (sees all)."""
         if seat is None or self.audience >> seat & 1:
@@ -43,43 +53,75 @@ class Event:
         return self.redacted()
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class GameStarted(Event):
-    kind: ClassVar[str] = "game_started"
     variant: str
     seed: int
 
+    def __init__(self, variant: str, seed: int) -> None:
+        self.variant = variant
+        self.seed = seed
 
-@dataclass(slots=True)
+    @property
+    def kind(self) -> str:
+        return "game_started"
+
+
+@dataclass(slots=True, init=False)
 class DealStarted(Event):
-    kind: ClassVar[str] = "deal_started"
     deal: int  # from 0
     direction: PassDirection
     deal_kind: int  # Kierki's contract 1..7; 0 elsewhere
     first_leader: int | None  # given by the game definition, else the 2C holder (known to all)
 
+    def __init__(self, deal: int, direction: PassDirection, deal_kind: int, first_leader: int | None) -> None:
+        self.deal = deal
+        self.direction = direction
+        self.deal_kind = deal_kind
+        self.first_leader = first_leader
 
-@dataclass(slots=True)
+    @property
+    def kind(self) -> str:
+        return "deal_started"
+
+
+@dataclass(slots=True, init=False)
 class HandDealt(Event):
-    kind: ClassVar[str] = "hand_dealt"
     seat: int
     cards: CardSet
+
+    def __init__(self, seat: int, cards: CardSet) -> None:
+        self.seat = seat
+        self.cards = cards
+
+    @property
+    def kind(self) -> str:
+        return "hand_dealt"
 
     @property
     def audience(self) -> int:
         return 1 << self.seat
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class PassSent(Event):
     """``seat`` passed ``cards`` to ``to`` (``to == seat``: into the keeper pile)."""
 
-    kind: ClassVar[str] = "pass_sent"
     seat: int
     to: int
     cards: CardSet | None  # None in the redacted copy
     count: int
 
+    def __init__(self, seat: int, to: int, cards: CardSet | None, count: int) -> None:
+        self.seat = seat
+        self.to = to
+        self.cards = cards
+        self.count = count
+
+    @property
+    def kind(self) -> str:
+        return "pass_sent"
+
     @property
     def audience(self) -> int:
         return 1 << self.seat
@@ -88,14 +130,23 @@ class PassSent(Event):
         return replace(self, cards=None)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class PassReceived(Event):
-    kind: ClassVar[str] = "pass_received"
     seat: int
     source: int  # the seat that sent them (== seat for the keeper pile)
     cards: CardSet | None
     count: int
 
+    def __init__(self, seat: int, source: int, cards: CardSet | None, count: int) -> None:
+        self.seat = seat
+        self.source = source
+        self.cards = cards
+        self.count = count
+
+    @property
+    def kind(self) -> str:
+        return "pass_received"
+
     @property
     def audience(self) -> int:
         return 1 << self.seat
@@ -104,23 +155,42 @@ class PassReceived(Event):
         return replace(self, cards=None)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class ChargingStarted(Event):
-    kind: ClassVar[str] = "charging_started"
     first_charger: int | None  # None when anyone may charge
 
+    def __init__(self, first_charger: int | None) -> None:
+        self.first_charger = first_charger
 
-@dataclass(slots=True)
+    @property
+    def kind(self) -> str:
+        return "charging_started"
+
+
+@dataclass(slots=True, init=False)
 class Charged(Event):
     """A charge (``cards`` empty: a pass). In blind orders only the charger sees the cards."""
 
-    kind: ClassVar[str] = "charged"
     seat: int
     cards: CardSet | None
     count: int
     blind: bool
     done: int  # 4-bit mask of seats done after this charge
     next_charger: int | None
+
+    def __init__(
+        self, seat: int, cards: CardSet | None, count: int, blind: bool, done: int, next_charger: int | None
+    ) -> None:
+        self.seat = seat
+        self.cards = cards
+        self.count = count
+        self.blind = blind
+        self.done = done
+        self.next_charger = next_charger
+
+    @property
+    def kind(self) -> str:
+        return "charged"
 
     @property
     def audience(self) -> int:
@@ -130,79 +200,144 @@ class Charged(Event):
         return replace(self, cards=None)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class ChargesRevealed(Event):
-    kind: ClassVar[str] = "charges_revealed"
     charges: tuple[CardSet, CardSet, CardSet, CardSet]
 
+    def __init__(self, charges: tuple[CardSet, CardSet, CardSet, CardSet]) -> None:
+        self.charges = charges
 
-@dataclass(slots=True)
+    @property
+    def kind(self) -> str:
+        return "charges_revealed"
+
+
+@dataclass(slots=True, init=False)
 class ChargingEnded(Event):
-    kind: ClassVar[str] = "charging_ended"
     charges: tuple[CardSet, CardSet, CardSet, CardSet]
 
+    def __init__(self, charges: tuple[CardSet, CardSet, CardSet, CardSet]) -> None:
+        self.charges = charges
 
-@dataclass(slots=True)
+    @property
+    def kind(self) -> str:
+        return "charging_ended"
+
+
+@dataclass(slots=True, init=False)
 class Exposed(Event):
     """The exposure decision of ``seat`` (``cards`` empty: declined)."""
 
-    kind: ClassVar[str] = "exposed"
     seat: int
     cards: CardSet
 
+    def __init__(self, seat: int, cards: CardSet) -> None:
+        self.seat = seat
+        self.cards = cards
 
-@dataclass(slots=True)
+    @property
+    def kind(self) -> str:
+        return "exposed"
+
+
+@dataclass(slots=True, init=False)
 class TrickStarted(Event):
-    kind: ClassVar[str] = "trick_started"
     trick: int  # from 1
     leader: int
 
+    def __init__(self, trick: int, leader: int) -> None:
+        self.trick = trick
+        self.leader = leader
 
-@dataclass(slots=True)
+    @property
+    def kind(self) -> str:
+        return "trick_started"
+
+
+@dataclass(slots=True, init=False)
 class CardPlayed(Event):
-    kind: ClassVar[str] = "card_played"
     seat: int
     card: int
     trick: int
 
+    def __init__(self, seat: int, card: int, trick: int) -> None:
+        self.seat = seat
+        self.card = card
+        self.trick = trick
 
-@dataclass(slots=True)
+    @property
+    def kind(self) -> str:
+        return "card_played"
+
+
+@dataclass(slots=True, init=False)
 class TrickEnded(Event):
-    kind: ClassVar[str] = "trick_ended"
     trick: int
     winner: int
     cards: tuple[int, ...]  # in play order
     seats: tuple[int, ...]  # who played each card
     points: int  # points the trick carried (before multipliers)
 
+    def __init__(self, trick: int, winner: int, cards: tuple[int, ...], seats: tuple[int, ...], points: int) -> None:
+        self.trick = trick
+        self.winner = winner
+        self.cards = cards
+        self.seats = seats
+        self.points = points
 
-@dataclass(slots=True)
+    @property
+    def kind(self) -> str:
+        return "trick_ended"
+
+
+@dataclass(slots=True, init=False)
 class ClaimMade(Event):
-    kind: ClassVar[str] = "claim_made"
     seat: int
     hand: CardSet
 
+    def __init__(self, seat: int, hand: CardSet) -> None:
+        self.seat = seat
+        self.hand = hand
 
-@dataclass(slots=True)
+    @property
+    def kind(self) -> str:
+        return "claim_made"
+
+
+@dataclass(slots=True, init=False)
 class ClaimAnswered(Event):
-    kind: ClassVar[str] = "claim_answered"
     claimer: int
     seat: int
     accepted: bool
 
+    def __init__(self, claimer: int, seat: int, accepted: bool) -> None:
+        self.claimer = claimer
+        self.seat = seat
+        self.accepted = accepted
 
-@dataclass(slots=True)
+    @property
+    def kind(self) -> str:
+        return "claim_answered"
+
+
+@dataclass(slots=True, init=False)
 class ClaimSucceeded(Event):
     """All three accepted: the claimer takes every card not yet taken."""
 
-    kind: ClassVar[str] = "claim_succeeded"
     claimer: int
     cards: CardSet
 
+    def __init__(self, claimer: int, cards: CardSet) -> None:
+        self.claimer = claimer
+        self.cards = cards
 
-@dataclass(slots=True)
+    @property
+    def kind(self) -> str:
+        return "claim_succeeded"
+
+
+@dataclass(slots=True, init=False)
 class DealEnded(Event):
-    kind: ClassVar[str] = "deal_ended"
     deal: int
     points: tuple[int, ...]  # this deal's score per seat
     totals: tuple[int, ...]  # game totals after it
@@ -211,13 +346,43 @@ class DealEnded(Event):
     tricks: int  # tricks played (fewer than 13 after an early end, nines or a claim)
     early: bool  # ended before all cards were played (points exhausted or a claim)
 
+    def __init__(
+        self,
+        deal: int,
+        points: tuple[int, ...],
+        totals: tuple[int, ...],
+        moon: int | None,
+        taken: tuple[CardSet, ...],
+        tricks: int,
+        early: bool,
+    ) -> None:
+        self.deal = deal
+        self.points = points
+        self.totals = totals
+        self.moon = moon
+        self.taken = taken
+        self.tricks = tricks
+        self.early = early
 
-@dataclass(slots=True)
+    @property
+    def kind(self) -> str:
+        return "deal_ended"
+
+
+@dataclass(slots=True, init=False)
 class GameEnded(Event):
-    kind: ClassVar[str] = "game_ended"
     totals: tuple[int, ...]
     winners: tuple[int, ...]
     deals: int
+
+    def __init__(self, totals: tuple[int, ...], winners: tuple[int, ...], deals: int) -> None:
+        self.totals = totals
+        self.winners = winners
+        self.deals = deals
+
+    @property
+    def kind(self) -> str:
+        return "game_ended"
 
 
 __all__ = [

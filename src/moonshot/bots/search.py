@@ -502,7 +502,8 @@ class SearchBot:
             return True
         # a claim that changes nothing (no points left) just ends the deal sooner
         sc = view.rules.scoring_for(view.deal_kind)
-        return not rest & sc.cards_with_points and not sc.per_trick and v <= value
+        # (value is an average over worlds: equal costs may differ in the last bits)
+        return not rest & sc.cards_with_points and not sc.per_trick and v <= value + 1e-9
 
     def _answer_claim(self, view: SeatView, rng: random.Random) -> Action:
         """Accept when conceding every remaining card to the claimer costs no more than playing on."""

@@ -26,6 +26,7 @@ from moonshot.protocols.kierki.server import (
     make_listening_socket,
     parse_args,
 )
+from moonshot.rules import PassDirection
 from moonshot.server.table import OnBadAnswer, OnDisconnect, TableEvent
 from moonshot.variants import KIERKI
 from moonshot.views import seat_view
@@ -172,7 +173,7 @@ def test_events_become_deal_taken_score_total() -> None:
     hand = sum(1 << c for c in range(13))
     evs = events(
         GameStarted("kierki", 0),
-        DealStarted(0, None, 4, 1),  # type: ignore[arg-type]
+        DealStarted(0, PassDirection.HOLD, 4, 1),
         HandDealt(2, hand),
         TrickStarted(1, 1),
         TrickEnded(1, 3, (13, 14, 0, 15), (1, 2, 3, 0), 0),
@@ -193,11 +194,11 @@ def test_a_resumed_seat_gets_only_this_deals_cards_and_tricks() -> None:
     s.on_events(
         None,  # type: ignore[arg-type]
         events(
-            DealStarted(0, None, 1, 0),  # type: ignore[arg-type]
+            DealStarted(0, PassDirection.HOLD, 1, 0),
             HandDealt(0, old),
             TrickEnded(1, 0, (0, 26, 39, 13), (0, 1, 2, 3), 1),
             DealEnded(0, (13, 0, 0, 0), (13, 0, 0, 0), None, (0, 0, 0, 0), 13, False),
-            DealStarted(1, None, 2, 3),  # type: ignore[arg-type]
+            DealStarted(1, PassDirection.HOLD, 2, 3),
             HandDealt(0, new),
             TrickEnded(1, 3, (1, 14, 27, 40), (3, 0, 1, 2), 1),
         ),
