@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: serve test install install-dev lint typecheck unit bench clean demo compile uncompile test-compiled
+.PHONY: serve test install install-dev core lint typecheck unit unit-pure bench clean demo compile uncompile
 
 $(VENV)/.created:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (moonshot needs Python 3.11+; set PYTHON=...)"; exit 1; }
@@ -13,7 +13,7 @@ $(VENV)/.created:
 	@touch $@
 
 $(VENV)/.installed: $(VENV)/.created pyproject.toml
-	$(PIP) install --quiet -e .
+	$(PIP) install --quiet -e '.[fast]'
 	@touch $@
 
 $(VENV)/.installed-dev: $(VENV)/.created pyproject.toml
@@ -23,11 +23,18 @@ $(VENV)/.installed-dev: $(VENV)/.created pyproject.toml
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
+# The hot core (cards, rules, actions, events, engine) compiled with mypyc into extension modules
+# beside the sources: about 3x the pure-Python engine speed. Rebuilt only when a source changed;
+# without a C compiler moonshot warns and runs as pure Python. moonshot/__init__ ignores a build
+# whose sources changed since; MOONSHOT_PURE_PYTHON=1 ignores it always.
+core: install
+	$(PY) scripts/compile_core.py --if-stale --optional
+
 # The server: every protocol on its default port (Sessions: 40405), games stored in ./moonshot.db.
-serve: install
+serve: core
 	$(VENV)/bin/moonshot serve
 
-demo: install
+demo: core
 	$(VENV)/bin/moonshot demo
 
 lint: install-dev
@@ -38,26 +45,24 @@ lint: install-dev
 typecheck: install-dev
 	$(VENV)/bin/mypy src
 
-unit: install-dev
+# The whole suite twice: on the compiled core (what `make serve` runs), then on the pure-Python
+# sources (the fallback where nothing can be compiled).
+unit: install-dev core
 	$(VENV)/bin/pytest
 
-test: lint typecheck unit
+unit-pure: install-dev
+	MOONSHOT_PURE_PYTHON=1 $(VENV)/bin/pytest
 
-# Optional accelerator: compile the hot core (cards, rules, engine) with mypyc into extension
-# modules beside the sources. moonshot/__init__ ignores them once any source changes (until the
-# next `make compile`); MOONSHOT_PURE_PYTHON=1 ignores them always; `make uncompile` removes them.
-compile: install-dev
+test: lint typecheck unit unit-pure
+
+# Rebuild the compiled core even if it looks up to date; `make uncompile` removes it.
+compile: install
 	$(PY) scripts/compile_core.py
 
 uncompile:
 	rm -rf src/moonshot/*.so src/moonshot/_compiled.json build/mypyc
 
-# The suite in both modes: compiled, then forced pure Python.
-test-compiled: compile
-	$(VENV)/bin/pytest
-	MOONSHOT_PURE_PYTHON=1 $(VENV)/bin/pytest
-
-bench: compile
+bench: core
 	MOONSHOT_PURE_PYTHON=1 $(PY) benchmarks/engine.py
 	$(PY) benchmarks/engine.py
 

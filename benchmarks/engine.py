@@ -57,11 +57,8 @@ def moonshot_deals(n: int, rng: random.Random, record: bool = True) -> None:
         legal_play_mask, apply = g.legal_play_mask, g.apply
         while g.phase is PLAY:
             s = g.turn
-            m = legal_play_mask(s)
-            # a uniform random card of the mask: drop a random number of its lowest cards
-            for _ in range(int(random() * m.bit_count())):
-                m &= m - 1
-            apply(play_of(s, (m & -m).bit_length() - 1))
+            cards = card_list(legal_play_mask(s))  # a uniform random legal card
+            apply(play_of(s, cards[int(random() * len(cards))]))
         assert g.over
 
 

@@ -1,12 +1,17 @@
-"""Compile moonshot's hot core with mypyc (optional accelerator; ``make compile``).
+"""Compile moonshot's hot core with mypyc (``make core``, which ``make serve`` and ``make test`` run).
 
 Builds cards, rules, actions, events and engine into extension modules next to their sources
 (``src/moonshot/*.so``, one shared library ``_core__mypyc`` plus a small shim per module) and
 writes ``src/moonshot/_compiled.json``: the hash of each source as compiled. ``moonshot/__init__``
 uses the compiled modules only while every source still has that hash, so editing a ``.py``
-silently falls back to pure Python until the next ``make compile``. ``--clean`` removes the build.
+silently falls back to pure Python until the next build.
 
-Needs mypy (a dev dependency), a C compiler and the Python headers.
+    python scripts/compile_core.py               # build (again)
+    python scripts/compile_core.py --if-stale    # build only if the sources changed since
+    python scripts/compile_core.py --optional    # on failure warn and leave pure Python
+    python scripts/compile_core.py --clean       # remove the build
+
+Needs mypy (the ``fast`` extra, also in ``dev``), a C compiler and the Python headers.
 """
 
 from __future__ import annotations
@@ -78,15 +83,40 @@ def build() -> None:
     print(f"compiled {', '.join(MODULES)} with mypyc into {os.path.relpath(PACKAGE, ROOT)}/")
 
 
+def up_to_date() -> bool:
+    """Whether the last build is usable as the sources are now (the import guard's own test)."""
+    sys.path.insert(0, os.path.join(ROOT, "src"))
+    from moonshot import usable_compiled_modules
+
+    return usable_compiled_modules(PACKAGE, {}) == {f"moonshot.{m}" for m in MODULES}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--clean", action="store_true", help="remove the compiled modules (back to pure Python)")
+    ap.add_argument("--if-stale", action="store_true", help="do nothing when the build matches the sources")
+    ap.add_argument(
+        "--optional", action="store_true", help="if the build fails, warn and leave moonshot in pure Python"
+    )
     args = ap.parse_args()
     if args.clean:
         clean()
         print("removed the compiled core; moonshot runs as pure Python")
-    else:
+        return
+    if args.if_stale and up_to_date():
+        print("the compiled core is up to date")
+        return
+    try:
         build()
+    except (Exception, SystemExit) as e:  # setuptools reports a compiler failure as SystemExit
+        if not args.optional:
+            raise
+        clean()
+        print(
+            f"warning: could not compile the core ({type(e).__name__}: {e}); moonshot runs as pure Python,"
+            " its engine about 3x slower (needs mypy from the 'fast' extra, a C compiler, Python headers)",
+            file=sys.stderr,
+        )
 
 
 if __name__ == "__main__":

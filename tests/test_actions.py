@@ -28,6 +28,13 @@ def test_play_of_is_cached_and_equal_to_a_fresh_play() -> None:
     assert Play.of(2, 5) is Play.of(2, 5)
     assert Play.of(2, 5) == Play(2, 5)
     assert hash(Play.of(1, 0)) == hash(Play(1, 0))
+    assert all(Play.of(s, c) == Play(s, c) for s in range(4) for c in range(52))
+
+
+@pytest.mark.parametrize(("seat", "card"), [(0, 52), (0, -1), (4, 0), (-1, 5)])
+def test_play_of_refuses_a_seat_or_card_out_of_range(seat: int, card: int) -> None:
+    with pytest.raises(ValueError, match="no play of card"):
+        Play.of(seat, card)
 
 
 def test_actions_are_immutable() -> None:

@@ -8,7 +8,7 @@ and the game store: ``{"t": "play", "s": 0, "c": "QS"}``.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Final
 
 from moonshot.cards import CardError, format_cards, parse_card, parse_card_set
 
@@ -69,10 +69,13 @@ class Play(Action):
 
     @staticmethod
     def of(seat: int, card: int) -> Play:
-        return _PLAYS[seat][card]
+        """The shared ``Play(seat, card)`` (seat 0..3, card 0..51): no allocation per play."""
+        if 0 <= seat < 4 and 0 <= card < 52:
+            return _PLAYS[seat * 52 + card]
+        raise ValueError(f"no play of card {card!r} by seat {seat!r}")
 
 
-_PLAYS = [[Play(s, c) for c in range(52)] for s in range(4)]
+_PLAYS: Final[list[Play]] = [Play(s, c) for s in range(4) for c in range(52)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,10 +68,17 @@ class Phase(Enum):
     OVER = "over"
 
 
-# Module constants rather than ``Phase.PLAY`` on the hot path: an enum member lookup costs more
-# than the rest of a legality check (and compiled, a Final constant is a C static).
+# Module constants rather than ``Phase.PLAY``: an enum member lookup costs more than the rest of
+# a legality check (compiled, it is a dict lookup on the class; a Final constant is a C static).
+_PASS: Final = Phase.PASS
+_PILE: Final = Phase.PILE
+_CHARGE: Final = Phase.CHARGE
+_EXPOSE: Final = Phase.EXPOSE
 _PLAY: Final = Phase.PLAY
 _OVER: Final = Phase.OVER
+_KEEPER: Final = PassDirection.KEEPER
+_HOLD: Final = PassDirection.HOLD
+_DEALS: Final = EndRule.DEALS
 
 
 class IllegalAction(ValueError):
@@ -110,7 +117,7 @@ class Game:
         self.record = record
         self.seed = seed
         self.deal_specs: tuple[DealSpec, ...] | None = tuple(deals) if deals is not None else None
-        if rules.end is EndRule.DEALS:
+        if rules.end is _DEALS:
             n = rules.deals or (len(self.deal_specs) if self.deal_specs else len(rules.deal_kinds))
             if self.deal_specs is not None and len(self.deal_specs) < n:
                 raise ValueError(f"{rules.name} needs {n} deals, the definition gives {len(self.deal_specs)}")
@@ -122,12 +129,12 @@ class Game:
         self.actions: list[Action] = []
         self.deal_index = -1
         self.winners: tuple[int, ...] = ()
-        self.phase = Phase.PASS
+        self.phase: Phase = _PASS
         # per-deal state, set by _start_deal
         self.hands = [0, 0, 0, 0]
         self.dealt = [0, 0, 0, 0]
         self.deal_kind = 0
-        self.direction = PassDirection.HOLD
+        self.direction: PassDirection = _HOLD
         self.passed: list[CardSet | None] = [None] * 4
         self.received: list[CardSet | None] = [None] * 4
         self.charged = [0, 0, 0, 0]
@@ -191,17 +198,17 @@ class Game:
     def to_act(self) -> tuple[int, ...]:
         """Seats whose decision the game is waiting for (several while passing)."""
         ph = self.phase
-        if ph is Phase.PLAY:
+        if ph is _PLAY:
             if self.claimer is not None:
                 return tuple(s for s in range(4) if s != self.claimer and not self.claim_answers >> s & 1)
             return (self.turn,)
-        if ph is Phase.PASS or ph is Phase.PILE:
+        if ph is _PASS or ph is _PILE:
             return tuple(s for s in range(4) if self.passed[s] is None)
-        if ph is Phase.CHARGE:
+        if ph is _CHARGE:
             if self.next_charger is not None:
                 return (self.next_charger,)
             return tuple(s for s in range(4) if not self.charge_done >> s & 1)
-        if ph is Phase.EXPOSE:
+        if ph is _EXPOSE:
             return tuple(s for s in range(4) if self.expose_pending >> s & 1)
         return ()
 
@@ -266,24 +273,23 @@ class Game:
     def legal_actions(self, seat: int) -> list[Action]:
         """Every action ``seat`` may take now. Passing lists every combination of cards."""
         ph = self.phase
-        if ph is Phase.PLAY:
+        if ph is _PLAY:
             out: list[Action] = []
             if self.claimer is not None:
                 if seat != self.claimer and not self.claim_answers >> seat & 1:
                     out = [AcceptClaim(seat, self.claimer), RejectClaim(seat, self.claimer)]
                 return out
             if seat == self.turn:
-                mask = self._legal_plays(seat)
-                out = [Play.of(seat, c) for c in card_list(mask)]
+                out = [Play.of(seat, c) for c in card_list(self.legal_play_mask(seat))]
             if self._may_claim(seat):
                 out.append(Claim(seat))
             return out
-        if ph is Phase.PASS or ph is Phase.PILE:
+        if ph is _PASS or ph is _PILE:
             if self.passed[seat] is not None:
                 return []
             cards = card_list(self.hands[seat])
             return [Pass(seat, sum(1 << c for c in combo)) for combo in combinations(cards, self.rules.pass_count)]
-        if ph is Phase.CHARGE:
+        if ph is _CHARGE:
             if seat not in self.to_act():
                 return []
             options = card_list(self.hands[seat] & self.rules.chargeable & ~self.charged[seat])
@@ -292,7 +298,7 @@ class Game:
                 for k in range(len(options) + 1)
                 for combo in combinations(options, k)
             ]
-        if ph is Phase.EXPOSE:
+        if ph is _EXPOSE:
             if not self.expose_pending >> seat & 1:
                 return []
             options = card_list(self.hands[seat] & self.rules.exposable)
@@ -306,7 +312,7 @@ class Game:
     def _may_claim(self, seat: int) -> bool:
         return (
             self.rules.claims
-            and self.phase is Phase.PLAY
+            and self.phase is _PLAY
             and self.claimer is None
             and self.hands[seat] != 0
             and self.claim_blocked[seat] != self.played.bit_count()
@@ -368,10 +374,10 @@ class Game:
             raise IllegalAction(f"no seat {seat!r}")
         who = SEAT_NAMES[seat]
         ph = self.phase
-        if ph is Phase.OVER:
+        if ph is _OVER:
             raise IllegalAction("the game is over")
         if isinstance(action, Play):
-            if ph is not Phase.PLAY:
+            if ph is not _PLAY:
                 raise IllegalAction(f"{who} cannot play a card during the {ph.value} phase")
             if self.claimer is not None:
                 raise IllegalAction(f"{SEAT_NAMES[self.claimer]}'s claim must be answered first")
@@ -386,7 +392,7 @@ class Game:
                 raise IllegalAction(f"{who} may not play {format_card(c)}: {self._why_illegal(seat, c)}")
             return
         if isinstance(action, Pass):
-            if ph is not Phase.PASS and ph is not Phase.PILE:
+            if ph is not _PASS and ph is not _PILE:
                 raise IllegalAction(f"{who} cannot pass during the {ph.value} phase")
             if self.passed[seat] is not None:
                 raise IllegalAction(f"{who} has already passed")
@@ -397,7 +403,7 @@ class Game:
                 raise IllegalAction(f"{who} does not hold {' '.join(format_cards(action.cards & ~self.hands[seat]))}")
             return
         if isinstance(action, Charge):
-            if ph is not Phase.CHARGE:
+            if ph is not _CHARGE:
                 raise IllegalAction(f"{who} cannot charge during the {ph.value} phase")
             if seat not in self.to_act():
                 if self.next_charger is not None:
@@ -409,7 +415,7 @@ class Game:
                 raise IllegalAction(f"{who} cannot charge {' '.join(format_cards(bad))}")
             return
         if isinstance(action, Expose):
-            if ph is not Phase.EXPOSE or not self.expose_pending >> seat & 1:
+            if ph is not _EXPOSE or not self.expose_pending >> seat & 1:
                 raise IllegalAction(f"{who} is not asked to expose cards now")
             self._check_cards(untyped.cards, who)
             bad = action.cards & ~(self.hands[seat] & self.rules.exposable)
@@ -518,22 +524,22 @@ class Game:
         if self.record:
             for s in range(4):
                 self.log.append(HandDealt(s, hands[s]))
-        if self.direction is PassDirection.KEEPER:
+        if self.direction is _KEEPER:
             self._start_charging() if rules.charging is not None else self._start_pile()
-        elif self.direction is PassDirection.HOLD or rules.pass_count == 0:
+        elif self.direction is _HOLD or rules.pass_count == 0:
             self._after_passing()
         else:
-            self.phase = Phase.PASS
+            self.phase = _PASS
 
     def _pass(self, seat: int, cards: CardSet) -> None:
         d = self.direction
-        to = seat if d is PassDirection.KEEPER else (seat + d.offset) % 4
+        to = seat if d is _KEEPER else (seat + d.offset) % 4
         self.passed[seat] = cards
         self.hands[seat] &= ~cards
         self._emit(PassSent(seat, to, cards, cards.bit_count()))
         if any(p is None for p in self.passed):
             return
-        if self.phase is Phase.PILE:
+        if self.phase is _PILE:
             pooled = card_list(sum(p for p in self.passed if p is not None))
             pile = [pooled[i] for i in self._permutation(self.deal_index, "pile", len(pooled))]
             k = self.rules.pass_count
@@ -554,7 +560,7 @@ class Game:
         self._after_passing()
 
     def _start_pile(self) -> None:
-        self.phase = Phase.PILE
+        self.phase = _PILE
         self.passed = [None] * 4
 
     def _after_passing(self) -> None:
@@ -566,7 +572,7 @@ class Game:
     def _start_charging(self) -> None:
         order = self.rules.charging
         assert order is not None
-        self.phase = Phase.CHARGE
+        self.phase = _CHARGE
         self.charge_done = 0
         self.charge_round += 1
         self.next_charger = self.deal_index % 4 if order.in_seat_order else None
@@ -592,7 +598,7 @@ class Game:
         if order.blind:
             self._emit(ChargesRevealed(charges))
         self._emit(ChargingEnded(charges))
-        if self.direction is PassDirection.KEEPER and self.charge_round == 1 and not any(charges):
+        if self.direction is _KEEPER and self.charge_round == 1 and not any(charges):
             self._start_pile()
         else:
             self._after_charging()
@@ -604,7 +610,7 @@ class Game:
                 if self.hands[s] & self.rules.exposable:
                     pending |= 1 << s
             if pending:
-                self.phase = Phase.EXPOSE
+                self.phase = _EXPOSE
                 self.expose_pending = pending
                 return
         self._start_play()
@@ -617,7 +623,7 @@ class Game:
             self._start_play()
 
     def _start_play(self) -> None:
-        self.phase = Phase.PLAY
+        self.phase = _PLAY
         if self.rules.two_of_clubs_leads:
             leader = next(s for s in range(4) if self.hands[s] >> TWO_CLUBS & 1)
         else:
@@ -758,7 +764,7 @@ class Game:
         if self._game_finished():
             best = min(self.totals) if rules.lowest_wins else max(self.totals)
             self.winners = tuple(s for s in range(4) if self.totals[s] == best)
-            self.phase = Phase.OVER
+            self.phase = _OVER
             self._emit(GameEnded(tuple(self.totals), self.winners, self.deal_index + 1))
         else:
             self._start_deal()
