@@ -86,6 +86,14 @@ def test_verify_record_catches_tampering() -> None:
     assert not verify_record(illegal).ok
     assert not verify_record("not an object").ok
     assert not verify_record(dict(rec, variant="nope")).ok
+    assert "unknown record format" in verify_record(dict(rec, format="moonshot.game/9")).message
+
+
+def test_records_from_before_keyed_dealing_are_refused_with_the_reason() -> None:
+    rec = play_game(find_variant("standard"), 2, ["random"] * 4).to_json()
+    assert rec["format"] == "moonshot.game/2"
+    result = verify_record(dict(rec, format="moonshot.game/1"))
+    assert not result.ok and "no longer replayable" in result.message and "deals its cards" in result.message
 
 
 def test_record_json_round_trip() -> None:

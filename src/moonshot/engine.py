@@ -822,7 +822,7 @@ def keyed_permutation(key: str, n: int) -> list[int]:
     one digit of CPython's big integers, its fast path) leaves a small remainder whose digits
     are those of ``x`` itself.
     """
-    x = int.from_bytes(hashlib.blake2b(key.encode(), digest_size=64).digest(), "little")
+    x = int.from_bytes(hashlib.blake2b(key.encode()).digest(), "little")  # 64 bytes by default
     items = list(range(n))
     i = n - 1
     while i > 0:

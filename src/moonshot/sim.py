@@ -25,7 +25,10 @@ from moonshot.rules import Rules
 from moonshot.variants import find_variant
 from moonshot.views import seat_view
 
-RECORD_FORMAT = "moonshot.game/1"
+RECORD_FORMAT = "moonshot.game/2"
+# /1 records came from moonshot before deals were keyed with BLAKE2b: their seeds deal other cards
+# now, so their actions cannot be replayed.
+OLD_RECORD_FORMATS = {"moonshot.game/1": "it was written before moonshot changed how a seed deals its cards"}
 
 # name -> "module:Class"; imported lazily so a missing optional bot never breaks the others
 BOT_REGISTRY: dict[str, str] = {
@@ -209,6 +212,8 @@ def verify_record(data: Any, line: int = 0) -> ReplayResult:
         if not isinstance(data, dict):
             raise ValueError("a record must be a JSON object")
         fmt = data.get("format", RECORD_FORMAT)
+        if fmt in OLD_RECORD_FORMATS:
+            raise ValueError(f"format {fmt!r} is no longer replayable: {OLD_RECORD_FORMATS[fmt]}")
         if fmt != RECORD_FORMAT:
             raise ValueError(f"unknown record format {fmt!r}")
         options = data.get("options") or {}
