@@ -95,7 +95,7 @@ def test_moonshot_pure_python_forces_the_sources() -> None:
     assert seen["compiled"] == []
 
 
-@pytest.mark.skipif(not moonshot.compiled_modules(), reason="the core is not compiled (make compile)")
+@pytest.mark.skipif(not moonshot.compiled_modules(), reason="the core runs as pure Python (make core builds it)")
 def test_editing_a_compiled_module_falls_back_to_the_sources(tmp_path: Path) -> None:
     copy = tmp_path / "moonshot"
     shutil.copytree(Path(moonshot.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
