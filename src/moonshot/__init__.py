@@ -1,6 +1,6 @@
 """moonshot: one Hearts engine, every protocol, strong bots, an RL environment.
 
-The package also owns the guard for the optional compiled core. ``make compile`` builds the hot
+The package also owns the guard for the optional compiled core. ``moonshot compile`` builds the hot
 modules with mypyc into extension modules next to their sources and records each source's hash
 in ``_compiled.json``. Python prefers an extension module over a ``.py`` of the same name, so a
 compiled module would otherwise still be used after its source changed. The finder below stops
