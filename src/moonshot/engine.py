@@ -228,47 +228,19 @@ class Game:
 
     def _legal_plays(self, seat: int) -> CardSet:
         rules = self.rules
-        hand = self.hands[seat]
-        tc = self.trick_cards
-        if not tc:
-            if self.trick_no == 1 and rules.two_of_clubs_leads and hand >> TWO_CLUBS & 1:
-                return 1 << TWO_CLUBS
-            legal = hand
-            if rules.hearts_must_be_broken and not self.hearts_broken and hand & ~HEARTS_MASK:
-                legal &= ~HEARTS_MASK
-            if rules.charged_card_rule:
-                unled = self._all_charged() & ~self._led_suit_cards()
-                if legal & ~unled:
-                    legal &= ~unled
-        else:
-            suit = tc[0] // 13
-            legal = hand & SUIT_MASKS[suit]
-            if legal:
-                if rules.charged_card_rule and not self.led_suits >> suit & 1 and legal & (legal - 1):
-                    legal &= ~self._all_charged()
-            else:
-                legal = hand
-        if self.trick_no == 1 and rules.first_trick_forbidden:
-            forbidden = rules.first_trick_forbidden
-            if legal & forbidden:
-                if legal & ~forbidden:
-                    legal &= ~forbidden
-                else:
-                    for c in rules.first_trick_forced_order:
-                        if legal >> c & 1:
-                            return 1 << c
-        return legal
+        return legal_plays(
+            rules,
+            self.hands[seat],
+            self.trick_cards,
+            self.trick_no,
+            self.hearts_broken,
+            self._all_charged() if rules.charged_card_rule else 0,
+            self.led_suits,
+        )
 
     def _all_charged(self) -> CardSet:
         c = self.charged
         return c[0] | c[1] | c[2] | c[3]
-
-    def _led_suit_cards(self) -> CardSet:
-        m = 0
-        for s in range(4):
-            if self.led_suits >> s & 1:
-                m |= SUIT_MASKS[s]
-        return m
 
     def legal_actions(self, seat: int) -> list[Action]:
         """Every action ``seat`` may take now. Passing lists every combination of cards."""
@@ -808,6 +780,57 @@ class Game:
         }
 
 
+def legal_plays(
+    rules: Rules,
+    hand: CardSet,
+    trick: list[int],
+    trick_no: int,
+    hearts_broken: bool,
+    charged: CardSet,
+    led_suits: int,
+) -> CardSet:
+    """The cards of ``hand`` that may be played now: the one statement of the play rules.
+
+    ``trick``: the cards played to the current trick so far, in order (empty: a lead);
+    ``trick_no``: from 1; ``charged``: every charged card still counting (Turbo); ``led_suits``:
+    bit ``s`` set once suit ``s`` has been led in this deal. The engine and the search bot's
+    playouts (``bots/playout.py``) both ask this function.
+    """
+    if not trick:
+        if trick_no == 1 and rules.two_of_clubs_leads and hand >> TWO_CLUBS & 1:
+            return 1 << TWO_CLUBS
+        legal = hand
+        if rules.hearts_must_be_broken and not hearts_broken and hand & ~HEARTS_MASK:
+            legal &= ~HEARTS_MASK
+        if rules.charged_card_rule and charged:
+            led = 0
+            for s in range(4):
+                if led_suits >> s & 1:
+                    led |= SUIT_MASKS[s]
+            unled = charged & ~led  # a charged card may not lead its suit's first trick
+            if legal & ~unled:
+                legal &= ~unled
+    else:
+        suit = trick[0] // 13
+        legal = hand & SUIT_MASKS[suit]
+        if legal:
+            # nor follow to it, unless it is the only card of the suit held
+            if rules.charged_card_rule and not led_suits >> suit & 1 and legal & (legal - 1):
+                legal &= ~charged
+        else:
+            legal = hand
+    if trick_no == 1 and rules.first_trick_forbidden:
+        forbidden = rules.first_trick_forbidden
+        if legal & forbidden:
+            if legal & ~forbidden:
+                legal &= ~forbidden
+            else:
+                for c in rules.first_trick_forced_order:
+                    if legal >> c & 1:
+                        return 1 << c
+    return legal
+
+
 def keyed_permutation(key: str, n: int) -> list[int]:
     """A uniformly random permutation of ``range(n)`` (``n <= 52``) determined by ``key``.
 
@@ -854,4 +877,4 @@ def replay(rules: Rules, seed: int, actions: Iterable[Action], deals: Sequence[D
     return g
 
 
-__all__ = ["SEAT_NAMES", "DealSpec", "Game", "IllegalAction", "Phase", "keyed_permutation", "replay"]
+__all__ = ["SEAT_NAMES", "DealSpec", "Game", "IllegalAction", "Phase", "keyed_permutation", "legal_plays", "replay"]

@@ -3,10 +3,10 @@
 The engine (:class:`~moonshot.engine.Game`) builds events, views and validation for every move;
 search needs thousands of complete deals per decision, so this module keeps only what a deal's
 outcome depends on: four hand masks, the trick in progress, what was played and taken, hearts
-broken, suits led, and the charged/exposed cards. :class:`Deal` follows the engine's rules exactly
-(first-trick rules, hearts breaking, Turbo's charged-card rule and nines, Kierki's early end) and
-scores with :func:`moonshot.rules.score_deal`, so moon rules and multipliers come for free; the
-tests play the same cards through both and compare.
+broken, suits led, and the charged/exposed cards. :class:`Deal` asks the engine's own
+:func:`moonshot.engine.legal_plays` for the legal cards, follows the rest of the engine's rules
+(nines, Kierki's early end) and scores with :func:`moonshot.rules.score_deal`, so moon rules and
+multipliers come for free; the tests play the same cards through both and compare.
 
 Rollout policies are plain functions ``policy(deal, seat, legal_mask, rng) -> card``; they see
 only the seat's own hand and the public state of the deal, never the other hands.
@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from moonshot.cards import ALL_CARDS, HEARTS_MASK, QUEEN_SPADES, SPADES_MASK, SUIT_MASKS, TWO_CLUBS, CardSet
+from moonshot.engine import legal_plays
 from moonshot.rules import MoonRule, Rules, score_deal
 
 NINE_OF = tuple(s * 13 + 7 for s in range(4))
@@ -165,43 +166,9 @@ class Deal:
 
     # ------------------------------------------------------------------ rules
     def legal(self) -> CardSet:
-        """Cards the seat to play may play (the engine's rules, mirrored)."""
-        r = self.rules
-        seat = self.turn
-        hand = self.hands[seat]
-        tc = self.trick
-        if not tc:
-            if self.trick_no == 1 and r.two_of_clubs_leads and hand >> TWO_CLUBS & 1:
-                return 1 << TWO_CLUBS
-            legal = hand
-            if r.must_break and not self.broken and hand & ~HEARTS_MASK:
-                legal &= ~HEARTS_MASK
-            if r.charged_rule and self.charged:
-                led = 0
-                for s in range(4):
-                    if self.led_suits >> s & 1:
-                        led |= SUIT_MASKS[s]
-                unled = self.charged & ~led
-                if legal & ~unled:
-                    legal &= ~unled
-        else:
-            suit = tc[0] // 13
-            legal = hand & SUIT_MASKS[suit]
-            if legal:
-                if r.charged_rule and not self.led_suits >> suit & 1 and legal & (legal - 1):
-                    legal &= ~self.charged
-            else:
-                legal = hand
-        if self.trick_no == 1 and r.forbidden:
-            forbidden = r.forbidden
-            if legal & forbidden:
-                if legal & ~forbidden:
-                    legal &= ~forbidden
-                else:
-                    for c in r.forced:
-                        if legal >> c & 1:
-                            return 1 << c
-        return legal
+        """Cards the seat to play may play (the engine's own rule function)."""
+        hand = self.hands[self.turn]
+        return legal_plays(self.rules.rules, hand, self.trick, self.trick_no, self.broken, self.charged, self.led_suits)
 
     def play(self, c: int) -> None:
         """Play card ``c`` for the seat to play (which must hold it; legality is the caller's job)."""
