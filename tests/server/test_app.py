@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+import moonshot
 from moonshot.client import Client, RandomPlayer
-from moonshot.server.app import KeyValueFormatter, ServerApp, ServerConfig, bot_factory
+from moonshot.server.app import KeyValueFormatter, ServerApp, ServerConfig, bot_factory, engine_build
 
 
 @pytest.mark.asyncio
@@ -62,3 +63,13 @@ def test_logs_are_key_value() -> None:
     rec = logging.LogRecord("moonshot.table", logging.INFO, __file__, 1, "table=%s event=%s", ("t1", "finished"), None)
     line = KeyValueFormatter().format(rec)
     assert "level=info logger=moonshot.table table=t1 event=finished" in line and line.startswith("ts=")
+
+
+def test_the_server_says_how_its_engine_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(moonshot, "compiled_modules", lambda: frozenset({"moonshot.engine"}))
+    assert engine_build() == "compiled with mypyc"
+    monkeypatch.setattr(moonshot, "compiled_modules", frozenset)
+    monkeypatch.setenv("MOONSHOT_PURE_PYTHON", "1")
+    assert engine_build() == "pure Python (MOONSHOT_PURE_PYTHON is set)"
+    monkeypatch.delenv("MOONSHOT_PURE_PYTHON")
+    assert "`moonshot compile`" in engine_build()

@@ -19,6 +19,7 @@ import functools
 import gc
 import json
 import logging
+import os
 import random
 import signal
 import sys
@@ -27,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import moonshot
 from moonshot.bots.base import Bot
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer
@@ -268,7 +270,25 @@ async def serve(config: ServerConfig, announce: Callable[[str], None] = print) -
     else:
         announce("moonshot: no protocol enabled (use --sessions-port)")
     announce(f"moonshot: games stored in {config.db_url or '(nowhere: --db not set)'}; Ctrl-C stops")
+    announce(f"moonshot: engine {engine_build()}")
     await app.serve_forever()
 
 
-__all__ = ["KeyValueFormatter", "ServerApp", "ServerConfig", "bot_factory", "configure_logging", "serve"]
+def engine_build() -> str:
+    """How the engine runs: compiled with mypyc, or pure Python (and how to change that)."""
+    if moonshot.compiled_modules():
+        return "compiled with mypyc"
+    if os.environ.get("MOONSHOT_PURE_PYTHON", "") not in ("", "0"):
+        return "pure Python (MOONSHOT_PURE_PYTHON is set)"
+    return "pure Python (`moonshot compile` makes it about 4x faster)"
+
+
+__all__ = [
+    "KeyValueFormatter",
+    "ServerApp",
+    "ServerConfig",
+    "bot_factory",
+    "configure_logging",
+    "engine_build",
+    "serve",
+]
