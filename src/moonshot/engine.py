@@ -24,6 +24,7 @@ from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, P
 from moonshot.cards import (
     ALL_CARDS,
     HEARTS_MASK,
+    NINES,
     QUEEN_SPADES,
     SUIT_MASKS,
     TWO_CLUBS,
@@ -56,7 +57,6 @@ from moonshot.events import (
 from moonshot.rules import EndRule, PassDirection, Rules, score_deal
 
 SEAT_NAMES: Final[tuple[str, ...]] = ("N", "E", "S", "W")
-NINE_OF: Final[tuple[int, ...]] = tuple(s * 13 + 7 for s in range(4))
 
 
 class Phase(Enum):
@@ -635,7 +635,7 @@ class Game:
             self.turn = nxt
             return
         if n == 4:
-            if self.rules.nines and hands[nxt] and NINE_OF[led] in tc:
+            if self.rules.nines and hands[nxt] and NINES[led] in tc:
                 self.turn = nxt
                 return
         elif n < 8 and hands[nxt]:

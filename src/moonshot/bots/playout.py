@@ -18,11 +18,10 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from moonshot.cards import ALL_CARDS, HEARTS_MASK, QUEEN_SPADES, SPADES_MASK, SUIT_MASKS, TWO_CLUBS, CardSet
+from moonshot.cards import ALL_CARDS, HEARTS_MASK, NINES, QUEEN_SPADES, SPADES_MASK, SUIT_MASKS, TWO_CLUBS, CardSet
 from moonshot.engine import legal_plays
 from moonshot.rules import MoonRule, Rules, score_deal
 
-NINE_OF = tuple(s * 13 + 7 for s in range(4))
 QS_BIT = 1 << QUEEN_SPADES
 MOON_CARDS = HEARTS_MASK | QS_BIT
 HIGH_SPADES = SPADES_MASK & ~((1 << QUEEN_SPADES + 1) - 1)  # KS, AS
@@ -40,12 +39,7 @@ class DealRules:
     good_cards: CardSet  # cards with negative points (worth taking: JD)
     per_trick: int
     last_numbered_trick: int  # the last trick number that carries points (0: none)
-    two_of_clubs_leads: bool
-    forbidden: CardSet
-    forced: tuple[int, ...]
-    must_break: bool
     queen_breaks: bool
-    charged_rule: bool
     nines: bool
     early_end: bool
     moon: bool
@@ -67,12 +61,7 @@ class DealRules:
             good_cards=sum(1 << c for c in range(52) if cp[c] < 0),
             per_trick=sc.per_trick,
             last_numbered_trick=max((n for n, _ in sc.trick_number_points), default=0),
-            two_of_clubs_leads=rules.two_of_clubs_leads,
-            forbidden=rules.first_trick_forbidden,
-            forced=rules.first_trick_forced_order,
-            must_break=rules.hearts_must_be_broken,
             queen_breaks=rules.queen_breaks_hearts,
-            charged_rule=rules.charged_card_rule,
             nines=rules.nines,
             early_end=rules.early_end,
             moon=rules.moon is not MoonRule.NONE,
@@ -187,7 +176,7 @@ class Deal:
             if n < 4 or self.hands[nxt]:
                 self.turn = nxt
                 return
-        elif n == 4 and self.rules.nines and self.hands[nxt] and NINE_OF[tc[0] // 13] in tc:
+        elif n == 4 and self.rules.nines and self.hands[nxt] and NINES[tc[0] // 13] in tc:
             self.turn = nxt
             return
         self._finish_trick()

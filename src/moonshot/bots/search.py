@@ -41,6 +41,8 @@ from moonshot.cards import (
     SUIT_MASKS,
     TEN_CLUBS,
     CardSet,
+    card_list,
+    to_set,
 )
 from moonshot.engine import Phase
 from moonshot.rules import PassDirection, Rules, score_deal
@@ -95,15 +97,15 @@ def sample_hands(
             if not voids[s] >> suit & 1:
                 elig[suit] |= 1 << s
     if not any(voids[s] for s in others):
-        cards = _cards(free)
+        cards = card_list(free)
         rng.shuffle(cards)
         i = 0
         for s in others:
-            hands[s] |= _mask(cards[i : i + need[s]])
+            hands[s] |= to_set(cards[i : i + need[s]])
             i += need[s]
         return hands
     groups: list[list[int]] = [[] for _ in range(4)]
-    for c in _cards(free):
+    for c in card_list(free):
         groups[c // 13].append(c)
     suits = sorted(range(4), key=lambda su: (elig[su].bit_count(), su))
     for _attempt in range(8):
@@ -183,22 +185,6 @@ def _exact_fill(
             else:  # pragma: no cover - _feasible held before this card, so some seat fits
                 raise Inconsistent("sampler dead end")
     return out
-
-
-def _cards(mask: CardSet) -> list[int]:
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
-
-
-def _mask(cards: Sequence[int]) -> CardSet:
-    m = 0
-    for c in cards:
-        m |= 1 << c
-    return m
 
 
 def sample_view(view: SeatView, rng: random.Random) -> list[CardSet]:
@@ -296,7 +282,7 @@ def _distinct(deal: Deal, legal: CardSet, matters: CardSet) -> list[int]:
     hand = deal.hands[deal.turn]
     out: list[int] = []
     prev = -1
-    for c in _cards(legal):
+    for c in card_list(legal):
         if prev >= 0 and prev // 13 == c // 13 and cp[prev] == cp[c] and not (special >> c & 1 or special >> prev & 1):
             between = ((1 << c) - 1) & ~((2 << prev) - 1)
             if between & ~(gone | hand) == 0:
@@ -344,7 +330,7 @@ def minimax(deal: Deal, me: int, weight: float = 1.0) -> float:
     if deal.done:
         return relative(deal.costs(), me, weight)
     values = []
-    for c in _cards(deal.legal()):
+    for c in card_list(deal.legal()):
         child = deal.copy()
         child.play(c)
         values.append(minimax(child, me, weight))
@@ -360,7 +346,7 @@ def pass_danger(hand: CardSet, rules: Rules) -> list[tuple[float, int]]:
     spades = hand & SPADES_MASK
     low_spades = (spades & ((1 << QUEEN_SPADES) - 1)).bit_count()
     out = []
-    for c in _cards(hand):
+    for c in card_list(hand):
         suit, rank = divmod(c, 13)
         length = (hand & SUIT_MASKS[suit]).bit_count()
         d = rank * 3.0 + (6.0 if length <= 3 else 0.0) - length
@@ -378,7 +364,7 @@ def pass_danger(hand: CardSet, rules: Rules) -> list[tuple[float, int]]:
 
 
 def heuristic_pass(hand: CardSet, rules: Rules) -> CardSet:
-    return _mask([c for _, c in pass_danger(hand, rules)[: rules.pass_count]])
+    return to_set([c for _, c in pass_danger(hand, rules)[: rules.pass_count]])
 
 
 def pass_candidates(hand: CardSet, rules: Rules, limit: int) -> list[CardSet]:
@@ -387,7 +373,7 @@ def pass_candidates(hand: CardSet, rules: Rules, limit: int) -> list[CardSet]:
     k = rules.pass_count
     pool = ranked[: min(len(ranked), k + 4)]
     combos = sorted(combinations(pool, k), key=lambda cs: -sum(d for d, _ in cs))
-    return [_mask([c for _, c in cs]) for cs in combos[:limit]]
+    return [to_set([c for _, c in cs]) for cs in combos[:limit]]
 
 
 # ---------------------------------------------------------------------- the bot
@@ -464,7 +450,7 @@ class SearchBot:
     def _choose_card(self, view: SeatView, rng: random.Random) -> tuple[int, float]:
         me = view.seat
         legal = view.legal_plays
-        cards = _cards(legal)
+        cards = card_list(legal)
         spent = self._budget()
         totals = [0.0] * len(cards)
         worlds = 0
@@ -558,10 +544,10 @@ class SearchBot:
     # ------------------------------------------------------------------ charging / exposing
     def _choose_doubling(self, view: SeatView, rng: random.Random, options: CardSet) -> CardSet:
         """Which of ``options`` to charge (Turbo) or expose (Trend): every subset, played out."""
-        opts = _cards(options & view.hand)
+        opts = card_list(options & view.hand)
         if not opts:
             return 0
-        subsets = [_mask(cs) for k in range(len(opts) + 1) for cs in combinations(opts, k)]
+        subsets = [to_set(cs) for k in range(len(opts) + 1) for cs in combinations(opts, k)]
         me = view.seat
         rules = view.rules
         spent = self._budget()
@@ -594,10 +580,10 @@ def _after_passing(
 ) -> list[CardSet]:
     out = [hands[s] & ~passes[s] for s in range(4)]
     if pile_order:
-        pile = _cards(passes[0] | passes[1] | passes[2] | passes[3])
+        pile = card_list(passes[0] | passes[1] | passes[2] | passes[3])
         shuffled = [pile[j] for j in pile_order]
         for s in range(4):
-            out[s] |= _mask(shuffled[k * s : k * s + k])
+            out[s] |= to_set(shuffled[k * s : k * s + k])
         return out
     off = direction.offset
     for s in range(4):
