@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: serve test install install-dev core lint typecheck unit unit-pure bench clean demo compile uncompile
+.PHONY: serve test install install-dev core browser lint typecheck unit unit-pure bench clean demo compile uncompile
 
 $(VENV)/.created:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (moonshot needs Python 3.11+; set PYTHON=...)"; exit 1; }
@@ -45,9 +45,19 @@ lint: install-dev
 typecheck: install-dev
 	$(VENV)/bin/mypy src
 
+# The browser tests drive Debian's chromium (Playwright's own browser download is not used).
+# Install it when it is missing and we can (root with apt-get); otherwise those tests skip and say so.
+browser:
+	@if command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian's chromium for the browser tests"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+	    || echo "warning: could not install chromium; the browser tests will skip"; \
+	else echo "warning: no chromium and no root apt-get; the browser tests will skip (apt-get install chromium)"; fi
+
 # The whole suite twice: on the compiled core (what `make serve` runs), then on the pure-Python
 # sources (the fallback where nothing can be compiled).
-unit: install-dev core
+unit: install-dev core browser
 	$(VENV)/bin/pytest
 
 unit-pure: install-dev
