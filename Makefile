@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: serve test install install-dev core browser lint typecheck unit unit-pure bench clean demo compile uncompile
+.PHONY: serve test install install-dev core browser lint typecheck unit unit-pure bench fuzz clean demo compile uncompile
 
 $(VENV)/.created:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (moonshot needs Python 3.11+; set PYTHON=...)"; exit 1; }
@@ -64,6 +64,10 @@ unit-pure: install-dev
 	MOONSHOT_PURE_PYTHON=1 $(VENV)/bin/pytest
 
 test: lint typecheck unit unit-pure
+
+# Every protocol codec's fuzz test at full size (100,000 generated and mutated messages each).
+fuzz: install-dev core
+	MOONSHOT_FUZZ_MESSAGES=100000 $(VENV)/bin/pytest -m fuzz -q
 
 # Rebuild the compiled core even if it looks up to date; `make uncompile` removes it.
 compile: install
