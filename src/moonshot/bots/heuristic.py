@@ -317,6 +317,7 @@ class HeuristicBot:
                 if (
                     view.rules.claims
                     and not view.trick
+                    and view.revealed[seat] != view.hand  # not again before playing a card
                     and claim_is_sure(view, seat, view.hand)
                     and Claim(seat) in view.legal
                 ):

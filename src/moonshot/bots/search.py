@@ -433,7 +433,13 @@ class SearchBot:
             if claimer is not None:  # a blocking claim: play waits for our answer
                 ok = self.answer_claim(view, claimer, rng)
                 return AcceptClaim(seat, claimer) if ok else RejectClaim(seat, claimer)
-            can_claim = any(isinstance(a, Claim) for a in view.legal) and _claim_may_pay(view)
+            # a claim turned down is not made again before playing a card: under concurrent
+            # claims the engine would allow it at once, and the same answers would follow
+            can_claim = (
+                view.revealed[seat] != view.hand
+                and any(isinstance(a, Claim) for a in view.legal)
+                and _claim_may_pay(view)
+            )
             if not can_claim and view.legal_plays & (view.legal_plays - 1) == 0:
                 return Play.of(seat, view.legal_plays.bit_length() - 1)
             card, value = self._choose_card(view, rng)

@@ -227,6 +227,9 @@ class BotSeat(Seat):
         return self.bot.act(request.view, self.rng)
 
 
+_CLAIM_MOVES = (Claim, AcceptClaim, RejectClaim)
+
+
 def _claim_awaits(game: Game, claimer: int, seat: int) -> bool:
     """``claimer`` has a claim open that ``seat`` has not accepted."""
     return bool(game.claiming >> claimer & 1) and not game.claim_accepts[claimer] >> seat & 1
@@ -598,7 +601,7 @@ class Table:
             self._bad_answer(seat, cmd.action, f"action for seat {cmd.action.seat} sent by seat {seat}")
             return
         if not self.game.is_legal(cmd.action):
-            if cmd.request_id is None and isinstance(cmd.action, (Claim, AcceptClaim, RejectClaim)):
+            if cmd.request_id is None and isinstance(cmd.action, _CLAIM_MOVES):
                 # a claim move that came too late (the claim ended, the hand moved on) answers no
                 # request: the seat hears why, and its pending decision, if any, is untouched
                 reason = self._why(cmd.action)
@@ -609,7 +612,10 @@ class Table:
                 return
             self._bad_answer(seat, cmd.action, self._why(cmd.action))
             return
-        self._close_request(seat)
+        if cmd.request_id is not None or not isinstance(cmd.action, _CLAIM_MOVES):
+            # (an unsolicited claim move answers no request: the seat may still owe a card, and
+            # if it no longer does, _apply withdraws the request)
+            self._close_request(seat)
         chair.stats.timeouts_in_a_row = 0
         self._apply(seat, cmd.action, forced=chair.occupant is None)
 
