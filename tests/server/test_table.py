@@ -415,3 +415,21 @@ async def test_random_action_plays_a_card_while_claims_are_open() -> None:
         else:
             assert seat != other and isinstance(action, (AcceptClaim, RejectClaim))
         assert g.is_legal(action)
+
+
+async def test_a_late_claim_answer_is_refused_without_forcing_the_seats_card() -> None:
+    class Late(Claimer):
+        def on_request(self, table: Table, request: DecisionRequest) -> None:
+            if request.phase is Phase.PLAY and not self.claimed:  # answers a claim that is not there
+                self.claimed = True
+                asyncio.get_running_loop().call_soon(table.submit, request.seat, AcceptClaim(request.seat, 3), None)
+            self.requests.append(request)
+            action = RandomBot().act(request.view, self.rng)
+            asyncio.get_running_loop().call_later(0.01, table.submit, request.seat, action, request.request_id)
+
+    person = Late()
+    t = Table(TURBO_2, [person, *bots(3)], seed=27)  # the default policy plays a random card on an illegal answer
+    assert await run(t) is TableStatus.FINISHED
+    assert person.rejected == ["there is no claim by W"]
+    assert t.stats()[0].forced == 0 and t.stats()[0].illegal == 0
+    assert not claim_events(t)
