@@ -13,7 +13,7 @@ from moonshot.actions import Action, Charge, Pass, Play
 from moonshot.cards import CardSet, parse_card, parse_card_set
 from moonshot.engine import DealSpec, Game, Phase
 from moonshot.events import Event
-from moonshot.rules import Rules
+from moonshot.rules import ClaimFlow, Rules
 
 SEAT_LETTERS = "NESW"
 
@@ -84,8 +84,14 @@ def random_action(game: Game, rng: random.Random) -> Action:
     """A uniformly random legal action of a random seat to act (plays via the fast mask)."""
     seats = game.to_act()
     who = seats[rng.randrange(len(seats))]
-    if game.phase is Phase.PLAY and game.claimer is None and rng.random() >= 0.02:
-        mask = game.legal_play_mask(who)
+    if game.phase is Phase.PLAY and game.claimer is None:
+        r = rng.random()
+        if r < 0.1 and game.rules.claims and game.rules.claim_flow is ClaimFlow.CONCURRENT:
+            # nobody is waited on for claims: any seat may claim, accept or reject at any time
+            # (often enough that some claims collect all three accepts before the hand ends)
+            anyone = rng.randrange(4)
+            return rng.choice([a for a in game.legal_actions(anyone) if not isinstance(a, Play)])
+        mask = game.legal_play_mask(who) if r >= 0.02 else 0
         if mask:
             bits = [i for i in range(52) if mask >> i & 1]
             return Play.of(who, rng.choice(bits))
@@ -118,7 +124,8 @@ def state(game: Game) -> tuple[object, ...]:
         tuple(game.charged),
         tuple(game.passed),
         game.claimer,
-        game.claim_answers,
+        game.claiming,
+        tuple(game.claim_accepts),
         tuple(game.legal_actions(s) for s in range(4)) if game.phase is not Phase.PASS else (),
     )
 

@@ -53,7 +53,17 @@ from moonshot.events import (
     TrickEnded,
     TrickStarted,
 )
-from moonshot.rules import ChargingOrder, EndRule, MoonRule, PassDirection, Rules, Scoring, card_points, score_deal
+from moonshot.rules import (
+    ChargingOrder,
+    ClaimFlow,
+    EndRule,
+    MoonRule,
+    PassDirection,
+    Rules,
+    Scoring,
+    card_points,
+    score_deal,
+)
 from moonshot.variants import GYM, KIERKI, OMNIBUS, STANDARD, TREND, TURBO, TURBO_VARIANTS, VARIANTS, find_variant
 from turbo_records import RECORDED_TURBO
 
@@ -720,14 +730,22 @@ def test_turbo_moon_every_card_charged() -> None:
 
 
 # ============================================================== turbo: claims
-def claim_game() -> Game:
-    g = Game(no_pass(TURBO), 0, [SUIT_PER_SEAT] * 4)
+BLOCKING_TURBO = TURBO.replace(claim_flow=ClaimFlow.BLOCKING)
+
+
+def claim_game(rules: Rules = BLOCKING_TURBO) -> Game:
+    g = Game(no_pass(rules), 0, [SUIT_PER_SEAT] * 4)
     charge(g, "N- E- S- W-")
     play(g, "2C 2D 2H 2S")
     return g
 
 
-def test_rejected_claim_play_goes_on_and_the_hand_stays_shown() -> None:
+def test_turbo_variants_answer_claims_as_turbo_does_and_others_block() -> None:
+    assert all(r.claims and r.claim_flow is ClaimFlow.CONCURRENT for r in TURBO_VARIANTS.values())
+    assert all(r.claim_flow is ClaimFlow.BLOCKING for r in (STANDARD, TREND, KIERKI, Rules()))
+
+
+def test_blocking_rejected_claim_play_goes_on_and_the_hand_stays_shown() -> None:
     g = claim_game()
     hand = g.hands[N]
     assert Claim(N) in g.legal_actions(N) and Claim(E) in g.legal_actions(E)
@@ -754,8 +772,9 @@ def test_rejected_claim_play_goes_on_and_the_hand_stays_shown() -> None:
     assert g.revealed[N] == hand
 
 
-def test_accepted_claim_gives_the_claimer_every_remaining_card_and_ends_the_hand() -> None:
-    g = claim_game()
+@pytest.mark.parametrize("flow", list(ClaimFlow))
+def test_accepted_claim_gives_the_claimer_every_remaining_card_and_ends_the_hand(flow: ClaimFlow) -> None:
+    g = claim_game(TURBO.replace(claim_flow=flow))
     play(g, "3C")  # mid-trick: the trick's card goes to the claimer too
     g.apply(Claim(N))
     for s in (W, E, S):
@@ -783,7 +802,7 @@ def test_accepted_claim_counts_the_remaining_tricks_for_trick_scoring() -> None:
     assert ended(g)[-1].points == (33, 0, 0, 0)
 
 
-def test_claims_that_are_not_allowed() -> None:
+def test_blocking_claims_that_are_not_allowed() -> None:
     g = Game(no_pass(STANDARD), 0, [SUIT_PER_SEAT])
     with pytest.raises(IllegalAction, match="standard has no claims"):
         g.apply(Claim(N))
@@ -797,9 +816,113 @@ def test_claims_that_are_not_allowed() -> None:
         g.apply(AcceptClaim(W, W))
     with pytest.raises(IllegalAction, match="cannot claim now"):
         g.apply(Claim(E))
-    t = Game(no_pass(TURBO), 0, [SUIT_PER_SEAT] * 4)
-    with pytest.raises(IllegalAction, match="cannot claim now"):
-        t.apply(Claim(N))  # still charging
+    with pytest.raises(IllegalAction, match="W already claimed"):
+        g.apply(Claim(W))
+    with pytest.raises(IllegalAction, match="N cannot claim during the charge phase"):
+        Game(no_pass(BLOCKING_TURBO), 0, [SUIT_PER_SEAT] * 4).apply(Claim(N))
+
+
+# ------------------------------------------------ concurrent claims (Turbo's own server)
+def concurrent_game() -> Game:
+    return claim_game(TURBO)
+
+
+def test_concurrent_claim_play_goes_on_and_accepts_are_kept_across_plays() -> None:
+    g = concurrent_game()  # N leads trick 2
+    g.apply(Claim(E))  # not E's turn: a claim may come at any time
+    assert g.log[-1] == ClaimMade(E, g.hands[E]) and g.revealed[E] == g.hands[E]
+    assert g.to_act() == (N,) and g.claimer is None and g.open_claims() == (E,)
+    assert g.legal_actions(S) == [Claim(S), AcceptClaim(S, E), RejectClaim(S, E)]
+    assert g.legal_actions(E) == [RejectClaim(E, E)]  # the claimer may only withdraw
+    assert g.legal_actions(N)[-3:] == [Claim(N), AcceptClaim(N, E), RejectClaim(N, E)]
+    g.apply(AcceptClaim(S, E))
+    play(g, "3C 3D")  # play goes on while the claim is open
+    g.apply(AcceptClaim(N, E))
+    play(g, "3H 3S 4C 4D 4H 4S")  # a whole trick later the accepts still count
+    assert g.claim_accepts[E] == 1 << S | 1 << N and g.phase is Phase.PLAY
+    assert g.legal_actions(N)[-2:] == [Claim(N), RejectClaim(N, E)]  # N accepted already
+    assert AcceptClaim(W, E) in g.legal_actions(W)
+    g.apply(AcceptClaim(W, E))  # the third accept ends the hand
+    succeeded = [e for e in g.log if isinstance(e, ClaimSucceeded)]
+    played = cs("2C 2D 2H 2S 3C 3D 3H 3S 4C 4D 4H 4S")
+    assert succeeded == [ClaimSucceeded(E, ALL_CARDS & ~played)]  # N's clubs too, though N leads
+    assert ended(g)[-1].taken[E] & ~played == ALL_CARDS & ~played
+    assert g.deal_index == 1 and g.open_claims() == () and g.claim_accepts == [0, 0, 0, 0]
+    answers = [(e.seat, e.accepted) for e in g.log if isinstance(e, ClaimAnswered)]
+    assert answers == [(S, True), (N, True), (W, True)]
+
+
+def test_concurrent_claims_several_open_at_once_one_each() -> None:
+    g = concurrent_game()
+    g.apply(Claim(N))
+    g.apply(Claim(W))
+    assert g.open_claims() == (N, W) and g.to_act() == (N,)
+    with pytest.raises(IllegalAction, match="N already claimed"):
+        g.apply(Claim(N))
+    assert Claim(N) not in g.legal_actions(N) and Claim(E) in g.legal_actions(E)
+    assert g.legal_actions(E)[-4:] == [AcceptClaim(E, N), RejectClaim(E, N), AcceptClaim(E, W), RejectClaim(E, W)]
+    g.apply(AcceptClaim(E, N))
+    g.apply(AcceptClaim(W, N))  # W answers N's claim while its own is open
+    g.apply(AcceptClaim(E, W))
+    g.apply(RejectClaim(S, W))  # ends W's claim only
+    assert g.open_claims() == (N,) and g.claim_accepts == [1 << E | 1 << W, 0, 0, 0]
+    play(g, "3C")
+    g.apply(AcceptClaim(S, N))
+    assert [e.claimer for e in g.log if isinstance(e, ClaimSucceeded)] == [N]
+    assert g.deal_index == 1 and g.open_claims() == ()
+
+
+def test_concurrent_claimer_withdraws_and_may_claim_again_at_once() -> None:
+    g = concurrent_game()
+    hand = g.hands[N]
+    g.apply(Claim(N))
+    g.apply(AcceptClaim(E, N))
+    g.apply(RejectClaim(N, N))  # withdrawn
+    assert g.log[-1] == ClaimAnswered(N, N, False)
+    assert g.open_claims() == () and g.claim_accepts[N] == 0 and g.revealed[N] == hand
+    with pytest.raises(IllegalAction, match="there is no claim by N"):
+        g.apply(AcceptClaim(S, N))
+    g.apply(Claim(N))  # as on Turbo's server, no wait before claiming again
+    play(g, "3C")
+    g.apply(AcceptClaim(S, N))
+    g.apply(AcceptClaim(W, N))
+    assert g.open_claims() == (N,)  # E's earlier accept was for the withdrawn claim
+    g.apply(RejectClaim(W, N))  # a seat may reject after accepting; the claim ends
+    assert g.open_claims() == () and g.phase is Phase.PLAY and g.deal_index == 0
+    assert g.revealed[N] == hand  # as first shown (3C played since)
+
+
+def test_concurrent_claims_still_open_end_with_the_hand() -> None:
+    g = concurrent_game()
+    g.apply(Claim(S))
+    g.apply(AcceptClaim(N, S))
+    play_lowest_until_deal_ends(g)
+    assert g.deal_index == 1 and g.open_claims() == () and g.claim_accepts == [0, 0, 0, 0]
+    assert not any(isinstance(e, ClaimSucceeded) for e in g.log)
+    assert Claim(S) not in g.legal_actions(S)  # charging: no claims until play
+
+
+def test_concurrent_claims_that_are_not_allowed() -> None:
+    g = concurrent_game()
+    g.apply(Claim(W))
+    for action, reason in [
+        (AcceptClaim(E, N), "there is no claim by N"),
+        (RejectClaim(W, N), "there is no claim by N"),
+        (AcceptClaim(E, 9), "there is no claim by 9"),
+        (Claim(W), "W already claimed"),
+        (AcceptClaim(W, W), "W cannot accept its own claim"),
+    ]:
+        before = state(g)
+        with pytest.raises(IllegalAction, match=reason):
+            g.apply(action)  # type: ignore[arg-type]
+        assert state(g) == before
+    g.apply(AcceptClaim(E, W))
+    with pytest.raises(IllegalAction, match="E already accepted W's claim"):
+        g.apply(AcceptClaim(E, W))
+    with pytest.raises(IllegalAction, match="it is N's turn, not W's"):
+        g.apply(Play.of(W, c("3S")))  # a claim does not change whose turn it is
+    with pytest.raises(IllegalAction, match="N cannot claim during the charge phase"):
+        Game(no_pass(TURBO), 0, [SUIT_PER_SEAT] * 4).apply(Claim(N))
 
 
 # ============================================================== kierki
@@ -949,6 +1072,12 @@ def turbo_claimed() -> Game:
     return g
 
 
+def turbo_concurrent_claimed() -> Game:
+    g = concurrent_game()
+    g.apply(Claim(N))
+    return g
+
+
 ILLEGAL: list[tuple[Callable[[], Game], object, str]] = [
     (std_play, Play.of(E, c("3C")), "it is N's turn, not E's"),
     (std_play, Play.of(N, c("3C")), "N does not hold 3C"),
@@ -978,6 +1107,10 @@ ILLEGAL: list[tuple[Callable[[], Game], object, str]] = [
     (turbo_claimed, AcceptClaim(N, N), "N cannot answer this claim"),
     (turbo_claimed, AcceptClaim(E, S), "there is no claim by S"),
     (turbo_claimed, Play.of(N, c("3C")), "N's claim must be answered first"),
+    (turbo_concurrent_claimed, Claim(N), "N already claimed"),
+    (turbo_concurrent_claimed, AcceptClaim(N, N), "N cannot accept its own claim"),
+    (turbo_concurrent_claimed, RejectClaim(E, S), "there is no claim by S"),
+    (turbo_concurrent_claimed, Play.of(E, c("3D")), "it is N's turn, not E's"),
 ]
 
 
@@ -1044,7 +1177,7 @@ def check_deals(g: Game) -> None:
     rules = g.rules
     deal_no, kind = -1, 0
     played: list[int] = []
-    claimed = doubled = 0
+    claimed = doubled = claim_by = 0
     tricks: list[TrickEnded] = []
     totals = [0, 0, 0, 0]
     for e in g.log:
@@ -1057,7 +1190,7 @@ def check_deals(g: Game) -> None:
         elif isinstance(e, Exposed):
             doubled |= e.cards
         elif isinstance(e, ClaimSucceeded):
-            claimed = e.cards
+            claimed, claim_by = e.cards, e.claimer
         elif isinstance(e, TrickEnded):
             led = e.cards[0] // 13
             best = max(x for x in e.cards if x // 13 == led)
@@ -1079,8 +1212,7 @@ def check_deals(g: Game) -> None:
             won = [sum(1 for t in tricks if t.winner == s) for s in range(4)]
             taken = [sum(1 << x for t in tricks if t.winner == s for x in t.cards) for s in range(4)]
             if claimed:
-                claimer = next(x.claimer for x in g.log if isinstance(x, ClaimSucceeded) and x.cards == claimed)
-                taken[claimer] |= claimed
+                taken[claim_by] |= claimed
             assert tuple(taken) == e.taken
             expected, moon = score_deal(rules, kind, taken, numbers, won, doubled)
             assert (e.points, e.moon) == (expected, moon)
@@ -1147,6 +1279,59 @@ def test_random_games_keep_every_invariant(name: str, seed: int) -> None:
     assert again.log == g.log and again.totals == g.totals and again.winners == g.winners
 
 
+def check_cards_and_claims(g: Game) -> None:
+    """Every card is in exactly one hand, passed and not yet delivered, or played; claim state is
+    consistent with its flow."""
+    union = 0
+    in_transit = [p or 0 for p in g.passed] if g.phase in (Phase.PASS, Phase.PILE) else []
+    for h in [*g.hands, *in_transit]:
+        assert not union & h
+        union |= h
+    assert not union & g.played and (union | g.played == ALL_CARDS or g.phase is Phase.OVER)
+    taken = 0
+    for t in g.taken:
+        assert not taken & t
+        taken |= t
+    assert taken & ~g.played == 0
+    for s in range(4):
+        assert not g.claim_accepts[s] >> s & 1
+        assert g.claim_accepts[s] == 0 or g.claiming >> s & 1
+    if g.rules.claim_flow is ClaimFlow.CONCURRENT:
+        assert g.claimer is None
+    else:
+        assert g.claiming == (0 if g.claimer is None else 1 << g.claimer)
+    if g.phase is not Phase.PLAY:
+        assert g.claiming == 0
+
+
+@pytest.mark.parametrize("flow", list(ClaimFlow))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    order=st.sampled_from(list(ChargingOrder)),
+    rate=st.sampled_from([0.02, 0.1, 0.3]),
+)
+def test_random_turbo_games_with_claims_at_random_points_keep_every_invariant(
+    flow: ClaimFlow, seed: int, order: ChargingOrder, rate: float
+) -> None:
+    rules = TURBO_VARIANTS[order].replace(claim_flow=flow)
+    g = Game(rules, seed)
+    rng = random.Random(seed)
+    while not g.over:
+        action = None
+        if g.phase is Phase.PLAY and rng.random() < rate:
+            # a claim, accept or reject by any seat that has one now, whoever's turn it is
+            seat = rng.randrange(4)
+            moves = [a for a in g.legal_actions(seat) if not isinstance(a, Play)]
+            action = rng.choice(moves) if moves else None
+        g.apply(action or random_action(g, rng))
+        check_cards_and_claims(g)
+    check_deals(g)
+    check_redaction(g)
+    again = replay(rules, seed, g.actions)
+    assert again.log == g.log and again.totals == g.totals and again.winners == g.winners
+
+
 @INVARIANT_SETTINGS
 @given(seed=st.integers(0, 2**32 - 1))
 def test_random_kierki_games_from_game_files(seed: int) -> None:
@@ -1166,14 +1351,15 @@ def test_random_kierki_games_from_game_files(seed: int) -> None:
 def test_the_random_games_reach_the_rare_paths() -> None:
     # the invariants above are only as good as the paths random play reaches: claims that
     # succeed, the keeper pile, moons, eight-card tricks, exposures and early ends
-    piles = claims = moons = nines = 0
+    piles = claims = moons = nines = blocking_claims = 0
     for seed in range(80):
         g = play_random_game(TURBO, seed)
         piles += any(isinstance(e, PassSent) and e.to == e.seat for e in g.log)
         claims += sum(isinstance(e, ClaimSucceeded) for e in g.log)
         moons += sum(isinstance(e, DealEnded) and e.moon is not None for e in g.log)
         nines += sum(isinstance(e, TrickEnded) and len(e.cards) == 8 for e in g.log)
-    assert min(piles, claims, moons, nines) > 0
+        blocking_claims += sum(isinstance(e, ClaimSucceeded) for e in play_random_game(BLOCKING_TURBO, seed).log)
+    assert min(piles, claims, moons, nines, blocking_claims) > 0
     trend = play_random_game(TREND, 1)
     assert any(isinstance(e, Exposed) and e.cards for e in trend.log)
     kierki = play_random_game(KIERKI, 1)

@@ -103,3 +103,18 @@ def test_record_json_round_trip() -> None:
     assert max(data["scores"]) > 30
     assert verify_record(data).ok
     assert isinstance(rec, GameRecord)
+
+
+def test_bots_answer_concurrent_claims_in_self_play() -> None:
+    # Turbo claims are never asked for: play_game lets the other three bots answer each claim at once
+    rules = find_variant("turbo")
+    claims = 0
+    for seed in range(6):
+        rec = play_game(rules, seed, ("heuristic", "heuristic", "random", "heuristic"))
+        tags = [a["t"] for a in rec.actions]
+        for i, tag in enumerate(tags):
+            if tag == "claim":
+                claims += 1
+                assert tags[i + 1 : i + 4] == ["accept"] * 3 or "reject" in tags[i + 1 : i + 4]
+        assert verify_record(rec.to_json()).ok
+    assert claims > 0

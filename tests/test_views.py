@@ -9,12 +9,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gamekit import SUIT_PER_SEAT, charge, cs, deal, play, random_action
-from moonshot.actions import Claim, Pass, Play
+from moonshot.actions import AcceptClaim, Claim, Pass, Play, RejectClaim
 from moonshot.cards import ALL_CARDS
 from moonshot.engine import DealSpec, Game, Phase
-from moonshot.rules import ChargingOrder, PassDirection
+from moonshot.rules import ChargingOrder, ClaimFlow, PassDirection
 from moonshot.variants import KIERKI, STANDARD, TREND, TURBO, TURBO_VARIANTS, VARIANTS
-from moonshot.views import SeatView, seat_view
+from moonshot.views import OpenClaim, SeatView, seat_view
 
 N, E, S, W = 0, 1, 2, 3
 
@@ -120,17 +120,44 @@ def test_exposed_ace_is_known_to_everyone() -> None:
         assert v.exposed[S] == cs("AH") and v.known_cards[S] == cs("AH")
 
 
-def test_a_claim_shows_the_claimers_hand_to_everyone() -> None:
-    g = Game(TURBO.replace(pass_cycle=(PassDirection.HOLD,)), 0, [SUIT_PER_SEAT] * 4)
+@pytest.mark.parametrize("flow", list(ClaimFlow))
+def test_a_claim_shows_the_claimers_hand_to_everyone(flow: ClaimFlow) -> None:
+    g = Game(TURBO.replace(pass_cycle=(PassDirection.HOLD,), claim_flow=flow), 0, [SUIT_PER_SEAT] * 4)
     charge(g, "N- E- S- W-")
     play(g, "2C 2D 2H 2S 3C")
     g.apply(Claim(N))
     for s in (E, S, W):
         v = seat_view(g, s)
         assert v.revealed[N] == g.hands[N] and v.known_cards[N] == g.hands[N]
-        assert v.claimer == N and v.my_turn and v.legal_plays == 0
+        assert v.claims == (OpenClaim(N, 0),) and v.claims[0].waiting_on == (E, S, W)
+        if flow is ClaimFlow.BLOCKING:  # play waits for the three answers
+            assert v.claimer == N and v.my_turn and v.legal_plays == 0
+        else:  # play goes on: E is still to play, and nobody waits for the answers
+            assert v.claimer is None and v.my_turn == (s == E) and bool(v.legal_plays) == (s == E)
+            assert AcceptClaim(s, N) in v.legal and RejectClaim(s, N) in v.legal
     # the played 3C is not part of the known hand
     assert not seat_view(g, E).known_cards[N] & cs("3C")
+
+
+def test_every_open_concurrent_claim_is_in_every_view_with_its_accepts() -> None:
+    g = Game(TURBO.replace(pass_cycle=(PassDirection.HOLD,)), 0, [SUIT_PER_SEAT] * 4)
+    charge(g, "N- E- S- W-")
+    play(g, "2C 2D 2H 2S")
+    g.apply(Claim(S))
+    g.apply(Claim(W))
+    g.apply(AcceptClaim(N, W))
+    play(g, "3C")
+    g.apply(AcceptClaim(E, W))
+    for s in range(4):
+        v = seat_view(g, s)
+        assert v.claims == (OpenClaim(S, 0), OpenClaim(W, 1 << N | 1 << E))
+        assert v.claims[1].has_accepted(E) and not v.claims[1].has_accepted(S)
+        assert v.claims[1].waiting_on == (S,)
+        assert v.known_cards[S] == (0 if s == S else g.hands[S])
+    # W, not to play and with its own claim open: answer S's claim, or withdraw its own
+    assert seat_view(g, W).legal == (AcceptClaim(W, S), RejectClaim(W, S), RejectClaim(W, W))
+    g.apply(RejectClaim(W, W))
+    assert seat_view(g, N).claims == (OpenClaim(S, 0),)
 
 
 def test_tricks_and_points_are_public() -> None:

@@ -21,11 +21,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from moonshot.actions import Claim
 from moonshot.bots.base import Bot
 from moonshot.engine import Game
 from moonshot.events import DealEnded
 from moonshot.rules import EndRule, Rules
-from moonshot.sim import make_bot
+from moonshot.sim import answer_claims, make_bot
 from moonshot.variants import find_variant
 from moonshot.views import seat_view
 
@@ -133,6 +134,8 @@ def play_deal(config: ArenaConfig, index: int, clock: Clock | None = None) -> De
                 action = bots[name].act(view, rngs[seat])
             result.moves[name] += 1
             game.apply(action)
+            if type(action) is Claim and game.claimer is None and not game.over:
+                answer_claims(game, seat, [bots[n] for n in seating], rngs)  # concurrent claims
         end = next(e for e in reversed(game.log) if isinstance(e, DealEnded))
         result.seatings.append(seating)
         result.points.append(tuple(end.points))

@@ -273,6 +273,7 @@ class _Knowledge:
             revealed=(0, 0, 0, 0),
             known_cards=(known[0], known[1], known[2], known[3]),
             claimer=None,
+            claims=(),
             legal=legal,
             legal_plays=legal_plays if phase is Phase.PLAY else 0,
         )

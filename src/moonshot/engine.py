@@ -54,7 +54,7 @@ from moonshot.events import (
     TrickEnded,
     TrickStarted,
 )
-from moonshot.rules import EndRule, PassDirection, Rules, score_deal
+from moonshot.rules import ClaimFlow, EndRule, PassDirection, Rules, score_deal
 
 SEAT_NAMES: Final[tuple[str, ...]] = ("N", "E", "S", "W")
 
@@ -79,6 +79,7 @@ _OVER: Final = Phase.OVER
 _KEEPER: Final = PassDirection.KEEPER
 _HOLD: Final = PassDirection.HOLD
 _DEALS: Final = EndRule.DEALS
+_BLOCKING: Final = ClaimFlow.BLOCKING
 
 
 class IllegalAction(ValueError):
@@ -156,9 +157,15 @@ class Game:
         self.taken = [0, 0, 0, 0]
         self.tricks_won = [0, 0, 0, 0]
         self.trick_numbers_won = [0, 0, 0, 0]
+        # Claims. ``claiming``: a seat mask of open claims; ``claim_accepts[c]``: the seats that
+        # accepted seat c's open claim. ``claimer`` is set only while play waits for answers
+        # (ClaimFlow.BLOCKING); under CONCURRENT play never waits, so it stays None and the
+        # play path never looks at claims.
+        self._claims_block = rules.claim_flow is _BLOCKING
         self.claimer: int | None = None
-        self.claim_answers = 0
-        self.claim_blocked = [-1, -1, -1, -1]
+        self.claiming = 0
+        self.claim_accepts = [0, 0, 0, 0]
+        self.claim_blocked = [-1, -1, -1, -1]  # BLOCKING: cards played when a seat's claim was rejected
         self.revealed = [0, 0, 0, 0]  # hands shown by claims
         self.last_deal_points: tuple[int, ...] = (0, 0, 0, 0)
         self._scoring = rules.scoring_for(0)
@@ -196,11 +203,16 @@ class Game:
         return len(self.log)
 
     def to_act(self) -> tuple[int, ...]:
-        """Seats whose decision the game is waiting for (several while passing)."""
+        """Seats whose decision the game is waiting for (several while passing).
+
+        Answers to a concurrent claim (``ClaimFlow.CONCURRENT``) are never waited for: while
+        playing, this is the seat to play, whatever claims are open."""
         ph = self.phase
         if ph is _PLAY:
-            if self.claimer is not None:
-                return tuple(s for s in range(4) if s != self.claimer and not self.claim_answers >> s & 1)
+            claimer = self.claimer
+            if claimer is not None:
+                answered = self.claim_accepts[claimer] | 1 << claimer
+                return tuple(s for s in range(4) if not answered >> s & 1)
             return (self.turn,)
         if ph is _PASS or ph is _PILE:
             return tuple(s for s in range(4) if self.passed[s] is None)
@@ -247,14 +259,21 @@ class Game:
         ph = self.phase
         if ph is _PLAY:
             out: list[Action] = []
-            if self.claimer is not None:
-                if seat != self.claimer and not self.claim_answers >> seat & 1:
-                    out = [AcceptClaim(seat, self.claimer), RejectClaim(seat, self.claimer)]
+            claimer = self.claimer
+            if claimer is not None:
+                if seat != claimer and not self.claim_accepts[claimer] >> seat & 1:
+                    out = [AcceptClaim(seat, claimer), RejectClaim(seat, claimer)]
                 return out
             if seat == self.turn:
                 out = [Play.of(seat, c) for c in card_list(self.legal_play_mask(seat))]
             if self._may_claim(seat):
                 out.append(Claim(seat))
+            for c in self.open_claims():
+                # concurrent claims: anyone may reject (the claimer withdrawing its own), and
+                # each other seat may accept once
+                if c != seat and not self.claim_accepts[c] >> seat & 1:
+                    out.append(AcceptClaim(seat, c))
+                out.append(RejectClaim(seat, c))
             return out
         if ph is _PASS or ph is _PILE:
             if self.passed[seat] is not None:
@@ -281,14 +300,19 @@ class Game:
             ]
         return []
 
+    def open_claims(self) -> tuple[int, ...]:
+        """The seats with a claim open now, in seat order."""
+        m = self.claiming
+        if not m:
+            return ()
+        return tuple(s for s in range(4) if m >> s & 1)
+
     def _may_claim(self, seat: int) -> bool:
-        return (
-            self.rules.claims
-            and self.phase is _PLAY
-            and self.claimer is None
-            and self.hands[seat] != 0
-            and self.claim_blocked[seat] != self.played.bit_count()
-        )
+        if not self.rules.claims or self.phase is not _PLAY or self.claiming >> seat & 1:
+            return False
+        if not self._claims_block:
+            return True  # as Turbo's server: any seat without an open claim, at any time of play
+        return self.claimer is None and self.hands[seat] != 0 and self.claim_blocked[seat] != self.played.bit_count()
 
     def is_legal(self, action: Action) -> bool:
         try:
@@ -333,8 +357,10 @@ class Game:
                 self._expose(action.seat, action.cards)
             elif isinstance(action, Claim):
                 self._claim(action.seat)
-            elif isinstance(action, (AcceptClaim, RejectClaim)):
-                self._answer_claim(action.seat, isinstance(action, AcceptClaim))
+            elif isinstance(action, AcceptClaim):
+                self._answer_claim(action.seat, action.claimer, True)
+            elif isinstance(action, RejectClaim):
+                self._answer_claim(action.seat, action.claimer, False)
         return self.log[start:]
 
     def _check(self, action: Action) -> None:
@@ -397,16 +423,26 @@ class Game:
         if isinstance(action, Claim):
             if not self.rules.claims:
                 raise IllegalAction(f"{self.rules.name} has no claims")
+            if ph is not _PLAY:
+                raise IllegalAction(f"{who} cannot claim during the {ph.value} phase")
+            if self.claiming >> seat & 1:
+                raise IllegalAction(f"{who} already claimed")
             if not self._may_claim(seat):
                 raise IllegalAction(f"{who} cannot claim now")
             return
         if isinstance(action, (AcceptClaim, RejectClaim)):
             claimer = untyped.claimer
-            if self.claimer is None or claimer != self.claimer:
+            if not isinstance(claimer, int) or not 0 <= claimer < 4 or not self.claiming >> claimer & 1:
                 name = SEAT_NAMES[claimer] if isinstance(claimer, int) and 0 <= claimer < 4 else repr(claimer)
                 raise IllegalAction(f"there is no claim by {name}")
-            if seat == self.claimer or self.claim_answers >> seat & 1:
-                raise IllegalAction(f"{who} cannot answer this claim")
+            if self._claims_block:
+                if seat == claimer or self.claim_accepts[claimer] >> seat & 1:
+                    raise IllegalAction(f"{who} cannot answer this claim")
+            elif isinstance(action, AcceptClaim):
+                if seat == claimer:
+                    raise IllegalAction(f"{who} cannot accept its own claim")
+                if self.claim_accepts[claimer] >> seat & 1:
+                    raise IllegalAction(f"{who} already accepted {SEAT_NAMES[claimer]}'s claim")
             return
         raise IllegalAction(f"unknown action {action!r}")
 
@@ -484,8 +520,6 @@ class Game:
         self.taken = [0, 0, 0, 0]
         self.tricks_won = [0, 0, 0, 0]
         self.trick_numbers_won = [0, 0, 0, 0]
-        self.claimer = None
-        self.claim_answers = 0
         self.claim_blocked = [-1, -1, -1, -1]
         self.revealed = [0, 0, 0, 0]
         if rules.two_of_clubs_leads:
@@ -679,22 +713,25 @@ class Game:
         return all(n <= self.trick_no for n, _ in sc.trick_number_points)
 
     def _claim(self, seat: int) -> None:
-        self.claimer = seat
-        self.claim_answers = 0
+        if self._claims_block:
+            self.claimer = seat
+        self.claiming |= 1 << seat
+        self.claim_accepts[seat] = 0
         self.revealed[seat] = self.hands[seat]
         self._emit(ClaimMade(seat, self.hands[seat]))
 
-    def _answer_claim(self, seat: int, accepted: bool) -> None:
-        claimer = self.claimer
-        assert claimer is not None
+    def _answer_claim(self, seat: int, claimer: int, accepted: bool) -> None:
         self._emit(ClaimAnswered(claimer, seat, accepted))
-        if not accepted:
-            self.claimer = None
-            self.claim_answers = 0
-            self.claim_blocked[claimer] = self.played.bit_count()
+        if not accepted:  # the claim ends (the claimer's hand stays shown)
+            self.claiming &= ~(1 << claimer)
+            self.claim_accepts[claimer] = 0
+            if self._claims_block:
+                self.claimer = None
+                self.claim_blocked[claimer] = self.played.bit_count()
             return
-        self.claim_answers |= 1 << seat
-        if self.claim_answers | (1 << claimer) != 0b1111:
+        accepts = self.claim_accepts[claimer] | 1 << seat
+        self.claim_accepts[claimer] = accepts
+        if accepts | (1 << claimer) != 0b1111:
             return
         rest = self.hands[0] | self.hands[1] | self.hands[2] | self.hands[3]
         for c in self.trick_cards:
@@ -709,12 +746,15 @@ class Game:
         self.played |= rest
         self.hands = [0, 0, 0, 0]
         self.trick_cards, self.trick_seats = [], []
-        self.claimer = None
         self._emit(ClaimSucceeded(claimer, rest))
         self._end_deal(early=True)
 
     def _end_deal(self, early: bool) -> None:
         rules = self.rules
+        if self.claiming:  # claims still open end with the hand
+            self.claimer = None
+            self.claiming = 0
+            self.claim_accepts = [0, 0, 0, 0]
         doubled = 0
         for s in range(4):
             doubled |= self.charged[s] | self.exposed[s]

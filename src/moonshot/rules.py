@@ -85,6 +85,23 @@ class MoonRule(Enum):
     NEGATE = "negate"  # Turbo: the shooter's hearts+QS subtotal is negated
 
 
+class ClaimFlow(Enum):
+    """How a claim ("I take every remaining trick") is answered, where ``Rules.claims`` allows them.
+
+    ``BLOCKING``: play stops until the three others have answered; one claim is open at a time,
+    any reject ends it, and the rejected claimer may not claim again until another card is played.
+
+    ``CONCURRENT`` (Turbo Hearts' own server): play goes on while claims are open, and several
+    seats may have one open at once (a seat at most one). Accepts are remembered until the claim
+    ends; any reject ends it, the claimer's own withdrawing it; once the other three have all
+    accepted, the hand ends. Open claims last until the hand ends, and a seat whose claim was
+    rejected may claim again at once.
+    """
+
+    BLOCKING = "blocking"
+    CONCURRENT = "concurrent"
+
+
 class EndRule(Enum):
     DEALS = "deals"  # a fixed number of deals (Rules.deals, or the game definition's deals)
     SCORE = "score"  # until a total reaches (or exceeds) Rules.score_limit
@@ -173,6 +190,7 @@ class Rules:
     # Turbo's nines: a 9 of the led suit among the first four cards makes an eight-card trick
     nines: bool = False
     claims: bool = False
+    claim_flow: ClaimFlow = ClaimFlow.BLOCKING  # how claims are answered (where claims is True)
     # end of a deal / of the game
     early_end: bool = False  # a deal stops once no points remain to be taken
     end: EndRule = EndRule.SCORE
@@ -275,6 +293,7 @@ __all__ = [
     "OMNIBUS_SCORING",
     "TWO_CLUBS",
     "ChargingOrder",
+    "ClaimFlow",
     "EndRule",
     "MoonRule",
     "PassDirection",

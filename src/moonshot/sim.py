@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
 
-from moonshot.actions import action_from_dict, action_to_dict
-from moonshot.bots.base import Bot
+from moonshot.actions import AcceptClaim, Claim, RejectClaim, action_from_dict, action_to_dict
+from moonshot.bots.base import Bot, answer_claim
 from moonshot.engine import Game, replay
 from moonshot.events import DealEnded
 from moonshot.rules import Rules
@@ -134,7 +134,10 @@ def play_game(
     game = Game(rules, seed)
     while not game.over:
         seat = game.to_act()[0]
-        game.apply(players[seat].act(seat_view(game, seat), rngs[seat]))
+        action = players[seat].act(seat_view(game, seat), rngs[seat])
+        game.apply(action)
+        if type(action) is Claim and game.claimer is None and not game.over:
+            answer_claims(game, seat, players, rngs)
     ends = [e for e in game.log if isinstance(e, DealEnded)]
     return GameRecord(
         variant=rules.name,
@@ -149,6 +152,17 @@ def play_game(
         winners=game.winners,
         options=dict(options or {}),
     )
+
+
+def answer_claims(game: Game, claimer: int, players: Sequence[Bot], rngs: Sequence[random.Random]) -> None:
+    """The other three answer ``claimer``'s concurrent claim at once, clockwise (nobody is
+    asked to: the game goes on without them), each as its bot judges it."""
+    for i in range(1, 4):
+        s = (claimer + i) % 4
+        if not game.claiming >> claimer & 1:
+            return  # rejected (or it ended the hand)
+        ok = answer_claim(players[s], seat_view(game, s), claimer, rngs[s])
+        game.apply(AcceptClaim(s, claimer) if ok else RejectClaim(s, claimer))
 
 
 def tasks(seeds: Iterable[int], duplicate: bool) -> list[tuple[int, int]]:

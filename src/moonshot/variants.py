@@ -24,6 +24,7 @@ from moonshot.rules import (
     HEARTS_AND_QUEEN,
     OMNIBUS_SCORING,
     ChargingOrder,
+    ClaimFlow,
     EndRule,
     MoonRule,
     PassDirection,
@@ -82,6 +83,7 @@ def _turbo(order: ChargingOrder) -> Rules:
         charged_card_rule=True,
         nines=True,
         claims=True,
+        claim_flow=ClaimFlow.CONCURRENT,  # as Turbo's own server: play goes on while claims are open
         end=EndRule.DEALS,
         deals=4,
         description=f"Turbo Hearts, {order.value} charging: 4 hands L/R/A/keeper, charge QS AH JD TC, "

@@ -19,6 +19,22 @@ from moonshot.rules import PassDirection, Rules
 
 
 @dataclass(frozen=True, slots=True)
+class OpenClaim:
+    """A claim still open: who made it and which of the other seats have accepted it so far."""
+
+    claimer: int
+    accepted: int  # seat mask of the others that accepted (never the claimer's own bit)
+
+    def has_accepted(self, seat: int) -> bool:
+        return bool(self.accepted >> seat & 1)
+
+    @property
+    def waiting_on(self) -> tuple[int, ...]:
+        """The other seats that have not accepted yet (all three must, for the claim to succeed)."""
+        return tuple(s for s in range(4) if s != self.claimer and not self.accepted >> s & 1)
+
+
+@dataclass(frozen=True, slots=True)
 class SeatView:
     seat: int
     rules: Rules
@@ -48,7 +64,9 @@ class SeatView:
     exposed: tuple[CardSet, CardSet, CardSet, CardSet]
     revealed: tuple[CardSet, CardSet, CardSet, CardSet]  # hands shown by claims (as shown)
     known_cards: tuple[CardSet, CardSet, CardSet, CardSet]  # cards I know each other seat holds now
+    # the claim play waits on (ClaimFlow.BLOCKING); always None under concurrent claims
     claimer: int | None
+    claims: tuple[OpenClaim, ...]  # every open claim, in seat order (both flows); hands in ``revealed``
     legal: tuple[Action, ...]  # my legal actions now (empty when not my move)
     legal_plays: CardSet
 
@@ -126,9 +144,10 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
         revealed=(game.revealed[0], game.revealed[1], game.revealed[2], game.revealed[3]),
         known_cards=(known[0], known[1], known[2], known[3]),
         claimer=game.claimer,
+        claims=tuple(OpenClaim(c, game.claim_accepts[c]) for c in game.open_claims()),
         legal=legal,
         legal_plays=game.legal_play_mask(seat),
     )
 
 
-__all__ = ["SeatView", "seat_view"]
+__all__ = ["OpenClaim", "SeatView", "seat_view"]

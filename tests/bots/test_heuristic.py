@@ -10,13 +10,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
-from moonshot.bots.base import Bot
+from moonshot.bots.base import Bot, answer_claim
 from moonshot.bots.heuristic import HeuristicBot, Weights, claim_is_sure
 from moonshot.bots.random import RandomBot
 from moonshot.cards import ALL_CARDS, SUIT_LETTERS, CardSet, card_list, format_card, parse_card, parse_card_set
 from moonshot.engine import DealSpec, Game, Phase
 from moonshot.events import DealEnded
-from moonshot.rules import EndRule, PassDirection, Rules
+from moonshot.rules import ClaimFlow, EndRule, PassDirection, Rules
 from moonshot.variants import KIERKI, STANDARD, TREND, TURBO, VARIANTS
 from moonshot.views import SeatView, seat_view
 
@@ -273,23 +273,64 @@ def test_turns_to_shooting_the_moon_when_it_is_nearly_made() -> None:
 
 # ---------------------------------------------------------------- claims
 CLAIMING = TURBO.replace(pass_cycle=HOLD, two_of_clubs_leads=False, first_trick_forbidden=0)
+BLOCKING = CLAIMING.replace(claim_flow=ClaimFlow.BLOCKING)
 
 
 def test_claims_when_every_card_is_a_sure_winner() -> None:
     hands = deal({0: "AS KS QS JS TS 9S 8S 7S 6S 5S 4S 3S 2S"})
-    game = position(CLAIMING, hands, leader=0)
-    assert bot_move(game, 0) == Claim(0)
-    game.apply(Claim(0))
-    for seat in (1, 2, 3):
-        assert bot_move(game, seat) == AcceptClaim(seat, 0)
+    for rules in (CLAIMING, BLOCKING):
+        game = position(rules, hands, leader=0)
+        assert bot_move(game, 0) == Claim(0)
+        game.apply(Claim(0))
+        for seat in (1, 2, 3):
+            assert BOT.answer_claim(seat_view(game, seat), 0, random.Random(0))
+            assert answer_claim(RandomBot(), seat_view(game, seat), 0, random.Random(0))
+        if rules is BLOCKING:  # play waits: the bot is asked for its answer
+            for seat in (1, 2, 3):
+                assert bot_move(game, seat) == AcceptClaim(seat, 0)
+        else:  # play goes on: the claimer is asked for a card, not for another claim
+            assert isinstance(bot_move(game, 0), Play)
 
 
 def test_never_claims_with_a_loser_and_rejects_such_a_claim() -> None:
     hands = deal({0: "AS KS QS JS TS 9S 8S 7S 6S 5S 4S 3S 2C"})
+    for rules in (CLAIMING, BLOCKING):
+        game = position(rules, hands, leader=0)
+        assert bot_move(game, 0) != Claim(0)
+        game.apply(Claim(0))
+        assert not BOT.answer_claim(seat_view(game, 1), 0, random.Random(0))
+        assert not RandomBot().answer_claim(seat_view(game, 1), 0, random.Random(0))
+        if rules is BLOCKING:
+            assert bot_move(game, 1) == RejectClaim(1, 0)
+            assert RandomBot().act(seat_view(game, 1), random.Random(0)) == RejectClaim(1, 0)
+
+
+def test_a_turned_down_claim_is_not_made_again_before_a_card_is_played() -> None:
+    # concurrent claims allow claiming again at once; the bot waits until its hand changed
+    hands = deal({0: "AS KS QS JS TS 9S 8S 7S 6S 5S 4S 3S 2S"})
     game = position(CLAIMING, hands, leader=0)
-    assert bot_move(game, 0) != Claim(0)
     game.apply(Claim(0))
-    assert bot_move(game, 1) == RejectClaim(1, 0)
+    game.apply(RejectClaim(1, 0))
+    assert Claim(0) in game.legal_actions(0)
+    assert isinstance(bot_move(game, 0), Play)
+    game.apply(bot_move(game, 0))
+    while game.turn != 0:
+        game.apply(bot_move(game))
+    assert bot_move(game, 0) == Claim(0)  # a trick later, with a smaller hand
+
+
+def test_bots_without_answer_claim_judge_by_claim_is_sure() -> None:
+    class Plain:
+        name = "plain"
+
+        def act(self, view: SeatView, rng: random.Random) -> Action:
+            return view.legal[0]
+
+    sure = position(CLAIMING, deal({0: "AS KS QS JS TS 9S 8S 7S 6S 5S 4S 3S 2S"}), leader=0)
+    unsure = position(CLAIMING, deal({0: "AS KS QS JS TS 9S 8S 7S 6S 5S 4S 3S 2C"}), leader=0)
+    for game, expected in ((sure, True), (unsure, False)):
+        game.apply(Claim(0))
+        assert answer_claim(Plain(), seat_view(game, 2), 0, random.Random(0)) is expected
 
 
 def test_claim_checks_the_trick_in_progress() -> None:

@@ -21,9 +21,9 @@ from moonshot.bots.search import (
     solve,
 )
 from moonshot.cards import ALL_CARDS, JACK_DIAMONDS, QUEEN_SPADES, SUIT_MASKS, TEN_CLUBS, parse_card_set
-from moonshot.engine import Game, Phase
+from moonshot.engine import Game, Phase, replay
 from moonshot.events import DealEnded
-from moonshot.rules import EndRule
+from moonshot.rules import ClaimFlow, EndRule
 from moonshot.sim import make_bot
 from moonshot.variants import VARIANTS, find_variant
 from moonshot.views import SeatView, seat_view
@@ -275,10 +275,15 @@ def test_search_accepts_a_claim_that_hands_the_claimer_the_queen() -> None:
         if any(game.charged) or not game.taken[claimer] >> TEN_CLUBS & 1:
             continue
         game.apply(Claim(claimer))
-        for seat in game.to_act():
-            answer = SearchBot(simulations=40).act(seat_view(game, seat), random.Random(seat))
+        assert game.to_act() == (claimer,)  # Turbo: nobody is asked to answer; bots answer on their own
+        for seat in range(4):
+            if seat != claimer:
+                assert SearchBot(simulations=40).answer_claim(seat_view(game, seat), claimer, random.Random(seat))
+                answered += 1
+        blocking = replay(game.rules.replace(claim_flow=ClaimFlow.BLOCKING), game.seed, game.actions)
+        for seat in blocking.to_act():  # play waits for answers: each is asked through act
+            answer = SearchBot(simulations=40).act(seat_view(blocking, seat), random.Random(seat))
             assert answer == AcceptClaim(seat, claimer)
-            answered += 1
         break
     assert answered == 3
 

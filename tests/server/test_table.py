@@ -8,11 +8,21 @@ from collections.abc import Sequence
 
 import pytest
 
-from moonshot.actions import Action, Play
+from moonshot.actions import AcceptClaim, Action, Claim, Play, RejectClaim
 from moonshot.bots.random import RandomBot
 from moonshot.cards import card_list
 from moonshot.engine import Phase, replay
-from moonshot.events import CardPlayed, GameEnded, HandDealt, TrickEnded
+from moonshot.events import (
+    CardPlayed,
+    ClaimAnswered,
+    ClaimMade,
+    ClaimSucceeded,
+    DealEnded,
+    GameEnded,
+    HandDealt,
+    TrickEnded,
+)
+from moonshot.rules import ClaimFlow, EndRule
 from moonshot.server.table import (
     BotSeat,
     DecisionRequest,
@@ -26,6 +36,7 @@ from moonshot.server.table import (
     TableStatus,
 )
 from moonshot.variants import find_variant
+from moonshot.views import SeatView
 
 RULES = find_variant("standard").replace(score_limit=30)  # short games
 pytestmark = pytest.mark.asyncio
@@ -252,3 +263,173 @@ async def test_restored_table_continues_from_the_stored_actions() -> None:
     assert t.game.actions[:60] == prefix
     assert t.seat_names() == ["a", "b", "c", "d"]
     assert [e for e in t.game.log if isinstance(e, TrickEnded)]
+
+
+# ---------------------------------------------------------------- claims
+TURBO_2 = find_variant("turbo").replace(end=EndRule.DEALS, deals=2)  # two hands: something follows a claim
+
+
+class Conceding(RandomBot):
+    """Random play; accepts every claim (to see a claim succeed without a sure hand)."""
+
+    def answer_claim(self, view: SeatView, claimer: int, rng: random.Random) -> bool:
+        return True
+
+
+class Claimer(Seat):
+    """A scripted person: plays random legal cards and, at its first play of the first hand, claims
+    (unsolicited, as Turbo's HTTP API does), then answers the request ``delay`` seconds later.
+    ``withdraw``: takes the claim back at its next play; ``accept``: right after claiming, accepts
+    the claims already open."""
+
+    def __init__(self, delay: float = 0.0, withdraw: bool = False, accept: bool = False) -> None:
+        self.name, self.kind = "claimer", SeatKind.HUMAN
+        self.delay, self.withdraw, self.accept = delay, withdraw, accept
+        self.events: list[TableEvent] = []
+        self.requests: list[DecisionRequest] = []
+        self.rejected: list[str] = []
+        self.claimed = self.withdrawn = False
+        self.rng = random.Random(3)
+
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+        self.events.extend(events)
+
+    def on_request(self, table: Table, request: DecisionRequest) -> None:
+        self.requests.append(request)
+        seat, loop = request.seat, asyncio.get_running_loop()
+        view = request.view
+        if view.phase is Phase.PLAY and view.deal == 0:
+            if not self.claimed:
+                self.claimed = True
+                loop.call_soon(table.submit, seat, Claim(seat), None)
+                for c in view.claims if self.accept else ():  # then concede the claims already open
+                    loop.call_soon(table.submit, seat, AcceptClaim(seat, c.claimer), None)
+            elif self.withdraw and not self.withdrawn:
+                self.withdrawn = True
+                loop.call_soon(table.submit, seat, RejectClaim(seat, seat), None)
+        action = RandomBot().act(view, self.rng)
+        loop.call_later(self.delay, table.submit, seat, action, request.request_id)
+
+    def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:
+        self.rejected.append(reason)
+
+
+def claim_events(t: Table) -> list[object]:
+    return [e for e in t.game.log if isinstance(e, (ClaimMade, ClaimAnswered, ClaimSucceeded))]
+
+
+async def test_bots_answer_a_concurrent_claim_on_their_own_and_the_hand_ends() -> None:
+    person = Claimer(delay=0.05)  # still thinking about its card when the answers come in
+    seats: list[Seat] = [person, *(BotSeat(Conceding(), random.Random(i)) for i in range(3))]
+    t = Table(TURBO_2, seats, seed=21)
+    assert await run(t) is TableStatus.FINISHED
+    made, *answers, succeeded = claim_events(t)
+    assert made == ClaimMade(0, made.hand)  # type: ignore[union-attr]
+    assert sorted((a.seat, a.accepted) for a in answers) == [(1, True), (2, True), (3, True)]  # type: ignore[attr-defined]
+    assert succeeded == ClaimSucceeded(0, succeeded.cards)  # type: ignore[union-attr]
+    first_end = next(e for e in t.game.log if isinstance(e, DealEnded))
+    assert first_end.early and first_end.tricks == 0
+    # the person's request to play was withdrawn when the hand ended: its late card was ignored,
+    # and the next request it got was for the second hand
+    asked = next(i for i, r in enumerate(person.requests) if r.phase is Phase.PLAY)
+    assert person.requests[asked + 1].view.deal == 1
+    deal0 = t.game.log[: t.game.log.index(first_end)]
+    assert not any(isinstance(e, CardPlayed) and e.seat == 0 for e in deal0)
+    assert not person.rejected and [s.forced for s in t.stats()] == [0, 0, 0, 0]
+    assert replay(TURBO_2, 21, t.game.actions).log == t.game.log
+
+
+async def test_a_rejected_concurrent_claim_lets_play_go_on() -> None:
+    person = Claimer()
+    t = Table(TURBO_2, [person, *bots(3)], seed=22)  # random bots accept only a sure claim
+    assert await run(t) is TableStatus.FINISHED
+    made, rejected = claim_events(t)[:2]
+    assert isinstance(made, ClaimMade) and isinstance(rejected, ClaimAnswered) and not rejected.accepted
+    assert not any(isinstance(e, ClaimSucceeded) for e in t.game.log)
+    first_end = next(e for e in t.game.log if isinstance(e, DealEnded))
+    assert not first_end.early and first_end.tricks >= 7  # played out
+    assert [s.forced for s in t.stats()] == [0, 0, 0, 0]
+
+
+async def test_two_concurrent_claims_open_at_once_and_one_succeeds() -> None:
+    # N claims and the bots accept at once: N's claim waits on E. E, at its turn, claims too (the
+    # bots accept that one as well, so it waits on N), then accepts N's claim, which ends the hand
+    north, east = Claimer(), Claimer(accept=True)
+    t = Table(TURBO_2, [north, east, *(BotSeat(Conceding(), random.Random(i)) for i in range(2))], seed=23)
+    assert await run(t) is TableStatus.FINISHED
+    log = claim_events(t)
+    made = [e.seat for e in log if isinstance(e, ClaimMade)]  # type: ignore[attr-defined]
+    assert sorted(made) == [0, 1]
+    # both were open together: the second claim came before the first one ended
+    second = next(i for i, e in enumerate(log) if isinstance(e, ClaimMade) and e.seat == made[1])
+    ended = [
+        e for e in log[:second] if isinstance(e, ClaimSucceeded) or (isinstance(e, ClaimAnswered) and not e.accepted)
+    ]
+    assert not ended
+    assert [e.claimer for e in log if isinstance(e, ClaimSucceeded)] == [0]
+    assert [s.forced for s in t.stats()] == [0, 0, 0, 0]
+
+
+async def test_a_claimer_withdraws_its_claim_and_play_goes_on() -> None:
+    # the bots accept N's claim, but E (a person who never answers claims) keeps it open until N,
+    # at its next card, takes it back
+    person = Claimer(withdraw=True)
+    seats: list[Seat] = [person, Remote(), *(BotSeat(Conceding(), random.Random(i)) for i in range(2))]
+    t = Table(TURBO_2, seats, seed=24)
+    assert await run(t) is TableStatus.FINISHED
+    log = claim_events(t)
+    assert [(type(e), getattr(e, "seat", None)) for e in log] == [
+        (ClaimMade, 0),
+        (ClaimAnswered, 2),
+        (ClaimAnswered, 3),
+        (ClaimAnswered, 0),
+    ]
+    assert log[-1] == ClaimAnswered(0, 0, False)
+    first_end = next(e for e in t.game.log if isinstance(e, DealEnded))
+    assert not first_end.early  # played out
+    assert not person.rejected and [s.forced for s in t.stats()] == [0, 0, 0, 0]
+
+
+async def test_blocking_claims_are_asked_of_the_bots() -> None:
+    rules = TURBO_2.replace(claim_flow=ClaimFlow.BLOCKING)
+    person = Claimer()
+    t = Table(rules, [person, *(BotSeat(Conceding(), random.Random(i)) for i in range(3))], seed=25)
+    assert await run(t) is TableStatus.FINISHED
+    log = claim_events(t)
+    assert [type(e) for e in log[:5]] == [ClaimMade, ClaimAnswered, ClaimAnswered, ClaimAnswered, ClaimSucceeded]
+    assert [s.forced for s in t.stats()] == [0, 0, 0, 0]
+
+
+async def test_random_action_plays_a_card_while_claims_are_open() -> None:
+    for flow in ClaimFlow:
+        t = Table(TURBO_2.replace(claim_flow=flow), bots(), seed=26)
+        g = t.game
+        while g.phase is not Phase.PLAY:
+            g.apply(t.random_action(g.to_act()[0]))
+        other = (g.turn + 1) % 4
+        g.apply(Claim(other))
+        seat = g.to_act()[0]
+        action = t.random_action(seat)
+        if flow is ClaimFlow.CONCURRENT:
+            assert seat == g.turn and isinstance(action, Play)
+        else:
+            assert seat != other and isinstance(action, (AcceptClaim, RejectClaim))
+        assert g.is_legal(action)
+
+
+async def test_a_late_claim_answer_is_refused_without_forcing_the_seats_card() -> None:
+    class Late(Claimer):
+        def on_request(self, table: Table, request: DecisionRequest) -> None:
+            if request.phase is Phase.PLAY and not self.claimed:  # answers a claim that is not there
+                self.claimed = True
+                asyncio.get_running_loop().call_soon(table.submit, request.seat, AcceptClaim(request.seat, 3), None)
+            self.requests.append(request)
+            action = RandomBot().act(request.view, self.rng)
+            asyncio.get_running_loop().call_later(0.01, table.submit, request.seat, action, request.request_id)
+
+    person = Late()
+    t = Table(TURBO_2, [person, *bots(3)], seed=27)  # the default policy plays a random card on an illegal answer
+    assert await run(t) is TableStatus.FINISHED
+    assert person.rejected == ["there is no claim by W"]
+    assert t.stats()[0].forced == 0 and t.stats()[0].illegal == 0
+    assert not claim_events(t)

@@ -299,19 +299,25 @@ class HeuristicBot:
     def __init__(self, weights: Weights | None = None) -> None:
         self.weights = weights or Weights()
 
+    def answer_claim(self, view: SeatView, claimer: int, rng: random.Random) -> bool:
+        """Accept only a claim sure to win every remaining trick (its hand as shown, less cards played since)."""
+        return claim_is_sure(view, claimer, view.revealed[claimer] & ~view.played)
+
     def act(self, view: SeatView, rng: random.Random) -> Action:
         phase = view.phase
         seat = view.seat
         if phase is Phase.PLAY:
-            if view.claimer is not None:
-                ok = claim_is_sure(view, view.claimer, view.revealed[view.claimer])
-                answer: Action = AcceptClaim(seat, view.claimer) if ok else RejectClaim(seat, view.claimer)
+            claimer = view.claimer
+            if claimer is not None:  # a blocking claim: play waits for our answer
+                ok = self.answer_claim(view, claimer, rng)
+                answer: Action = AcceptClaim(seat, claimer) if ok else RejectClaim(seat, claimer)
                 if answer in view.legal:
                     return answer
             if view.legal_plays:
                 if (
                     view.rules.claims
                     and not view.trick
+                    and view.revealed[seat] != view.hand  # not again before playing a card
                     and claim_is_sure(view, seat, view.hand)
                     and Claim(seat) in view.legal
                 ):

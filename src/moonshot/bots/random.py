@@ -5,15 +5,21 @@ from __future__ import annotations
 import random
 
 from moonshot.actions import AcceptClaim, Action, Claim, Pass, Play, RejectClaim
+from moonshot.bots.heuristic import claim_is_sure
 from moonshot.cards import card_list
 from moonshot.engine import Phase
 from moonshot.views import SeatView
 
 
 class RandomBot:
-    """Plays a uniformly random legal card; passes random cards; never claims."""
+    """Plays a uniformly random legal card; passes random cards; never claims; accepts a claim
+    only when it is sure (:func:`~moonshot.bots.heuristic.claim_is_sure`): conceding at random
+    would hand points away for nothing."""
 
     name = "random"
+
+    def answer_claim(self, view: SeatView, claimer: int, rng: random.Random) -> bool:
+        return claim_is_sure(view, claimer, view.revealed[claimer] & ~view.played)
 
     def act(self, view: SeatView, rng: random.Random) -> Action:
         if view.phase is Phase.PLAY and view.legal_plays:
@@ -24,6 +30,8 @@ class RandomBot:
         options = [a for a in view.legal if not isinstance(a, Claim)]
         if not options:
             raise ValueError(f"seat {view.seat} has nothing to do in phase {view.phase.value}")
-        if view.claimer is not None:
-            options = [a for a in options if isinstance(a, (AcceptClaim, RejectClaim))]
+        claimer = view.claimer
+        if claimer is not None:  # a blocking claim waits for our answer
+            ok = self.answer_claim(view, claimer, rng)
+            return AcceptClaim(view.seat, claimer) if ok else RejectClaim(view.seat, claimer)
         return rng.choice(options)

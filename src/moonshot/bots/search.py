@@ -429,9 +429,17 @@ class SearchBot:
         ph = view.phase
         seat = view.seat
         if ph is Phase.PLAY:
-            if view.claimer is not None:
-                return self._answer_claim(view, rng)
-            can_claim = any(isinstance(a, Claim) for a in view.legal) and _claim_may_pay(view)
+            claimer = view.claimer
+            if claimer is not None:  # a blocking claim: play waits for our answer
+                ok = self.answer_claim(view, claimer, rng)
+                return AcceptClaim(seat, claimer) if ok else RejectClaim(seat, claimer)
+            # a claim turned down is not made again before playing a card: under concurrent
+            # claims the engine would allow it at once, and the same answers would follow
+            can_claim = (
+                view.revealed[seat] != view.hand
+                and any(isinstance(a, Claim) for a in view.legal)
+                and _claim_may_pay(view)
+            )
             if not can_claim and view.legal_plays & (view.legal_plays - 1) == 0:
                 return Play.of(seat, view.legal_plays.bit_length() - 1)
             card, value = self._choose_card(view, rng)
@@ -491,11 +499,9 @@ class SearchBot:
         # (value is an average over worlds: equal costs may differ in the last bits)
         return not rest & sc.cards_with_points and not sc.per_trick and v <= value + 1e-9
 
-    def _answer_claim(self, view: SeatView, rng: random.Random) -> Action:
+    def answer_claim(self, view: SeatView, claimer: int, rng: random.Random) -> bool:
         """Accept when conceding every remaining card to the claimer costs no more than playing on."""
         me = view.seat
-        claimer = view.claimer
-        assert claimer is not None
         rest = ALL_CARDS & ~view.played
         for _, c in view.trick:
             rest |= 1 << c
@@ -509,9 +515,7 @@ class SearchBot:
             deal = deal_from_view(view, sample_view(view, rng))
             total += relative(deal.finish(self.policy, rng), me, self.others_weight)
             n += 1
-        if conceded <= total / n + 0.25:
-            return AcceptClaim(me, claimer)
-        return RejectClaim(me, claimer)
+        return conceded <= total / n + 0.25
 
     # ------------------------------------------------------------------ passing
     def _choose_pass(self, view: SeatView, rng: random.Random) -> CardSet:

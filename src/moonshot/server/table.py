@@ -40,13 +40,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from moonshot.actions import Action, Claim, Pass, Play
-from moonshot.bots.base import Bot
+from moonshot.actions import AcceptClaim, Action, Claim, Pass, Play, RejectClaim
+from moonshot.bots.base import Bot, answer_claim
 from moonshot.bots.random import RandomBot
 from moonshot.cards import card_list
 from moonshot.engine import Game, IllegalAction, Phase
-from moonshot.events import Event
-from moonshot.rules import Rules
+from moonshot.events import ClaimMade, Event
+from moonshot.rules import ClaimFlow, Rules
 from moonshot.views import SeatView, seat_view
 
 log = logging.getLogger("moonshot.table")
@@ -177,7 +177,38 @@ class BotSeat(Seat):
         self.kind = SeatKind.BOT
 
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
-        pass
+        # Under concurrent claims (Turbo) nobody is asked to answer a claim: the bot answers
+        # another seat's claim on its own, as a person at the table would.
+        rules = table.rules
+        if rules.claims and rules.claim_flow is ClaimFlow.CONCURRENT:
+            for te in events:
+                if type(te.event) is ClaimMade:
+                    self._answer_claim(table, te.event.seat)
+
+    def _answer_claim(self, table: Table, claimer: int) -> None:
+        seat = next((i for i, c in enumerate(table.chairs) if c.acting is self), None)
+        game = table.game
+        if seat is None or seat == claimer or not _claim_awaits(game, claimer, seat):
+            return  # our own claim, or one already over or answered (events replayed on attach)
+        view = seat_view(game, seat)
+        deal, shown = game.deal_index, game.revealed[claimer]
+
+        def submit(ok: bool) -> None:
+            g = table.game  # the same claim still open, and still unanswered by us?
+            if g.deal_index == deal and g.revealed[claimer] == shown and _claim_awaits(g, claimer, seat):
+                table.submit(seat, AcceptClaim(seat, claimer) if ok else RejectClaim(seat, claimer), None)
+
+        if not self.in_executor:
+            submit(answer_claim(self.bot, view, claimer, self.rng))
+            return
+        rng = random.Random(self.rng.getrandbits(64))  # its own stream: act may run at the same time
+        fut = asyncio.get_running_loop().run_in_executor(None, answer_claim, self.bot, view, claimer, rng)
+
+        def done(f: asyncio.Future[bool]) -> None:
+            if not f.cancelled() and f.exception() is None:
+                submit(f.result())
+
+        fut.add_done_callback(done)
 
     def on_request(self, table: Table, request: DecisionRequest) -> None:
         loop = asyncio.get_running_loop()
@@ -194,6 +225,14 @@ class BotSeat(Seat):
         if self.in_executor:
             return None
         return self.bot.act(request.view, self.rng)
+
+
+_CLAIM_MOVES = (Claim, AcceptClaim, RejectClaim)
+
+
+def _claim_awaits(game: Game, claimer: int, seat: int) -> bool:
+    """``claimer`` has a claim open that ``seat`` has not accepted."""
+    return bool(game.claiming >> claimer & 1) and not game.claim_accepts[claimer] >> seat & 1
 
 
 class Recorder(Protocol):
@@ -562,9 +601,21 @@ class Table:
             self._bad_answer(seat, cmd.action, f"action for seat {cmd.action.seat} sent by seat {seat}")
             return
         if not self.game.is_legal(cmd.action):
+            if cmd.request_id is None and isinstance(cmd.action, _CLAIM_MOVES):
+                # a claim move that came too late (the claim ended, the hand moved on) answers no
+                # request: the seat hears why, and its pending decision, if any, is untouched
+                reason = self._why(cmd.action)
+                log.info("table=%s seat=%d event=claim_refused action=%r reason=%s", self.id, seat, cmd.action, reason)
+                actor = chair.acting
+                if pending is not None and actor is not None:
+                    self._call(seat, actor, actor.on_rejected, self, pending.request, cmd.action, reason)
+                return
             self._bad_answer(seat, cmd.action, self._why(cmd.action))
             return
-        self._close_request(seat)
+        if cmd.request_id is not None or not isinstance(cmd.action, _CLAIM_MOVES):
+            # (an unsolicited claim move answers no request: the seat may still owe a card, and
+            # if it no longer does, _apply withdraws the request)
+            self._close_request(seat)
         chair.stats.timeouts_in_a_row = 0
         self._apply(seat, cmd.action, forced=chair.occupant is None)
 
@@ -618,6 +669,15 @@ class Table:
                 pending.timer.cancel()
                 pending.timer = None
 
+    def _drop_stale_requests(self, deal: int) -> None:
+        """Close requests that another seat's move (an unsolicited claim, or one ending the hand)
+        made moot; ``_ask`` opens fresh ones, and a late answer to a closed one is ignored."""
+        g = self.game
+        waiting = g.to_act()
+        for seat in [s for s, p in self._pending.items() if s not in waiting or g.deal_index != deal]:
+            log.debug("table=%s seat=%d event=request_withdrawn", self.id, seat)
+            self._close_request(seat)
+
     def random_action(self, seat: int) -> Action:
         g = self.game
         if g.phase is Phase.PLAY and g.claimer is None:
@@ -630,7 +690,10 @@ class Table:
 
     def _apply(self, seat: int, action: Action, forced: bool) -> None:
         index = len(self.game.actions)
+        deal = self.game.deal_index
         self.game.apply(action)
+        if self._pending:
+            self._drop_stale_requests(deal)
         self.forced_log.append(forced)
         if forced:
             self.chairs[seat].stats.forced += 1

@@ -198,6 +198,7 @@ class ClientState:
             revealed=none,
             known_cards=none,
             claimer=None,
+            claims=(),
             legal=tuple(Play.of(self.seat, c) for c in card_list(legal)),
             legal_plays=legal,
         )
