@@ -474,7 +474,8 @@ def field_int(body: dict[str, Any], key: str) -> int | None:
         raise RequestError(400, f"field {key!r} must be an integer")
     if not 0 <= value < 1 << 62:
         raise RequestError(400, f"field {key!r} is out of range")
-    return value
+    number: int = value
+    return number
 
 
 def parse_card_field(body: dict[str, Any], key: str = "card") -> int:
@@ -495,7 +496,7 @@ def parse_cards_field(body: dict[str, Any], key: str = "cards") -> CardSet:
     cards = 0
     for item in value:
         if not isinstance(item, str):
-            raise RequestError(400, f"field {key!r} must be a list of card strings like \"QS\"")
+            raise RequestError(400, f'field {key!r} must be a list of card strings like "QS"')
         try:
             c = parse_card(item)
         except CardError as e:
