@@ -157,10 +157,11 @@ async def read_body(request: Request) -> dict[str, Any]:
     length = request.headers.get("content-length")
     if length is not None:
         try:
-            if int(length) > MAX_BODY:
-                raise RequestError(413, f"the body is over {MAX_BODY // 1024} KB")
+            size_given = int(length)
         except ValueError as e:
             raise RequestError(400, "a bad Content-Length") from e
+        if size_given > MAX_BODY:
+            raise RequestError(413, f"the body is over {MAX_BODY // 1024} KB")
     chunks = []
     size = 0
     async for chunk in request.stream():
