@@ -254,7 +254,7 @@ class Store:
     async def get_value(self, key: str) -> Any:
         async with self.engine.connect() as conn:
             row = (await conn.execute(select(kv.c.value).where(kv.c.key == key))).first()
-        return None if row is None else _json(row[0])
+        return None if row is None else row[0]
 
     async def delete_value(self, key: str) -> None:
         async with self.engine.begin() as conn:
@@ -264,7 +264,7 @@ class Store:
         """Every named value whose key starts with ``prefix``."""
         async with self.engine.connect() as conn:
             rows = await conn.execute(select(kv).where(kv.c.key.startswith(prefix, autoescape=True)))
-            return {r._mapping["key"]: _json(r._mapping["value"]) for r in rows}
+            return {r._mapping["key"]: r._mapping["value"] for r in rows}
 
     async def mark(self, game_id: str, status: str) -> None:
         async with self.engine.begin() as conn:
