@@ -407,6 +407,7 @@ async def test_api_games_lists_the_store_and_replays_finished_games(env: Env) ->
         assert listed[0]["id"] == gid and listed[0]["status"] == "running"
         assert (await ann.get("/api/games?limit=x")).status_code == 400
         assert (await ann.get("/api/games/nope")).status_code == 404
+        watcher = env.lobby.subscribe_lobby("watcher")
         # finish the game: ann plays randomly through the engine's legal actions
         table = hosted.table
         seat = hosted.seat_of("ann")
@@ -419,6 +420,9 @@ async def test_api_games_lists_the_store_and_replays_finished_games(env: Env) ->
             await asyncio.sleep(0)
         await env.recorder.flush()
         await asyncio.sleep(0.1)
+        seen = [watcher.get_nowait() for _ in range(watcher.qsize())]
+        assert {"type": "finish_game", "id": gid} in seen
+        assert gid not in env.lobby.lobby_state()["games"]
         r = await ann.get(f"/api/games/{gid}")
         assert r.status_code == 200
         rec = r.json()

@@ -133,31 +133,31 @@ async def test_lobby_stream_events(tmp_path: Path) -> None:
         async with (
             httpx.AsyncClient(base_url=url, cookies={"name": "ann"}) as ann,
             httpx.AsyncClient(base_url=url, cookies={"name": "bob"}) as bob,
+            ann.stream("GET", "/lobby/subscribe") as resp,
         ):
-            async with ann.stream("GET", "/lobby/subscribe") as resp:
-                reader = SseReader(resp)
-                first = await reader.next_event()
-                assert first is not None and first.data == {"type": "lobby_state", "subscribers": ["ann"], "games": {}}
-                async with bob.stream("GET", "/lobby/subscribe") as bresp:
-                    bob_reader = SseReader(bresp)
-                    state = await bob_reader.next_event()
-                    assert state is not None and state.data["subscribers"] == ["ann", "bob"]
-                    assert (await reader.next_event()).data == {"type": "join_lobby", "player": "bob"}  # type: ignore[union-attr]
-                    gid = (await bob.post("/lobby/new", json={"rules": "chain"})).json()
-                    assert (await reader.next_event()).data == {"type": "new_game", "id": gid, "player": "bob"}  # type: ignore[union-attr]
-                    await ann.post("/lobby/join", json={"id": gid, "rules": "classic"})
-                    assert (await reader.next_event()).data == {"type": "join_game", "id": gid, "player": "ann"}  # type: ignore[union-attr]
-                    await ann.post("/lobby/leave", json={"id": gid})
-                    assert (await reader.next_event()).data == {"type": "leave_game", "id": gid, "player": "ann"}  # type: ignore[union-attr]
-                    await bob.post("/lobby/chat", json={"message": "Anyone here?"})
-                    assert (await reader.next_event()).data == {
-                        "type": "chat",
-                        "name": "bob",
-                        "message": "Anyone here?",
-                    }  # type: ignore[union-attr]
-                    for _ in range(3):
-                        await bob.post("/lobby/add_bot", json={"id": gid, "rules": "chain", "algorithm": "random"})
-                    kinds = [(await reader.next_event()).data["type"] for _ in range(3)]  # type: ignore[union-attr]
-                    assert kinds == ["join_game"] * 3
-                await asyncio.sleep(0.1)
-                assert (await reader.next_event()).data == {"type": "leave_lobby", "player": "bob"}  # type: ignore[union-attr]
+            reader = SseReader(resp)
+            first = await reader.next_event()
+            assert first is not None and first.data == {"type": "lobby_state", "subscribers": ["ann"], "games": {}}
+            async with bob.stream("GET", "/lobby/subscribe") as bresp:
+                bob_reader = SseReader(bresp)
+                state = await bob_reader.next_event()
+                assert state is not None and state.data["subscribers"] == ["ann", "bob"]
+                assert (await reader.next_event()).data == {"type": "join_lobby", "player": "bob"}  # type: ignore[union-attr]
+                gid = (await bob.post("/lobby/new", json={"rules": "chain"})).json()
+                assert (await reader.next_event()).data == {"type": "new_game", "id": gid, "player": "bob"}  # type: ignore[union-attr]
+                await ann.post("/lobby/join", json={"id": gid, "rules": "classic"})
+                assert (await reader.next_event()).data == {"type": "join_game", "id": gid, "player": "ann"}  # type: ignore[union-attr]
+                await ann.post("/lobby/leave", json={"id": gid})
+                assert (await reader.next_event()).data == {"type": "leave_game", "id": gid, "player": "ann"}  # type: ignore[union-attr]
+                await bob.post("/lobby/chat", json={"message": "Anyone here?"})
+                assert (await reader.next_event()).data == {
+                    "type": "chat",
+                    "name": "bob",
+                    "message": "Anyone here?",
+                }  # type: ignore[union-attr]
+                for _ in range(3):
+                    await bob.post("/lobby/add_bot", json={"id": gid, "rules": "chain", "algorithm": "random"})
+                kinds = [(await reader.next_event()).data["type"] for _ in range(3)]  # type: ignore[union-attr]
+                assert kinds == ["join_game"] * 3
+            await asyncio.sleep(0.1)
+            assert (await reader.next_event()).data == {"type": "leave_lobby", "player": "bob"}  # type: ignore[union-attr]
