@@ -244,3 +244,37 @@ def test_any_body_is_an_action_or_a_request_error(kind: str, body: dict[str, obj
         action_from_request(kind, 1, body)
     except RequestError as e:
         assert e.status == 400
+
+
+@pytest.mark.fuzz
+def test_fuzz_request_bodies() -> None:
+    """FUZZ_MESSAGES generated and mutated bodies: each is an action or a 400, never a crash."""
+    from fuzzing import FUZZ_MESSAGES
+
+    rng = random.Random(2024)
+    seeds = [
+        b'{"id": "g", "card": "QS"}',
+        b'{"id": "g", "cards": ["QS", "AH", "2C"]}',
+        b'{"id": "g", "claimer": "west"}',
+        b'{"id": "g", "cards": []}',
+    ]
+    kinds = ["pass", "charge", "expose", "play", "claim", "accept_claim", "reject_claim"]
+    actions = 0
+    for _ in range(FUZZ_MESSAGES):
+        raw = bytearray(rng.choice(seeds))
+        for _ in range(rng.randrange(1, 4)):
+            op = rng.randrange(3)
+            pos = rng.randrange(len(raw) + 1)
+            if op == 0:
+                raw[pos:pos] = bytes([rng.randrange(256)])
+            elif op == 1 and raw:
+                del raw[min(pos, len(raw) - 1)]
+            elif raw:
+                raw[min(pos, len(raw) - 1)] = rng.choice(b'"{}[],:QSAHTC0123456789 \\')
+        try:
+            body = parse_json(bytes(raw))
+            action_from_request(rng.choice(kinds), rng.randrange(4), body)
+            actions += 1
+        except RequestError as e:
+            assert e.status == 400
+    assert actions > 0
