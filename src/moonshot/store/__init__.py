@@ -198,6 +198,11 @@ class Store:
                     rows = []
                 if op == "game":
                     await conn.execute(insert(games).values(**values))
+                elif op == "kv_set":
+                    await conn.execute(delete(kv).where(kv.c.key == values["key"]))
+                    await conn.execute(insert(kv).values(key=values["key"], value=values["value"]))
+                elif op == "kv_delete":
+                    await conn.execute(delete(kv).where(kv.c.key == values["key"]))
                 elif op == "status":
                     gid = values.pop("id")
                     await conn.execute(update(games).where(games.c.id == gid).values(**values))
@@ -386,6 +391,14 @@ class StoreRecorder:
 
     def game_failed(self, table: Any, reason: str) -> None:
         self._queue.put_nowait(("status", {"id": table.id, "status": "failed", "finished_at": now()}))
+
+    # named values (Store.put_value) written by the same task, in order with the game rows: one
+    # writer, so SQLite never sees two transactions at once
+    def put_value(self, key: str, value: Any) -> None:
+        self._queue.put_nowait(("kv_set", {"key": key, "value": value}))
+
+    def delete_value(self, key: str) -> None:
+        self._queue.put_nowait(("kv_delete", {"key": key}))
 
 
 def _kind(chair: Any) -> str:
