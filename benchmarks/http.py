@@ -72,6 +72,8 @@ class Conn:
                     break
                 self.writer.close()
                 self.writer = None
+            if not status_line:
+                return 0, None  # the server is gone or keeps closing: counted as an error
             status = int(status_line.split()[1])
             length = 0
             while (line := await self.reader.readline()) not in (b"\r\n", b""):
@@ -185,7 +187,12 @@ async def table_loop(host: str, port: int, index: int, think: float, stats: Stat
             _, gid = await conns[0].post("/lobby/new", {"rules": "classic"})
             for c in conns[1:]:
                 await c.post("/lobby/join", {"id": gid, "rules": "classic"})
-            await asyncio.gather(*(player(host, port, n, gid, think, stats, stop) for n in names))
+            # at the end of the run players stop acting, so a table may wait on one that left
+            players = asyncio.gather(*(player(host, port, n, gid, think, stats, stop) for n in names))
+            try:
+                await asyncio.wait_for(players, max(1.0, stop - time.perf_counter()) + 5 * max(think, 1))
+            except TimeoutError:
+                return
     finally:
         for c in conns:
             c.close()
