@@ -443,3 +443,19 @@ async def test_pages_and_static_files(env: Env) -> None:
         assert r.status_code == 404 and "missing" in r.json()["error"]
         r = await c.get("/static/app.js")
         assert r.status_code == 200 and "export" in r.text
+
+
+async def test_a_stream_that_cannot_follow_its_game_closes_and_the_game_is_untouched() -> None:
+    from moonshot.engine import Game
+    from moonshot.protocols.turbo.api import GameStream
+    from moonshot.protocols.turbo.codec import Player, TurboTranslator
+    from moonshot.server.table import TableEvent
+    from moonshot.variants import find_variant
+
+    rules = find_variant("turbo")
+    g = Game(rules, 4)
+    stream = GameStream("g")
+    stream.start(TurboTranslator(rules, 4, [Player(n) for n in "abcd"]))
+    sub = stream.subscribe("x", None)
+    stream.on_events(None, [TableEvent(3, g.log[2])])  # type: ignore[arg-type]  # a gap: events 1-2 missing
+    assert stream.closed and sub not in stream.subscribers

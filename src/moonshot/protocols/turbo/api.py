@@ -53,6 +53,7 @@ from moonshot.protocols.turbo.codec import (
     Message,
     Player,
     RequestError,
+    TranslationError,
     TurboTranslator,
     action_from_request,
     field_int,
@@ -240,9 +241,15 @@ class GameStream:
 
     # Spectator protocol: the table calls this in its own task
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
-        if self.translator is None:
+        if self.translator is None or self.closed:
             return
-        new = self.translator.feed((te.version, te.event) for te in events)
+        try:
+            new = self.translator.feed((te.version, te.event) for te in events)
+        except TranslationError:
+            # the game goes on; its streams end, and a new subscription says why in the log
+            log.exception("event=stream_failed game=%s", self.game_id)
+            self.close()
+            return
         self._publish(new)
 
     def _merge(self, msgs: Sequence[Message]) -> None:
