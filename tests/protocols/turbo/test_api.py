@@ -459,3 +459,15 @@ async def test_a_stream_that_cannot_follow_its_game_closes_and_the_game_is_untou
     sub = stream.subscribe("x", None)
     stream.on_events(None, [TableEvent(3, g.log[2])])  # type: ignore[arg-type]  # a gap: events 1-2 missing
     assert stream.closed and sub not in stream.subscribers
+
+
+async def test_a_big_body_without_a_length_is_413_too(env: Env) -> None:
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b'{"message": "'
+        for _ in range(80):
+            yield b"x" * 1024
+        yield b'"}'
+
+    async with env.client("ann") as ann:
+        r = await ann.post("/lobby/chat", content=chunks())
+        assert r.status_code == 413 and "64 KB" in r.json()["error"]

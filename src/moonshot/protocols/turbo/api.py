@@ -324,22 +324,36 @@ class GameStream:
 _END_REPLAY = Message(0, 0, {"type": "end_replay"})
 
 
-async def stream_events(stream: GameStream, sub: Subscriber) -> AsyncIterator[ServerSentEvent]:
+END_REPLAY_FRAME = b'data: {"type":"end_replay"}\r\n\r\n'  # no id: it does not move Last-Event-ID
+
+
+async def stream_events(stream: GameStream, sub: Subscriber) -> AsyncIterator[bytes]:
+    """A subscriber's SSE body. Whatever is queued when the stream wakes goes out as one write
+    (a replay, or a play with its play_status), each frame encoded once for all its viewers."""
     replaying = True
     try:
         while True:
-            m = await sub.queue.get()
-            if m is None:
-                if replaying:
-                    yield ServerSentEvent(data='{"type":"end_replay"}')
-                return
-            if m is _END_REPLAY:
-                replaying = False
-                yield ServerSentEvent(data='{"type":"end_replay"}')
-                continue
-            text = m.json_for(sub.seat)
-            if text is not None:
-                yield ServerSentEvent(data=text, id=m.event_id)
+            item = await sub.queue.get()
+            parts: list[bytes] = []
+            while True:
+                if item is None:
+                    if replaying:
+                        parts.append(END_REPLAY_FRAME)
+                    if parts:
+                        yield b"".join(parts)
+                    return
+                if item is _END_REPLAY:
+                    replaying = False
+                    parts.append(END_REPLAY_FRAME)
+                else:
+                    frame = item.sse_frame(sub.seat)
+                    if frame is not None:
+                        parts.append(frame)
+                if sub.queue.empty():
+                    break
+                item = sub.queue.get_nowait()
+            if parts:
+                yield b"".join(parts)
     finally:
         stream.unsubscribe(sub)
 
