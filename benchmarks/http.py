@@ -352,9 +352,10 @@ def main() -> None:
             proc.wait(30)
     print()
     print(
-        "| tables | think s | POST->event p50 ms | p99 ms | decisions/s | games/s | server CPU | clients CPU | errors |"
+        "| tables | think s | POST->event p50 ms | p99 ms | p99 after warm-up | decisions/s | games/s "
+        "| server CPU | clients CPU | errors |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(
             f"| {r['tables']} | {r['think']:g} | {r['p50']:.1f} | {r['p99']:.1f} | {r['p99 warm']:.1f} | "
