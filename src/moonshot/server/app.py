@@ -173,7 +173,13 @@ class ServerApp:
         sock.setblocking(False)
         app = build_app(lobby, self.config.static_dir)
         config = uvicorn.Config(
-            app, loop="none", lifespan="off", log_config=None, access_log=False, timeout_graceful_shutdown=2
+            app,
+            loop="none",
+            lifespan="off",
+            log_config=None,
+            access_log=False,
+            timeout_graceful_shutdown=2,
+            backlog=4096,  # every player opens two connections, many at once when games start
         )
         self._http = _Uvicorn(config)
         self._http_task = asyncio.get_running_loop().create_task(self._http.serve(sockets=[sock]), name="http")
