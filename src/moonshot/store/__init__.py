@@ -34,6 +34,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    delete,
     event,
     insert,
     select,
@@ -66,6 +67,15 @@ games = Table(
     Column("totals", JSON),
     Column("winners", JSON),
     Column("meta", JSON),
+)
+
+# Small named JSON values a protocol keeps across restarts (the Turbo lobby's open games and game
+# chat, the HTTP session-signing key): written rarely, read at start.
+kv = Table(
+    "kv",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("value", JSON, nullable=False),
 )
 
 actions = Table(
@@ -194,8 +204,8 @@ class Store:
             if rows:
                 await conn.execute(insert(actions), rows)
 
-    async def list_games(self, status: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
-        q = select(games).order_by(games.c.created_at.desc()).limit(limit)
+    async def list_games(self, status: str | None = None, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
+        q = select(games).order_by(games.c.created_at.desc()).limit(limit).offset(offset)
         if status is not None:
             q = q.where(games.c.status == status)
         async with self.engine.connect() as conn:
@@ -234,6 +244,27 @@ class Store:
             if rec is not None:
                 out.append(rec)
         return out
+
+    async def put_value(self, key: str, value: Any) -> None:
+        """Set the named JSON value ``key`` (insert or replace)."""
+        async with self.engine.begin() as conn:
+            await conn.execute(delete(kv).where(kv.c.key == key))
+            await conn.execute(insert(kv).values(key=key, value=value))
+
+    async def get_value(self, key: str) -> Any:
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(select(kv.c.value).where(kv.c.key == key))).first()
+        return None if row is None else _json(row[0])
+
+    async def delete_value(self, key: str) -> None:
+        async with self.engine.begin() as conn:
+            await conn.execute(delete(kv).where(kv.c.key == key))
+
+    async def values(self, prefix: str) -> dict[str, Any]:
+        """Every named value whose key starts with ``prefix``."""
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(select(kv).where(kv.c.key.startswith(prefix, autoescape=True)))
+            return {r._mapping["key"]: _json(r._mapping["value"]) for r in rows}
 
     async def mark(self, game_id: str, status: str) -> None:
         async with self.engine.begin() as conn:
@@ -369,6 +400,7 @@ __all__ = [
     "StoreRecorder",
     "actions",
     "games",
+    "kv",
     "register_rules",
     "rules_named",
 ]
