@@ -19,6 +19,7 @@ export function newState() {
     rules: null, // Turbo charging rules ("classic", "blind", ...)
     variant: null, // "turbo" for Turbo games, else the variant's name
     replayDone: false,
+    handsAtReplay: 0,
     handNo: 0,
     pass: null, // "left" | "right" | "across" | "keeper"
     kind: null,
@@ -256,6 +257,7 @@ export function applyEvent(state, ev) {
       break;
     case "end_replay":
       state.replayDone = true;
+      state.handsAtReplay = state.handScores.length; // hands that ended before this page looked
       break;
     default:
       break; // an event this page does not know changes nothing

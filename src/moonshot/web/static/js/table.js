@@ -61,6 +61,7 @@ export class Table {
     this.busy = false;
     this.error = null;
     this.sheetShownFor = 0;
+    this.sheetHand = null;
     this.overlay = null; // "scores" | "last" | null
     this.gameOverDismissed = false;
     this.state = null;
@@ -144,8 +145,9 @@ export class Table {
       if (e.target === this.overlayBox) this.closeOverlay();
     });
 
+    this.seatNodes.bottom.area.append(this.handBox);
     const main = el("div", "table-main");
-    main.append(this.felt, this.claimBox, this.actionBar, this.handBox);
+    main.append(this.felt, this.claimBox, this.actionBar);
     this.root.append(main, this.side, this.overlayBox);
 
     document.addEventListener("keydown", (e) => this.onGlobalKey(e));
@@ -169,9 +171,11 @@ export class Table {
     this.drawActions(state);
     this.drawClaims(state);
     this.drawSide(state);
+    this.sheetShownFor = Math.max(this.sheetShownFor, state.handsAtReplay);
     if (this.autoScoreSheet && state.replayDone && state.handScores.length > this.sheetShownFor && !state.complete) {
       this.sheetShownFor = state.handScores.length;
       this.overlay = "scores";
+      this.sheetHand = state.handScores.length; // opened by the end of this hand
     }
     if (state.complete && !this.gameOverDismissed) this.overlay = "over";
     if (!state.complete && this.overlay === "over") this.overlay = null;
@@ -221,7 +225,7 @@ export class Table {
     title.append(el("span", "seat-letter", SEAT_LETTER[seat]));
     title.append(el("span", "player-name", player ? player.name : "—"));
     if (seat === this.me) title.append(el("span", "tag you", "you"));
-    if (player && player.type === "bot") title.append(el("span", "tag bot", player.algorithm || "bot"));
+    if (player && player.type === "bot") title.title = `a bot (${player.algorithm || "bot"})`;
     plate.append(title);
     const stats = el("div", "plate-stats");
     const total = el("span", "total", String(state.totals[seat]));
@@ -285,20 +289,23 @@ export class Table {
       info.append(el("div", "center-title", "Game over"));
       return;
     }
+    const turn = this.turnSeat(state);
+    if (turn && state.phase === "playing" && !state.trickWinner) {
+      // an empty place at the next player's side of the trick says whose turn it is
+      const pos = Object.keys(this.positions).find((p) => this.positions[p] === turn);
+      const ghost = el("div", `card ghost${bySeat[turn] ? " second" : ""}`);
+      ghost.append(el("span", "ghost-text", turn === this.me ? "your turn" : this.name(turn)));
+      this.slots[pos].append(ghost);
+    }
     if (state.trickWinner && state.trick.length) {
       info.append(el("div", "center-title", `${this.youOr(state.trickWinner)} ${state.trickWinner === this.me ? "take" : "takes"} the trick`));
       return;
     }
-    if (state.trick.length) {
-      const turn = this.turnSeat(state);
-      if (turn) this.centerInfo.append(this.arrow(turn));
-      return;
-    }
+    if (state.trick.length) return;
     const title = state.kindName ? `Hand ${state.handNo}: ${state.kindName}` : `Hand ${state.handNo}`;
     info.append(el("div", "center-title", title));
     if (state.pass && state.phase !== "playing") info.append(el("div", "center-sub", `pass ${PASS_WORD[state.pass] || state.pass}`));
-    const turn = this.turnSeat(state);
-    if (turn) info.append(this.arrow(turn));
+    if (turn && state.phase !== "playing") info.append(this.arrow(turn));
   }
 
   arrow(seat) {
@@ -545,6 +552,7 @@ export class Table {
 
   closeOverlay() {
     if (this.overlay === "over") this.gameOverDismissed = true;
+    this.sheetHand = null;
     this.overlay = null;
     if (this.state) this.drawOverlay(this.state);
   }
@@ -560,9 +568,10 @@ export class Table {
     close.setAttribute("aria-label", "close");
     dialog.append(close);
     if (this.overlay === "scores") {
-      dialog.append(el("h2", null, state.phase === "hand_over" ? `Hand ${state.handNo} is over` : "Score sheet"));
+      const ended = this.sheetHand && this.sheetHand === state.handScores.length ? this.sheetHand : null;
+      dialog.append(el("h2", null, ended ? `Hand ${ended} is over` : "Score sheet"));
       dialog.append(this.scoreTable(state));
-      const ok = button(state.phase === "hand_over" ? "Next hand" : "Close", "btn primary", () => this.closeOverlay());
+      const ok = button(ended ? "Next hand" : "Close", "btn primary", () => this.closeOverlay());
       ok.dataset.action = "close-sheet";
       dialog.append(ok);
     } else if (this.overlay === "last") {
