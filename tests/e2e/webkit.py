@@ -91,10 +91,13 @@ class Person:
 
     def watch(self, page: Any) -> None:
         page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
-        page.on(
-            "console",
-            lambda m: self.errors.append(f"console {m.type}: {m.text}") if m.type == "error" else None,
-        )
+        def console(m: Any) -> None:
+            # a refused request (409 for an illegal card) is logged by the browser itself: that is
+            # the page working; anything else at error level is a bug
+            if m.type == "error" and "Failed to load resource" not in m.text:
+                self.errors.append(f"console {m.type}: {m.text}")
+
+        page.on("console", console)
 
     async def enter_lobby(self) -> None:
         page = self.page
@@ -144,3 +147,36 @@ class Person:
 
     async def close(self) -> None:
         await self.context.close()
+
+
+# a card's top-left corner: hands overlap, and a person clicks the part of a card they can see
+CORNER = {"x": 10, "y": 30}
+
+
+async def click_card(page: Any, card: str) -> None:
+    await page.locator(f".my-hand button.card[data-card='{card}']").click(position=CORNER)
+
+
+async def my_seat(page: Any) -> str:
+    await page.wait_for_function("document.body.dataset.seat")
+    return str(await page.evaluate("document.body.dataset.seat"))
+
+
+async def dom_hand(page: Any) -> list[str]:
+    return list(await page.eval_on_selector_all(".my-hand .card", "els => els.map(e => e.dataset.card)"))
+
+
+async def raised_cards(page: Any) -> list[str]:
+    return list(await page.eval_on_selector_all(".my-hand button.card.legal:not([disabled])", "els => els.map(e => e.dataset.card)"))
+
+
+async def pass_three(person: Person) -> list[str]:
+    """Choose the first three cards of the hand by clicking them, then confirm the pass."""
+    page = person.page
+    await page.wait_for_selector("[data-action=pass]")
+    cards = (await dom_hand(page))[:3]
+    for card in cards:
+        await click_card(page, card)
+    await page.click("[data-action=pass]:not([disabled])")
+    await page.wait_for_function("(s) => window.moonshotState.passDone[s]", arg=await my_seat(page))
+    return cards

@@ -121,8 +121,11 @@ async function main() {
     pumping = false;
   };
 
+  const received = []; // every event this page was given, once (the browser tests read it)
+  window.moonshotEvents = received;
   const sub = new Subscription(`/game/subscribe/${encodeURIComponent(gameId)}`, {
-    onMessage: (ev) => {
+    onMessage: (ev, id) => {
+      received.push({ id, event: ev });
       if (!state.replayDone && ev.type !== "end_replay") {
         apply(ev);
         draw();

@@ -301,11 +301,11 @@ export class Table {
       info.append(el("div", "center-title", `${this.youOr(state.trickWinner)} ${state.trickWinner === this.me ? "take" : "takes"} the trick`));
       return;
     }
-    if (state.trick.length) return;
+    if (state.trick.length || state.phase === "playing") return;
     const title = state.kindName ? `Hand ${state.handNo}: ${state.kindName}` : `Hand ${state.handNo}`;
     info.append(el("div", "center-title", title));
-    if (state.pass && state.phase !== "playing") info.append(el("div", "center-sub", `pass ${PASS_WORD[state.pass] || state.pass}`));
-    if (turn && state.phase !== "playing") info.append(this.arrow(turn));
+    if (state.pass) info.append(el("div", "center-sub", `pass ${PASS_WORD[state.pass] || state.pass}`));
+    if (turn) info.append(this.arrow(turn));
   }
 
   arrow(seat) {
