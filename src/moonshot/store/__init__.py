@@ -198,6 +198,11 @@ class Store:
                     rows = []
                 if op == "game":
                     await conn.execute(insert(games).values(**values))
+                elif op == "kv_set":
+                    await conn.execute(delete(kv).where(kv.c.key == values["key"]))
+                    await conn.execute(insert(kv).values(key=values["key"], value=values["value"]))
+                elif op == "kv_delete":
+                    await conn.execute(delete(kv).where(kv.c.key == values["key"]))
                 elif op == "status":
                     gid = values.pop("id")
                     await conn.execute(update(games).where(games.c.id == gid).values(**values))
@@ -254,7 +259,7 @@ class Store:
     async def get_value(self, key: str) -> Any:
         async with self.engine.connect() as conn:
             row = (await conn.execute(select(kv.c.value).where(kv.c.key == key))).first()
-        return None if row is None else _json(row[0])
+        return None if row is None else row[0]
 
     async def delete_value(self, key: str) -> None:
         async with self.engine.begin() as conn:
@@ -264,7 +269,7 @@ class Store:
         """Every named value whose key starts with ``prefix``."""
         async with self.engine.connect() as conn:
             rows = await conn.execute(select(kv).where(kv.c.key.startswith(prefix, autoescape=True)))
-            return {r._mapping["key"]: _json(r._mapping["value"]) for r in rows}
+            return {r._mapping["key"]: r._mapping["value"] for r in rows}
 
     async def mark(self, game_id: str, status: str) -> None:
         async with self.engine.begin() as conn:
@@ -386,6 +391,14 @@ class StoreRecorder:
 
     def game_failed(self, table: Any, reason: str) -> None:
         self._queue.put_nowait(("status", {"id": table.id, "status": "failed", "finished_at": now()}))
+
+    # named values (Store.put_value) written by the same task, in order with the game rows: one
+    # writer, so SQLite never sees two transactions at once
+    def put_value(self, key: str, value: Any) -> None:
+        self._queue.put_nowait(("kv_set", {"key": key, "value": value}))
+
+    def delete_value(self, key: str) -> None:
+        self._queue.put_nowait(("kv_delete", {"key": key}))
 
 
 def _kind(chair: Any) -> str:
