@@ -35,6 +35,7 @@ export function newState() {
     charged: perSeat(() => []),
     blindCharged: perSeat(() => 0),
     exposing: false,
+    exposeDone: perSeat(() => true),
     exposed: perSeat(() => null),
     leader: null,
     trick: [], // [{seat, card}] in play order (a nines trick has up to 8)
@@ -79,6 +80,7 @@ function resetHand(state) {
     state.charged[s] = [];
     state.blindCharged[s] = 0;
     state.exposed[s] = null;
+    state.exposeDone[s] = true;
     state.tricksWon[s] = 0;
     state.taken[s] = [];
   }
@@ -173,9 +175,14 @@ export function applyEvent(state, ev) {
     case "start_exposing":
       state.phase = "exposing";
       state.exposing = true;
+      for (const s of SEATS) state.exposeDone[s] = false;
+      break;
+    case "expose_status":
+      for (const s of SEATS) state.exposeDone[s] = Boolean(ev[`${s}_done`]);
       break;
     case "expose":
       state.exposed[ev.seat] = [...(ev.cards || [])];
+      state.exposeDone[ev.seat] = true;
       if (ev.cards && ev.cards.length) notice(state, `${nameOf(state, ev.seat)} exposes ${ev.cards.join(" ")}`);
       break;
     case "start_trick":

@@ -210,6 +210,7 @@ export class Table {
   waitingOn(state, seat) {
     if (state.phase === "passing") return !state.passDone[seat];
     if (state.phase === "charging") return state.nextCharger ? state.nextCharger === seat : !state.chargeDone[seat];
+    if (state.phase === "exposing") return !state.exposeDone[seat];
     return this.turnSeat(state) === seat;
   }
 
@@ -248,6 +249,7 @@ export class Table {
     }
     if (state.claims[seat]) badges.append(el("span", "badge claim", "claims"));
     if (state.phase === "passing" && state.passDone[seat]) badges.append(el("span", "badge done", "passed"));
+    if (state.phase === "exposing" && state.exposeDone[seat] && !state.exposed[seat]) badges.append(el("span", "badge done", "done"));
     if (state.phase === "charging" && state.chargeDone[seat]) badges.append(el("span", "badge done", "done"));
     if (badges.childElementCount) plate.append(badges);
 
@@ -413,8 +415,8 @@ export class Table {
       const none = button("No charge", "btn", () => this.submitCharge([]));
       none.dataset.action = "no-charge";
       buttons.append(go, none);
-    } else if (state.phase === "exposing" && this.myCards(state).includes("AH") && state.exposed[me] === null) {
-      status.textContent = "Expose the A\u2665? Every heart then counts double.";
+    } else if (state.phase === "exposing" && !state.exposeDone[me] && !this.busy) {
+      status.textContent = "Expose the A\u2665? Every heart then counts double, for everyone.";
       const yes = button("Expose A\u2665", "btn primary", () => this.submitExpose(["AH"]));
       yes.dataset.action = "expose";
       const no = button("Don't expose", "btn", () => this.submitExpose([]));
@@ -449,7 +451,10 @@ export class Table {
       if (state.nextCharger && state.nextCharger !== me) return `Waiting for ${this.name(state.nextCharger)} to charge.`;
       return "Waiting for the others to charge.";
     }
-    if (state.phase === "exposing") return "Waiting for the exposure.";
+    if (state.phase === "exposing") {
+      const waiting = SEATS.filter((s) => !state.exposeDone[s]).map((s) => this.name(s));
+      return waiting.length ? `Waiting for ${waiting.join(", ")} to expose or not.` : "Exposing.";
+    }
     if (state.phase === "playing" && state.nextPlayer) return `Waiting for ${this.name(state.nextPlayer)}.`;
     if (state.phase === "hand_over") return `Hand ${state.handNo} is over.`;
     return "";
