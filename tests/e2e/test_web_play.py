@@ -135,7 +135,8 @@ async def test_the_table_fits_a_phone_and_an_illegal_card_shows_the_engine_reaso
         state = await bob.state()
         illegal = [c for c in state["hands"][seat] if c not in state["legalPlays"]]
         if illegal:
-            await page.evaluate("(c) => window.moonshotTable.run(() => window.moonshotTable.actions.play(c))", illegal[0])
+            play = "(c) => window.moonshotTable.run(() => window.moonshotTable.actions.play(c))"
+            await page.evaluate(play, illegal[0])
             alert = page.locator(".action-bar [role=alert]")
             await alert.wait_for()
             text = await alert.inner_text()

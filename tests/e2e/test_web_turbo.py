@@ -98,9 +98,12 @@ async def test_a_turbo_hand_with_a_charge_and_a_claim(tmp_path: Path) -> None:
                 )
                 continue
             before = len(state["hands"][seat])
-            await click_card(page, (await page.eval_on_selector_all(
-                ".my-hand button.card.legal", "els => els.map(e => e.dataset.card)"
-            ))[0])
+            await click_card(
+                page,
+                (await page.eval_on_selector_all(".my-hand button.card.legal", "els => els.map(e => e.dataset.card)"))[
+                    0
+                ],
+            )
             await page.wait_for_function(
                 "([s, n]) => window.moonshotState.hands[s].length < n || window.moonshotState.handScores.length",
                 arg=[seat, before],

@@ -91,6 +91,7 @@ class Person:
 
     def watch(self, page: Any) -> None:
         page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+
         def console(m: Any) -> None:
             # a refused request (409 for an illegal card) is logged by the browser itself: that is
             # the page working; anything else at error level is a bug
@@ -125,9 +126,11 @@ class Person:
         page = self.page
         await page.select_option("#algorithm", algorithm)
         row = page.locator(f"#games li[data-id='{game_id}']")
-        for i in range(n):
+        players = row.locator(".chip:not(.empty)")
+        for _ in range(n):
+            before = await players.count()
             await row.locator("[data-action=add-bot]").click()
-            await row.locator(".chip:not(.empty)").nth(i + 1).wait_for()
+            await players.nth(before).wait_for()
 
     async def open_table(self, game_id: str) -> None:
         page = self.page
@@ -167,7 +170,8 @@ async def dom_hand(page: Any) -> list[str]:
 
 
 async def raised_cards(page: Any) -> list[str]:
-    return list(await page.eval_on_selector_all(".my-hand button.card.legal:not([disabled])", "els => els.map(e => e.dataset.card)"))
+    raised = ".my-hand button.card.legal:not([disabled])"
+    return list(await page.eval_on_selector_all(raised, "els => els.map(e => e.dataset.card)"))
 
 
 async def pass_three(person: Person) -> list[str]:
@@ -180,3 +184,30 @@ async def pass_three(person: Person) -> list[str]:
     await page.click("[data-action=pass]:not([disabled])")
     await page.wait_for_function("(s) => window.moonshotState.passDone[s]", arg=await my_seat(page))
     return cards
+
+
+async def act_if_asked(person: Person) -> bool:
+    """Make whatever decision the table asks of this person, as a person would, through the page:
+    pass the first three cards, charge nothing, decline to expose, play the first raised card.
+    False when nothing is asked now (or the page moved on while we looked: the caller asks again)."""
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+    page = person.page
+    try:
+        for action in ("no-charge", "no-expose"):
+            button = page.locator(f"[data-action={action}]:not([disabled])")
+            if await button.count():
+                await button.click(timeout=2000)
+                return True
+        if await page.locator("[data-action=pass]").count():
+            for card in (await dom_hand(page))[:3]:
+                await page.locator(f".my-hand button.card[data-card='{card}']").click(position=CORNER, timeout=2000)
+            await page.click("[data-action=pass]:not([disabled])", timeout=2000)
+            return True
+        legal = await raised_cards(page)
+        if legal and await page.evaluate("document.querySelector('.my-hand').dataset.mode") == "play":
+            await page.locator(f".my-hand button.card[data-card='{legal[0]}']").click(position=CORNER, timeout=2000)
+            return True
+    except PlaywrightTimeout:
+        return False
+    return False
