@@ -143,6 +143,10 @@ class Person:
         """The table's folded state (what the page draws from)."""
         return dict(await self.page.evaluate("JSON.parse(JSON.stringify(window.moonshotState))"))
 
+    async def state_of(self, path: str) -> dict[str, Any]:
+        """A state object the page keeps (e.g. the replay viewer's ``moonshotReplay.state``)."""
+        return dict(await self.page.evaluate(f"JSON.parse(JSON.stringify(window.{path}))"))
+
     async def shot(self, name: str, *, full_page: bool = False) -> None:
         if SHOTS:
             Path(SHOTS).mkdir(parents=True, exist_ok=True)

@@ -121,6 +121,8 @@ export function replayStops(events) {
       firstTrick = false;
       levels = ["trick", "card"]; // passes and charges done, the first lead to come
     }
+    // the last card of a trick and the trick's end are one step: the finished trick
+    if (ev.type === "end_trick" && stops.length && stops[stops.length - 1].type === "play") stops.pop();
     if (levels) stops.push({ at: i + 1, levels, type: ev.type });
   });
   return stops;
@@ -216,8 +218,14 @@ class Replay {
     this.state = state;
     this.table.update(state);
     this.slider.value = String(i);
-    const trick = state.trickNo ? `trick ${state.trickNo}` : "before the first trick";
-    this.where.textContent = state.complete ? "game over" : state.phase === "hand_over" ? `hand ${state.handNo} over` : `hand ${state.handNo} \u00b7 ${trick}`;
+    const name = (seat) => (state.players[seat] ? state.players[seat].name : seat);
+    let trick = "the deal";
+    if (state.trickWinner) trick = `trick ${state.trickNo} to ${name(state.trickWinner)}`;
+    else if (state.trickNo && !state.trick.length) trick = `trick ${state.trickNo}: ${name(state.leader)} leads`;
+    else if (state.trickNo) trick = `trick ${state.trickNo}`;
+    if (state.complete) this.where.textContent = "game over";
+    else if (state.phase === "hand_over") this.where.textContent = `hand ${state.handNo} over`;
+    else this.where.textContent = `hand ${state.handNo} \u00b7 ${trick}`;
     document.body.dataset.replayIndex = String(i);
   }
 
