@@ -68,6 +68,17 @@ async def chromium() -> AsyncIterator[Any]:
             await browser.close()
 
 
+def small_png(path: Path) -> None:
+    """Shrink a screenshot for the docs: 256 colours are plenty for a card table."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return
+    with Image.open(path) as image:
+        small = image.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    small.save(path, optimize=True)
+
+
 class Person:
     """One person in their own browser context: own cookies, own pages."""
 
@@ -150,7 +161,9 @@ class Person:
     async def shot(self, name: str, *, full_page: bool = False) -> None:
         if SHOTS:
             Path(SHOTS).mkdir(parents=True, exist_ok=True)
-            await self.page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=full_page)
+            path = Path(SHOTS) / f"{name}.png"
+            await self.page.screenshot(path=str(path), full_page=full_page)
+            small_png(path)
 
     async def close(self) -> None:
         await self.context.close()

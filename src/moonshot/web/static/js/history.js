@@ -169,13 +169,13 @@ class Replay {
     this.autoButton.addEventListener("click", () => (this.timer ? this.stopAuto() : this.startAuto()));
     bar.append(
       back,
-      mk("\u23ee Hand", "prev-hand", () => this.step(-1, "hand"), "previous hand (Page Up)"),
+      mk("\u00ab Hand", "prev-hand", () => this.step(-1, "hand"), "previous hand (Page Up)"),
       mk("\u25c0 Trick", "prev-trick", () => this.step(-1, "trick"), "previous trick (\u2190)"),
       mk("\u25c1 Card", "prev-card", () => this.step(-1, "card"), "previous card (Shift+\u2190)"),
       this.where,
       mk("Card \u25b7", "next-card", () => this.step(1, "card"), "next card (Shift+\u2192)"),
       mk("Trick \u25b6", "next-trick", () => this.step(1, "trick"), "next trick (\u2192)"),
-      mk("Hand \u23ed", "next-hand", () => this.step(1, "hand"), "next hand (Page Down)"),
+      mk("Hand \u00bb", "next-hand", () => this.step(1, "hand"), "next hand (Page Down)"),
       this.autoButton,
       this.slider,
     );

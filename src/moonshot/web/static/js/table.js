@@ -508,6 +508,7 @@ export class Table {
     }
     this.chatLog.scrollTop = this.chatLog.scrollHeight;
     this.chatForm.hidden = !this.actions || !this.actions.chat;
+    this.chatBox.hidden = this.chatForm.hidden && !state.chat.length; // a replay without chat
   }
 
   scoreTable(state, { compact = false } = {}) {
