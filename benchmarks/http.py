@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 SEATS = ["north", "east", "south", "west"]
+SERVE_FLAGS = ("--open-names", "--log-level", "error")
 DECISIONS_PER_GAME = 230  # 4 hands x (52 plays + passes + charges), players who never charge
 
 
@@ -71,6 +72,8 @@ class Conn:
                     break
                 self.writer.close()
                 self.writer = None
+            if not status_line:
+                return 0, None  # the server is gone or keeps closing: counted as an error
             status = int(status_line.split()[1])
             length = 0
             while (line := await self.reader.readline()) not in (b"\r\n", b""):
@@ -87,8 +90,8 @@ class Conn:
 async def open_stream(host: str, port: int, path: str, name: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     reader, writer = await asyncio.open_connection(host, port, limit=1 << 20)
     writer.write(f"GET {path} HTTP/1.1\r\nHost: b\r\nCookie: name={name}\r\nAccept: text/event-stream\r\n\r\n".encode())
-    while (line := await reader.readline()) not in (b"\r\n", b""):
-        pass
+    while await reader.readline() not in (b"\r\n", b""):
+        pass  # the response's headers
     return reader, writer
 
 
@@ -119,6 +122,12 @@ async def player(host: str, port: int, name: str, gid: str, think: float, stats:
     passed = False
     sent_at: dict[str, float] = {}
     rng = random.Random(name)
+    pending: set[asyncio.Future[None]] = set()  # actions on their way (kept referenced)
+
+    def later(path: str, body: dict[str, Any]) -> None:
+        task = asyncio.ensure_future(act(path, body))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
 
     async def act(path: str, body: dict[str, Any]) -> None:
         if think:
@@ -156,11 +165,11 @@ async def player(host: str, port: int, name: str, gid: str, think: float, stats:
                 return
             if t == "pass_status" and not d[f"{me}_done"] and not passed and len(hand) == 13:
                 passed = True
-                asyncio.ensure_future(act("/game/pass", {"cards": sorted(hand)[:3]}))
+                later("/game/pass", {"cards": sorted(hand)[:3]})
             elif t == "charge_status" and not d[f"{me}_done"] and d["next_charger"] in (None, me):
-                asyncio.ensure_future(act("/game/charge", {"cards": []}))
+                later("/game/charge", {"cards": []})
             elif t == "play_status" and d["next_player"] == me and d["legal_plays"]:
-                asyncio.ensure_future(act("/game/play", {"card": d["legal_plays"][0]}))
+                later("/game/play", {"card": d["legal_plays"][0]})
             elif t == "game_complete":
                 if me == "north":
                     stats.games += 1
@@ -178,7 +187,12 @@ async def table_loop(host: str, port: int, index: int, think: float, stats: Stat
             _, gid = await conns[0].post("/lobby/new", {"rules": "classic"})
             for c in conns[1:]:
                 await c.post("/lobby/join", {"id": gid, "rules": "classic"})
-            await asyncio.gather(*(player(host, port, n, gid, think, stats, stop) for n in names))
+            # at the end of the run players stop acting, so a table may wait on one that left
+            players = asyncio.gather(*(player(host, port, n, gid, think, stats, stop) for n in names))
+            try:
+                await asyncio.wait_for(players, max(1.0, stop - time.perf_counter()) + 5 * max(think, 1))
+            except TimeoutError:
+                return
     finally:
         for c in conns:
             c.close()
@@ -198,8 +212,7 @@ def run_players(host: str, port: int, tables: int, think: float, duration: float
 # ----------------------------------------------------------------- the server
 def start_server(db: str) -> tuple[subprocess.Popen[str], int]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "moonshot.cli", "serve", "--no-sessions", "--http-port", "0", "--db", db]
-        + ["--open-names", "--log-level", "error"],
+        [sys.executable, "-m", "moonshot.cli", "serve", "--no-sessions", "--http-port", "0", "--db", db, *SERVE_FLAGS],
         stdout=subprocess.PIPE,
         text=True,
     )

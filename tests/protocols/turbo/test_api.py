@@ -443,3 +443,31 @@ async def test_pages_and_static_files(env: Env) -> None:
         assert r.status_code == 404 and "missing" in r.json()["error"]
         r = await c.get("/static/app.js")
         assert r.status_code == 200 and "export" in r.text
+
+
+async def test_a_stream_that_cannot_follow_its_game_closes_and_the_game_is_untouched() -> None:
+    from moonshot.engine import Game
+    from moonshot.protocols.turbo.api import GameStream
+    from moonshot.protocols.turbo.codec import Player, TurboTranslator
+    from moonshot.server.table import TableEvent
+    from moonshot.variants import find_variant
+
+    rules = find_variant("turbo")
+    g = Game(rules, 4)
+    stream = GameStream("g")
+    stream.start(TurboTranslator(rules, 4, [Player(n) for n in "abcd"]))
+    sub = stream.subscribe("x", None)
+    stream.on_events(None, [TableEvent(3, g.log[2])])  # type: ignore[arg-type]  # a gap: events 1-2 missing
+    assert stream.closed and sub not in stream.subscribers
+
+
+async def test_a_big_body_without_a_length_is_413_too(env: Env) -> None:
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b'{"message": "'
+        for _ in range(80):
+            yield b"x" * 1024
+        yield b'"}'
+
+    async with env.client("ann") as ann:
+        r = await ann.post("/lobby/chat", content=chunks())
+        assert r.status_code == 413 and "64 KB" in r.json()["error"]

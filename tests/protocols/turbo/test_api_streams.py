@@ -161,3 +161,24 @@ async def test_lobby_stream_events(tmp_path: Path) -> None:
                 assert kinds == ["join_game"] * 3
             await asyncio.sleep(0.1)
             assert (await reader.next_event()).data == {"type": "leave_lobby", "player": "bob"}  # type: ignore[union-attr]
+
+
+async def test_a_player_watching_before_the_start_gets_the_redacted_stream(tmp_path: Path) -> None:
+    async with http_server(tmp_path) as app:
+        url = base_url(app)
+        async with (
+            httpx.AsyncClient(base_url=url, cookies={"name": "ann"}) as ann,
+            httpx.AsyncClient(base_url=url, cookies={"name": "bob"}) as bob,
+        ):
+            gid = (await ann.post("/lobby/new", json={"rules": "classic"})).json()
+            async with bob.stream("GET", f"/game/subscribe/{gid}") as resp:  # bob is not in it yet
+                reader = SseReader(resp)
+                await reader.until("end_replay")
+                await bob.post("/lobby/join", json={"id": gid, "rules": "classic"})
+                for _ in range(2):
+                    await ann.post("/lobby/add_bot", json={"id": gid, "rules": "classic", "algorithm": "random"})
+                sit = (await reader.next_event()).data  # type: ignore[union-attr]
+                deal = (await reader.next_event()).data  # type: ignore[union-attr]
+            me = next(s for s in SEATS if sit[s]["name"] == "bob")
+            assert deal["type"] == "deal" and len(deal[me]) == 13
+            assert all(deal[s] == [] for s in SEATS if s != me)

@@ -46,12 +46,14 @@ from starlette.staticfiles import StaticFiles
 
 from moonshot.actions import Action
 from moonshot.bots.base import Bot
+from moonshot.engine import DealSpec, Game
 from moonshot.protocols.turbo.codec import (
     CHARGING_NAMES,
     GAME_ACTIONS,
     Message,
     Player,
     RequestError,
+    TranslationError,
     TurboTranslator,
     action_from_request,
     field_int,
@@ -197,10 +199,11 @@ def endpoint(
 class Subscriber:
     """One open SSE stream: messages waiting to be sent, as this viewer sees them."""
 
-    __slots__ = ("queue", "seat")
+    __slots__ = ("name", "queue", "seat")
 
-    def __init__(self, seat: int | None) -> None:
-        self.seat = seat
+    def __init__(self, name: str, seat: int | None) -> None:
+        self.name = name
+        self.seat = seat  # None: not seated (the unredacted stream)
         self.queue: asyncio.Queue[Message | None] = asyncio.Queue()
 
 
@@ -217,8 +220,20 @@ class GameStream:
         self.chat_log: list[dict[str, Any]] = []  # {"name","message","version","sub"}: persisted
 
     def start(self, translator: TurboTranslator) -> None:
+        """The game has its chairs: seat whoever subscribed while it was open, by name, so a
+        player who was watching early gets the redacted stream from the first deal on."""
         self.translator = translator
-        self._merge(translator.messages)
+        for sub in self.subscribers:
+            sub.seat = self.seat_of(sub.name)
+
+    def seat_of(self, name: str) -> int | None:
+        """The chair of the person called ``name`` (None: not seated, or not started)."""
+        if self.translator is None:
+            return None
+        for s, p in enumerate(self.translator.players):
+            if p.kind == "human" and p.name == name:
+                return s
+        return None
 
     @property
     def version(self) -> int:
@@ -226,9 +241,15 @@ class GameStream:
 
     # Spectator protocol: the table calls this in its own task
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
-        if self.translator is None:
+        if self.translator is None or self.closed:
             return
-        new = self.translator.feed((te.version, te.event) for te in events)
+        try:
+            new = self.translator.feed((te.version, te.event) for te in events)
+        except TranslationError:
+            # the game goes on; its streams end, and a new subscription says why in the log
+            log.exception("event=stream_failed game=%s", self.game_id)
+            self.close()
+            return
         self._publish(new)
 
     def _merge(self, msgs: Sequence[Message]) -> None:
@@ -269,8 +290,17 @@ class GameStream:
         self._publish([m])
         return m
 
-    def subscribe(self, seat: int | None, after: tuple[int, int] | None) -> Subscriber:
-        sub = Subscriber(seat)
+    def restore_chat(self, entries: Sequence[dict[str, Any]]) -> None:
+        """Chat kept in the store, each back at its stream position."""
+        restored = []
+        for c in entries:
+            with contextlib.suppress(KeyError, TypeError, ValueError):
+                position = (int(c["version"]), int(c["sub"]))
+                restored.append(self.add_chat(str(c["name"]), str(c["message"]), position))
+        self._merge(restored)
+
+    def subscribe(self, name: str, after: tuple[int, int] | None) -> Subscriber:
+        sub = Subscriber(name, self.seat_of(name))
         for m in self.messages:
             if after is None or m.position > after:
                 sub.queue.put_nowait(m)
@@ -294,22 +324,36 @@ class GameStream:
 _END_REPLAY = Message(0, 0, {"type": "end_replay"})
 
 
-async def stream_events(stream: GameStream, sub: Subscriber) -> AsyncIterator[ServerSentEvent]:
+END_REPLAY_FRAME = b'data: {"type":"end_replay"}\r\n\r\n'  # no id: it does not move Last-Event-ID
+
+
+async def stream_events(stream: GameStream, sub: Subscriber) -> AsyncIterator[bytes]:
+    """A subscriber's SSE body. Whatever is queued when the stream wakes goes out as one write
+    (a replay, or a play with its play_status), each frame encoded once for all its viewers."""
     replaying = True
     try:
         while True:
-            m = await sub.queue.get()
-            if m is None:
-                if replaying:
-                    yield ServerSentEvent(data='{"type":"end_replay"}')
-                return
-            if m is _END_REPLAY:
-                replaying = False
-                yield ServerSentEvent(data='{"type":"end_replay"}')
-                continue
-            text = m.json_for(sub.seat)
-            if text is not None:
-                yield ServerSentEvent(data=text, id=m.event_id)
+            item = await sub.queue.get()
+            parts: list[bytes] = []
+            while True:
+                if item is None:
+                    if replaying:
+                        parts.append(END_REPLAY_FRAME)
+                    if parts:
+                        yield b"".join(parts)
+                    return
+                if item is _END_REPLAY:
+                    replaying = False
+                    parts.append(END_REPLAY_FRAME)
+                else:
+                    frame = item.sse_frame(sub.seat)
+                    if frame is not None:
+                        parts.append(frame)
+                if sub.queue.empty():
+                    break
+                item = sub.queue.get_nowait()
+            if parts:
+                yield b"".join(parts)
     finally:
         stream.unsubscribe(sub)
 
@@ -402,10 +446,8 @@ def game_routes(host: GameHost) -> list[BaseRoute]:
         stream = host.find_stream(game_id)
         if stream is None:
             raise RequestError(404, f"no game {game_id!r}")
-        game = host.find_game(game_id)
-        seat = game.seat_of(caller.name) if game is not None else None
         after = parse_event_id(request.headers.get("last-event-id"))
-        sub = stream.subscribe(seat, after)
+        sub = stream.subscribe(caller.name, after)
         return EventSourceResponse(stream_events(stream, sub), ping=PING_SECONDS, headers={"Cache-Control": "no-store"})
 
     def seated(body: dict[str, Any], caller: Caller) -> tuple[HostedGame, int]:
@@ -516,7 +558,7 @@ class TurboLobby:
         recorder: Recorder | None = None,
         store: Any = None,
         options: LobbyOptions | None = None,
-        deals_for: Callable[[LobbyGame], Any] | None = None,
+        deals_for: Callable[[LobbyGame], Sequence[DealSpec] | None] | None = None,
         track: Callable[[Table], object] | None = None,
     ) -> None:
         self.options = options or LobbyOptions()
@@ -786,8 +828,6 @@ class TurboLobby:
         }
         table = Table(rules, seats, seed=g.seed, policy=PEOPLE_POLICY, table_id=g.id, recorder=self.recorder, meta=meta)
         if self.deals_for is not None:
-            from moonshot.engine import Game
-
             deals = self.deals_for(g)
             if deals is not None:
                 table.game = Game(rules, g.seed, deals)
@@ -799,9 +839,7 @@ class TurboLobby:
         stream = g.stream or GameStream(g.id)
         g.stream = stream
         translator = TurboTranslator(table.rules, table.seed, players, table.game.deal_specs)
-        for c in chats:
-            with contextlib.suppress(KeyError, TypeError, ValueError):
-                stream._merge([stream.add_chat(str(c["name"]), str(c["message"]), (int(c["version"]), int(c["sub"])))])
+        stream.restore_chat(chats)
         stream.start(translator)
         g.hosted = HostedGame(g.id, table, players, stream, self._save_chat)
         self.games[g.id] = g

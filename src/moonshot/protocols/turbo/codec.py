@@ -111,7 +111,7 @@ class Player:
 class Message:
     """One Turbo event in a game's stream, with what each seat sees of it."""
 
-    __slots__ = ("_json", "data", "sub", "version", "views")
+    __slots__ = ("_frames", "_json", "data", "sub", "version", "views")
 
     def __init__(
         self,
@@ -126,6 +126,7 @@ class Message:
         # what seat s sees; None: the same as everyone (no secret in it)
         self.views = views
         self._json: dict[int, str | None] = {}
+        self._frames: dict[int, bytes | None] = {}
 
     @property
     def event_id(self) -> str:
@@ -148,6 +149,17 @@ class Message:
             d = self.for_viewer(seat)
             self._json[key] = None if d is None else json.dumps(d, separators=(",", ":"))
         return self._json[key]
+
+    def sse_frame(self, seat: int | None) -> bytes | None:
+        """The whole server-sent-event frame (``id:`` and ``data:`` lines) for ``seat``, built
+        once and shared by every stream that carries it (a thousand spectators, one encoding)."""
+        key = -1 if seat is None or self.views is None else seat
+        frame = self._frames.get(key, b"")
+        if frame == b"":
+            text = self.json_for(seat)
+            frame = None if text is None else f"id: {self.event_id}\r\ndata: {text}\r\n\r\n".encode()
+            self._frames[key] = frame
+        return frame
 
     def __repr__(self) -> str:
         return f"Message({self.event_id}, {self.data!r})"
