@@ -69,13 +69,13 @@ async def chromium() -> AsyncIterator[Any]:
 
 
 def small_png(path: Path) -> None:
-    """Shrink a screenshot for the docs: 256 colours are plenty for a card table."""
+    """Shrink a screenshot for the docs: 64 colours are plenty for a card table."""
     try:
         from PIL import Image
     except ImportError:
         return
     with Image.open(path) as image:
-        small = image.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+        small = image.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
     small.save(path, optimize=True)
 
 
