@@ -151,6 +151,7 @@ async def test_seated_people_never_see_hidden_cards_and_a_spectator_sees_all(tmp
                     assert sorted(shown) == sorted(state["hands"][seat])
                     await check_page_private(alice, next(s for s, p in people.items() if p is alice))
                     await alice.shot("table-claim")
+                    await carol.shot("table-spectator")
                     await panel.locator("[data-action=reject]").click()
                     await panel.wait_for(state="detached")
                     acted = True
@@ -168,7 +169,6 @@ async def test_seated_people_never_see_hidden_cards_and_a_spectator_sees_all(tmp
         assert all(len(deal[s]) == 13 for s in SEATS)
         assert not any(e["type"].startswith("hidden_") or e["type"] == "blind_charge" for e in seen)
         assert all(e["legal_plays"] for e in seen if e["type"] == "play_status")
-        await carol.shot("table-spectator")
         for p in (alice, bob, carol):
             assert p.errors == []
             await p.close()
