@@ -108,7 +108,7 @@ async def test_a_person_plays_a_standard_hand_against_three_bots(tmp_path: Path)
 async def test_the_table_fits_a_phone_and_an_illegal_card_shows_the_engine_reason(tmp_path: Path) -> None:
     async with web_server(tmp_path) as app, chromium() as browser:
         base = f"http://127.0.0.1:{app.http_port}"
-        bob = await Person.open(browser, base, "bob", viewport=PHONE)
+        bob = await Person.open(browser, base, "bob", viewport=PHONE, pace="normal")  # as people see it
         await bob.enter_lobby()
         await bob.shot("lobby-phone", full_page=True)
         game_id = await bob.create_game("standard")
@@ -145,3 +145,50 @@ async def test_the_table_fits_a_phone_and_an_illegal_card_shows_the_engine_reaso
         await asyncio.sleep(0)
         assert bob.errors == []
         await bob.close()
+
+
+async def test_a_dropped_stream_reconnects_without_applying_anything_twice(tmp_path: Path) -> None:
+    async with web_server(tmp_path) as app, chromium() as browser:
+        carl = await Person.open(browser, f"http://127.0.0.1:{app.http_port}", "carl")
+        await carl.enter_lobby()
+        game_id = await carl.create_game("omnibus")
+        await carl.add_bots(game_id, "random", 3)
+        await carl.open_table(game_id)
+        page = carl.page
+        seat = await my_seat(page)
+        await pass_three(carl)
+        await page.fill(".chat-form input", "hello table")
+        await page.press(".chat-form input", "Enter")
+        await page.locator(".chat-log li", has_text="hello table").wait_for()
+        before = await carl.state()
+        received = await page.evaluate("window.moonshotEvents.filter(e => e.event.type !== 'end_replay').length")
+        # the stream drops for good (as when the server restarts): the page opens a fresh one,
+        # which replays the whole game; nothing it already had is applied again
+        await page.evaluate("window.moonshotSubscription.source.close(); window.moonshotSubscription.open()")
+        await page.wait_for_function("window.moonshotSubscription.source.readyState === EventSource.OPEN")
+        await page.wait_for_timeout(500)
+        after = await carl.state()
+        # end_replay has no id of its own (an EventSource repeats the last one): every other
+        # message is there once
+        ids = await page.evaluate("window.moonshotEvents.filter(e => e.event.type !== 'end_replay').map(e => e.id)")
+        assert len(ids) == len(set(ids)) and len(ids) >= received
+        assert after["chat"] == before["chat"] == [{"name": "carl", "message": "hello table"}]
+        assert after["handNo"] == before["handNo"] == 1
+        assert len(after["hands"][seat]) <= 13 and after["counts"] == {
+            s: len(after["hands"][s]) or after["counts"][s] for s in after["counts"]
+        }
+        assert await page.locator(".chat-log li").count() == 1
+        # and play goes on
+        await page.wait_for_function(
+            "(s) => window.moonshotState.nextPlayer === s && document.querySelector('.my-hand button.card.legal')",
+            arg=seat,
+        )
+        card = (await raised_cards(page))[0]
+        await click_card(page, card)
+        await page.wait_for_function(
+            "(c) => !window.moonshotState.hands[Object.keys(window.moonshotState.hands)"
+            ".find(s => window.moonshotState.players[s].name === 'carl')].includes(c)",
+            arg=card,
+        )
+        assert carl.errors == []
+        await carl.close()

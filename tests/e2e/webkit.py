@@ -90,11 +90,14 @@ class Person:
         self.errors: list[str] = []
 
     @classmethod
-    async def open(cls, browser: Any, base: str, name: str, *, viewport: dict[str, int] | None = None) -> Person:
+    async def open(
+        cls, browser: Any, base: str, name: str, *, viewport: dict[str, int] | None = None, pace: str = "instant"
+    ) -> Person:
         context = await browser.new_context(viewport=viewport or DESKTOP, base_url=base)
         context.set_default_timeout(TIMEOUT_MS)
-        # bots answer at once: no pause between cards, so a hand takes seconds
-        await context.add_init_script("localStorage.setItem('moonshot.pace', 'instant')")
+        # bots answer at once: "instant" shows their cards without the pauses people get, so a
+        # hand takes seconds
+        await context.add_init_script(f"localStorage.setItem('moonshot.pace', '{pace}')")
         person = cls(context, base, name)
         person.page = await context.new_page()
         person.watch(person.page)

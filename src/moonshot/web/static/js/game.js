@@ -112,11 +112,8 @@ async function main() {
       let wait = 0;
       if (ev.type === "end_trick") wait = p.trick;
       else if (ev.type === "play" && ev.seat !== table.me) wait = p.play;
-      if (wait && queue.length) await new Promise((r) => setTimeout(r, wait));
-      else if (wait) {
-        // nothing else yet: hold the finished trick on the table for its pause all the same
-        await new Promise((r) => setTimeout(r, ev.type === "end_trick" ? wait : 0));
-      }
+      // the pause holds even when nothing else has come yet: the next event waits its turn
+      if (wait) await new Promise((r) => setTimeout(r, wait));
     }
     pumping = false;
   };
