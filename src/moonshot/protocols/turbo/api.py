@@ -185,6 +185,13 @@ def endpoint(
             caller = None if anonymous else identity().caller(request)
             result = await handler(request, caller)  # type: ignore[arg-type]
         except RequestError as e:
+            log.info(
+                "event=http_refused path=%s status=%d name=%s reason=%s",
+                request.url.path,
+                e.status,
+                json.dumps(caller.name if caller is not None else None),
+                json.dumps(str(e)),
+            )
             return Identity.finish(error(e.status, str(e)), caller if e.status < 500 else None)
         except Exception:
             log.exception("event=http_error path=%s", request.url.path)
