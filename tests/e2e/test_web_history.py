@@ -104,6 +104,7 @@ async def test_history_lists_a_finished_game_and_the_replay_steps_through_it(tmp
         assert [state["totals"][s] for s in SEATS] == stored["totals"]
         assert len(state["handScores"]) == 4
         assert "win" in await over.locator(".winner").inner_text()
+        await dave.shot("game-over")
         assert dave.errors == []
         await dave.close()
 

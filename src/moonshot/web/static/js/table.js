@@ -346,7 +346,7 @@ export class Table {
     const legal = new Set(state.legalPlays);
     for (const card of cards) {
       const face = cardFace(card, { interactive: Boolean(this.me) });
-      if (received.has(card) && state.phase !== "playing") face.classList.add("received");
+      if (received.has(card) && ["passing", "charging", "exposing"].includes(state.phase)) face.classList.add("received");
       if (state.charged[seat].includes(card)) face.classList.add("charged");
       if (this.me) {
         let enabled = false;
