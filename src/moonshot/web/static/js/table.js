@@ -59,6 +59,7 @@ export class Table {
     this.selected = new Set();
     this.selectKey = null; // the decision the selection belongs to
     this.busy = false;
+    this.keyboard = false; // the person plays by keyboard: keep a card focused for them
     this.error = null;
     this.sheetShownFor = 0;
     this.sheetHand = null;
@@ -113,6 +114,9 @@ export class Table {
     this.handBox.setAttribute("role", "group");
     this.handBox.setAttribute("aria-label", "your hand");
     this.handBox.addEventListener("keydown", (e) => this.onHandKey(e));
+    this.handBox.addEventListener("pointerdown", () => {
+      this.keyboard = false;
+    });
 
     this.actionBar = el("div", "action-bar");
     this.actionBar.setAttribute("aria-live", "polite");
@@ -183,6 +187,11 @@ export class Table {
     if (focused) {
       const again = this.handBox.querySelector(`[data-card="${focused}"]:not([disabled])`);
       if (again) again.focus();
+    }
+    // someone playing by keyboard finds a card focused again when their turn comes back
+    if (this.keyboard && !this.handBox.contains(document.activeElement) && this.cardMode(state) === "play") {
+      const first = this.handBox.querySelector("button.card.legal:not([disabled])");
+      if (first && (!document.activeElement || document.activeElement === document.body)) first.focus();
     }
   }
 
@@ -661,7 +670,9 @@ export class Table {
   }
 
   onHandKey(e) {
+    if (e.key === "Enter" || e.key === " ") this.keyboard = true;
     if (e.key !== "ArrowLeft" && e.key !== "ArrowRight") return;
+    this.keyboard = true;
     const cards = [...this.handBox.querySelectorAll("button.card:not([disabled])")];
     if (!cards.length) return;
     const i = cards.indexOf(document.activeElement);
