@@ -80,8 +80,11 @@ async def test_a_person_plays_a_standard_hand_against_three_bots(tmp_path: Path)
                 "([s, n]) => window.moonshotState.hands[s].length < n || window.moonshotState.handScores.length",
                 arg=[seat, before],
             )
-            if turns < 12:
-                assert card not in await dom_hand(page)
+            # the card leaves the hand on the page (drawn at the next animation frame)
+            await page.wait_for_function(
+                "(c) => !document.querySelector(`.my-hand [data-card='${c}']`) || window.moonshotState.handNo > 1",
+                arg=card,
+            )
             turns += 1
         assert turns == 13
 
@@ -100,7 +103,7 @@ async def test_a_person_plays_a_standard_hand_against_three_bots(tmp_path: Path)
         await sheet.wait_for(state="detached")
         # the next hand is dealt and passes to the right
         await page.wait_for_function("window.moonshotState.handNo === 2")
-        assert "to the right" in await page.inner_text(".action-bar")
+        await page.locator(".action-bar", has_text="to the right").wait_for()
         assert alice.errors == []
         await alice.close()
 

@@ -62,7 +62,9 @@ async def test_a_turbo_hand_with_a_charge_and_a_claim(tmp_path: Path) -> None:
         assert charge[0] in await button.inner_text()
         await button.click()
         await page.wait_for_function("([s, c]) => window.moonshotState.charged[s].includes(c)", arg=[seat, charge])
-        assert await page.locator(f".my-hand .card.charged[data-card='{charge}']").count() == 1
+        # the page shows it (drawn at the next animation frame): on the card and on the plate
+        await page.locator(f".my-hand .card.charged[data-card='{charge}']").wait_for()
+        await page.locator(".seat-area.pos-bottom .badge.charged").wait_for()
         assert await page.locator(".seat-area.pos-bottom .badge.charged").count() == 1
         await alice.shot("table-turbo-charged")
         # classic charging: everyone passes once more after the last charge
