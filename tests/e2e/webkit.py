@@ -69,13 +69,13 @@ async def chromium() -> AsyncIterator[Any]:
 
 
 def small_png(path: Path) -> None:
-    """Shrink a screenshot for the docs: 64 colours are plenty for a card table."""
+    """Shrink a screenshot for the docs: 128 colours keep the suits and the felt, at a third of the size."""
     try:
         from PIL import Image
     except ImportError:
         return
     with Image.open(path) as image:
-        small = image.convert("RGB").quantize(colors=64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+        small = image.convert("RGB").quantize(colors=128, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
     small.save(path, optimize=True)
 
 
