@@ -1,0 +1,124 @@
+"""The history page lists stored games and its replay viewer steps through a finished one, by
+card, by trick and by hand, on the same table component in spectator mode."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from e2e.webkit import PHONE, Person, chromium, web_server
+from moonshot.server.app import ServerApp
+from moonshot.server.table import BotSeat, Table
+from moonshot.sim import make_bot
+from moonshot.variants import TURBO
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
+
+SEATS = ("north", "east", "south", "west")
+
+
+async def finished_turbo_game(app: ServerApp) -> str:
+    """A whole Turbo game of four bots on the server's own table runtime, stored as it went."""
+    names = ["ada (bot)", "basil (bot)", "cleo (bot)", "dora (bot)"]
+    seats = [BotSeat(make_bot("heuristic"), random.Random(i), name=n) for i, n in enumerate(names)]
+    meta = {"protocol": "turbo", "algorithms": json.dumps(["heuristic"] * 4)}
+    table = Table(TURBO, seats, seed=99, table_id="replay-me", recorder=app.recorder, meta=meta)
+    app._track(table)
+    await table.done
+    assert app.recorder is not None
+    await app.recorder.flush()
+    return table.id
+
+
+async def test_history_lists_a_finished_game_and_the_replay_steps_through_it(tmp_path: Path) -> None:
+    async with web_server(tmp_path) as app, chromium() as browser:
+        game_id = await finished_turbo_game(app)
+        base = f"http://127.0.0.1:{app.http_port}"
+        dave = await Person.open(browser, base, "dave")
+        page = dave.page
+        await page.goto("/history")
+        row = page.locator(f"#games-table tr[data-id='{game_id}']")
+        await row.wait_for()
+        text = await row.inner_text()
+        assert "Turbo" in text and "ada (bot)" in text and "finished" in text
+        await dave.shot("history-desktop")
+        await row.locator("[data-action=replay]").click()
+        await page.wait_for_url(f"**/history#{game_id}")
+        await page.wait_for_selector("#replay-bar")
+
+        async def where() -> str:
+            return str(await page.inner_text("#replay-where"))
+
+        # the first stop: the first deal, every hand face up (a spectator's view)
+        state = await dave.state_of("moonshotReplay.state")
+        assert state["handNo"] == 1 and all(len(state["hands"][s]) == 13 for s in SEATS)
+        assert await page.locator(".card.back").count() == 0
+        assert await page.locator(".other-hand .card.face").count() == 39
+        assert await page.locator(".my-hand .card.face").count() == 13
+        assert "hand 1" in await where()
+
+        # a trick forward: passes and charges are done, the first lead is next
+        await page.click("[data-action=next-trick]")
+        assert "trick 1: " in await where() and "leads" in await where()
+        state = await dave.state_of("moonshotReplay.state")
+        assert state["phase"] == "playing" and not state["trick"] and all(state["passDone"].values())
+        # the next trick forward: the first trick is complete on the table
+        await page.click("[data-action=next-trick]")
+        state = await dave.state_of("moonshotReplay.state")
+        assert state["trickWinner"] and len(state["trick"]) in (4, 8)
+        assert await page.locator(".trick-area .card.face").count() == len(state["trick"])
+        assert await where() == f"hand 1 \u00b7 trick 1 to {state['players'][state['trickWinner']]['name']}"
+        await dave.shot("replay-desktop")
+        # a card back: the trick's last card is taken back
+        await page.click("[data-action=prev-card]")
+        back = await dave.state_of("moonshotReplay.state")
+        assert len(back["trick"]) == len(state["trick"]) - 1 and not back["trickWinner"]
+        # by keyboard: right arrow is the next trick
+        await page.keyboard.press("ArrowRight")
+        await page.keyboard.press("ArrowRight")
+        assert "hand 1 \u00b7 trick 2 to " in await where()
+        # a hand forward, and back
+        await page.click("[data-action=next-hand]")
+        assert "hand 1 over" in await where()
+        await page.click("[data-action=next-hand]")
+        state = await dave.state_of("moonshotReplay.state")
+        assert state["handNo"] == 2 and len(state["handScores"]) == 1
+        await page.click("[data-action=prev-hand]")
+        await page.click("[data-action=prev-hand]")
+        assert (await dave.state_of("moonshotReplay.state"))["handNo"] == 1
+
+        # the end: the game-over summary with the stored totals
+        last = await page.eval_on_selector("#replay-bar input[type=range]", "e => e.max")
+        await page.eval_on_selector(
+            "#replay-bar input[type=range]",
+            "(e, v) => { e.value = v; e.dispatchEvent(new Event('input')); }",
+            last,
+        )
+        over = page.locator(".dialog-over")
+        await over.wait_for()
+        stored = await page.evaluate("fetch('/api/games/" + game_id + "').then(r => r.json())")
+        state = await dave.state_of("moonshotReplay.state")
+        assert [state["totals"][s] for s in SEATS] == stored["totals"]
+        assert len(state["handScores"]) == 4
+        assert "win" in await over.locator(".winner").inner_text()
+        await dave.shot("game-over")
+        assert dave.errors == []
+        await dave.close()
+
+        # the phone: the list and the replay fit
+        phone = await Person.open(browser, base, "erin", viewport=PHONE)
+        await phone.page.goto("/history")
+        await phone.page.locator(f"#games-table tr[data-id='{game_id}']").wait_for()
+        assert await phone.page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        await phone.shot("history-phone", full_page=True)
+        await phone.page.goto(f"/history#{game_id}")
+        await phone.page.wait_for_selector("#replay-bar")
+        for _ in range(4):
+            await phone.page.click("[data-action=next-card]")
+        assert await phone.page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        await phone.shot("replay-phone", full_page=True)
+        assert phone.errors == []
+        await phone.close()

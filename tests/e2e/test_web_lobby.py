@@ -1,0 +1,60 @@
+"""The lobby page: a name held by another browser is refused clearly and another can be picked;
+people, games and chat are live across browsers; leaving a game."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from e2e.webkit import Person, chromium, web_server
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
+
+
+async def test_a_taken_name_is_refused_and_the_lobby_is_live(tmp_path: Path) -> None:
+    async with web_server(tmp_path) as app, chromium() as browser:
+        base = f"http://127.0.0.1:{app.http_port}"
+        alice = await Person.open(browser, base, "alice")
+        await alice.enter_lobby()
+        game_id = await alice.create_game("trend")
+
+        # another browser asks for "alice": refused while she holds it, with a way to pick another
+        other = await Person.open(browser, base, "alice")
+        page = other.page
+        await page.goto("/lobby")
+        await page.fill("#name-form input", "alice")
+        await page.click("#name-form button")
+        error = page.locator("#name-error")
+        await error.wait_for()
+        assert "taken" in await error.inner_text()
+        await page.fill("#name-form input", "bob")
+        await page.click("#name-form button")
+        await page.wait_for_selector("#create-game")
+        assert "bob" in await page.inner_text("#me")
+
+        # both see each other, the game, and each other's chat
+        await alice.page.locator("#people li", has_text="bob").wait_for()
+        row = page.locator(f"#games li[data-id='{game_id}']")
+        await row.wait_for()
+        assert await row.locator(".chip:not(.empty)").all_inner_texts() == ["alice"]
+        await row.locator("[data-action=join]").click()
+        await alice.page.locator(f"#games li[data-id='{game_id}'] .chip", has_text="bob").wait_for()
+        assert "Trend" in await alice.page.inner_text(f"#games li[data-id='{game_id}'] .game-title")
+        await page.fill(".lobby-chat input", "anyone for hearts?")
+        await page.press(".lobby-chat input", "Enter")
+        await alice.page.locator("#lobby-chat li", has_text="anyone for hearts?").wait_for()
+
+        # bob leaves the game; alice sees it
+        await row.locator("[data-action=leave]").click()
+        chips = alice.page.locator(f"#games li[data-id='{game_id}'] .chip:not(.empty)")
+        await alice.page.locator(f"#games li[data-id='{game_id}'] .chip", has_text="bob").wait_for(state="detached")
+        assert await chips.all_inner_texts() == ["alice"]
+        # an unknown game id on the table page says so instead of retrying forever
+        await page.goto("/game#no-such-game")
+        fatal = page.locator("#fatal")
+        await fatal.wait_for()
+        assert "no-such-game" in await fatal.inner_text() or "no game" in (await fatal.inner_text()).lower()
+        assert alice.errors == [] and other.errors == []
+        await alice.close()
+        await other.close()
