@@ -33,6 +33,12 @@ DEFAULT_DB = "sqlite+aiosqlite:///moonshot.db"
 )
 @click.option("--no-sessions", is_flag=True, help="Do not serve the Sessions protocol.")
 @click.option(
+    "--trend-port",
+    default=None,
+    type=click.IntRange(0, 65535),
+    help="Serve the Trend protocol (WebSocket, ws://HOST:PORT/) on the shared tables; off by default (0: any port).",
+)
+@click.option(
     "--db",
     default=DEFAULT_DB,
     show_default=True,
@@ -74,6 +80,7 @@ def serve_cmd(
     host: str,
     sessions_port: int,
     no_sessions: bool,
+    trend_port: int | None,
     db: str,
     no_db: bool,
     move_timeout: float,
@@ -102,6 +109,7 @@ def serve_cmd(
         restore_grace=restore_grace,
         bot=bot,
         seed=seed,
+        trend_port=trend_port,
     )
     try:
         asyncio.run(serve(cfg, lambda line: print(line, flush=True)))

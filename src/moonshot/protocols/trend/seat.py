@@ -147,20 +147,29 @@ class TrendSeat(Seat):
     def __init__(
         self,
         peer: Peer,
-        chair: int,
-        players: Sequence[tc.PlayerInfo],
+        chair: int = -1,
+        players: Sequence[tc.PlayerInfo] = (),
         on_closed: Callable[[TrendSeat, str], None] | None = None,
+        name: str = "",
     ) -> None:
         self.peer = peer
         self.chair = chair
-        self.name = players[chair].name
+        self.name = name
         self.kind = SeatKind.BOT
         self.wants_view = False  # the codec keeps the chair's hand from its own events
-        self.codec = tc.TrendCodec(chair, players)
+        self.codec = tc.TrendCodec(0, [tc.PlayerInfo(i + 1, "") for i in range(4)])
+        if players:
+            self.seated(chair, players)
         self.table: Table | None = None
         self.request: DecisionRequest | None = None
         self.catching_up = False  # the next on_events is the replay for a rejoined chair
         self._on_closed = on_closed
+
+    def seated(self, chair: int, players: Sequence[tc.PlayerInfo]) -> None:
+        """The chair and the four players are known (before the table's first event)."""
+        self.chair = chair
+        self.name = players[chair].name
+        self.codec = tc.TrendCodec(chair, players)
 
     # ------------------------------------------------------------ table callbacks
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
