@@ -128,7 +128,7 @@ class SdkBot:
             if self.pick == "silent":
                 return
             if self.pick == "wrong":
-                card = next(c for c in ("2C", "3C", "AS", "AH", "QS", "KD") if c not in candidates)
+                card = next(r + s for s in "CDHS" for r in "23456789TJQKA" if r + s not in candidates)
             else:
                 card = self.rng.choice(candidates)
             if self.wrong_numbers:

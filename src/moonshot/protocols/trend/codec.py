@@ -239,8 +239,17 @@ def new_peer(players: Sequence[PlayerInfo | None], status: Sequence[int] | None 
     return frame("new_peer", peer_list(players, status))
 
 
-def _cards_out(cards: CardSet | Sequence[int]) -> list[str]:
-    return format_cards(cards)
+_NAMES: Final[tuple[str, ...]] = tuple(format_card(c) for c in range(52))
+
+
+def _cards_out(cards: CardSet) -> list[str]:
+    """A set's cards as Trend strings, lowest first (a table lookup: this is the codec's hot path)."""
+    out = []
+    while cards:
+        low = cards & -cards
+        out.append(_NAMES[low.bit_length() - 1])
+        cards ^= low
+    return out
 
 
 class TrendCodec:
@@ -284,6 +293,7 @@ class TrendCodec:
         self.leader = 0
         self.round_cards: dict[int, int] = {}
         self.round_random = [False, False, False, False]
+        self._scores: tuple[int, ...] | None = None  # deal_scores, until a trick or an exposure
 
     @property
     def passing(self) -> bool:
@@ -297,9 +307,10 @@ class TrendCodec:
 
     def deal_scores(self) -> tuple[int, ...]:
         """The running deal score of each player (negative; exposure and TC applied)."""
-        doubled = self.exposed[0] | self.exposed[1] | self.exposed[2] | self.exposed[3]
-        scores, _ = score_deal(self.rules, 0, self.taken, [0, 0, 0, 0], [0, 0, 0, 0], doubled)
-        return scores
+        if self._scores is None:
+            doubled = self.exposed[0] | self.exposed[1] | self.exposed[2] | self.exposed[3]
+            self._scores, _ = score_deal(self.rules, 0, self.taken, [0, 0, 0, 0], [0, 0, 0, 0], doubled)
+        return self._scores
 
     def round_players(self) -> list[str]:
         return [self.names[(self.leader + k) % 4] for k in range(4)]
@@ -317,7 +328,7 @@ class TrendCodec:
         if mine and private:
             e["cards"] = _cards_out(self.hand)
         e["cardsCount"] = self.counts_in_hand[s]
-        e["scoreCards"] = format_cards(self.score_cards[s])
+        e["scoreCards"] = [_NAMES[c] for c in self.score_cards[s]]
         e["exposedCards"] = _cards_out(self.exposed[s])
         if mine and private and self.picked is not None:
             e["pickedCards"] = _cards_out(self.picked)
@@ -389,6 +400,7 @@ class TrendCodec:
                 },
             )
         if isinstance(e, TrickEnded):
+            self._scores = None
             for c in e.cards:
                 self.taken[e.winner] |= 1 << c
                 if self.rules.scoring_for(0).card_points[c] or c in self._multiplier_cards():
@@ -421,6 +433,7 @@ class TrendCodec:
             return None
         if isinstance(e, Exposed):
             self.exposed[e.seat] |= e.cards
+            self._scores = None
             return frame(
                 "expose_cards_end",
                 {"dealNumber": self.deal_number, "players": self._players()},

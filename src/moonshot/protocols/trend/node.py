@@ -501,9 +501,10 @@ class TrendNode:
                 await asyncio.wait_for(self._wake.wait(), max(step, 0.001))
         if self.state == "between":
             self._start_game()
-        elif self.state == "waiting":
+        elif self.state == "waiting":  # a new match (--auto-cycle): it needs everyone seated
             self._broadcast_peers()
-            self._maybe_start()
+            if self._ready():
+                self._start_game()
 
     # ------------------------------------------------------------ Human seats
     def attach_human(self, number: int, seat: Seat) -> str | None:
