@@ -31,6 +31,7 @@ async def start_server(db: str, grace: float = 0.3) -> tuple[asyncio.subprocess.
         "serve",
         "--sessions-port",
         "0",
+        "--no-http",
         "--db",
         db,
         "--move-timeout",

@@ -25,7 +25,19 @@ def run(*args: str) -> tuple[int, str]:
 def test_serve_help_documents_every_option() -> None:
     code, text = run("serve", "--help")
     assert code == 0
-    for opt in ("--host", "--sessions-port", "--no-sessions", "--db", "--no-db", "--move-timeout", "--fill-wait"):
+    for opt in (
+        "--host",
+        "--sessions-port",
+        "--no-sessions",
+        "--http-port",
+        "--no-http",
+        "--open-names",
+        "--secret",
+        "--db",
+        "--no-db",
+        "--move-timeout",
+        "--fill-wait",
+    ):
         assert opt in text
 
 
@@ -35,6 +47,8 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     args = [
         "serve",
         "--sessions-port",
+        "0",
+        "--http-port",
         "0",
         "--db",
         db,
@@ -54,6 +68,8 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
     line = proc.stdout.readline()
     m = re.search(r"tcp://([\d.]+:\d+)", line)
     assert m, line
+    http_line = proc.stdout.readline()
+    assert re.search(r"open http://127\.0\.0\.1:\d+/lobby in a browser", http_line), http_line
     yield m.group(1), db
     proc.send_signal(signal.SIGINT)
     assert proc.wait(30) == 0

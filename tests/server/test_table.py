@@ -252,3 +252,53 @@ async def test_restored_table_continues_from_the_stored_actions() -> None:
     assert t.game.actions[:60] == prefix
     assert t.seat_names() == ["a", "b", "c", "d"]
     assert [e for e in t.game.log if isinstance(e, TrickEnded)]
+
+
+# ---------------------------------------------------------------- submit with a reply (HTTP callers)
+def _pause_policy() -> TablePolicy:
+    return TablePolicy(decision_timeout=None, on_timeout=OnBadAnswer.PAUSE, on_illegal=OnBadAnswer.PAUSE)
+
+
+async def test_submit_reply_is_none_when_the_action_is_applied() -> None:
+    r = Remote("silent")
+    t = Table(RULES, [r, *bots(3)], seed=11, policy=_pause_policy())
+    t.start()
+    while not r.requests:
+        await asyncio.sleep(0.01)
+    req = r.requests[-1]
+    reply: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+    action = RandomBot().act(req.view, random.Random(0))
+    t.submit(0, action, None, reply)  # unsolicited, as an HTTP POST sends it
+    assert await asyncio.wait_for(reply, 5) is None
+    assert action in t.game.actions
+    t.stop()
+    await t.done
+
+
+async def test_submit_reply_carries_the_engine_reason_and_changes_nothing() -> None:
+    r = Remote("silent")
+    t = Table(RULES, [r, *bots(3)], seed=12, policy=_pause_policy())
+    t.start()
+    while not r.requests:
+        await asyncio.sleep(0.01)
+    before = t.version
+    loop = asyncio.get_running_loop()
+    not_held = card_list(~t.game.hands[0] & ((1 << 52) - 1))[0]
+    reply: asyncio.Future[str | None] = loop.create_future()
+    t.submit(0, Play.of(0, not_held), None, reply)
+    reason = await asyncio.wait_for(reply, 5)
+    assert reason is not None and "cannot play a card during the pass phase" in reason
+    wrong_seat: asyncio.Future[str | None] = loop.create_future()
+    t.submit(0, Play.of(1, not_held), None, wrong_seat)
+    assert "sent by seat 0" in str(await asyncio.wait_for(wrong_seat, 5))
+    assert t.version == before and r.requests  # the request stays open under pause
+    t.stop()
+    await t.done
+
+
+async def test_submit_reply_after_the_table_ended_says_so() -> None:
+    t = Table(RULES, bots(), seed=13)
+    assert await run(t) is TableStatus.FINISHED
+    reply: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+    t.submit(0, Play.of(0, 0), None, reply)
+    assert "ended" in str(await asyncio.wait_for(reply, 1))

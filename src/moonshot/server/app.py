@@ -22,20 +22,26 @@ import json
 import logging
 import os
 import random
+import secrets
 import signal
+import socket
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+import uvicorn
 
 import moonshot
 from moonshot.bots.base import Bot
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer
+from moonshot.protocols.turbo.api import LobbyOptions, TurboLobby, build_app
 from moonshot.server.lobby import Lobby
 from moonshot.server.table import BotSeat, OnBadAnswer, OnDisconnect, Seat, Table, TablePolicy, TableStatus
-from moonshot.sim import BOT_REGISTRY, UnknownBot, make_bot
+from moonshot.sim import BOT_REGISTRY, UnknownBot, bot_names, make_bot
 from moonshot.store import DEFAULT_URL, Store, StoreRecorder, register_rules, rules_named
 
 log = logging.getLogger("moonshot.server")
@@ -69,6 +75,18 @@ class ServerConfig:
     resync_idle: float = 5.0  # seconds of silence before half a message is dropped
     seed: int | None = None  # fixes table seeds (tests); None: random
     trend_port: int | None = None  # the Trend protocol (WebSocket); None: off, 0: any free port
+    http_port: int | None = None  # Turbo HTTP + SSE and the web app (CLI default 7380); 0: any free port
+    open_names: bool = False  # the seed's behaviour: the name cookie alone says who you are
+    secret: str | None = None  # signs session cookies; None: MOONSHOT_SECRET, else kept in the store
+    static_dir: Path | None = None  # the web app's files (default: moonshot/web/static)
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn inside moonshot's own loop: the server app owns SIGINT/SIGTERM, not uvicorn."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
 
 
 @dataclass
@@ -83,6 +101,10 @@ class ServerApp:
     finished: int = 0
     trend: Any = None  # the Trend WebSocket service (moonshot.protocols.trend.server)
     trend_port: int | None = None
+    turbo: TurboLobby | None = None
+    http_port: int | None = None
+    _http: _Uvicorn | None = None
+    _http_task: asyncio.Task[None] | None = None
 
     def __post_init__(self) -> None:
         self._bot = bot_factory(self.config.bot)
@@ -97,7 +119,19 @@ class ServerApp:
             self.store = await Store.open(cfg.db_url)
             self.recorder = StoreRecorder(self.store)
             self.recorder.start()
+        if cfg.http_port is not None:
+            self.turbo = TurboLobby(
+                secret=await self._secret(),
+                make_bot=make_bot,
+                bot_names=bot_names(),
+                recorder=self.recorder,
+                store=self.store,
+                options=LobbyOptions(open_names=cfg.open_names, seed=cfg.seed),
+                track=self._track,
+            )
         restored = await self._restore()
+        if self.turbo is not None:
+            await self.turbo.load_open()
         for rec_players in restored:
             first_session = max(first_session, rec_players + 1)
         self.lobby = Lobby(
@@ -120,6 +154,49 @@ class ServerApp:
             log.info("event=listening protocol=sessions host=%s port=%d", cfg.host, self.sessions_port)
         if cfg.trend_port is not None:
             await self._start_trend(cfg.host, cfg.trend_port)
+        if self.turbo is not None and cfg.http_port is not None:
+            await self._start_http(self.turbo, cfg.host, cfg.http_port)
+
+    async def _secret(self) -> str:
+        """The key that signs session cookies: --secret, MOONSHOT_SECRET, or one kept in the
+        store (made on first start) so browsers keep their names across restarts."""
+        if self.config.secret:
+            return self.config.secret
+        env = os.environ.get("MOONSHOT_SECRET")
+        if env:
+            return env
+        if self.store is not None:
+            stored = await self.store.get_value("http:secret")
+            if isinstance(stored, str) and stored:
+                return stored
+            made = secrets.token_urlsafe(32)
+            await self.store.put_value("http:secret", made)
+            return made
+        return secrets.token_urlsafe(32)  # no store: sessions last as long as this process
+
+    async def _start_http(self, lobby: TurboLobby, host: str, port: int) -> None:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            sock.close()
+            raise
+        sock.setblocking(False)
+        app = build_app(lobby, self.config.static_dir)
+        config = uvicorn.Config(
+            app, loop="none", lifespan="off", log_config=None, access_log=False, timeout_graceful_shutdown=2
+        )
+        self._http = _Uvicorn(config)
+        self._http_task = asyncio.get_running_loop().create_task(self._http.serve(sockets=[sock]), name="http")
+        while not self._http.started:
+            if self._http_task.done():
+                self._http_task.result()  # raises what stopped it
+                raise OSError("the HTTP server stopped while starting")
+            await asyncio.sleep(0.01)
+        self.http_port = sock.getsockname()[1]
+        log.info("event=listening protocol=http host=%s port=%d", host, self.http_port)
 
     async def stop(self, reason: str = "shutdown") -> None:
         """Stop listening, stop tables where they stand, flush the store."""
@@ -127,6 +204,8 @@ class ServerApp:
         # to substitute bots, which would play on until the tables heard the stop
         if self.sessions is not None:
             self.sessions.stop_listening()
+        if self._http is not None:
+            self._http.should_exit = True
         running = [t for t in self.tables.values() if not t.done.done()]
         for t in running:
             t.stop(reason)
@@ -136,6 +215,18 @@ class ServerApp:
             await self.sessions.close()
         if self.trend is not None:
             await self.trend.close()
+        if self.turbo is not None:
+            self.turbo.close()  # ends every SSE stream, so the HTTP server can finish
+        if self._http_task is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(self._http_task), 5)
+            except (TimeoutError, Exception):
+                if self._http is not None:
+                    self._http.force_exit = True
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(self._http_task, 2)
+        if self.turbo is not None:
+            await self.turbo.flush()
         if self.recorder is not None:
             await self.recorder.close()
         if self.store is not None:
@@ -243,6 +334,9 @@ class ServerApp:
             return []
         ids: list[int] = []
         for rec in await self.store.unfinished():
+            if rec.protocol == "turbo":
+                await self._restore_turbo(rec)
+                continue
             try:
                 rules = rules_named(rec.variant)
                 names = [str(p.get("name", "")) for p in rec.players]
@@ -272,13 +366,52 @@ class ServerApp:
             self._track(table)
         return [max(ids)] if ids else []
 
+    async def _restore_turbo(self, rec: Any) -> None:
+        """A Turbo game: its people keep their chairs by name (no substitute bots; they play at
+        their own pace) and its bots are made again by algorithm. Without HTTP it waits."""
+        if self.turbo is None:
+            log.info("event=restore_skipped game=%s reason=no_http", rec.id)
+            return
+
+        def table(rec: Any, seats: list[Seat], policy: TablePolicy) -> Table:
+            return Table(
+                rules_named(rec.variant),
+                seats,
+                seed=rec.seed,
+                policy=policy,
+                table_id=rec.id,
+                recorder=self.recorder,
+                actions=rec.actions,
+                forced=rec.forced,
+                restored=True,
+                meta={**rec.meta, "restored": True},
+            )
+
+        try:
+            await self.turbo.restore_running(rec, table)
+        except Exception as e:
+            assert self.store is not None
+            log.exception("event=restore_failed game=%s", rec.id)
+            await self.store.mark(rec.id, "failed")
+            print(f"could not restore game {rec.id}: {e}", file=sys.stderr)
+            return
+        log.info("event=restored game=%s protocol=turbo actions=%d", rec.id, len(rec.actions))
+
     def describe(self) -> dict[str, Any]:
         return {
             "sessions": f"tcp://{self.config.host}:{self.sessions_port}" if self.sessions_port is not None else None,
             "trend": f"ws://{self.config.host}:{self.trend_port}/" if self.trend_port is not None else None,
+            "http": self.lobby_url(),
             "db": self.config.db_url,
             "tables": len(self.tables),
         }
+
+    def lobby_url(self) -> str | None:
+        if self.http_port is None:
+            return None
+        host = self.config.host
+        shown = "127.0.0.1" if host in ("0.0.0.0", "") else f"[{host}]" if ":" in host else host
+        return f"http://{shown}:{self.http_port}/lobby"
 
 
 class KeyValueFormatter(logging.Formatter):
@@ -315,8 +448,10 @@ async def serve(config: ServerConfig, announce: Callable[[str], None] = print) -
         announce(f"moonshot: Sessions protocol on tcp://{config.host}:{app.sessions_port} (JSON over TCP)")
     if app.trend_port is not None:
         announce(f"moonshot: Trend protocol on ws://{config.host}:{app.trend_port}/ (WebSocket)")
-    if app.sessions_port is None and app.trend_port is None:
-        announce("moonshot: no protocol enabled (use --sessions-port or --trend-port)")
+    if app.http_port is not None:
+        announce(f"moonshot: Turbo Hearts HTTP + web app: open {app.lobby_url()} in a browser")
+    if app.sessions_port is None and app.http_port is None and app.trend_port is None:
+        announce("moonshot: no protocol enabled (use --sessions-port, --http-port or --trend-port)")
     announce(f"moonshot: games stored in {config.db_url or '(nowhere: --db not set)'}; Ctrl-C stops")
     announce(f"moonshot: engine {engine_build()}")
     await app.serve_forever()

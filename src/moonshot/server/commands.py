@@ -23,7 +23,12 @@ DEFAULT_DB = "sqlite+aiosqlite:///moonshot.db"
 
 
 @click.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address every protocol listens on.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address every protocol listens on (0.0.0.0 or :: to be reachable from other machines).",
+)
 @click.option(
     "--sessions-port",
     default=40405,
@@ -37,6 +42,26 @@ DEFAULT_DB = "sqlite+aiosqlite:///moonshot.db"
     default=None,
     type=click.IntRange(0, 65535),
     help="Serve the Trend protocol (WebSocket, ws://HOST:PORT/) on the shared tables; off by default (0: any port).",
+)
+@click.option(
+    "--http-port",
+    default=7380,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="HTTP port of Turbo Hearts (HTTP + SSE) and the web app (0 = any free port).",
+)
+@click.option("--no-http", is_flag=True, help="Do not serve Turbo Hearts over HTTP, nor the web app.")
+@click.option(
+    "--open-names",
+    is_flag=True,
+    help="Trust the name cookie alone, as Turbo Hearts does "
+    "(default: a name is bound to the browser that first used it).",
+)
+@click.option(
+    "--secret",
+    default=None,
+    envvar="MOONSHOT_SECRET",
+    help="Key signing the HTTP session cookies (env MOONSHOT_SECRET; default: one kept in the store).",
 )
 @click.option(
     "--db",
@@ -81,6 +106,10 @@ def serve_cmd(
     sessions_port: int,
     no_sessions: bool,
     trend_port: int | None,
+    http_port: int,
+    no_http: bool,
+    open_names: bool,
+    secret: str | None,
     db: str,
     no_db: bool,
     move_timeout: float,
@@ -102,6 +131,9 @@ def serve_cmd(
     cfg = ServerConfig(
         host=host,
         sessions_port=None if no_sessions else sessions_port,
+        http_port=None if no_http else http_port,
+        open_names=open_names,
+        secret=secret,
         db_url=None if no_db else db,
         move_timeout=move_timeout,
         max_timeouts=max_timeouts,

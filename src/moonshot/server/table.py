@@ -234,6 +234,7 @@ class _Submit:
     seat: int
     action: Action
     request_id: int | None
+    reply: asyncio.Future[str | None] | None = None
 
 
 @dataclass(slots=True)
@@ -362,9 +363,19 @@ class Table:
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"table-{self.id}")
         return self._task
 
-    def submit(self, seat: int, action: Action, request_id: int | None = None) -> None:
-        """An answer (or an unsolicited action) from the occupant of ``seat``."""
-        self._inbox.put_nowait(_Submit(seat, action, request_id))
+    def submit(
+        self, seat: int, action: Action, request_id: int | None = None, reply: asyncio.Future[str | None] | None = None
+    ) -> None:
+        """An answer (or an unsolicited action) from the occupant of ``seat``.
+
+        ``reply``, when given, is resolved with ``None`` once the action is applied, or with the
+        reason it was not (illegal, stale, not this seat's, the table has ended): a caller that
+        owes its client a synchronous answer (an HTTP POST) awaits it. The table never waits."""
+        if self.done.done():
+            if reply is not None and not reply.done():
+                reply.set_result(f"the table has ended ({self.status.value})")
+            return
+        self._inbox.put_nowait(_Submit(seat, action, request_id, reply))
 
     def reject(self, seat: int, request_id: int | None, reason: str) -> None:
         """The occupant's answer could not even be read (malformed, wrong ``seq_num``): an illegal answer."""
@@ -433,6 +444,11 @@ class Table:
             if p.timer is not None:
                 p.timer.cancel()
         self._pending.clear()
+        # submissions nobody will read: their callers hear that the table has ended
+        while not self._inbox.empty():
+            cmd = self._inbox.get_nowait()
+            if isinstance(cmd, _Submit) and cmd.reply is not None and not cmd.reply.done():
+                cmd.reply.set_result(f"the table has ended ({self.status.value})")
         if not self.done.done():
             self.done.set_result(self.status)
 
@@ -576,21 +592,30 @@ class Table:
         return p.request
 
     def _on_submit(self, cmd: _Submit) -> None:
+        outcome = self._submitted(cmd)
+        if cmd.reply is not None and not cmd.reply.done():
+            cmd.reply.set_result(outcome)
+
+    def _submitted(self, cmd: _Submit) -> str | None:
+        """Carry out a submitted action: ``None`` when applied, else the reason it was not."""
         seat = cmd.seat
         chair = self.chairs[seat]
         pending = self._pending.get(seat)
         if cmd.request_id is not None and (pending is None or pending.request.request_id != cmd.request_id):
             log.debug("table=%s seat=%d event=stale_answer request=%s", self.id, seat, cmd.request_id)
-            return
+            return "stale answer: the table no longer waits for it"
         if cmd.action.seat != seat:
-            self._bad_answer(seat, cmd.action, f"action for seat {cmd.action.seat} sent by seat {seat}")
-            return
+            reason = f"action for seat {cmd.action.seat} sent by seat {seat}"
+            self._bad_answer(seat, cmd.action, reason)
+            return reason
         if not self.game.is_legal(cmd.action):
-            self._bad_answer(seat, cmd.action, self._why(cmd.action))
-            return
+            reason = self._why(cmd.action)
+            self._bad_answer(seat, cmd.action, reason)
+            return reason
         self._close_request(seat)
         chair.stats.timeouts_in_a_row = 0
         self._apply(seat, cmd.action, forced=chair.occupant is None)
+        return None
 
     def _why(self, action: Action) -> str:
         try:

@@ -34,6 +34,7 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    delete,
     event,
     insert,
     select,
@@ -66,6 +67,15 @@ games = Table(
     Column("totals", JSON),
     Column("winners", JSON),
     Column("meta", JSON),
+)
+
+# Small named JSON values a protocol keeps across restarts (the Turbo lobby's open games and game
+# chat, the HTTP session-signing key): written rarely, read at start.
+kv = Table(
+    "kv",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("value", JSON, nullable=False),
 )
 
 actions = Table(
@@ -188,14 +198,19 @@ class Store:
                     rows = []
                 if op == "game":
                     await conn.execute(insert(games).values(**values))
+                elif op == "kv_set":
+                    await conn.execute(delete(kv).where(kv.c.key == values["key"]))
+                    await conn.execute(insert(kv).values(key=values["key"], value=values["value"]))
+                elif op == "kv_delete":
+                    await conn.execute(delete(kv).where(kv.c.key == values["key"]))
                 elif op == "status":
                     gid = values.pop("id")
                     await conn.execute(update(games).where(games.c.id == gid).values(**values))
             if rows:
                 await conn.execute(insert(actions), rows)
 
-    async def list_games(self, status: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
-        q = select(games).order_by(games.c.created_at.desc()).limit(limit)
+    async def list_games(self, status: str | None = None, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
+        q = select(games).order_by(games.c.created_at.desc()).limit(limit).offset(offset)
         if status is not None:
             q = q.where(games.c.status == status)
         async with self.engine.connect() as conn:
@@ -234,6 +249,27 @@ class Store:
             if rec is not None:
                 out.append(rec)
         return out
+
+    async def put_value(self, key: str, value: Any) -> None:
+        """Set the named JSON value ``key`` (insert or replace)."""
+        async with self.engine.begin() as conn:
+            await conn.execute(delete(kv).where(kv.c.key == key))
+            await conn.execute(insert(kv).values(key=key, value=value))
+
+    async def get_value(self, key: str) -> Any:
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(select(kv.c.value).where(kv.c.key == key))).first()
+        return None if row is None else row[0]
+
+    async def delete_value(self, key: str) -> None:
+        async with self.engine.begin() as conn:
+            await conn.execute(delete(kv).where(kv.c.key == key))
+
+    async def values(self, prefix: str) -> dict[str, Any]:
+        """Every named value whose key starts with ``prefix``."""
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(select(kv).where(kv.c.key.startswith(prefix, autoescape=True)))
+            return {r._mapping["key"]: r._mapping["value"] for r in rows}
 
     async def mark(self, game_id: str, status: str) -> None:
         async with self.engine.begin() as conn:
@@ -356,6 +392,14 @@ class StoreRecorder:
     def game_failed(self, table: Any, reason: str) -> None:
         self._queue.put_nowait(("status", {"id": table.id, "status": "failed", "finished_at": now()}))
 
+    # named values (Store.put_value) written by the same task, in order with the game rows: one
+    # writer, so SQLite never sees two transactions at once
+    def put_value(self, key: str, value: Any) -> None:
+        self._queue.put_nowait(("kv_set", {"key": key, "value": value}))
+
+    def delete_value(self, key: str) -> None:
+        self._queue.put_nowait(("kv_delete", {"key": key}))
+
 
 def _kind(chair: Any) -> str:
     occ = chair.occupant or chair.substitute
@@ -369,6 +413,7 @@ __all__ = [
     "StoreRecorder",
     "actions",
     "games",
+    "kv",
     "register_rules",
     "rules_named",
 ]

@@ -1,0 +1,1030 @@
+"""Turbo Hearts over HTTP + server-sent events: the lobby, the game routes and the web app's files.
+
+The pieces, from the inside out:
+
+* :class:`GameStream`: one game's Turbo event stream. It watches the table as a spectator,
+  translates the unredacted events once (:class:`~moonshot.protocols.turbo.codec.TurboTranslator`)
+  and fans them out to every SSE subscriber redacted for that subscriber's seat. Game chat goes
+  into the same stream.
+* :class:`HostedGame`: a running table with its players by name and its stream; ``act`` submits
+  an action for a seat and waits for the table's verdict (``Table.submit`` with a reply).
+* :func:`game_routes`: ``/game/subscribe/<id>`` and the ``/game/*`` POSTs over any
+  :class:`GameHost` (find a game by id; who the caller is). The Turbo lobby is one host; a Trend
+  node hosting one table is another.
+* :class:`TurboLobby`: the seed's lobby (``/lobby/*``): games proposed, joined, filled with bots,
+  started with the charging rules drawn from the proposals; lobby state and game chat kept in
+  the store so a restart loses nothing.
+* :class:`Identity`: the ``name`` cookie, bound to one browser by a signed HttpOnly session cookie
+  (``--open-names``: the seed's trust-everyone behaviour).
+* :func:`build_app`: the Starlette app (lobby, game, moonshot's JSON extensions under ``/api``,
+  the web app's pages and ``/static``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import json
+import logging
+import random
+import secrets
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from itsdangerous import BadSignature, URLSafeSerializer
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from moonshot.actions import Action
+from moonshot.bots.base import Bot
+from moonshot.protocols.turbo.codec import (
+    CHARGING_NAMES,
+    GAME_ACTIONS,
+    Message,
+    Player,
+    RequestError,
+    TurboTranslator,
+    action_from_request,
+    field_int,
+    field_str,
+    parse_charging,
+    parse_chat,
+    parse_event_id,
+    parse_json,
+    translate_log,
+)
+from moonshot.rules import Rules
+from moonshot.server.table import (
+    BotSeat,
+    DecisionRequest,
+    OnBadAnswer,
+    OnDisconnect,
+    Recorder,
+    Seat,
+    SeatKind,
+    Table,
+    TableEvent,
+    TablePolicy,
+)
+from moonshot.variants import TURBO_VARIANTS, find_variant
+
+log = logging.getLogger("moonshot.turbo")
+
+DEFAULT_HTTP_PORT = 7380
+MAX_BODY = 64 * 1024
+PING_SECONDS = 15  # SSE keep-alive comments, so proxies and browsers keep idle streams open
+CLOSE_AFTER_COMPLETE = 1.0  # seconds a stream stays open after game_complete
+SUBMIT_TIMEOUT = 10.0  # seconds a POST waits for the table's verdict
+NAME_COOKIE = "name"
+SESSION_COOKIE = "moonshot_session"
+BOT_SUFFIX = " (bot)"
+KEEP_FINISHED = 200  # finished games kept in memory for late subscribers
+GAME_VARIANTS = ("turbo", "standard", "omnibus", "trend", "kierki")
+BOT_NAMES = (
+    "ada", "basil", "cleo", "dora", "emil", "fern", "gus", "hana", "ivo", "juno", "kit", "lola",
+    "milo", "nora", "otto", "pia", "quinn", "rosa", "sol", "tova", "uma", "vic", "wren", "zed",
+)  # fmt: skip
+
+
+def error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+# ---------------------------------------------------------------- identity
+@dataclass
+class Caller:
+    name: str
+    new_session: str | None = None  # a session cookie to set on the response
+
+
+class Identity:
+    """Who a request comes from: the ``name`` cookie, as in the seed.
+
+    Unless ``open_names``, the first request under a name also gets a signed HttpOnly session
+    cookie binding the name to that browser; while the name is *held* (see ``held``) a request
+    under it without that cookie is refused with 403. The signing key comes from the caller
+    (persisted by the server), so bindings survive a restart."""
+
+    def __init__(self, secret: str, open_names: bool = False, held: Callable[[str], bool] | None = None) -> None:
+        self.open_names = open_names
+        self.held: Callable[[str], bool] = held or (lambda name: False)
+        self._signer = URLSafeSerializer(secret, salt="moonshot.turbo.name")
+
+    def session_for(self, name: str) -> str:
+        return self._signer.dumps(name)
+
+    def caller(self, request: Request) -> Caller:
+        name = request.cookies.get(NAME_COOKIE, "").strip()
+        if not name:
+            raise RequestError(401, "no name: set the 'name' cookie")
+        if len(name) > 40 or any(not ch.isprintable() for ch in name):
+            raise RequestError(400, "a name is 1 to 40 printable characters")
+        if name.endswith(BOT_SUFFIX):
+            raise RequestError(400, f"names ending in {BOT_SUFFIX!r} are for bots")
+        if self.open_names:
+            return Caller(name)
+        token = request.cookies.get(SESSION_COOKIE)
+        if token:
+            try:
+                if self._signer.loads(token) == name:
+                    return Caller(name)
+            except BadSignature:
+                pass
+        if self.held(name):
+            raise RequestError(403, f"the name {name!r} is in use in another browser")
+        return Caller(name, self.session_for(name))
+
+    @staticmethod
+    def finish(response: Response, caller: Caller | None) -> Response:
+        if caller is not None and caller.new_session is not None:
+            response.set_cookie(
+                SESSION_COOKIE, caller.new_session, max_age=10 * 365 * 86400, httponly=True, samesite="lax"
+            )
+        return response
+
+
+async def read_body(request: Request) -> dict[str, Any]:
+    """The JSON object a POST carries: 413 over 64 KB, 400 when it is not a JSON object."""
+    length = request.headers.get("content-length")
+    if length is not None:
+        try:
+            size_given = int(length)
+        except ValueError as e:
+            raise RequestError(400, "a bad Content-Length") from e
+        if size_given > MAX_BODY:
+            raise RequestError(413, f"the body is over {MAX_BODY // 1024} KB")
+    chunks = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise RequestError(413, f"the body is over {MAX_BODY // 1024} KB")
+        chunks.append(chunk)
+    return parse_json(b"".join(chunks))
+
+
+def endpoint(
+    handler: Callable[[Request, Caller], Awaitable[Any]], identity: Callable[[], Identity], anonymous: bool = False
+) -> Callable[[Request], Awaitable[Response]]:
+    """A route: identify the caller, run the handler, answer JSON; a RequestError is the client's."""
+
+    async def run(request: Request) -> Response:
+        caller: Caller | None = None
+        try:
+            caller = None if anonymous else identity().caller(request)
+            result = await handler(request, caller)  # type: ignore[arg-type]
+        except RequestError as e:
+            return Identity.finish(error(e.status, str(e)), caller if e.status < 500 else None)
+        except Exception:
+            log.exception("event=http_error path=%s", request.url.path)
+            return error(500, "internal error (logged on the server)")
+        response = result if isinstance(result, Response) else JSONResponse(result)
+        return Identity.finish(response, caller)
+
+    return run
+
+
+# ---------------------------------------------------------------- streams
+class Subscriber:
+    """One open SSE stream: messages waiting to be sent, as this viewer sees them."""
+
+    __slots__ = ("queue", "seat")
+
+    def __init__(self, seat: int | None) -> None:
+        self.seat = seat
+        self.queue: asyncio.Queue[Message | None] = asyncio.Queue()
+
+
+class GameStream:
+    """One game's Turbo stream: the translated events and chat, and their subscribers."""
+
+    def __init__(self, game_id: str) -> None:
+        self.game_id = game_id
+        self.translator: TurboTranslator | None = None
+        self.messages: list[Message] = []
+        self.subscribers: set[Subscriber] = set()
+        self.complete = False
+        self.closed = False
+        self.chat_log: list[dict[str, Any]] = []  # {"name","message","version","sub"}: persisted
+
+    def start(self, translator: TurboTranslator) -> None:
+        self.translator = translator
+        self._merge(translator.messages)
+
+    @property
+    def version(self) -> int:
+        return self.translator.next_version - 1 if self.translator is not None else 0
+
+    # Spectator protocol: the table calls this in its own task
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+        if self.translator is None:
+            return
+        new = self.translator.feed((te.version, te.event) for te in events)
+        self._publish(new)
+
+    def _merge(self, msgs: Sequence[Message]) -> None:
+        """Put restored messages and chat in stream order (chat was stored with its position)."""
+        self.messages.extend(msgs)
+        self.messages.sort(key=lambda m: m.position)
+        if any(m.data["type"] == "game_complete" for m in msgs):
+            self.complete = True
+
+    def _publish(self, new: Sequence[Message]) -> None:
+        if not new:
+            return
+        if self.messages and new[0].position < self.messages[-1].position:
+            self._merge(new)  # a restored game's replay, around its stored chat
+        else:
+            self.messages.extend(new)
+        for sub in self.subscribers:
+            for m in new:
+                sub.queue.put_nowait(m)
+        if not self.complete and any(m.data["type"] == "game_complete" for m in new):
+            self.complete = True
+            asyncio.get_running_loop().call_later(CLOSE_AFTER_COMPLETE, self.close)
+
+    def add_chat(self, name: str, message: str, position: tuple[int, int] | None = None) -> Message:
+        if position is None:
+            version = self.version
+            last = self.messages[-1] if self.messages else None
+            sub = last.sub + 1 if last is not None and last.version == version else 0
+            if version == 0 and last is None:
+                sub = 1  # "0" itself is never an id: a fresh stream starts after it
+            position = (version, sub)
+        m = Message(position[0], position[1], {"type": "chat", "name": name, "message": message})
+        self.chat_log.append({"name": name, "message": message, "version": m.version, "sub": m.sub})
+        return m
+
+    def chat(self, name: str, message: str) -> Message:
+        m = self.add_chat(name, message)
+        self._publish([m])
+        return m
+
+    def subscribe(self, seat: int | None, after: tuple[int, int] | None) -> Subscriber:
+        sub = Subscriber(seat)
+        for m in self.messages:
+            if after is None or m.position > after:
+                sub.queue.put_nowait(m)
+        sub.queue.put_nowait(None if self.closed else _END_REPLAY)
+        if self.closed:
+            return sub
+        self.subscribers.add(sub)
+        return sub
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        self.subscribers.discard(sub)
+
+    def close(self) -> None:
+        """End every stream (the game is over, or the server stops)."""
+        self.closed = True
+        for sub in self.subscribers:
+            sub.queue.put_nowait(None)
+        self.subscribers.clear()
+
+
+_END_REPLAY = Message(0, 0, {"type": "end_replay"})
+
+
+async def stream_events(stream: GameStream, sub: Subscriber) -> AsyncIterator[ServerSentEvent]:
+    replaying = True
+    try:
+        while True:
+            m = await sub.queue.get()
+            if m is None:
+                if replaying:
+                    yield ServerSentEvent(data='{"type":"end_replay"}')
+                return
+            if m is _END_REPLAY:
+                replaying = False
+                yield ServerSentEvent(data='{"type":"end_replay"}')
+                continue
+            text = m.json_for(sub.seat)
+            if text is not None:
+                yield ServerSentEvent(data=text, id=m.event_id)
+    finally:
+        stream.unsubscribe(sub)
+
+
+# ---------------------------------------------------------------- hosted games
+class TurboSeat(Seat):
+    """A person playing through HTTP. The table needs an occupant in the chair; what the person
+    sees comes from the game's stream, and what they do comes back through ``POST /game/*``."""
+
+    wants_view = False
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.kind = SeatKind.HUMAN
+
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+        pass
+
+    def on_request(self, table: Table, request: DecisionRequest) -> None:
+        pass
+
+
+PEOPLE_POLICY = TablePolicy(
+    decision_timeout=None,
+    on_timeout=OnBadAnswer.PAUSE,
+    on_illegal=OnBadAnswer.PAUSE,
+    on_disconnect=OnDisconnect.PAUSE,
+)
+
+
+class HostedGame:
+    """A started game as the game routes see it: table, players by name, stream."""
+
+    def __init__(
+        self,
+        game_id: str,
+        table: Table,
+        players: Sequence[Player],
+        stream: GameStream,
+        on_chat: Callable[[HostedGame], None] | None = None,
+    ) -> None:
+        self.id = game_id
+        self.table = table
+        self.players = tuple(players)
+        self.stream = stream
+        self.on_chat = on_chat
+
+    def seat_of(self, name: str) -> int | None:
+        for s, p in enumerate(self.players):
+            if p.kind == "human" and p.name == name:
+                return s
+        return None
+
+    async def act(self, seat: int, action: Action) -> str | None:
+        """Submit ``action`` for ``seat``; None once applied, else the reason it was refused."""
+        reply: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self.table.submit(seat, action, None, reply)
+        try:
+            return await asyncio.wait_for(reply, SUBMIT_TIMEOUT)
+        except TimeoutError:
+            return "the table did not answer in time"
+
+    def chat(self, name: str, message: str) -> None:
+        self.stream.chat(name, message)
+        if self.on_chat is not None:
+            self.on_chat(self)
+
+
+class GameHost(Protocol):
+    """What the game routes need from whoever hosts games (the Turbo lobby, a Trend node)."""
+
+    @property
+    def identity(self) -> Identity: ...
+
+    def find_stream(self, game_id: str) -> GameStream | None:
+        """The stream of a game, started or still waiting for players (None: no such game)."""
+
+    def find_game(self, game_id: str) -> HostedGame | None:
+        """A started game (None: none by that id has started)."""
+
+
+def game_routes(host: GameHost) -> list[BaseRoute]:
+    """``GET /game/subscribe/<id>`` and ``POST /game/{pass,charge,expose,play,claim,...,chat}``."""
+
+    def identity() -> Identity:
+        return host.identity
+
+    async def subscribe(request: Request, caller: Caller) -> Response:
+        game_id = request.path_params["game_id"]
+        stream = host.find_stream(game_id)
+        if stream is None:
+            raise RequestError(404, f"no game {game_id!r}")
+        game = host.find_game(game_id)
+        seat = game.seat_of(caller.name) if game is not None else None
+        after = parse_event_id(request.headers.get("last-event-id"))
+        sub = stream.subscribe(seat, after)
+        return EventSourceResponse(stream_events(stream, sub), ping=PING_SECONDS, headers={"Cache-Control": "no-store"})
+
+    def seated(body: dict[str, Any], caller: Caller) -> tuple[HostedGame, int]:
+        game_id = field_str(body, "id", max_len=100)
+        assert game_id is not None
+        game = host.find_game(game_id)
+        if game is None:
+            if host.find_stream(game_id) is not None:
+                raise RequestError(409, "the game has not started")
+            raise RequestError(404, f"no game {game_id!r}")
+        seat = game.seat_of(caller.name)
+        if seat is None:
+            raise RequestError(403, f"{caller.name} has no seat in this game")
+        return game, seat
+
+    def action_handler(kind: str) -> Callable[[Request, Caller], Awaitable[Any]]:
+        async def handle(request: Request, caller: Caller) -> Any:
+            body = await read_body(request)
+            game, seat = seated(body, caller)
+            action = action_from_request(kind, seat, body)
+            if game.table.done.done():
+                raise RequestError(409, "the game is over")
+            reason = await game.act(seat, action)
+            if reason is not None:
+                raise RequestError(409, reason)
+            return None
+
+        return handle
+
+    async def chat(request: Request, caller: Caller) -> Any:
+        body = await read_body(request)
+        game_id = field_str(body, "id", max_len=100)
+        assert game_id is not None
+        message = parse_chat(body)
+        stream = host.find_stream(game_id)
+        if stream is None:
+            raise RequestError(404, f"no game {game_id!r}")
+        game = host.find_game(game_id)
+        if game is not None:
+            game.chat(caller.name, message)
+        else:
+            stream.chat(caller.name, message)
+        return None
+
+    routes: list[BaseRoute] = [
+        Route("/game/subscribe/{game_id}", endpoint(subscribe, identity), methods=["GET"]),
+        Route("/game/chat", endpoint(chat, identity), methods=["POST"]),
+    ]
+    for kind in GAME_ACTIONS:
+        routes.append(Route(f"/game/{kind}", endpoint(action_handler(kind), identity), methods=["POST"]))
+    return routes
+
+
+# ---------------------------------------------------------------- the lobby
+@dataclass
+class Member:
+    name: str
+    kind: str = "human"  # "human" | "bot"
+    algorithm: str | None = None
+    rules: str = "classic"  # the charging rules this member proposed
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "algorithm": self.algorithm, "rules": self.rules}
+
+
+@dataclass
+class LobbyGame:
+    id: str
+    variant: str  # "turbo" or another moonshot variant
+    seed: int
+    created_by: str
+    members: list[Member] = field(default_factory=list)
+    created_at: float = field(default_factory=time.time)
+    stream: GameStream | None = None
+    hosted: HostedGame | None = None
+    finished: bool = False
+
+    def names(self) -> list[str]:
+        return [m.name for m in self.members]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "variant": self.variant,
+            "seed": self.seed,
+            "created_by": self.created_by,
+            "members": [m.to_json() for m in self.members],
+            "created_at": self.created_at,
+        }
+
+
+@dataclass
+class LobbyOptions:
+    open_names: bool = False
+    seed: int | None = None  # fixes game seeds (tests)
+    allow_seed: bool = True  # POST /lobby/new may give "seed" (reproducible games)
+
+
+class TurboLobby:
+    """The Turbo lobby and every game it hosts (a :class:`GameHost`)."""
+
+    def __init__(
+        self,
+        *,
+        secret: str,
+        make_bot: Callable[[str], Bot],
+        bot_names: Sequence[str],
+        recorder: Recorder | None = None,
+        store: Any = None,
+        options: LobbyOptions | None = None,
+        deals_for: Callable[[LobbyGame], Any] | None = None,
+        track: Callable[[Table], object] | None = None,
+    ) -> None:
+        self.options = options or LobbyOptions()
+        self._identity = Identity(secret, self.options.open_names, self.holds)
+        self.make_bot = make_bot
+        self.bot_names = list(bot_names)
+        self.recorder = recorder
+        self.store = store
+        self.deals_for = deals_for  # tests: stacked deals for a game
+        self.track: Callable[[Table], object] = track or Table.start
+        self.games: dict[str, LobbyGame] = {}
+        self.subscribers: dict[str, list[asyncio.Queue[dict[str, Any] | None]]] = {}
+        self.rng = random.Random(self.options.seed)
+        self.finished = 0
+
+    @property
+    def identity(self) -> Identity:
+        return self._identity
+
+    # ------------------------------------------------------------ GameHost
+    def find_stream(self, game_id: str) -> GameStream | None:
+        g = self.games.get(game_id)
+        return g.stream if g is not None else None
+
+    def find_game(self, game_id: str) -> HostedGame | None:
+        g = self.games.get(game_id)
+        return g.hosted if g is not None else None
+
+    def holds(self, name: str) -> bool:
+        """A name is held while it has a lobby stream open or sits (as a person) in an open or
+        running game: then only the browser that holds its session cookie may use it."""
+        if self.subscribers.get(name):
+            return True
+        return any(
+            not g.finished and any(m.name == name and m.kind == "human" for m in g.members) for g in self.games.values()
+        )
+
+    # ------------------------------------------------------------ lobby events
+    def broadcast(self, event: dict[str, Any], skip: str | None = None) -> None:
+        for name, queues in self.subscribers.items():
+            if name == skip:
+                continue
+            for q in queues:
+                q.put_nowait(event)
+
+    def lobby_state(self) -> dict[str, Any]:
+        return {
+            "type": "lobby_state",
+            "subscribers": sorted(n for n, qs in self.subscribers.items() if qs),
+            "games": {g.id: g.names() for g in self.games.values() if not g.finished},
+        }
+
+    def subscribe_lobby(self, name: str) -> asyncio.Queue[dict[str, Any] | None]:
+        q: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        first = not self.subscribers.get(name)
+        self.subscribers.setdefault(name, []).append(q)
+        if first:
+            self.broadcast({"type": "join_lobby", "player": name}, skip=name)
+        q.put_nowait(self.lobby_state())
+        return q
+
+    def unsubscribe_lobby(self, name: str, q: asyncio.Queue[dict[str, Any] | None]) -> None:
+        queues = self.subscribers.get(name, [])
+        if q in queues:
+            queues.remove(q)
+        if not queues:
+            self.subscribers.pop(name, None)
+            self.broadcast({"type": "leave_lobby", "player": name})
+
+    def close(self) -> None:
+        for queues in self.subscribers.values():
+            for q in queues:
+                q.put_nowait(None)
+        for g in self.games.values():
+            if g.stream is not None:
+                g.stream.close()
+
+    # ------------------------------------------------------------ persistence
+    # Writes go through the store's single writer (the recorder's queue), in order with the
+    # games' rows: never two SQLite transactions at once, and a request never waits for the disk.
+    def _put(self, key: str, value: Any) -> None:
+        if self.recorder is not None and hasattr(self.recorder, "put_value"):
+            self.recorder.put_value(key, value)
+
+    def _delete(self, key: str) -> None:
+        if self.recorder is not None and hasattr(self.recorder, "delete_value"):
+            self.recorder.delete_value(key)
+
+    def _save_open(self, g: LobbyGame) -> None:
+        self._put(f"turbo:open:{g.id}", g.to_json())
+
+    def _drop_open(self, g: LobbyGame) -> None:
+        self._delete(f"turbo:open:{g.id}")
+
+    def _save_chat(self, hosted: HostedGame) -> None:
+        self._put(f"turbo:chat:{hosted.id}", hosted.stream.chat_log)
+
+    async def flush(self) -> None:
+        """Wait until everything queued for the store is written."""
+        flush = getattr(self.recorder, "flush", None)
+        if flush is not None:
+            await flush()
+
+    async def load_open(self) -> None:
+        """Open games (not yet four players) kept in the store by an earlier run."""
+        if self.store is None:
+            return
+        for key, data in (await self.store.values("turbo:open:")).items():
+            try:
+                g = LobbyGame(
+                    id=str(data["id"]),
+                    variant=str(data["variant"]),
+                    seed=int(data["seed"]),
+                    created_by=str(data["created_by"]),
+                    members=[Member(**m) for m in data["members"]],
+                    created_at=float(data["created_at"]),
+                )
+            except (KeyError, TypeError, ValueError):
+                log.warning("event=bad_open_game key=%s", key)
+                continue
+            g.stream = GameStream(g.id)
+            self.games[g.id] = g
+
+    async def restore_running(self, rec: Any, restored_table: Callable[..., Table]) -> Table | None:
+        """Rebuild a running Turbo game from its store record: people get their chairs back by
+        name (their next request finds them), bots are re-created by algorithm."""
+        algorithms = json.loads(rec.meta.get("algorithms", "[]") or "[]")
+        members = []
+        for s, p in enumerate(rec.players):
+            name = str(p.get("name", ""))
+            kind = str(p.get("kind", "human"))
+            alg = algorithms[s] if s < len(algorithms) else None
+            members.append(Member(name, "bot" if kind == "bot" else "human", alg or None))
+        g = LobbyGame(
+            id=rec.id,
+            variant=str(rec.meta.get("lobby_variant", "turbo")),
+            seed=rec.seed,
+            created_by=members[0].name,
+            members=members,
+        )
+        g.stream = GameStream(g.id)
+        chats: list[dict[str, Any]] = []
+        if self.store is not None:
+            chats = await self.store.get_value(f"turbo:chat:{rec.id}") or []
+        seats = [self._seat_for(m) for m in members]
+        table = restored_table(rec, seats, PEOPLE_POLICY)
+        self._host(g, table, chats)
+        return table
+
+    # ------------------------------------------------------------ lobby actions
+    def _game(self, body: dict[str, Any]) -> LobbyGame:
+        game_id = field_str(body, "id", max_len=100)
+        assert game_id is not None
+        g = self.games.get(game_id)
+        if g is None:
+            raise RequestError(404, f"no game {game_id!r}")
+        return g
+
+    def new_game(self, name: str, body: dict[str, Any]) -> str:
+        rules = parse_charging(field_str(body, "rules", required=False, max_len=20))
+        variant = (field_str(body, "variant", required=False, max_len=20) or "turbo").lower()
+        if variant not in GAME_VARIANTS:
+            raise RequestError(400, f"unknown variant {variant!r}; known: {', '.join(GAME_VARIANTS)}")
+        seed = field_int(body, "seed") if self.options.allow_seed else None
+        if seed is None:
+            seed = self.rng.getrandbits(62) if self.options.seed is not None else secrets.randbits(62)
+        game_id = (
+            str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+            if self.options.seed is not None
+            else str(uuid.uuid4())
+        )
+        g = LobbyGame(game_id, variant, seed, name)
+        g.members.append(Member(name, rules=CHARGING_NAMES[rules]))
+        g.stream = GameStream(g.id)
+        self.games[g.id] = g
+        self.broadcast({"type": "new_game", "id": g.id, "player": name})
+        self._save_open(g)
+        log.info("event=new_game game=%s variant=%s by=%s", g.id, variant, name)
+        return g.id
+
+    def join(self, name: str, body: dict[str, Any]) -> list[str]:
+        g = self._game(body)
+        rules = parse_charging(field_str(body, "rules", required=False, max_len=20))
+        if any(m.name == name for m in g.members):
+            raise RequestError(409, f"{name} is already in this game")
+        self._add(g, Member(name, rules=CHARGING_NAMES[rules]))
+        return g.names()
+
+    def add_bot(self, name: str, body: dict[str, Any]) -> str:
+        g = self._game(body)
+        rules = parse_charging(field_str(body, "rules", required=False, max_len=20))
+        algorithm = field_str(body, "algorithm", required=False, max_len=40) or "random"
+        if algorithm not in self.bot_names:
+            raise RequestError(400, f"unknown algorithm {algorithm!r}; known: {', '.join(self.bot_names)}")
+        if not any(m.name == name for m in g.members):
+            raise RequestError(403, f"{name} is not in this game")
+        taken = set(g.names())
+        choices = [n + BOT_SUFFIX for n in BOT_NAMES if n + BOT_SUFFIX not in taken]
+        bot_name = self.rng.choice(choices)
+        self._add(g, Member(bot_name, "bot", algorithm, CHARGING_NAMES[rules]))
+        return bot_name
+
+    def _add(self, g: LobbyGame, member: Member) -> None:
+        if g.hosted is not None or g.finished:
+            raise RequestError(409, "the game has already started")
+        if len(g.members) >= 4:
+            raise RequestError(409, "the game is full")
+        g.members.append(member)
+        self.broadcast({"type": "join_game", "id": g.id, "player": member.name})
+        if len(g.members) == 4:
+            self._drop_open(g)
+            self._start(g)
+        else:
+            self._save_open(g)
+
+    def leave(self, name: str, body: dict[str, Any]) -> None:
+        g = self._game(body)
+        if g.hosted is not None or g.finished:
+            raise RequestError(409, "the game has started: it cannot be left")
+        if not any(m.name == name for m in g.members):
+            raise RequestError(409, f"{name} is not in this game")
+        g.members = [m for m in g.members if m.name != name]
+        self.broadcast({"type": "leave_game", "id": g.id, "player": name})
+        if not any(m.kind == "human" for m in g.members):
+            # nobody left to play: the game goes (its bots with it)
+            for m in g.members:
+                self.broadcast({"type": "leave_game", "id": g.id, "player": m.name})
+            del self.games[g.id]
+            if g.stream is not None:
+                g.stream.close()
+            self._drop_open(g)
+        else:
+            self._save_open(g)
+
+    def lobby_chat(self, name: str, body: dict[str, Any]) -> None:
+        self.broadcast({"type": "chat", "name": name, "message": parse_chat(body)})
+
+    # ------------------------------------------------------------ starting a game
+    def rules_for(self, g: LobbyGame) -> tuple[Rules, list[Member]]:
+        """The game's rules and its members in chair order (N, E, S, W).
+
+        Turbo: the charging rules are drawn from the four proposals (reproducibly from the game's
+        seed) and the proposer sits north, the others after in the order they joined. Other
+        variants: chairs in the order of joining."""
+        members = list(g.members)
+        if g.variant != "turbo":
+            return find_variant(g.variant), members
+        pick = random.Random(g.seed ^ 0x7B0).randrange(4)
+        chairs = members[pick:] + members[:pick]
+        order = parse_charging(members[pick].rules)
+        return TURBO_VARIANTS[order], chairs
+
+    def _seat_for(self, m: Member) -> Seat:
+        if m.kind == "bot":
+            bot = self.make_bot(m.algorithm or "random")
+            return BotSeat(bot, random.Random(self.rng.getrandbits(32)), name=m.name)
+        return TurboSeat(m.name)
+
+    def _start(self, g: LobbyGame) -> None:
+        rules, chairs = self.rules_for(g)
+        g.members = chairs
+        seats = [self._seat_for(m) for m in chairs]
+        meta = {
+            "protocol": "turbo",
+            "algorithms": json.dumps([m.algorithm or "" for m in chairs]),
+            "lobby_variant": g.variant,
+        }
+        table = Table(rules, seats, seed=g.seed, policy=PEOPLE_POLICY, table_id=g.id, recorder=self.recorder, meta=meta)
+        if self.deals_for is not None:
+            from moonshot.engine import Game
+
+            deals = self.deals_for(g)
+            if deals is not None:
+                table.game = Game(rules, g.seed, deals)
+        self._host(g, table, [])
+        log.info("event=game_started game=%s rules=%s players=%s", g.id, rules.name, [m.name for m in chairs])
+
+    def _host(self, g: LobbyGame, table: Table, chats: Sequence[dict[str, Any]]) -> None:
+        players = [Player(m.name, m.kind, m.algorithm) for m in g.members]
+        stream = g.stream or GameStream(g.id)
+        g.stream = stream
+        translator = TurboTranslator(table.rules, table.seed, players, table.game.deal_specs)
+        for c in chats:
+            with contextlib.suppress(KeyError, TypeError, ValueError):
+                stream._merge([stream.add_chat(str(c["name"]), str(c["message"]), (int(c["version"]), int(c["sub"])))])
+        stream.start(translator)
+        g.hosted = HostedGame(g.id, table, players, stream, self._save_chat)
+        self.games[g.id] = g
+        self.track(table)
+        table.watch(stream)
+        table.done.add_done_callback(functools.partial(self._table_done, g))
+
+    def _table_done(self, g: LobbyGame, _: object = None) -> None:
+        table = g.hosted.table if g.hosted is not None else None
+        if table is None or not table.game.over:
+            return  # stopped (shutdown): restored on the next start
+        g.finished = True
+        self.finished += 1
+        self.broadcast({"type": "finish_game", "id": g.id})
+        done = [x for x in self.games.values() if x.finished]
+        for old in done[: max(0, len(done) - KEEP_FINISHED)]:
+            self.games.pop(old.id, None)
+
+
+def lobby_routes(lobby: TurboLobby) -> list[BaseRoute]:
+    def identity() -> Identity:
+        return lobby.identity
+
+    async def subscribe(request: Request, caller: Caller) -> Response:
+        q = lobby.subscribe_lobby(caller.name)
+
+        async def events() -> AsyncIterator[ServerSentEvent]:
+            try:
+                while True:
+                    item = await q.get()
+                    if item is None:
+                        return
+                    yield ServerSentEvent(data=json.dumps(item, separators=(",", ":")))
+            finally:
+                lobby.unsubscribe_lobby(caller.name, q)
+
+        return EventSourceResponse(events(), ping=PING_SECONDS, headers={"Cache-Control": "no-store"})
+
+    def post(fn: Callable[[str, dict[str, Any]], Any]) -> Callable[[Request, Caller], Awaitable[Any]]:
+        async def handle(request: Request, caller: Caller) -> Any:
+            return fn(caller.name, await read_body(request))
+
+        return handle
+
+    return [
+        Route("/lobby/subscribe", endpoint(subscribe, identity), methods=["GET"]),
+        Route("/lobby/new", endpoint(post(lobby.new_game), identity), methods=["POST"]),
+        Route("/lobby/join", endpoint(post(lobby.join), identity), methods=["POST"]),
+        Route("/lobby/add_bot", endpoint(post(lobby.add_bot), identity), methods=["POST"]),
+        Route("/lobby/leave", endpoint(post(lobby.leave), identity), methods=["POST"]),
+        Route("/lobby/chat", endpoint(post(lobby.lobby_chat), identity), methods=["POST"]),
+    ]
+
+
+# ---------------------------------------------------------------- moonshot's JSON extensions
+def variant_info() -> list[dict[str, Any]]:
+    out = []
+    for name in GAME_VARIANTS:
+        r = find_variant(name)
+        out.append(
+            {
+                "name": name,
+                "description": r.description,
+                "passing": any(d.offset for d in r.pass_cycle),
+                "charging": r.charging is not None,
+                "exposing": bool(r.exposable),
+                "claims": r.claims,
+            }
+        )
+    return out
+
+
+def _when(value: Any) -> str | None:
+    if value is None:
+        return None
+    return str(value.isoformat()) if hasattr(value, "isoformat") else str(value)
+
+
+def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
+    def identity() -> Identity:
+        return lobby.identity
+
+    async def me(request: Request, caller: Caller) -> Any:
+        return {"name": caller.name}
+
+    async def variants(request: Request, caller: Caller) -> Any:
+        return variant_info()
+
+    async def bots(request: Request, caller: Caller) -> Any:
+        return lobby.bot_names
+
+    def int_param(request: Request, key: str, default: int, top: int) -> int:
+        text = request.query_params.get(key)
+        if text is None:
+            return default
+        try:
+            value = int(text)
+        except ValueError as e:
+            raise RequestError(400, f"{key} must be an integer") from e
+        if not 0 <= value <= top:
+            raise RequestError(400, f"{key} must be 0..{top}")
+        return value
+
+    def summary(r: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": r["id"],
+            "variant": r["variant"],
+            "protocol": r.get("protocol", ""),
+            "players": r["players"],
+            "status": r["status"],
+            "created": _when(r["created_at"]),
+            "finished": _when(r["finished_at"]),
+            "totals": r["totals"],
+            "winners": r["winners"],
+        }
+
+    async def games(request: Request, caller: Caller) -> Any:
+        limit = int_param(request, "limit", 50, 500)
+        offset = int_param(request, "offset", 0, 10**9)
+        if lobby.store is None:
+            return []
+        return [summary(r) for r in await lobby.store.list_games(None, limit, offset)]
+
+    async def game(request: Request, caller: Caller) -> Any:
+        game_id = request.path_params["game_id"]
+        if lobby.store is None:
+            raise RequestError(404, "no games are stored (the server runs without --db)")
+        rec = await lobby.store.load(game_id)
+        if rec is None:
+            raise RequestError(404, f"no stored game {game_id!r}")
+        if rec.status == "running":
+            raise RequestError(403, "the game is still running: watch it through /game/subscribe")
+        g = rec.rebuild()
+        algorithms = json.loads(rec.meta.get("algorithms", "[]") or "[]")
+        players = []
+        for s, p in enumerate(rec.players):
+            kind = "bot" if p.get("kind") == "bot" else "human"
+            alg = algorithms[s] if s < len(algorithms) and algorithms[s] else None
+            players.append(Player(str(p.get("name", "")), kind, alg))
+        msgs = translate_log(g.rules, rec.seed, players, g.log)
+        out = summary(
+            {
+                "id": rec.id,
+                "variant": rec.variant,
+                "protocol": rec.protocol,
+                "players": rec.players,
+                "status": rec.status,
+                "created_at": rec.created_at,
+                "finished_at": rec.finished_at,
+                "totals": rec.totals,
+                "winners": rec.winners,
+            }
+        )
+        out["events"] = [m.data for m in msgs]
+        return out
+
+    return [
+        Route("/api/me", endpoint(me, identity), methods=["GET"]),
+        Route("/api/variants", endpoint(variants, identity, anonymous=True), methods=["GET"]),
+        Route("/api/bots", endpoint(bots, identity, anonymous=True), methods=["GET"]),
+        Route("/api/games", endpoint(games, identity, anonymous=True), methods=["GET"]),
+        Route("/api/games/{game_id}", endpoint(game, identity, anonymous=True), methods=["GET"]),
+    ]
+
+
+def default_static_dir() -> Path:
+    return Path(__file__).resolve().parents[2] / "web" / "static"
+
+
+def page_routes(static_dir: Path) -> list[BaseRoute]:
+    def page(filename: str) -> Callable[[Request], Awaitable[Response]]:
+        async def serve(request: Request) -> Response:
+            path = static_dir / filename
+            if not path.is_file():
+                return error(404, f"the web app is not installed ({filename} is missing)")
+            return FileResponse(path, headers={"Cache-Control": "no-cache"})
+
+        return serve
+
+    async def root(request: Request) -> Response:
+        return RedirectResponse("/lobby", status_code=307)
+
+    routes: list[BaseRoute] = [
+        Route("/", root, methods=["GET"]),
+        Route("/lobby", page("lobby.html"), methods=["GET"]),
+        Route("/game", page("game.html"), methods=["GET"]),
+        Route("/history", page("history.html"), methods=["GET"]),
+    ]
+    routes.append(Mount("/static", app=StaticFiles(directory=static_dir, check_dir=False), name="static"))
+    return routes
+
+
+def build_app(lobby: TurboLobby, static_dir: Path | None = None) -> Starlette:
+    """The whole HTTP side: lobby, games, /api extensions, the web app's pages and files."""
+    routes = [
+        *lobby_routes(lobby),
+        *game_routes(lobby),
+        *api_routes(lobby),
+        *page_routes(static_dir or default_static_dir()),
+    ]
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return error(404, f"no such endpoint: {request.method} {request.url.path}")
+
+    async def bad_method(request: Request, exc: Exception) -> Response:
+        return error(405, f"{request.method} is not allowed on {request.url.path}")
+
+    return Starlette(routes=routes, exception_handlers={404: not_found, 405: bad_method})
+
+
+__all__ = [
+    "DEFAULT_HTTP_PORT",
+    "Caller",
+    "GameHost",
+    "GameStream",
+    "HostedGame",
+    "Identity",
+    "LobbyGame",
+    "LobbyOptions",
+    "Member",
+    "TurboLobby",
+    "TurboSeat",
+    "build_app",
+    "game_routes",
+    "variant_info",
+]

@@ -1,0 +1,165 @@
+// The table page, /game#<id>: subscribes to the game's stream and plays through Turbo's API.
+//
+// Events that arrive as replay (before `end_replay`) are folded at once; live events go through
+// a short queue so a person can see each card land and each finished trick before the next one
+// (the pace is a setting; "instant" turns it off).
+
+import { Subscription, getJson, post } from "./api.js";
+import { ensureName, showConnection, topbar } from "./common.js";
+import { applyEvent, newState, seatOf } from "./state.js";
+import { Table } from "./table.js";
+
+const PACES = {
+  normal: { play: 350, trick: 1100 },
+  fast: { play: 120, trick: 450 },
+  instant: { play: 0, trick: 0 },
+};
+
+function pace() {
+  return PACES[localStorage.getItem("moonshot.pace")] || PACES.normal;
+}
+
+async function variantInfo(name) {
+  try {
+    const list = await getJson("/api/variants");
+    return list.find((v) => v.name === name) || null;
+  } catch {
+    return null;
+  }
+}
+
+async function main() {
+  topbar("game");
+  const gameId = decodeURIComponent(location.hash.slice(1));
+  window.addEventListener("hashchange", () => location.reload());
+  const root = document.getElementById("table");
+  const nameBox = document.getElementById("name-box");
+  if (!gameId) {
+    root.innerHTML = '<div class="panel">No game given. <a href="/lobby">Pick one in the lobby.</a></div>';
+    return;
+  }
+  const myName = await ensureName(nameBox, "Pick a name to sit at or watch this table.");
+  const gameBody = (extra) => ({ id: gameId, ...extra });
+  const actions = {
+    pass: (cards) => post("/game/pass", gameBody({ cards })),
+    charge: (cards) => post("/game/charge", gameBody({ cards })),
+    expose: (cards) => post("/game/expose", gameBody({ cards })),
+    play: (card) => post("/game/play", gameBody({ card })),
+    claim: () => post("/game/claim", gameBody()),
+    acceptClaim: (claimer) => post("/game/accept_claim", gameBody({ claimer })),
+    rejectClaim: (claimer) => post("/game/reject_claim", gameBody({ claimer })),
+    chat: (message) => post("/game/chat", gameBody({ message })),
+  };
+  const table = new Table(root, {
+    me: null,
+    actions,
+    autoScoreSheet: true,
+    links: [
+      { href: "/lobby", text: "Back to the lobby" },
+      { href: `/history#${encodeURIComponent(gameId)}`, text: "Replay this game" },
+    ],
+  });
+  window.moonshotTable = table; // for the browser tests and the curious
+
+  const state = newState();
+  window.moonshotState = state;
+  const queue = [];
+  let pumping = false;
+  let variantKnown = false;
+  let drawPending = false;
+
+  const draw = () => {
+    if (drawPending) return;
+    drawPending = true;
+    requestAnimationFrame(() => {
+      drawPending = false;
+      table.update(state);
+      document.body.dataset.phase = state.phase;
+      document.body.dataset.replayDone = String(state.replayDone);
+    });
+  };
+
+  const onSit = async () => {
+    const seat = seatOf(state, myName);
+    table.setMe(seat);
+    document.body.dataset.seat = seat || "spectator";
+    if (!variantKnown) {
+      variantKnown = true;
+      const info = await variantInfo(state.variant);
+      table.setOptions({
+        claims: info ? Boolean(info.claims) : state.variant === "turbo",
+        chargeable: info && Array.isArray(info.charging) ? info.charging : undefined,
+        highestWins: info && "highest_wins" in info ? Boolean(info.highest_wins) : state.variant === "trend",
+      });
+      document.title = `${state.variant === "turbo" ? `Turbo (${state.rules})` : state.variant} \u00b7 moonshot`;
+      draw();
+    }
+  };
+
+  const apply = (ev) => {
+    applyEvent(state, ev);
+    if (ev.type === "sit") onSit();
+  };
+
+  const pump = async () => {
+    if (pumping) return;
+    pumping = true;
+    while (queue.length) {
+      const ev = queue.shift();
+      apply(ev);
+      draw();
+      const p = pace();
+      let wait = 0;
+      if (ev.type === "end_trick") wait = p.trick;
+      else if (ev.type === "play" && ev.seat !== table.me) wait = p.play;
+      if (wait && queue.length) await new Promise((r) => setTimeout(r, wait));
+      else if (wait) {
+        // nothing else yet: hold the finished trick on the table for its pause all the same
+        await new Promise((r) => setTimeout(r, ev.type === "end_trick" ? wait : 0));
+      }
+    }
+    pumping = false;
+  };
+
+  const received = []; // every event this page was given, once (the browser tests read it)
+  window.moonshotEvents = received;
+  const sub = new Subscription(`/game/subscribe/${encodeURIComponent(gameId)}`, {
+    onMessage: (ev, id) => {
+      received.push({ id, event: ev });
+      if (!state.replayDone && ev.type !== "end_replay") {
+        apply(ev);
+        draw();
+        return;
+      }
+      if (ev.type === "end_replay") {
+        apply(ev);
+        draw();
+        return;
+      }
+      queue.push(ev);
+      pump();
+    },
+    onStatus: showConnection,
+    onFatal: (err) => {
+      const box = document.getElementById("fatal");
+      box.hidden = false;
+      box.textContent = `${err.message}. `;
+      const a = document.createElement("a");
+      a.href = "/lobby";
+      a.textContent = "Back to the lobby";
+      box.append(a);
+    },
+    isFinished: () => state.complete,
+  });
+  window.moonshotSubscription = sub;
+  sub.start();
+  draw();
+
+  const paceSelect = document.getElementById("pace");
+  if (paceSelect) {
+    paceSelect.value = localStorage.getItem("moonshot.pace") || "normal";
+    paceSelect.addEventListener("change", () => localStorage.setItem("moonshot.pace", paceSelect.value));
+  }
+}
+
+main();

@@ -1,0 +1,274 @@
+// The history page: /history lists the stored games (GET /api/games, a page at a time) and
+// /history#<id> replays a finished one (GET /api/games/<id>) on the table component in spectator
+// mode, stepping by card, by trick or by hand.
+
+import { ApiError, getJson } from "./api.js";
+import { el, topbar } from "./common.js";
+import { foldEvents } from "./state.js";
+import { Table } from "./table.js";
+import { variantLabel } from "./labels.js";
+
+const PAGE = 20;
+
+function when(text) {
+  if (!text) return "";
+  const d = new Date(text);
+  if (Number.isNaN(d.getTime())) return String(text);
+  return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+function playerName(p) {
+  if (!p) return "?";
+  return typeof p === "string" ? p : p.name || "?";
+}
+
+// ---- the list ------------------------------------------------------------------------------
+
+async function showList(box, offset) {
+  box.hidden = false;
+  box.innerHTML = "";
+  const panel = el("section", "panel");
+  panel.append(el("h1", null, "Game history"));
+  box.append(panel);
+  let games;
+  try {
+    games = await getJson(`/api/games?limit=${PAGE + 1}&offset=${offset}`);
+  } catch (err) {
+    const e = el("div", "error", err.message);
+    e.setAttribute("role", "alert");
+    panel.append(e);
+    return;
+  }
+  const more = games.length > PAGE;
+  games = games.slice(0, PAGE);
+  if (!games.length) {
+    panel.append(el("p", "empty-note", offset ? "No more games." : "No games are stored yet. Play one from the lobby!"));
+  } else {
+    const table = el("table", "games");
+    table.id = "games-table";
+    const head = el("tr");
+    for (const [text, cls] of [["When", ""], ["Variant", ""], ["Players and totals", ""], ["Status", "wide"], ["", ""]]) {
+      const th = el("th", cls, text);
+      head.append(th);
+    }
+    const thead = el("thead");
+    thead.append(head);
+    const body = el("tbody");
+    for (const g of games) body.append(gameRow(g));
+    table.append(thead, body);
+    panel.append(table);
+  }
+  const pager = el("div", "pager");
+  const prev = el("a", "btn small", "\u2190 Newer");
+  prev.href = `/history?offset=${Math.max(0, offset - PAGE)}`;
+  prev.hidden = offset === 0;
+  const next = el("a", "btn small", "Older \u2192");
+  next.href = `/history?offset=${offset + PAGE}`;
+  next.hidden = !more;
+  pager.append(prev, el("span", "muted", games.length ? `games ${offset + 1}\u2013${offset + games.length}` : ""), next);
+  panel.append(pager);
+}
+
+function gameRow(g) {
+  const tr = el("tr");
+  tr.dataset.id = g.id;
+  tr.append(el("td", null, when(g.finished || g.created)));
+  tr.append(el("td", null, variantLabel(g.variant)));
+  const who = el("td");
+  const winners = new Set(g.winners || []);
+  (g.players || []).forEach((p, s) => {
+    const span = el("span", winners.has(s) ? "won" : null, `${playerName(p)}${g.totals ? ` ${g.totals[s]}` : ""}`);
+    if (s) who.append(document.createTextNode(" \u00b7 "));
+    who.append(span);
+  });
+  tr.append(who);
+  const st = el("td", "wide");
+  st.append(el("span", `status-pill ${g.status}`, g.status));
+  tr.append(st);
+  const act = el("td");
+  if (g.status === "finished") {
+    const a = el("a", "btn small primary", "Replay");
+    a.href = `/history#${encodeURIComponent(g.id)}`;
+    a.dataset.action = "replay";
+    act.append(a);
+  } else if (g.status === "running") {
+    const a = el("a", "btn small", "Watch");
+    a.href = `/game#${encodeURIComponent(g.id)}`;
+    act.append(a);
+  }
+  tr.append(act);
+  return tr;
+}
+
+// ---- the replay viewer -----------------------------------------------------------------------
+
+const STOP_LEVELS = {
+  deal: ["hand", "trick", "card"],
+  end_trick: ["trick", "card"],
+  play: ["card"],
+  hand_complete: ["hand", "trick", "card"],
+  game_complete: ["hand", "trick", "card"],
+};
+
+/** The points a replay can stop at: [{at: events folded, levels}], the first being the deal. */
+export function replayStops(events) {
+  const stops = [];
+  let firstTrick = false;
+  events.forEach((ev, i) => {
+    let levels = STOP_LEVELS[ev.type];
+    if (ev.type === "deal") firstTrick = true;
+    if (ev.type === "start_trick" && firstTrick) {
+      firstTrick = false;
+      levels = ["trick", "card"]; // passes and charges done, the first lead to come
+    }
+    if (levels) stops.push({ at: i + 1, levels, type: ev.type });
+  });
+  return stops;
+}
+
+class Replay {
+  constructor(box, game) {
+    this.game = game;
+    this.events = game.events || [];
+    this.stops = replayStops(this.events);
+    this.index = 0;
+    this.timer = null;
+    box.hidden = false;
+    box.innerHTML = "";
+    const bar = el("div", "replay-bar");
+    bar.id = "replay-bar";
+    const back = el("a", "btn small", "\u2190 All games");
+    back.href = "/history";
+    const mk = (text, action, fn, title) => {
+      const b = el("button", "btn small", text);
+      b.type = "button";
+      b.dataset.action = action;
+      b.title = title;
+      b.addEventListener("click", () => {
+        this.stopAuto();
+        fn();
+      });
+      return b;
+    };
+    this.where = el("span", "where");
+    this.where.id = "replay-where";
+    this.slider = el("input");
+    this.slider.type = "range";
+    this.slider.min = "0";
+    this.slider.max = String(Math.max(0, this.stops.length - 1));
+    this.slider.setAttribute("aria-label", "position in the game");
+    this.slider.addEventListener("input", () => {
+      this.stopAuto();
+      this.go(Number(this.slider.value));
+    });
+    this.autoButton = el("button", "btn small primary", "\u25b6 Play");
+    this.autoButton.type = "button";
+    this.autoButton.dataset.action = "auto";
+    this.autoButton.addEventListener("click", () => (this.timer ? this.stopAuto() : this.startAuto()));
+    bar.append(
+      back,
+      mk("\u23ee Hand", "prev-hand", () => this.step(-1, "hand"), "previous hand (Page Up)"),
+      mk("\u25c0 Trick", "prev-trick", () => this.step(-1, "trick"), "previous trick (\u2190)"),
+      mk("\u25c1 Card", "prev-card", () => this.step(-1, "card"), "previous card (Shift+\u2190)"),
+      this.where,
+      mk("Card \u25b7", "next-card", () => this.step(1, "card"), "next card (Shift+\u2192)"),
+      mk("Trick \u25b6", "next-trick", () => this.step(1, "trick"), "next trick (\u2192)"),
+      mk("Hand \u23ed", "next-hand", () => this.step(1, "hand"), "next hand (Page Down)"),
+      this.autoButton,
+      this.slider,
+    );
+    const tableRoot = el("div");
+    tableRoot.id = "table";
+    box.append(bar, tableRoot);
+    this.table = new Table(tableRoot, { me: null, actions: null, links: [{ href: "/history", text: "All games" }] });
+    const first = this.events.find((e) => e.type === "sit");
+    const variant = first ? first.variant || "turbo" : "turbo";
+    this.table.setOptions({ highestWins: variant === "trend", claims: variant === "turbo" });
+    document.addEventListener("keydown", (e) => this.onKey(e));
+    window.moonshotReplay = this;
+    this.go(0);
+  }
+
+  onKey(e) {
+    if (e.target && ["INPUT", "SELECT", "TEXTAREA"].includes(e.target.tagName) && e.target !== this.slider) return;
+    const moves = { ArrowLeft: -1, ArrowRight: 1, PageUp: -1, PageDown: 1 };
+    if (!(e.key in moves)) return;
+    const level = e.key.startsWith("Page") ? "hand" : e.shiftKey ? "card" : "trick";
+    this.stopAuto();
+    this.step(moves[e.key], level);
+    e.preventDefault();
+  }
+
+  step(direction, level) {
+    let i = this.index + direction;
+    while (i >= 0 && i < this.stops.length && !this.stops[i].levels.includes(level)) i += direction;
+    if (i < 0) i = 0;
+    if (i >= this.stops.length) i = this.stops.length - 1;
+    this.go(i);
+  }
+
+  go(i) {
+    if (!this.stops.length) return;
+    this.index = i;
+    const stop = this.stops[i];
+    const state = foldEvents(this.events, stop.at);
+    state.replayDone = true;
+    this.state = state;
+    this.table.update(state);
+    this.slider.value = String(i);
+    const trick = state.trickNo ? `trick ${state.trickNo}` : "before the first trick";
+    this.where.textContent = state.complete ? "game over" : state.phase === "hand_over" ? `hand ${state.handNo} over` : `hand ${state.handNo} \u00b7 ${trick}`;
+    document.body.dataset.replayIndex = String(i);
+  }
+
+  startAuto() {
+    this.autoButton.textContent = "\u275a\u275a Pause";
+    this.timer = setInterval(() => {
+      if (this.index >= this.stops.length - 1) this.stopAuto();
+      else this.step(1, "card");
+    }, 600);
+  }
+
+  stopAuto() {
+    clearInterval(this.timer);
+    this.timer = null;
+    this.autoButton.textContent = "\u25b6 Play";
+  }
+}
+
+async function showReplay(box, id) {
+  let game;
+  try {
+    game = await getJson(`/api/games/${encodeURIComponent(id)}`);
+  } catch (err) {
+    box.hidden = false;
+    box.innerHTML = "";
+    const panel = el("div", "panel page-error");
+    const e = el("div", "error", err instanceof ApiError ? err.message : String(err));
+    e.setAttribute("role", "alert");
+    const back = el("a", null, "\u2190 All games");
+    back.href = "/history";
+    panel.append(e, el("p"), back);
+    box.append(panel);
+    return;
+  }
+  document.title = `Replay: ${variantLabel(game.variant)} \u00b7 moonshot`;
+  return new Replay(box, game);
+}
+
+async function main() {
+  topbar("history");
+  const id = decodeURIComponent(location.hash.slice(1));
+  window.addEventListener("hashchange", () => location.reload());
+  const list = document.getElementById("games-page");
+  const replay = document.getElementById("replay");
+  if (id) {
+    await showReplay(replay, id);
+  } else {
+    const offset = Number(new URLSearchParams(location.search).get("offset")) || 0;
+    await showList(list, Math.max(0, offset));
+  }
+  document.body.dataset.ready = "true";
+}
+
+main();

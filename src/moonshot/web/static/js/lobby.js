@@ -1,0 +1,353 @@
+// The lobby, /lobby: who is here, the open and running games, creating and joining games,
+// adding bots, and the lobby chat. Everything live comes from GET /lobby/subscribe.
+
+import { Subscription, getJson, post } from "./api.js";
+import { el, ensureName, showConnection, topbar } from "./common.js";
+import { cardFace } from "./cards.js";
+import { CHARGING_RULES, VARIANT_LABEL } from "./labels.js";
+
+const KNOWN_KEY = "moonshot.games"; // id -> {variant, rules} of games this browser created
+
+function remembered() {
+  try {
+    return JSON.parse(localStorage.getItem(KNOWN_KEY) || "{}");
+  } catch {
+    return {};
+  }
+}
+
+function remember(id, info) {
+  const all = remembered();
+  all[id] = info;
+  const ids = Object.keys(all);
+  for (const old of ids.slice(0, Math.max(0, ids.length - 100))) delete all[old];
+  localStorage.setItem(KNOWN_KEY, JSON.stringify(all));
+}
+
+class Lobby {
+  constructor(root, me) {
+    this.root = root;
+    this.me = me;
+    this.people = new Set();
+    this.games = new Map(); // id -> {id, players: [name], variant?, rules?}
+    this.chat = [];
+    this.variants = [];
+    this.bots = ["random"];
+    this.error = null;
+    this.build();
+  }
+
+  build() {
+    const root = this.root;
+    root.hidden = false;
+    root.innerHTML = "";
+    const hero = el("section", "hero");
+    const fan = el("div", "fan");
+    for (const c of ["QS", "AH", "JD", "TC"]) fan.append(cardFace(c));
+    const words = el("div");
+    words.append(el("h1", null, "Hearts at moonshot"), el("p", null, "Start a table, fill it with friends or bots, and shoot the moon."));
+    hero.append(fan, words);
+
+    this.errorBox = el("div", "error");
+    this.errorBox.setAttribute("role", "alert");
+    this.errorBox.hidden = true;
+    this.errorBox.id = "lobby-error";
+
+    const create = el("section", "panel create");
+    create.append(el("h2", null, "New game"));
+    const row = el("div", "form-row");
+    this.variantSelect = el("select");
+    this.variantSelect.id = "variant";
+    this.rulesSelect = el("select");
+    this.rulesSelect.id = "rules";
+    for (const [value, label] of CHARGING_RULES) {
+      const o = el("option", null, label);
+      o.value = value;
+      this.rulesSelect.append(o);
+    }
+    this.botSelect = el("select");
+    this.botSelect.id = "algorithm";
+    const field = (label, control) => {
+      const f = el("div", "field");
+      const l = el("label", null, label);
+      l.htmlFor = control.id;
+      f.append(l, control);
+      return f;
+    };
+    this.rulesField = field("Charging rules", this.rulesSelect);
+    const createButton = el("button", "btn primary", "Create game");
+    createButton.type = "button";
+    createButton.id = "create-game";
+    createButton.addEventListener("click", () => this.createGame());
+    row.append(field("Variant", this.variantSelect), this.rulesField, field("Bots play", this.botSelect), createButton);
+    this.variantHelp = el("p", "variant-help");
+    create.append(row, this.variantHelp);
+    this.variantSelect.addEventListener("change", () => this.variantChanged());
+
+    const gamesPanel = el("section", "panel");
+    gamesPanel.append(el("h2", null, "Games"));
+    this.gamesList = el("ul", "games-list");
+    this.gamesList.id = "games";
+    gamesPanel.append(this.gamesList);
+
+    const peoplePanel = el("section", "panel");
+    peoplePanel.append(el("h3", null, "In the lobby"));
+    this.peopleList = el("ul", "people");
+    this.peopleList.id = "people";
+    peoplePanel.append(this.peopleList);
+
+    const chatPanel = el("section", "panel chat lobby-chat");
+    chatPanel.append(el("h3", null, "Lobby chat"));
+    this.chatLog = el("ul", "chat-log");
+    this.chatLog.id = "lobby-chat";
+    const form = el("form", "chat-form");
+    const input = el("input");
+    input.placeholder = "Say hello";
+    input.maxLength = 500;
+    input.setAttribute("aria-label", "lobby chat message");
+    const send = el("button", "btn small", "Send");
+    send.type = "submit";
+    form.append(input, send);
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const message = input.value.trim();
+      if (!message) return;
+      input.value = "";
+      this.act(() => post("/lobby/chat", { message }));
+    });
+    chatPanel.append(this.chatLog, form);
+
+    const history = el("section", "panel");
+    history.append(el("h3", null, "Finished games"));
+    const link = el("a", null, "Browse and replay stored games \u2192");
+    link.href = "/history";
+    history.append(link);
+
+    const grid = el("div", "lobby-grid");
+    const left = el("div", "stack");
+    left.append(hero, this.errorBox, create, gamesPanel);
+    const right = el("div", "stack");
+    right.append(peoplePanel, chatPanel, history);
+    grid.append(left, right);
+    root.append(grid);
+  }
+
+  async loadOptions() {
+    try {
+      this.variants = await getJson("/api/variants");
+    } catch {
+      this.variants = [{ name: "turbo", description: "Turbo Hearts", charging: true, claims: true }];
+    }
+    try {
+      this.bots = await getJson("/api/bots");
+    } catch {
+      this.bots = ["random"];
+    }
+    this.variantSelect.innerHTML = "";
+    for (const v of this.variants) {
+      const o = el("option", null, VARIANT_LABEL[v.name] || v.name);
+      o.value = v.name;
+      this.variantSelect.append(o);
+    }
+    this.botSelect.innerHTML = "";
+    for (const b of this.bots) {
+      const o = el("option", null, b);
+      o.value = b;
+      this.botSelect.append(o);
+    }
+    if (this.bots.includes("heuristic")) this.botSelect.value = "heuristic";
+    this.variantChanged();
+  }
+
+  variantInfo(name) {
+    return this.variants.find((v) => v.name === name) || null;
+  }
+
+  variantChanged() {
+    const info = this.variantInfo(this.variantSelect.value);
+    this.rulesField.hidden = !(info && info.charging);
+    this.variantHelp.textContent = info ? info.description : "";
+  }
+
+  rulesProposal() {
+    return this.rulesSelect.value || "classic";
+  }
+
+  async act(fn) {
+    this.error = null;
+    this.errorBox.hidden = true;
+    try {
+      return await fn();
+    } catch (err) {
+      this.error = err.message;
+      this.errorBox.textContent = err.message;
+      this.errorBox.hidden = false;
+      return undefined;
+    }
+  }
+
+  async createGame() {
+    const variant = this.variantSelect.value || "turbo";
+    const body = { rules: this.rulesProposal() };
+    if (variant !== "turbo") body.variant = variant;
+    const id = await this.act(() => post("/lobby/new", body));
+    if (typeof id === "string") {
+      remember(id, { variant, rules: variant === "turbo" ? body.rules : null });
+      const g = this.games.get(id) || { id, players: [this.me] };
+      g.variant = variant;
+      this.games.set(id, g);
+      this.renderGames();
+    }
+  }
+
+  // ---- the stream ----------------------------------------------------------------------------
+
+  onEvent(ev) {
+    switch (ev.type) {
+      case "lobby_state": {
+        this.people = new Set(ev.subscribers || []);
+        const known = remembered();
+        this.games = new Map();
+        for (const [id, value] of Object.entries(ev.games || {})) {
+          const players = Array.isArray(value) ? value : value.players || (value.members || []).map((m) => m.name || m);
+          const g = { id, players: [...players] };
+          if (!Array.isArray(value) && value.variant) g.variant = value.variant;
+          else if (known[id]) g.variant = known[id].variant;
+          this.games.set(id, g);
+        }
+        break;
+      }
+      case "join_lobby":
+        this.people.add(ev.player);
+        break;
+      case "leave_lobby":
+        this.people.delete(ev.player);
+        break;
+      case "new_game": {
+        const known = remembered()[ev.id];
+        const g = this.games.get(ev.id) || { id: ev.id, players: [] };
+        if (!g.players.includes(ev.player)) g.players.push(ev.player);
+        g.variant = ev.variant || g.variant || (known && known.variant);
+        this.games.set(ev.id, g);
+        break;
+      }
+      case "join_game": {
+        const g = this.games.get(ev.id) || { id: ev.id, players: [] };
+        if (!g.players.includes(ev.player)) g.players.push(ev.player);
+        this.games.set(ev.id, g);
+        break;
+      }
+      case "leave_game": {
+        const g = this.games.get(ev.id);
+        if (g) {
+          g.players = g.players.filter((p) => p !== ev.player);
+          if (!g.players.length) this.games.delete(ev.id);
+        }
+        break;
+      }
+      case "finish_game":
+        this.games.delete(ev.id);
+        break;
+      case "chat":
+        this.chat.push(ev);
+        if (this.chat.length > 200) this.chat.shift();
+        break;
+      default:
+        return;
+    }
+    this.render();
+  }
+
+  render() {
+    this.renderPeople();
+    this.renderGames();
+    this.renderChat();
+  }
+
+  renderPeople() {
+    this.peopleList.innerHTML = "";
+    for (const name of [...this.people].sort()) {
+      const chip = el("li", `chip${name === this.me ? " me" : ""}`, name);
+      this.peopleList.append(chip);
+    }
+  }
+
+  renderGames() {
+    const list = this.gamesList;
+    list.innerHTML = "";
+    const games = [...this.games.values()];
+    // mine first, then open ones, then running ones
+    const rank = (g) => (g.players.includes(this.me) ? 0 : g.players.length < 4 ? 1 : 2);
+    games.sort((a, b) => rank(a) - rank(b));
+    if (!games.length) list.append(el("li", "empty-note", "No games yet. Create one above."));
+    for (const g of games) list.append(this.gameRow(g));
+  }
+
+  gameRow(g) {
+    const mine = g.players.includes(this.me);
+    const started = g.players.length >= 4;
+    const li = el("li", `game-row${mine ? " mine" : ""}${started ? " started" : ""}`);
+    li.dataset.id = g.id;
+    const info = el("div", "game-info");
+    const label = g.variant ? VARIANT_LABEL[g.variant] || g.variant : "Game";
+    const title = el("div", "game-title", `${label} \u00b7 ${started ? "playing" : `${4 - g.players.length} seat${4 - g.players.length === 1 ? "" : "s"} open`}`);
+    const chips = el("div", "game-players");
+    for (const p of g.players) chips.append(el("span", `chip${p === this.me ? " me" : ""}`, p));
+    for (let i = g.players.length; i < 4; i += 1) chips.append(el("span", "chip empty", "open seat"));
+    info.append(title, chips);
+    const actions = el("div", "game-actions");
+    const btn = (text, cls, action, fn) => {
+      const b = el("button", cls, text);
+      b.type = "button";
+      b.dataset.action = action;
+      b.addEventListener("click", fn);
+      return b;
+    };
+    const link = (text, cls, action) => {
+      const a = el("a", cls, text);
+      a.href = `/game#${encodeURIComponent(g.id)}`;
+      a.dataset.action = action;
+      return a;
+    };
+    if (started) {
+      actions.append(mine ? link("Open table", "btn primary", "open") : link("Watch", "btn", "watch"));
+    } else if (mine) {
+      actions.append(
+        btn("Add bot", "btn", "add-bot", () => this.act(() => post("/lobby/add_bot", { id: g.id, rules: this.rulesProposal(), algorithm: this.botSelect.value || "random" }))),
+        btn("Leave", "btn danger", "leave", () => this.act(() => post("/lobby/leave", { id: g.id }))),
+        link("Open table", "btn", "open"),
+      );
+    } else {
+      actions.append(btn("Join", "btn primary", "join", () => this.act(() => post("/lobby/join", { id: g.id, rules: this.rulesProposal() }))));
+    }
+    li.append(info, actions);
+    return li;
+  }
+
+  renderChat() {
+    this.chatLog.innerHTML = "";
+    for (const { name, message } of this.chat.slice(-100)) {
+      const li = el("li");
+      li.append(el("b", null, name), document.createTextNode(` ${message}`));
+      this.chatLog.append(li);
+    }
+    this.chatLog.scrollTop = this.chatLog.scrollHeight;
+  }
+}
+
+async function main() {
+  topbar("lobby");
+  const me = await ensureName(document.getElementById("name-box"), "Pick a name: it is how the other players and the tables know you.");
+  const lobby = new Lobby(document.getElementById("lobby"), me);
+  window.moonshotLobby = lobby;
+  await lobby.loadOptions();
+  lobby.render();
+  const sub = new Subscription("/lobby/subscribe", {
+    dedupe: false,
+    onMessage: (ev) => lobby.onEvent(ev),
+    onStatus: showConnection,
+  });
+  sub.start();
+}
+
+main();

@@ -1,0 +1,187 @@
+"""Not a test module: what the browser tests of the web app share.
+
+A real ``moonshot serve`` app (``ServerApp`` with HTTP on a free loopback port and a temporary
+SQLite store) runs in the test's event loop, and Playwright's async API drives Debian's chromium
+from the same loop. ``Person`` is one browser context (its own cookies: one person) with helpers
+that act only through the pages, as a person would.
+
+Set ``MOONSHOT_WEB_SHOTS=DIR`` to save the screenshots the tests take along the way (the ones in
+docs/img come from ``MOONSHOT_WEB_SHOTS=docs/img``).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from moonshot.server.app import ServerApp, ServerConfig
+
+CHROMIUM = os.environ.get("MOONSHOT_CHROMIUM", "/usr/bin/chromium")
+SHOTS = os.environ.get("MOONSHOT_WEB_SHOTS")
+DESKTOP = {"width": 1280, "height": 860}
+PHONE = {"width": 390, "height": 844}
+TIMEOUT_MS = 20_000
+
+
+def need_chromium() -> None:
+    if not (Path(CHROMIUM).exists() or shutil.which("chromium")):
+        pytest.skip("no chromium for the browser tests: apt-get install chromium (make test does it as root)")
+
+
+@asynccontextmanager
+async def web_server(tmp_path: Path, **config: Any) -> AsyncIterator[ServerApp]:
+    """``moonshot serve``'s app with HTTP on a free port, its games in a temporary SQLite file."""
+    options: dict[str, Any] = {
+        "sessions_port": None,
+        "http_port": 0,
+        "db_url": f"sqlite+aiosqlite:///{tmp_path / 'games.db'}",
+        "bot": "random",
+        "seed": 7,
+        "secret": "browser-tests",
+    }
+    options.update(config)
+    app = ServerApp(ServerConfig(**options))
+    await app.start()
+    try:
+        yield app
+    finally:
+        await app.stop()
+
+
+@asynccontextmanager
+async def chromium() -> AsyncIterator[Any]:
+    need_chromium()
+    from playwright.async_api import async_playwright
+
+    path = CHROMIUM if Path(CHROMIUM).exists() else shutil.which("chromium")
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=path, headless=True)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+class Person:
+    """One person in their own browser context: own cookies, own pages."""
+
+    def __init__(self, context: Any, base: str, name: str) -> None:
+        self.context = context
+        self.base = base
+        self.name = name
+        self.page: Any = None
+        self.errors: list[str] = []
+
+    @classmethod
+    async def open(cls, browser: Any, base: str, name: str, *, viewport: dict[str, int] | None = None) -> Person:
+        context = await browser.new_context(viewport=viewport or DESKTOP, base_url=base)
+        context.set_default_timeout(TIMEOUT_MS)
+        # bots answer at once: no pause between cards, so a hand takes seconds
+        await context.add_init_script("localStorage.setItem('moonshot.pace', 'instant')")
+        person = cls(context, base, name)
+        person.page = await context.new_page()
+        person.watch(person.page)
+        return person
+
+    def watch(self, page: Any) -> None:
+        page.on("pageerror", lambda e: self.errors.append(f"page error: {e}"))
+
+        def console(m: Any) -> None:
+            # a refused request (409 for an illegal card) is logged by the browser itself: that is
+            # the page working; anything else at error level is a bug
+            if m.type == "error" and "Failed to load resource" not in m.text:
+                self.errors.append(f"console {m.type}: {m.text}")
+
+        page.on("console", console)
+
+    async def enter_lobby(self) -> None:
+        page = self.page
+        await page.goto("/lobby")
+        await page.fill("#name-form input", self.name)
+        await page.click("#name-form button")
+        await page.wait_for_selector("#create-game")
+        await page.wait_for_selector(f"#people li:has-text('{self.name}')")
+
+    async def create_game(self, variant: str, rules: str = "classic") -> str:
+        page = self.page
+        await page.select_option("#variant", variant)
+        if variant == "turbo":
+            await page.select_option("#rules", rules)
+        before = set(await page.eval_on_selector_all("#games li[data-id]", "els => els.map(e => e.dataset.id)"))
+        await page.click("#create-game")
+        row = page.locator("#games li.game-row.mine")
+        await row.first.wait_for()
+        ids = await page.eval_on_selector_all("#games li.mine[data-id]", "els => els.map(e => e.dataset.id)")
+        new = [i for i in ids if i not in before]
+        assert new, "the new game is not in the lobby"
+        return str(new[0])
+
+    async def add_bots(self, game_id: str, algorithm: str, n: int) -> None:
+        page = self.page
+        await page.select_option("#algorithm", algorithm)
+        row = page.locator(f"#games li[data-id='{game_id}']")
+        for i in range(n):
+            await row.locator("[data-action=add-bot]").click()
+            await row.locator(".chip:not(.empty)").nth(i + 1).wait_for()
+
+    async def open_table(self, game_id: str) -> None:
+        page = self.page
+        row = page.locator(f"#games li[data-id='{game_id}']")
+        await row.locator("a[data-action=open]").first.click()
+        await page.wait_for_url(f"**/game#{game_id}")
+        await page.wait_for_function("document.body.dataset.replayDone === 'true'")
+
+    async def state(self) -> dict[str, Any]:
+        """The table's folded state (what the page draws from)."""
+        return dict(await self.page.evaluate("JSON.parse(JSON.stringify(window.moonshotState))"))
+
+    async def shot(self, name: str, *, full_page: bool = False) -> None:
+        if SHOTS:
+            Path(SHOTS).mkdir(parents=True, exist_ok=True)
+            await self.page.screenshot(path=str(Path(SHOTS) / f"{name}.png"), full_page=full_page)
+
+    async def close(self) -> None:
+        await self.context.close()
+
+
+# a card's top-left corner: hands overlap, and a person clicks the part of a card they can see
+CORNER = {"x": 10, "y": 30}
+
+
+async def click_card(page: Any, card: str) -> None:
+    await page.locator(f".my-hand button.card[data-card='{card}']").click(position=CORNER)
+
+
+async def my_seat(page: Any) -> str:
+    await page.wait_for_function("document.body.dataset.seat")
+    return str(await page.evaluate("document.body.dataset.seat"))
+
+
+async def dom_hand(page: Any) -> list[str]:
+    return list(await page.eval_on_selector_all(".my-hand .card", "els => els.map(e => e.dataset.card)"))
+
+
+async def raised_cards(page: Any) -> list[str]:
+    return list(
+        await page.eval_on_selector_all(
+            ".my-hand button.card.legal:not([disabled])", "els => els.map(e => e.dataset.card)"
+        )
+    )
+
+
+async def pass_three(person: Person) -> list[str]:
+    """Choose the first three cards of the hand by clicking them, then confirm the pass."""
+    page = person.page
+    await page.wait_for_selector("[data-action=pass]")
+    cards = (await dom_hand(page))[:3]
+    for card in cards:
+        await click_card(page, card)
+    await page.click("[data-action=pass]:not([disabled])")
+    await page.wait_for_function("(s) => window.moonshotState.passDone[s]", arg=await my_seat(page))
+    return cards

@@ -1,0 +1,48 @@
+"""Fixtures written from the reference Turbo server's recorded streams (../shared/wire-examples/turbo).
+
+For each recording: how many events it has after ``sit``, and the SHA-256 of those events as
+canonical JSON lines (keys sorted, no spaces; the reference's ``seed`` field left out, since
+moonshot never shows a seed). A stream that differs from the reference in any field of any
+event changes the digest. Where the recordings themselves are at hand (the shared folder beside
+the repository), the tests also diff event by event, to say which field differs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+RECORDINGS: dict[str, tuple[str, int | None, int, str]] = {
+    # name: (charging order, viewer seat or None for the unredacted stream, events, digest)
+    "sim-classic-all": ("classic", None, 605, "4fd4df73013ffccbdc7a373150ea80d63d1308a782838abb97c69c161398058b"),
+    "sim-bridge-all": ("bridge", None, 609, "ce51259426eeef193f9cde8b9b8ba4970566bbf9c4151ee9b93a0e07f3cceb63"),
+    "sim-chain-all": ("chain", None, 615, "e2b1830d6e9468f75bde8addbd311a7276194c22963f49447ee805ad283b7df3"),
+    "sim-classic-north-view": ("classic", 0, 605, "d1a6f8fbfbb63b3ba059c8203082e9fb1c7db7f0c75846d416a05046365288e6"),
+    "sim-blind-north-view": ("blind", 0, 609, "81ec0b3887a959ea9c594a4c05ed083228b7daafc0c7024882927036344d3105"),
+}
+
+SHARED = Path(__file__).resolve().parents[4] / "shared" / "wire-examples" / "turbo"
+
+
+def canonical(events: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for e in events:
+        if e["type"] == "sit":
+            continue
+        e = {k: v for k, v in e.items() if k != "seed"}
+        out.append(json.dumps(e, sort_keys=True, separators=(",", ":")))
+    return out
+
+
+def digest(lines: list[str]) -> str:
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+def reference(name: str) -> list[str] | None:
+    """The recording itself, canonical, when the shared folder is there."""
+    path = SHARED / f"{name}.jsonl"
+    if not path.is_file():
+        return None
+    return canonical([json.loads(line) for line in path.read_text().splitlines() if line.strip()])

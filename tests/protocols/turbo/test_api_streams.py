@@ -1,0 +1,163 @@
+"""Turbo streams on a real server (uvicorn on a free loopback port): game replay, end_replay,
+Last-Event-ID resume, redaction per viewer, chat ids, the lobby stream, the close after
+game_complete."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx
+import pytest
+
+from moonshot.protocols.turbo.codec import parse_event_id
+from protocols.turbo.sse import SseReader, base_url, http_server
+
+pytestmark = pytest.mark.asyncio
+SEATS = ["north", "east", "south", "west"]
+
+
+async def test_game_stream_replays_then_end_replay_then_live_and_resumes(tmp_path: Path) -> None:
+    async with http_server(tmp_path) as app, httpx.AsyncClient(base_url=base_url(app), cookies={"name": "ann"}) as ann:
+        gid = (await ann.post("/lobby/new", json={"rules": "classic", "variant": "standard", "seed": 9})).json()
+        for _ in range(3):
+            await ann.post("/lobby/add_bot", json={"id": gid, "rules": "classic", "algorithm": "random"})
+        async with ann.stream("GET", f"/game/subscribe/{gid}") as resp:
+            assert resp.status_code == 200 and resp.headers["content-type"].startswith("text/event-stream")
+            reader = SseReader(resp)
+            past = await reader.until("end_replay")
+        types = [e.data["type"] for e in past]
+        assert types[:4] == ["sit", "deal", "start_passing", "pass_status"] and types[-1] == "end_replay"
+        assert past[-1].id is None  # end_replay moves no Last-Event-ID
+        sit = past[0].data
+        me = next(s for s in SEATS if sit[s]["name"] == "ann")
+        deal = past[1].data
+        assert len(deal[me]) == 13 and all(deal[s] == [] for s in SEATS if s != me)  # redacted for ann
+        ids = [parse_event_id(e.id) for e in past[:-1]]
+        assert all(i is not None for i in ids) and ids == sorted(ids)  # type: ignore[type-var]
+        # ann passes: live events follow; then a reconnect with Last-Event-ID gets only what it missed
+        last_id = past[-2].id
+        cards = deal[me][:3]
+        assert (await ann.post("/game/pass", json={"id": gid, "cards": cards})).status_code == 200
+        async with ann.stream("GET", f"/game/subscribe/{gid}", headers={"Last-Event-ID": last_id or ""}) as resp:
+            reader = SseReader(resp)
+            missed = await reader.until("end_replay")
+        assert missed[0].data == {"type": "send_pass", "from": me, "cards": cards}
+        assert all(parse_event_id(e.id) > parse_event_id(last_id) for e in missed[:-1])  # type: ignore[operator]
+
+
+async def test_a_spectator_sees_every_hand_and_a_seat_only_its_own(tmp_path: Path) -> None:
+    async with http_server(tmp_path) as app:
+        url = base_url(app)
+        async with (
+            httpx.AsyncClient(base_url=url, cookies={"name": "ann"}) as ann,
+            httpx.AsyncClient(base_url=url, cookies={"name": "spy"}) as spy,
+        ):
+            gid = (await ann.post("/lobby/new", json={"rules": "blind", "seed": 3})).json()
+            for _ in range(3):
+                await ann.post("/lobby/add_bot", json={"id": gid, "rules": "blind", "algorithm": "random"})
+            async with spy.stream("GET", f"/game/subscribe/{gid}") as resp:
+                seen = await SseReader(resp).until("end_replay")
+            deal = next(e.data for e in seen if e.data["type"] == "deal")
+            assert all(len(deal[s]) == 13 for s in SEATS)
+            async with ann.stream("GET", f"/game/subscribe/{gid}") as resp:
+                mine = await SseReader(resp).until("end_replay")
+            me = next(s for s in SEATS if mine[0].data[s]["name"] == "ann")
+            hidden = [e.data for e in mine if e.data["type"].startswith("hidden_")]
+            assert hidden and all("cards" not in h and h["count"] == 3 for h in hidden)
+            assert all(e.data["from"] == me for e in mine if e.data["type"] == "send_pass")
+
+
+async def test_game_chat_is_in_the_stream_with_ids_between_versions(tmp_path: Path) -> None:
+    async with http_server(tmp_path) as app, httpx.AsyncClient(base_url=base_url(app), cookies={"name": "ann"}) as ann:
+        gid = (await ann.post("/lobby/new", json={"rules": "classic"})).json()
+        r = await ann.post("/game/chat", json={"id": gid, "message": "before the start"})
+        assert r.status_code == 200
+        for _ in range(3):
+            await ann.post("/lobby/add_bot", json={"id": gid, "rules": "classic", "algorithm": "random"})
+        await asyncio.sleep(0.1)
+        await ann.post("/game/chat", json={"id": gid, "message": "hello"})
+        async with ann.stream("GET", f"/game/subscribe/{gid}") as resp:
+            seen = await SseReader(resp).until("end_replay")
+        chats = [e for e in seen if e.data["type"] == "chat"]
+        assert [c.data["message"] for c in chats] == ["before the start", "hello"]
+        assert chats[0].id == "0.1" and seen[0].data["type"] == "chat"
+        ids = [e.id for e in seen if e.id is not None]
+        assert len(set(ids)) == len(ids)
+        positions = [parse_event_id(i) for i in ids]
+        assert positions == sorted(positions)  # type: ignore[type-var]
+        assert (await ann.post("/game/chat", json={"id": "nope", "message": "x"})).status_code == 404
+
+
+async def test_stream_closes_after_game_complete_and_late_subscribers_get_the_whole_game(tmp_path: Path) -> None:
+    async with (
+        http_server(tmp_path) as app,
+        httpx.AsyncClient(base_url=base_url(app), cookies={"name": "ann"}, timeout=60) as ann,
+    ):
+        gid = (await ann.post("/lobby/new", json={"rules": "classic", "variant": "kierki"})).json()
+        async with ann.stream("GET", f"/game/subscribe/{gid}") as resp:
+            reader = SseReader(resp)
+            await reader.until("end_replay")  # subscribed before the game started
+            # ann plays by following play_status (kierki has no passing)
+            for _ in range(3):
+                await ann.post("/lobby/add_bot", json={"id": gid, "rules": "classic", "algorithm": "random"})
+            me = None
+            while True:
+                ev = await reader.next_event()
+                assert ev is not None, "the stream ended before game_complete"
+                d = ev.data
+                if d["type"] == "sit":
+                    me = next(s for s in SEATS if d[s]["name"] == "ann")
+                if d["type"] == "play_status" and d["next_player"] == me:
+                    assert d["legal_plays"]
+                    r = await ann.post("/game/play", json={"id": gid, "card": d["legal_plays"][0]})
+                    assert r.status_code == 200, r.text
+                if d["type"] == "game_complete":
+                    break
+            assert await reader.next_event() is None  # closed shortly after
+        async with ann.stream("GET", f"/game/subscribe/{gid}") as resp:
+            late = await SseReader(resp).rest()
+        assert late[0].data["type"] == "sit" and late[-2].data["type"] == "game_complete"
+        assert late[-1].data["type"] == "end_replay"
+
+
+async def test_unknown_game_stream_is_404(tmp_path: Path) -> None:
+    async with http_server(tmp_path) as app, httpx.AsyncClient(base_url=base_url(app), cookies={"name": "a"}) as c:
+        r = await c.get("/game/subscribe/nope")
+        assert r.status_code == 404 and "error" in r.json()
+
+
+async def test_lobby_stream_events(tmp_path: Path) -> None:
+    async with http_server(tmp_path) as app:
+        url = base_url(app)
+        async with (
+            httpx.AsyncClient(base_url=url, cookies={"name": "ann"}) as ann,
+            httpx.AsyncClient(base_url=url, cookies={"name": "bob"}) as bob,
+            ann.stream("GET", "/lobby/subscribe") as resp,
+        ):
+            reader = SseReader(resp)
+            first = await reader.next_event()
+            assert first is not None and first.data == {"type": "lobby_state", "subscribers": ["ann"], "games": {}}
+            async with bob.stream("GET", "/lobby/subscribe") as bresp:
+                bob_reader = SseReader(bresp)
+                state = await bob_reader.next_event()
+                assert state is not None and state.data["subscribers"] == ["ann", "bob"]
+                assert (await reader.next_event()).data == {"type": "join_lobby", "player": "bob"}  # type: ignore[union-attr]
+                gid = (await bob.post("/lobby/new", json={"rules": "chain"})).json()
+                assert (await reader.next_event()).data == {"type": "new_game", "id": gid, "player": "bob"}  # type: ignore[union-attr]
+                await ann.post("/lobby/join", json={"id": gid, "rules": "classic"})
+                assert (await reader.next_event()).data == {"type": "join_game", "id": gid, "player": "ann"}  # type: ignore[union-attr]
+                await ann.post("/lobby/leave", json={"id": gid})
+                assert (await reader.next_event()).data == {"type": "leave_game", "id": gid, "player": "ann"}  # type: ignore[union-attr]
+                await bob.post("/lobby/chat", json={"message": "Anyone here?"})
+                assert (await reader.next_event()).data == {
+                    "type": "chat",
+                    "name": "bob",
+                    "message": "Anyone here?",
+                }  # type: ignore[union-attr]
+                for _ in range(3):
+                    await bob.post("/lobby/add_bot", json={"id": gid, "rules": "chain", "algorithm": "random"})
+                kinds = [(await reader.next_event()).data["type"] for _ in range(3)]  # type: ignore[union-attr]
+                assert kinds == ["join_game"] * 3
+            await asyncio.sleep(0.1)
+            assert (await reader.next_event()).data == {"type": "leave_lobby", "player": "bob"}  # type: ignore[union-attr]
