@@ -153,6 +153,9 @@ class Seat(ABC):
     # False: the seat reads only ``phase``/``legal_plays`` of a request, so the table skips
     # building the full SeatView (a protocol adapter that sends legal moves, not views)
     wants_view: bool = True
+    # True: a person at a table whose policy is made for programs (Trend's 1 s per card): the
+    # table sets no deadline for this seat and waits again after an illegal answer
+    patient: bool = False
 
     @abstractmethod
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None: ...
@@ -571,7 +574,8 @@ class Table:
         return bool(ready)
 
     def _new_request(self, seat: int, eager: bool = True) -> DecisionRequest:
-        timeout = self.policy.timeout_for(self.game.phase)
+        actor = self.chairs[seat].acting
+        timeout = None if actor is not None and actor.patient else self.policy.timeout_for(self.game.phase)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout if timeout is not None else None
         return DecisionRequest(self.id, seat, next(self._request_ids), self.game, deadline, eager)
@@ -628,7 +632,9 @@ class Table:
         chair = self.chairs[seat]
         chair.stats.illegal += 1
         log.info("table=%s seat=%d event=illegal_answer action=%r reason=%s", self.id, seat, action, reason)
-        self._handle_failure(seat, action, reason, self.policy.on_illegal)
+        actor = chair.acting
+        what = OnBadAnswer.PAUSE if actor is not None and actor.patient else self.policy.on_illegal
+        self._handle_failure(seat, action, reason, what)
 
     def _on_expired(self, request_id: int) -> None:
         for seat, p in self._pending.items():

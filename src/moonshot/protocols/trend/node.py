@@ -17,6 +17,12 @@ by a bot (``status`` 1) until it joins again with the same number and token. Aft
 ``auto_cycle > 0`` starts the next one when four are seated again; with 0 the node refuses joins
 but keeps those sockets open and idle: SDK bots reconnect at once, recursively, on a close.
 
+A **Human** seat is played in the web app's table page (``/game#<id>``, the same page and the
+same Turbo game routes as ``moonshot serve``'s HTTP side): the node is a
+:class:`~moonshot.protocols.turbo.api.GameHost` for its one table. A person picks a name, takes
+the seat from the seat page (``POST /api/human``), and plays with no deadline (the seed's 1 s per
+card is for programs). Every game of the node can also be watched there.
+
 Trust: with ``tokens`` (playerNumber -> token) a join with a wrong token is refused and its socket
 closed; without, the first join of a number in a match binds its token, and only that token takes
 the seat back. Tokens are compared with :func:`hmac.compare_digest`.
@@ -29,6 +35,7 @@ import contextlib
 import hmac
 import logging
 import random
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +43,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
@@ -45,6 +52,18 @@ from moonshot.engine import Phase
 from moonshot.events import CardPlayed, DealEnded, Event, Exposed, PassReceived, TrickEnded
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import Peer, TrendSeat
+from moonshot.protocols.turbo.api import (
+    Caller,
+    GameStream,
+    HostedGame,
+    Identity,
+    TurboSeat,
+    endpoint,
+    game_routes,
+    read_body,
+    variant_info,
+)
+from moonshot.protocols.turbo.codec import Player, RequestError, TurboTranslator
 from moonshot.server.table import (
     BotSeat,
     OnBadAnswer,
@@ -56,6 +75,7 @@ from moonshot.server.table import (
 )
 from moonshot.sim import BOT_REGISTRY, UnknownBot, make_bot
 from moonshot.variants import TREND
+from moonshot.web import STATIC_DIR as WEB_STATIC
 
 log = logging.getLogger("moonshot.trend")
 
@@ -157,8 +177,17 @@ class Contestant:
     rejoined: bool = True  # joined again since the last game ended
 
 
+class HumanSeat(TurboSeat):
+    """A person at a Human seat: plays through the game routes, no deadline, never a random card."""
+
+    patient = True
+
+
+DUMMY_NAMES = {f"player{n}" for n in range(1, 5)}
+
+
 class TrendNode:
-    """The one table of a node and the match played at it."""
+    """The one table of a node and the match played at it (and a GameHost for its web page)."""
 
     def __init__(self, config: NodeConfig) -> None:
         self.config = config
@@ -178,6 +207,25 @@ class TrendNode:
         self._wake = asyncio.Event()
         self._next: asyncio.Task[None] | None = None
         self.port = config.port
+        self._identity = Identity(secrets.token_urlsafe(32), open_names=False, held=self._holds)
+        self.streams: dict[str, GameStream] = {}  # recent games' web streams, by game id
+        self.hosted: dict[str, HostedGame] = {}
+        self.game_id: str | None = None
+        self._run_id = secrets.token_hex(3)  # game ids differ between runs of the node
+
+    # ------------------------------------------------------------ GameHost (the web table page)
+    @property
+    def identity(self) -> Identity:
+        return self._identity
+
+    def find_stream(self, game_id: str) -> GameStream | None:
+        return self.streams.get(game_id)
+
+    def find_game(self, game_id: str) -> HostedGame | None:
+        return self.hosted.get(game_id)
+
+    def _holds(self, name: str) -> bool:
+        return any(h.name == name for h in self.humans.values())
 
     # ------------------------------------------------------------ settings (the seat page)
     def apply_settings(self, settings: list[SeatSetting]) -> str | None:
@@ -393,18 +441,18 @@ class TrendNode:
                     seats.append(c.seat)
                 else:
                     seats.append(None)
-        for chair, s in enumerate(seats):
-            self._prepare_human(s, chair, infos)
+        seed = self.rng.getrandbits(62)
         self.table = Table(
             TREND,
             seats,
-            seed=self.rng.getrandbits(62),
+            seed=seed,
             policy=self.policy(),
             names=[i.name for i in infos],
             meta={"protocol": "trend", "match": self.match, "game": k + 1},
         )
         self.state = "playing"
         self.infos = infos
+        self._host_web(self.table, seed, infos, [by_chair[c][1] for c in range(4)])
         log.info(
             "event=game_started match=%d game=%d table=%s players=%s",
             self.match,
@@ -415,18 +463,26 @@ class TrendNode:
         self.table.start()
         self.table.done.add_done_callback(self._game_done)
 
+    def _host_web(self, table: Table, seed: int, infos: list[tc.PlayerInfo], kinds: list[str]) -> None:
+        """The game's Turbo stream, for the Human seat's table page and anyone watching."""
+        game_id = f"trend-{self._run_id}-{self.match}-{self.game_index + 1}"
+        players = [Player(i.name, "human" if kinds[c] == "human" else "bot") for c, i in enumerate(infos)]
+        stream = GameStream(game_id)
+        stream.start(TurboTranslator(TREND, seed, players))
+        table.watch(stream)
+        self.game_id = game_id
+        self.streams[game_id] = stream
+        self.hosted[game_id] = HostedGame(game_id, table, players, stream)
+        for old in list(self.streams)[:-8]:  # keep the last few games for late viewers
+            self.streams.pop(old, None)
+            self.hosted.pop(old, None)
+
     def _dummy(self, name: str) -> Any:
         try:
             return make_bot(name)
         except UnknownBot:
             log.warning("event=bot_unavailable bot=%s using=random", name)
             return make_bot("random")
-
-    def _prepare_human(self, seat: Seat | None, chair: int, infos: list[tc.PlayerInfo]) -> None:
-        """Hook for the Human seat's table page (a seat that needs to know its chair)."""
-        seated = getattr(seat, "seated", None)
-        if callable(seated):
-            seated(chair, infos)
 
     def _seat_in_game(self, c: Contestant) -> None:
         """A contestant (re)joins during a game: it takes its chair back from the substitute."""
@@ -511,11 +567,21 @@ class TrendNode:
         """A browser takes Human seat ``number`` (returns why not)."""
         if not 1 <= number <= 4 or self.settings[number - 1].kind != "human":
             return f"seat {number} is not a Human seat"
+        if seat.name in DUMMY_NAMES:
+            return f"{seat.name} is a dummy's name: pick another"
+        held = self.humans.get(number)
+        if held is not None and held.name != seat.name:
+            return f"seat {number} is taken by {held.name}"
+        for n, other in self.humans.items():
+            if n != number and other.name == seat.name:
+                return f"{seat.name} already sits at seat {n}"
+        if held is not None:
+            return None  # the same person again: nothing changes
+        if self.state in ("playing", "between"):
+            return "a match is being played; sit down when it is over"
         self.humans[number] = seat
         if self.state == "playing" and self.table is not None:
-            chair = self.chair_of[number - 1]
-            self._prepare_human(seat, chair, self.infos)
-            self.table.attach(chair, seat, replay=True)
+            self.table.attach(self.chair_of[number - 1], seat, replay=True)
         else:
             self._broadcast_peers()
             self._maybe_start()
@@ -540,6 +606,10 @@ class TrendNode:
                     "chair": "NESW"[chair],
                 }
             )
+            if s.kind == "human":
+                playing = self.game_id is not None and self.state == "playing"
+                seats[-1]["table"] = f"/game#{self.game_id}" if playing and n in self.humans else None
+                seats[-1]["join"] = None if n in self.humans else f"#sit-{n}"
         scores = None
         if self.table is not None and self.state == "playing":
             scores = list(self.table.game.totals)
@@ -553,6 +623,7 @@ class TrendNode:
             "scores": scores,
             "results": self.results,
             "websocket": f"ws://{self.config.host}:{self.port}/",
+            "watch": f"/game#{self.game_id}" if self.game_id is not None else None,
             "autoCycle": self.config.auto_cycle,
         }
 
@@ -599,13 +670,47 @@ def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
             return JSONResponse({"error": why, **node.describe()}, status_code=409)
         return JSONResponse(node.describe())
 
+    def identity() -> Identity:
+        return node.identity
+
+    async def human(request: Request, caller: Caller) -> Any:
+        """A person takes a Human seat: ``{"playerNumber": N}``, named by the ``name`` cookie."""
+        body = await read_body(request)
+        number = body.get("playerNumber")
+        if not isinstance(number, int) or isinstance(number, bool):
+            raise RequestError(400, "playerNumber must be 1, 2, 3 or 4")
+        why = node.attach_human(number, HumanSeat(caller.name))
+        if why is not None:
+            raise RequestError(409, why)
+        return node.describe()
+
+    async def me(request: Request, caller: Caller) -> Any:
+        return {"name": caller.name}
+
+    async def variants(request: Request, caller: Caller) -> Any:
+        return variant_info()
+
+    async def game_page(request: Request) -> Response:
+        return FileResponse(WEB_STATIC / "game.html", headers={"Cache-Control": "no-cache"})
+
+    async def to_seats(request: Request) -> Response:
+        return RedirectResponse("/", status_code=307)
+
     routes = [
         Route("/", page),
         WebSocketRoute("/", node.serve_socket),
         Route("/api/state", state),
         Route("/api/seats", seats, methods=["POST"]),
+        Route("/api/human", endpoint(human, identity), methods=["POST"]),
+        Route("/api/me", endpoint(me, identity), methods=["GET"]),
+        Route("/api/variants", endpoint(variants, identity, anonymous=True), methods=["GET"]),
+        Route("/game", game_page, methods=["GET"]),
+        Route("/lobby", to_seats, methods=["GET"]),
+        Route("/history", to_seats, methods=["GET"]),
+        *game_routes(node),
         *extra_routes,
         Mount("/static/trend", StaticFiles(directory=STATIC), name="trend-static"),
+        Mount("/static", StaticFiles(directory=WEB_STATIC, check_dir=False), name="static"),
     ]
     return Starlette(routes=routes)
 

@@ -26,7 +26,8 @@ function renderSeat(seat) {
       <div class="kinds" role="radiogroup" aria-label="Seat ${seat.playerNumber}">${kinds}</div>
       <select name="bot-${seat.playerNumber}" aria-label="Bot for seat ${seat.playerNumber}">${options}</select>
       <p class="who"></p>`;
-    box.addEventListener("change", () => {
+    box.addEventListener("change", (event) => {
+      if (!event.target.matches("input[type=radio], select")) return; // the name box is not a setting
       edited = true;
       syncBotPicker(box);
     });
@@ -39,15 +40,64 @@ function renderSeat(seat) {
   box.querySelector(".chair").textContent = last && last.state !== "waiting" ? CHAIRS[seat.chair] : "";
   const who = box.querySelector(".who");
   who.classList.toggle("ok", Boolean(seat.player) && seat.connected);
+  // redraw only when something changed: a redraw would wipe a name being typed
+  const signature = JSON.stringify([seat.kind, seat.bot, seat.player, seat.table, seat.join, edited]);
+  if (who.dataset.signature === signature) return;
+  who.dataset.signature = signature;
   if (seat.kind === "dummy") who.textContent = `player${seat.playerNumber} (${seat.bot})`;
   else if (seat.kind === "human") {
     who.innerHTML = seat.player
-      ? `${escapeHtml(seat.player)}${seat.table ? ` · <a href="${seat.table}">open the table</a>` : ""}`
-      : seat.join
-        ? `<a href="${seat.join}">Sit here</a>`
+      ? `${escapeHtml(seat.player)}${seat.table ? ` · <a class="open-table" href="${seat.table}">open the table</a>` : ""}`
+      : seat.join && !edited
+        ? `<span class="sit"><input name="name-${seat.playerNumber}" placeholder="your name" maxlength="40"
+             aria-label="Your name for seat ${seat.playerNumber}" value="${escapeHtml(savedName())}">
+           <button type="button" class="sit-button" data-number="${seat.playerNumber}">Sit here</button></span>`
         : "waiting for a person";
+    if (seat.table && sessionStorage.getItem("moonshot.trend.seat") === String(seat.playerNumber)) {
+      if (sessionStorage.getItem("moonshot.trend.opened") !== seat.table) {
+        sessionStorage.setItem("moonshot.trend.opened", seat.table);
+        location.href = seat.table; // the person's game has started: to the table
+      }
+    }
   } else who.textContent = seat.player ? `${seat.player} joined` : `waiting for playerNumber ${seat.playerNumber}`;
 }
+
+function savedName() {
+  for (const part of document.cookie.split(";")) {
+    const [k, v] = part.trim().split("=");
+    if (k === "name" && v) return decodeURIComponent(v);
+  }
+  return "";
+}
+
+async function sit(number) {
+  const input = form.querySelector(`input[name="name-${number}"]`);
+  const name = (input?.value || "").trim();
+  if (!name) {
+    message.textContent = "Pick a name first.";
+    input?.focus();
+    return;
+  }
+  document.cookie = `name=${encodeURIComponent(name)}; path=/; max-age=31536000; SameSite=Lax`;
+  const res = await fetch("/api/human", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ playerNumber: number }),
+  });
+  const body = await res.json();
+  if (!res.ok) {
+    message.textContent = body.error;
+    return;
+  }
+  sessionStorage.setItem("moonshot.trend.seat", String(number));
+  message.textContent = `You sit at seat ${number}: the table opens when the game starts.`;
+  render(body);
+}
+
+form.addEventListener("click", (event) => {
+  const button = event.target.closest(".sit-button");
+  if (button) sit(Number(button.dataset.number));
+});
 
 function syncBotPicker(box) {
   const kind = box.querySelector("input:checked")?.value;
@@ -77,6 +127,9 @@ function render(state) {
   if (state.scores) line.textContent = `Scores now: ${state.scores.join(" / ")} (N / E / S / W)`;
   else if (state.state === "over") line.textContent = state.autoCycle ? "Match over." : "Match over. Change the seats to play again.";
   else line.textContent = state.results.length ? "" : "No game finished yet.";
+  const watch = document.getElementById("watch");
+  watch.hidden = !state.watch;
+  if (state.watch) watch.href = state.watch;
   const body = document.querySelector("#results tbody");
   body.innerHTML = state.results
     .map((r) => {
