@@ -8,10 +8,10 @@ import asyncio
 from typing import Any
 
 import pytest
-from trend_sdk import SdkBot
 
 from e2e.webkit import Person, chromium, click_card, dom_hand, my_seat, pass_three, raised_cards
 from moonshot.protocols.trend.node import NodeConfig, NodeServer
+from trend_sdk import SdkBot
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
 
@@ -57,7 +57,8 @@ async def test_a_person_takes_the_human_seat_and_plays_a_deal_by_clicking() -> N
             while True:
                 await page.wait_for_function(
                     "(s) => window.moonshotState.handScores.length > 0 || "
-                    "(window.moonshotState.phase === 'exposing' && document.querySelector('[data-action=no-expose]')) || "
+                    "(window.moonshotState.phase === 'exposing' && "
+                    "document.querySelector('[data-action=no-expose]')) || "
                     "(window.moonshotState.nextPlayer === s && document.querySelector('.my-hand button.card.legal'))",
                     arg=seat,
                 )
