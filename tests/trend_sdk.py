@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,7 @@ class SdkBot:
     pick: str = "random"  # random | wrong (always an illegal card) | silent (never answers cards)
     wrong_numbers: bool = False  # answer with a wrong dealNumber/roundNumber (dropped by the server)
     idle_check: float = 0.0  # after the last game: re-join once more and expect no close for this long
+    think: float = 0.0  # seconds before each card (a slow bot)
     frames: list[dict[str, Any]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     seen: list[GameSeen] = field(default_factory=list)
@@ -133,6 +135,8 @@ class SdkBot:
                 card = self.rng.choice(candidates)
             if self.wrong_numbers:
                 rnd += 1
+            if self.think:
+                time.sleep(self.think)
             self.send(ws, "pick_card", {"dealNumber": deal, "roundNumber": rnd, "turnCard": card})
         elif name == "turn_end":
             data["turnCard"], data["turnPlayer"]
