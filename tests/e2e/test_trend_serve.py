@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 import pytest_asyncio
 import websocket
-from trend_sdk import SdkBot
 
 from moonshot.client import Client, RandomPlayer
 from moonshot.server.app import ServerApp, ServerConfig
+from trend_sdk import SdkBot
 
 pytestmark = pytest.mark.asyncio
 

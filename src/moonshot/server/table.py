@@ -154,7 +154,7 @@ class Seat(ABC):
     # building the full SeatView (a protocol adapter that sends legal moves, not views)
     wants_view: bool = True
     # True: a person at a table whose policy is made for programs (Trend's 1 s per card): the
-    # table sets no deadline for this seat and waits again after an illegal answer
+    # table sets no deadline for this seat, and after an illegal answer it waits for another
     patient: bool = False
 
     @abstractmethod
