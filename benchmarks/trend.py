@@ -88,7 +88,7 @@ class Bot:
 
     async def run(self, stop: asyncio.Event) -> None:
         while self.finished < self.games and not stop.is_set():
-            async with websockets.connect(self.url, max_size=None, ping_interval=None) as ws:
+            async with websockets.connect(self.url, max_size=None, ping_interval=None, compression=None) as ws:
                 await ws.send(self.join())
                 await self.play(ws, stop)
 

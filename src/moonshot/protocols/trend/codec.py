@@ -294,10 +294,8 @@ class TrendCodec:
         self.round_cards: dict[int, int] = {}
         self.round_random = [False, False, False, False]
         self._scores: tuple[int, ...] | None = None  # deal_scores, until a trick or an exposure
-
-    @property
-    def passing(self) -> bool:
-        return self.direction not in (PassDirection.HOLD, PassDirection.KEEPER)
+        self.passing = direction is not PassDirection.HOLD and direction is not PassDirection.KEEPER
+        self._sender_names = [self.names[self._from(s)] for s in range(4)]
 
     def _from(self, s: int) -> int:
         return (s - self.direction.offset) % 4
@@ -335,7 +333,7 @@ class TrendCodec:
         if mine and private and self.received is not None:
             e["receivedCards"] = _cards_out(self.received)
         if self.passing and self.received_count:
-            e["receivedFrom"] = self.names[self._from(s)]
+            e["receivedFrom"] = self._sender_names[s]
         if s in self.round_cards:
             e["roundCard"] = format_card(self.round_cards[s])
         e["serverRandom"] = self.round_random[s]
@@ -347,7 +345,7 @@ class TrendCodec:
             e["receivedCards"] = _cards_out(self.received or 0) if mine else []
             e["initialCards"] = _cards_out(self.initial) if mine else []
             if self.passing:
-                e["receivedFrom"] = self.names[self._from(s)]
+                e["receivedFrom"] = self._sender_names[s]
         return e
 
     def _players(self, **options: bool) -> list[dict[str, Any]]:

@@ -730,6 +730,7 @@ class NodeServer:
                 port=config.port,
                 log_level="warning",
                 ws_max_size=4 * tc.MAX_FRAME,  # up to 4 MB is read and ignored; beyond, the library closes
+                ws_per_message_deflate=False,  # compressing every frame cost more CPU than the frames
                 lifespan="off",
             )
         )

@@ -69,7 +69,13 @@ class TrendService:
 
         self._uvicorn = uvicorn.Server(
             uvicorn.Config(
-                self.app, host=host, port=port, log_level="warning", ws_max_size=4 * tc.MAX_FRAME, lifespan="off"
+                self.app,
+                host=host,
+                port=port,
+                log_level="warning",
+                ws_max_size=4 * tc.MAX_FRAME,
+                ws_per_message_deflate=False,  # compressing every frame cost more CPU than sending it
+                lifespan="off",
             )
         )
         self._uvicorn.capture_signals = contextlib.nullcontext  # the app owns the signals
