@@ -494,5 +494,14 @@ def _register_server_commands() -> None:
 _register_server_commands()
 
 
+def _register_trend_commands() -> None:
+    from moonshot.protocols.trend.commands import trend_node_cmd
+
+    main.add_command(trend_node_cmd)
+
+
+_register_trend_commands()
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -29,6 +29,7 @@ def test_serve_help_documents_every_option() -> None:
         "--host",
         "--sessions-port",
         "--no-sessions",
+        "--trend-port",
         "--http-port",
         "--no-http",
         "--open-names",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -97,3 +97,38 @@ async def test_leaving_before_a_match() -> None:
     assert lobby.leave(c) and not lobby.leave(c)
     await asyncio.sleep(0.1)
     assert not tables
+
+
+async def test_each_protocol_has_its_pools_starter_and_bots_and_chairs_asked_for_are_given() -> None:
+    tables: list[tuple[str, Table]] = []
+
+    def starter(tag: str) -> Callable[[list[Seat]], Table]:
+        def start(seats: list[Seat]) -> Table:
+            t = Table(find_variant("trend" if tag == "trend" else "standard"), seats, seed=1)
+            tables.append((tag, t))
+            return t
+
+        return start
+
+    lobby = Lobby(
+        starter("sessions"),
+        lambda: BotSeat(RandomBot(), name="filler"),
+        0.05,
+        random.Random(3),
+        starters={"trend": starter("trend")},
+        bots={"trend": lambda: BotSeat(RandomBot(), name="trend-filler")},
+    )
+    sessions = [Waiting(f"s{i}") for i in range(3)]
+    for w in sessions:
+        lobby.join(Candidate(w, GameType.ANY, None, w.matched))
+    trend = [Waiting(f"t{i}") for i in range(2)]
+    for i, w in enumerate(trend):
+        lobby.join(Candidate(w, GameType.ANY, None, w.matched, protocol="trend", chair=3 - i))
+    assert not tables and lobby.waiting() == 5  # three Sessions and two Trend players never mix
+    await asyncio.sleep(0.15)
+    kinds = {tag: t for tag, t in tables}
+    assert set(kinds) == {"sessions", "trend"}
+    assert kinds["trend"].rules.name == "trend" and kinds["sessions"].rules.name == "standard"
+    assert [w.seat for w in trend] == [3, 2]  # the chairs they asked for
+    names = sorted(c.occupant.name for c in kinds["trend"].chairs if c.occupant)
+    assert names == ["t0", "t1", "trend-filler", "trend-filler"]

@@ -482,3 +482,44 @@ async def test_submit_reply_after_the_table_ended_says_so() -> None:
     reply: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
     t.submit(0, Play.of(0, 0), None, reply)
     assert "ended" in str(await asyncio.wait_for(reply, 1))
+
+
+async def test_phase_timeouts_and_pauses_pace_the_table() -> None:
+    """Per-phase deadlines (Trend: 3 s to pass, 1 s a card) and a pause after chosen events."""
+    from moonshot.variants import TREND
+
+    r = Remote("silent")
+    seen: list[str] = []
+
+    def pause(events: Sequence[object]) -> float:
+        seen.extend(type(e).__name__ for e in events)
+        return 0.001 if any(isinstance(e, TrickEnded) for e in events) else 0.0
+
+    policy = TablePolicy(
+        decision_timeout=5.0, phase_timeouts=((Phase.PLAY, 0.005), (Phase.PASS, 0.01)), pause_after=pause
+    )
+    assert policy.timeout_for(Phase.PLAY) == 0.005 and policy.timeout_for(Phase.EXPOSE) == 5.0
+    t = Table(TREND, [r, *bots(3)], seed=3, policy=policy)
+    assert await run(t) is TableStatus.FINISHED
+    assert t.stats()[0].timeouts == 3 + 52 + sum(1 for q in r.requests if q.phase is Phase.EXPOSE)
+    assert "TrickEnded" in seen and "DealEnded" in seen
+
+
+class Person(Remote):
+    """A person: no deadline; after a refused card they simply click another one."""
+
+    patient = True
+
+    def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:
+        super().on_rejected(table, request, action, reason)
+        good = Play.of(request.seat, card_list(request.view.legal_plays)[0])
+        asyncio.get_running_loop().call_soon(table.submit, request.seat, good, None)
+
+
+async def test_a_patient_seat_has_no_deadline_and_its_illegal_answer_waits_for_another() -> None:
+    r = Person("illegal-once")
+    t = Table(RULES, [r, *bots(3)], seed=4, policy=TablePolicy(decision_timeout=0.001))
+    assert await run(t) is TableStatus.FINISHED
+    st = t.stats()[0]
+    assert st.timeouts == 0 and st.forced == 0 and st.illegal == 1 and len(r.rejected) == 1
+    assert all(q.deadline is None for q in r.requests)

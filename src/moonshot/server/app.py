@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import gc
 import json
@@ -73,6 +74,7 @@ class ServerConfig:
     max_message: int = MAX_MESSAGE
     resync_idle: float = 5.0  # seconds of silence before half a message is dropped
     seed: int | None = None  # fixes table seeds (tests); None: random
+    trend_port: int | None = None  # the Trend protocol (WebSocket); None: off, 0: any free port
     http_port: int | None = None  # Turbo HTTP + SSE and the web app (CLI default 7380); 0: any free port
     open_names: bool = False  # the seed's behaviour: the name cookie alone says who you are
     secret: str | None = None  # signs session cookies; None: MOONSHOT_SECRET, else kept in the store
@@ -97,6 +99,8 @@ class ServerApp:
     tables: dict[str, Table] = field(default_factory=dict)
     sessions_port: int | None = None
     finished: int = 0
+    trend: Any = None  # the Trend WebSocket service (moonshot.protocols.trend.server)
+    trend_port: int | None = None
     turbo: TurboLobby | None = None
     http_port: int | None = None
     _http: _Uvicorn | None = None
@@ -130,7 +134,14 @@ class ServerApp:
             await self.turbo.load_open()
         for rec_players in restored:
             first_session = max(first_session, rec_players + 1)
-        self.lobby = Lobby(self._start_table, self._make_bot, cfg.fill_wait, random.Random(self._rng.getrandbits(32)))
+        self.lobby = Lobby(
+            self._start_table,
+            self._make_bot,
+            cfg.fill_wait,
+            random.Random(self._rng.getrandbits(32)),
+            starters={"trend": self._start_trend_table},
+            bots={"trend": self._make_trend_bot},
+        )
         if cfg.sessions_port is not None:
             self.sessions = SessionsServer(
                 self.lobby,
@@ -141,6 +152,8 @@ class ServerApp:
 
             self.sessions_port = await self.sessions.start(cfg.host, cfg.sessions_port)
             log.info("event=listening protocol=sessions host=%s port=%d", cfg.host, self.sessions_port)
+        if cfg.trend_port is not None:
+            await self._start_trend(cfg.host, cfg.trend_port)
         if self.turbo is not None and cfg.http_port is not None:
             await self._start_http(self.turbo, cfg.host, cfg.http_port)
 
@@ -206,6 +219,8 @@ class ServerApp:
             await asyncio.wait([t.done for t in running], timeout=5)
         if self.sessions is not None:
             await self.sessions.close()
+        if self.trend is not None:
+            await self.trend.close()
         if self.turbo is not None:
             self.turbo.close()  # ends every SSE stream, so the HTTP server can finish
         if self._http_task is not None:
@@ -262,6 +277,36 @@ class ServerApp:
         )
         self._track(table)
         return table
+
+    # ------------------------------------------------------------ the Trend protocol
+    async def _start_trend(self, host: str, port: int) -> None:
+        from moonshot.protocols.trend.server import TrendService
+
+        self.trend = TrendService(self.lobby)  # type: ignore[arg-type]
+        self.trend_port = await self.trend.start(host, port)
+        log.info("event=listening protocol=trend host=%s port=%d", host, self.trend_port)
+
+    def _start_trend_table(self, seats: list[Seat]) -> Table:
+        from moonshot.protocols.trend.server import TIMEOUTS
+        from moonshot.variants import TREND
+
+        policy = dataclasses.replace(self.policy(), phase_timeouts=TIMEOUTS)
+        table = Table(
+            TREND,
+            seats,
+            seed=self._seed(),
+            policy=policy,
+            table_id=f"{int(time.time() * 1000):x}-{self._rng.getrandbits(32):08x}",
+            recorder=self.recorder,
+            meta={"protocol": "trend"},
+        )
+        self._track(table)
+        return table
+
+    def _make_trend_bot(self) -> Seat:
+        bot = self._bot()
+        self._trend_bots = getattr(self, "_trend_bots", 0) + 1
+        return BotSeat(bot, random.Random(self._rng.getrandbits(32)), name=f"moonshot_{bot.name}_{self._trend_bots}")
 
     def _track(self, table: Table) -> None:
         self.tables[table.id] = table
@@ -361,6 +406,7 @@ class ServerApp:
     def describe(self) -> dict[str, Any]:
         return {
             "sessions": f"tcp://{self.config.host}:{self.sessions_port}" if self.sessions_port is not None else None,
+            "trend": f"ws://{self.config.host}:{self.trend_port}/" if self.trend_port is not None else None,
             "http": self.lobby_url(),
             "db": self.config.db_url,
             "tables": len(self.tables),
@@ -406,10 +452,12 @@ async def serve(config: ServerConfig, announce: Callable[[str], None] = print) -
     gc.set_threshold(700, 10, 1000)
     if app.sessions_port is not None:
         announce(f"moonshot: Sessions protocol on tcp://{config.host}:{app.sessions_port} (JSON over TCP)")
+    if app.trend_port is not None:
+        announce(f"moonshot: Trend protocol on ws://{config.host}:{app.trend_port}/ (WebSocket)")
     if app.http_port is not None:
         announce(f"moonshot: Turbo Hearts HTTP + web app: open {app.lobby_url()} in a browser")
-    if app.sessions_port is None and app.http_port is None:
-        announce("moonshot: no protocol enabled (use --sessions-port or --http-port)")
+    if app.sessions_port is None and app.http_port is None and app.trend_port is None:
+        announce("moonshot: no protocol enabled (use --sessions-port, --http-port or --trend-port)")
     announce(f"moonshot: games stored in {config.db_url or '(nowhere: --db not set)'}; Ctrl-C stops")
     announce(f"moonshot: engine {engine_build()}")
     await app.serve_forever()

@@ -38,6 +38,12 @@ DEFAULT_DB = "sqlite+aiosqlite:///moonshot.db"
 )
 @click.option("--no-sessions", is_flag=True, help="Do not serve the Sessions protocol.")
 @click.option(
+    "--trend-port",
+    default=None,
+    type=click.IntRange(0, 65535),
+    help="Serve the Trend protocol (WebSocket, ws://HOST:PORT/) on the shared tables; off by default (0: any port).",
+)
+@click.option(
     "--http-port",
     default=7380,
     show_default=True,
@@ -99,6 +105,7 @@ def serve_cmd(
     host: str,
     sessions_port: int,
     no_sessions: bool,
+    trend_port: int | None,
     http_port: int,
     no_http: bool,
     open_names: bool,
@@ -134,6 +141,7 @@ def serve_cmd(
         restore_grace=restore_grace,
         bot=bot,
         seed=seed,
+        trend_port=trend_port,
     )
     try:
         asyncio.run(serve(cfg, lambda line: print(line, flush=True)))

@@ -9,7 +9,10 @@ whether it is a human or a bot:
 * ``bots_only``: four bots (clients that say they are bots); never filled with moonshot bots.
 
 The same ``lobby_code`` (and game type) puts players at the same table, four at a time; no code
-means the public pool. Chairs are shuffled so arrival order does not pick the seat.
+means the public pool. Chairs are shuffled so arrival order does not pick the seat, except that a
+player may ask for a chair (Trend's ``playerNumber``), which it gets when nobody else at the table
+asked for it first. Each protocol has its own pools: a candidate's ``protocol`` picks the table
+starter (the rules: Sessions' game, Trend's ``trend``) and the bots that fill its tables.
 The lobby runs in the event loop's thread; it has no lock because nothing else touches it.
 """
 
@@ -44,6 +47,8 @@ class Candidate:
     lobby_code: str | None = None
     on_matched: Callable[[Table, int], None] = lambda table, seat: None
     joined_at: float = 0.0
+    protocol: str = "sessions"  # its pools, its table starter (rules) and its filling bots
+    chair: int | None = None  # the chair asked for (0..3), given when free
 
     @property
     def kind(self) -> SeatKind:
@@ -54,6 +59,9 @@ class Candidate:
 class _Pool:
     members: list[Candidate] = field(default_factory=list)
     timer: asyncio.TimerHandle | None = None
+
+
+_Key = tuple[str, GameType, str | None]  # (protocol, game type, lobby code)
 
 
 # start_table(seats) creates and starts a table for four seats (the app wires storage, policy...)
@@ -67,12 +75,16 @@ class Lobby:
         make_bot: Callable[[], Seat],
         fill_wait: float | None = 5.0,
         rng: random.Random | None = None,
+        starters: dict[str, TableStarter] | None = None,
+        bots: dict[str, Callable[[], Seat]] | None = None,
     ) -> None:
-        self.start_table = start_table
+        self.start_table = start_table  # the default (Sessions) starter
         self.make_bot = make_bot
+        self.starters = dict(starters or {})  # other protocols' starters, by protocol name
+        self.bots = dict(bots or {})
         self.fill_wait = fill_wait
         self.rng = rng or random.Random()
-        self._pools: dict[tuple[GameType, str | None], _Pool] = {}
+        self._pools: dict[_Key, _Pool] = {}
         self.matched = 0
 
     def waiting(self) -> int:
@@ -85,17 +97,17 @@ class Lobby:
             raise LobbyError("bots_only games are for bots (say player_kind: bot)")
         loop = asyncio.get_running_loop()
         c.joined_at = loop.time()
-        key = (c.game_type, c.lobby_code)
+        key = (c.protocol, c.game_type, c.lobby_code)
         pool = self._pools.setdefault(key, _Pool())
         pool.members.append(c)
         log.debug("event=lobby_join type=%s code=%s waiting=%d", c.game_type.value, c.lobby_code, len(pool.members))
         while len(pool.members) >= 4:
             group, pool.members = pool.members[:4], pool.members[4:]
-            self._match(group, [])
+            self._match(group, [], c.protocol)
         self._arm(key, pool)
 
     def leave(self, c: Candidate) -> bool:
-        key = (c.game_type, c.lobby_code)
+        key = (c.protocol, c.game_type, c.lobby_code)
         pool = self._pools.get(key)
         if pool is None or c not in pool.members:
             return False
@@ -103,34 +115,36 @@ class Lobby:
         self._arm(key, pool)
         return True
 
-    def _arm(self, key: tuple[GameType, str | None], pool: _Pool) -> None:
+    def _arm(self, key: _Key, pool: _Pool) -> None:
         if pool.timer is not None:
             pool.timer.cancel()
             pool.timer = None
         if not pool.members:
             self._pools.pop(key, None)
             return
-        if key[0] is not GameType.ANY or self.fill_wait is None:
+        if key[1] is not GameType.ANY or self.fill_wait is None:
             return
         loop = asyncio.get_running_loop()
         when = pool.members[0].joined_at + self.fill_wait
         pool.timer = loop.call_at(when, self._fill, key)
 
-    def _fill(self, key: tuple[GameType, str | None]) -> None:
+    def _fill(self, key: _Key) -> None:
         pool = self._pools.get(key)
         if pool is None or not pool.members:
             return
         pool.timer = None
         group, pool.members = pool.members[:4], pool.members[4:]
-        bots = [self.make_bot() for _ in range(4 - len(group))]
-        self._match(group, bots)
+        make_bot = self.bots.get(key[0], self.make_bot)
+        bots = [make_bot() for _ in range(4 - len(group))]
+        self._match(group, bots, key[0])
         self._arm(key, pool)
 
-    def _match(self, group: list[Candidate], bots: list[Seat]) -> None:
+    def _match(self, group: list[Candidate], bots: list[Seat], protocol: str = "sessions") -> None:
         entries: list[tuple[Seat, Candidate | None]] = [(c.seat, c) for c in group] + [(b, None) for b in bots]
         self.rng.shuffle(entries)
+        entries = _honour_chairs(entries)
         try:
-            table = self.start_table([s for s, _ in entries])
+            table = self.starters.get(protocol, self.start_table)([s for s, _ in entries])
         except Exception:
             log.exception("event=table_start_failed")
             return
@@ -148,6 +162,20 @@ class Lobby:
             [s.name for s, _ in entries],
             len(bots),
         )
+
+
+def _honour_chairs(entries: list[tuple[Seat, Candidate | None]]) -> list[tuple[Seat, Candidate | None]]:
+    """Give each candidate that asked for a chair that chair (first asker wins); the rest keep
+    their shuffled order in the chairs left."""
+    placed: list[tuple[Seat, Candidate | None] | None] = [None, None, None, None]
+    rest = []
+    for e in entries:
+        want = e[1].chair if e[1] is not None else None
+        if want is not None and 0 <= want < 4 and placed[want] is None:
+            placed[want] = e
+        else:
+            rest.append(e)
+    return [p if p is not None else rest.pop(0) for p in placed]
 
 
 __all__ = ["Candidate", "GameType", "Lobby", "LobbyError"]

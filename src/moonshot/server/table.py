@@ -82,6 +82,18 @@ class TablePolicy:
     # after this many timeouts in a row the occupant counts as gone (a silent client): None = never
     max_consecutive_timeouts: int | None = None
     substitute: Callable[[], Bot] = RandomBot
+    # per-phase deadlines (Trend: pass 3 s, expose 3 s, card 1 s); a phase not named uses
+    # ``decision_timeout``
+    phase_timeouts: tuple[tuple[Phase, float], ...] = ()
+    # pacing (Trend's intervals): seconds the table waits before its next request after an
+    # action caused these events; None or 0 = no pause
+    pause_after: Callable[[Sequence[Event]], float] | None = None
+
+    def timeout_for(self, phase: Phase) -> float | None:
+        for p, t in self.phase_timeouts:
+            if p is phase:
+                return t
+        return self.decision_timeout
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +153,9 @@ class Seat(ABC):
     # False: the seat reads only ``phase``/``legal_plays`` of a request, so the table skips
     # building the full SeatView (a protocol adapter that sends legal moves, not views)
     wants_view: bool = True
+    # True: a person at a table whose policy is made for programs (Trend's 1 s per card): the
+    # table sets no deadline for this seat, and after an illegal answer it waits for another
+    patient: bool = False
 
     @abstractmethod
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None: ...
@@ -381,6 +396,7 @@ class Table:
         self._pending: dict[int, _Pending] = {}  # seat -> its open request
         self._request_ids = itertools.count(1)
         self._sent_version = [0, 0, 0, 0]  # events delivered to each chair
+        self._resume_at = 0.0  # loop time before which no new request is made (pacing)
         self._task: asyncio.Task[None] | None = None
         self.done: asyncio.Future[TableStatus] = asyncio.get_running_loop().create_future()
 
@@ -497,10 +513,21 @@ class Table:
 
     async def _loop(self) -> None:
         self._flush_events()
+        loop = asyncio.get_running_loop()
         while True:
             if self.game.over:
                 self._finish()
                 return
+            wait = self._resume_at - loop.time()
+            if wait > 0 and self.policy.pause_after is not None:
+                # pacing: the inbox is still served (a detach, a stop) while the pause runs
+                try:
+                    cmd = await asyncio.wait_for(self._inbox.get(), wait)
+                except TimeoutError:
+                    continue
+                if self._handle(cmd):
+                    return
+                continue
             if self._ask():
                 # an in-process bot moved: let other tables (and our inbox) run before the next move
                 await asyncio.sleep(0)
@@ -586,7 +613,8 @@ class Table:
         return bool(ready)
 
     def _new_request(self, seat: int, eager: bool = True) -> DecisionRequest:
-        timeout = self.policy.decision_timeout
+        actor = self.chairs[seat].acting
+        timeout = None if actor is not None and actor.patient else self.policy.timeout_for(self.game.phase)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout if timeout is not None else None
         return DecisionRequest(self.id, seat, next(self._request_ids), self.game, deadline, eager)
@@ -655,7 +683,9 @@ class Table:
         chair = self.chairs[seat]
         chair.stats.illegal += 1
         log.info("table=%s seat=%d event=illegal_answer action=%r reason=%s", self.id, seat, action, reason)
-        self._handle_failure(seat, action, reason, self.policy.on_illegal)
+        actor = chair.acting
+        what = OnBadAnswer.PAUSE if actor is not None and actor.patient else self.policy.on_illegal
+        self._handle_failure(seat, action, reason, what)
 
     def _on_expired(self, request_id: int) -> None:
         for seat, p in self._pending.items():
@@ -716,9 +746,13 @@ class Table:
     def _apply(self, seat: int, action: Action, forced: bool) -> None:
         index = len(self.game.actions)
         deal = self.game.deal_index
-        self.game.apply(action)
+        events = self.game.apply(action)
         if self._pending:
             self._drop_stale_requests(deal)
+        if self.policy.pause_after is not None:
+            pause = self.policy.pause_after(events)
+            if pause > 0:
+                self._resume_at = max(self._resume_at, asyncio.get_running_loop().time() + pause)
         self.forced_log.append(forced)
         if forced:
             self.chairs[seat].stats.forced += 1

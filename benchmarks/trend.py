@@ -1,0 +1,284 @@
+"""Benchmark: the Trend protocol, on the one-table node and in ``moonshot serve``.
+
+1. **A match on the node** (``--match``): ``moonshot trend-node`` in its own process with four
+   Empty seats and every interval at 0; four lean WebSocket bots (random candidate cards, playing
+   the SDK way: re-join after every ``game_end``) play the 4-game match. Prints games/s and the
+   decision round trip (from ``pick_card`` sent to its ``turn_end`` back), p50/p99.
+2. **Many tables in serve** (``--serve``): ``moonshot serve --trend-port`` in its own process (no
+   store, one CPU when the machine allows it); N tables of four WebSocket bots each (grouped by a
+   ``lobbyCode``), every bot thinking ``--think`` seconds before a card, so a table makes about
+   1/think decisions a second. Over ``--duration`` seconds after a warm-up it prints decisions/s,
+   the round trip p50/p99, the server's CPU share and its memory per table.
+
+Targets (issue 16): p99 < 50 ms with 500 tables at one decision per second per table.
+
+    python benchmarks/trend.py                      # both parts: the match, then 500 tables
+    python benchmarks/trend.py --serve --tables 100 --duration 30
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import multiprocessing as mp
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+# this directory holds benchmarks/http.py, which would shadow the standard library's http module
+# (websockets imports it) when the script runs as `python benchmarks/trend.py`
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import websockets  # noqa: E402
+
+WARMUP = 10.0
+
+
+def pct(xs: list[float], p: float) -> float:
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p / 100 * len(xs)))]
+
+
+def rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+# ----------------------------------------------------------------- the lean bot
+class Bot:
+    """One seat: answers every request with a random candidate, times each card's round trip."""
+
+    def __init__(self, url: str, number: int, name: str, code: str | None, think: float, games: int) -> None:
+        self.url, self.number, self.name, self.code = url, number, name, code
+        self.think, self.games = think, games
+        self.rng = random.Random(hash(name))
+        self.sent_at: float | None = None
+        self.rtts: list[tuple[float, float]] = []  # (when, seconds)
+        self.finished = 0
+        self.decisions = 0
+
+    def join(self) -> str:
+        data: dict[str, Any] = {"playerNumber": str(self.number), "playerName": self.name, "token": "bench"}
+        if self.code:
+            data["lobbyCode"] = self.code
+        return json.dumps({"eventName": "join", "data": data})
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while self.finished < self.games and not stop.is_set():
+            async with websockets.connect(self.url, max_size=None, ping_interval=None, compression=None) as ws:
+                await ws.send(self.join())
+                await self.play(ws, stop)
+
+    async def play(self, ws: Any, stop: asyncio.Event) -> None:
+        async for raw in ws:
+            m = json.loads(raw)
+            name, d = m["eventName"], m["data"]
+            if name == "turn_end" and d["turnPlayer"] == self.name and self.sent_at is not None:
+                now = time.perf_counter()
+                self.rtts.append((now, now - self.sent_at))
+                self.sent_at = None
+            elif name in ("your_turn", "pass_cards", "expose_cards"):
+                if self.think:
+                    await asyncio.sleep(self.think * self.rng.uniform(0.5, 1.5))
+                if stop.is_set():
+                    return
+                cands = d["self"]["candidateCards"]
+                if name == "your_turn":
+                    reply = {"dealNumber": d["dealNumber"], "roundNumber": d["roundNumber"]}
+                    reply["turnCard"] = self.rng.choice(cands)
+                    self.sent_at = time.perf_counter()
+                    await ws.send(json.dumps({"eventName": "pick_card", "data": reply}))
+                elif name == "pass_cards":
+                    pick = {"dealNumber": d["dealNumber"], "cards": self.rng.sample(cands, 3)}
+                    await ws.send(json.dumps({"eventName": "pass_my_cards", "data": pick}))
+                else:
+                    await ws.send(
+                        json.dumps(
+                            {"eventName": "expose_my_cards", "data": {"dealNumber": d["dealNumber"], "cards": []}}
+                        )
+                    )
+                self.decisions += 1
+            elif name == "game_end":
+                self.finished += 1
+                return  # the SDK way: close, then join again on a new connection
+
+
+# ----------------------------------------------------------------- 1: a match on the node
+async def play_match(bots: list[Bot]) -> float:
+    stop = asyncio.Event()
+    start = time.perf_counter()
+    await asyncio.wait_for(asyncio.gather(*(b.run(stop) for b in bots)), 600)
+    return time.perf_counter() - start
+
+
+def match(loops: int) -> None:
+    cmd = [sys.executable, "-m", "moonshot.cli", "trend-node", "--port", "0", "--log-level", "error"]
+    cmd += ["--round-interval", "0", "--deal-interval", "0", "--command-interval", "0", "--seed", "1"]
+    cmd += ["--pick-card-timeout", "10000", "--pass-cards-timeout", "10000", "--expose-cards-timeout", "10000"]
+    print(f"== a 4-game match on moonshot trend-node, four WebSocket bots, zero intervals (load {load()})")
+    results = []
+    for _ in range(loops):
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        m = re.search(r"port (\d+)", proc.stdout.readline())
+        if not m:
+            proc.kill()
+            raise SystemExit("the node did not start")
+        url = f"ws://127.0.0.1:{m.group(1)}/"
+        bots = [Bot(url, n, f"bench{n}", None, 0.0, 4) for n in (1, 2, 3, 4)]
+        took = asyncio.run(play_match(bots))
+        proc.terminate()
+        proc.wait(10)
+        rtts = [r for b in bots for _, r in b.rtts]
+        decisions = sum(b.decisions for b in bots)
+        results.append((took, rtts, decisions))
+        print(
+            f"   4 games in {took:.2f} s: {4 / took:.2f} games/s, {decisions / took:.0f} decisions/s, "
+            f"round trip p50 {pct(rtts, 50) * 1000:.2f} ms, p99 {pct(rtts, 99) * 1000:.2f} ms"
+        )
+    best = min(results, key=lambda r: r[0])
+    print(f"   best of {loops}: {4 / best[0]:.2f} games/s, {best[0] / 4:.2f} s a game")
+
+
+# ----------------------------------------------------------------- 2: many tables in serve
+def client_process(port: int, tables: list[int], think: float, duration: float, out: Any, go: Any) -> None:
+    async def main() -> dict[str, Any]:
+        url = f"ws://127.0.0.1:{port}/"
+        bots = [Bot(url, n, f"t{t}p{n}", f"bench-{t}", think, 10**6) for t in tables for n in (1, 2, 3, 4)]
+        stop = asyncio.Event()
+        tasks = []
+        for i, b in enumerate(bots):
+            tasks.append(asyncio.create_task(b.run(stop)))
+            if i % 50 == 49:
+                await asyncio.sleep(0.05)  # do not open 1,000 connections in one burst
+        go.wait()
+        await asyncio.sleep(duration)
+        stop.set()
+        for t in tasks:
+            t.cancel()
+        with contextlib.suppress(BaseException):
+            await asyncio.gather(*tasks, return_exceptions=True)
+        return {
+            "rtts": [(w, r) for b in bots for w, r in b.rtts],
+            "decisions": sum(b.decisions for b in bots),
+            "games": sum(b.finished for b in bots) / 4,
+        }
+
+    out.put(asyncio.run(main()))
+
+
+def serve(tables: int, think: float, duration: float, procs: int) -> None:
+    cmd = [sys.executable, "-m", "moonshot.cli", "serve", "--no-sessions", "--no-http", "--no-db"]
+    cmd += ["--trend-port", "0", "--fill-wait", "-1", "--move-timeout", "30", "--bot", "random", "--log-level", "error"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    port = None
+    for _ in range(10):
+        m = re.search(r"Trend protocol on ws://[\d.]+:(\d+)", proc.stdout.readline())
+        if m:
+            port = int(m.group(1))
+            break
+    if port is None:
+        proc.kill()
+        raise SystemExit("the server did not start")
+    if hasattr(os, "sched_setaffinity"):
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(proc.pid, {0})
+    base_rss = rss_kb(proc.pid)
+    print(
+        f"== {tables} Trend tables in moonshot serve, 4 WebSocket bots each, ~{think:g} s a decision "
+        f"(load before: {load()})"
+    )
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    go = ctx.Event()
+    ids = list(range(tables))
+    groups = [ids[i::procs] for i in range(procs) if ids[i::procs]]
+    total = WARMUP + duration
+    ps = [ctx.Process(target=client_process, args=(port, g, think, total, out, go)) for g in groups]
+    for p in ps:
+        p.start()
+    time.sleep(max(5.0, tables / 100))  # connections open and joins reach the lobby
+    go.set()
+    t0 = time.perf_counter()
+    time.sleep(WARMUP)
+    cpu0 = cpu_seconds(proc.pid)
+    t1 = time.perf_counter()
+    rss = rss_kb(proc.pid)
+    time.sleep(duration)
+    cpu1 = cpu_seconds(proc.pid)
+    t2 = time.perf_counter()
+    load_during = load()
+    results = [out.get(timeout=120) for _ in ps]
+    for p in ps:
+        p.join(30)
+    proc.terminate()
+    proc.wait(10)
+    start_at = min((w for r in results for w, _ in r["rtts"]), default=0.0)
+    measured = [r for res in results for w, r in res["rtts"] if w - start_at >= WARMUP]
+    decisions = sum(r["decisions"] for r in results)
+    cpu_share = (cpu1 - cpu0) / (t2 - t1)
+    per_decision = (cpu1 - cpu0) / max(1, len(measured) * (1 + 3 / 52))  # cards + a share of passes
+    print(
+        f"   cards timed after warm-up: {len(measured)}, decisions in all: {decisions} ({decisions / (t2 - t0):.0f}/s)"
+    )
+    print(
+        f"   round trip p50 {pct(measured, 50) * 1000:.1f} ms, p99 {pct(measured, 99) * 1000:.1f} ms, "
+        f"max {max(measured, default=0) * 1000:.0f} ms"
+    )
+    print(
+        f"   server CPU {cpu_share:.0%} of a core, ~{per_decision * 1e6:.0f} µs a decision; RSS {rss / 1024:.0f} MiB "
+        f"({(rss - base_rss) / tables:.0f} KB a table with its 4 sockets); load during: {load_during}"
+    )
+    p99 = pct(measured, 99) * 1000
+    verdict = "MET" if p99 < 50 else "NOT MET"
+    print(
+        f"   target p99 < 50 ms at {tables} tables, ~{1 / think if think else float('inf'):.1f} decisions/s a table: "
+        f"{verdict} ({p99:.1f} ms)"
+    )
+    if measured:
+        print(f"   mean {statistics.fmean(measured) * 1000:.1f} ms")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--match", action="store_true", help="only the 4-game match on the node")
+    ap.add_argument("--serve", action="store_true", help="only the many-tables run in moonshot serve")
+    ap.add_argument("--loops", type=int, default=3, help="matches to play (the best is reported)")
+    ap.add_argument("--tables", type=int, default=500)
+    ap.add_argument("--think", type=float, default=1.0, help="seconds a bot thinks before a card")
+    ap.add_argument("--duration", type=float, default=60.0, help="seconds measured after the warm-up")
+    ap.add_argument("--procs", type=int, default=2, help="client processes")
+    args = ap.parse_args()
+    both = not args.match and not args.serve
+    if args.match or both:
+        match(args.loops)
+    if args.serve or both:
+        serve(args.tables, args.think, args.duration, args.procs)
+
+
+if __name__ == "__main__":
+    main()

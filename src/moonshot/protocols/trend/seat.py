@@ -1,0 +1,223 @@
+"""A Trend player's WebSocket and its chair: :class:`Peer` (one socket, an output queue, input
+limits) and :class:`TrendSeat` (the table :class:`~moonshot.server.table.Seat` that turns the
+chair's events into Trend events with a :class:`~moonshot.protocols.trend.codec.TrendCodec`).
+
+Both the one-table node (``moonshot trend-node``) and ``moonshot serve --trend-port`` use them.
+
+What a misbehaving client gets (never a closed socket: SDK bots reconnect at once on a close,
+recursively): a frame that is not JSON, names an unknown event, has wrong types or is longer than
+1 MB is ignored, counted and logged; more than ``flood_rate`` frames a second are ignored the
+same way; a reply with the wrong ``dealNumber``/``roundNumber`` is dropped; a wrong card makes
+the table play a random one (``serverRandom``, ``errorCount``). Only a refused token closes the
+socket, with the reason. A client that stops reading is cut off once ``max_queue`` frames wait.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+
+from moonshot.protocols.trend import codec as tc
+from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableEvent
+
+log = logging.getLogger("moonshot.trend")
+
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+
+
+def chair_status(table: Table) -> tuple[list[int], list[tuple[int, int]]]:
+    """Each chair's Trend ``status`` and (``timeoutCount``, ``errorCount``) now."""
+    status, counts = [], []
+    for c in table.chairs:
+        st = c.stats
+        if c.occupant is None:
+            status.append(tc.OFFLINE)
+        elif st.timeouts_in_a_row:
+            status.append(tc.TIMED_OUT)
+        else:
+            status.append(tc.ONLINE)
+        counts.append((st.timeouts, st.illegal))
+    return status, counts
+
+
+class Peer:
+    """One WebSocket: frames out through a queue and a writer task, frames in with limits."""
+
+    def __init__(self, ws: WebSocket, *, max_queue: int = 5000, flood_rate: float = 200.0) -> None:
+        self.ws = ws
+        client = ws.client
+        self.addr = f"{client.host}:{client.port}" if client is not None else "?"
+        self.queue: asyncio.Queue[str | tuple[int, str]] = asyncio.Queue()
+        self.max_queue = max_queue
+        self.closed = False
+        self.ignored = 0  # frames ignored: malformed, unknown, too long, flood
+        self.dropped = 0  # replies dropped: wrong deal/round number, nothing asked
+        self.flood_rate = flood_rate
+        self._allowance = flood_rate
+        self._last = 0.0
+        self._writer: asyncio.Task[None] | None = None
+        self.on_message: Callable[[tc.ClientEvent], None] = lambda m: None
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self.closed:
+            return
+        if self.queue.qsize() >= self.max_queue:
+            log.warning("event=slow_client peer=%s queued=%d", self.addr, self.queue.qsize())
+            self.close(1008, "too many frames waiting: the client does not read")
+            return
+        self.queue.put_nowait(_ENCODE(message))
+
+    def send_many(self, messages: Sequence[dict[str, Any]]) -> None:
+        for m in messages:
+            self.send(m)
+
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        """Close after what is queued (only a refused join does this)."""
+        if not self.closed:
+            self.closed = True
+            self.queue.put_nowait((code, reason))
+
+    def allow(self, now: float) -> bool:
+        """Token bucket: ``flood_rate`` frames a second, bursts up to as many."""
+        self._allowance = min(self.flood_rate, self._allowance + (now - self._last) * self.flood_rate)
+        self._last = now
+        if self._allowance < 1.0:
+            return False
+        self._allowance -= 1.0
+        return True
+
+    async def _write(self) -> None:
+        try:
+            while True:
+                item = await self.queue.get()
+                if isinstance(item, tuple):
+                    with contextlib.suppress(Exception):
+                        await self.ws.close(item[0], item[1][:120])
+                    return
+                await self.ws.send_text(item)
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            self.closed = True
+        except Exception:  # a send failure costs this socket at most
+            log.exception("event=send_failed peer=%s", self.addr)
+            self.closed = True
+
+    async def run(self) -> None:
+        """Read frames until the client goes; every frame goes to ``on_message``."""
+        self._writer = asyncio.get_running_loop().create_task(self._write())
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                msg = await self.ws.receive()
+                if msg["type"] == "websocket.disconnect":
+                    break
+                data = msg.get("text")
+                if data is None:
+                    data = msg.get("bytes") or b""
+                if not self.allow(loop.time()):
+                    self.ignored += 1
+                    if self.ignored % 100 == 1:
+                        log.info("event=flood peer=%s ignored=%d", self.addr, self.ignored)
+                    continue
+                event = tc.parse_frame(data)
+                if isinstance(event, tc.Malformed) and event.event_name is None:
+                    self.ignored += 1
+                    log.info("event=bad_input peer=%s ignored=%d reason=%s", self.addr, self.ignored, event.reason)
+                    continue
+                try:
+                    self.on_message(event)
+                except Exception:  # a bug here must cost this socket at most, never the table
+                    log.exception("event=handler_error peer=%s", self.addr)
+        except (WebSocketDisconnect, RuntimeError, OSError):
+            pass
+        finally:
+            self.closed = True
+            if self._writer is not None and not self._writer.done():
+                self._writer.cancel()
+
+
+class TrendSeat(Seat):
+    """A chair played by a Trend client. Callbacks run in the table's task and never block."""
+
+    def __init__(
+        self,
+        peer: Peer,
+        chair: int = -1,
+        players: Sequence[tc.PlayerInfo] = (),
+        on_closed: Callable[[TrendSeat, str], None] | None = None,
+        name: str = "",
+    ) -> None:
+        self.peer = peer
+        self.chair = chair
+        self.name = name
+        self.kind = SeatKind.BOT
+        self.wants_view = False  # the codec keeps the chair's hand from its own events
+        self.codec = tc.TrendCodec(0, [tc.PlayerInfo(i + 1, "") for i in range(4)])
+        if players:
+            self.seated(chair, players)
+        self.table: Table | None = None
+        self.request: DecisionRequest | None = None
+        self.catching_up = False  # the next on_events is the replay for a rejoined chair
+        self._on_closed = on_closed
+
+    def seated(self, chair: int, players: Sequence[tc.PlayerInfo]) -> None:
+        """The chair and the four players are known (before the table's first event)."""
+        self.chair = chair
+        self.name = players[chair].name
+        self.codec = tc.TrendCodec(chair, players)
+
+    # ------------------------------------------------------------ table callbacks
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+        self.table = table
+        status, counts = chair_status(table)
+        frames = self.codec.events([(te.event, te.forced) for te in events], status, counts)
+        if self.catching_up:
+            self.catching_up = False
+            frames = self.codec.catch_up()
+        self.peer.send_many(frames)
+
+    def on_request(self, table: Table, request: DecisionRequest) -> None:
+        self.table = table
+        self.request = request
+        out = self.codec.request(request.phase, request.legal_plays)
+        if out is not None:
+            self.peer.send(out)
+
+    def on_rejected(self, table: Table, request: DecisionRequest, action: object, reason: str) -> None:
+        if self.request is request:
+            self.request = None
+            self.codec.answered()
+
+    def on_closed(self, table: Table, reason: str) -> None:
+        self.request = None
+        self.table = None
+        if self._on_closed is not None:
+            self._on_closed(self, reason)
+
+    # ------------------------------------------------------------ the client's replies
+    def reply(self, msg: tc.PassMyCards | tc.ExposeMyCards | tc.PickCard | tc.Malformed) -> None:
+        table, req = self.table, self.request
+        if table is None or req is None:
+            self.peer.dropped += 1
+            log.info("event=reply_dropped peer=%s seat=%d reason=not_asked", self.peer.addr, self.chair)
+            return
+        answer = self.codec.answer(msg)
+        if isinstance(answer, tc.Dropped):
+            self.peer.dropped += 1
+            log.info("event=reply_dropped peer=%s seat=%d reason=%r", self.peer.addr, self.chair, answer.reason)
+            return
+        self.request = None
+        self.codec.answered()
+        if isinstance(answer, tc.Wrong):
+            log.info("event=wrong_reply peer=%s seat=%d reason=%r", self.peer.addr, self.chair, answer.reason)
+            table.reject(self.chair, req.request_id, answer.reason)
+        else:
+            table.submit(self.chair, answer, req.request_id)
+
+
+__all__ = ["Peer", "TrendSeat", "chair_status"]

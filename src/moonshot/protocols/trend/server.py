@@ -1,0 +1,192 @@
+"""The Trend protocol inside ``moonshot serve`` (``--trend-port``): many Trend tables at once.
+
+A ``join`` is matched by the server's lobby like any other player (protocol ``trend``, game type
+``any``: after ``fill_wait`` the table is filled with moonshot bots). ``playerNumber`` asks for
+chair ``playerNumber - 1``, given when no one at the table asked for it first; every player's
+``playerNumber`` is then its chair + 1 (in the type the viewer used), so numbers stay unique at a
+table. An optional ``lobbyCode`` in the join data puts players who give the same code together.
+
+Each table is one Trend *game* (4 deals, the ``trend`` variant); SDK bots close and re-join after
+``game_end`` and so go back to the lobby for their next game. A player who disconnects mid-game is
+played by a bot (``status`` 1) and takes its chair back by joining again with the same
+``playerNumber``, ``playerName`` and ``token`` (tokens compared with :func:`hmac.compare_digest`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.routing import WebSocketRoute
+from starlette.websockets import WebSocket
+
+from moonshot.engine import Phase
+from moonshot.protocols.trend import codec as tc
+from moonshot.protocols.trend.seat import Peer, TrendSeat
+from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.server.table import Table
+
+log = logging.getLogger("moonshot.trend")
+
+TIMEOUTS = ((Phase.PASS, 3.0), (Phase.EXPOSE, 3.0), (Phase.PLAY, 1.0))  # the seed's defaults, seconds
+
+
+@dataclass(eq=False)
+class _Away:
+    """A chair whose Trend player left mid-game: who may take it back."""
+
+    number: int
+    name: str
+    token: str
+    table: Table
+    chair: int
+
+
+class TrendService:
+    """Trend WebSockets on one port, their players handed to the lobby."""
+
+    def __init__(self, lobby: Lobby, *, flood_rate: float = 200.0, max_queue: int = 5000) -> None:
+        self.lobby = lobby
+        self.flood_rate = flood_rate
+        self.max_queue = max_queue
+        self.peers: set[Peer] = set()
+        self.seat_of: dict[Peer, TrendSeat] = {}
+        self.joins: dict[TrendSeat, tc.Join] = {}
+        self.away: list[_Away] = []
+        self.candidates: dict[Peer, Candidate] = {}  # players waiting in the lobby
+        self.app = Starlette(routes=[WebSocketRoute("/", self.serve_socket)])
+        self._uvicorn: Any = None
+        self._task: asyncio.Task[None] | None = None
+
+    # ------------------------------------------------------------ listening
+    async def start(self, host: str, port: int) -> int:
+        import uvicorn
+
+        self._uvicorn = uvicorn.Server(
+            uvicorn.Config(
+                self.app,
+                host=host,
+                port=port,
+                log_level="warning",
+                ws_max_size=4 * tc.MAX_FRAME,
+                ws_per_message_deflate=False,  # compressing every frame cost more CPU than sending it
+                lifespan="off",
+            )
+        )
+        self._uvicorn.capture_signals = contextlib.nullcontext  # the app owns the signals
+        self._task = asyncio.get_running_loop().create_task(self._uvicorn.serve())
+        while not self._uvicorn.started and not self._task.done():
+            await asyncio.sleep(0.01)
+        if self._task.done():
+            self._task.result()
+            raise OSError(f"the Trend protocol could not listen on {host}:{port}")
+        return int(self._uvicorn.servers[0].sockets[0].getsockname()[1])
+
+    async def close(self) -> None:
+        for p in list(self.peers):
+            p.close(1001, "server shutting down")
+        if self._uvicorn is not None:
+            self._uvicorn.should_exit = True
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._task, 5)
+
+    # ------------------------------------------------------------ sockets
+    async def serve_socket(self, ws: WebSocket) -> None:
+        await ws.accept()
+        peer = Peer(ws, max_queue=self.max_queue, flood_rate=self.flood_rate)
+        self.peers.add(peer)
+        peer.on_message = lambda m: self._on_message(peer, m)
+        try:
+            await peer.run()
+        finally:
+            self.peers.discard(peer)
+            self._gone(peer)
+
+    def _on_message(self, peer: Peer, msg: tc.ClientEvent) -> None:
+        if isinstance(msg, tc.Join):
+            self.join(peer, msg)
+        elif isinstance(msg, tc.StopGame):
+            return
+        else:
+            seat = self.seat_of.get(peer)
+            if seat is None:
+                peer.dropped += 1
+                return
+            seat.reply(msg)
+
+    def join(self, peer: Peer, j: tc.Join) -> None:
+        old = self.seat_of.get(peer)
+        if old is not None and old.table is not None:
+            log.info("event=join_ignored peer=%s reason=already_playing", peer.addr)
+            return
+        back = self._find_away(j)
+        if back is not None:
+            self.away.remove(back)
+            seat = TrendSeat(peer, name=back.name, on_closed=self._closed)
+            seat.seated(back.chair, self._infos(back.table, j.raw_number))
+            seat.catching_up = True
+            self.seat_of[peer] = seat
+            self.joins[seat] = j
+            back.table.attach(back.chair, seat, replay=True)
+            log.info("event=rejoined peer=%s table=%s seat=%d", peer.addr, back.table.id, back.chair)
+            return
+        seat = TrendSeat(peer, name=j.name, on_closed=self._closed)
+        self.seat_of[peer] = seat
+        self.joins[seat] = j
+
+        def matched(table: Table, chair: int) -> None:
+            self.candidates.pop(peer, None)
+            seat.table = table
+            seat.seated(chair, self._infos(table, j.raw_number))
+
+        cand = Candidate(seat, GameType.ANY, j.lobby_code, matched, protocol="trend", chair=j.number - 1)
+        try:
+            self.lobby.join(cand)
+        except LobbyError as e:
+            peer.send(tc.error_frame(str(e)))
+            return
+        self.candidates[peer] = cand
+        log.info("event=lobby_join peer=%s number=%d name=%s", peer.addr, j.number, j.name)
+
+    def _infos(self, table: Table, number_like: int | str) -> list[tc.PlayerInfo]:
+        names = table.seat_names()
+        as_text = isinstance(number_like, str)
+        return [tc.PlayerInfo(str(c + 1) if as_text else c + 1, names[c]) for c in range(4)]
+
+    def _find_away(self, j: tc.Join) -> _Away | None:
+        for a in self.away:
+            if a.table.done.done():
+                continue
+            if a.number == j.number and a.name == j.name and hmac.compare_digest(a.token.encode(), j.token.encode()):
+                return a
+        return None
+
+    def _gone(self, peer: Peer) -> None:
+        cand = self.candidates.pop(peer, None)
+        if cand is not None:
+            self.lobby.leave(cand)
+        seat = self.seat_of.pop(peer, None)
+        if seat is None:
+            return
+        j = self.joins.pop(seat, None)
+        table = seat.table
+        if table is not None and not table.done.done():
+            if j is not None:
+                self.away = [a for a in self.away if not a.table.done.done()]
+                self.away.append(_Away(j.number, j.name, j.token, table, seat.chair))
+            table.detach(seat.chair, seat, "disconnected")
+
+    def _closed(self, seat: TrendSeat, reason: str) -> None:
+        self.candidates.pop(seat.peer, None)
+        if self.seat_of.get(seat.peer) is seat:
+            del self.seat_of[seat.peer]
+        self.joins.pop(seat, None)
+
+
+__all__ = ["TIMEOUTS", "TrendService"]

@@ -1,0 +1,172 @@
+// The Trend node's seat page: set each seat to Dummy / Human / Empty, Start Game, follow the match.
+const KINDS = [["dummy", "Dummy"], ["human", "Human"], ["empty", "Empty"]];
+const CHAIRS = { N: "North", E: "East", S: "South", W: "West" };
+const form = document.getElementById("seats");
+const message = document.getElementById("message");
+const startButton = document.getElementById("start");
+let bots = ["random", "heuristic", "search"];
+let edited = false; // the person changed a seat since the last Start Game
+let last = null;
+
+function seatBox(number) {
+  return form.querySelector(`.seat[data-number="${number}"]`);
+}
+
+function renderSeat(seat) {
+  const box = seatBox(seat.playerNumber);
+  if (!box.dataset.built) {
+    box.dataset.built = "1";
+    const kinds = KINDS.map(
+      ([k, label]) =>
+        `<label><input type="radio" name="kind-${seat.playerNumber}" value="${k}"><span>${label}</span></label>`,
+    ).join("");
+    const options = bots.map((b) => `<option value="${b}">${b}</option>`).join("");
+    box.innerHTML = `
+      <h3>Seat ${seat.playerNumber} <small class="chair"></small></h3>
+      <div class="kinds" role="radiogroup" aria-label="Seat ${seat.playerNumber}">${kinds}</div>
+      <select name="bot-${seat.playerNumber}" aria-label="Bot for seat ${seat.playerNumber}">${options}</select>
+      <p class="who"></p>`;
+    box.addEventListener("change", (event) => {
+      if (!event.target.matches("input[type=radio], select")) return; // the name box is not a setting
+      edited = true;
+      syncBotPicker(box);
+    });
+  }
+  if (!edited) {
+    box.querySelector(`input[value="${seat.kind}"]`).checked = true;
+    box.querySelector("select").value = seat.bot;
+  }
+  syncBotPicker(box);
+  box.querySelector(".chair").textContent = last && last.state !== "waiting" ? CHAIRS[seat.chair] : "";
+  const who = box.querySelector(".who");
+  who.classList.toggle("ok", Boolean(seat.player) && seat.connected);
+  // redraw only when something changed: a redraw would wipe a name being typed
+  const signature = JSON.stringify([seat.kind, seat.bot, seat.player, seat.table, seat.join, edited]);
+  if (who.dataset.signature === signature) return;
+  who.dataset.signature = signature;
+  if (seat.kind === "dummy") who.textContent = `player${seat.playerNumber} (${seat.bot})`;
+  else if (seat.kind === "human") {
+    who.innerHTML = seat.player
+      ? `${escapeHtml(seat.player)}${seat.table ? ` · <a class="open-table" href="${seat.table}">open the table</a>` : ""}`
+      : seat.join && !edited
+        ? `<span class="sit"><input name="name-${seat.playerNumber}" placeholder="your name" maxlength="40"
+             aria-label="Your name for seat ${seat.playerNumber}" value="${escapeHtml(savedName())}">
+           <button type="button" class="sit-button" data-number="${seat.playerNumber}">Sit here</button></span>`
+        : "waiting for a person";
+    if (seat.table && sessionStorage.getItem("moonshot.trend.seat") === String(seat.playerNumber)) {
+      if (sessionStorage.getItem("moonshot.trend.opened") !== seat.table) {
+        sessionStorage.setItem("moonshot.trend.opened", seat.table);
+        location.href = seat.table; // the person's game has started: to the table
+      }
+    }
+  } else who.textContent = seat.player ? `${seat.player} joined` : `waiting for playerNumber ${seat.playerNumber}`;
+}
+
+function savedName() {
+  for (const part of document.cookie.split(";")) {
+    const [k, v] = part.trim().split("=");
+    if (k === "name" && v) return decodeURIComponent(v);
+  }
+  return "";
+}
+
+async function sit(number) {
+  const input = form.querySelector(`input[name="name-${number}"]`);
+  const name = (input?.value || "").trim();
+  if (!name) {
+    message.textContent = "Pick a name first.";
+    input?.focus();
+    return;
+  }
+  document.cookie = `name=${encodeURIComponent(name)}; path=/; max-age=31536000; SameSite=Lax`;
+  const res = await fetch("/api/human", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ playerNumber: number }),
+  });
+  const body = await res.json();
+  if (!res.ok) {
+    message.textContent = body.error;
+    return;
+  }
+  sessionStorage.setItem("moonshot.trend.seat", String(number));
+  message.textContent = `You sit at seat ${number}: the table opens when the game starts.`;
+  render(body);
+}
+
+form.addEventListener("click", (event) => {
+  const button = event.target.closest(".sit-button");
+  if (button) sit(Number(button.dataset.number));
+});
+
+function syncBotPicker(box) {
+  const kind = box.querySelector("input:checked")?.value;
+  box.querySelector("select").hidden = kind !== "dummy";
+}
+
+function escapeHtml(text) {
+  return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+function render(state) {
+  last = state;
+  bots = state.bots;
+  state.seats.forEach(renderSeat);
+  const status = document.getElementById("status");
+  const label = {
+    waiting: "waiting for players",
+    playing: `game ${state.game} of ${state.gamesPerMatch}`,
+    between: `between games (${state.game - 1} of ${state.gamesPerMatch} played)`,
+    over: "match over",
+  }[state.state];
+  status.textContent = `match ${state.match} · ${label}`;
+  status.className = `pill ${state.state}`;
+  startButton.disabled = state.state === "playing" || state.state === "between";
+  document.getElementById("ws").textContent = state.websocket;
+  const line = document.getElementById("match-line");
+  if (state.scores) line.textContent = `Scores now: ${state.scores.join(" / ")} (N / E / S / W)`;
+  else if (state.state === "over") line.textContent = state.autoCycle ? "Match over." : "Match over. Change the seats to play again.";
+  else line.textContent = state.results.length ? "" : "No game finished yet.";
+  const watch = document.getElementById("watch");
+  watch.hidden = !state.watch;
+  if (state.watch) watch.href = state.watch;
+  const body = document.querySelector("#results tbody");
+  body.innerHTML = state.results
+    .map((r) => {
+      const cells = r.players
+        .map((p, i) => `<td class="${r.winners.includes(p) ? "win" : ""}">${escapeHtml(p)} ${r.scores[i]}</td>`)
+        .join("");
+      return `<tr><td>${r.game}</td>${cells}</tr>`;
+    })
+    .join("");
+  document.body.dataset.state = state.state;
+}
+
+async function refresh() {
+  try {
+    const res = await fetch("/api/state", { cache: "no-store" });
+    render(await res.json());
+  } catch {
+    document.getElementById("status").textContent = "node unreachable";
+  }
+}
+
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const seats = [1, 2, 3, 4].map((n) => {
+    const box = seatBox(n);
+    return { kind: box.querySelector("input:checked")?.value || "empty", bot: box.querySelector("select").value };
+  });
+  const res = await fetch("/api/seats", {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify({ seats }),
+  });
+  const body = await res.json();
+  message.textContent = res.ok ? "Seats set: the game starts when all four are filled." : body.error;
+  edited = false;
+  if (body.seats) render(body);
+});
+
+refresh();
+setInterval(refresh, 1000);

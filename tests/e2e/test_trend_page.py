@@ -1,0 +1,117 @@
+"""The Trend node's seat page in chromium: set North to Human and the others to Dummy, start,
+take the Human seat, and play a whole deal on the web app's table page by clicking; the page's
+Dummy/Empty settings with an AI joining the Empty seat."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from e2e.webkit import Person, chromium, click_card, dom_hand, my_seat, pass_three, raised_cards
+from moonshot.protocols.trend.node import NodeConfig, NodeServer
+from trend_sdk import SdkBot
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
+
+
+async def start_node(**options: Any) -> NodeServer:
+    cfg = NodeConfig(port=0, seed=9, round_interval=0, deal_interval=0, command_interval=0, substitute="random")
+    for k, v in options.items():
+        setattr(cfg, k, v)
+    server = NodeServer(cfg)
+    await server.start()
+    return server
+
+
+async def set_seats(page: Any, kinds: list[str], bot: str = "random") -> None:
+    for n, kind in enumerate(kinds, 1):
+        await page.locator(f".seat[data-number='{n}'] input[value='{kind}']").check(force=True)
+        if kind == "dummy":
+            await page.select_option(f"select[name='bot-{n}']", bot)
+    await page.click("#start")
+    await page.wait_for_function("document.getElementById('message').textContent.includes('Seats set')")
+
+
+async def test_a_person_takes_the_human_seat_and_plays_a_deal_by_clicking() -> None:
+    server = await start_node()
+    base = f"http://127.0.0.1:{server.node.port}"
+    try:
+        async with chromium() as browser:
+            alice = await Person.open(browser, base, "alice")
+            page = alice.page
+            await page.goto("/")
+            await page.wait_for_selector(".seat[data-number='1'] input[value='empty']:checked")
+            await set_seats(page, ["human", "dummy", "dummy", "dummy"])
+            await page.fill("input[name='name-1']", "alice")
+            await alice.shot("trend-seats")
+            await page.click(".sit-button[data-number='1']")
+            await page.wait_for_url("**/game#trend-*")  # the game started: the seat page opens the table
+            await page.wait_for_function("document.body.dataset.replayDone === 'true'")
+            seat = await my_seat(page)
+            assert seat == "north"  # seat 1 sits North in the match's first game
+            assert len(await dom_hand(page)) == 13
+            await pass_three(alice)
+            turns = 0
+            while True:
+                await page.wait_for_function(
+                    "(s) => window.moonshotState.handScores.length > 0 || "
+                    "(window.moonshotState.phase === 'exposing' && "
+                    "document.querySelector('[data-action=no-expose]')) || "
+                    "(window.moonshotState.nextPlayer === s && document.querySelector('.my-hand button.card.legal'))",
+                    arg=seat,
+                )
+                state = await alice.state()
+                if state["handScores"]:
+                    break
+                if state["phase"] == "exposing":
+                    await page.click("[data-action=no-expose]")
+                    await page.wait_for_function("(s) => window.moonshotState.exposeDone[s]", arg=seat)
+                    continue
+                raised = await raised_cards(page)
+                assert sorted(raised) == sorted(state["legalPlays"])
+                before = len(state["hands"][seat])
+                await click_card(page, raised[0])
+                await page.wait_for_function(
+                    "([s, n]) => window.moonshotState.hands[s].length < n || window.moonshotState.handScores.length",
+                    arg=[seat, before],
+                )
+                turns += 1
+                if turns == 4:
+                    await alice.shot("trend-table")
+            assert turns == 13
+            row = (await alice.state())["handScores"][0]
+            table = server.node.table
+            assert table is not None
+            assert table.game.deal_index >= 1 or table.game.over
+            assert any(row[s] for s in ("north", "east", "south", "west"))  # hearts and QS score somewhere
+            assert table.stats()[0].forced == 0  # every card of the person's was the person's
+            assert alice.errors == []
+            await alice.close()
+    finally:
+        await server.stop()
+
+
+async def test_the_seat_page_seats_dummies_and_an_ai_in_the_empty_seat() -> None:
+    server = await start_node()
+    base = f"http://127.0.0.1:{server.node.port}"
+    try:
+        async with chromium() as browser:
+            person = await Person.open(browser, base, "host")
+            page = person.page
+            await page.goto("/")
+            await set_seats(page, ["dummy", "empty", "dummy", "dummy"], bot="heuristic")
+            assert "player1 (heuristic)" in await page.inner_text(".seat[data-number='1']")
+            assert "waiting for playerNumber 2" in await page.inner_text(".seat[data-number='2']")
+            bot = SdkBot(f"ws://127.0.0.1:{server.node.port}/", 2, "my-ai", games=4, seed=3)
+            await asyncio.wait_for(asyncio.to_thread(bot.run), 120)
+            assert bot.errors == [] and len(bot.seen) == 4
+            await page.wait_for_function("document.body.dataset.state === 'over'")
+            assert await page.locator("#results tbody tr").count() == 4
+            assert "my-ai" in await page.inner_text("#results")
+            await person.shot("trend-seats-over", full_page=True)
+            assert person.errors == []
+            await person.close()
+    finally:
+        await server.stop()
