@@ -44,13 +44,18 @@ async def test_a_lost_session_resumes_on_a_new_connection(server: ServerApp) -> 
     await asyncio.wait_for(left.wait(), 30)
     leaver.cancel()
     again = await Client.connect("127.0.0.1", port)
-    resumed = await asyncio.wait_for(again.resume(sid, RandomPlayer(random.Random(9))), 60)
+    # a stranger with no secret, or a guessed one, is refused; the owner's secret works
+    with pytest.raises(Exception, match="no game is waiting"):
+        await again.resume(sid, RandomPlayer(), secret="guessed")
+    secret = first.session_secrets[sid]
+    assert len(secret) >= 43  # token_urlsafe(32): 256 bits
+    resumed = await asyncio.wait_for(again.resume(sid, RandomPlayer(random.Random(9)), secret), 60)
     results = await asyncio.wait_for(rest, 60)
     assert all(r.scores == resumed.scores for r in results)
     assert resumed.me.endswith(f"({sid})") and max(resumed.scores.values()) > 100
     # nobody else can take a chair that is in use, or one that does not exist
     with pytest.raises(Exception, match="no game is waiting"):
-        await again.resume(sid, RandomPlayer())
+        await again.resume(sid, RandomPlayer(), secret)
     for c in (first, others, again):
         await c.close()
 
@@ -59,7 +64,7 @@ async def test_resuming_an_unknown_session_is_an_error(server: ServerApp) -> Non
     port = server.sessions_port
     assert port
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(json.dumps({"type": "resume_session", "session_id": 31337}).encode())
+    writer.write(json.dumps({"type": "resume_session", "session_id": 31337, "session_secret": "guess"}).encode())
     data = await asyncio.wait_for(reader.read(4096), 10)
     msg = json.loads(data)
     assert msg["type"] == "error" and "31337" in msg["reason"]

@@ -49,7 +49,7 @@ async def test_a_stopped_game_is_restored_by_the_next_app_and_completes(tmp_path
 async def test_find_chair_only_offers_empty_chairs(tmp_path: Path) -> None:
     app = ServerApp(ServerConfig(sessions_port=None, db_url=None, bot="random"))
     await app.start()
-    assert app.find_chair(3) is None
+    assert app.find_chair(3, "secret") is None
     await app.stop()
 
 

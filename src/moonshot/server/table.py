@@ -141,6 +141,9 @@ class Seat(ABC):
     # False: the seat reads only ``phase``/``legal_plays`` of a request, so the table skips
     # building the full SeatView (a protocol adapter that sends legal moves, not views)
     wants_view: bool = True
+    # what a client must prove to take this chair back (a SHA-256 hex digest of the secret it was
+    # given when it sat down); None: no client can (server bots, protocols without resume)
+    credential: str | None = None
 
     @abstractmethod
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None: ...
@@ -311,6 +314,7 @@ class Table:
         forced: Sequence[bool] = (),
         restored: bool = False,
         names: Sequence[str] = (),
+        credentials: Sequence[str | None] = (),
         meta: dict[str, Any] | None = None,
     ) -> None:
         if len(seats) != 4:
@@ -330,6 +334,9 @@ class Table:
         # a chair's name while its occupant is away (a restored game, a disconnect): stable tags
         given = list(names) if names else [s.name if s is not None else "" for s in seats]
         self.names = given + [""] * (4 - len(given))
+        # each chair's credential (see Seat.credential), kept while its occupant is away
+        creds = list(credentials) if credentials else [s.credential if s is not None else None for s in seats]
+        self.credentials: list[str | None] = creds + [None] * (4 - len(creds))
         self.chairs = [_Chair(s) for s in seats]
         self.spectators: list[Spectator] = []
         self._spect_version = 0  # events delivered to spectators

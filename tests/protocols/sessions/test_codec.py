@@ -115,7 +115,7 @@ def test_parse_client_messages_liberally() -> None:
 def test_malformed_client_messages_name_their_session() -> None:
     m = parse_client_message({"type": "decided_move", "card": "ZZ", "session_id": 5, "seq_num": 3})
     assert isinstance(m, Malformed) and m.session_id == 5 and "bad card" in m.reason
-    m = parse_client_message({"type": "decided_move", "card": 7, "session_id": 5})
+    m = parse_client_message({"type": "decided_move", "card": 7, "session_id": 5, "seq_num": 3})
     assert isinstance(m, Malformed) and m.session_id == 5
     m = parse_client_message({"type": "donated_cards", "cards": "2C 3C 4C", "session_id": 1})
     assert isinstance(m, Malformed)
@@ -127,7 +127,13 @@ def test_malformed_client_messages_name_their_session() -> None:
 
 def test_seq_num_is_one_counter_for_both_directions() -> None:
     c = SessionCodec(7)
-    assert c.session_response() == {"type": "game_session_response", "status": "success", "seq_num": 1, "session_id": 7}
+    assert c.session_response("s3cret") == {
+        "type": "game_session_response",
+        "status": "success",
+        "seq_num": 1,
+        "session_id": 7,
+        "session_secret": "s3cret",
+    }
     assert c.stamp({"type": "start_game"})["seq_num"] == 2
     assert not c.accept_seq(2) and not c.accept_seq(None)
     assert c.accept_seq(3)
@@ -206,8 +212,10 @@ def test_the_codec_is_pure() -> None:
 def test_resume_session_and_replayed_history() -> None:
     from moonshot.protocols.sessions.codec import ResumeSession
 
-    assert parse_client_message({"type": "resume_session", "session_id": 12}) == ResumeSession(12)
+    msg = {"type": "resume_session", "session_id": 12, "session_secret": "abc"}
+    assert parse_client_message(msg) == ResumeSession(12, "abc")
     assert isinstance(parse_client_message({"type": "resume_session"}), Malformed)
+    assert isinstance(parse_client_message({"type": "resume_session", "session_id": 12}), Malformed)
     g = play_out(4)
     c = SessionCodec(12, request_seq=0)
     assert c.resume_response()["seq_num"] == 1
