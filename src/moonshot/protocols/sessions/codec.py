@@ -335,7 +335,12 @@ _ASCII_INT = re.compile(r"-?[0-9]{1,19}")
 
 def show(value: object, limit: int = 40) -> str:
     """A short ``repr`` of what a client sent, for an error reply (never its whole 64 KiB)."""
-    text = repr(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 256:
+        return f"<an integer of {value.bit_length()} bits>"  # repr of a huge int is slow (or raises)
+    try:
+        text = repr(value)
+    except ValueError:  # a huge integer inside a list or an object
+        return "<a value too large to show>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
