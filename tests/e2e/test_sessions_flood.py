@@ -12,7 +12,6 @@ The numbers are printed (``-s``) and are also written in docs/server.md.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 import statistics
@@ -28,6 +27,7 @@ from moonshot.protocols.sessions.codec import StreamDecoder, encode
 FLOOD_RATE = 3_700_000  # bytes/s
 FLOOD_SECONDS = 4.0
 SAMPLES = 1500
+SERVE_OPTIONS = ["--bot", "random", "--log-level", "warning"]
 NOISE_FLOOR = 0.002  # seconds: the smallest quiet p99 the bound is taken against
 
 PATTERNS = {
@@ -63,8 +63,7 @@ print(sent, drops)
 @pytest.fixture(scope="module")
 def server_port() -> Iterator[int]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "moonshot.cli", "serve", "--sessions-port", "0", "--no-db", "--bot", "random"]
-        + ["--log-level", "warning"],
+        [sys.executable, "-m", "moonshot.cli", "serve", "--sessions-port", "0", "--no-db", *SERVE_OPTIONS],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -178,8 +178,10 @@ BAD = {
     "lobby_code": ANY_VALUE.filter(lambda t: not t.startswith('"') and t != "null" and not_int_like(t)),
     "player_kind": ANY_VALUE.filter(lambda t: t.strip('"').lower() not in ("human", "bot", "humans", "bots")),
     "type": ANY_VALUE.filter(
-        lambda t: t.strip('"') not in ("decided_move", "donated_cards", "resume_session", "game_session_request")
-        and t.strip('"') != "connection_request"
+        lambda t: (
+            t.strip('"') not in ("decided_move", "donated_cards", "resume_session", "game_session_request")
+            and t.strip('"') != "connection_request"
+        )
     ),
 }
 FIELDS = {

@@ -339,14 +339,15 @@ def test_ids_may_be_integers_or_ascii_digit_strings() -> None:
         assert isinstance(m, DecidedMove) and m.session_id == int(str(sid)) and m.seq_num == 7
 
 
-@settings(max_examples=400, deadline=None)
+MESSAGE_FIELDS = ["session_id", "seq_num", "card", "cards", "game_type", "player_tag", "lobby_code"]
+MESSAGE_FIELDS += ["player_kind", "session_secret", "type"]
+
+
+@settings(max_examples=300, deadline=None)
 @given(
     st.sampled_from(["decided_move", "donated_cards", "resume_session", "game_session_request", "connection_request"]),
     st.dictionaries(
-        st.sampled_from(
-            ["session_id", "seq_num", "card", "cards", "game_type", "player_tag", "lobby_code", "player_kind"]
-            + ["session_secret", "type"]
-        ),
+        st.sampled_from(MESSAGE_FIELDS),
         JSON_VALUES | st.integers(min_value=-(2**70), max_value=2**70) | st.sampled_from(ODD_VALUES),
         max_size=6,
     ),
