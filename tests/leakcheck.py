@@ -25,6 +25,7 @@ written (``cards_in_json(json.loads(...))`` for a JSON protocol). Then ``assert 
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -59,17 +60,12 @@ def knowable(log: Sequence[Event], seat: int) -> list[CardSet]:
     known = 0
     out = [0]
     for e in log:
-        if isinstance(e, HandDealt) and e.seat == seat:
-            known |= e.cards
-        elif isinstance(e, PassSent) and e.seat == seat and e.cards is not None:
-            known |= e.cards
-        elif isinstance(e, PassReceived) and e.seat == seat and e.cards is not None:
-            known |= e.cards
+        own = getattr(e, "seat", None) == seat
+        if isinstance(e, HandDealt | PassSent | PassReceived) and own and e.cards is not None:
+            known |= e.cards  # its hand, what it passed, what it was passed
         elif isinstance(e, CardPlayed):
             known |= 1 << e.card
-        elif isinstance(e, Exposed):
-            known |= e.cards
-        elif isinstance(e, Charged) and e.cards is not None and (not e.blind or e.seat == seat):
+        elif isinstance(e, Exposed) or (isinstance(e, Charged) and e.cards is not None and (own or not e.blind)):
             known |= e.cards
         elif isinstance(e, ChargesRevealed | ChargingEnded):
             for c in e.charges:
@@ -86,10 +82,8 @@ def cards_in_json(value: Any) -> CardSet:
         v = stack.pop()
         if isinstance(v, str):
             if _CARDISH.fullmatch(v):
-                try:
+                with contextlib.suppress(CardError):
                     mask |= 1 << parse_card(v)
-                except CardError:
-                    pass
         elif isinstance(v, dict):
             stack.extend(v.values())
             stack.extend(v.keys())

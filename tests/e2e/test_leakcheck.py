@@ -1,11 +1,12 @@
 """No client ever receives a card it may not know at that moment (``tests/leakcheck.py``).
 
-Sessions: hundreds of games through the real server (``SessionsConnection`` and its codec, fed
-and read as bytes in process), two to four client sessions per game and server bots in the
-other chairs; in every fifth game a client drops mid-game and resumes on a new connection (the
-replayed history is checked too). Kierki: full games (the seven contracts) through the real
-``kierki-server`` on loopback with four clients. Every message each client is sent is checked
-against what its seat may know at the engine's log position when it was sent.
+Sessions: 100 games (``LEAKCHECK_GAMES``) through the real server (``SessionsConnection`` and
+its codec, fed and read as bytes in process), two to four client sessions per game and server
+bots in the other chairs; in every fifth game a client drops mid-game and resumes on a new
+connection (the replayed history is checked too). Kierki: full games (the seven contracts, so a
+fifth as many games) through the real ``kierki-server`` on loopback with four clients. Every
+message each client is sent is checked against what its seat may know at the engine's log
+position when it was sent.
 """
 
 from __future__ import annotations
@@ -17,19 +18,19 @@ import random
 from typing import Any
 
 import pytest
+
 from e2e.test_kierki import join_four, run_until_end, server_in_thread
 from leakcheck import Received, cards_in_json, check_game
-
 from moonshot.protocols.kierki import server as kierki_server
 from moonshot.protocols.kierki.codec import Deal, Taken, Trick, encode, parse_message
 from moonshot.protocols.sessions import server as sessions_server
-from moonshot.protocols.sessions.codec import StreamDecoder
 from moonshot.protocols.sessions.codec import encode as sessions_encode
 from moonshot.server.app import ServerApp, ServerConfig
 from moonshot.server.table import Table
 
-SESSIONS_GAMES = int(os.environ.get("LEAKCHECK_GAMES", "200"))
-KIERKI_GAMES = int(os.environ.get("LEAKCHECK_GAMES", "200")) // 5
+# games per protocol; LEAKCHECK_GAMES=1000 for a longer run
+SESSIONS_GAMES = int(os.environ.get("LEAKCHECK_GAMES", "100"))
+KIERKI_GAMES = int(os.environ.get("LEAKCHECK_GAMES", "100")) // 5
 
 
 # ------------------------------------------------------------------ Sessions
@@ -100,17 +101,19 @@ class Client:
 
 
 CLIENTS: dict[sessions_server.SessionsConnection, Client] = {}
-SENT: list[tuple[Table, int, int, bytes]] = []  # (table, seat, version, bytes) of every session message
+SENT: list[tuple[Table, Received]] = []  # every session message, with its table
 
 
 def record(conn: sessions_server.SessionsConnection, msg: dict[str, Any]) -> None:
-    data = sessions_encode(msg)
+    data = sessions_encode(msg)  # the bytes the server writes (the decoder is tested elsewhere)
+    got = json.loads(data)
     seat = conn.sessions.get(msg.get("session_id", -1))  # type: ignore[arg-type]
     if seat is not None and seat.table is not None:
-        SENT.append((seat.table, seat.seat, len(seat.table.game.log), data))
+        version = len(seat.table.game.log)
+        SENT.append((seat.table, Received(seat.seat, version, cards_in_json(got), data[:120].decode())))
     client = CLIENTS.get(conn)
-    if client is not None:  # what the client reads: the bytes, through the codec's decoder
-        client.inbox.extend(m for m in StreamDecoder().feed(data) if isinstance(m, dict))
+    if client is not None:
+        client.inbox.append(got)
 
 
 def test_no_sessions_client_is_sent_a_card_it_may_not_know(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -141,8 +144,8 @@ def test_no_sessions_client_is_sent_a_card_it_may_not_know(monkeypatch: pytest.M
     problems: list[str] = []
     checked = 0
     by_table: dict[int, list[Received]] = {id(t): [] for t in tables}
-    for table, seat, version, data in SENT:
-        by_table[id(table)].append(Received(seat, version, cards_in_json(json.loads(data)), data[:120].decode()))
+    for table, received in SENT:
+        by_table[id(table)].append(received)
     for t in tables:
         checked += len(by_table[id(t)])
         problems += check_game(t.game.log, by_table[id(t)])
@@ -150,36 +153,41 @@ def test_no_sessions_client_is_sent_a_card_it_may_not_know(monkeypatch: pytest.M
     assert not problems, problems[:10]
 
 
-async def play_sessions_games(games: int) -> None:
+async def play_sessions_games(games: int, at_once: int = 25) -> None:
+    """``games`` games, ``at_once`` at a time (one loop turn serves them all)."""
     app = ServerApp(ServerConfig(sessions_port=0, db_url=None, bot="random", move_timeout=600, fill_wait=0.0, seed=3))
     await app.start()
     rng = random.Random(4)
-    for g in range(games):
-        clients = [Client(app, rng) for _ in range(4 - g % 3)]
-        for c in clients:
-            c.feed({"type": "game_session_request", "player_tag": "leak", "lobby_code": f"g{g}", "seq_num": 0})
-        resumed = g % 5 != 0
+    for first in range(0, games, at_once):
+        batch = range(first, min(games, first + at_once))
+        clients = {g: [Client(app, rng) for _ in range(4 - g % 3)] for g in batch}
+        for g, cs in clients.items():
+            for c in cs:
+                c.feed({"type": "game_session_request", "player_tag": "leak", "lobby_code": f"g{g}", "seq_num": 0})
+        # in every fifth game a client drops mid-game and takes its chair back on a new connection
+        drop_at = {g: 50 + g % 40 for g in batch if g % 5 == 0}
         for turn in range(1_000_000):
             await asyncio.sleep(0)
-            for c in list(clients):
+            everyone = [c for cs in clients.values() for c in cs]
+            for c in everyone:
                 c.step()
-            if all(c.over for c in clients):
+            if all(c.over for c in everyone):
                 break
-            if not resumed and turn > 50 + g % 40:
-                # a client drops mid-game and takes its chair back on a new connection
-                gone = clients.pop(0)
+            for g in [g for g, t in drop_at.items() if turn >= t]:
+                del drop_at[g]
+                gone = clients[g].pop(0)
                 gone.conn.connection_lost(None)
                 for _ in range(5):  # the table hears of it in its own task
                     await asyncio.sleep(0)
                 back = Client(app, rng)
                 back.sid, back.secret = gone.sid, gone.secret
                 back.feed({"type": "resume_session", "session_id": gone.sid, "session_secret": gone.secret})
-                clients.append(back)
-                resumed = True
+                clients[g].append(back)
         else:
-            raise AssertionError(f"game {g} did not end")
-        for c in clients:
-            c.conn.connection_lost(None)
+            raise AssertionError(f"games {batch} did not end")
+        for cs in clients.values():
+            for c in cs:
+                c.conn.connection_lost(None)
     await app.stop()
 
 
