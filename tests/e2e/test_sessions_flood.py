@@ -7,6 +7,9 @@ process streams each pattern at 3.7 MB/s (the rate of the report; loopback only,
 and bytes), reconnecting whenever the server drops it. The bound is a ratio against the quiet
 value measured in the same run: p99 flooded <= 2 x p99 quiet, where the quiet p99 is taken as at
 least 2 ms (scheduling noise on a loaded 2-core machine is of that order; the bug was 100x it).
+Each pattern has its own quiet baseline taken just before it, and a pattern that fails is
+measured once more (a burst of load from elsewhere can spoil one window; a real slowdown fails
+both).
 The numbers are printed (``-s``) and are also written in docs/server.md.
 """
 
@@ -105,30 +108,42 @@ def p(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[q - 1] if q < 100 else max(values)
 
 
+def flood(port: int, head: str, body: str) -> tuple[list[float], int, int]:
+    """Round trips measured while a flooder process streams ``head`` then ``body`` repeatedly."""
+    flooder = subprocess.Popen(
+        [sys.executable, "-c", FLOODER, str(port), str(FLOOD_RATE), str(FLOOD_SECONDS), head, body],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(0.3)  # let the flood start
+    flooded = round_trips(port, SAMPLES)
+    out, _ = flooder.communicate(timeout=FLOOD_SECONDS + 30)
+    sent, drops = (int(x) for x in out.split())
+    return flooded, sent, drops
+
+
 def test_a_flooding_connection_does_not_slow_the_others(server_port: int) -> None:
     round_trips(server_port, 50)  # warm up
-    quiet = round_trips(server_port, SAMPLES)
-    q50, q99 = statistics.median(quiet), p(quiet, 99)
-    load = os.getloadavg()[0]
-    report = [f"load {load:.2f}; quiet p50 {q50 * 1e3:.2f} ms p99 {q99 * 1e3:.2f} ms"]
+    report = []
     failures = []
     for name, (head, body) in PATTERNS.items():
-        flooder = subprocess.Popen(
-            [sys.executable, "-c", FLOODER, str(server_port), str(FLOOD_RATE), str(FLOOD_SECONDS), head, body],
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        time.sleep(0.3)  # let the flood start
-        flooded = round_trips(server_port, SAMPLES)
-        out, _ = flooder.communicate(timeout=FLOOD_SECONDS + 30)
-        sent, drops = (int(x) for x in out.split())
-        f50, f99 = statistics.median(flooded), p(flooded, 99)
-        report.append(
-            f"{name}: flooded p50 {f50 * 1e3:.2f} ms p99 {f99 * 1e3:.2f} ms "
-            f"({sent / 1e6:.1f} MB sent, dropped {drops} times)"
-        )
-        assert drops >= 1, "the flooder was never dropped"
-        if f99 > 2 * max(q99, NOISE_FLOOR):
+        # each pattern gets its own quiet baseline, taken just before; on a shared machine a
+        # burst of load from elsewhere can spoil one measurement, so a failing pattern is
+        # measured once more (a real slowdown, 50-100x, fails both)
+        for attempt in range(2):
+            quiet = round_trips(server_port, SAMPLES)
+            q50, q99 = statistics.median(quiet), p(quiet, 99)
+            flooded, sent, drops = flood(server_port, head, body)
+            f50, f99 = statistics.median(flooded), p(flooded, 99)
+            report.append(
+                f"{name} (attempt {attempt + 1}, load {os.getloadavg()[0]:.2f}): quiet p50 {q50 * 1e3:.2f} ms "
+                f"p99 {q99 * 1e3:.2f} ms; flooded p50 {f50 * 1e3:.2f} ms p99 {f99 * 1e3:.2f} ms "
+                f"({sent / 1e6:.1f} MB sent, dropped {drops} times)"
+            )
+            assert drops >= 1, "the flooder was never dropped"
+            if f99 <= 2 * max(q99, NOISE_FLOOR):
+                break
+        else:
             failures.append(name)
     print("\n".join(report))
     assert not failures, report
