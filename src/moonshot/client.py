@@ -488,12 +488,13 @@ class Client:
                     fut.set_result(msg)
             return
         sid = msg.get("session_id")
+        if t == "error" and msg.get("about") == "resume_session" and self._resumes:
+            self.errors.append(str(msg.get("reason")))
+            self._resumes.popleft().set_result(msg)
+            return
         s = self.sessions.get(sid) if isinstance(sid, int) else None
         if s is None and t == "error":
             self.errors.append(str(msg.get("reason")))  # about the connection, not a session
-            if msg.get("about") == "resume_session" and self._resumes:
-                self._resumes.popleft().set_result(msg)
-                return
         if s is None:
             log.warning("event=unrouted type=%s session=%s reason=%s", t, sid, msg.get("reason"))
             return
