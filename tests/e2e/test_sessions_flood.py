@@ -8,8 +8,11 @@ and bytes), reconnecting whenever the server drops it. The bound is a ratio agai
 value measured in the same run: p99 flooded <= 2 x p99 quiet, where the quiet p99 is taken as at
 least 2 ms (scheduling noise on a loaded 2-core machine is of that order; the bug was 100x it).
 Each pattern has its own quiet baseline taken just before it, and a pattern that fails is
-measured once more (a burst of load from elsewhere can spoil one window; a real slowdown fails
-both).
+measured again, up to three windows (on the shared 2-core machine at load 4-10 one window in
+five or so misses the bound from scheduling noise alone; a real slowdown, 50-100x, fails them
+all). Marked ``slow`` (25 s, and timing-based); the deterministic check of the same property is
+``tests/protocols/sessions/test_codec.py``: the decoder examines each byte a bounded number of
+times, whatever the flood pattern and however it is cut.
 The numbers are printed (``-s``) and are also written in docs/server.md.
 """
 
@@ -32,6 +35,7 @@ FLOOD_SECONDS = 4.0
 SAMPLES = 1500
 SERVE_OPTIONS = ["--bot", "random", "--log-level", "warning"]
 NOISE_FLOOR = 0.002  # seconds: the smallest quiet p99 the bound is taken against
+ATTEMPTS = 3  # windows per pattern before it counts as failed (see the module docstring)
 
 PATTERNS = {
     "braces": ("b'{'", "b'{' * 65536"),
@@ -122,15 +126,16 @@ def flood(port: int, head: str, body: str) -> tuple[list[float], int, int]:
     return flooded, sent, drops
 
 
+@pytest.mark.slow
 def test_a_flooding_connection_does_not_slow_the_others(server_port: int) -> None:
     round_trips(server_port, 50)  # warm up
     report = []
     failures = []
     for name, (head, body) in PATTERNS.items():
         # each pattern gets its own quiet baseline, taken just before; on a shared machine a
-        # burst of load from elsewhere can spoil one measurement, so a failing pattern is
-        # measured once more (a real slowdown, 50-100x, fails both)
-        for attempt in range(2):
+        # burst of load from elsewhere can spoil one window, so a failing pattern is measured
+        # again (a real slowdown, 50-100x, fails every window)
+        for attempt in range(ATTEMPTS):
             quiet = round_trips(server_port, SAMPLES)
             q50, q99 = statistics.median(quiet), p(quiet, 99)
             flooded, sent, drops = flood(server_port, head, body)

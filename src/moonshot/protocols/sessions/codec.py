@@ -176,8 +176,16 @@ class StreamDecoder:
         self.work += len(seg)
         # mask escapes with two harmless characters (offsets stay), then cut the strings out
         masked = "a" + seg[1:] if self._escape else seg
-        masked = _ESCAPE.sub("aa", masked)
+        if "\\" in masked:
+            masked = _ESCAPE.sub("aa", masked)
         escape = masked.endswith("\\")
+        if "{" not in masked and "}" not in masked:
+            # no brace at all (a long string, say): only whether we end inside a string matters
+            if masked.count('"') % 2:
+                self._in_string = not self._in_string
+            self._escape = escape
+            self._grow(seg, out)
+            return len(text)
         parts = masked.split('"')
         first = 1 if self._in_string else 0
         outside = "".join(parts[first::2])
