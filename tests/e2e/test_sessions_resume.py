@@ -69,3 +69,31 @@ async def test_resuming_an_unknown_session_is_an_error(server: ServerApp) -> Non
     msg = json.loads(data)
     assert msg["type"] == "error" and "31337" in msg["reason"]
     writer.close()
+
+
+async def test_session_ids_are_random_and_bot_chairs_are_never_resumable(server: ServerApp) -> None:
+    port = server.sessions_port
+    assert port
+    client = await Client.connect("127.0.0.1", port)
+    play = asyncio.create_task(client.play(RandomPlayer(random.Random(2)), lobby_code="bots"))
+    table = None
+    for _ in range(200):  # the lobby fills the other three chairs with server bots
+        await asyncio.sleep(0.05)
+        table = next(iter(server.tables.values()), None)
+        if table is not None:
+            break
+    assert table is not None
+    (sid,) = client.sessions
+    assert sid > 2**20  # random 48-bit ids, not 0, 1, 2...
+    names = table.seat_names()
+    bots = [i for i, n in enumerate(names) if not n.endswith(f"({sid})")]
+    assert len(bots) == 3 and all(table.credentials[i] is None for i in bots)
+    stranger = await Client.connect("127.0.0.1", port)
+    for i in bots:  # whatever the secret, even the real player's
+        bot_id = int(names[i][names[i].rindex("(") + 1 : -1])
+        for secret in ("", "x", client.session_secrets[sid]):
+            with pytest.raises(Exception, match="no game is waiting"):
+                await stranger.resume(bot_id, RandomPlayer(), secret)
+    await asyncio.wait_for(play, 60)
+    await stranger.close()
+    await client.close()
