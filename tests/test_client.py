@@ -4,6 +4,7 @@ the seat knows (so moonshot bots play over the wire as they play in-process)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 from moonshot.actions import Action, Pass, Play
 from moonshot.bots.random import RandomBot
 from moonshot.cards import format_cards
-from moonshot.client import Player, View, _Session
+from moonshot.client import Client, Player, ProtocolError, RandomPlayer, SessionLost, View, _Session
 from moonshot.engine import Game, Phase
 from moonshot.protocols.sessions.codec import SESSIONS_RULES, SessionCodec
 from moonshot.views import SeatView, seat_view
@@ -125,3 +126,51 @@ async def test_the_sdk_view_equals_the_engine_view_at_every_decision(seed: int) 
         if nxt is not None and nxt == m["seq_num"] + 2:
             expected_seqs.append(m["seq_num"] + 1)
     assert [m["seq_num"] for m in client.sent] == expected_seqs
+
+
+@pytest.mark.asyncio
+async def test_a_substituted_session_raises_session_lost() -> None:
+    msgs, _ = script(1)
+    session = _Session(FakeClient(), 0, 2)  # type: ignore[arg-type]
+    session.inbox.put_nowait(msgs[0])  # start_game
+    session.inbox.put_nowait(
+        {"type": "error", "reason": "session 0: 3 timeouts in a row; a server bot plays", "about": "substituted"}
+    )
+    with pytest.raises(SessionLost, match="server bot"):
+        await asyncio.wait_for(session.run(RandomPlayer()), 10)
+
+
+@pytest.mark.asyncio
+async def test_the_client_keeps_each_sessions_secret_and_resumes_with_it() -> None:
+    class Writer:
+        def __init__(self) -> None:
+            self.sent: list[dict[str, Any]] = []
+
+        def write(self, data: bytes) -> None:
+            self.sent.append(json.loads(data))
+
+    reader = asyncio.StreamReader()
+    client = Client(reader, Writer())  # type: ignore[arg-type]
+    client._route({"type": "connection_response", "status": "success"})
+    opened = asyncio.create_task(client.open_session("me"))
+    await asyncio.sleep(0)
+    client._route(
+        {"type": "game_session_response", "status": "success", "session_id": 77, "seq_num": 1, "session_secret": "s3"}
+    )
+    await opened
+    assert client.session_secrets == {77: "s3"}
+    resume = asyncio.create_task(client.resume(77, RandomPlayer()))
+    await asyncio.sleep(0)
+    assert client.writer.sent[-1] == {  # type: ignore[attr-defined]
+        "type": "resume_session",
+        "session_id": 77,
+        "session_secret": "s3",
+        "seq_num": 0,
+    }
+    client._route({"type": "error", "reason": "no game is waiting", "session_id": 77, "about": "resume_session"})
+    with pytest.raises(ProtocolError, match="no game is waiting"):
+        await resume
+    with pytest.raises(ProtocolError, match="session_secret is unknown"):
+        await client.resume(78, RandomPlayer())
+    reader.feed_eof()
+    client._reader_task.cancel()

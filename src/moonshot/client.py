@@ -157,7 +157,12 @@ class GameResult:
 
 
 class ProtocolError(RuntimeError):
-    pass
+    """The server refused something, or sent what the protocol does not allow."""
+
+
+class SessionLost(ProtocolError):
+    """A server bot now plays the session's chair (too many timeouts), or the chair was taken
+    back on another connection; ``Client.resume`` with the session's secret takes it back."""
 
 
 async def _maybe_await(v: Any) -> Any:
@@ -361,6 +366,8 @@ class _Session:
             elif t == "error":
                 self.errors.append(str(msg.get("reason")))
                 log.warning("event=server_error session=%d reason=%s", self.id, msg.get("reason"))
+                if msg.get("about") in ("substituted", "replaced"):
+                    raise SessionLost(str(msg.get("reason")))
 
     def _view(self, k: _Knowledge, scores: dict[str, int], legal: list[str], trick_index: int, phase: Phase, mask: int):  # type: ignore[no-untyped-def]
         tags = k.order
@@ -403,6 +410,10 @@ class Client:
         self.decoder = StreamDecoder(1 << 20)
         self.sessions: dict[int, _Session] = {}
         self.errors: list[str] = []  # error replies that name no session of ours
+        # session id -> its secret (game_session_response's ``session_secret``), kept until the
+        # session's game ends, so a lost session can be resumed: ``resume(sid, player)`` on this
+        # client, or ``resume(sid, player, secret=old.session_secrets[sid])`` on a new connection
+        self.session_secrets: dict[int, str] = {}
         self._responses: deque[asyncio.Future[dict[str, Any]]] = deque()
         self._resumes: deque[asyncio.Future[dict[str, Any]]] = deque()
         self._connected: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -471,17 +482,20 @@ class Client:
                 if msg.get("status") == "success" and isinstance(msg.get("session_id"), int):
                     new = _Session(self, msg["session_id"], int(msg.get("seq_num", 1)) + 1)
                     self.sessions[new.id] = new
+                    if isinstance(msg.get("session_secret"), str):
+                        self.session_secrets[new.id] = msg["session_secret"]
                     msg = dict(msg, _session=new)
                 if not fut.done():
                     fut.set_result(msg)
             return
         sid = msg.get("session_id")
+        if t == "error" and msg.get("about") == "resume_session" and self._resumes:
+            self.errors.append(str(msg.get("reason")))
+            self._resumes.popleft().set_result(msg)
+            return
         s = self.sessions.get(sid) if isinstance(sid, int) else None
         if s is None and t == "error":
             self.errors.append(str(msg.get("reason")))  # about the connection, not a session
-            if msg.get("about") == "resume_session" and self._resumes:
-                self._resumes.popleft().set_result(msg)
-                return
         if s is None:
             log.warning("event=unrouted type=%s session=%s reason=%s", t, sid, msg.get("reason"))
             return
@@ -508,28 +522,39 @@ class Client:
         s: _Session = resp["_session"]
         return s
 
-    async def resume(self, session_id: int, player: Player) -> GameResult:
+    async def resume(self, session_id: int, player: Player, secret: str | None = None) -> GameResult:
         """Take back session ``session_id`` (after a server restart or a lost connection) and
-        play its game to the end; the history is replayed to the player's knowledge first."""
+        play its game to the end; the history is replayed to the player's knowledge first.
+        ``secret``: the session's ``session_secret``; by default the one this client was given
+        when it opened the session (see :attr:`session_secrets`)."""
+        secret = secret if secret is not None else self.session_secrets.get(session_id)
+        if secret is None:
+            raise ProtocolError(
+                f"cannot resume session {session_id}: its session_secret is unknown here "
+                "(pass secret=..., from the session_secrets of the client that opened it)"
+            )
         fut: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._resumes.append(fut)
-        self._write({"type": "resume_session", "session_id": session_id, "seq_num": 0})
+        self._write({"type": "resume_session", "session_id": session_id, "session_secret": secret, "seq_num": 0})
         resp = await fut
         if resp.get("status") != "success":
             raise ProtocolError(f"cannot resume session {session_id}: {resp.get('reason', resp)}")
         s: _Session = resp["_session"]
+        self.session_secrets[s.id] = secret
+        return await self._run(s, player)
+
+    async def _run(self, s: _Session, player: Player) -> GameResult:
         try:
-            return await s.run(player)
+            result = await s.run(player)
         finally:
             self.sessions.pop(s.id, None)
+        self.session_secrets.pop(s.id, None)  # the game is over: nothing left to resume
+        return result
 
     async def play(self, player: Player, game_type: str = "any", lobby_code: str | None = None) -> GameResult:
         """One game in a new session."""
         s = await self.open_session(player.name, game_type, lobby_code, player.kind)
-        try:
-            return await s.run(player)
-        finally:
-            self.sessions.pop(s.id, None)
+        return await self._run(s, player)
 
     async def play_games(
         self,
@@ -551,4 +576,4 @@ class Client:
         return results
 
 
-__all__ = ["BotPlayer", "Client", "GameResult", "Player", "ProtocolError", "RandomPlayer", "View"]
+__all__ = ["BotPlayer", "Client", "GameResult", "Player", "ProtocolError", "RandomPlayer", "SessionLost", "View"]

@@ -63,9 +63,12 @@ class Misbehaving(RandomPlayer):
         if self.how == "truncated":
             w.write(raw_move(self.client, view, card)[:25])
             return None
-        if self.how == "ten-megabytes":
-            w.write(b'{"type":"decided_move","card":"' + b"Q" * 10_000_000 + b'","session_id":1}')
+        if self.how == "three-megabytes":  # over the 64 KiB message limit, within the input rate limit
+            w.write(b'{"type":"decided_move","card":"' + b"Q" * 3_000_000 + b'","session_id":1}')
             return card
+        if self.how == "flood":  # 10 MB at once: over the input rate limit (4 MiB burst, 1 MiB/s)
+            w.write(b"{" * 10_000_000)
+            await asyncio.Event().wait()
         if self.how == "wrong-seq":
             w.write(raw_move(self.client, view, card, seq=987654))
             return None
@@ -98,9 +101,11 @@ async def run_case(
         target = await asyncio.wait_for(others, 60)
         control_results = await asyncio.wait_for(ctl, 60)
         mine: GameResult | None = None
-        if how not in ("silent", "disconnect"):
+        if how not in ("silent", "disconnect", "flood"):
             mine = await asyncio.wait_for(mallory, 10)
-        else:
+        else:  # what the server told the session it no longer plays (it is not reading)
+            unread = [s.inbox.get_nowait() for s in bad.sessions.values() for _ in range(s.inbox.qsize())]
+            bad.errors.extend(str(m.get("reason")) for m in unread if m.get("type") == "error")
             mallory.cancel()
         errors = (mine.errors if mine else []) + bad.errors
         return mine, list(target), control_results, errors
@@ -136,7 +141,7 @@ def same_game(results: list[GameResult]) -> dict[str, Any]:
         ("garbage", "not JSON", 0),
         ("split", None, 0),
         ("truncated", "incomplete message dropped", 1),
-        ("ten-megabytes", "longer than", None),
+        ("three-megabytes", "longer than", None),
         ("wrong-seq", "wrong seq_num", 1),
         ("illegal-card", None, 1),
         ("duplicate-pass", None, 1),
@@ -156,18 +161,22 @@ async def test_bad_input_gets_an_error_or_a_server_card_and_the_game_completes(
         assert mine.server_moves == server_moves
     if server_moves is not None:
         assert await forced_actions(strict_server, "mallory(") == server_moves
-    else:  # 10 MB may take longer than the move timeout to arrive on a loaded machine
+    else:  # 3 MB may take longer than the move timeout to arrive on a loaded machine
         assert mine.server_moves <= 1
     same_game(control)
     assert all(r.server_moves == 0 and not r.errors for r in control + target)
 
 
-@pytest.mark.parametrize("how", ["silent", "disconnect"])
-async def test_a_silent_or_vanished_client_is_replaced_and_the_game_completes(
+@pytest.mark.parametrize("how", ["silent", "disconnect", "flood"])
+async def test_a_silent_vanished_or_flooding_client_is_replaced_and_the_game_completes(
     strict_server: ServerApp, how: str
 ) -> None:
-    mine, target, control, _ = await run_case(strict_server, how)
+    mine, target, control, errors = await run_case(strict_server, how)
     assert mine is None
+    if how == "flood":
+        assert any("input rate limit exceeded" in e for e in errors), errors
+    if how == "silent":  # told that a bot plays its chair now
+        assert any("a server bot plays this chair" in e for e in errors), errors
     same_game(target)
     same_game(control)
     assert all(r.server_moves == 0 for r in control + target)

@@ -147,7 +147,8 @@ async def test_players_resume_their_sessions_after_a_sigkill(tmp_path: Path) -> 
     proc2, port2 = await start_server(db, grace=60)
     try:
         back = await Client.connect("127.0.0.1", port2)
-        results = await asyncio.wait_for(asyncio.gather(*(back.resume(i, Slow()) for i in ids)), 90)
+        secrets = client.session_secrets
+        results = await asyncio.wait_for(asyncio.gather(*(back.resume(i, Slow(), secrets[i]) for i in ids)), 90)
         await back.close()
         after = await wait_for(db, lambda r: r.status == "finished")
     finally:

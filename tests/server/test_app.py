@@ -36,6 +36,18 @@ async def test_a_stopped_game_is_restored_by_the_next_app_and_completes(tmp_path
         assert list(again.tables) == [table.id]
         restored = again.tables[table.id]
         assert restored.game.actions[: len(table.game.actions)] == table.game.actions
+        # the restored chairs keep their ids and credentials: only the owner's secret resumes
+        ((sid, secret),) = client.session_secrets.items()
+        mine = next(i for i, n in enumerate(restored.names) if n.endswith(f"({sid})"))
+        assert restored.credentials == table.credentials and restored.credentials[mine] is not None
+        assert secret not in str(await again.store.load(table.id))  # type: ignore[union-attr]
+        assert again.find_chair(sid, "guess") is None
+        assert again.find_chair(sid, secret) == (restored, mine)
+        bots = [i for i in range(4) if i != mine]
+        assert all(restored.credentials[i] is None for i in bots)
+        for i in bots:  # a bot chair is never resumable, whatever the secret
+            bot_id = int(restored.names[i][restored.names[i].rindex("(") + 1 : -1])
+            assert again.find_chair(bot_id, secret) is None and bot_id in again.sessions.reserved  # type: ignore[union-attr]
         assert await asyncio.wait_for(restored.done, 30) is not None
         assert again.finished == 1
         await again.recorder.flush()  # type: ignore[union-attr]
@@ -49,7 +61,7 @@ async def test_a_stopped_game_is_restored_by_the_next_app_and_completes(tmp_path
 async def test_find_chair_only_offers_empty_chairs(tmp_path: Path) -> None:
     app = ServerApp(ServerConfig(sessions_port=None, db_url=None, bot="random"))
     await app.start()
-    assert app.find_chair(3) is None
+    assert app.find_chair(3, "secret") is None
     await app.stop()
 
 

@@ -37,7 +37,7 @@ import uvicorn
 import moonshot
 from moonshot.bots.base import Bot
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSIONS_RULES
-from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer
+from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer, secret_matches
 from moonshot.protocols.turbo.api import LobbyOptions, TurboLobby, build_app
 from moonshot.server.lobby import Lobby
 from moonshot.server.table import BotSeat, OnBadAnswer, OnDisconnect, Seat, Table, TablePolicy, TableStatus
@@ -114,7 +114,6 @@ class ServerApp:
     # ------------------------------------------------------------ life cycle
     async def start(self) -> None:
         cfg = self.config
-        first_session = 0
         if cfg.db_url:
             self.store = await Store.open(cfg.db_url)
             self.recorder = StoreRecorder(self.store)
@@ -129,11 +128,9 @@ class ServerApp:
                 options=LobbyOptions(open_names=cfg.open_names, seed=cfg.seed),
                 track=self._track,
             )
-        restored = await self._restore()
+        restored_ids = await self._restore()
         if self.turbo is not None:
             await self.turbo.load_open()
-        for rec_players in restored:
-            first_session = max(first_session, rec_players + 1)
         self.lobby = Lobby(
             self._start_table,
             self._make_bot,
@@ -146,7 +143,7 @@ class ServerApp:
             self.sessions = SessionsServer(
                 self.lobby,
                 SessionsOptions(max_message=cfg.max_message, resync_idle=cfg.resync_idle),
-                first_session,
+                restored_ids,
                 self.find_chair,
             )
 
@@ -318,15 +315,16 @@ class ServerApp:
         if table.status is TableStatus.FINISHED:
             self.finished += 1
 
-    def find_chair(self, session_id: int) -> tuple[Table, int] | None:
-        """The chair of session ``session_id`` in a running game, if nobody sits in it now."""
+    def find_chair(self, session_id: int, secret: str) -> tuple[Table, int] | None:
+        """The chair of session ``session_id`` in a running game, if nobody sits in it now and
+        ``secret`` is its owner's. Server bot chairs have no credential: never found."""
         suffix = f"({session_id})"
         for t in self.tables.values():
             if t.done.done():
                 continue
             for i, name in enumerate(t.names):
                 if name.endswith(suffix) and t.chairs[i].occupant is None:
-                    return t, i
+                    return (t, i) if secret_matches(secret, t.credentials[i]) else None
         return None
 
     def _make_bot(self) -> Seat:
@@ -334,11 +332,11 @@ class ServerApp:
         name = self.sessions.bot_tag(f"moonshot_{bot.name}") if self.sessions else f"moonshot_{bot.name}"
         return BotSeat(bot, random.Random(self._rng.getrandbits(32)), name=name)
 
-    async def _restore(self) -> list[int]:
-        """Restart every unfinished stored game; returns the highest session ids they used."""
+    async def _restore(self) -> set[int]:
+        """Restart every unfinished stored game; returns the session ids they use (never reissued)."""
+        ids: set[int] = set()
         if self.store is None:
-            return []
-        ids: list[int] = []
+            return ids
         for rec in await self.store.unfinished():
             if rec.protocol == "turbo":
                 await self._restore_turbo(rec)
@@ -346,6 +344,7 @@ class ServerApp:
             try:
                 rules = rules_named(rec.variant)
                 names = [str(p.get("name", "")) for p in rec.players]
+                credentials = [c if isinstance(c := p.get("credential"), str) else None for p in rec.players]
                 table = Table(
                     rules,
                     [None, None, None, None],
@@ -357,6 +356,7 @@ class ServerApp:
                     forced=rec.forced,
                     restored=True,
                     names=names,
+                    credentials=credentials,
                     meta={"protocol": rec.protocol, "restored": True},
                 )
             except Exception as e:
@@ -367,10 +367,10 @@ class ServerApp:
             for n in names:
                 if n.endswith(")") and "(" in n:
                     with contextlib.suppress(ValueError):
-                        ids.append(int(n[n.rindex("(") + 1 : -1]))
+                        ids.add(int(n[n.rindex("(") + 1 : -1]))
             log.info("event=restored game=%s actions=%d version=%d", rec.id, len(rec.actions), table.version)
             self._track(table)
-        return [max(ids)] if ids else []
+        return ids
 
     async def _restore_turbo(self, rec: Any) -> None:
         """A Turbo game: its people keep their chairs by name (no substitute bots; they play at

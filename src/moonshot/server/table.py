@@ -156,6 +156,9 @@ class Seat(ABC):
     # True: a person at a table whose policy is made for programs (Trend's 1 s per card): the
     # table sets no deadline for this seat, and after an illegal answer it waits for another
     patient: bool = False
+    # what a client must prove to take this chair back (a SHA-256 hex digest of the secret it was
+    # given when it sat down); None: no client can (server bots, protocols without resume)
+    credential: str | None = None
 
     @abstractmethod
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None: ...
@@ -366,6 +369,7 @@ class Table:
         forced: Sequence[bool] = (),
         restored: bool = False,
         names: Sequence[str] = (),
+        credentials: Sequence[str | None] = (),
         meta: dict[str, Any] | None = None,
     ) -> None:
         if len(seats) != 4:
@@ -385,6 +389,9 @@ class Table:
         # a chair's name while its occupant is away (a restored game, a disconnect): stable tags
         given = list(names) if names else [s.name if s is not None else "" for s in seats]
         self.names = given + [""] * (4 - len(given))
+        # each chair's credential (see Seat.credential), kept while its occupant is away
+        creds = list(credentials) if credentials else [s.credential if s is not None else None for s in seats]
+        self.credentials: list[str | None] = creds + [None] * (4 - len(creds))
         self.chairs = [_Chair(s) for s in seats]
         self.spectators: list[Spectator] = []
         self._spect_version = 0  # events delivered to spectators

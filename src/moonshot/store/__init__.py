@@ -60,7 +60,8 @@ games = Table(
     Column("variant", String(64), nullable=False),
     Column("seed", BigInteger, nullable=False),
     Column("protocol", String(32), nullable=False, default=""),
-    Column("players", JSON, nullable=False),  # [{"name":..., "kind": "human"|"bot"}, ...] by seat
+    # [{"name":..., "kind": "human"|"bot", "credential": SHA-256 of the chair's secret (if any)}, ...] by seat
+    Column("players", JSON, nullable=False),
     Column("status", String(16), nullable=False, index=True),  # running | finished | failed | aborted
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("finished_at", DateTime(timezone=True)),
@@ -350,6 +351,10 @@ class StoreRecorder:
     # Recorder (called from table tasks; never blocks)
     def game_started(self, table: Any) -> None:
         players = [{"name": n, "kind": _kind(c)} for n, c in zip(table.seat_names(), table.chairs)]
+        # the hash of each chair's secret (never the secret): a restored chair can be resumed
+        for player, credential in zip(players, getattr(table, "credentials", ())):
+            if credential is not None:
+                player["credential"] = credential
         self._queue.put_nowait(
             (
                 "game",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +13,7 @@ from moonshot.actions import Pass, Play
 from moonshot.cards import card_list, parse_card
 from moonshot.engine import Game, Phase
 from moonshot.protocols.sessions.codec import (
+    MAX_MESSAGE,
     SESSIONS_RULES,
     ConnectionRequest,
     DecidedMove,
@@ -25,6 +27,7 @@ from moonshot.protocols.sessions.codec import (
     StreamDecoder,
     encode,
     parse_client_message,
+    show,
     tag_with_id,
 )
 
@@ -115,7 +118,7 @@ def test_parse_client_messages_liberally() -> None:
 def test_malformed_client_messages_name_their_session() -> None:
     m = parse_client_message({"type": "decided_move", "card": "ZZ", "session_id": 5, "seq_num": 3})
     assert isinstance(m, Malformed) and m.session_id == 5 and "bad card" in m.reason
-    m = parse_client_message({"type": "decided_move", "card": 7, "session_id": 5})
+    m = parse_client_message({"type": "decided_move", "card": 7, "session_id": 5, "seq_num": 3})
     assert isinstance(m, Malformed) and m.session_id == 5
     m = parse_client_message({"type": "donated_cards", "cards": "2C 3C 4C", "session_id": 1})
     assert isinstance(m, Malformed)
@@ -127,7 +130,13 @@ def test_malformed_client_messages_name_their_session() -> None:
 
 def test_seq_num_is_one_counter_for_both_directions() -> None:
     c = SessionCodec(7)
-    assert c.session_response() == {"type": "game_session_response", "status": "success", "seq_num": 1, "session_id": 7}
+    assert c.session_response("s3cret") == {
+        "type": "game_session_response",
+        "status": "success",
+        "seq_num": 1,
+        "session_id": 7,
+        "session_secret": "s3cret",
+    }
     assert c.stamp({"type": "start_game"})["seq_num"] == 2
     assert not c.accept_seq(2) and not c.accept_seq(None)
     assert c.accept_seq(3)
@@ -206,8 +215,10 @@ def test_the_codec_is_pure() -> None:
 def test_resume_session_and_replayed_history() -> None:
     from moonshot.protocols.sessions.codec import ResumeSession
 
-    assert parse_client_message({"type": "resume_session", "session_id": 12}) == ResumeSession(12)
+    msg = {"type": "resume_session", "session_id": 12, "session_secret": "abc"}
+    assert parse_client_message(msg) == ResumeSession(12, "abc")
     assert isinstance(parse_client_message({"type": "resume_session"}), Malformed)
+    assert isinstance(parse_client_message({"type": "resume_session", "session_id": 12}), Malformed)
     g = play_out(4)
     c = SessionCodec(12, request_seq=0)
     assert c.resume_response()["seq_num"] == 1
@@ -217,3 +228,141 @@ def test_resume_session_and_replayed_history() -> None:
     assert msgs and all(m["replayed"] is True for m in msgs)
     live = c.pass_request(0b111)
     assert live["type"] == "start_round" and "replayed" not in live and live["cards"] == ["2C", "3C", "4C"]
+
+
+# ------------------------------------------------------------------ fair sharing: constant work per byte
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.dictionaries(st.text(alphabet='ab{}"\\ \n', max_size=4), JSON_VALUES, max_size=4), max_size=5),
+    st.lists(st.integers(min_value=0, max_value=600), max_size=20),
+)
+def test_any_objects_any_split_decode_as_written(objs: list[dict[str, object]], cuts: list[int]) -> None:
+    """Strings full of braces, quotes and backslashes, split anywhere (an escape cut in two too)."""
+    data = b"".join(json.dumps(o, ensure_ascii=False).encode() for o in objs)
+    points = sorted({min(c, len(data)) for c in cuts})
+    chunks = [data[a:b] for a, b in zip([0, *points], [*points, len(data)])]
+    dec = StreamDecoder()
+    assert feed_all(dec, chunks) == objs
+    assert not dec.partial and dec.buffered == 0
+
+
+FLOODS = {
+    "open braces": b"{" * 300_000,
+    "open string quotes": b'{"a":' + b'"' * 300_000,
+    "nested arrays": b'{"a":' + b"[" * 300_000,
+    "escapes in a string": b'{"a":"' + b"\\\\\\" * 100_000,
+    "empty objects inside one": b'{"a":[' + b"{}" * 150_000,
+    "tiny complete objects": b"{}" * 150_000,
+    "closing braces": b"}" * 300_000,
+    "long string": b'{"a":"' + b"x" * 300_000,
+}
+
+
+@pytest.mark.parametrize("name", FLOODS)
+@pytest.mark.parametrize("piece", [1, 7, 1500, 4096, 65536])
+def test_the_decoder_examines_each_character_a_bounded_number_of_times(name: str, piece: int) -> None:
+    """The decoder keeps its state across feeds and never rescans what it holds: its work (the
+    characters its scans examine) is at most a small constant times the input, however the
+    flood is cut. The old decoder copied its whole buffer on every feed (work per byte growing
+    with the open object, up to 64 KiB)."""
+    data = FLOODS[name]
+    if piece == 1:
+        data = data[:20_000]  # byte by byte is slow in any decoder; the bound is what counts
+    dec = StreamDecoder()
+    held = 0
+    for i in range(0, len(data), piece):
+        dec.feed(data[i : i + piece])
+        held = max(held, dec.buffered)
+    assert dec.work <= 3 * len(data) + 10
+    assert held <= MAX_MESSAGE + piece
+
+
+def test_too_deep_nesting_is_reported_once_and_the_next_message_read() -> None:
+    dec = StreamDecoder()
+    deep = b'{"a":' + b"{" * 40 + b"}" * 41
+    out = feed_all(dec, [deep[:20], deep[20:], encode(MESSAGES[2])])
+    assert len(out) == 2 and isinstance(out[0], FrameProblem) and "deeper than 32" in out[0].reason
+    assert out[1] == MESSAGES[2]
+    ok = b'{"a":' + b'{"b":' * 30 + b"1" + b"}" * 31
+    assert StreamDecoder().feed(ok) == [json.loads(ok)]
+
+
+# ------------------------------------------------------------------ malformed fields
+ODD_VALUES = [
+    "--5",
+    "²",
+    "٣",  # an Arabic-Indic digit: isdigit() but not ASCII
+    "5" * 5000,
+    "1e3",
+    "0x10",
+    "",
+    " ",
+    1.5,
+    5.0,
+    float("inf"),
+    2**63,
+    -(2**63) - 1,
+    10**5000,
+    [],
+    [1],
+    {},
+    {"a": 1},
+    None,
+    True,
+    False,
+    json.loads("[" * 50 + "]" * 50),
+]
+
+
+@pytest.mark.parametrize("field", ["session_id", "seq_num"])
+@pytest.mark.parametrize("kind", ["decided_move", "donated_cards", "resume_session"])
+@pytest.mark.parametrize("value", ODD_VALUES, ids=[show(v, 12) for v in ODD_VALUES])
+def test_a_malformed_id_is_malformed_never_an_exception(field: str, kind: str, value: object) -> None:
+    msg = {"type": kind, "card": "2C", "cards": ["2C", "3C", "4C"], "session_id": 5, "seq_num": 3}
+    msg["session_secret"] = "s"
+    msg[field] = value
+    m = parse_client_message(msg)
+    assert isinstance(m, Malformed) and field in m.reason
+    assert len(m.reason) < 200  # a 5,000-digit value is not echoed whole
+
+
+def test_ids_may_be_integers_or_ascii_digit_strings() -> None:
+    for sid in (5, "5", " 5 ", 2**63 - 1):
+        m = parse_client_message({"type": "decided_move", "card": "2C", "session_id": sid, "seq_num": "7"})
+        assert isinstance(m, DecidedMove) and m.session_id == int(str(sid)) and m.seq_num == 7
+
+
+MESSAGE_FIELDS = ["session_id", "seq_num", "card", "cards", "game_type", "player_tag", "lobby_code"]
+MESSAGE_FIELDS += ["player_kind", "session_secret", "type"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["decided_move", "donated_cards", "resume_session", "game_session_request", "connection_request"]),
+    st.dictionaries(
+        st.sampled_from(MESSAGE_FIELDS),
+        JSON_VALUES | st.integers(min_value=-(2**70), max_value=2**70) | st.sampled_from(ODD_VALUES),
+        max_size=6,
+    ),
+)
+def test_parse_never_raises(kind: str, fields: dict[str, object]) -> None:
+    msg: dict[str, object] = {"type": kind, **fields}
+    m = parse_client_message(msg)
+    if isinstance(m, Malformed):
+        assert len(m.reason) < 300
+
+
+def test_the_session_secret_is_in_the_session_response_and_resume_needs_it() -> None:
+    c = SessionCodec(9)
+    assert c.session_response("abc")["session_secret"] == "abc"
+    m = parse_client_message({"type": "resume_session", "session_id": 9, "session_secret": ["abc"]})
+    assert isinstance(m, Malformed) and "session_secret" in m.reason
+    m = parse_client_message({"type": "resume_session", "session_id": 9, "session_secret": "x" * 1000})
+    assert isinstance(m, Malformed)

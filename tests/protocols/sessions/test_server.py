@@ -36,6 +36,9 @@ class FakeTransport(asyncio.Transport):
     def abort(self) -> None:
         self.closed = True
 
+    def close(self) -> None:
+        self.closed = True
+
     def get_extra_info(self, name: str, default: Any = None) -> Any:
         return ("127.0.0.1", 5555) if name == "peername" else default
 
@@ -108,3 +111,63 @@ async def test_four_sessions_start_a_game_and_get_their_hands() -> None:
     conn.connection_lost(None)
     tables[0].stop()
     await tables[0].done
+
+
+async def test_each_session_gets_its_own_secret_and_a_random_id() -> None:
+    conn, tr, _ = make()
+    for _ in range(3):
+        conn.data_received(b'{"type":"game_session_request","player_tag":"x","game_type":"bots_only","seq_num":0}')
+    got = await replies(tr)
+    secrets = [m["session_secret"] for m in got]
+    ids = [m["session_id"] for m in got]
+    assert len(set(secrets)) == 3 and all(len(s) >= 43 for s in secrets)  # 256 bits, URL-safe
+    assert len(set(ids)) == 3 and max(ids) > 2**20 and all(0 <= i < 2**53 for i in ids)
+    # only a hash of the secret stays on the server
+    held = {s.session_id: s.credential for s in conn.sessions.values()}
+    assert all(c is not None and c not in secrets and len(c) == 64 for c in held.values())
+
+
+async def test_a_malformed_move_is_answered_with_an_error_and_changes_nothing() -> None:
+    conn, tr, tables = make()
+    for _ in range(4):
+        conn.data_received(b'{"type":"game_session_request","player_tag":"p","lobby_code":"m","seq_num":0}')
+    await asyncio.sleep(0.01)
+    await replies(tr)
+    table = tables[0]
+    version = table.version
+    seqs = {sid: s.codec.next_seq for sid, s in conn.sessions.items()}
+    for sid in seqs:
+        for bad in ('"seq_num":"--5"', '"seq_num":"\u00b2"', '"seq_num":' + '"' + "9" * 5000 + '"', '"seq_num":1.5'):
+            conn.data_received(f'{{"type":"donated_cards","cards":["2C","3C","4C"],"session_id":{sid},{bad}}}'.encode())
+        conn.data_received(f'{{"type":"donated_cards","cards":[1,2,3],"session_id":{sid},"seq_num":5}}'.encode())
+    await asyncio.sleep(0.01)
+    got = await replies(tr)
+    assert [m["type"] for m in got] == ["error"] * 20
+    assert table.version == version and not tr.closed
+    assert {sid: s.codec.next_seq for sid, s in conn.sessions.items()} == seqs
+    assert all(s.request is not None for s in conn.sessions.values())  # each still owes its pass
+    conn.connection_lost(None)
+    table.stop()
+    await table.done
+
+
+async def test_a_flooding_connection_is_told_and_closed() -> None:
+    conn, tr, _ = make(SessionsOptions(max_bytes_per_s=1000, burst_bytes=10_000))
+    conn.data_received(b"{" * 5000)
+    assert not tr.closed
+    conn.data_received(b"{" * 6000)
+    assert tr.closed and conn.flooded
+    got = await replies(tr)
+    assert got[-1]["type"] == "error" and "input rate limit exceeded" in got[-1]["reason"]
+    conn.data_received(b'{"type":"connection_request"}')  # ignored once dropped
+    assert await replies(tr) == []
+
+
+async def test_a_message_flood_is_told_and_closed() -> None:
+    conn, tr, _ = make(SessionsOptions(max_messages_per_s=10, burst_messages=100))
+    conn.data_received(b'{"type":"connection_request"}' * 50)
+    assert not tr.closed
+    conn.data_received(b"{}" * 60)
+    assert tr.closed
+    got = await replies(tr)
+    assert "messages/s" in got[-1]["reason"]

@@ -22,19 +22,34 @@ What a misbehaving client gets (it never affects another session, connection or 
 * a disconnect: a substitute bot plays the chair at once; a client that stops reading is
   disconnected when its output backlog passes ``max_backlog`` bytes.
 
-The seed gives no way to resume a session on a new connection. moonshot adds one message,
-``resume_session {session_id}``: on any connection, it takes back the chair of a session whose
-game is still on (restored after a restart, or played by a substitute since a disconnect). The
-reply is ``resume_session_response {session_id, seq_num: 1, status}``; the game so far follows
-as the session saw it, every message marked ``"replayed": true`` (not to be answered), and then
-play goes on live (a ``start_round`` is sent again, live, if the session still owes its pass).
+* more than ``max_bytes_per_s`` bytes or ``max_messages_per_s`` messages a second on one
+  connection, beyond a burst allowance (token buckets): an ``error`` reply saying which limit,
+  a ``flood_dropped`` warning in the log, and the connection is closed (its sessions go to bots).
+  The decoder's work per byte is constant, so even a flood costs the others little until then.
+
+Seats belong to their owners. Session ids are random (48 bits, never one in use or held by a
+restored game) and each session gets a secret (``secrets.token_urlsafe(32)``, 256 bits) in its
+``game_session_response`` (the extension field ``session_secret``); the table keeps only its
+SHA-256 (:attr:`~moonshot.server.table.Seat.credential`), and so does the store. The seed gives
+no way to resume a session on a new connection. moonshot adds one message, ``resume_session
+{session_id, session_secret}``: on any connection, it takes back the chair of a session whose
+game is still on (restored after a restart, or played by a substitute since a disconnect or
+``max_timeouts``), if the secret matches (``hmac.compare_digest``); server bot chairs have no
+secret and are never resumable. The reply is ``resume_session_response {session_id, seq_num: 1,
+status}``; the game so far follows as the session saw it, every message marked ``"replayed":
+true`` (not to be answered), and then play goes on live (a ``start_round`` is sent again, live,
+if the session still owes its pass). A session whose chair goes to a server bot while its
+connection is open (timeouts) is told so: an ``error`` with ``about: "substituted"``; one whose
+chair is taken back on another connection gets ``about: "replaced"``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
+import hashlib
+import hmac
 import logging
+import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +58,8 @@ from moonshot.actions import Pass, Play
 from moonshot.engine import Phase
 from moonshot.protocols.sessions import codec as sc
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
-from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableEvent
+from moonshot.server.ratelimit import TokenBucket
+from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableStatus
 
 log = logging.getLogger("moonshot.sessions")
 
@@ -54,6 +70,34 @@ class SessionsOptions:
     max_backlog: int = 4 * 1024 * 1024  # bytes queued to a client that does not read
     resync_idle: float = 5.0  # seconds of silence after which half a message is dropped
     max_sessions: int = 1000  # open sessions per connection
+    max_depth: int = sc.MAX_DEPTH  # brace nesting of one message
+    # input limits per connection (token buckets): beyond them the connection is dropped. A
+    # busy client (hundreds of sessions on one connection) sends well under 100 KB/s
+    max_bytes_per_s: float = 1024 * 1024
+    burst_bytes: float = 4 * 1024 * 1024
+    max_messages_per_s: float = 10_000
+    burst_messages: float = 20_000
+
+
+SLICE = 4096  # input is decoded this many bytes at a time, so a flood is caught between slices
+SESSION_ID_BITS = 48  # random session ids: below 2**53, so JavaScript clients read them exactly
+
+
+def new_secret() -> tuple[str, str]:
+    """A session secret (256 bits, URL-safe text) and its credential (what the server keeps)."""
+    secret = secrets.token_urlsafe(32)
+    return secret, credential_of(secret)
+
+
+def credential_of(secret: str) -> str:
+    return hashlib.sha256(secret.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def secret_matches(secret: str, credential: str | None) -> bool:
+    """Does ``secret`` prove ownership of a chair with ``credential``? (Constant time.)"""
+    if credential is None:
+        return False
+    return hmac.compare_digest(credential_of(secret), credential)
 
 
 class SessionSeat(Seat):
@@ -74,6 +118,7 @@ class SessionSeat(Seat):
         self.closed = False
         self.resuming = False  # the next on_events is the replay of a resumed session
         self.owes_pass = False  # resumed mid-round: the round's start_round goes out again, live
+        self.credential: str | None = None  # set when it sits down (see SessionsConnection)
 
     # table callbacks (run in the table's task; never block)
     def matched(self, table: Table, seat: int) -> None:
@@ -107,6 +152,13 @@ class SessionSeat(Seat):
         self.closed = True
         self.request = None
         self.table = None  # no cycle left for the garbage collector: refcounts free the game
+        if table.status is TableStatus.RUNNING:  # the game goes on without this session: say why
+            if reason == "replaced":
+                msg = f"session {self.session_id} was taken back on another connection"
+                self.conn.send(sc.error_message(msg, self.session_id, "replaced"))
+            else:
+                self.conn.send(sc.substituted_message(self.session_id, reason))
+            log.info("event=session_substituted session=%d reason=%s peer=%s", self.session_id, reason, self.conn.peer)
         self.conn.session_ended(self, reason)
         if self.conn.server.active.get(self.session_id) is self:
             del self.conn.server.active[self.session_id]
@@ -143,17 +195,15 @@ class SessionSeat(Seat):
             return
         table.submit(self.seat, Pass(self.seat, msg.cards), req.request_id)
 
-    def forfeit(self, reason: str) -> None:
-        """A malformed move message: the server plays for this session now."""
-        if self.table is not None and self.request is not None:
-            req, self.request = self.request, None
-            self.table.reject(self.seat, req.request_id, reason)
-
 
 class SessionsConnection(asyncio.Protocol):
     def __init__(self, server: SessionsServer) -> None:
         self.server = server
-        self.decoder = sc.StreamDecoder(server.options.max_message)
+        opts = server.options
+        self.decoder = sc.StreamDecoder(opts.max_message, opts.max_depth)
+        self.byte_bucket = TokenBucket(opts.max_bytes_per_s, opts.burst_bytes)
+        self.message_bucket = TokenBucket(opts.max_messages_per_s, opts.burst_messages)
+        self.flooded = False
         self.transport: asyncio.Transport | None = None
         self.sessions: dict[int, SessionSeat] = {}
         self.peer = "?"
@@ -172,16 +222,30 @@ class SessionsConnection(asyncio.Protocol):
         log.info("event=connected peer=%s", self.peer)
 
     def data_received(self, data: bytes) -> None:
+        if self.flooded or self.closed:
+            return
         if self._resync is not None:
             self._resync.cancel()
             self._resync = None
+        opts = self.server.options
+        now = asyncio.get_running_loop().time()
+        if not self.byte_bucket.take(len(data), now):
+            self.drop_flood(f"more than {opts.max_bytes_per_s:.0f} bytes/s")
+            return
         try:
-            for item in self.decoder.feed(data):
-                if isinstance(item, sc.FrameProblem):
-                    log.info("event=bad_input peer=%s reason=%s", self.peer, item.reason)
-                    self.send(sc.error_message(item.reason))
-                else:
-                    self.handle(sc.parse_client_message(item))
+            for k in range(0, len(data), SLICE):
+                items = self.decoder.feed(data[k : k + SLICE])
+                if items and not self.message_bucket.take(len(items), now):
+                    self.drop_flood(f"more than {opts.max_messages_per_s:.0f} messages/s")
+                    return
+                for item in items:
+                    if isinstance(item, sc.FrameProblem):
+                        log.info("event=bad_input peer=%s reason=%s", self.peer, item.reason)
+                        self.send(sc.error_message(item.reason))
+                    else:
+                        self.handle(sc.parse_client_message(item))
+                if self.closed:
+                    return
         except Exception:  # a bug here must cost this connection at most
             log.exception("event=connection_error peer=%s", self.peer)
             self.close()
@@ -189,6 +253,17 @@ class SessionsConnection(asyncio.Protocol):
         if self.decoder.partial and not self.closed:
             loop = asyncio.get_running_loop()
             self._resync = loop.call_later(self.server.options.resync_idle, self._drop_partial)
+
+    def drop_flood(self, limit: str) -> None:
+        """The client sends faster than its limits: tell it, log it, close (after the reply)."""
+        self.flooded = True
+        log.warning(
+            "event=flood_dropped peer=%s limit=%s sessions=%d", self.peer, limit.replace(" ", "_"), len(self.sessions)
+        )
+        self.send(sc.error_message(f"input rate limit exceeded ({limit}): connection closed", about="rate_limit"))
+        self._flush()
+        if self.transport is not None:
+            self.transport.close()
 
     def _drop_partial(self) -> None:
         self._resync = None
@@ -226,14 +301,13 @@ class SessionsConnection(asyncio.Protocol):
         elif isinstance(msg, sc.GameSessionRequest):
             self.open_session(msg)
         elif isinstance(msg, sc.ResumeSession):
-            self.resume_session(msg.session_id)
+            self.resume_session(msg.session_id, msg.secret)
         else:
-            log.info("event=malformed peer=%s type=%s reason=%s", self.peer, msg.type, msg.reason)
+            # a malformed message changes nothing: the session may still answer correctly
+            log.info(
+                "event=malformed peer=%s type=%s reason=%s", self.peer, sc.show(msg.type), sc.show(msg.reason, 200)
+            )
             self.send(sc.error_message(msg.reason, msg.session_id, msg.type))
-            if msg.session_id is not None and msg.type in ("decided_move", "donated_cards"):
-                s = self.sessions.get(msg.session_id)
-                if s is not None:
-                    s.forfeit(msg.reason)
 
     def open_session(self, msg: sc.GameSessionRequest) -> None:
         if len(self.sessions) >= self.server.options.max_sessions:
@@ -243,6 +317,7 @@ class SessionsConnection(asyncio.Protocol):
         sid = self.server.new_session_id()
         kind = SeatKind.HUMAN if msg.kind is sc.PlayerKind.HUMAN else SeatKind.BOT
         seat = SessionSeat(self, sid, msg.player_tag, kind, msg.seq_num)
+        secret, seat.credential = new_secret()
         cand = Candidate(seat, GameType(msg.game_type.value), msg.lobby_code, seat.matched)
         try:
             self.server.lobby.join(cand)
@@ -256,20 +331,28 @@ class SessionsConnection(asyncio.Protocol):
         self.sessions[sid] = seat
         self.server.active[sid] = seat
         seat.candidate = cand if seat.table is None else None
-        self.send(seat.codec.session_response())
+        self.send(seat.codec.session_response(secret))
 
-    def resume_session(self, sid: int) -> None:
-        """Take back the chair of session ``sid`` (its game was restored, or its connection lost)."""
+    def resume_session(self, sid: int, secret: str) -> None:
+        """Take back the chair of session ``sid`` (its game was restored, or its connection lost),
+        if ``secret`` is the one the session was given."""
         server = self.server
         live = server.active.get(sid)
-        found = server.find_chair(sid) if server.find_chair is not None else None
+        found = server.find_chair(sid, secret) if server.find_chair is not None else None
         if (live is not None and not live.closed and not live.conn.closed) or found is None:
-            self.send(sc.error_message(f"no game is waiting for session {sid}", sid, "resume_session"))
+            # one answer for every refusal: a stranger learns nothing about which sessions exist
+            log.info("event=resume_refused session=%d peer=%s", sid, self.peer)
+            self.send(
+                sc.error_message(
+                    f"no game is waiting for session {sid} with that session_secret", sid, "resume_session"
+                )
+            )
             return
         table, chair = found
         name = table.seat_names()[chair]
         seat = SessionSeat(self, sid, name[: name.rindex("(")], SeatKind.BOT, 0)
         seat.name = name
+        seat.credential = table.credentials[chair]
         self.sessions[sid] = seat
         server.active[sid] = seat
         self.send(seat.codec.resume_response())
@@ -328,20 +411,27 @@ class SessionsServer:
         self,
         lobby: Lobby,
         options: SessionsOptions | None = None,
-        first_session_id: int = 0,
-        find_chair: Callable[[int], tuple[Table, int] | None] | None = None,
+        reserved_ids: set[int] | None = None,
+        find_chair: Callable[[int, str], tuple[Table, int] | None] | None = None,
     ) -> None:
         self.lobby = lobby
-        # session id -> the chair waiting for it (a restored game, a lost connection): the app's
+        # (session id, secret) -> the chair waiting for it (a restored game, a lost connection),
+        # if the secret matches the chair's credential: the app's
         self.find_chair = find_chair
         self.active: dict[int, SessionSeat] = {}  # open sessions by id, over all connections
         self.options = options or SessionsOptions()
-        self._ids = itertools.count(first_session_id)
+        # ids used before that may still come back (restored games' sessions and bots): never reissued
+        self.reserved: set[int] = set(reserved_ids or ())
         self.connections: set[SessionsConnection] = set()
         self._server: asyncio.base_events.Server | None = None
 
     def new_session_id(self) -> int:
-        return next(self._ids)
+        """A random id, not in use and not held by a restored game: ids cannot be guessed, and a
+        restart does not hand out the ids of the games it restored."""
+        while True:
+            sid = secrets.randbits(SESSION_ID_BITS)
+            if sid not in self.active and sid not in self.reserved:
+                return sid
 
     def bot_tag(self, name: str) -> str:
         """Server bots need Sessions-style tags too: ``name(id)`` with an id no session uses."""
