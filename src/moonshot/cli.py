@@ -18,7 +18,7 @@ from rich.table import Table
 
 from moonshot import __version__
 from moonshot.actions import action_from_dict
-from moonshot.server.commands import StoreURL
+from moonshot.server.commands import store_url_option
 from moonshot.sim import (
     GameRecord,
     UnknownBot,
@@ -355,7 +355,8 @@ def _arena_plot(path: Path, running: list[tuple[int, float, float, float]], titl
 @click.option(
     "--db",
     default=None,
-    type=StoreURL(),
+    callback=store_url_option,
+    metavar="URL",
     help="Game store URL for a GAME_ID: sqlite:///FILE or postgresql://USER@HOST/DB (default: sqlite:///moonshot.db).",
 )
 def replay_cmd(source: str, quiet: bool, db: str | None) -> None:

@@ -116,7 +116,8 @@ def bad_db_cases(command: str, tmp_path: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("command", ["serve", "games", "replay"])
 def test_a_bad_db_is_a_one_line_usage_error(command: str, tmp_path: Path) -> None:
-    extra = {"serve": ["--sessions-port", "0", "--log-level", "error"], "games": [], "replay": ["some-game-id"]}[command]
+    extras = {"serve": ["--sessions-port", "0", "--log-level", "error"], "games": [], "replay": ["some-game-id"]}
+    extra = extras[command]
     for db, words in bad_db_cases(command, tmp_path).items():
         result = CliRunner().invoke(main, [command, *extra, "--db", db])
         assert result.exit_code == 2, (db, result.output)
@@ -137,7 +138,16 @@ def test_a_missing_driver_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> N
 def test_serve_on_an_unusable_db_exits_2_without_a_traceback(tmp_path: Path) -> None:
     (tmp_path / "plain.txt").write_text("x")
     proc = subprocess.run(
-        [sys.executable, "-m", "moonshot.cli", "serve", "--sessions-port", "0", "--db", f"sqlite:///{tmp_path}/plain.txt/g.db"],
+        [
+            sys.executable,
+            "-m",
+            "moonshot.cli",
+            "serve",
+            "--sessions-port",
+            "0",
+            "--db",
+            f"sqlite:///{tmp_path}/plain.txt/g.db",
+        ],
         capture_output=True,
         text=True,
         timeout=60,
@@ -153,6 +163,9 @@ def test_games_on_a_missing_sqlite_file_does_not_create_it(tmp_path: Path) -> No
     assert not (tmp_path / "typo.db").exists()
 
 
+QUICK = ["--fill-wait", "0.1", "--bot", "random", "--log-level", "error"]
+
+
 def test_serve_on_the_plain_sqlite_url_keeps_its_files_private(tmp_path: Path) -> None:
     """A real server on `sqlite:///PATH`: after games are written, the file and its WAL files are 0600."""
     import os
@@ -160,8 +173,7 @@ def test_serve_on_the_plain_sqlite_url_keeps_its_files_private(tmp_path: Path) -
 
     path = tmp_path / "games.db"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "moonshot.cli", "serve", "--sessions-port", "0", "--db", f"sqlite:///{path}"]
-        + ["--fill-wait", "0.1", "--bot", "random", "--log-level", "error"],
+        [sys.executable, "-m", "moonshot.cli", "serve", "--sessions-port", "0", "--db", f"sqlite:///{path}", *QUICK],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -222,7 +222,9 @@ async def test_an_existing_readable_store_is_made_private(tmp_path: Path) -> Non
     assert mode(path) == 0o600
 
 
-async def test_a_relative_path_is_created_where_the_server_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_relative_path_is_created_where_the_server_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     s = await Store.open("sqlite:///here.db")
     await s.close()
@@ -245,7 +247,7 @@ async def test_unusable_sqlite_paths_say_why(tmp_path: Path) -> None:
 
 
 async def test_reading_commands_do_not_create_a_store(tmp_path: Path) -> None:
-    with pytest.raises(StoreError, match="no game store at .*nothere.db"):
+    with pytest.raises(StoreError, match=r"no game store at .*nothere\.db"):
         await Store.open(f"sqlite:///{tmp_path / 'nothere.db'}", create=False)
     assert not (tmp_path / "nothere.db").exists()
 

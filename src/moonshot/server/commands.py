@@ -26,19 +26,17 @@ DB_HELP = (
 )
 
 
-class StoreURL(click.ParamType):
+def store_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """``--db``: the URL a person types, checked and turned into its async-driver form at parse
     time (scheme, driver), so a bad one is a usage error, not a traceback."""
+    if value is None:
+        return None
+    from moonshot.store import StoreError, store_url
 
-    name = "URL"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from moonshot.store import StoreError, store_url
-
-        try:
-            return store_url(str(value))
-        except StoreError as e:
-            self.fail(str(e), param, ctx)
+    try:
+        return store_url(value)
+    except StoreError as e:
+        raise click.BadParameter(str(e), ctx, param) from None
 
 
 def bad_db(e: Exception) -> click.BadParameter:
@@ -56,7 +54,7 @@ def bad_db(e: Exception) -> click.BadParameter:
     help="TCP port of the Sessions protocol (JSON; 0 = any free port).",
 )
 @click.option("--no-sessions", is_flag=True, help="Do not serve the Sessions protocol.")
-@click.option("--db", default=DEFAULT_DB, show_default=True, type=StoreURL(), help=DB_HELP)
+@click.option("--db", default=DEFAULT_DB, show_default=True, callback=store_url_option, metavar="URL", help=DB_HELP)
 @click.option("--no-db", is_flag=True, help="Keep nothing: games are not stored and cannot be restored.")
 @click.option("--move-timeout", default=10.0, show_default=True, type=float, help="Seconds a player has per decision.")
 @click.option(
@@ -214,7 +212,7 @@ def _print_results(results: list[Any], policy: str) -> None:
 
 
 @click.command("games")
-@click.option("--db", default=DEFAULT_DB, show_default=True, type=StoreURL(), help=DB_HELP)
+@click.option("--db", default=DEFAULT_DB, show_default=True, callback=store_url_option, metavar="URL", help=DB_HELP)
 @click.option(
     "--status",
     default="finished",
@@ -312,4 +310,4 @@ def replay_stored(game_id: str, db: str | None, quiet: bool) -> int:
     return 0
 
 
-__all__ = ["DB_HELP", "StoreURL", "bot_cmd", "games_cmd", "replay_stored", "serve_cmd"]
+__all__ = ["DB_HELP", "bot_cmd", "games_cmd", "replay_stored", "serve_cmd", "store_url_option"]

@@ -172,6 +172,7 @@ def _reason(e: BaseException) -> str:
     text = str(orig).strip().splitlines()
     return f"{type(orig).__name__}: {text[0]}" if text else type(orig).__name__
 
+
 metadata = MetaData()
 
 games = Table(
