@@ -182,6 +182,8 @@ def test_serve_on_the_plain_sqlite_url_keeps_its_files_private(tmp_path: Path) -
         m = re.search(r"tcp://([\d.]+:\d+)", proc.stdout.readline())
         assert m
         assert "sqlite+aiosqlite:///" in proc.stdout.readline()  # the driver it uses, as announced
+        assert "engine" in proc.stdout.readline()
+        assert proc.stdout.readline() == "moonshot: 0 unfinished games restored from the store\n"
         code, text = run("bot", "--connect", m.group(1), "--policy", "random", "--sessions", "1", "--games", "1")
         assert code == 0, text
         for _ in range(50):

@@ -79,6 +79,7 @@ class ServerApp:
     tables: dict[str, Table] = field(default_factory=dict)
     sessions_port: int | None = None
     finished: int = 0
+    restored: int = 0  # unfinished games restored from the store at start
 
     def __post_init__(self) -> None:
         self._bot = bot_factory(self.config.bot)
@@ -225,6 +226,7 @@ class ServerApp:
                         ids.append(int(n[n.rindex("(") + 1 : -1]))
             log.info("event=restored game=%s actions=%d version=%d", rec.id, len(rec.actions), table.version)
             self._track(table)
+            self.restored += 1
         return [max(ids)] if ids else []
 
     def describe(self) -> dict[str, Any]:
@@ -271,6 +273,7 @@ async def serve(config: ServerConfig, announce: Callable[[str], None] = print) -
         announce("moonshot: no protocol enabled (use --sessions-port)")
     announce(f"moonshot: games stored in {config.db_url or '(nowhere: --db not set)'}; Ctrl-C stops")
     announce(f"moonshot: engine {engine_build()}")
+    announce(f"moonshot: {app.restored} unfinished games restored from the store")
     await app.serve_forever()
 
 
