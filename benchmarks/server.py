@@ -52,6 +52,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -200,8 +201,10 @@ def client_process(
     stats = Stats()
     go.wait()
     t0 = time.perf_counter()
+    c0 = time.process_time()
     asyncio.run(_clients(port, codes, silent, duration, stats, think))
     elapsed = time.perf_counter() - t0
+    client_cpu = time.process_time() - c0
     steady = [x for x, at in zip(stats.latencies, stats.latency_at) if at - t0 >= WARMUP]
     out.put(
         {
@@ -213,6 +216,7 @@ def client_process(
             "steady_latencies": steady,
             "started": stats.started,
             "elapsed": elapsed,
+            "cpu": client_cpu,
         }
     )
     if silent:
@@ -401,6 +405,7 @@ def measure(
             "p99_ms": 1000 * lat[min(len(lat) - 1, int(0.99 * len(lat)))] if lat else float("nan"),
             "steady_p99_ms": 1000 * steady[min(len(steady) - 1, int(0.99 * len(steady)))] if steady else float("nan"),
             "server_cpu_share": (cpu1 - cpu0) / elapsed,
+            "client_cpu_share": sum(r["cpu"] for r in res) / elapsed / len(res),  # per client process
             "server_cpu_us_per_decision": 1e6 * (cpu1 - cpu0) / max(1, decisions),
             "server_rss_mb": rss.peak / 1024,
             "kb_per_active_table": (rss.peak - base) / n,
@@ -425,7 +430,8 @@ def main() -> None:
         "--nice",
         type=int,
         default=0,
-        help="nice value of the server and client processes (negative, as root: on a shared machine they then "
+        help="nice value of the server and client processes and of their autogroup (negative, as root: on a "
+        "shared machine they then "
         "get the CPU before other jobs, closer to a machine of their own)",
     )
     ap.add_argument("--json", action="store_true", help="print one JSON object per N as well")
@@ -438,6 +444,33 @@ def main() -> None:
     )
     args = ap.parse_args()
     cpu = None if args.server_cpu < 0 else args.server_cpu
+    with autogroup_nice(args.nice):
+        run(args, cpu)
+
+
+@contextlib.contextmanager
+def autogroup_nice(nice: int) -> Iterator[None]:
+    """With Linux autogroups, CPU is shared between sessions first and nice values count only
+    inside one: give this session's group (the server and clients) the nice value too."""
+    path = "/proc/self/autogroup"
+    if not nice or not os.path.exists(path):
+        yield
+        return
+    with open(path) as f:
+        old = int(f.read().split("nice")[1])
+    try:
+        with open(path, "w") as f:
+            f.write(str(nice))
+    except OSError as e:
+        raise SystemExit(f"cannot set this session's autogroup nice value to {nice}: {e}") from None
+    try:
+        yield
+    finally:
+        with open(path, "w") as f:
+            f.write(str(old))
+
+
+def run(args: argparse.Namespace, cpu: int | None) -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n, think in ((n, t) for t in args.think for n in args.tables):
@@ -458,6 +491,7 @@ def main() -> None:
         "KB/active table",
         "decisions/table",
         "server CPU",
+        "client CPU",
         "CPU µs/decision",
         "done",
         "load 1 min",
@@ -479,6 +513,7 @@ def main() -> None:
             f"{r['kb_per_active_table']:.1f}",
             f"{r['decisions_per_table']:.0f}",
             f"{100 * r['server_cpu_share']:.0f}%",
+            f"{100 * r['client_cpu_share']:.0f}%",
             f"{r['server_cpu_us_per_decision']:.0f}",
             f"{r['games_finished']:.0f}/{r['tables']}",
             f"{r['load_idle']:.1f}/{r['load_play']:.1f}/{r['load_end']:.1f}",
