@@ -8,7 +8,16 @@ other processes (random legal cards, 10 tables per connection). For each N it pr
 * p50/p99 decision round trip: from the client's ``decided_move`` until the server's
   ``move_report`` of that card comes back (server work + loopback);
 * memory per idle table: the server's RSS growth with N tables (4 sessions each) waiting for
-  passes, divided by N.
+  passes, divided by N;
+* memory per active table: the server's peak RSS growth while the N tables play, divided by N
+  (with "decisions per table" made by then: a table's event log grows as its game goes on);
+* the load average (1 min) before each phase: on a shared machine, read every figure with it.
+
+Each phase (idle, play) runs a fresh server on a fresh SQLite file in a temp dir. The idle
+phase ends with SIGKILL, which leaves its N games ``running`` in its store; a server started on
+that store would restore them and play them flat out while the next phase measures. So before a
+phase starts the benchmark checks that its store has no ``running`` game, and after the server
+starts, that it announced ``0 unfinished games restored``; it stops with an error otherwise.
 
 Targets (the issue): 1,000 concurrent tables in one process on one core, p99 < 50 ms,
 < 100 KB per idle table. N = 1,000 full games take minutes, so every run is capped by
@@ -36,11 +45,14 @@ import multiprocessing as mp
 import os
 import random
 import re
+import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,13 +194,17 @@ async def _clients(port: int, codes: list[str], silent: bool, duration: float, s
 
 
 def client_process(
-    port: int, codes: list[str], silent: bool, duration: float, out: Any, go: Any, think: float = 0.0
+    port: int, codes: list[str], silent: bool, duration: float, out: Any, go: Any, think: float = 0.0, nice: int = 0
 ) -> None:
+    if nice:
+        os.setpriority(os.PRIO_PROCESS, 0, nice)
     stats = Stats()
     go.wait()
     t0 = time.perf_counter()
+    c0 = time.process_time()
     asyncio.run(_clients(port, codes, silent, duration, stats, think))
     elapsed = time.perf_counter() - t0
+    client_cpu = time.process_time() - c0
     steady = [x for x, at in zip(stats.latencies, stats.latency_at) if at - t0 >= WARMUP]
     out.put(
         {
@@ -200,6 +216,7 @@ def client_process(
             "steady_latencies": steady,
             "started": stats.started,
             "elapsed": elapsed,
+            "cpu": client_cpu,
         }
     )
     if silent:
@@ -207,19 +224,55 @@ def client_process(
 
 
 # ----------------------------------------------------------------- the server process
-def start_server(db: str, move_timeout: float, cpu: int | None) -> tuple[subprocess.Popen[str], int]:
+class DirtyStore(SystemExit):
+    """A phase would measure games it did not start: stop the benchmark."""
+
+
+def running_games(db_file: str) -> int:
+    """Games a server would restore from this SQLite file (0 when there is no file yet)."""
+    if not os.path.exists(db_file):
+        return 0
+    with contextlib.closing(sqlite3.connect(f"file:{db_file}?mode=ro", uri=True)) as conn:
+        try:
+            return int(conn.execute("SELECT count(*) FROM games WHERE status = 'running'").fetchone()[0])
+        except sqlite3.OperationalError:  # no games table yet
+            return 0
+
+
+def start_server(
+    db_file: str | None, move_timeout: float, cpu: int | None, nice: int = 0
+) -> tuple[subprocess.Popen[str], int]:
+    """A fresh ``moonshot serve`` on ``db_file`` (None: no store), checked to run no restored game."""
+    if db_file is not None and running_games(db_file):
+        raise DirtyStore(f"{db_file} holds {running_games(db_file)} running games: a server would restore them")
     cmd = [sys.executable, "-m", "moonshot.cli", "serve", "--sessions-port", "0", "--log-level", "error"]
     cmd += ["--fill-wait", "-1", "--move-timeout", str(move_timeout), "--bot", "random"]
-    cmd += ["--no-db"] if db == "none" else ["--db", db]
+    cmd += ["--no-db"] if db_file is None else ["--db", f"sqlite:///{db_file}"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     m = re.search(r"tcp://[\d.]+:(\d+)", proc.stdout.readline())
     if not m:
         proc.kill()
         raise SystemExit("the server did not start")
+    for line in proc.stdout:  # the announcements, up to how many games it restored
+        restored = re.search(r"(\d+) unfinished games restored", line)
+        if restored:
+            if int(restored.group(1)):
+                proc.kill()
+                raise DirtyStore(f"the server restored {restored.group(1)} games: they would play during the phase")
+            break
+    else:
+        proc.kill()
+        raise SystemExit("the server did not say how many games it restored")
     if cpu is not None and hasattr(os, "sched_setaffinity"):
         with contextlib.suppress(OSError):
             os.sched_setaffinity(proc.pid, {cpu})
+    if nice:
+        try:
+            os.setpriority(os.PRIO_PROCESS, proc.pid, nice)
+        except OSError as e:  # a negative nice needs privileges: say so rather than measure otherwise
+            proc.kill()
+            raise SystemExit(f"cannot set the server's nice value to {nice}: {e}") from None
     return proc, int(m.group(1))
 
 
@@ -237,15 +290,45 @@ def cpu_seconds(pid: int) -> float:
     return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
 
 
+class RssSampler:
+    """The server's RSS every ``period`` seconds while clients run (the peak is kept)."""
+
+    def __init__(self, pid: int, period: float = 0.5) -> None:
+        self.pid = pid
+        self.period = period
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period):
+            with contextlib.suppress(OSError):
+                self.peak = max(self.peak, rss_kb(self.pid))
+
+    def __enter__(self) -> RssSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        with contextlib.suppress(OSError):
+            self.peak = max(self.peak, rss_kb(self.pid))
+
+
+def load1() -> float:
+    return os.getloadavg()[0]
+
+
 def run_clients(
-    port: int, n: int, silent: bool, duration: float, procs: int, think: float = 0.0
+    port: int, n: int, silent: bool, duration: float, procs: int, think: float = 0.0, nice: int = 0
 ) -> list[dict[str, Any]]:
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     go = ctx.Event()
     codes = [f"bench-{'idle' if silent else 'play'}-{i}" for i in range(n)]
     groups = [codes[i::procs] for i in range(procs) if codes[i::procs]]
-    ps = [ctx.Process(target=client_process, args=(port, g, silent, duration, out, go, think)) for g in groups]
+    ps = [ctx.Process(target=client_process, args=(port, g, silent, duration, out, go, think, nice)) for g in groups]
     for p in ps:
         p.start()
     go.set()
@@ -258,14 +341,27 @@ def run_clients(
     return results
 
 
-def measure(n: int, duration: float, procs: int, db: str, cpu: int | None, think: float = 0.0) -> dict[str, Any]:
-    row: dict[str, Any] = {"tables": n, "think": think}
+def measure(
+    n: int, duration: float, procs: int, store_dir: str | None, cpu: int | None, think: float = 0.0, nice: int = 0
+) -> dict[str, Any]:
+    """Both phases for N tables, each on its own fresh store (``store_dir`` None: no store)."""
+    tag = f"n{n}-think{think:g}"
+
+    def fresh(phase: str) -> str | None:
+        if store_dir is None:
+            return None
+        path = os.path.join(store_dir, f"{tag}-{phase}.db")
+        if os.path.exists(path):
+            raise DirtyStore(f"{path} already exists: each phase needs a fresh store")
+        return path
+
+    row: dict[str, Any] = {"tables": n, "think": think, "load_idle": load1()}
     # memory per idle table: N tables waiting for passes from silent clients
-    server, port = start_server(db, 3600, cpu)
+    server, port = start_server(fresh("idle"), 3600, cpu, nice)
     try:
         time.sleep(0.5)
         base = rss_kb(server.pid)
-        res = run_clients(port, n, True, max(10.0, n / 20), procs)
+        res = run_clients(port, n, True, max(10.0, n / 20), procs, nice=nice)
         started = sum(r["started"] for r in res if "started" in r)
         time.sleep(0.5)
         grown = rss_kb(server.pid) - base
@@ -275,19 +371,22 @@ def measure(n: int, duration: float, procs: int, db: str, cpu: int | None, think
             for p in r.get("_procs", []):
                 p.terminate()
     finally:
-        server.kill()
+        server.kill()  # its N games stay `running` in its own store, which nothing reads again
         server.wait()
-    # play: N tables at once
-    server, port = start_server(db, 30, cpu)
+    # play: N tables at once, on a fresh store
+    row["load_play"] = load1()
+    server, port = start_server(fresh("play"), 30, cpu, nice)
     try:
         time.sleep(0.5)
+        base = rss_kb(server.pid)
         cpu0 = cpu_seconds(server.pid)
-        res = run_clients(port, n, False, duration, procs, think)
+        with RssSampler(server.pid) as rss:
+            res = run_clients(port, n, False, duration, procs, think, nice)
         cpu1 = cpu_seconds(server.pid)
-        peak = rss_kb(server.pid)
     finally:
         server.kill()
         server.wait()
+    row["load_end"] = load1()
     elapsed = max(r["elapsed"] for r in res)
     lat = sorted(x for r in res for x in r["latencies"])
     steady = sorted(x for r in res for x in r["steady_latencies"])
@@ -301,12 +400,15 @@ def measure(n: int, duration: float, procs: int, db: str, cpu: int | None, think
             "games_per_s": (games_done if games_done >= n else decisions / DECISIONS_PER_GAME) / elapsed,
             "messages_per_s": msgs / elapsed,
             "decisions_per_s": decisions / elapsed,
+            "decisions_per_table": decisions / n,
             "p50_ms": 1000 * statistics.median(lat) if lat else float("nan"),
             "p99_ms": 1000 * lat[min(len(lat) - 1, int(0.99 * len(lat)))] if lat else float("nan"),
             "steady_p99_ms": 1000 * steady[min(len(steady) - 1, int(0.99 * len(steady)))] if steady else float("nan"),
             "server_cpu_share": (cpu1 - cpu0) / elapsed,
+            "client_cpu_share": sum(r["cpu"] for r in res) / elapsed / len(res),  # per client process
             "server_cpu_us_per_decision": 1e6 * (cpu1 - cpu0) / max(1, decisions),
-            "server_rss_mb": peak / 1024,
+            "server_rss_mb": rss.peak / 1024,
+            "kb_per_active_table": (rss.peak - base) / n,
         }
     )
     return row
@@ -317,8 +419,21 @@ def main() -> None:
     ap.add_argument("--tables", type=int, nargs="+", default=[10, 100, 1000])
     ap.add_argument("--duration", type=float, default=60.0, help="cap on each play phase (seconds)")
     ap.add_argument("--client-procs", type=int, default=2)
-    ap.add_argument("--db", default=None, help="store URL, or 'none' (default: a SQLite file in a temp dir)")
+    ap.add_argument(
+        "--db",
+        choices=["sqlite", "none"],
+        default="sqlite",
+        help="sqlite: a fresh SQLite file per phase in a temp dir (default); none: no store",
+    )
     ap.add_argument("--server-cpu", type=int, default=0, help="CPU to pin the server to (-1: no pinning)")
+    ap.add_argument(
+        "--nice",
+        type=int,
+        default=0,
+        help="nice value of the server and client processes and of their autogroup (negative, as root: on a "
+        "shared machine they then "
+        "get the CPU before other jobs, closer to a machine of their own)",
+    )
     ap.add_argument("--json", action="store_true", help="print one JSON object per N as well")
     ap.add_argument(
         "--think",
@@ -329,11 +444,38 @@ def main() -> None:
     )
     args = ap.parse_args()
     cpu = None if args.server_cpu < 0 else args.server_cpu
+    with autogroup_nice(args.nice):
+        run(args, cpu)
+
+
+@contextlib.contextmanager
+def autogroup_nice(nice: int) -> Iterator[None]:
+    """With Linux autogroups, CPU is shared between sessions first and nice values count only
+    inside one: give this session's group (the server and clients) the nice value too."""
+    path = "/proc/self/autogroup"
+    if not nice or not os.path.exists(path):
+        yield
+        return
+    with open(path) as f:
+        old = int(f.read().split("nice")[1])
+    try:
+        with open(path, "w") as f:
+            f.write(str(nice))
+    except OSError as e:
+        raise SystemExit(f"cannot set this session's autogroup nice value to {nice}: {e}") from None
+    try:
+        yield
+    finally:
+        with open(path, "w") as f:
+            f.write(str(old))
+
+
+def run(args: argparse.Namespace, cpu: int | None) -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for i, (n, think) in enumerate((n, t) for t in args.think for n in args.tables):
-            db = args.db or f"sqlite+aiosqlite:///{tmp}/bench{i}.db"
-            rows.append(measure(n, args.duration, args.client_procs, db, cpu, think))
+        for n, think in ((n, t) for t in args.think for n in args.tables):
+            store_dir = None if args.db == "none" else tmp
+            rows.append(measure(n, args.duration, args.client_procs, store_dir, cpu, think, args.nice))
             if args.json:
                 print(json.dumps(rows[-1]), flush=True)
     head = (
@@ -346,9 +488,13 @@ def main() -> None:
         "p99 ms",
         "p99 after 10s",
         "KB/idle table",
+        "KB/active table",
+        "decisions/table",
         "server CPU",
+        "client CPU",
         "CPU µs/decision",
         "done",
+        "load 1 min",
     )
     print()
     print("Sessions server on loopback (target: 1000 tables on one core, p99 < 50 ms, < 100 KB per idle table)")
@@ -364,9 +510,13 @@ def main() -> None:
             f"{r['p99_ms']:.1f}",
             f"{r['steady_p99_ms']:.1f}",
             f"{r['kb_per_idle_table']:.1f}",
+            f"{r['kb_per_active_table']:.1f}",
+            f"{r['decisions_per_table']:.0f}",
             f"{100 * r['server_cpu_share']:.0f}%",
+            f"{100 * r['client_cpu_share']:.0f}%",
             f"{r['server_cpu_us_per_decision']:.0f}",
             f"{r['games_finished']:.0f}/{r['tables']}",
+            f"{r['load_idle']:.1f}/{r['load_play']:.1f}/{r['load_end']:.1f}",
         )
         print(" | ".join(f"{c:>13}" for c in cells))
 

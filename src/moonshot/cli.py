@@ -18,6 +18,7 @@ from rich.table import Table
 
 from moonshot import __version__
 from moonshot.actions import action_from_dict
+from moonshot.server.commands import store_url_option
 from moonshot.sim import (
     GameRecord,
     UnknownBot,
@@ -351,7 +352,13 @@ def _arena_plot(path: Path, running: list[tuple[int, float, float, float]], titl
 @main.command("replay")
 @click.argument("source")
 @click.option("--quiet", "-q", is_flag=True, help="Only print failures and the summary.")
-@click.option("--db", default=None, help="Game store URL for a GAME_ID (default: sqlite+aiosqlite:///moonshot.db).")
+@click.option(
+    "--db",
+    default=None,
+    callback=store_url_option,
+    metavar="URL",
+    help="Game store URL for a GAME_ID: sqlite:///FILE or postgresql://USER@HOST/DB (default: sqlite:///moonshot.db).",
+)
 def replay_cmd(source: str, quiet: bool, db: str | None) -> None:
     """Replay and verify games: every game of an exported JSON-lines FILE, or one stored GAME_ID.
 

@@ -725,3 +725,78 @@ def test_ipv6_loopback() -> None:
         run_until_end(players)
     assert "::1:" in out.getvalue()
     assert "127.0.0.1:" in out.getvalue()
+
+
+# ----------------------------------------------------------------------------- hostile bytes, --host
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # what a terminal acts on (newlines split the report)
+
+
+def test_control_bytes_from_clients_are_escaped_in_the_report() -> None:
+    deals = game_deals(15, kinds=(1,))
+    with server_in_thread(deals) as (port, _, out):
+        intruder = Peer(port)
+        intruder.send_raw(b"IAM\x1b[2J\x1b[H\r\n")  # erase the screen, then a malformed first message
+        assert intruder.closed(3)
+        players = join_four(port)
+        leader = players[deals[0].leader or 0]
+        assert leader.read() == Trick(1, ())
+        leader.peer.send_raw(b"TRICK1\x1b]0;owned\x07\x00Q\rS\x9b\x7f\r\n")  # title, NUL, CR, C1 CSI, DEL
+        assert leader.read() == Wrong(1)
+        leader.play()
+        run_until_end(players)
+    report = out.getvalue()
+    assert not CONTROL.search(report) and report.isascii()
+    lines = parse_report(report)  # still one report line per message
+    assert any(m == "IAM\\x1b[2J\\x1b[H" for _, _, m in lines)
+    assert "] TRICK1\\x1b]0;owned\\x07\\x00Q\\rS\\ufffd\\x7f\n" in report
+
+
+def test_the_automatic_client_escapes_what_a_server_sends(tmp_path: Path) -> None:
+    """A hostile server: the client's report on stdout shows its bytes escaped."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def serve_once() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(100)  # IAM
+            conn.sendall(b"BUSY\x1b[2JN\x00\r\nTOTAL\rN1\x9bE2S3W4\r\n")
+
+    t = threading.Thread(target=serve_once, daemon=True)
+    t.start()
+    client = Proc(client_cmd(port, "N", "127.0.0.1", "-a"), tmp_path, "client")
+    assert client.wait() == 1  # BUSY, then the close
+    t.join(5)
+    listener.close()
+    out = client.out
+    assert not CONTROL.search(out) and out.isascii()
+    assert "] BUSY\\x1b[2JN\\x00\n" in out and "] TOTAL\\rN1\\ufffdE2S3W4\n" in out
+
+
+def test_host_option_listens_on_that_address_only(tmp_path: Path) -> None:
+    game = tmp_path / "game.txt"
+    game.write_text(format_game_shuffled(game_deals(16, kinds=(1,)), random.Random(0)))
+    args = [sys.executable, "-m", "moonshot.protocols.kierki.server", "-f", str(game), "--host", "127.0.0.1"]
+    proc = Proc(args, tmp_path, "server")
+    deadline = time.monotonic() + 20
+    while not (m := re.search(r"listening on port (\d+) \(127\.0\.0\.1:\d+\)", proc.out)):
+        assert time.monotonic() < deadline and proc.proc.poll() is None, proc.out + proc.err
+        time.sleep(0.05)
+    port = int(m.group(1))
+    players = [Player(port, s) for s in range(4)]  # over 127.0.0.1: a whole game
+    for p in players:
+        assert isinstance(p.read(), Deal)
+    run_until_end(players)
+    assert proc.wait() == 0, proc.err
+    if IPV6:
+        # the same port on ::1 is not ours: nothing listens there (a fresh server on it, to be sure)
+        proc2 = Proc([*args, "-p", str(port)], tmp_path, "server2")
+        deadline = time.monotonic() + 20
+        while "listening" not in proc2.out:
+            assert time.monotonic() < deadline and proc2.proc.poll() is None, proc2.out + proc2.err
+            time.sleep(0.05)
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection(("::1", port), timeout=2)
+        Peer(port).close()  # while 127.0.0.1 answers
+        proc2.proc.kill()
+        proc2.wait()

@@ -33,7 +33,7 @@ async def test_a_stopped_game_is_restored_by_the_next_app_and_completes(tmp_path
     again = ServerApp(cfg)
     await again.start()
     try:
-        assert list(again.tables) == [table.id]
+        assert list(again.tables) == [table.id] and again.restored == 1 and app.restored == 0
         restored = again.tables[table.id]
         assert restored.game.actions[: len(table.game.actions)] == table.game.actions
         # the restored chairs keep their ids and credentials: only the owner's secret resumes

@@ -103,3 +103,112 @@ def test_replay_of_an_unknown_game_fails_clearly(tmp_path: Path) -> None:
 def test_bot_against_no_server_fails_clearly() -> None:
     code, text = run("bot", "--connect", "127.0.0.1:1", "--policy", "random", "--games", "1")
     assert code == 1 and "cannot play" in text
+
+
+# ----------------------------------------------------------------------------- --db as people type it
+def closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def bad_db_cases(command: str, tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "plain.txt").write_text("notes, not a database\n")
+    cases = {
+        "mysql://me@127.0.0.1/db": "unknown database 'mysql'",
+        "games.db": "write sqlite:///games.db",
+        "postgresql+psycopg2://me@127.0.0.1/db": "driver 'psycopg2' is not supported",
+        f"postgresql://postgres@127.0.0.1:{closed_port()}/test": "connection refused",
+        f"sqlite:///{tmp_path}/plain.txt": "cannot open the game store",  # a file that is not a database
+    }
+    if command == "serve":  # creates its store
+        cases[f"sqlite:///{tmp_path}/plain.txt/g.db"] = "plain.txt is not a directory"
+        cases[f"sqlite:///{tmp_path}/no/such/dir/g.db"] = "does not exist"
+    if command == "games":  # only reads: a missing file is not created
+        cases[f"sqlite:///{tmp_path}/no/such/dir/g.db"] = "no game store at"
+    return cases
+
+
+@pytest.mark.parametrize("command", ["serve", "games", "replay"])
+def test_a_bad_db_is_a_one_line_usage_error(command: str, tmp_path: Path) -> None:
+    extras = {"serve": ["--sessions-port", "0", "--log-level", "error"], "games": [], "replay": ["some-game-id"]}
+    extra = extras[command]
+    for db, words in bad_db_cases(command, tmp_path).items():
+        result = CliRunner().invoke(main, [command, *extra, "--db", db])
+        assert result.exit_code == 2, (db, result.output)
+        errors = [line for line in result.output.splitlines() if line.startswith("Error:")]
+        assert len(errors) == 1 and "'--db'" in errors[0] and words in errors[0], (db, result.output)
+        assert "Traceback" not in result.output
+
+
+def test_a_missing_driver_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "asyncpg" else real(name, *a))
+    code, text = run("games", "--db", "postgresql://postgres@127.0.0.1/test")
+    assert code == 2 and "pip install 'moonshot[postgres]'" in text
+
+
+def test_serve_on_an_unusable_db_exits_2_without_a_traceback(tmp_path: Path) -> None:
+    (tmp_path / "plain.txt").write_text("x")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "moonshot.cli",
+            "serve",
+            "--sessions-port",
+            "0",
+            "--db",
+            f"sqlite:///{tmp_path}/plain.txt/g.db",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert "Error: Invalid value for '--db': cannot create" in proc.stderr
+
+
+def test_games_on_a_missing_sqlite_file_does_not_create_it(tmp_path: Path) -> None:
+    code, text = run("games", "--db", f"sqlite:///{tmp_path / 'typo.db'}")
+    assert code == 2 and "no game store at" in text
+    assert not (tmp_path / "typo.db").exists()
+
+
+QUICK = ["--fill-wait", "0.1", "--bot", "random", "--log-level", "error"]
+
+
+def test_serve_on_the_plain_sqlite_url_keeps_its_files_private(tmp_path: Path) -> None:
+    """A real server on `sqlite:///PATH`: after games are written, the file and its WAL files are 0600."""
+    import os
+    import stat
+
+    path = tmp_path / "games.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moonshot.cli", "serve", "--sessions-port", "0", "--db", f"sqlite:///{path}", *QUICK],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        m = re.search(r"tcp://([\d.]+:\d+)", proc.stdout.readline())
+        assert m
+        assert "sqlite+aiosqlite:///" in proc.stdout.readline()  # the driver it uses, as announced
+        assert "engine" in proc.stdout.readline()
+        assert proc.stdout.readline() == "moonshot: 0 unfinished games restored from the store\n"
+        code, text = run("bot", "--connect", m.group(1), "--policy", "random", "--sessions", "1", "--games", "1")
+        assert code == 0, text
+        for _ in range(50):
+            if run("games", "--db", f"sqlite:///{path}", "--json")[1].strip():
+                break
+            time.sleep(0.1)
+        files = [path, path.with_name("games.db-wal"), path.with_name("games.db-shm")]
+        assert {f.name: stat.S_IMODE(os.stat(f).st_mode) for f in files} == {f.name: 0o600 for f in files}
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(30) == 0

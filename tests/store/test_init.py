@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import importlib.util
 import os
 import random
+import socket
+import stat
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +19,7 @@ import pytest_asyncio
 from moonshot.bots.random import RandomBot
 from moonshot.engine import replay
 from moonshot.server.table import BotSeat, Table, TableStatus
-from moonshot.store import Store, StoreRecorder, rules_named
+from moonshot.store import Store, StoreError, StoreRecorder, rules_named, store_url
 from moonshot.variants import find_variant
 
 PG_URL = os.environ.get("MOONSHOT_TEST_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
@@ -120,3 +124,159 @@ async def test_rules_by_name() -> None:
     assert rules_named("sessions").name == "sessions"
     with pytest.raises(KeyError):
         rules_named("nope")
+
+
+# ----------------------------------------------------------------------------- URLs people type
+@pytest.mark.parametrize(
+    ("typed", "used"),
+    [
+        ("sqlite:///games.db", "sqlite+aiosqlite:///games.db"),
+        ("sqlite:////var/lib/m/g.db", "sqlite+aiosqlite:////var/lib/m/g.db"),
+        ("sqlite+aiosqlite:///games.db", "sqlite+aiosqlite:///games.db"),
+        ("SQLite:///games.db", "sqlite+aiosqlite:///games.db"),
+        ("sqlite://", "sqlite+aiosqlite://"),
+        ("postgresql://me@db.example:5433/hearts", "postgresql+asyncpg://me@db.example:5433/hearts"),
+        ("postgres://me:pw@db.example/hearts", "postgresql+asyncpg://me:pw@db.example/hearts"),
+        ("postgresql+asyncpg://me@db.example/hearts", "postgresql+asyncpg://me@db.example/hearts"),
+    ],
+)
+async def test_the_urls_people_type_get_the_async_drivers(typed: str, used: str) -> None:
+    assert store_url(typed) == used
+
+
+@pytest.mark.parametrize(
+    ("typed", "words"),
+    [
+        ("mysql://me@host/db", "unknown database 'mysql'"),
+        ("games.db", "write sqlite:///games.db"),
+        ("", "not a database URL"),
+        ("postgresql+psycopg2://me@host/db", "driver 'psycopg2' is not supported: postgresql runs on asyncpg"),
+        ("sqlite+pysqlite:///g.db", "driver 'pysqlite' is not supported"),
+        ("postgresql://me@host:notaport/db", "cannot read the database URL"),
+    ],
+)
+async def test_a_bad_url_says_why_in_one_line(typed: str, words: str) -> None:
+    with pytest.raises(StoreError) as e:
+        store_url(typed)
+    assert words in str(e.value) and "\n" not in str(e.value)
+
+
+async def test_a_missing_driver_says_which_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "asyncpg" else real(name, *a))
+    with pytest.raises(StoreError, match=r"postgresql needs the asyncpg driver.*moonshot\[postgres\]"):
+        await Store.open("postgresql://me@127.0.0.1/db")
+
+
+async def test_a_password_is_never_shown(tmp_path: Path) -> None:
+    with pytest.raises(StoreError) as e:
+        await Store.open(f"postgresql://me:hunter2@127.0.0.1:{free_port()}/db")
+    assert "hunter2" not in str(e.value) and "***" in str(e.value)
+
+
+# ----------------------------------------------------------------------------- SQLite files
+def mode(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@contextlib.contextmanager
+def umask(mask: int) -> Iterator[None]:
+    old = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+async def test_the_sqlite_file_and_its_wal_files_are_private(tmp_path: Path) -> None:
+    """They hold every running game's seed: 0600 even under a permissive umask, WAL files after writes."""
+    path = tmp_path / "g.db"
+    with umask(0o000):
+        s = await Store.open(f"sqlite:///{path}")  # the plain URL
+        try:
+            rec = StoreRecorder(s)
+            rec.start()
+            t = Table(RULES, bots(), seed=3, recorder=rec)
+            t.start()
+            while len(t.game.actions) < 40:
+                await asyncio.sleep(0)
+            t.stop()
+            await t.done
+            await rec.close()
+            assert len((await s.unfinished())[0].actions) >= 40  # written, through the WAL
+            files = [path, path.with_name("g.db-wal"), path.with_name("g.db-shm")]
+            assert all(f.exists() for f in files)  # still open: SQLite keeps its WAL files
+            assert {f.name: mode(f) for f in files} == {f.name: 0o600 for f in files}
+        finally:
+            await s.close()
+    assert mode(path) == 0o600
+
+
+async def test_an_existing_readable_store_is_made_private(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    s = await Store.open(f"sqlite:///{path}")
+    await s.close()
+    os.chmod(path, 0o644)
+    s = await Store.open(f"sqlite+aiosqlite:///{path}")
+    await s.close()
+    assert mode(path) == 0o600
+
+
+async def test_a_relative_path_is_created_where_the_server_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    s = await Store.open("sqlite:///here.db")
+    await s.close()
+    assert mode(tmp_path / "here.db") == 0o600
+
+
+async def test_unusable_sqlite_paths_say_why(tmp_path: Path) -> None:
+    (tmp_path / "plain.txt").write_text("not a directory")
+    cases = {
+        f"sqlite:///{tmp_path}/missing/g.db": "does not exist",
+        f"sqlite:///{tmp_path}/plain.txt/g.db": "plain.txt is not a directory",
+        f"sqlite:///{tmp_path}": "is a directory, not a database file",
+        f"sqlite:///{tmp_path}/plain.txt": "cannot open the game store",  # not a database
+    }
+    for url, words in cases.items():
+        with pytest.raises(StoreError) as e:
+            await Store.open(url)
+        assert words in str(e.value) and "\n" not in str(e.value), url
+    assert not (tmp_path / "missing").exists()
+
+
+async def test_reading_commands_do_not_create_a_store(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match=r"no game store at .*nothere\.db"):
+        await Store.open(f"sqlite:///{tmp_path / 'nothere.db'}", create=False)
+    assert not (tmp_path / "nothere.db").exists()
+
+
+# ----------------------------------------------------------------------------- PostgreSQL
+def free_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_an_unreachable_server_is_one_line() -> None:
+    with pytest.raises(StoreError) as e:
+        await Store.open(f"postgresql://postgres@127.0.0.1:{free_port()}/test")
+    assert "connection refused" in str(e.value) and "\n" not in str(e.value)
+
+
+async def test_the_plain_postgresql_url_opens_the_real_server() -> None:
+    schema = await pg_schema()
+    if schema is None:
+        pytest.skip(f"PostgreSQL not reachable at {PG_URL}: start it (trust auth, database `test`)")
+    try:
+        s = await Store.open(PG_URL.replace("+asyncpg", ""), schema=schema)
+        assert s.url.startswith("postgresql+asyncpg://")
+        await s.create_game("plain", "standard", 1, [])
+        assert [r["id"] for r in await s.list_games("running")] == ["plain"]
+        await s.close()
+        with pytest.raises(StoreError, match='database "no_such_db_here" does not exist'):
+            await Store.open(PG_URL.rsplit("/", 1)[0] + "/no_such_db_here")
+    finally:
+        await drop_schema(schema)

@@ -105,6 +105,7 @@ class ServerApp:
     http_port: int | None = None
     _http: _Uvicorn | None = None
     _http_task: asyncio.Task[None] | None = None
+    restored: int = 0  # unfinished games restored from the store at start
 
     def __post_init__(self) -> None:
         self._bot = bot_factory(self.config.bot)
@@ -370,6 +371,7 @@ class ServerApp:
                         ids.add(int(n[n.rindex("(") + 1 : -1]))
             log.info("event=restored game=%s actions=%d version=%d", rec.id, len(rec.actions), table.version)
             self._track(table)
+            self.restored += 1
         return ids
 
     async def _restore_turbo(self, rec: Any) -> None:
@@ -401,6 +403,7 @@ class ServerApp:
             await self.store.mark(rec.id, "failed")
             print(f"could not restore game {rec.id}: {e}", file=sys.stderr)
             return
+        self.restored += 1
         log.info("event=restored game=%s protocol=turbo actions=%d", rec.id, len(rec.actions))
 
     def describe(self) -> dict[str, Any]:
@@ -460,6 +463,7 @@ async def serve(config: ServerConfig, announce: Callable[[str], None] = print) -
         announce("moonshot: no protocol enabled (use --sessions-port, --http-port or --trend-port)")
     announce(f"moonshot: games stored in {config.db_url or '(nowhere: --db not set)'}; Ctrl-C stops")
     announce(f"moonshot: engine {engine_build()}")
+    announce(f"moonshot: {app.restored} unfinished games restored from the store")
     await app.serve_forever()
 
 

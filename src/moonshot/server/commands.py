@@ -20,6 +20,28 @@ from rich.table import Table as RichTable
 console = Console()
 
 DEFAULT_DB = "sqlite+aiosqlite:///moonshot.db"
+DB_HELP = (
+    "Game store URL: sqlite:///FILE (sqlite:////abs/path) or postgresql://USER@HOST[:PORT]/DB "
+    "(the async drivers aiosqlite / asyncpg are used; the +aiosqlite / +asyncpg forms work too)."
+)
+
+
+def store_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--db``: the URL a person types, checked and turned into its async-driver form at parse
+    time (scheme, driver), so a bad one is a usage error, not a traceback."""
+    if value is None:
+        return None
+    from moonshot.store import StoreError, store_url
+
+    try:
+        return store_url(value)
+    except StoreError as e:
+        raise click.BadParameter(str(e), ctx, param) from None
+
+
+def bad_db(e: Exception) -> click.BadParameter:
+    """What opening the store found (unreachable server, unwritable file): a ``--db`` usage error."""
+    return click.BadParameter(str(e), param_hint="'--db'")
 
 
 @click.command("serve")
@@ -63,12 +85,7 @@ DEFAULT_DB = "sqlite+aiosqlite:///moonshot.db"
     envvar="MOONSHOT_SECRET",
     help="Key signing the HTTP session cookies (env MOONSHOT_SECRET; default: one kept in the store).",
 )
-@click.option(
-    "--db",
-    default=DEFAULT_DB,
-    show_default=True,
-    help="Game store: SQLAlchemy URL (sqlite+aiosqlite:///FILE or postgresql+asyncpg://USER@HOST/DB).",
-)
+@click.option("--db", default=DEFAULT_DB, show_default=True, callback=store_url_option, metavar="URL", help=DB_HELP)
 @click.option("--no-db", is_flag=True, help="Keep nothing: games are not stored and cannot be restored.")
 @click.option("--move-timeout", default=10.0, show_default=True, type=float, help="Seconds a player has per decision.")
 @click.option(
@@ -126,6 +143,7 @@ def serve_cmd(
     next time the server starts with the same --db.
     """
     from moonshot.server.app import ServerConfig, configure_logging, serve
+    from moonshot.store import StoreError
 
     configure_logging(log_level)
     cfg = ServerConfig(
@@ -145,6 +163,8 @@ def serve_cmd(
     )
     try:
         asyncio.run(serve(cfg, lambda line: print(line, flush=True)))
+    except StoreError as e:
+        raise bad_db(e) from None
     except OSError as e:
         console.print(f"[red]cannot start: {e}[/]")
         sys.exit(1)
@@ -232,7 +252,7 @@ def _print_results(results: list[Any], policy: str) -> None:
 
 
 @click.command("games")
-@click.option("--db", default=DEFAULT_DB, show_default=True, help="Game store URL.")
+@click.option("--db", default=DEFAULT_DB, show_default=True, callback=store_url_option, metavar="URL", help=DB_HELP)
 @click.option(
     "--status",
     default="finished",
@@ -244,16 +264,19 @@ def _print_results(results: list[Any], policy: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line instead of a table.")
 def games_cmd(db: str, status: str, limit: int, as_json: bool) -> None:
     """List stored games (newest first)."""
-    from moonshot.store import Store
+    from moonshot.store import Store, StoreError
 
     async def fetch() -> list[dict[str, Any]]:
-        store = await Store.open(db)
+        store = await Store.open(db, create=False)
         try:
             return await store.list_games(None if status == "all" else status, limit)
         finally:
             await store.close()
 
-    rows = asyncio.run(fetch())
+    try:
+        rows = asyncio.run(fetch())
+    except StoreError as e:
+        raise bad_db(e) from None
     if as_json:
         for r in rows:
             print(json.dumps(r, default=str))
@@ -276,18 +299,29 @@ def games_cmd(db: str, status: str, limit: int, as_json: bool) -> None:
 
 def replay_stored(game_id: str, db: str | None, quiet: bool) -> int:
     """Rebuild a stored game from its actions and check it against the stored result; exit code."""
-    from moonshot.store import Store
+    from moonshot.store import Store, StoreError, sqlite_path, store_url
 
-    url = db or DEFAULT_DB
+    try:
+        url = store_url(db or DEFAULT_DB)
+    except StoreError as e:
+        raise bad_db(e) from None
+    path = sqlite_path(url)
+    if path is not None and not path.exists():
+        # SOURCE may be a mistyped file name as well: no store is not a --db mistake here
+        console.print(f"[red]no file and no stored game called {game_id!r} (there is no game store at {path})[/]")
+        return 1
 
     async def load() -> Any:
-        store = await Store.open(url)
+        store = await Store.open(url, create=False)
         try:
             return await store.load(game_id)
         finally:
             await store.close()
 
-    rec = asyncio.run(load())
+    try:
+        rec = asyncio.run(load())
+    except StoreError as e:
+        raise bad_db(e) from None
     if rec is None:
         console.print(f"[red]no file and no stored game called {game_id!r} in {url}[/]")
         return 1
@@ -316,4 +350,4 @@ def replay_stored(game_id: str, db: str | None, quiet: bool) -> int:
     return 0
 
 
-__all__ = ["bot_cmd", "games_cmd", "replay_stored", "serve_cmd"]
+__all__ = ["DB_HELP", "bot_cmd", "games_cmd", "replay_stored", "serve_cmd", "store_url_option"]

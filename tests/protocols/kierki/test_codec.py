@@ -26,6 +26,7 @@ from moonshot.protocols.kierki.codec import (
     format_address,
     format_message,
     parse_message,
+    printable,
     report_line,
 )
 
@@ -187,6 +188,40 @@ def test_report_line_format() -> None:
     when = datetime(2026, 11, 21, 10, 23, 58, 73000)
     line = report_line("127.0.0.1:53818", "127.0.0.1:36176", when, "TRICK14C")
     assert line == "[127.0.0.1:53818,127.0.0.1:36176,2026-11-21T10:23:58.073] TRICK14C"
+
+
+@pytest.mark.parametrize(
+    ("sent", "shown"),
+    [
+        ("TRICK14C", "TRICK14C"),
+        ("IAM\x1b[2J", "IAM\\x1b[2J"),  # ESC: erase the screen
+        ("TRICK1\rforged line", "TRICK1\\rforged line"),  # CR: overwrite the line on a terminal
+        ("A\x00B\x07C\x7fD", "A\\x00B\\x07C\\x7fD"),  # NUL, BEL, DEL
+        ("\x9b31m\x85", "\\x9b31m\\x85"),  # C1: CSI, NEL
+        ("IAM\ufffd", "IAM\\ufffd"),  # a byte above 0x7F, as LineBuffer decodes it
+        ("back\\slash", "back\\\\slash"),  # escaped too, so `\\x1b` in the report is never ambiguous
+        ("tab\there\nnewline", "tab\\there\\nnewline"),
+    ],
+)
+def test_the_report_escapes_what_a_terminal_would_act_on(sent: str, shown: str) -> None:
+    assert printable(sent) == shown
+    when = datetime(2026, 11, 21, 10, 23, 58, 73000)
+    assert report_line("1.2.3.4:5", "6.7.8.9:10", when, sent).endswith("] " + shown)
+
+
+@given(st.text())
+def test_printable_is_one_line_of_printable_ascii_and_says_exactly_what_came(text: str) -> None:
+    shown = printable(text)
+    assert shown.isascii() and shown.isprintable()
+    assert shown.encode("ascii").decode("unicode_escape") == text
+
+
+@given(st.binary(max_size=300))
+def test_any_bytes_from_a_client_report_as_one_clean_line(data: bytes) -> None:
+    for line in LineBuffer().feed(data + b"\r\n"):
+        text = line.head if isinstance(line, OverlongLine) else line
+        shown = report_line("a:1", "b:2", datetime(2026, 1, 1), text)
+        assert shown.isascii() and shown.isprintable()
 
 
 def test_addresses_show_mapped_ipv4_plainly() -> None:

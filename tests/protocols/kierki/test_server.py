@@ -24,6 +24,7 @@ from moonshot.protocols.kierki.server import (
     kierki_policy,
     main,
     make_listening_socket,
+    make_listening_sockets,
     parse_args,
 )
 from moonshot.rules import PassDirection
@@ -55,6 +56,10 @@ def test_parameters_in_any_order_and_the_last_repeat_wins() -> None:
         (["-f", "g", "-t", "soon"], "bad timeout"),
         (["-f", "g", "-x"], "unknown parameter"),
         (["g.txt"], "unknown parameter"),
+        (["-f", "g", "--host"], "needs a value"),
+        (["-f", "g", "--host", ""], "bad --host"),
+        (["-f", "g", "--host", "a b"], "bad --host"),
+        (["-f", "g", "--host", "evil\x1b[2J"], "bad --host"),
     ],
 )
 def test_bad_invocations_say_why(argv: list[str], words: str) -> None:
@@ -73,6 +78,41 @@ def test_main_exits_1_with_a_message_on_stdout(tmp_path: Path, capsys: pytest.Ca
     assert "line 1: unknown deal type '9'" in capsys.readouterr().out
     assert main(["-f", str(tmp_path / "missing.txt")]) == 1
     assert "cannot read game file" in capsys.readouterr().out
+
+
+def test_host_is_optional_and_every_interface_is_the_default() -> None:
+    assert parse_args(["-f", "g"]).host is None
+    assert parse_args(["--host", "127.0.0.1", "-f", "g"]).host == "127.0.0.1"
+    assert parse_args(["-f", "g", "--host", "[::1]", "--host", "localhost"]).host == "localhost"  # the last wins
+    assert parse_args(["-f", "g", "--host", "[::1]"]).host == "::1"
+
+
+def test_host_listens_on_that_address_only() -> None:
+    (sock,) = make_listening_sockets(0, "127.0.0.1")
+    try:
+        assert sock.family == socket.AF_INET and sock.getsockname()[0] == "127.0.0.1"
+    finally:
+        sock.close()
+
+
+def test_a_host_name_listens_on_each_of_its_addresses_on_one_port() -> None:
+    wanted = {a[4][0] for a in socket.getaddrinfo("localhost", 0, socket.AF_UNSPEC, socket.SOCK_STREAM)}
+    socks = make_listening_sockets(0, "localhost")
+    try:
+        assert {s.getsockname()[0] for s in socks} == wanted
+        assert len({s.getsockname()[1] for s in socks}) == 1
+    finally:
+        for s in socks:
+            s.close()
+
+
+def test_main_exits_1_when_the_host_is_not_ours_or_unknown(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    game = tmp_path / "g.txt"
+    game.write_text(format_game(random_deals(random.Random(1), [1])))
+    assert main(["-f", str(game), "--host", "no-such-host.invalid"]) == 1
+    assert "cannot listen on port 0 of no-such-host.invalid: cannot resolve" in capsys.readouterr().out
+    assert main(["-f", str(game), "--host", "192.0.2.1"]) == 1  # TEST-NET-1: not an address of this host
+    assert "cannot listen on port 0 of 192.0.2.1" in capsys.readouterr().out
 
 
 def test_main_exits_1_when_the_port_is_taken(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

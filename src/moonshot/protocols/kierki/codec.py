@@ -327,9 +327,25 @@ def format_address(sockaddr: tuple[object, ...] | None) -> str:
     return f"{host}:{sockaddr[1]}"
 
 
+def printable(text: str) -> str:
+    """``text`` with every byte a terminal could act on escaped as in a Python string literal.
+
+    Unescaped, a client's line would reach stdout as it came: raw ESC, CR, NUL or C1 bytes would let
+    it move the cursor, rewrite earlier report lines or forge new ones. Control characters (C0,
+    DEL, C1) and anything outside printable ASCII are shown as ``\\x1b``, ``\\r``, ``\\x00``,
+    ``\\ufffd``, and a backslash as ``\\\\``, so the report is one line per message and
+    unambiguous (bytes above 0x7F reach it as U+FFFD from :class:`LineBuffer`'s ASCII decoding:
+    ``\\ufffd``). Valid Kierki messages are printable ASCII without backslashes: unchanged.
+    """
+    if text.isascii() and text.isprintable() and "\\" not in text:
+        return text
+    return text.encode("unicode_escape").decode("ascii")
+
+
 def report_line(sender: str, receiver: str, when: datetime, text: str) -> str:
-    """One game-report line: ``[<sender ip:port>,<receiver ip:port>,<ISO time with ms>] <message>``."""
-    return f"[{sender},{receiver},{when.isoformat(timespec='milliseconds')}] {text}"
+    """One game-report line: ``[<sender ip:port>,<receiver ip:port>,<ISO time with ms>] <message>``
+    (the message made :func:`printable`)."""
+    return f"[{sender},{receiver},{when.isoformat(timespec='milliseconds')}] {printable(text)}"
 
 
 __all__ = [
@@ -353,6 +369,7 @@ __all__ = [
     "format_message",
     "parse_message",
     "parse_seat",
+    "printable",
     "report_line",
     "seat_letter",
     "split_cards",

@@ -22,9 +22,13 @@ into plays. This module adds what is Kierki's own:
   seat whose ``TRICK`` was held back gets it then;
 * after the last deal's ``SCORE``/``TOTAL`` every connection is closed and the server exits 0.
 
-It listens on one dual-stack socket (``::`` with ``IPV6_V6ONLY`` off; IPv4 only where the host has
-no IPv6) and prints the game report on stdout, one line per message sent or received
-(diagnostics on stderr). Bad network input never raises out of a connection handler.
+By default it listens on every interface, on one dual-stack socket (``::`` with ``IPV6_V6ONLY``
+off; IPv4 only where the host has no IPv6): the spec gives the server no address, and its clients
+may force IPv4 (``-4``) or IPv6 (``-6``). ``--host ADDR`` (moonshot's extension) listens on that
+address only, or on every address a host name resolves to (``localhost``: ``::1`` and
+``127.0.0.1``), all on the same port. The game report goes to stdout, one line per message sent or
+received, client bytes escaped (:func:`~moonshot.protocols.kierki.codec.printable`); diagnostics
+go to stderr. Bad network input never raises out of a connection handler.
 """
 
 from __future__ import annotations
@@ -77,7 +81,7 @@ from moonshot.server.table import (
 )
 from moonshot.variants import KIERKI
 
-USAGE = "usage: kierki-server -p <port> -f <file> [-t <timeout>]"
+USAGE = "usage: kierki-server -p <port> -f <file> [-t <timeout>] [--host <address>]"
 DEFAULT_TIMEOUT = 5.0
 
 
@@ -90,6 +94,7 @@ class ServerOptions:
     port: int = 0
     file: str = ""
     timeout: float = DEFAULT_TIMEOUT
+    host: str | None = None  # None: every interface, IPv6 and IPv4
 
 
 def parse_args(argv: Sequence[str]) -> ServerOptions:
@@ -99,7 +104,7 @@ def parse_args(argv: Sequence[str]) -> ServerOptions:
     i = 0
     while i < len(argv):
         flag = argv[i]
-        if flag not in ("-p", "-f", "-t"):
+        if flag not in ("-p", "-f", "-t", "--host"):
             raise UsageError(f"unknown parameter {flag!r}")
         if i + 1 >= len(argv):
             raise UsageError(f"{flag} needs a value")
@@ -112,6 +117,11 @@ def parse_args(argv: Sequence[str]) -> ServerOptions:
             if not value:
                 raise UsageError("-f needs a file name")
             opts.file, have_file = value, True
+        elif flag == "--host":
+            host = value[1:-1] if value.startswith("[") and value.endswith("]") else value
+            if not host or not host.isprintable() or any(c.isspace() for c in host):
+                raise UsageError(f"bad --host {value!r}: expected an IP address or a host name")
+            opts.host = host
         else:
             try:
                 t = float(value)
@@ -124,6 +134,42 @@ def parse_args(argv: Sequence[str]) -> ServerOptions:
     if not have_file:
         raise UsageError("the game file (-f <file>) is required")
     return opts
+
+
+def make_listening_sockets(port: int, host: str | None = None) -> list[socket.socket]:
+    """The sockets to listen on: every interface (one dual-stack socket) when ``host`` is None,
+    else one per address ``host`` resolves to, all on one port (port 0: the first one's)."""
+    if host is None:
+        return [make_listening_socket(port)]
+    try:
+        infos = socket.getaddrinfo(host, port, socket.AF_UNSPEC, socket.SOCK_STREAM, 0, socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as e:
+        raise OSError(errno.EADDRNOTAVAIL, f"cannot resolve {host!r}: {getattr(e, 'strerror', None) or e}") from None
+    socks: list[socket.socket] = []
+    seen: set[tuple[int, str]] = set()
+    try:
+        for family, _, _, _, addr in infos:
+            if (family, addr[0]) in seen or family not in (socket.AF_INET, socket.AF_INET6):
+                continue
+            seen.add((family, str(addr[0])))
+            sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+            socks.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                with contextlib.suppress(OSError, AttributeError):
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)  # this address only
+            sock.bind((addr[0], port, *addr[2:]))
+            sock.listen(64)
+            sock.setblocking(False)
+            if port == 0:
+                port = sock.getsockname()[1]  # the other addresses share it
+    except OSError:
+        for sock in socks:
+            sock.close()
+        raise
+    if not socks:
+        raise OSError(errno.EADDRNOTAVAIL, f"{host!r} has no IPv4 or IPv6 address")
+    return socks
 
 
 def make_listening_socket(port: int) -> socket.socket:
@@ -151,6 +197,28 @@ def make_listening_socket(port: int) -> socket.socket:
             failure = e
     assert failure is not None
     raise failure
+
+
+class Listeners:
+    """The game's listening servers (one per address), closed together; used as ``asyncio.Server``."""
+
+    def __init__(self, servers: Sequence[asyncio.Server]) -> None:
+        self.servers = tuple(servers)
+
+    def close(self) -> None:
+        for server in self.servers:
+            server.close()
+
+    async def wait_closed(self) -> None:
+        for server in self.servers:
+            await server.wait_closed()
+
+    async def __aenter__(self) -> Listeners:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.close()
+        await self.wait_closed()
 
 
 class KierkiTable(Table):
@@ -350,6 +418,7 @@ class KierkiServer:
         self.over = False
         self.done = asyncio.Event()
         self.port = 0
+        self.addresses: list[str] = []
         self._out = out if out is not None else sys.stdout
 
     def report(self, sender: str, receiver: str, text: str) -> None:
@@ -375,14 +444,21 @@ class KierkiServer:
     def occupied(self) -> tuple[int, ...]:
         return tuple(s for s in range(4) if self.seats[s] is not None)
 
-    async def start(self, port: int) -> asyncio.Server:
-        sock = make_listening_socket(port)
-        self.port = sock.getsockname()[1]
-        return await asyncio.start_server(self._handle, sock=sock)
+    async def start(self, port: int, host: str | None = None) -> Listeners:
+        socks = make_listening_sockets(port, host)
+        self.port = socks[0].getsockname()[1]
+        self.addresses = [format_address(sock.getsockname()) for sock in socks]
+        try:
+            return Listeners([await asyncio.start_server(self._handle, sock=sock) for sock in socks])
+        except BaseException:
+            for sock in socks:
+                sock.close()
+            raise
 
-    async def serve(self, port: int) -> None:
-        server = await self.start(port)
-        print(f"kierki-server listening on port {self.port}", file=self._out, flush=True)
+    async def serve(self, port: int, host: str | None = None) -> None:
+        server = await self.start(port, host)
+        where = "" if host is None else f" ({', '.join(self.addresses)})"
+        print(f"kierki-server listening on port {self.port}{where}", file=self._out, flush=True)
         async with server:
             await self.done.wait()
             server.close()
@@ -516,12 +592,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
     async def run() -> None:
-        await KierkiServer(deals, opts.timeout, orders=orders).serve(opts.port)
+        await KierkiServer(deals, opts.timeout, orders=orders).serve(opts.port, opts.host)
 
     try:
         asyncio.run(run())
     except OSError as e:
-        print(f"kierki-server: cannot listen on port {opts.port}: {e.strerror or e}", flush=True)
+        where = "" if opts.host is None else f" of {opts.host}"
+        print(f"kierki-server: cannot listen on port {opts.port}{where}: {e.strerror or e}", flush=True)
         return 1
     except KeyboardInterrupt:
         print("kierki-server: interrupted", flush=True)
