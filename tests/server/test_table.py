@@ -434,6 +434,7 @@ async def test_a_late_claim_answer_is_refused_without_forcing_the_seats_card() -
     assert t.stats()[0].forced == 0 and t.stats()[0].illegal == 0
     assert not claim_events(t)
 
+
 # ---------------------------------------------------------------- submit with a reply (HTTP callers)
 def _pause_policy() -> TablePolicy:
     return TablePolicy(decision_timeout=None, on_timeout=OnBadAnswer.PAUSE, on_illegal=OnBadAnswer.PAUSE)
