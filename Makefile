@@ -55,13 +55,15 @@ browser:
 	    || echo "warning: could not install chromium; the browser tests will skip"; \
 	else echo "warning: no chromium and no root apt-get; the browser tests will skip (apt-get install chromium)"; fi
 
-# The whole suite twice: on the compiled core (what `make serve` runs), then on the pure-Python
-# sources (the fallback where nothing can be compiled).
+# The whole suite on the compiled core (what `make serve` runs), then the core's tests again on the
+# pure-Python sources (the fallback where nothing can be compiled).
 unit: install-dev core browser
 	$(VENV)/bin/pytest
 
+# The pure-Python pass checks the fallback build of the core, so it skips what exercises only the
+# shell (real sockets and browsers in tests/e2e, the slow and fuzz runs): the compiled pass ran those.
 unit-pure: install-dev
-	MOONSHOT_PURE_PYTHON=1 $(VENV)/bin/pytest
+	MOONSHOT_PURE_PYTHON=1 $(VENV)/bin/pytest -m "not browser and not slow and not fuzz" --ignore=tests/e2e
 
 test: lint typecheck unit unit-pure
 

@@ -33,7 +33,7 @@ from moonshot.protocols.sessions.codec import StreamDecoder, encode
 FLOOD_RATE = 3_700_000  # bytes/s
 FLOOD_SECONDS = 4.0
 SAMPLES = 1500
-SERVE_OPTIONS = ["--bot", "random", "--log-level", "warning"]
+SERVE_OPTIONS = ["--bot", "random", "--log-level", "warning", "--no-http"]
 NOISE_FLOOR = 0.002  # seconds: the smallest quiet p99 the bound is taken against
 ATTEMPTS = 3  # windows per pattern before it counts as failed (see the module docstring)
 

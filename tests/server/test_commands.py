@@ -133,7 +133,7 @@ def bad_db_cases(command: str, tmp_path: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("command", ["serve", "games", "replay"])
 def test_a_bad_db_is_a_one_line_usage_error(command: str, tmp_path: Path) -> None:
-    extras = {"serve": ["--sessions-port", "0", "--log-level", "error"], "games": [], "replay": ["some-game-id"]}
+    extras = {"serve": ["--sessions-port", "0", "--no-http", "--log-level", "error"], "games": [], "replay": ["some-game-id"]}
     extra = extras[command]
     for db, words in bad_db_cases(command, tmp_path).items():
         result = CliRunner().invoke(main, [command, *extra, "--db", db])
@@ -162,6 +162,7 @@ def test_serve_on_an_unusable_db_exits_2_without_a_traceback(tmp_path: Path) -> 
             "serve",
             "--sessions-port",
             "0",
+            "--no-http",
             "--db",
             f"sqlite:///{tmp_path}/plain.txt/g.db",
         ],
@@ -180,7 +181,7 @@ def test_games_on_a_missing_sqlite_file_does_not_create_it(tmp_path: Path) -> No
     assert not (tmp_path / "typo.db").exists()
 
 
-QUICK = ["--fill-wait", "0.1", "--bot", "random", "--log-level", "error"]
+QUICK = ["--fill-wait", "0.1", "--bot", "random", "--log-level", "error", "--no-http"]
 
 
 def test_serve_on_the_plain_sqlite_url_keeps_its_files_private(tmp_path: Path) -> None:
