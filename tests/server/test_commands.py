@@ -133,7 +133,11 @@ def bad_db_cases(command: str, tmp_path: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("command", ["serve", "games", "replay"])
 def test_a_bad_db_is_a_one_line_usage_error(command: str, tmp_path: Path) -> None:
-    extras = {"serve": ["--sessions-port", "0", "--no-http", "--log-level", "error"], "games": [], "replay": ["some-game-id"]}
+    extras = {
+        "serve": ["--sessions-port", "0", "--no-http", "--log-level", "error"],
+        "games": [],
+        "replay": ["some-game-id"],
+    }
     extra = extras[command]
     for db, words in bad_db_cases(command, tmp_path).items():
         result = CliRunner().invoke(main, [command, *extra, "--db", db])
