@@ -6,8 +6,10 @@ each client, every message it was sent together with the engine's log length at 
 know at that point of the engine's true (unredacted) log, computed here independently of the
 engine's own redaction (:func:`knowable`):
 
-* its own dealt hand, the cards it passed and the cards passed to it;
-* every card played, every card exposed, every open charge (and all charges once revealed);
+* its own dealt hand, the cards it passed and the cards passed to it (as soon as it and the
+  seat passing to it have both passed, as Turbo shows them);
+* every card played, every card exposed, every open charge (and all charges once revealed),
+  a claimer's hand once the claim is made;
 * a blind charge only by the seat that made it.
 
 Anything else (another seat's hand, a pass it neither sent nor received, a blind charge, a card
@@ -15,12 +17,18 @@ before it is played) is a leak. Cards in a message are found by :func:`cards_in_
 string anywhere in a JSON message that reads as a card: a leak in any field is caught) or by
 the protocol's own parser.
 
-Plugging in another protocol (Trend, Turbo) takes a few lines: play games through its server
-with recording clients, and for each game call ``check_game(table.game.log, received)`` where
+All four server protocols are plugged in (``tests/e2e/test_leakcheck.py``): Sessions, Kierki,
+Trend and Turbo. Plugging in another takes a few lines: play games through its server with
+recording clients, and for each game call ``check_game(table.game.log, received)`` where
 ``received`` lists ``Received(seat, version, cards, what)``: ``version`` is
-``len(table.game.log)`` when the server wrote the message (wrap the adapter's send, as
-``test_leakcheck.py`` does for Sessions and Kierki), ``cards`` the card mask read from the bytes
-written (``cards_in_json(json.loads(...))`` for a JSON protocol). Then ``assert not problems``.
+``len(table.game.log)`` when the server wrote the message (wrap the adapter's send, as the
+Sessions and Kierki tests do), ``cards`` the card mask read from the bytes written
+(``cards_in_json(json.loads(...))`` for a JSON protocol). Then ``assert not problems``.
+
+Card masks repeat from deal to deal, so without ``per_deal`` every card counts as known once the
+first deal is played out and later deals are checked loosely. Where each message's ``version``
+can be the exact engine event behind it (Trend: the codec fed one event at a time; Turbo: each
+``Message.version``), pass ``per_deal=True`` and every deal is checked on its own.
 """
 
 from __future__ import annotations
@@ -37,6 +45,8 @@ from moonshot.events import (
     Charged,
     ChargesRevealed,
     ChargingEnded,
+    ClaimMade,
+    DealStarted,
     Event,
     Exposed,
     HandDealt,
@@ -55,12 +65,32 @@ class Received:
     what: str  # the message, shortened, for the report
 
 
-def knowable(log: Sequence[Event], seat: int) -> list[CardSet]:
-    """``out[v]``: the cards ``seat`` may know once the first ``v`` events happened."""
+def knowable(log: Sequence[Event], seat: int, per_deal: bool = False) -> list[CardSet]:
+    """``out[v]``: the cards ``seat`` may know once the first ``v`` events happened.
+
+    ``per_deal``: start again from nothing at each deal (card masks repeat from deal to deal, so
+    without it every card counts as known once the first deal is played out). Only for messages
+    whose ``version`` is the exact event behind them: a message about the last deal sent in the
+    same write as the next deal's hands would otherwise be flagged."""
     known = 0
+    passed = False  # this seat has passed this deal
+    coming = 0  # cards passed to it before it passed
     out = [0]
     for e in log:
         own = getattr(e, "seat", None) == seat
+        if isinstance(e, DealStarted):
+            passed, coming = False, 0
+            if per_deal:
+                known = 0
+        if isinstance(e, PassSent) and e.to == seat and not own and e.cards is not None:
+            # a pass may be shown to its receiver once both have passed (Turbo's recv_pass)
+            if passed:
+                known |= e.cards
+            else:
+                coming |= e.cards
+        if isinstance(e, PassSent) and own:
+            passed = True
+            known |= coming
         if isinstance(e, HandDealt | PassSent | PassReceived) and own and e.cards is not None:
             known |= e.cards  # its hand, what it passed, what it was passed
         elif isinstance(e, CardPlayed):
@@ -70,6 +100,8 @@ def knowable(log: Sequence[Event], seat: int) -> list[CardSet]:
         elif isinstance(e, ChargesRevealed | ChargingEnded):
             for c in e.charges:
                 known |= c
+        elif isinstance(e, ClaimMade):
+            known |= e.hand  # a claim shows the claimer's hand to the table
         out.append(known)
     return out
 
@@ -92,9 +124,10 @@ def cards_in_json(value: Any) -> CardSet:
     return mask
 
 
-def check_game(log: Sequence[Event], received: Iterable[Received]) -> list[str]:
-    """The leaks in one game: each message naming a card its seat may not know when it was sent."""
-    per_seat = {s: knowable(log, s) for s in range(4)}
+def check_game(log: Sequence[Event], received: Iterable[Received], per_deal: bool = False) -> list[str]:
+    """The leaks in one game: each message naming a card its seat may not know when it was sent
+    (``per_deal``: see :func:`knowable`)."""
+    per_seat = {s: knowable(log, s, per_deal) for s in range(4)}
     problems = []
     for r in received:
         known = per_seat[r.seat][min(r.version, len(log))]

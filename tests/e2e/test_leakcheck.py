@@ -7,6 +7,16 @@ connection (the replayed history is checked too). Kierki: full games (the seven 
 fifth as many games) through the real ``kierki-server`` on loopback with four clients. Every
 message each client is sent is checked against what its seat may know at the engine's log
 position when it was sent.
+
+Trend: a third as many games (four deals each) through the real ``TrendSeat`` and its codec on
+real tables, one to four Trend clients and server bots in the other chairs; each client is an
+in-process peer that records every frame and answers each request with a JSON frame read back by
+the real frame parser (no sockets: the seat's frames are what a ``Peer`` would queue). Turbo:
+half as many games (four hands each) across the six charging orders (blind ones included), one
+to four people acting through ``HostedGame.act`` as the game routes do (claiming late in hands,
+answering claims) and server bots; each person's subscription to the real ``GameStream`` is read
+as ``stream_events`` encodes it for that seat. Spectators see everything and are not checked.
+Both check every deal on its own (``per_deal``), with each message at its exact engine event.
 """
 
 from __future__ import annotations
@@ -15,22 +25,35 @@ import asyncio
 import json
 import os
 import random
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from e2e.test_kierki import join_four, run_until_end, server_in_thread
 from leakcheck import Received, cards_in_json, check_game
+from moonshot.actions import AcceptClaim, Action, Claim, RejectClaim
+from moonshot.bots.random import RandomBot
+from moonshot.events import ClaimSucceeded
 from moonshot.protocols.kierki import server as kierki_server
 from moonshot.protocols.kierki.codec import Deal, Taken, Trick, encode, parse_message
 from moonshot.protocols.sessions import server as sessions_server
 from moonshot.protocols.sessions.codec import encode as sessions_encode
+from moonshot.protocols.trend import codec as trend_codec
+from moonshot.protocols.trend.seat import TrendSeat
+from moonshot.protocols.turbo.api import PEOPLE_POLICY, GameStream, HostedGame, TurboSeat
+from moonshot.protocols.turbo.codec import Player as TurboPlayer
+from moonshot.protocols.turbo.codec import TurboTranslator
+from moonshot.rules import ChargingOrder
 from moonshot.server.app import ServerApp, ServerConfig
-from moonshot.server.table import Table
+from moonshot.server.table import BotSeat, DecisionRequest, Seat, Table, TableEvent
+from moonshot.variants import TREND, TURBO_VARIANTS
 
 # games per protocol; LEAKCHECK_GAMES=1000 for a longer run
 SESSIONS_GAMES = int(os.environ.get("LEAKCHECK_GAMES", "100"))
 KIERKI_GAMES = int(os.environ.get("LEAKCHECK_GAMES", "100")) // 5
+TREND_GAMES = int(os.environ.get("LEAKCHECK_GAMES", "100")) // 3  # four deals a game
+TURBO_GAMES = int(os.environ.get("LEAKCHECK_GAMES", "100")) // 2  # four hands a game
 
 
 # ------------------------------------------------------------------ Sessions
@@ -229,3 +252,179 @@ def test_no_kierki_client_is_sent_a_card_it_may_not_know(monkeypatch: pytest.Mon
             problems += check_game(table.game.log, received)
     assert checked > KIERKI_GAMES * 300
     assert not problems, problems[:10]
+
+
+# ------------------------------------------------------------------ Trend
+class TrendPeer:
+    """A Trend client's socket, in process: records each frame (with the engine event behind
+    it) and answers each request with a JSON reply frame, read back by the real frame parser."""
+
+    def __init__(self, seat: int, rng: random.Random) -> None:
+        self.seat = seat
+        self.rng = rng
+        self.addr = f"leak:{seat}"
+        self.dropped = 0
+        self.version = 0  # the table event the frames being written come from
+        self.trend_seat: TrendSeat | None = None
+        self.sent: list[Received] = []
+
+    def send(self, message: dict[str, Any]) -> None:
+        text = json.dumps(message)
+        self.sent.append(Received(self.seat, self.version, cards_in_json(json.loads(text)), text[:120]))
+        name, data = message["eventName"], message["data"]
+        reply: dict[str, Any] | None = None
+        if name == "pass_cards":
+            reply = {"dealNumber": data["dealNumber"], "cards": self.rng.sample(data["self"]["cards"], 3)}
+        elif name == "expose_cards":
+            reply = {"dealNumber": data["dealNumber"], "cards": ["AH"] if self.rng.random() < 0.5 else []}
+        elif name == "your_turn":
+            card = self.rng.choice(data["self"]["candidateCards"])
+            reply = {"dealNumber": data["dealNumber"], "roundNumber": data["roundNumber"], "turnCard": card}
+        if reply is not None:
+            answer = {"pass_cards": "pass_my_cards", "expose_cards": "expose_my_cards", "your_turn": "pick_card"}
+            frame = json.dumps({"eventName": answer[name], "data": reply})
+            # a reply arrives later, as over a socket
+            asyncio.get_running_loop().call_soon(self.reply, frame)
+
+    def send_many(self, messages: Sequence[dict[str, Any]]) -> None:
+        for m in messages:
+            self.send(m)
+
+    def reply(self, frame: str) -> None:
+        event = trend_codec.parse_frame(frame)
+        assert isinstance(event, trend_codec.PassMyCards | trend_codec.ExposeMyCards | trend_codec.PickCard), event
+        assert self.trend_seat is not None
+        self.trend_seat.reply(event)
+
+
+def test_no_trend_client_is_sent_a_card_it_may_not_know(monkeypatch: pytest.MonkeyPatch) -> None:
+    on_events, on_request = TrendSeat.on_events, TrendSeat.on_request
+
+    def one_event_at_a_time(self: TrendSeat, table: Table, events: Sequence[TableEvent]) -> None:
+        # the codec turns each event into frames on its own: fed one by one, each frame is
+        # checked at the exact event behind it (a deal_end and the next deal's hands come in
+        # one batch, and card masks repeat from deal to deal)
+        for te in events:
+            self.peer.version = te.version  # type: ignore[attr-defined]
+            on_events(self, table, [te])
+
+    def request(self: TrendSeat, table: Table, req: DecisionRequest) -> None:
+        self.peer.version = len(table.game.log)  # type: ignore[attr-defined]
+        on_request(self, table, req)
+
+    monkeypatch.setattr(TrendSeat, "on_events", one_event_at_a_time)
+    monkeypatch.setattr(TrendSeat, "on_request", request)
+    problems, checked, deals = asyncio.run(play_trend_games(TREND_GAMES))
+    assert deals >= TREND_GAMES * 4
+    assert checked > TREND_GAMES * 4 * 30
+    assert not problems, problems[:10]
+
+
+async def play_trend_games(games: int) -> tuple[list[str], int, int]:
+    rng = random.Random(11)
+    problems: list[str] = []
+    checked = deals = 0
+    infos = [trend_codec.PlayerInfo(i + 1, f"player{i + 1}") for i in range(4)]
+    for g in range(games):
+        peers: list[TrendPeer] = []
+        seats: list[Seat] = []
+        for chair in range(4):
+            if chair < 1 + g % 4:  # one to four Trend clients, server bots in the other chairs
+                peer = TrendPeer(chair, rng)
+                seat = TrendSeat(peer, chair, infos)  # type: ignore[arg-type]
+                peer.trend_seat = seat
+                peers.append(peer)
+                seats.append(seat)
+            else:
+                seats.append(BotSeat(RandomBot(), random.Random(g * 4 + chair)))
+        table = Table(TREND, seats, seed=g, names=[i.name for i in infos])
+        table.start()
+        await asyncio.wait_for(table.done, 60)
+        assert table.game.over
+        deals += table.game.deal_index + 1
+        for p in peers:
+            checked += len(p.sent)
+            problems += check_game(table.game.log, p.sent, per_deal=True)
+    return problems, checked, deals
+
+
+# ------------------------------------------------------------------ Turbo
+def test_no_seated_turbo_viewer_is_sent_a_card_it_may_not_know() -> None:
+    problems, checked, hands, claims, orders = asyncio.run(play_turbo_games(TURBO_GAMES))
+    assert hands >= TURBO_GAMES * 4
+    assert claims > 0 and len(orders) == min(TURBO_GAMES, len(ChargingOrder))
+    assert checked > TURBO_GAMES * 4 * 50
+    assert not problems, problems[:10]
+
+
+async def play_turbo_games(games: int) -> tuple[list[str], int, int, int, set[ChargingOrder]]:
+    """Games in every charging order, one to four people (the others server bots); each
+    person's stream is read as ``stream_events`` writes it (``Message.json_for`` its seat).
+    Returns the leaks, messages checked, hands, claims that succeeded and the orders played."""
+    rng = random.Random(12)
+    problems: list[str] = []
+    checked = hands = claims = 0
+    orders: set[ChargingOrder] = set()
+    all_orders = list(ChargingOrder)
+    for g in range(games):
+        order = all_orders[g % len(all_orders)]
+        orders.add(order)
+        rules = TURBO_VARIANTS[order]
+        people = 1 + g % 4
+        names = [f"person{i}" if i < people else f"robot{i}" for i in range(4)]
+        seats: list[Seat] = [
+            TurboSeat(names[i]) if i < people else BotSeat(RandomBot(), random.Random(g * 4 + i), name=names[i])
+            for i in range(4)
+        ]
+        players = [TurboPlayer(n, "human" if i < people else "bot") for i, n in enumerate(names)]
+        table = Table(rules, seats, seed=1000 + g, policy=PEOPLE_POLICY, names=names)
+        stream = GameStream(f"leak{g}")
+        stream.start(TurboTranslator(rules, table.seed, players))
+        subs = [stream.subscribe(n, None) for n in names[:people]]
+        assert [s.seat for s in subs] == list(range(people))
+        table.watch(stream)
+        hosted = HostedGame(stream.game_id, table, players, stream)
+        table.start()
+        await asyncio.gather(*(turbo_person(hosted, s, rng) for s in range(people)))
+        await asyncio.wait_for(table.done, 60)
+        claims += sum(isinstance(e, ClaimSucceeded) for e in table.game.log)  # a hand shown, then taken
+        hands += table.game.deal_index + 1
+        stream.close()
+        for sub in subs:
+            assert sub.seat is not None
+            received = []
+            while not sub.queue.empty():
+                m = sub.queue.get_nowait()
+                text = None if m is None else m.json_for(sub.seat)
+                if m is not None and m.data["type"] != "end_replay" and text is not None:
+                    received.append(Received(sub.seat, m.version, cards_in_json(json.loads(text)), text[:120]))
+            checked += len(received)
+            problems += check_game(table.game.log, received, per_deal=True)
+    return problems, checked, hands, claims, orders
+
+
+async def turbo_person(hosted: HostedGame, seat: int, rng: random.Random) -> int:
+    """One person at the table, acting through ``HostedGame.act`` as the game routes do: answers
+    claims, sometimes claims late in a hand, else passes, charges and plays at random."""
+    game = hosted.table.game
+    claims = 0
+    while not game.over:
+        await asyncio.sleep(0)
+        legal = game.legal_actions(seat)
+        if not legal:
+            continue
+        answers = [a for a in legal if isinstance(a, AcceptClaim) and a.claimer != seat]
+        claim = [a for a in legal if isinstance(a, Claim)]
+        if answers:
+            a = answers[0]
+            action: Action = a if rng.random() < 0.7 else RejectClaim(seat, a.claimer)
+        elif claim and game.hands[seat].bit_count() <= 6 and rng.random() < 0.1:
+            action = claim[0]
+            claims += 1
+        else:
+            moves = [a for a in legal if not isinstance(a, Claim | AcceptClaim | RejectClaim)]
+            if not moves:
+                continue
+            action = rng.choice(moves)
+        await hosted.act(seat, action)
+    return claims
