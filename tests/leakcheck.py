@@ -20,15 +20,16 @@ the protocol's own parser.
 All four server protocols are plugged in (``tests/e2e/test_leakcheck.py``): Sessions, Kierki,
 Trend and Turbo. Plugging in another takes a few lines: play games through its server with
 recording clients, and for each game call ``check_game(table.game.log, received)`` where
-``received`` lists ``Received(seat, version, cards, what)``: ``version`` is
-``len(table.game.log)`` when the server wrote the message (wrap the adapter's send, as the
-Sessions and Kierki tests do), ``cards`` the card mask read from the bytes written
+``received`` lists ``Received(seat, version, cards, what)``: ``version`` is the engine event
+behind the message (feed the adapter one event at a time and note each event's version while it
+writes, as every test in ``test_leakcheck.py`` does), ``cards`` the card mask read from the bytes written
 (``cards_in_json(json.loads(...))`` for a JSON protocol). Then ``assert not problems``.
 
 Card masks repeat from deal to deal, so without ``per_deal`` every card counts as known once the
 first deal is played out and later deals are checked loosely. Where each message's ``version``
-can be the exact engine event behind it (Trend: the codec fed one event at a time; Turbo: each
-``Message.version``), pass ``per_deal=True`` and every deal is checked on its own.
+is the exact engine event behind it (Sessions, Kierki and Trend: the seat fed one event at a
+time; Turbo: each ``Message.version``), pass ``per_deal=True`` and every deal is checked on its
+own: all four protocols do.
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@ its codec, fed and read as bytes in process), two to four client sessions per ga
 bots in the other chairs; in every fifth game a client drops mid-game and resumes on a new
 connection (the replayed history is checked too). Kierki: full games (the seven contracts, so a
 fifth as many games) through the real ``kierki-server`` on loopback with four clients. Every
-message each client is sent is checked against what its seat may know at the engine's log
-position when it was sent.
+message each client is sent is checked against what its seat may know at the engine event behind
+it (the seat is fed one event at a time while the test notes the event's version).
 
 Trend: a third as many games (four deals each) through the real ``TrendSeat`` and its codec on
 real tables, one to four Trend clients and server bots in the other chairs; each client is an
@@ -16,7 +16,7 @@ half as many games (four hands each) across the six charging orders (blind ones 
 to four people acting through ``HostedGame.act`` as the game routes do (claiming late in hands,
 answering claims) and server bots; each person's subscription to the real ``GameStream`` is read
 as ``stream_events`` encodes it for that seat. Spectators see everything and are not checked.
-Both check every deal on its own (``per_deal``), with each message at its exact engine event.
+All four check every deal on its own (``per_deal``), with each message at its exact engine event.
 """
 
 from __future__ import annotations
@@ -125,6 +125,7 @@ class Client:
 
 CLIENTS: dict[sessions_server.SessionsConnection, Client] = {}
 SENT: list[tuple[Table, Received]] = []  # every session message, with its table
+EVENT_VERSION: list[int | None] = [None]  # the table event the messages being written come from
 
 
 def record(conn: sessions_server.SessionsConnection, msg: dict[str, Any]) -> None:
@@ -132,7 +133,7 @@ def record(conn: sessions_server.SessionsConnection, msg: dict[str, Any]) -> Non
     got = json.loads(data)
     seat = conn.sessions.get(msg.get("session_id", -1))  # type: ignore[arg-type]
     if seat is not None and seat.table is not None:
-        version = len(seat.table.game.log)
+        version = EVENT_VERSION[0] if EVENT_VERSION[0] is not None else len(seat.table.game.log)
         SENT.append((seat.table, Received(seat.seat, version, cards_in_json(got), data[:120].decode())))
     client = CLIENTS.get(conn)
     if client is not None:
@@ -151,8 +152,24 @@ def test_no_sessions_client_is_sent_a_card_it_may_not_know(monkeypatch: pytest.M
             record(self, m)
         send_many(self, msgs)
 
+    on_events = sessions_server.SessionSeat.on_events
+
+    def one_event_at_a_time(self: sessions_server.SessionSeat, table: Table, events: Sequence[TableEvent]) -> None:
+        # each message is checked at the exact event behind it (a deal's last trick and the next
+        # deal's hands come in one batch, and card masks repeat from deal to deal); a resumed
+        # session's replay stays one replay
+        resuming = self.resuming
+        for te in events:
+            self.resuming = resuming
+            EVENT_VERSION[0] = te.version
+            try:
+                on_events(self, table, [te])
+            finally:
+                EVENT_VERSION[0] = None
+
     monkeypatch.setattr(sessions_server.SessionsConnection, "send", recording_send)
     monkeypatch.setattr(sessions_server.SessionsConnection, "send_many", recording_send_many)
+    monkeypatch.setattr(sessions_server.SessionSeat, "on_events", one_event_at_a_time)
     tables: list[Table] = []
     start_table = ServerApp._start_table
 
@@ -171,7 +188,7 @@ def test_no_sessions_client_is_sent_a_card_it_may_not_know(monkeypatch: pytest.M
         by_table[id(table)].append(received)
     for t in tables:
         checked += len(by_table[id(t)])
-        problems += check_game(t.game.log, by_table[id(t)])
+        problems += check_game(t.game.log, by_table[id(t)], per_deal=True)
     assert checked > SESSIONS_GAMES * 100
     assert not problems, problems[:10]
 
@@ -224,10 +241,27 @@ def test_no_kierki_client_is_sent_a_card_it_may_not_know(monkeypatch: pytest.Mon
         server = self.server
         seat = next((s.seat for s in server.seats if s is not None and s.conn is self), None)
         if seat is not None and server.table is not None:
-            sent.append((seat, len(server.table.game.log), encode(msg)))
+            version = EVENT_VERSION[0] if EVENT_VERSION[0] is not None else len(server.table.game.log)
+            sent.append((seat, version, encode(msg)))
         send(self, msg)
 
+    on_events = kierki_server.KierkiSeat.on_events
+
+    def one_event_at_a_time(self: kierki_server.KierkiSeat, table: Table, events: Sequence[TableEvent]) -> None:
+        # as for Sessions: each message at the exact event behind it (a deal's last TAKEN and the
+        # next DEAL come in one batch); a reconnect's replay is cut to its deal as one batch
+        if self.resuming:
+            on_events(self, table, events)
+            return
+        for te in events:
+            EVENT_VERSION[0] = te.version
+            try:
+                on_events(self, table, [te])
+            finally:
+                EVENT_VERSION[0] = None
+
     monkeypatch.setattr(kierki_server.Connection, "send", recording_send)
+    monkeypatch.setattr(kierki_server.KierkiSeat, "on_events", one_event_at_a_time)
     from e2e.test_kierki import game_deals
 
     problems: list[str] = []
@@ -249,7 +283,7 @@ def test_no_kierki_client_is_sent_a_card_it_may_not_know(monkeypatch: pytest.Mon
                         cards |= 1 << c
                 received.append(Received(seat, version, cards, data.decode().strip()))
             checked += len(received)
-            problems += check_game(table.game.log, received)
+            problems += check_game(table.game.log, received, per_deal=True)
     assert checked > KIERKI_GAMES * 300
     assert not problems, problems[:10]
 
