@@ -147,6 +147,22 @@ async def test_a_name_is_bound_to_the_first_browser_while_it_is_held(env: Env) -
         assert r.status_code == 200 and SESSION_COOKIE in r.cookies
 
 
+async def test_a_cookie_from_an_earlier_binding_of_the_name_does_not_count(env: Env) -> None:
+    """Each binding has its own nonce: a browser that once held a name (or took it while nobody
+    held it) cannot act for the browser that holds it now."""
+    async with env.client("ann") as early:  # takes "ann" while nobody holds it
+        assert (await early.get("/api/me")).status_code == 200
+        stale = early.cookies[SESSION_COOKIE]
+    async with env.client("ann") as owner:  # not held, so a new browser binds it afresh...
+        r = await owner.get("/api/me")
+        assert r.status_code == 200 and r.cookies[SESSION_COOKIE] != stale
+        gid = await new_game(owner)  # ...and now holds it
+        async with env.client("ann", **{SESSION_COOKIE: stale}) as thief:
+            assert (await thief.get("/api/me")).status_code == 403
+            assert (await thief.post("/lobby/leave", json={"id": gid})).status_code == 403
+        assert (await owner.post("/lobby/leave", json={"id": gid})).status_code == 200
+
+
 async def test_a_session_cookie_for_another_name_does_not_count(env: Env) -> None:
     async with env.client("bob") as bob:
         await new_game(bob)

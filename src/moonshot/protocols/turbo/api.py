@@ -25,6 +25,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import hashlib
+import hmac
 import json
 import logging
 import random
@@ -112,17 +114,55 @@ class Identity:
     """Who a request comes from: the ``name`` cookie, as in the seed.
 
     Unless ``open_names``, the first request under a name also gets a signed HttpOnly session
-    cookie binding the name to that browser; while the name is *held* (see ``held``) a request
-    under it without that cookie is refused with 403. The signing key comes from the caller
-    (persisted by the server), so bindings survive a restart."""
+    cookie binding the name to that browser: it carries a random nonce, and the identity keeps the
+    nonce each name is bound to (a digest of it, handed to ``on_bind`` so the server can keep it).
+    While the name is *held* (see ``held``) a request under it without the cookie of its current
+    binding is refused with 403; a name nobody holds may be taken by a new browser, which then
+    owns it. The signing key comes from the caller (persisted by the server), so bindings survive
+    a restart."""
 
-    def __init__(self, secret: str, open_names: bool = False, held: Callable[[str], bool] | None = None) -> None:
+    def __init__(
+        self,
+        secret: str,
+        open_names: bool = False,
+        held: Callable[[str], bool] | None = None,
+        on_bind: Callable[[str, str], None] | None = None,
+    ) -> None:
         self.open_names = open_names
         self.held: Callable[[str], bool] = held or (lambda name: False)
+        self.on_bind = on_bind
         self._signer = URLSafeSerializer(secret, salt="moonshot.turbo.name")
+        self._bound: dict[str, str] = {}  # name -> digest of the nonce of its current binding
+
+    @staticmethod
+    def _digest(nonce: str) -> str:
+        return hashlib.sha256(nonce.encode()).hexdigest()
+
+    def load_bindings(self, bound: dict[str, str]) -> None:
+        """Bindings kept by an earlier run (name -> nonce digest)."""
+        self._bound.update(bound)
+
+    def _bind(self, name: str, nonce: str) -> None:
+        digest = self._digest(nonce)
+        if self._bound.get(name) != digest:
+            self._bound[name] = digest
+            if self.on_bind is not None:
+                self.on_bind(name, digest)
 
     def session_for(self, name: str) -> str:
-        return self._signer.dumps(name)
+        """A new binding of ``name`` to whoever gets this cookie value."""
+        nonce = secrets.token_urlsafe(24)
+        self._bind(name, nonce)
+        return self._signer.dumps([name, nonce])
+
+    def _nonce(self, token: str, name: str) -> str | None:
+        try:
+            value = self._signer.loads(token)
+        except BadSignature:
+            return None
+        if isinstance(value, list) and len(value) == 2 and value[0] == name and isinstance(value[1], str):
+            return value[1]
+        return None
 
     def caller(self, request: Request) -> Caller:
         name = request.cookies.get(NAME_COOKIE, "").strip()
@@ -135,12 +175,14 @@ class Identity:
         if self.open_names:
             return Caller(name)
         token = request.cookies.get(SESSION_COOKIE)
-        if token:
-            try:
-                if self._signer.loads(token) == name:
-                    return Caller(name)
-            except BadSignature:
-                pass
+        nonce = self._nonce(token, name) if token else None
+        if nonce is not None:
+            current = self._bound.get(name)
+            if current is not None and hmac.compare_digest(current, self._digest(nonce)):
+                return Caller(name)
+            if current is None or not self.held(name):  # nobody else owns the name now
+                self._bind(name, nonce)
+                return Caller(name)
         if self.held(name):
             raise RequestError(403, f"the name {name!r} is in use in another browser")
         return Caller(name, self.session_for(name))
@@ -569,7 +611,9 @@ class TurboLobby:
         track: Callable[[Table], object] | None = None,
     ) -> None:
         self.options = options or LobbyOptions()
-        self._identity = Identity(secret, self.options.open_names, self.holds)
+        self._identity = Identity(
+            secret, self.options.open_names, self.holds, lambda name, digest: self._put(f"turbo:name:{name}", digest)
+        )
         self.make_bot = make_bot
         self.bot_names = list(bot_names)
         self.recorder = recorder
@@ -673,6 +717,8 @@ class TurboLobby:
         """Open games (not yet four players) kept in the store by an earlier run."""
         if self.store is None:
             return
+        names = await self.store.values("turbo:name:")
+        self._identity.load_bindings({k.removeprefix("turbo:name:"): str(v) for k, v in names.items()})
         for key, data in (await self.store.values("turbo:open:")).items():
             try:
                 g = LobbyGame(
