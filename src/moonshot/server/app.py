@@ -79,6 +79,11 @@ class ServerConfig:
     open_names: bool = False  # the seed's behaviour: the name cookie alone says who you are
     secret: str | None = None  # signs session cookies; None: MOONSHOT_SECRET, else kept in the store
     static_dir: Path | None = None  # the web app's files (default: moonshot/web/static)
+    # a cluster of server processes (moonshot.server.cluster): None = this process alone
+    redis_url: str | None = None
+    cluster_prefix: str = "moonshot:"  # Redis key prefix: one cluster per prefix
+    lease: float = 5.0  # seconds a table's lease outlives its owner's last renewal
+    reuse_port: bool = False  # share the listening ports with other processes (SO_REUSEPORT)
 
 
 class _Uvicorn(uvicorn.Server):
@@ -106,6 +111,7 @@ class ServerApp:
     _http: _Uvicorn | None = None
     _http_task: asyncio.Task[None] | None = None
     restored: int = 0  # unfinished games restored from the store at start
+    cluster: Any = None  # moonshot.server.cluster.Cluster when config.redis_url is set
 
     def __post_init__(self) -> None:
         self._bot = bot_factory(self.config.bot)
@@ -119,6 +125,11 @@ class ServerApp:
             self.store = await Store.open(cfg.db_url)
             self.recorder = StoreRecorder(self.store)
             self.recorder.start()
+        if cfg.redis_url:
+            from moonshot.server.cluster import Cluster
+
+            self.cluster = Cluster(self, cfg.redis_url, prefix=cfg.cluster_prefix, lease=cfg.lease)
+            await self.cluster.start()
         if cfg.http_port is not None:
             self.turbo = TurboLobby(
                 secret=await self._secret(),
@@ -132,7 +143,14 @@ class ServerApp:
         restored_ids = await self._restore()
         if self.turbo is not None:
             await self.turbo.load_open()
-        self.lobby = Lobby(
+        lobby_class: Any = Lobby
+        lobby_args: tuple[Any, ...] = ()
+        if self.cluster is not None:
+            from moonshot.server.cluster import ClusterLobby
+
+            lobby_class, lobby_args = ClusterLobby, (self.cluster,)
+        self.lobby = lobby_class(
+            *lobby_args,
             self._start_table,
             self._make_bot,
             cfg.fill_wait,
@@ -145,15 +163,19 @@ class ServerApp:
                 self.lobby,
                 SessionsOptions(max_message=cfg.max_message, resync_idle=cfg.resync_idle),
                 restored_ids,
-                self.find_chair,
+                self.find_chair if self.cluster is None else None,
             )
-
-            self.sessions_port = await self.sessions.start(cfg.host, cfg.sessions_port)
+            if self.cluster is not None:
+                self.sessions.remote_resume = self.cluster.resume
+            self.sessions_port = await self.sessions.start(cfg.host, cfg.sessions_port, cfg.reuse_port)
             log.info("event=listening protocol=sessions host=%s port=%d", cfg.host, self.sessions_port)
         if cfg.trend_port is not None:
             await self._start_trend(cfg.host, cfg.trend_port)
         if self.turbo is not None and cfg.http_port is not None:
             await self._start_http(self.turbo, cfg.host, cfg.http_port)
+        if self.cluster is not None:  # games no node holds: left by a cluster that stopped, or a dead node
+            self.restored += await self.cluster.adopt_stored()
+            self.restored += await self.cluster.adopt_orphans()
 
     async def _secret(self) -> str:
         """The key that signs session cookies: --secret, MOONSHOT_SECRET, or one kept in the
@@ -176,6 +198,8 @@ class ServerApp:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if self.config.reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         try:
             sock.bind((host, port))
         except OSError:
@@ -231,6 +255,8 @@ class ServerApp:
                     await asyncio.wait_for(self._http_task, 2)
         if self.turbo is not None:
             await self.turbo.flush()
+        if self.cluster is not None:
+            await self.cluster.close()  # after the connections: their detaches reach the owners
         if self.recorder is not None:
             await self.recorder.close()
         if self.store is not None:
@@ -315,6 +341,8 @@ class ServerApp:
         self.tables.pop(table.id, None)
         if table.status is TableStatus.FINISHED:
             self.finished += 1
+        if self.cluster is not None:
+            self.cluster.table_done(table)
 
     def find_chair(self, session_id: int, secret: str) -> tuple[Table, int] | None:
         """The chair of session ``session_id`` in a running game, if nobody sits in it now and
@@ -339,6 +367,10 @@ class ServerApp:
         if self.store is None:
             return ids
         for rec in await self.store.unfinished():
+            if self.cluster is not None and (
+                rec.protocol == "sessions" or (rec.protocol == "trend" and self.config.trend_port is None)
+            ):
+                continue  # a cluster's Sessions games are adopted (moonshot.server.cluster), under a lease
             if rec.protocol == "turbo":
                 await self._restore_turbo(rec)
                 continue
@@ -413,6 +445,7 @@ class ServerApp:
             "http": self.lobby_url(),
             "db": self.config.db_url,
             "tables": len(self.tables),
+            "cluster": self.cluster.describe() if self.cluster is not None else None,
         }
 
     def lobby_url(self) -> str | None:

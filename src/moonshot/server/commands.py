@@ -118,6 +118,32 @@ def bad_db(e: Exception) -> click.BadParameter:
     type=click.Choice(["debug", "info", "warning", "error"]),
     help="Structured key=value logs on stderr.",
 )
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Server processes sharing every port (SO_REUSEPORT); more than 1 needs --redis and PostgreSQL or --no-db.",
+)
+@click.option(
+    "--redis",
+    "redis_url",
+    default=None,
+    metavar="URL",
+    help="Join a cluster through Redis (redis://HOST:6379/0): Sessions players on any process or host "
+    "meet at one table; a dead process's games are adopted by the others. Needs moonshot[scale].",
+)
+@click.option(
+    "--cluster-prefix", default="moonshot:", show_default=True, help="Redis key prefix: one cluster per prefix."
+)
+@click.option(
+    "--lease",
+    default=5.0,
+    show_default=True,
+    type=click.FloatRange(min=0.5),
+    help="Seconds before another process adopts the tables of one that stopped answering (--redis).",
+)
+@click.option("--reuse-port", is_flag=True, hidden=True, help="Bind with SO_REUSEPORT (set for --workers children).")
 def serve_cmd(
     host: str,
     sessions_port: int,
@@ -136,14 +162,35 @@ def serve_cmd(
     bot: str,
     seed: int | None,
     log_level: str,
+    workers: int,
+    redis_url: str | None,
+    cluster_prefix: str,
+    lease: float,
+    reuse_port: bool,
 ) -> None:
     """Run the moonshot server: every protocol on its port, one event loop, games stored in --db.
 
     SIGINT/SIGTERM stop it gracefully: games in progress stay in the store and are restored the
     next time the server starts with the same --db.
+
+    With --redis, this process is one node of a cluster (see docs/scaling.md); --workers N starts
+    N such processes on the same ports (Sessions on all of them; HTTP and Trend on the first).
     """
     from moonshot.server.app import ServerConfig, configure_logging, serve
+    from moonshot.server.cluster import ClusterError
     from moonshot.store import StoreError
+
+    if workers > 1:
+        if not redis_url:
+            raise click.BadParameter("more than one worker needs --redis (where they meet)", param_hint="'--workers'")
+        if not no_db and db.startswith("sqlite"):
+            raise click.BadParameter(
+                "several workers share the game store: use PostgreSQL (--db postgresql://USER@HOST/DB) or --no-db",
+                param_hint="'--workers'",
+            )
+        if sessions_port == 0 and not no_sessions:
+            raise click.BadParameter("workers share one port: give --sessions-port a number", param_hint="'--workers'")
+        sys.exit(_supervise(workers, sys.argv[1:]))
 
     configure_logging(log_level)
     cfg = ServerConfig(
@@ -160,17 +207,86 @@ def serve_cmd(
         bot=bot,
         seed=seed,
         trend_port=trend_port,
+        redis_url=redis_url,
+        cluster_prefix=cluster_prefix,
+        lease=lease,
+        reuse_port=reuse_port,
     )
     try:
         asyncio.run(serve(cfg, lambda line: print(line, flush=True)))
     except StoreError as e:
         raise bad_db(e) from None
+    except ClusterError as e:
+        raise click.BadParameter(str(e), param_hint="'--redis'") from None
     except OSError as e:
         console.print(f"[red]cannot start: {e}[/]")
         sys.exit(1)
     except ValueError as e:
         console.print(f"[red]{e}[/]")
         sys.exit(2)
+
+
+def _worker_argv(argv: list[str], index: int) -> list[str]:
+    """A worker's command line: ``serve`` with the same options, one process, a shared port;
+    workers after the first serve Sessions only (HTTP and Trend stay in the first)."""
+    drop = {"--workers", "-j"} | ({"--http-port", "--trend-port"} if index > 0 else set())
+    out: list[str] = []
+    it = iter(argv)
+    for a in it:
+        name = a.split("=", 1)[0]
+        if name in drop:
+            if "=" not in a:
+                next(it, None)  # its value
+            continue
+        out.append(a)
+    out += ["--workers", "1", "--reuse-port"]
+    if index > 0:
+        out.append("--no-http")
+    return out
+
+
+def _supervise(workers: int, argv: list[str]) -> int:
+    """Run ``workers`` server processes; restart one that dies (the others adopt its games in
+    the meantime); SIGINT/SIGTERM stop them all. Returns the exit status."""
+    import signal
+    import subprocess
+    import time
+
+    if argv and argv[0] == "serve":
+        argv = argv[1:]
+    cmd = [sys.executable, "-m", "moonshot.cli", "serve"]
+    procs: list[subprocess.Popen[bytes]] = []
+    stopping = False
+
+    def stop(signum: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    for i in range(workers):
+        procs.append(subprocess.Popen(cmd + _worker_argv(argv, i)))
+        if i == 0:
+            time.sleep(1.0)  # the first creates the store's tables and the HTTP secret alone
+    print(f"moonshot: {workers} workers (pids {' '.join(str(p.pid) for p in procs)}) share the ports", flush=True)
+    while not stopping:
+        time.sleep(0.2)
+        for i, p in enumerate(procs):
+            rc = p.poll()
+            if rc is not None and not stopping:
+                print(f"moonshot: worker {i} (pid {p.pid}) exited with {rc}; starting another", flush=True)
+                procs[i] = subprocess.Popen(cmd + _worker_argv(argv, i))
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    status = 0
+    for p in procs:
+        try:
+            status = max(status, abs(p.wait(30)))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            status = 1
+    return status
 
 
 def _host_port(text: str) -> tuple[str, int]:

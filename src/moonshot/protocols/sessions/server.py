@@ -339,7 +339,11 @@ class SessionsConnection(asyncio.Protocol):
         server = self.server
         live = server.active.get(sid)
         found = server.find_chair(sid, secret) if server.find_chair is not None else None
-        if (live is not None and not live.closed and not live.conn.closed) or found is None:
+        busy = live is not None and not live.closed and not live.conn.closed
+        if found is None and not busy and server.remote_resume is not None:
+            server.remote_resume(self, sid, secret)  # a cluster: the chair may be on another node
+            return
+        if busy or found is None:
             # one answer for every refusal: a stranger learns nothing about which sessions exist
             log.info("event=resume_refused session=%d peer=%s", sid, self.peer)
             self.send(
@@ -423,6 +427,8 @@ class SessionsServer:
         # ids used before that may still come back (restored games' sessions and bots): never reissued
         self.reserved: set[int] = set(reserved_ids or ())
         self.connections: set[SessionsConnection] = set()
+        # a cluster's resume (moonshot.server.cluster): asked when no chair here waits for the session
+        self.remote_resume: Callable[[SessionsConnection, int, str], None] | None = None
         self._server: asyncio.base_events.Server | None = None
 
     def new_session_id(self) -> int:
@@ -437,10 +443,11 @@ class SessionsServer:
         """Server bots need Sessions-style tags too: ``name(id)`` with an id no session uses."""
         return sc.tag_with_id(name, self.new_session_id())
 
-    async def start(self, host: str = "127.0.0.1", port: int = sc.DEFAULT_PORT) -> int:
+    async def start(self, host: str = "127.0.0.1", port: int = sc.DEFAULT_PORT, reuse_port: bool = False) -> int:
+        """Listen; ``reuse_port``: share the port with other processes (SO_REUSEPORT, Linux)."""
         loop = asyncio.get_running_loop()
         factory: Callable[[], SessionsConnection] = lambda: SessionsConnection(self)  # noqa: E731
-        self._server = await loop.create_server(factory, host, port)
+        self._server = await loop.create_server(factory, host, port, reuse_port=reuse_port or None)
         sock = self._server.sockets[0]
         return int(sock.getsockname()[1])
 

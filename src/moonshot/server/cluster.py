@@ -1,0 +1,1173 @@
+"""Many server processes, one set of tables: matching, routing and adoption through Redis.
+
+``moonshot serve --redis URL`` (and ``--workers N``, which starts N such processes on shared
+ports) turns one server process into a *node* of a cluster. What a node keeps in Redis:
+
+* **the lobby** (Sessions): a list per pool (``lobby:[protocol, game type, code]``) of tickets,
+  one per waiting player. A Lua script appends a ticket and, when the pool holds four tickets of
+  live nodes, removes them in the same atomic step and hands them to the caller: exactly one
+  node forms each table, and that node is its **owner**. Filling with bots after ``fill_wait``
+  is the same kind of atomic pop, done by the node whose player waited longest.
+* **the table directory**: ``tables`` (a hash: table id -> owner node), a **lease** per table
+  (``lease:{id}``, the owner's node id with an expiry the owner renews), the table's start data
+  (``meta:{id}``: rules, seed, names, credentials), which node and binding holds each chair
+  (``bind:{id}``), and ``sess:{session id}`` -> table and chair, for ``resume_session`` on any
+  node.
+* **a write-ahead action log** per table (``log:{id}``): every applied action, written in the
+  same atomic batch as the events it caused. The game store (PostgreSQL) is written behind, in
+  batches, and a killed process may not have flushed its last few rows; the log in Redis has
+  every action any player was told of.
+* **one inbound stream per node** (``in:{node}``): everything addressed to that node. The owner
+  writes there a seat's events, decision requests and rejections for the node that holds the
+  player's connection; that node writes the player's actions, detaches and resumes to the owner's
+  stream. Streams, not pub/sub: a stream entry waits for its reader (a node that is busy or
+  reconnecting to Redis misses nothing), entries are ordered (a seat's events arrive in version
+  order, the table's ``match`` before its first event), and each has an id, so a reader resumes
+  from the last id it handled. One stream per node, rather than per table or per seat, keeps each
+  node on one blocking ``XREAD`` however many tables it serves.
+
+Every seat of a cluster table is a :class:`RemoteSeat` (or an in-process bot): even a player
+connected to the owner node itself gets its events through Redis, so nothing reaches a player
+before its action is in the Redis log. The node holding the connection runs the protocol adapter
+(:class:`~moonshot.protocols.sessions.server.SessionSeat`) against a :class:`RemoteTable`
+stand-in, so the Sessions codec, sequence numbers and resume logic are the single-process ones.
+
+The owner writes through one ordered writer: each batch is one Lua call that checks, per table,
+that the lease is still this node's before appending (fencing). A node that lost a lease (it
+stalled past the expiry and another node took the table) stops that table at once.
+
+When a node dies, its leases expire; every node's watchdog looks for tables whose lease is gone,
+takes the lease (``SET NX``), and **adopts** the table: it replays the Redis log (the store's
+record is completed from it), seats the players whose connections live on other nodes (they
+simply see the next request; events they already have are skipped by version), seats bots in
+the server-bot chairs, and waits ``restore_grace`` for the players whose connections died with
+the old owner: they come back with ``resume_session`` on any node.
+
+Only the Sessions protocol is matched and routed across nodes. Trend and Turbo (HTTP) tables are
+served by the node that runs those listeners (``--workers``: the first) and are not adopted.
+Redis here is trusted like the database: messages between nodes are pickles, read by an
+unpickler that accepts moonshot's event and request classes only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import logging
+import os
+import pickle
+import random
+import secrets
+import socket
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from moonshot.actions import Action, ActionFormatError, action_from_dict, action_to_dict
+from moonshot.engine import Phase
+from moonshot.protocols.sessions import codec as sc
+from moonshot.protocols.sessions.codec import SESSIONS_RULES
+from moonshot.protocols.sessions.server import SessionsConnection, SessionSeat, secret_matches
+from moonshot.rules import Rules
+from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.server.table import BotSeat, DecisionRequest, Recorder, Seat, SeatKind, Table, TableEvent, TableStatus
+from moonshot.store import StoreRecorder, now, rules_named
+from moonshot.views import SeatView
+
+if TYPE_CHECKING:
+    from moonshot.server.app import ServerApp
+
+log = logging.getLogger("moonshot.cluster")
+
+STREAM_MAXLEN = 200_000  # entries kept per node stream (approximate trimming)
+READ_BLOCK_MS = 1000
+SESSION_TTL_S = 7 * 24 * 3600
+INSTALL_HINT = "--redis needs the redis package: pip install 'moonshot[scale]'"
+
+
+class ClusterError(Exception):
+    """The cluster cannot be used (no redis package, Redis unreachable); one line for the CLI."""
+
+
+# ------------------------------------------------------------------ messages between nodes
+_SAFE_MODULES = frozenset({"moonshot.events", "moonshot.server.table", "moonshot.engine", "moonshot.rules"})
+
+
+class _SafeUnpickler(pickle.Unpickler):
+    """Only moonshot's event classes (and the enums they hold) may be rebuilt."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module in _SAFE_MODULES:
+            obj = super().find_class(module, name)
+            if isinstance(obj, type):
+                return obj
+        raise pickle.UnpicklingError(f"refused: {module}.{name}")
+
+
+def pack(msg: dict[str, Any]) -> bytes:
+    return pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack(data: bytes) -> dict[str, Any]:
+    msg = _SafeUnpickler(io.BytesIO(data)).load()
+    if not isinstance(msg, dict):
+        raise pickle.UnpicklingError("not a message")
+    return msg
+
+
+# One batch of ordered writes: each op is (fence, kind, key, a, b). ``fence`` is a lease key the
+# node must still hold for the op to run ('' = none); kinds: x XADD (a: payload), r RPUSH (a),
+# s SET (a, b: PX ms or ''), h HSET (a: field, b: value), hd HDEL (a), d DEL.
+_WRITE_LUA = """
+local me = ARGV[1]
+local maxlen = ARGV[2]
+local owned = {}
+local lost = {}
+local i = 3
+while i <= #ARGV do
+  local fence, kind, key, a, b = ARGV[i], ARGV[i+1], ARGV[i+2], ARGV[i+3], ARGV[i+4]
+  i = i + 5
+  local ok = true
+  if fence ~= '' then
+    if owned[fence] == nil then
+      owned[fence] = (redis.call('GET', fence) == me)
+      if not owned[fence] then table.insert(lost, fence) end
+    end
+    ok = owned[fence]
+  end
+  if ok then
+    if kind == 'x' then redis.call('XADD', key, 'MAXLEN', '~', maxlen, '*', 'm', a)
+    elseif kind == 'r' then redis.call('RPUSH', key, a)
+    elseif kind == 's' then
+      if b ~= '' then redis.call('SET', key, a, 'PX', b) else redis.call('SET', key, a) end
+    elseif kind == 'h' then redis.call('HSET', key, a, b)
+    elseif kind == 'hd' then redis.call('HDEL', key, a)
+    elseif kind == 'd' then redis.call('DEL', key)
+    elseif kind == 'e' then redis.call('EXPIRE', key, a)
+    end
+  end
+end
+return lost
+"""
+
+# KEYS[1]: the pool; ARGV[1]: the ticket; ARGV[2]: key prefix. Drops tickets of dead nodes;
+# when four live tickets wait, removes and returns them (the caller owns the new table).
+_JOIN_LUA = """
+local pool = KEYS[1]
+redis.call('RPUSH', pool, ARGV[1])
+local items = redis.call('LRANGE', pool, 0, -1)
+local alive = {}
+for _, it in ipairs(items) do
+  local t = cjson.decode(it)
+  if redis.call('EXISTS', ARGV[2] .. 'node:' .. t['node']) == 1 then
+    table.insert(alive, it)
+  else
+    redis.call('LREM', pool, 1, it)
+  end
+end
+if #alive >= 4 then
+  local group = {alive[1], alive[2], alive[3], alive[4]}
+  for _, it in ipairs(group) do redis.call('LREM', pool, 1, it) end
+  return group
+end
+return {}
+"""
+
+# KEYS[1]: the pool; ARGV[1]: the ticket whose wait is over; ARGV[2]: prefix. If that ticket still
+# waits, the first (up to) four live tickets are removed and returned: a table filled with bots.
+_FILL_LUA = """
+local pool = KEYS[1]
+local items = redis.call('LRANGE', pool, 0, -1)
+local found = false
+local alive = {}
+for _, it in ipairs(items) do
+  if it == ARGV[1] then found = true end
+  local t = cjson.decode(it)
+  if redis.call('EXISTS', ARGV[2] .. 'node:' .. t['node']) == 1 then
+    table.insert(alive, it)
+  else
+    redis.call('LREM', pool, 1, it)
+  end
+end
+if not found then return {} end
+local group = {}
+for k = 1, math.min(4, #alive) do
+  table.insert(group, alive[k])
+  redis.call('LREM', pool, 1, alive[k])
+end
+return group
+"""
+
+# KEYS: lease keys; ARGV[1]: me, ARGV[2]: PX ms. Renews ours; returns the ones no longer ours.
+_RENEW_LUA = """
+local lost = {}
+for _, k in ipairs(KEYS) do
+  if redis.call('GET', k) == ARGV[1] then redis.call('PEXPIRE', k, ARGV[2]) else table.insert(lost, k) end
+end
+return lost
+"""
+
+
+# messages a player's node sends to a table's owner (the rest go from an owner to a player's node):
+# sb submit, prj the player's answer could not be read, dt detach, at attach (resume_session)
+_TO_TABLE = frozenset({"sb", "prj", "dt", "at"})
+
+
+# ------------------------------------------------------------------ the owner's side
+class RemoteSeat(Seat):
+    """A chair whose player is connected to some node (maybe this one): the table's callbacks
+    become messages on that node's stream, tagged with the binding (one connection's hold on
+    the chair)."""
+
+    wants_view = False
+
+    def __init__(
+        self, cluster: Cluster, node: str, binding: str, name: str, kind: SeatKind, credential: str | None
+    ) -> None:
+        self.cluster = cluster
+        self.node = node
+        self.binding = binding
+        self.name = name
+        self.kind = kind
+        self.credential = credential
+
+    def _send(self, table: Table, msg: dict[str, Any]) -> None:
+        msg["t"] = table.id
+        msg["b"] = self.binding
+        self.cluster.send(self.node, msg, fence=table.id)
+
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+        self._send(table, {"k": "ev", "e": list(events)})
+
+    def on_request(self, table: Table, request: DecisionRequest) -> None:
+        self._send(
+            table,
+            {
+                "k": "rq",
+                "c": request.seat,
+                "rid": request.request_id,
+                "v": request.version,
+                "ph": request.phase,
+                "lp": request.legal_plays,
+                "hand": table.game.hands[request.seat],
+            },
+        )
+
+    def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:
+        self._send(table, {"k": "rj", "rid": request.request_id, "why": reason})
+
+    def on_closed(self, table: Table, reason: str) -> None:
+        if table.status is TableStatus.STOPPED:
+            return  # this node stops (shutdown, lease lost): the table goes on on another node
+        self._send(table, {"k": "cl", "why": reason, "st": table.status.value})
+        self.cluster.unbind(table.id, self)
+
+
+class ClusterRecorder:
+    """The table's recorder in a cluster: each action goes to the Redis log (fenced, in order
+    with the events it causes), then to the store's writer as usual."""
+
+    def __init__(self, cluster: Cluster, inner: StoreRecorder | None) -> None:
+        self.cluster = cluster
+        self.inner = inner
+
+    def game_started(self, table: Table) -> None:
+        if self.inner is not None:
+            self.inner.game_started(table)
+
+    def action_applied(self, table: Table, index: int, action: Action, forced: bool) -> None:
+        c = self.cluster
+        entry = json.dumps({"i": index, "a": action_to_dict(action), "f": forced})
+        c.write(c.key("lease", table.id), "r", c.key("log", table.id), entry)
+        if self.inner is not None:
+            self.inner.action_applied(table, index, action, forced)
+
+    def game_finished(self, table: Table) -> None:
+        if self.inner is not None:
+            self.inner.game_finished(table)
+
+    def game_failed(self, table: Table, reason: str) -> None:
+        if self.inner is not None:
+            self.inner.game_failed(table, reason)
+
+
+# ------------------------------------------------------------------ the connection's side
+class _HandOnly:
+    """What a protocol adapter with ``wants_view = False`` reads of a remote request's view."""
+
+    def __init__(self, hand: int) -> None:
+        self.hand = hand
+
+
+class RemoteRequest(DecisionRequest):
+    """A decision request that came from the owner node: phase, legal plays and the hand."""
+
+    __slots__ = ("hand",)
+
+    def __init__(self, table_id: str, seat: int, request_id: int, version: int, phase: Phase, legal: int, hand: int):
+        self.table_id = table_id
+        self.seat = seat
+        self.request_id = request_id
+        self.version = version
+        self.phase = phase
+        self.legal_plays = legal
+        self.deadline = None
+        self.hand = hand
+        self._game = None
+        self._view = cast(SeatView, _HandOnly(hand))
+
+
+class RemoteTable:
+    """What a :class:`SessionSeat` on the connection's node sees of a table owned elsewhere:
+    ``submit``, ``reject`` and ``detach`` become messages on the owner's stream."""
+
+    def __init__(
+        self,
+        cluster: Cluster,
+        table_id: str,
+        owner: str,
+        binding: str,
+        chair: int,
+        names: list[str],
+        rules: Rules,
+        credential: str | None,
+    ) -> None:
+        self.cluster = cluster
+        self.id = table_id
+        self.owner = owner
+        self.binding = binding
+        self.chair = chair
+        self.names = names
+        self.rules = rules
+        self.credentials: list[str | None] = [None, None, None, None]
+        self.credentials[chair] = credential
+        self.status = TableStatus.RUNNING
+
+    def seat_names(self) -> list[str]:
+        return list(self.names)
+
+    def _send(self, msg: dict[str, Any]) -> None:
+        msg.update(t=self.id, c=self.chair, b=self.binding)
+        self.cluster.send(self.owner, msg)
+
+    def submit(self, seat: int, action: Action, request_id: int | None = None, reply: object = None) -> None:
+        self._send({"k": "sb", "a": action_to_dict(action), "rid": request_id})
+
+    def reject(self, seat: int, request_id: int | None, reason: str) -> None:
+        self._send({"k": "prj", "rid": request_id, "why": reason})
+
+    def detach(self, seat: int, occupant: object = None, reason: str = "disconnected") -> None:
+        self.cluster.bindings.pop(self.binding, None)
+        self._send({"k": "dt", "why": reason})
+
+
+@dataclass
+class Binding:
+    """One connection's hold on a chair of a (possibly remote) table."""
+
+    id: str
+    seat: SessionSeat
+    table: RemoteTable
+    last_version: int = 0
+
+
+@dataclass
+class _Ticket:
+    candidate: Candidate
+    text: str  # the JSON kept in the Redis pool
+    pool: str
+    timer: asyncio.TimerHandle | None = None
+
+
+@dataclass
+class _Resume:
+    conn: SessionsConnection
+    seat: SessionSeat
+    table: RemoteTable
+    secret: str
+    attempt: int
+    timer: asyncio.TimerHandle | None = None
+
+
+# ------------------------------------------------------------------ the lobby
+class ClusterLobby(Lobby):
+    """The lobby for a cluster: Sessions pools live in Redis (see the module docstring); other
+    protocols (Trend) match in-process, as with one process."""
+
+    def __init__(self, cluster: Cluster, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.cluster = cluster
+
+    def waiting(self) -> int:
+        return super().waiting() + len(self.cluster.tickets)
+
+    def join(self, c: Candidate) -> None:
+        if c.protocol != "sessions":
+            super().join(c)
+            return
+        if c.game_type is GameType.HUMANS_ONLY and c.kind is not SeatKind.HUMAN:
+            raise LobbyError("humans_only games are for human players (say player_kind: human)")
+        if c.game_type is GameType.BOTS_ONLY and c.kind is not SeatKind.BOT:
+            raise LobbyError("bots_only games are for bots (say player_kind: bot)")
+        self.cluster.queue(c, self.fill_wait if c.game_type is GameType.ANY else None)
+
+    def leave(self, c: Candidate) -> bool:
+        if c.protocol != "sessions":
+            return super().leave(c)
+        return self.cluster.unqueue(c)
+
+
+# ------------------------------------------------------------------ the node
+@dataclass
+class Cluster:
+    """This process's membership of the cluster (one per :class:`ServerApp`)."""
+
+    app: ServerApp
+    url: str
+    prefix: str = "moonshot:"
+    lease: float = 5.0  # seconds a table's lease lasts without renewal
+    node: str = field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}")
+    redis: Any = None  # redis.asyncio.Redis once started
+    bindings: dict[str, Binding] = field(default_factory=dict)
+    tickets: dict[str, _Ticket] = field(default_factory=dict)
+    resumes: dict[str, _Resume] = field(default_factory=dict)
+    owned: dict[str, Table] = field(default_factory=dict)  # cluster tables this node runs
+    adopted: int = 0
+    formed: int = 0
+
+    def __post_init__(self) -> None:
+        self._ops: list[str] = []
+        self._wake = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._last_id = "0-0"
+        self._rng = random.Random()
+        self._closing = False
+        self._adopting: set[str] = set()
+
+    def key(self, kind: str, name: str = "") -> str:
+        return f"{self.prefix}{kind}:{name}" if name else f"{self.prefix}{kind}"
+
+    # -------------------------------------------------------------- life cycle
+    async def start(self) -> None:
+        try:
+            import redis.asyncio as aioredis
+        except ImportError:
+            raise ClusterError(INSTALL_HINT) from None
+        try:
+            self.redis = aioredis.Redis.from_url(self.url, socket_connect_timeout=5)
+            await self.redis.ping()
+        except Exception as e:
+            raise ClusterError(f"cannot reach Redis at {self.url}: {e}") from None
+        r = self.redis
+        self._write_sha = await r.script_load(_WRITE_LUA)
+        self._join = r.register_script(_JOIN_LUA)
+        self._fill = r.register_script(_FILL_LUA)
+        self._renew = r.register_script(_RENEW_LUA)
+        await self._heartbeat()
+        loop = asyncio.get_running_loop()
+        for coro, name in (
+            (self._writer(), "cluster-writer"),
+            (self._reader(), "cluster-reader"),
+            (self._keeper(), "cluster-keeper"),
+        ):
+            self._tasks.append(loop.create_task(coro, name=name))
+        log.info("event=cluster_joined node=%s redis=%s lease=%.1f", self.node, self.url, self.lease)
+
+    async def close(self) -> None:
+        """Release this node's leases (its tables are stopped: other nodes adopt them now)."""
+        self._closing = True
+        for t in list(self.owned.values()):
+            self.write(self.key("lease", t.id), "d", self.key("lease", t.id))
+        self.owned.clear()
+        self.write("", "d", self.key("node", self.node))
+        await self.drain()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self.redis is not None:
+            await self.redis.aclose()
+        log.info("event=cluster_left node=%s", self.node)
+
+    async def drain(self, timeout: float = 5.0) -> None:
+        """Wait until every queued write reached Redis."""
+        end = asyncio.get_running_loop().time() + timeout
+        while (self._ops or not self._idle.is_set()) and asyncio.get_running_loop().time() < end:
+            await asyncio.sleep(0.01)
+
+    # -------------------------------------------------------------- writes (one ordered writer)
+    def write(self, fence_key: str, kind: str, key: str, a: str | bytes = "", b: str | int = "") -> None:
+        self._ops.extend((fence_key, kind, key, a, b))  # type: ignore[arg-type]
+        self._wake.set()
+
+    def send(self, node: str, msg: dict[str, Any], fence: str | None = None) -> None:
+        """Append ``msg`` to ``node``'s stream (after every write queued before it)."""
+        self.write(self.key("lease", fence) if fence else "", "x", self.key("in", node), pack(msg))
+
+    async def _writer(self) -> None:
+        assert self.redis is not None
+        while True:
+            if not self._ops:
+                self._wake.clear()
+                await self._wake.wait()
+            ops, self._ops = self._ops, []
+            self._idle.clear()
+            try:
+                lost = await self.redis.evalsha(self._write_sha, 0, self.node, STREAM_MAXLEN, *ops)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("event=cluster_write_failed ops=%d", len(ops) // 5)
+                await asyncio.sleep(0.1)
+                self._ops[:0] = ops  # keep the order: try again
+                continue
+            finally:
+                self._idle.set()
+            for k in lost or ():
+                self._lease_lost(k.decode() if isinstance(k, bytes) else str(k))
+
+    def _lease_lost(self, lease_key: str) -> None:
+        table_id = lease_key[len(self.prefix) + len("lease:") :]
+        t = self.owned.pop(table_id, None)
+        if t is not None and not t.done.done():
+            log.warning("event=lease_lost table=%s node=%s", table_id, self.node)
+            t.stop("lease lost: another node runs this table")
+
+    # -------------------------------------------------------------- the reader
+    async def _reader(self) -> None:
+        assert self.redis is not None
+        stream = self.key("in", self.node)
+        while True:
+            try:
+                got = await self.redis.xread({stream: self._last_id}, count=1000, block=READ_BLOCK_MS)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("event=cluster_read_failed")
+                await asyncio.sleep(0.5)
+                continue
+            for _, entries in got or ():
+                for entry_id, fields in entries:
+                    self._last_id = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+                    try:
+                        self._dispatch(unpack(fields[b"m"]))
+                    except Exception:
+                        log.exception("event=cluster_bad_message id=%s", self._last_id)
+
+    def _dispatch(self, msg: dict[str, Any]) -> None:
+        if msg["k"] in _TO_TABLE:
+            self._to_table(msg)
+        else:
+            self._to_seat(msg)
+
+    def _to_table(self, msg: dict[str, Any]) -> None:
+        """A message from a player's node to a table this node owns."""
+        table = self.owned.get(msg["t"])
+        if table is None or table.done.done():
+            if msg["k"] == "at":
+                self.send(msg["node"], {"k": "rf", "b": msg["b"], "t": msg["t"]})
+            return
+        chair = int(msg["c"])
+        k = msg["k"]
+        if k == "at":
+            if table.chairs[chair].occupant is not None:
+                self.send(msg["node"], {"k": "rf", "b": msg["b"], "t": msg["t"]})
+                return
+            seat = RemoteSeat(self, msg["node"], msg["b"], table.names[chair], SeatKind.HUMAN, table.credentials[chair])
+            self.write("", "h", self.key("bind", table.id), str(chair), f"{seat.node} {seat.binding}")
+            self.send(msg["node"], {"k": "ak", "b": msg["b"], "t": table.id})
+            table.attach(chair, seat, replay=True)
+            return
+        occupant = table.chairs[chair].occupant
+        if not isinstance(occupant, RemoteSeat) or occupant.binding != msg["b"]:
+            return  # a stale binding (replaced, substituted): ignored
+        if k == "sb":
+            try:
+                action = action_from_dict(msg["a"])
+            except ActionFormatError as e:
+                table.reject(chair, msg.get("rid"), f"malformed action: {e}")
+                return
+            table.submit(chair, action, msg.get("rid"))
+        elif k == "prj":
+            table.reject(chair, msg.get("rid"), str(msg.get("why", "rejected")))
+        elif k == "dt":
+            self.unbind(table.id, occupant)
+            table.detach(chair, occupant, str(msg.get("why", "disconnected")))
+
+    def _to_seat(self, msg: dict[str, Any]) -> None:
+        """A message from a table's owner to a player connected here."""
+        k = msg["k"]
+        if k == "mt":
+            self._matched(msg)
+            return
+        if k in ("ak", "rf"):
+            self._resume_answer(msg)
+            return
+        b = self.bindings.get(msg["b"])
+        if b is None:
+            return  # the player left: its node told the owner ("dt"), which may not have heard yet
+        seat, rt = b.seat, b.table
+        if k == "ev":
+            fresh = [e for e in msg["e"] if e.version > b.last_version]
+            if fresh:
+                b.last_version = fresh[-1].version
+                seat.on_events(cast(Table, rt), fresh)
+        elif k == "rq":
+            req = RemoteRequest(rt.id, int(msg["c"]), msg["rid"], msg["v"], msg["ph"], msg["lp"], msg["hand"])
+            seat.on_request(cast(Table, rt), req)
+        elif k == "rj":
+            if seat.request is not None and seat.request.request_id == msg["rid"]:
+                seat.on_rejected(cast(Table, rt), seat.request, None, str(msg["why"]))
+        elif k == "cl":
+            self.bindings.pop(b.id, None)
+            rt.status = TableStatus(msg["st"])
+            seat.on_closed(cast(Table, rt), str(msg["why"]))
+        elif k == "ad":
+            rt.owner = msg["owner"]
+            seat.owes_pass = True  # a pass sent to the old owner may be lost: the round again, live
+
+    # -------------------------------------------------------------- matching
+    def queue(self, c: Candidate, fill_wait: float | None) -> None:
+        seat = c.seat
+        tid = secrets.token_hex(8)
+        text = json.dumps(
+            {
+                "id": tid,
+                "node": self.node,
+                "name": seat.name,
+                "kind": seat.kind.value,
+                "cred": seat.credential,
+                "chair": c.chair,
+            }
+        )
+        pool = self.key("lobby", json.dumps([c.protocol, c.game_type.value, c.lobby_code]))
+        ticket = _Ticket(c, text, pool)
+        self.tickets[tid] = ticket
+        c.joined_at = asyncio.get_running_loop().time()
+        self._spawn(self._join_pool(ticket, fill_wait))
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.append(task)
+        task.add_done_callback(self._tasks.remove)
+
+    async def _join_pool(self, ticket: _Ticket, fill_wait: float | None) -> None:
+        group = await self._join(keys=[ticket.pool], args=[ticket.text, self.prefix])
+        if group:
+            self._form([g.decode() if isinstance(g, bytes) else g for g in group], fill=False)
+        elif fill_wait is not None and not self._closing:
+            loop = asyncio.get_running_loop()
+            ticket.timer = loop.call_later(fill_wait, lambda: self._spawn(self._fill_pool(ticket)))
+
+    async def _fill_pool(self, ticket: _Ticket) -> None:
+        group = await self._fill(keys=[ticket.pool], args=[ticket.text, self.prefix])
+        if group:
+            self._form([g.decode() if isinstance(g, bytes) else g for g in group], fill=True)
+
+    def unqueue(self, c: Candidate) -> bool:
+        for tid, t in list(self.tickets.items()):
+            if t.candidate is c:
+                del self.tickets[tid]
+                if t.timer is not None:
+                    t.timer.cancel()
+                assert self.redis is not None
+                self._spawn(self.redis.lrem(t.pool, 1, t.text))
+                return True
+        return False
+
+    def _form(self, group: list[str], fill: bool) -> None:
+        """This node won the pop: it owns the new table; each player's node hears ``mt``."""
+        app = self.app
+        tickets = [json.loads(g) for g in group]
+        entries: list[tuple[Seat, dict[str, Any] | None]] = []
+        for t in tickets:
+            seat = RemoteSeat(self, t["node"], secrets.token_hex(8), t["name"], SeatKind(t["kind"]), t.get("cred"))
+            entries.append((seat, t))
+        while len(entries) < 4:
+            entries.append((app._make_bot(), None))
+        self._rng.shuffle(entries)
+        placed: list[tuple[Seat, dict[str, Any] | None] | None] = [None] * 4
+        rest = []
+        for e in entries:
+            want = e[1].get("chair") if e[1] is not None else None
+            if isinstance(want, int) and 0 <= want < 4 and placed[want] is None:
+                placed[want] = e
+            else:
+                rest.append(e)
+        final = [p if p is not None else rest.pop(0) for p in placed]
+        seats = [s for s, _ in final]
+        table = Table(
+            SESSIONS_RULES,
+            seats,
+            seed=app._seed(),
+            policy=app.policy(),
+            table_id=f"{int(time.time() * 1000):x}-{secrets.token_hex(4)}",
+            recorder=self.recorder(),
+            meta={"protocol": "sessions"},
+        )
+        self._register(table, {"protocol": "sessions", "fill": fill})
+        for chair, (occupant, t) in enumerate(final):
+            if isinstance(occupant, RemoteSeat) and t is not None:
+                self.send(
+                    occupant.node,
+                    {
+                        "k": "mt",
+                        "ticket": t["id"],
+                        "t": table.id,
+                        "c": chair,
+                        "b": occupant.binding,
+                        "owner": self.node,
+                        "names": table.seat_names(),
+                        "rules": table.rules.name,
+                        "cred": occupant.credential,
+                    },
+                    fence=table.id,
+                )
+        self.formed += 1
+        if app.lobby is not None:
+            app.lobby.matched += 1
+        app._track(table)
+        log.info("event=cluster_matched table=%s players=%s filled=%s", table.id, table.seat_names(), fill)
+
+    def recorder(self) -> Recorder:
+        return ClusterRecorder(self, self.app.recorder)
+
+    def _register(self, table: Table, meta: dict[str, Any]) -> None:
+        """Directory entries for a table this node now owns (queued before any of its events)."""
+        lease = self.key("lease", table.id)
+        self.write("", "s", lease, self.node, int(self.lease * 1000))
+        self.write(lease, "h", self.key("tables"), table.id, self.node)
+        info = {
+            "variant": table.rules.name,
+            "seed": table.seed,
+            "protocol": table.meta.get("protocol", "sessions"),
+            "names": list(table.names),
+            "creds": table.credentials,
+            **meta,
+        }
+        self.write(lease, "s", self.key("meta", table.id), json.dumps(info))
+        for chair, seat in enumerate(table.chairs):
+            occ = seat.occupant
+            if isinstance(occ, RemoteSeat):
+                self.write(lease, "h", self.key("bind", table.id), str(chair), f"{occ.node} {occ.binding}")
+        for chair, name in enumerate(info["names"]):
+            sid = _session_id(name)
+            if sid is not None and table.credentials[chair] is not None:
+                self.write(lease, "s", self.key("sess", str(sid)), f"{table.id} {chair}", SESSION_TTL_S * 1000)
+        self.owned[table.id] = table
+
+    def unbind(self, table_id: str, seat: RemoteSeat) -> None:
+        if table_id in self.owned:
+            chair = next((i for i, c in enumerate(self.owned[table_id].chairs) if c.occupant is seat), None)
+            if chair is not None:
+                self.write(self.key("lease", table_id), "hd", self.key("bind", table_id), str(chair))
+
+    def _matched(self, msg: dict[str, Any]) -> None:
+        ticket = self.tickets.pop(msg["ticket"], None)
+        rt = RemoteTable(
+            self,
+            msg["t"],
+            msg["owner"],
+            msg["b"],
+            int(msg["c"]),
+            list(msg["names"]),
+            rules_named(msg["rules"]),
+            msg.get("cred"),
+        )
+        if ticket is None:  # the player left after its ticket was taken: the chair is empty
+            rt.detach(rt.chair, None, "left the lobby")
+            return
+        if ticket.timer is not None:
+            ticket.timer.cancel()
+        seat = ticket.candidate.seat
+        if not isinstance(seat, SessionSeat) or seat.conn.closed:
+            rt.detach(rt.chair, None, "disconnected")
+            return
+        self.bindings[rt.binding] = Binding(rt.binding, seat, rt)
+        try:
+            ticket.candidate.on_matched(cast(Table, rt), rt.chair)
+        except Exception:
+            log.exception("event=on_matched_failed table=%s", rt.id)
+            rt.detach(rt.chair, None, "matching callback failed")
+
+    # -------------------------------------------------------------- resume_session on any node
+    def resume(self, conn: SessionsConnection, sid: int, secret: str) -> None:
+        self._spawn(self._resume(conn, sid, secret))
+
+    def _refuse(self, conn: SessionsConnection, sid: int) -> None:
+        log.info("event=resume_refused session=%d peer=%s", sid, conn.peer)
+        conn.send(
+            sc.error_message(f"no game is waiting for session {sid} with that session_secret", sid, "resume_session")
+        )
+
+    async def _resume(self, conn: SessionsConnection, sid: int, secret: str, attempt: int = 1) -> None:
+        assert self.redis is not None
+        where = await self.redis.get(self.key("sess", str(sid)))
+        if where is None:
+            self._refuse(conn, sid)
+            return
+        table_id, chair_text = where.decode().split()
+        chair = int(chair_text)
+        meta_raw = await self.redis.get(self.key("meta", table_id))
+        owner = await self._live_owner(table_id)
+        if meta_raw is None or owner is None:
+            self._refuse(conn, sid)
+            return
+        meta = json.loads(meta_raw)
+        credential = meta["creds"][chair]
+        if not secret_matches(secret, credential) or conn.closed:
+            self._refuse(conn, sid)
+            return
+        name = meta["names"][chair]
+        binding = secrets.token_hex(8)
+        seat = SessionSeat(conn, sid, name[: name.rindex("(")], SeatKind.BOT, 0)
+        seat.name = name
+        seat.credential = credential
+        rt = RemoteTable(
+            self,
+            table_id,
+            owner.decode(),
+            binding,
+            chair,
+            list(meta["names"]),
+            rules_named(meta["variant"]),
+            credential,
+        )
+        pending = _Resume(conn, seat, rt, secret, attempt)
+        self.resumes[binding] = pending
+        pending.timer = asyncio.get_running_loop().call_later(max(3.0, 2 * self.lease), self._resume_timeout, binding)
+        self.send(rt.owner, {"k": "at", "t": table_id, "c": chair, "b": binding, "node": self.node})
+
+    async def _live_owner(self, table_id: str) -> bytes | None:
+        """The node that runs the table; while its owner is dead and the table not yet adopted
+        (up to a few leases), wait for the adopter. None: no such table (any more)."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 3 * self.lease + 5
+        while True:
+            owner = await self.redis.hget(self.key("tables"), table_id)
+            if owner is None:
+                return None
+            if await self.redis.exists(self.key("lease", table_id)) and await self.redis.exists(
+                self.key("node", owner.decode())
+            ):
+                return owner  # type: ignore[no-any-return]
+            if loop.time() > end:
+                return None
+            await asyncio.sleep(0.1)
+
+    def _resume_timeout(self, binding: str) -> None:
+        """No answer: the owner died just after we looked it up. Look again (a few times)."""
+        p = self.resumes.pop(binding, None)
+        if p is None:
+            return
+        if p.attempt < 4 and not p.conn.closed:
+            self._spawn(self._resume(p.conn, p.seat.session_id, p.secret, p.attempt + 1))
+        else:
+            self._refuse(p.conn, p.seat.session_id)
+
+    def _resume_answer(self, msg: dict[str, Any]) -> None:
+        p = self.resumes.pop(msg["b"], None)
+        if p is None:
+            return
+        if p.timer is not None:
+            p.timer.cancel()
+        conn, seat, rt = p.conn, p.seat, p.table
+        sid = seat.session_id
+        if msg["k"] != "ak" or conn.closed:
+            if msg["k"] == "ak":  # accepted, but the connection went meanwhile
+                rt.detach(rt.chair, None, "disconnected")
+            self._refuse(conn, sid)
+            return
+        server = conn.server
+        old = server.active.get(sid)
+        if old is not None and old is not seat:
+            old.closed = True
+        conn.sessions[sid] = seat
+        server.active[sid] = seat
+        conn.send(seat.codec.resume_response())
+        seat.matched(cast(Table, rt), rt.chair)
+        seat.resuming = seat.owes_pass = True
+        self.bindings[rt.binding] = Binding(rt.binding, seat, rt)
+        log.info("event=session_resumed session=%d table=%s seat=%d peer=%s", sid, rt.id, rt.chair, conn.peer)
+
+    # -------------------------------------------------------------- leases, liveness, adoption
+    async def _heartbeat(self) -> None:
+        assert self.redis is not None
+        ms = int(self.lease * 1000)
+        async with self.redis.pipeline(transaction=False) as p:
+            p.set(self.key("node", self.node), "1", px=ms)
+            p.expire(self.key("in", self.node), 24 * 3600)
+            await p.execute()
+
+    async def _keeper(self) -> None:
+        """Renew leases and the node's heartbeat; notice dead nodes; adopt orphaned tables."""
+        while True:
+            await asyncio.sleep(self.lease / 3)
+            try:
+                await self._heartbeat()
+                await self._renew_leases()
+                await self._check_players()
+                await self.adopt_orphans()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("event=cluster_keeper_failed")
+
+    async def _renew_leases(self) -> None:
+        for tid in [t for t, table in self.owned.items() if table.done.done()]:
+            self.owned.pop(tid, None)
+        keys = [self.key("lease", t) for t in self.owned]
+        if not keys:
+            return
+        lost = await self._renew(keys=keys, args=[self.node, int(self.lease * 1000)])
+        for k in lost or ():
+            self._lease_lost(k.decode() if isinstance(k, bytes) else str(k))
+
+    async def _check_players(self) -> None:
+        """A player's node that died took the connection with it: its chairs go to substitutes."""
+        assert self.redis is not None
+        nodes = {
+            c.occupant.node
+            for t in self.owned.values()
+            for c in t.chairs
+            if isinstance(c.occupant, RemoteSeat) and c.occupant.node != self.node
+        }
+        for node in nodes:
+            if not await self.redis.exists(self.key("node", node)):
+                for t in self.owned.values():
+                    for i, c in enumerate(t.chairs):
+                        if isinstance(c.occupant, RemoteSeat) and c.occupant.node == node:
+                            self.unbind(t.id, c.occupant)
+                            t.detach(i, c.occupant, "the player's server process is gone")
+
+    async def adopt_orphans(self) -> int:
+        """Take over every table whose lease has expired (its owner died). Returns how many."""
+        if self._closing:
+            return 0
+        assert self.redis is not None
+        directory = await self.redis.hgetall(self.key("tables"))
+        count = 0
+        for raw_id, raw_owner in directory.items():
+            tid, owner = raw_id.decode(), raw_owner.decode()
+            if tid in self.owned or tid in self._adopting:
+                continue
+            if await self.redis.exists(self.key("lease", tid)):
+                continue
+            ok = await self.redis.set(self.key("lease", tid), self.node, nx=True, px=int(self.lease * 1000))
+            if not ok:
+                continue
+            self._adopting.add(tid)
+            try:
+                if await self._adopt(tid, owner):
+                    count += 1
+            except Exception:
+                log.exception("event=adopt_failed table=%s", tid)
+                await self.redis.delete(self.key("lease", tid))
+            finally:
+                self._adopting.discard(tid)
+        return count
+
+    async def _adopt(self, tid: str, old_owner: str) -> bool:
+        """Restore table ``tid`` by replay (Redis log, store completed from it) and seat its players."""
+        assert self.redis is not None
+        app = self.app
+        meta_raw, entries, binds = await asyncio.gather(
+            self.redis.get(self.key("meta", tid)),
+            self.redis.lrange(self.key("log", tid), 0, -1),
+            self.redis.hgetall(self.key("bind", tid)),
+        )
+        if meta_raw is None:
+            log.warning("event=adopt_skipped table=%s reason=no_meta", tid)
+            await self.redis.hdel(self.key("tables"), tid)
+            await self.redis.delete(self.key("lease", tid))
+            return False
+        meta = json.loads(meta_raw)
+        logged = [json.loads(e) for e in entries]
+        logged.sort(key=lambda e: e["i"])
+        actions = [action_from_dict(e["a"]) for e in logged]
+        forced = [bool(e["f"]) for e in logged]
+        names: list[str] = list(meta["names"])
+        creds: list[str | None] = list(meta["creds"])
+        await self._complete_store(tid, meta, actions, forced)
+        seats: list[Seat | None] = [None, None, None, None]
+        notify: list[RemoteSeat] = []
+        for chair in range(4):
+            bound = binds.get(str(chair).encode())
+            if bound is not None:
+                node, binding = bound.decode().split()
+                if node != old_owner and await self.redis.exists(self.key("node", node)):
+                    rs = RemoteSeat(self, node, binding, names[chair], SeatKind.HUMAN, creds[chair])
+                    seats[chair] = rs
+                    notify.append(rs)
+                    continue
+            if creds[chair] is None:  # a server bot's chair: a bot again, at once
+                bot = app._bot()
+                seats[chair] = BotSeat(bot, random.Random(self._rng.getrandbits(32)), name=names[chair])
+        rules = rules_named(meta["variant"])
+        table = Table(
+            rules,
+            seats,
+            seed=int(meta["seed"]),
+            policy=app.policy(grace=app.config.restore_grace),
+            table_id=tid,
+            recorder=self.recorder(),
+            actions=actions,
+            forced=forced,
+            restored=True,
+            names=names,
+            credentials=creds,
+            meta={"protocol": meta.get("protocol", "sessions"), "restored": True},
+        )
+        lease = self.key("lease", tid)
+        self.write(lease, "h", self.key("tables"), tid, self.node)
+        for rs in notify:
+            self.send(rs.node, {"k": "ad", "t": tid, "b": rs.binding, "owner": self.node}, fence=tid)
+        self.owned[tid] = table
+        self.adopted += 1
+        app._track(table)
+        log.info(
+            "event=adopted table=%s from=%s actions=%d players_kept=%d node=%s",
+            tid,
+            old_owner,
+            len(actions),
+            len(notify),
+            self.node,
+        )
+        return True
+
+    async def _complete_store(self, tid: str, meta: dict[str, Any], actions: list[Action], forced: list[bool]) -> None:
+        """The store is written behind: add the game row and the actions it lacks."""
+        store = self.app.store
+        if store is None:
+            return
+        rec = await store.load(tid)
+        ops: list[tuple[str, dict[str, Any]]] = []
+        have = 0
+        if rec is None:
+            players = [
+                {"name": n, "kind": "human" if c is not None else "bot", **({"credential": c} if c else {})}
+                for n, c in zip(meta["names"], meta["creds"])
+            ]
+            ops.append(
+                (
+                    "game",
+                    {
+                        "id": tid,
+                        "variant": meta["variant"],
+                        "seed": int(meta["seed"]),
+                        "protocol": meta.get("protocol", "sessions"),
+                        "players": players,
+                        "status": "running",
+                        "created_at": now(),
+                        "meta": {"protocol": meta.get("protocol", "sessions")},
+                    },
+                )
+            )
+        else:
+            have = len(rec.actions)
+            if rec.actions != actions[:have]:
+                log.error("event=adopt_log_mismatch table=%s stored=%d logged=%d", tid, have, len(actions))
+        for i in range(have, len(actions)):
+            ops.append(
+                (
+                    "action",
+                    {"game_id": tid, "idx": i, "action": action_to_dict(actions[i]), "forced": forced[i], "at": now()},
+                )
+            )
+        if ops:
+            await store.write_batch(ops)
+            log.info("event=store_completed table=%s rows=%d", tid, len(ops))
+
+    async def adopt_stored(self) -> int:
+        """At start: unfinished Sessions games in the store that no node holds (the whole cluster
+        was down): take the lease and restore them like a single server would."""
+        store = self.app.store
+        if store is None or self.redis is None:
+            return 0
+        count = 0
+        for rec in await store.unfinished():
+            if rec.protocol != "sessions" or await self.redis.exists(self.key("meta", rec.id)):
+                continue
+            ok = await self.redis.set(self.key("lease", rec.id), self.node, nx=True, px=int(self.lease * 1000))
+            if not ok:
+                continue
+            names = [str(p.get("name", "")) for p in rec.players]
+            creds = [c if isinstance(c := p.get("credential"), str) else None for p in rec.players]
+            meta = {"variant": rec.variant, "seed": rec.seed, "protocol": rec.protocol, "names": names, "creds": creds}
+            lease = self.key("lease", rec.id)
+            self.write(lease, "s", self.key("meta", rec.id), json.dumps(meta))
+            for i, (a, f) in enumerate(zip(rec.actions, rec.forced)):
+                self.write(lease, "r", self.key("log", rec.id), json.dumps({"i": i, "a": action_to_dict(a), "f": f}))
+            for chair, name in enumerate(names):
+                sid = _session_id(name)
+                if sid is not None and creds[chair] is not None:
+                    self.write(lease, "s", self.key("sess", str(sid)), f"{rec.id} {chair}", SESSION_TTL_S * 1000)
+            await self.drain()
+            if await self._adopt(rec.id, ""):
+                count += 1
+        return count
+
+    def table_done(self, table: Table) -> None:
+        """The table ended here: a finished or failed game leaves the directory once its
+        record is in the store; a stopped one (shutdown) is released for adoption."""
+        if self.owned.get(table.id) is not table:
+            return
+        if table.status is TableStatus.STOPPED:
+            return  # close() releases the lease
+        self._spawn(self._forget(table))
+
+    async def _forget(self, table: Table) -> None:
+        if self.app.recorder is not None:
+            await self.app.recorder.flush()
+        tid = table.id
+        lease = self.key("lease", tid)
+        for chair, name in enumerate(table.names):
+            sid = _session_id(name)
+            if sid is not None and table.credentials[chair] is not None:
+                self.write(lease, "d", self.key("sess", str(sid)))
+        self.write(lease, "hd", self.key("tables"), tid)
+        for kind in ("meta", "log", "bind"):
+            self.write(lease, "d", self.key(kind, tid))
+        self.write(lease, "d", lease)
+        self.owned.pop(tid, None)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "owned": len(self.owned),
+            "bindings": len(self.bindings),
+            "waiting": len(self.tickets),
+            "adopted": self.adopted,
+        }
+
+
+def _session_id(name: str) -> int | None:
+    if name.endswith(")") and "(" in name:
+        with contextlib.suppress(ValueError):
+            return int(name[name.rindex("(") + 1 : -1])
+    return None
+
+
+def reuse_port_supported() -> bool:
+    return hasattr(socket, "SO_REUSEPORT")
+
+
+__all__ = [
+    "Binding",
+    "Cluster",
+    "ClusterError",
+    "ClusterLobby",
+    "ClusterRecorder",
+    "RemoteRequest",
+    "RemoteSeat",
+    "RemoteTable",
+    "pack",
+    "reuse_port_supported",
+    "unpack",
+]
