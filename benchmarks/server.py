@@ -25,6 +25,15 @@ Targets (the issue): 1,000 concurrent tables in one process on one core, p99 < 5
 (decisions made / decisions per game).
 
     python benchmarks/server.py                 # N = 10, 100, 1000, players answer at once
+    python benchmarks/server.py --workers 0 1 2 --tables 100 300 --think 0.5   # a cluster
+
+``--workers W`` (W >= 1) runs ``moonshot serve --workers W --redis URL`` instead: W processes on one
+shared port, every seat routed through Redis, games stored in a fresh PostgreSQL database per
+phase (SQLite cannot be shared; ``--db none``: no store). ``0`` is the single process without
+Redis, the anchor. For a cluster, "CPU µs/decision" adds up every worker's CPU, and the
+"Redis µs/decision" column gives the Redis server's own (INFO cpu, whole server); a cluster's
+capacity per core is 10^6 / (worker µs + Redis µs) decisions a second. The idle-memory phase runs
+for the anchor only.
     python benchmarks/server.py --tables 1000 --think 1 0.5   # paced players (seconds per decision)
 
 With ``--think 0`` the clients answer as fast as they can, and on a small machine they, not the
@@ -45,6 +54,7 @@ import multiprocessing as mp
 import os
 import random
 import re
+import socket
 import sqlite3
 import statistics
 import subprocess
@@ -276,6 +286,117 @@ def start_server(
     return proc, int(m.group(1))
 
 
+def start_cluster(
+    workers: int, move_timeout: float, redis_url: str, pg_url: str | None
+) -> tuple[subprocess.Popen[str], int, list[int], str]:
+    """``moonshot serve --workers W --redis``: returns the supervisor, the port, the worker pids
+    and the Redis key prefix (removed by :func:`stop_cluster`)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    prefix = f"bench-{os.getpid()}-{time.monotonic_ns()}:"
+    cmd = [sys.executable, "-m", "moonshot.cli", "serve", "--sessions-port", str(port), "--log-level", "error"]
+    cmd += ["--fill-wait", "-1", "--move-timeout", str(move_timeout), "--bot", "random", "--no-http"]
+    cmd += ["--workers", str(workers), "--redis", redis_url, "--cluster-prefix", prefix]
+    cmd += ["--no-db"] if pg_url is None else ["--db", pg_url]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    seen = 0
+    for line in proc.stdout:
+        if "unfinished games restored" in line:
+            seen += 1
+            if seen == workers:
+                break
+    else:
+        proc.kill()
+        raise SystemExit("the cluster did not start")
+    pids = [proc.pid]
+    if workers > 1:
+        with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
+            pids = [int(p) for p in f.read().split()]
+    return proc, port, pids, prefix
+
+
+def stop_cluster(proc: subprocess.Popen[str], redis_url: str, prefix: str) -> None:
+    proc.terminate()
+    try:
+        proc.wait(30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    import redis
+
+    r = redis.Redis.from_url(redis_url)
+    keys = list(r.scan_iter(match=f"{prefix}*"))
+    if keys:
+        r.delete(*keys)
+    r.close()
+
+
+def redis_cpu(redis_url: str) -> float:
+    import redis
+
+    r = redis.Redis.from_url(redis_url)
+    info = r.info("cpu")
+    r.close()
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+def fresh_pg(admin_url: str) -> tuple[str, str]:
+    """A new PostgreSQL database for one phase: (its URL, its name)."""
+    import asyncpg
+
+    name = f"moonshot_bench_{os.getpid()}_{time.monotonic_ns()}"
+
+    async def create() -> None:
+        conn = await asyncpg.connect(admin_url)
+        await conn.execute(f"CREATE DATABASE {name}")
+        await conn.close()
+
+    asyncio.run(create())
+    return f"{admin_url.rsplit('/', 1)[0]}/{name}", name
+
+
+def drop_pg(admin_url: str, name: str) -> None:
+    import asyncpg
+
+    async def drop() -> None:
+        conn = await asyncpg.connect(admin_url)
+        await conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+        await conn.close()
+
+    asyncio.run(drop())
+
+
+def measure_cluster(
+    n: int, duration: float, procs: int, workers: int, think: float, redis_url: str, pg_admin: str | None
+) -> dict[str, Any]:
+    """The play phase for N tables on a cluster of ``workers`` processes."""
+    row: dict[str, Any] = {"tables": n, "think": think, "workers": workers, "load_idle": load1()}
+    row["load_play"] = load1()
+    pg_url, pg_name = fresh_pg(pg_admin) if pg_admin else (None, "")
+    server, port, pids, prefix = start_cluster(workers, 30, redis_url, pg_url)
+    try:
+        time.sleep(1.0)
+        base = sum(rss_kb(p) for p in pids)
+        cpu0 = sum(cpu_seconds(p) for p in pids)
+        r0 = redis_cpu(redis_url)
+        with RssSampler(pids[0]) as rss:
+            res = run_clients(port, n, False, duration, procs, think)
+        cpu1 = sum(cpu_seconds(p) for p in pids)
+        r1 = redis_cpu(redis_url)
+        peak = sum(rss_kb(p) for p in pids)
+    finally:
+        stop_cluster(server, redis_url, prefix)
+        if pg_admin and pg_name:
+            drop_pg(pg_admin, pg_name)
+    row["load_end"] = load1()
+    _results(row, res, n, cpu1 - cpu0, max(peak, rss.peak), base)
+    row["redis_cpu_us_per_decision"] = 1e6 * (r1 - r0) / max(1, sum(r["decisions"] for r in res))
+    row["kb_per_idle_table"] = float("nan")
+    return row
+
+
 def rss_kb(pid: int) -> int:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
@@ -387,6 +508,13 @@ def measure(
         server.kill()
         server.wait()
     row["load_end"] = load1()
+    _results(row, res, n, cpu1 - cpu0, rss.peak, base)
+    row["workers"] = 0
+    row["redis_cpu_us_per_decision"] = 0.0
+    return row
+
+
+def _results(row: dict[str, Any], res: list[dict[str, Any]], n: int, server_cpu: float, peak: int, base: int) -> None:
     elapsed = max(r["elapsed"] for r in res)
     lat = sorted(x for r in res for x in r["latencies"])
     steady = sorted(x for r in res for x in r["steady_latencies"])
@@ -404,14 +532,13 @@ def measure(
             "p50_ms": 1000 * statistics.median(lat) if lat else float("nan"),
             "p99_ms": 1000 * lat[min(len(lat) - 1, int(0.99 * len(lat)))] if lat else float("nan"),
             "steady_p99_ms": 1000 * steady[min(len(steady) - 1, int(0.99 * len(steady)))] if steady else float("nan"),
-            "server_cpu_share": (cpu1 - cpu0) / elapsed,
+            "server_cpu_share": server_cpu / elapsed,
             "client_cpu_share": sum(r["cpu"] for r in res) / elapsed / len(res),  # per client process
-            "server_cpu_us_per_decision": 1e6 * (cpu1 - cpu0) / max(1, decisions),
-            "server_rss_mb": rss.peak / 1024,
-            "kb_per_active_table": (rss.peak - base) / n,
+            "server_cpu_us_per_decision": 1e6 * server_cpu / max(1, decisions),
+            "server_rss_mb": peak / 1024,
+            "kb_per_active_table": (peak - base) / n,
         }
     )
-    return row
 
 
 def main() -> None:
@@ -435,6 +562,19 @@ def main() -> None:
         "get the CPU before other jobs, closer to a machine of their own)",
     )
     ap.add_argument("--json", action="store_true", help="print one JSON object per N as well")
+    ap.add_argument(
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="server processes: 0 = one process without Redis (the anchor); W >= 1 = serve --workers W --redis",
+    )
+    ap.add_argument("--redis", default="redis://127.0.0.1:6379/0", help="Redis for --workers >= 1")
+    ap.add_argument(
+        "--pg",
+        default="postgresql://postgres@127.0.0.1:5432/test",
+        help="PostgreSQL where a fresh database is made per cluster phase (--db none: no store)",
+    )
     ap.add_argument(
         "--think",
         type=float,
@@ -473,12 +613,17 @@ def autogroup_nice(nice: int) -> Iterator[None]:
 def run(args: argparse.Namespace, cpu: int | None) -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for n, think in ((n, t) for t in args.think for n in args.tables):
+        for n, think, w in ((n, t, w) for t in args.think for n in args.tables for w in args.workers):
             store_dir = None if args.db == "none" else tmp
-            rows.append(measure(n, args.duration, args.client_procs, store_dir, cpu, think, args.nice))
+            if w == 0:
+                rows.append(measure(n, args.duration, args.client_procs, store_dir, cpu, think, args.nice))
+            else:
+                pg = None if args.db == "none" else args.pg
+                rows.append(measure_cluster(n, args.duration, args.client_procs, w, think, args.redis, pg))
             if args.json:
                 print(json.dumps(rows[-1]), flush=True)
     head = (
+        "workers",
         "tables",
         "think s",
         "games/s",
@@ -493,6 +638,7 @@ def run(args: argparse.Namespace, cpu: int | None) -> None:
         "server CPU",
         "client CPU",
         "CPU µs/decision",
+        "Redis µs/dec.",
         "done",
         "load 1 min",
     )
@@ -501,6 +647,7 @@ def run(args: argparse.Namespace, cpu: int | None) -> None:
     print(" | ".join(f"{h:>13}" for h in head))
     for r in rows:
         cells = (
+            f"{r['workers']}" if r["workers"] else "1, no Redis",
             f"{r['tables']}",
             f"{r['think']:g}",
             f"{r['games_per_s']:.2f}",
@@ -515,6 +662,7 @@ def run(args: argparse.Namespace, cpu: int | None) -> None:
             f"{100 * r['server_cpu_share']:.0f}%",
             f"{100 * r['client_cpu_share']:.0f}%",
             f"{r['server_cpu_us_per_decision']:.0f}",
+            f"{r['redis_cpu_us_per_decision']:.0f}",
             f"{r['games_finished']:.0f}/{r['tables']}",
             f"{r['load_idle']:.1f}/{r['load_play']:.1f}/{r['load_end']:.1f}",
         )

@@ -118,18 +118,47 @@ def unpack(data: bytes) -> dict[str, Any]:
     return msg
 
 
-# One batch of ordered writes: each op is (fence, kind, key, a, b). ``fence`` is a lease key the
+def _mp_str(data: bytes) -> bytes:
+    n = len(data)
+    if n < 32:
+        return bytes((0xA0 | n,)) + data
+    if n < 256:
+        return b"\xd9" + bytes((n,)) + data
+    if n < 65536:
+        return b"\xda" + n.to_bytes(2, "big") + data
+    return b"\xdb" + n.to_bytes(4, "big") + data
+
+
+def pack_ops(ops: Sequence[tuple[str | bytes, ...]]) -> bytes:
+    """MessagePack of a list of ops (each a tuple of strings/bytes), as the write script reads
+    it with Redis's ``cmsgpack``: an array of arrays of raw strings."""
+    n = len(ops)
+    out = [
+        bytes((0x90 | n,))
+        if n < 16
+        else b"\xdc" + n.to_bytes(2, "big")
+        if n < 65536
+        else b"\xdd" + n.to_bytes(4, "big")
+    ]
+    for op in ops:
+        out.append(bytes((0x90 | len(op),)))
+        for item in op:
+            out.append(_mp_str(item if isinstance(item, bytes) else item.encode()))
+    return b"".join(out)
+
+
+# One batch of ordered writes, MessagePack-encoded into one argument (one argument per op would
+# cost redis-py an encoding call each): each op is (fence, kind, key, a, b). ``fence`` is a lease key the
 # node must still hold for the op to run ('' = none); kinds: x XADD (a: payload), r RPUSH (a),
 # s SET (a, b: PX ms or ''), h HSET (a: field, b: value), hd HDEL (a), d DEL.
 _WRITE_LUA = """
 local me = ARGV[1]
 local maxlen = ARGV[2]
+local ops = cmsgpack.unpack(ARGV[3])
 local owned = {}
 local lost = {}
-local i = 3
-while i <= #ARGV do
-  local fence, kind, key, a, b = ARGV[i], ARGV[i+1], ARGV[i+2], ARGV[i+3], ARGV[i+4]
-  i = i + 5
+for _, op in ipairs(ops) do
+  local fence, kind, key, a, b = op[1], op[2], op[3], op[4], op[5]
   local ok = true
   if fence ~= '' then
     if owned[fence] == nil then
@@ -439,7 +468,7 @@ class Cluster:
     formed: int = 0
 
     def __post_init__(self) -> None:
-        self._ops: list[str] = []
+        self._ops: list[tuple[str, str, str, str | bytes, str]] = []
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -503,7 +532,7 @@ class Cluster:
 
     # -------------------------------------------------------------- writes (one ordered writer)
     def write(self, fence_key: str, kind: str, key: str, a: str | bytes = "", b: str | int = "") -> None:
-        self._ops.extend((fence_key, kind, key, a, b))  # type: ignore[arg-type]
+        self._ops.append((fence_key, kind, key, a, str(b)))
         self._wake.set()
 
     def send(self, node: str, msg: dict[str, Any], fence: str | None = None) -> None:
@@ -519,11 +548,12 @@ class Cluster:
             ops, self._ops = self._ops, []
             self._idle.clear()
             try:
-                lost = await self.redis.evalsha(self._write_sha, 0, self.node, STREAM_MAXLEN, *ops)
+                batch = pack_ops(ops)
+                lost = await self.redis.evalsha(self._write_sha, 0, self.node, STREAM_MAXLEN, batch)
             except asyncio.CancelledError:
                 raise
             except Exception:
-                log.exception("event=cluster_write_failed ops=%d", len(ops) // 5)
+                log.exception("event=cluster_write_failed ops=%d", len(ops))
                 await asyncio.sleep(0.1)
                 self._ops[:0] = ops  # keep the order: try again
                 continue
