@@ -217,3 +217,40 @@ def test_serve_on_the_plain_sqlite_url_keeps_its_files_private(tmp_path: Path) -
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(30) == 0
+
+
+def test_workers_need_redis_a_shared_store_and_a_fixed_port(tmp_path: Path) -> None:
+    code, text = run("serve", "--workers", "2", "--no-http")
+    assert code == 2 and "needs --redis" in text
+    code, text = run("serve", "--workers", "2", "--redis", "redis://127.0.0.1:6379/0", "--no-http")
+    assert code == 2 and "PostgreSQL" in text
+    code, text = run(
+        "serve", "--workers", "2", "--redis", "redis://127.0.0.1:6379/0", "--no-db", "--sessions-port", "0"
+    )
+    assert code == 2 and "--sessions-port" in text
+
+
+def test_each_worker_runs_serve_alone_on_the_shared_port_http_in_the_first() -> None:
+    from moonshot.server.commands import _worker_argv
+
+    argv = ["--workers", "3", "--redis", "redis://r/0", "--http-port", "8000", "--trend-port=9000", "--no-db"]
+    first = _worker_argv(argv, 0)
+    assert first == [
+        "--redis",
+        "redis://r/0",
+        "--http-port",
+        "8000",
+        "--trend-port=9000",
+        "--no-db",
+        "--workers",
+        "1",
+        "--reuse-port",
+    ]
+    other = _worker_argv(argv, 1)
+    assert other == ["--redis", "redis://r/0", "--no-db", "--workers", "1", "--reuse-port", "--no-http"]
+
+
+def test_an_unreachable_redis_is_a_usage_error() -> None:
+    pytest.importorskip("redis")
+    code, text = run("serve", "--no-http", "--no-db", "--sessions-port", "0", "--redis", "redis://127.0.0.1:1/0")
+    assert code == 2 and "cannot reach Redis" in text

@@ -1,0 +1,160 @@
+"""moonshot.server.cluster: nodes of one cluster in one event loop, on the real Redis.
+
+Each test uses its own key prefix and removes its keys; skipped (with the reason) when Redis is
+not at 127.0.0.1:6379 or the redis package is missing. The multi-process behaviour (kill -9,
+SO_REUSEPORT, PostgreSQL) is in tests/e2e/test_cluster.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pickle
+import secrets
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+import pytest_asyncio
+
+from moonshot.client import Client, RandomPlayer
+from moonshot.engine import Game
+from moonshot.protocols.sessions.codec import SESSIONS_RULES
+from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.cluster import ClusterError, pack, pack_ops, unpack
+from moonshot.server.table import TableEvent, TableStatus
+
+REDIS_URL = os.environ.get("MOONSHOT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+
+async_test = pytest.mark.asyncio
+
+
+def test_messages_carry_table_events_and_nothing_else() -> None:
+    game = Game(SESSIONS_RULES, 5)
+    events = [TableEvent(i + 1, e, forced=i == 2) for i, e in enumerate(game.log)]
+    msg = unpack(pack({"k": "ev", "e": events}))
+    assert msg["e"] == events
+    evil = pickle.dumps({"k": "ev", "e": os.system})
+    with pytest.raises(pickle.UnpicklingError):
+        unpack(evil)
+
+
+def test_ops_are_messagepack_arrays_of_strings() -> None:
+    packed = pack_ops([("", "x", "k", b"\x00\x01", ""), ("f", "r", "key", "a" * 300, "1")])
+    assert packed[0] == 0x92 and packed[1] == 0x95  # two ops of five fields
+    assert b"a" * 300 in packed and packed.count(b"\xda\x01\x2c") == 1  # a 300-byte string: str16
+
+
+@pytest_asyncio.fixture
+async def redis_prefix() -> AsyncIterator[str]:
+    try:
+        import redis.asyncio as aioredis
+    except ImportError:
+        pytest.skip("the redis package is missing: pip install -e '.[scale]'")
+    r = aioredis.Redis.from_url(REDIS_URL, socket_connect_timeout=2)
+    try:
+        await r.ping()
+    except Exception as e:
+        await r.aclose()
+        pytest.skip(f"Redis not reachable at {REDIS_URL} ({e}); set MOONSHOT_TEST_REDIS_URL")
+    prefix = f"moonshot-unit-{secrets.token_hex(4)}:"
+    yield prefix
+    keys = [k async for k in r.scan_iter(match=f"{prefix}*")]
+    if keys:
+        await r.delete(*keys)
+    await r.aclose()
+
+
+async def node(prefix: str, **options: object) -> ServerApp:
+    config = ServerConfig(
+        sessions_port=0,
+        db_url=None,
+        bot="random",
+        move_timeout=10.0,
+        fill_wait=None,
+        redis_url=REDIS_URL,
+        cluster_prefix=prefix,
+        lease=1.0,
+    )
+    for k, v in options.items():
+        setattr(config, k, v)
+    app = ServerApp(config)
+    await app.start()
+    return app
+
+
+async def eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
+    end = asyncio.get_running_loop().time() + timeout
+    while not check():
+        if asyncio.get_running_loop().time() > end:
+            raise TimeoutError("never happened")
+        await asyncio.sleep(0.05)
+
+
+@async_test
+async def test_an_unreachable_redis_is_one_clear_error() -> None:
+    pytest.importorskip("redis")
+    app = ServerApp(ServerConfig(sessions_port=None, db_url=None, redis_url="redis://127.0.0.1:1/0"))
+    with pytest.raises(ClusterError, match="cannot reach Redis"):
+        await app.start()
+
+
+@async_test
+async def test_a_lone_player_gets_bots_from_the_node_it_waits_on(redis_prefix: str) -> None:
+    a = await node(redis_prefix, fill_wait=0.2)
+    b = await node(redis_prefix, fill_wait=0.2)
+    try:
+        assert a.sessions_port is not None
+        client = await Client.connect("127.0.0.1", a.sessions_port)
+        result = await asyncio.wait_for(client.play(RandomPlayer(), lobby_code="alone"), 60)
+        await client.close()
+        assert sum(1 for tag in result.scores if tag.startswith("moonshot_random")) == 3
+        assert a.cluster.formed == 1 and b.cluster.formed == 0
+    finally:
+        await a.stop()
+        await b.stop()
+
+
+@async_test
+async def test_players_on_two_nodes_meet_and_leaving_the_pool_empties_it(redis_prefix: str) -> None:
+    a = await node(redis_prefix)
+    b = await node(redis_prefix)
+    try:
+        assert a.sessions_port is not None and b.sessions_port is not None
+        leaver = await Client.connect("127.0.0.1", b.sessions_port)
+        await leaver.open_session("leaver", lobby_code="pool")
+        r = a.cluster.redis
+        pool = f"{redis_prefix}lobby:" + '["sessions", "any", "pool"]'
+        await eventually(lambda: len(b.cluster.tickets) == 1)
+        await leaver.close()
+        await eventually(lambda: not b.cluster.tickets)
+        await asyncio.sleep(0.2)
+        assert await r.llen(pool) == 0
+        ca = await Client.connect("127.0.0.1", a.sessions_port)
+        cb = await Client.connect("127.0.0.1", b.sessions_port)
+        games = [c.play(RandomPlayer(), lobby_code="pool") for c in (ca, cb, ca, cb)]
+        results = await asyncio.wait_for(asyncio.gather(*games), 90)
+        assert all(res.scores == results[0].scores for res in results)
+        assert a.cluster.formed + b.cluster.formed == 1
+        await ca.close()
+        await cb.close()
+    finally:
+        await a.stop()
+        await b.stop()
+
+
+@async_test
+async def test_a_node_that_lost_its_lease_stops_the_table(redis_prefix: str) -> None:
+    a = await node(redis_prefix)
+    try:
+        assert a.sessions_port is not None
+        client = await Client.connect("127.0.0.1", a.sessions_port)
+        for i in range(4):  # humans_only: the table waits for passes that never come
+            await client.open_session(f"p{i}", game_type="humans_only", lobby_code="lease", kind="human")
+        await eventually(lambda: len(a.cluster.owned) == 1)
+        (table,) = a.cluster.owned.values()
+        await a.cluster.redis.set(f"{redis_prefix}lease:{table.id}", "another-node")
+        await asyncio.wait_for(table.done, 10)
+        assert table.status is TableStatus.STOPPED
+        await client.close()
+    finally:
+        await a.stop()
