@@ -152,6 +152,8 @@ async def test_a_node_that_lost_its_lease_stops_the_table(redis_prefix: str) -> 
             await client.open_session(f"p{i}", game_type="humans_only", lobby_code="lease", kind="human")
         await eventually(lambda: len(a.cluster.owned) == 1)
         (table,) = a.cluster.owned.values()
+        await a.cluster.drain()  # the lease is written
+        assert (await a.cluster.redis.get(f"{redis_prefix}lease:{table.id}")).decode() == a.cluster.node
         await a.cluster.redis.set(f"{redis_prefix}lease:{table.id}", "another-node")
         await asyncio.wait_for(table.done, 10)
         assert table.status is TableStatus.STOPPED

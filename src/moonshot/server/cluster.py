@@ -84,6 +84,8 @@ log = logging.getLogger("moonshot.cluster")
 
 STREAM_MAXLEN = 200_000  # entries kept per node stream (approximate trimming)
 READ_BLOCK_MS = 1000
+MAX_CONNECTIONS = 64  # to Redis, per node: the reader, the writer, the keeper and the lobby's calls
+LOBBY_CALLS = 16  # lobby and resume calls to Redis at once (a burst of joins waits its turn)
 SESSION_TTL_S = 7 * 24 * 3600
 INSTALL_HINT = "--redis needs the redis package: pip install 'moonshot[scale]'"
 
@@ -468,7 +470,8 @@ class Cluster:
     formed: int = 0
 
     def __post_init__(self) -> None:
-        self._ops: list[tuple[str, str, str, str | bytes, str]] = []
+        # queued writes: (fence, kind, key, a, b), or ("L", fence, message) for this node's players
+        self._ops: list[tuple[Any, ...]] = []
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
@@ -477,6 +480,8 @@ class Cluster:
         self._rng = random.Random()
         self._closing = False
         self._adopting: set[str] = set()
+        self._fenced: set[str] = set()  # tables whose lease this node lost: nothing more goes out
+        self._calls = asyncio.Semaphore(LOBBY_CALLS)
 
     def key(self, kind: str, name: str = "") -> str:
         return f"{self.prefix}{kind}:{name}" if name else f"{self.prefix}{kind}"
@@ -488,7 +493,7 @@ class Cluster:
         except ImportError:
             raise ClusterError(INSTALL_HINT) from None
         try:
-            self.redis = aioredis.Redis.from_url(self.url, socket_connect_timeout=5)
+            self.redis = aioredis.Redis.from_url(self.url, socket_connect_timeout=5, max_connections=MAX_CONNECTIONS)
             await self.redis.ping()
         except Exception as e:
             raise ClusterError(f"cannot reach Redis at {self.url}: {e}") from None
@@ -536,7 +541,20 @@ class Cluster:
         self._wake.set()
 
     def send(self, node: str, msg: dict[str, Any], fence: str | None = None) -> None:
-        """Append ``msg`` to ``node``'s stream (after every write queued before it)."""
+        """Append ``msg`` to ``node``'s stream (after every write queued before it).
+
+        A message for this node itself skips Redis: a player's message to a table owned here is
+        handled at once (nothing is durable before the table applies it, and the table's log
+        entry then goes through Redis); a table's message to a player connected here is handed
+        over by the writer once every write queued before it (the action's log entry) is in
+        Redis, so the write-ahead rule holds without a second round trip."""
+        if node == self.node:
+            if msg["k"] in _TO_TABLE:
+                self._dispatch(msg)
+            else:
+                self._ops.append(("L", self.key("lease", fence) if fence else "", msg))
+                self._wake.set()
+            return
         self.write(self.key("lease", fence) if fence else "", "x", self.key("in", node), pack(msg))
 
     async def _writer(self) -> None:
@@ -547,23 +565,37 @@ class Cluster:
                 await self._wake.wait()
             ops, self._ops = self._ops, []
             self._idle.clear()
+            remote = [op for op in ops if op[0] != "L"]
+            lost: list[Any] = []
             try:
-                batch = pack_ops(ops)
-                lost = await self.redis.evalsha(self._write_sha, 0, self.node, STREAM_MAXLEN, batch)
+                if remote:
+                    batch = pack_ops(remote)
+                    lost = await self.redis.evalsha(self._write_sha, 0, self.node, STREAM_MAXLEN, batch) or []
             except asyncio.CancelledError:
                 raise
             except Exception:
                 log.exception("event=cluster_write_failed ops=%d", len(ops))
                 await asyncio.sleep(0.1)
                 self._ops[:0] = ops  # keep the order: try again
-                continue
-            finally:
                 self._idle.set()
-            for k in lost or ():
-                self._lease_lost(k.decode() if isinstance(k, bytes) else str(k))
+                continue
+            lost_keys = {k.decode() if isinstance(k, bytes) else str(k) for k in lost}
+            for op in ops:  # messages for players connected here, in order, once written
+                if op[0] == "L" and op[1] not in lost_keys:
+                    fence = op[1]
+                    if fence and fence[len(self.prefix) + len("lease:") :] in self._fenced:
+                        continue  # the table lost its lease here meanwhile
+                    try:
+                        self._to_seat(cast(dict[str, Any], op[2]))
+                    except Exception:
+                        log.exception("event=cluster_local_delivery_failed")
+            self._idle.set()
+            for k in lost_keys:
+                self._lease_lost(k)
 
     def _lease_lost(self, lease_key: str) -> None:
         table_id = lease_key[len(self.prefix) + len("lease:") :]
+        self._fenced.add(table_id)
         t = self.owned.pop(table_id, None)
         if t is not None and not t.done.done():
             log.warning("event=lease_lost table=%s node=%s", table_id, self.node)
@@ -682,10 +714,23 @@ class Cluster:
         c.joined_at = asyncio.get_running_loop().time()
         self._spawn(self._join_pool(ticket, fill_wait))
 
-    def _spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
+    def _spawn(self, coro: Any, limit: bool = True) -> None:
+        """Run a lobby or resume call to Redis (``limit``: a few at a time); a failure is logged."""
+        task = asyncio.get_running_loop().create_task(self._guarded(coro, limit))
         self._tasks.append(task)
         task.add_done_callback(self._tasks.remove)
+
+    async def _guarded(self, coro: Any, limit: bool) -> None:
+        try:
+            if limit:
+                async with self._calls:
+                    await coro
+            else:
+                await coro
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("event=cluster_call_failed")
 
     async def _join_pool(self, ticket: _Ticket, fill_wait: float | None) -> None:
         group = await self._join(keys=[ticket.pool], args=[ticket.text, self.prefix])
@@ -1058,6 +1103,7 @@ class Cluster:
         self.write(lease, "h", self.key("tables"), tid, self.node)
         for rs in notify:
             self.send(rs.node, {"k": "ad", "t": tid, "b": rs.binding, "owner": self.node}, fence=tid)
+        self._fenced.discard(tid)
         self.owned[tid] = table
         self.adopted += 1
         app._track(table)
@@ -1150,7 +1196,7 @@ class Cluster:
             return
         if table.status is TableStatus.STOPPED:
             return  # close() releases the lease
-        self._spawn(self._forget(table))
+        self._spawn(self._forget(table), limit=False)
 
     async def _forget(self, table: Table) -> None:
         if self.app.recorder is not None:
