@@ -283,9 +283,9 @@ class LowestPlayer:
     def act(self, event: dict[str, Any]) -> dict[str, Any] | None:
         if event["event_name"] == "PassCards":
             cards = sorted(event["data"]["hand"], key=parse_card)[-3:]
-            return action("PassCards_Action", self.name, {"passCards": cards})
+            return reply("PassCards_Action", self.name, {"passCards": cards})
         if event["event_name"] == "PlayTrick":
-            return action("PlayTrick_Action", self.name, {"card": min(legal_cards(event), key=parse_card)})
+            return reply("PlayTrick_Action", self.name, {"card": min(legal_cards(event), key=parse_card)})
         return None
 
 
@@ -410,7 +410,7 @@ def first_request(env: EventEnv, kind: str) -> dict[str, Any]:
     return event
 
 
-def action(kind: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+def reply(kind: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
     return {"event_name": kind, "data": {"playerName": name, "action": body}}
 
 
@@ -419,15 +419,15 @@ def test_compat_refusals_the_original_makes_too_resend_the_request(recwarn: pyte
     req = first_request(env, "PlayTrick")
     name = req["data"]["playerName"]
     wrong = next(c for c in req["data"]["hand"] if c != "2c")
-    for bad in (action("PlayTrick_Action", name, {"card": wrong}), None, action("PassCards_Action", name, {})):
+    for bad in (reply("PlayTrick_Action", name, {"card": wrong}), None, reply("PassCards_Action", name, {})):
         assert env.step(bad) == (req, None, None, None)
         assert env.last_error
     assert not [w for w in recwarn if issubclass(w.category, StricterRefusal)]
-    ok = env.step(action("PlayTrick_Action", name, {"card": "2c"}))
+    ok = env.step(reply("PlayTrick_Action", name, {"card": "2c"}))
     assert ok[0]["event_name"] == "ShowTrickAction" and ok[1:] == (None, None, None) and env.last_error is None
     env = EventEnv(NAMES, seed=17, compat="original")
     req = first_request(env, "PassCards")
-    assert env.step(action("PassCards_Action", "Nobody", {"passCards": req["data"]["hand"][:3]})) == (
+    assert env.step(reply("PassCards_Action", "Nobody", {"passCards": req["data"]["hand"][:3]})) == (
         req,
         None,
         None,
@@ -437,11 +437,12 @@ def test_compat_refusals_the_original_makes_too_resend_the_request(recwarn: pyte
 
 
 STRICTER = [
-    ("PassCards", lambda hand, me, other: action("PassCards_Action", me, {"passCards": hand[:2]}), "three"),
-    ("PassCards", lambda hand, me, other: action("PassCards_Action", me, {"passCards": [hand[0]] * 3}), "three"),
-    ("PassCards", lambda hand, me, other: action("PassCards_Action", me, {"passCards": hand[:4]}), "three"),
-    ("PassCards", lambda hand, me, other: action("PassCards_Action", other, {"passCards": hand[:3]}), "turn"),
-    ("PlayTrick", lambda hand, me, other: action("PlayTrick_Action", other, {"card": "2c"}), "turn"),
+    ("PassCards", lambda hand, me, other: reply("PassCards_Action", me, {"passCards": hand[:2]}), "three"),
+    ("PassCards", lambda hand, me, other: reply("PassCards_Action", me, {"passCards": [hand[0]] * 3}), "three"),
+    ("PassCards", lambda hand, me, other: reply("PassCards_Action", me, {"passCards": hand[:4]}), "three"),
+    ("PassCards", lambda hand, me, other: reply("PassCards_Action", other, {"passCards": hand[:3]}), "turn"),
+    ("PlayTrick", lambda hand, me, other: reply("PlayTrick_Action", other, {"card": "2c"}), "turn"),
+    ("PlayTrick", lambda hand, me, other: reply("PlayTrick_Action", me, {}), "card"),
 ]
 
 

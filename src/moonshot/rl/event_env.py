@@ -11,9 +11,10 @@ need no answer (``step(None)``); the others name one player, who answers with an
 
 A bad answer (an illegal card, a wrong pass, another player's name, malformed data) makes the
 environment send the same request again. Cards are written ``Ts``, ``2c`` (rank upper, suit lower)
-and read liberally (``TS``, ``10s``). ``currentTrick`` and ``cards`` list the trick in play order.
-Passing cycles left, right, across, hold. The game is over when a total exceeds ``max_score``.
+and read liberally (``TS``, ``10s``). Passing cycles left, right, across, hold (in both modes).
 
+By default (``compat="moonshot"``) ``currentTrick`` and ``cards`` list the trick in play order, hands
+are sorted clubs, diamonds, hearts, spades, the game is over when a total exceeds ``max_score``, and
 ``step`` returns ``(event, reward, done, info)`` (the old Gym 4-tuple, as the seed's environment):
 ``reward`` maps each player name to its deal's points, negated (``-points``; 0 between deals), ``done``
 is true once ``GameOver`` has been sent; after that ``step`` returns ``(None, {}, True, {})``.
@@ -26,8 +27,8 @@ diamonds, spades, hearts; ``currentTrick`` and ``ShowTrickEnd.cards`` list the t
 ``render()`` prints the original's progress messages. A refused action still re-sends the request;
 its reason is in :attr:`EventEnv.last_error` (``info`` stays ``None``), and refusals the original
 would not have made (a wrong ``playerName``, a pass that is not three different cards) also warn
-with :class:`StricterRefusal`. :class:`GymHeartsEnv` (``gymnasium.make("Hearts_Card_Game-v0")``)
-is this mode under the original's constructor arguments.
+with :class:`StricterRefusal`. :class:`~moonshot.rl.gym_hearts.GymHeartsEnv`
+(``gymnasium.make("Hearts_Card_Game-v0")``) is this mode under the original's constructor arguments.
 """
 
 from __future__ import annotations
@@ -193,13 +194,15 @@ class EventEnv:
         if not isinstance(data, dict):
             return True  # the original fails on it
         name = data.get("playerName")
+        body = data.get("action")
         if expected == "PlayTrick_Action":
-            return bool(name != request["data"]["playerName"])  # the original plays it for whoever's turn it is
+            if name != request["data"]["playerName"]:
+                return True  # the original plays it for whoever's turn it is
+            return not isinstance(body, dict) or "card" not in body  # the original fails on it
         if name not in self.players:
             return False  # nobody of that name: the original asks again
         if name != request["data"]["playerName"]:
             return True  # the original passes for that other player
-        body = data.get("action")
         cards = body.get("passCards") if isinstance(body, dict) else None
         if not isinstance(cards, list) or len(cards) != 3:
             return True  # fewer: the original fails; more: it passes the first three
