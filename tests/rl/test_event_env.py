@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from moonshot.cards import parse_card
 from moonshot.rl.event_env import EventEnv, HumanPlayer, RandomPlayer, StricterRefusal, legal_cards
@@ -466,3 +468,24 @@ def test_stricter_refusals_in_both_modes(kind: str, make: Any, reason: str) -> N
 def test_compat_must_be_known() -> None:
     with pytest.raises(ValueError, match="compat"):
         EventEnv(NAMES, compat="gym")
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32), max_score=st.integers(10, 120))
+def test_compat_invariants(seed: int, max_score: int) -> None:
+    steps, _ = play_compat(EventEnv(NAMES, max_score=max_score, seed=seed, compat="original"), seed=seed)
+    assert steps[-1] == (None, None, True, None)
+    events = [e for e, _, _, _ in steps[:-1]]
+    assert events[-1] is not None and events[-1]["event_name"] == "GameOver"
+    rewards = [r for _, r, _, _ in steps if r is not None]
+    final = [p["score"] for p in events[-1]["data"]["players"]]
+    assert [sum(r[n] for r in rewards) for n in NAMES] == final
+    totals = round_ends(steps)
+    assert len(rewards) == len(totals) and max(final) >= max_score
+    assert all(max(t) < max_score for t in totals[:-1])
+    for e in events:
+        assert e is not None
+        if "hand" in e["data"]:
+            assert e["data"]["hand"] == sorted(e["data"]["hand"], key=suit_rank_key)
+        order = [NAMES.index(t["playerName"]) for t in e["data"].get("currentTrick", [])]
+        assert order == sorted(order)
