@@ -26,7 +26,8 @@ written against it: ``(event, None, None, None)`` during play, ``reward`` a dict
 diamonds, spades, hearts; ``currentTrick`` and ``ShowTrickEnd.cards`` list the trick in seat order;
 ``render()`` prints the original's progress messages. A refused action still re-sends the request;
 its reason is in :attr:`EventEnv.last_error` (``info`` stays ``None``), and refusals the original
-would not have made (a wrong ``playerName``, a pass that is not three different cards) also warn
+would not have made (a wrong ``playerName``, a pass that is not three different cards, malformed
+data) also warn
 with :class:`StricterRefusal`. :class:`~moonshot.rl.gym_hearts.GymHeartsEnv`
 (``gymnasium.make("Hearts_Card_Game-v0")``) is this mode under the original's constructor arguments.
 """
@@ -75,7 +76,7 @@ def _cards(cards: int | Sequence[int]) -> list[str]:
 
 
 class EventEnv:
-    """Gym Hearts' event-driven environment: four named players, ``max_score`` (game over when exceeded).
+    """Gym Hearts' event-driven environment: four named players, ``max_score`` (over when exceeded; reached in compat).
 
     ``compat="original"`` makes ``step()``, the end rule, card orders and ``render()`` those of the
     original environment (see the module's docstring and docs/rl.md); ``"moonshot"`` (the default)
