@@ -27,8 +27,7 @@ diamonds, spades, hearts; ``currentTrick`` and ``ShowTrickEnd.cards`` list the t
 ``render()`` prints the original's progress messages. A refused action still re-sends the request;
 its reason is in :attr:`EventEnv.last_error` (``info`` stays ``None``), and refusals the original
 would not have made (a wrong ``playerName``, a pass that is not three different cards, malformed
-data) also warn
-with :class:`StricterRefusal`. :class:`~moonshot.rl.gym_hearts.GymHeartsEnv`
+data) also warn with :class:`StricterRefusal`. :class:`~moonshot.rl.gym_hearts.GymHeartsEnv`
 (``gymnasium.make("Hearts_Card_Game-v0")``) is this mode under the original's constructor arguments.
 """
 
