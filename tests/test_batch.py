@@ -76,7 +76,7 @@ def test_a_task_plays_the_games_the_simulator_plays() -> None:
 
 def test_arena_tasks_play_the_deals_in_order() -> None:
     config = ArenaConfig(candidate="random", field="random", deals=5, seed=2)
-    plan = plan_arena(config, parallelism=2, per_task=2)
+    plan = plan_arena(config, per_task=2)
     assert [(t.start, t.stop) for t in plan] == [(0, 2), (2, 4), (4, 5)]
     got = [r for t in plan for r in run_arena_task(t)]
     assert [r.points for r in got] == [play_deal(config, i).points for i in range(5)]
@@ -180,7 +180,7 @@ def test_arena_on_ray_gives_what_workers_give(ray_runtime: Any, tmp_path: Path) 
     args = ("arena", "--deals", "7", "--candidate", "heuristic", "--field", "random", "-v", "turbo", "-q")
     code, text = run(*args, "--workers", "2", "--results", str(a))
     assert code == 0, text
-    code, text = run(*args, "--ray", "--results", str(b))
+    code, text = run(*args, "--ray", "--per-task", "3", "--results", str(b))
     assert code == 0, text
     ra, rb = json.loads(a.read_text()), json.loads(b.read_text())
     assert [d["index"] for d in rb["deals"]] == list(range(7))
@@ -213,3 +213,18 @@ def test_a_worker_killed_mid_task_is_retried_and_the_output_is_exact(
     assert code == 0, text
     assert marker.exists()  # a task's worker process did die (os._exit) ...
     assert got.read_bytes() == want.read_bytes()  # ... and its rerun gave the same games
+
+
+@pytest.mark.ray
+def test_ray_data_reads_decision_shards(ray_runtime: Any, tmp_path: Path) -> None:
+    pytest.importorskip("pandas")  # Ray Data needs ray[data]'s dependencies, not in the dev extra
+    ray_data = pytest.importorskip("ray.data")
+    out = tmp_path / "d"
+    code, text = run(
+        "simulate", "--seats", "random", "-n", "3", "--per-task", "1", "--ray", "--export-decisions", str(out)
+    )
+    assert code == 0, text
+    manifest = json.loads((out / MANIFEST).read_text())
+    ds = ray_data.read_parquet(str(out))
+    assert ds.count() == manifest["rows"]
+    assert sorted({r["game_id"] for r in ds.select_columns(["game_id"]).take_all()}) == [0, 1, 2]

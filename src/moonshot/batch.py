@@ -24,7 +24,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -54,6 +54,9 @@ class SimTask:
 
     ``first_game`` is the run-wide number of the task's first game (the decisions' ``game_id``);
     ``shards`` names a directory to write this task's decisions into as ``part-{index:05}.parquet``.
+    ``lines``: also return each game's JSON line (``--export``), encoded in the worker; ``actions``:
+    keep each record's actions (else they are dropped before the records travel back: the driver's
+    statistics do not need them, and decoding them there would cap what one driver takes in).
     """
 
     index: int
@@ -65,6 +68,8 @@ class SimTask:
     duplicate: bool
     first_game: int
     shards: str | None = None
+    lines: bool = False
+    actions: bool = True
 
     @property
     def games(self) -> int:
@@ -78,6 +83,7 @@ class SimResult:
     index: int
     records: list[GameRecord]
     shard: dict[str, Any] | None = None
+    lines: list[str] | None = None
 
 
 def shard_name(index: int) -> str:
@@ -94,7 +100,15 @@ def run_sim_task(task: SimTask) -> SimResult:
         for seed, rotation in tasks(range(task.start, task.stop), task.duplicate)
     ]
     shard = _write_shard(task, rules, records) if task.shards is not None else None
-    return SimResult(task.index, records, shard)
+    lines = [record_line(rec) for rec in records] if task.lines else None
+    if not task.actions:
+        records = [replace(rec, actions=[]) for rec in records]
+    return SimResult(task.index, records, shard, lines)
+
+
+def record_line(rec: GameRecord) -> str:
+    """A game's line in ``simulate --export`` (README, 'Game records'), without the newline."""
+    return json.dumps(rec.to_json(), separators=(",", ":"))
 
 
 def _write_shard(task: SimTask, rules: Any, records: list[GameRecord]) -> dict[str, Any]:
@@ -169,6 +183,8 @@ def plan_sim(
     parallelism: int,
     per_task: int | None = None,
     shards: str | Path | None = None,
+    lines: bool = False,
+    actions: bool = True,
 ) -> list[SimTask]:
     """Split seeds ``seed .. seed+seeds-1`` into tasks of ``per_task`` seeds (default: by parallelism)."""
     size = task_size(seeds, parallelism, per_task)
@@ -185,14 +201,18 @@ def plan_sim(
             duplicate=duplicate,
             first_game=first,
             shards=None if shards is None else str(shards),
+            lines=lines,
+            actions=actions,
         )
         out.append(t)
         first += t.games
     return out
 
 
-def plan_arena(config: ArenaConfig, parallelism: int, per_task: int | None = None) -> list[ArenaTask]:
-    size = task_size(config.deals, parallelism, per_task)
+def plan_arena(config: ArenaConfig, per_task: int = 1) -> list[ArenaTask]:
+    """Arena deals in tasks of ``per_task`` deals: one by default, since a deal of search bots takes
+    seconds and the progress bar should move with each."""
+    size = max(1, per_task)
     return [
         ArenaTask(k, config, start, min(start + size, config.deals))
         for k, start in enumerate(range(0, config.deals, size))
@@ -368,6 +388,7 @@ __all__ = [
     "plan_arena",
     "plan_sim",
     "prepare_shards",
+    "record_line",
     "run_arena_task",
     "run_sim_task",
     "shard_name",

@@ -173,7 +173,19 @@ def simulate(
         _check_shard_dir(shard_dir)
     decisions = _decision_writer(export_decisions) if export_decisions and shard_dir is None else None
     backend = _backend(workers, ray_address)
-    plan = plan_sim(rules.name, options, seat_names, seed, games, duplicate, backend.parallelism, per_task, shard_dir)
+    plan = plan_sim(
+        rules.name,
+        options,
+        seat_names,
+        seed,
+        games,
+        duplicate,
+        backend.parallelism,
+        per_task,
+        shard_dir,
+        lines=export is not None,
+        actions=decisions is not None,  # only the one-file decision export rebuilds games here
+    )
     records: list[GameRecord] = []
     shards: list[dict[str, Any]] = []
     shard_rows = 0
@@ -184,11 +196,11 @@ def simulate(
         with _progress(quiet) as progress:
             bar = progress.add_task(f"{rules.name}", total=sum(t.games for t in plan), status="")
             for result in backend.map(run_sim_task, plan):
+                if out and result.lines is not None:
+                    out.writelines(line + "\n" for line in result.lines)
                 for rec in result.records:
                     records.append(rec)
                     deals += rec.deals
-                    if out:
-                        out.write(json.dumps(rec.to_json(), separators=(",", ":")) + "\n")
                     if decisions is not None:
                         decisions.add(rules, rec, len(records) - 1)
                 status = ""
@@ -308,7 +320,7 @@ def _print_summary(records: list[GameRecord], variant: str, negative: bool, dupl
 )
 @click.option("--workers", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
 @_ray_option("deals")
-@click.option("--per-task", type=click.IntRange(min=1), help="Deals per task [default: about 16 tasks per worker].")
+@click.option("--per-task", default=1, show_default=True, type=click.IntRange(min=1), help="Deals per task.")
 @click.option("--seed", "-s", default=0, show_default=True, type=int, help="Deal i is shuffled from seed + i.")
 @click.option("--results", type=click.Path(dir_okay=False, path_type=Path), help="Write the results as JSON.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Plot the running difference (PNG).")
@@ -323,7 +335,7 @@ def arena(
     simulations: int | None,
     workers: int,
     ray_address: str | None,
-    per_task: int | None,
+    per_task: int,
     seed: int,
     results: Path | None,
     plot: Path | None,
@@ -351,7 +363,7 @@ def arena(
     try:
         with _progress(quiet) as progress:
             bar = progress.add_task(f"{rules.name}: {a} v {b}", total=deals, status="")
-            for chunk in backend.map(run_arena_task, plan_arena(config, backend.parallelism, per_task)):
+            for chunk in backend.map(run_arena_task, plan_arena(config, per_task)):
                 done.extend(chunk)
                 _, m, lo, hi = running_difference(done, a)[-1]
                 ci = f" [{lo:+.2f}, {hi:+.2f}]" if len(done) > 1 else ""
