@@ -87,8 +87,8 @@ def _ray_option(what: str) -> Callable[[F], F]:
 
 
 def _is_shard_dir(path: Path) -> bool:
-    """``--export-decisions DIR``: a path without a .parquet/.jsonl suffix means a directory of shards."""
-    return path.is_dir() or path.suffix.lower() not in (".parquet", ".jsonl")
+    """``--export-decisions DIR``: a directory, or a path without a suffix, means a directory of shards."""
+    return path.is_dir() or not path.suffix
 
 
 def _progress(quiet: bool) -> Progress:
@@ -135,7 +135,7 @@ def _progress(quiet: bool) -> Progress:
     "--export-decisions",
     type=click.Path(path_type=Path),
     help="Also write one row per decision (observation, legal mask, action, reward, game id, seat, ...) "
-    "to FILE.parquet or FILE.jsonl, or (a path with neither suffix) to a directory of Parquet shards, one "
+    "to FILE.parquet or FILE.jsonl, or (a path without a suffix) to a directory of Parquet shards, one "
     "per task, written by the workers, with a _manifest.json (--ray needs one); read either with "
     "moonshot.rl.datasets.read_decisions (docs/rl.md).",
 )
@@ -276,7 +276,9 @@ def _decision_writer(path: Path) -> _DecisionExport:
         return _DecisionExport(path)
     except ImportError as e:
         raise click.UsageError(f"--export-decisions needs the rl extra: pip install 'moonshot[rl,data]' ({e})") from e
-    except (ValueError, RuntimeError) as e:
+    except ValueError as e:
+        raise click.UsageError(f"{e} (or a path without a suffix: a directory of Parquet shards)") from e
+    except RuntimeError as e:
         raise click.UsageError(str(e)) from e
 
 
