@@ -201,21 +201,33 @@ def test_decision_shards_on_ray_are_the_bytes_workers_write(ray_runtime: Any, tm
 
 
 @pytest.mark.ray
+@pytest.mark.parametrize("shards", [False, True], ids=["records", "shards"])
 def test_a_worker_killed_mid_task_is_retried_and_the_output_is_exact(
-    ray_runtime: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ray_runtime: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shards: bool
 ) -> None:
-    want, got = tmp_path / "want.jsonl", tmp_path / "got.jsonl"
-    args = ("simulate", "--seats", "heuristic,random", "-n", "8", "--per-task", "2", "-q")
-    assert run(*args, "--export", str(want))[0] == 0
+    """The hook kills a task's worker after its games are played (with shards: after the shard is
+    written under its temporary name); Ray runs the task again and the output is the failure-free one."""
+    args = ("simulate", "--seats", "heuristic,random", "-n", "6", "--per-task", "2", "--max-score", "40", "-q")
+    want, got = tmp_path / "want", tmp_path / "got"
+    for out in (want, got):
+        out.mkdir()
+    more = ("--export-decisions", str(want / "d")) if shards else ()
+    assert run(*args, "--export", str(want / "games.jsonl"), *more)[0] == 0
     marker = tmp_path / "died"
     monkeypatch.setenv(CRASH_ONCE_ENV, str(marker))
-    code, text = run(*args, "--ray", "--export", str(got))
+    more = ("--export-decisions", str(got / "d")) if shards else ()
+    code, text = run(*args, "--ray", "--export", str(got / "games.jsonl"), *more)
     assert code == 0, text
     assert marker.exists()  # a task's worker process did die (os._exit) ...
-    assert got.read_bytes() == want.read_bytes()  # ... and its rerun gave the same games
+    names = sorted(str(p.relative_to(want)) for p in want.rglob("*"))  # ... no half-written shard is left,
+    assert names == sorted(str(p.relative_to(got)) for p in got.rglob("*"))
+    for name in names:  # ... and the rerun gave the same games and decisions
+        if (want / name).is_file():
+            assert (want / name).read_bytes() == (got / name).read_bytes(), name
 
 
 @pytest.mark.ray
+@pytest.mark.slow  # Ray Data's start-up alone takes tens of seconds here
 def test_ray_data_reads_decision_shards(ray_runtime: Any, tmp_path: Path) -> None:
     pytest.importorskip("pandas")  # Ray Data needs ray[data]'s dependencies, not in the dev extra
     ray_data = pytest.importorskip("ray.data")

@@ -92,13 +92,14 @@ def shard_name(index: int) -> str:
 
 def run_sim_task(task: SimTask) -> SimResult:
     """Play a task's games (and write its decision shard): the unit every backend runs."""
-    _maybe_die()
     options = dict(task.options)
     rules = find_variant(task.variant, **options)
     records = [
         play_game(rules, seed, task.seats, rotation, options=options)
         for seed, rotation in tasks(range(task.start, task.stop), task.duplicate)
     ]
+    if task.shards is None:
+        _maybe_die()  # the test hook: mid-task, the games played and nothing returned yet
     shard = _write_shard(task, rules, records) if task.shards is not None else None
     lines = [record_line(rec) for rec in records] if task.lines else None
     if not task.actions:
@@ -129,6 +130,7 @@ def _write_shard(task: SimTask, rules: Any, records: list[GameRecord]) -> dict[s
                 )
             )
         rows = writer.rows
+    _maybe_die()  # the test hook: the shard written under its temporary name, not yet renamed
     os.replace(tmp, directory / name)
     return {
         "file": name,
@@ -155,8 +157,9 @@ class ArenaTask:
 
 def run_arena_task(task: ArenaTask) -> list[DealResult]:
     """Play a task's arena deals (timing each decision: the only output that is not reproducible)."""
+    results = [play_deal(task.config, i, clock=time.perf_counter) for i in range(task.start, task.stop)]
     _maybe_die()
-    return [play_deal(task.config, i, clock=time.perf_counter) for i in range(task.start, task.stop)]
+    return results
 
 
 def _maybe_die() -> None:
@@ -239,6 +242,8 @@ def write_manifest(path: Path, about: dict[str, Any], shards: Sequence[dict[str,
         "rows": sum(s["rows"] for s in shards),
         "shards": list(shards),
     }
+    for left in path.glob(".part-*.tmp.parquet"):  # from a task whose worker died while writing
+        left.unlink(missing_ok=True)
     tmp = path / f".{MANIFEST}.tmp"
     tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, path / MANIFEST)
