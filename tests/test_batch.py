@@ -157,13 +157,15 @@ def ray_runtime() -> Iterator[Any]:
 def test_simulate_on_ray_writes_what_workers_write(ray_runtime: Any, tmp_path: Path) -> None:
     for extra in ((), ("--duplicate", "-v", "kierki")):
         a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
-        args = ("simulate", "--seats", "heuristic,random", "-n", "9", "-q", *extra)
-        code, text = run(*args, "--workers", "2", "--export", str(a))
+        args = ("simulate", "--seats", "heuristic,random", "-n", "9", *extra)
+        code, text = run(*args, "--workers", "2", "--export", str(a), "-q")
         assert code == 0, text
         code, text = run(*args, "--ray", "--export", str(b))
         assert code == 0, text
+        games = 9 * (4 if extra else 1)
+        assert f"{games}/{games}" in text  # the progress bar ran to the end
         assert a.read_bytes() == b.read_bytes()
-        assert len(a.read_text().splitlines()) == 9 * (4 if extra else 1)
+        assert len(a.read_text().splitlines()) == games
 
 
 def _without_timings(data: dict[str, Any]) -> dict[str, Any]:
