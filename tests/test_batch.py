@@ -30,6 +30,7 @@ from moonshot.batch import (
     plan_sim,
     run_arena_task,
     run_sim_task,
+    write_manifest,
 )
 from moonshot.cli import main
 from moonshot.sim import play_game, tasks
@@ -134,6 +135,16 @@ def test_shards_need_a_new_or_empty_directory_and_ray_needs_shards(tmp_path: Pat
     assert code == 2 and "not empty" in text
     code, text = run("simulate", "-n", "1", "--ray", "--export-decisions", str(tmp_path / "d.parquet"), "-q")
     assert code == 2 and "--export-decisions takes a directory" in text
+
+
+def test_an_interrupted_run_keeps_the_shards_its_manifest_lists(tmp_path: Path) -> None:
+    for name in ("part-00000.parquet", "part-00002.parquet", ".part-00001.77.tmp.parquet"):
+        (tmp_path / name).write_bytes(b"x")
+    first = {"file": "part-00000.parquet", "first_game": 0, "games": 2, "seeds": [0, 2], "rows": 10}
+    write_manifest(tmp_path, {"variant": "standard"}, [first], complete=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [MANIFEST, "part-00000.parquet"]
+    manifest = json.loads((tmp_path / MANIFEST).read_text())
+    assert manifest["complete"] is False and manifest["games"] == 2 and manifest["rows"] == 10
 
 
 def test_ray_missing_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -233,7 +233,10 @@ def prepare_shards(path: Path) -> None:
 
 
 def write_manifest(path: Path, about: dict[str, Any], shards: Sequence[dict[str, Any]], complete: bool) -> None:
-    """``_manifest.json``: the run's settings and the shards in game order (written last, atomically)."""
+    """``_manifest.json``: the run's settings and the shards in game order (written last, atomically).
+
+    After an interruption ``shards`` holds the shards finished in order; any other shard is removed,
+    so the directory holds exactly the games the manifest lists (``complete`` says whether that is all)."""
     manifest = {
         "format": MANIFEST_FORMAT,
         **about,
@@ -244,6 +247,10 @@ def write_manifest(path: Path, about: dict[str, Any], shards: Sequence[dict[str,
     }
     for left in path.glob(".part-*.tmp.parquet"):  # from a task whose worker died while writing
         left.unlink(missing_ok=True)
+    listed = {s["file"] for s in shards}
+    for extra in path.glob("part-*.parquet"):  # an interrupted run: shards past the first one missing
+        if extra.name not in listed:
+            extra.unlink(missing_ok=True)
     tmp = path / f".{MANIFEST}.tmp"
     tmp.write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, path / MANIFEST)
