@@ -135,7 +135,7 @@ class ServerApp:
         from moonshot.server.tournament import TournamentHost
 
         self.tournaments = TournamentHost(
-            policy=self.policy(), recorder=self.recorder, track=self._track, show_up=cfg.show_up, seed=cfg.seed
+            policy=self.policy(), recorder=self.recorder, track=self._track, show_up=cfg.show_up
         )
         if self.turbo is not None:
             self.turbo.tournaments = self.tournaments

@@ -175,7 +175,6 @@ class TournamentHost:
         recorder: Any = None,
         track: Callable[[Table], object] | None = None,
         show_up: float = 30.0,
-        seed: int | None = None,
     ) -> None:
         # externals that do not come, leave or time out: the protocol's policy (a random card)
         self.policy = dataclasses.replace(
@@ -185,8 +184,6 @@ class TournamentHost:
         self.track: Callable[[Table], object] = track or Table.start
         self.show_up = show_up
         self.tournaments: dict[str, Tournament] = {}
-        self.rng = random.Random(seed)
-        self._seeded = seed is not None
 
     # ------------------------------------------------------------ creating
     def create(self, spec: TournamentSpec, tokens: dict[str, str] | None = None) -> tuple[Tournament, dict[str, str]]:
@@ -210,7 +207,7 @@ class TournamentHost:
                 make_bot(e.bot, **e.options)  # unknown bots and bad options fail here, not mid-way
             if e.external:
                 self._check_expressible(spec)
-        tid = f"t{self.rng.getrandbits(40):010x}" if self._seeded else f"t{int(time.time()):x}{secrets.token_hex(4)}"
+        tid = f"t{int(time.time()):x}{secrets.token_hex(3)}"  # never repeats across runs (the store key)
         t = Tournament(tid, spec, time.time())
         register_rules(t.rules)
         self.tournaments[tid] = t

@@ -143,9 +143,7 @@ async def _run_local(spec: Any, db: str | None, quiet: bool) -> dict[str, Any]:
             raise bad_db(e) from None
         recorder = StoreRecorder(store)
         recorder.start()
-    host = TournamentHost(
-        policy=TablePolicy(decision_timeout=None, on_timeout=OnBadAnswer.RANDOM), recorder=recorder, seed=spec.seed
-    )
+    host = TournamentHost(policy=TablePolicy(decision_timeout=None, on_timeout=OnBadAnswer.RANDOM), recorder=recorder)
     try:
         t, _ = host.create(spec)
     except (ValueError, KeyError) as e:
@@ -257,6 +255,9 @@ def standings_png(data: dict[str, Any]) -> bytes:
         xs = [p["game"] for p in running if p["means"].get(name) is not None]
         ys = [p["means"][name] for p in running if p["means"].get(name) is not None]
         ax.plot(xs, ys, label=name, marker="." if len(xs) < 40 else None)
+    from matplotlib.ticker import MaxNLocator
+
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("games played")
     ax.set_ylabel("mean points per deal")
     better = "lower" if data["standings"]["lower_is_better"] else "higher"

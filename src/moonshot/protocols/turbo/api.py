@@ -965,6 +965,24 @@ class TurboLobby:
         table.watch(stream)
         table.done.add_done_callback(functools.partial(self._table_done, g))
 
+    def show_table(self, table: Table, people: set[int]) -> None:
+        """Host a table someone else started (a tournament game) for the game routes and the
+        web app: the chairs in ``people`` are played through HTTP by the person of that name;
+        the others are shown as programs. Call it before the table starts."""
+        names = table.seat_names()
+        members = [
+            Member(n, "human" if i in people else "bot", None if i in people else "program")
+            for i, n in enumerate(names)
+        ]
+        g = LobbyGame(table.id, table.rules.name, table.seed, names[min(people)] if people else "", members)
+        players = [Player(m.name, m.kind, m.algorithm) for m in members]
+        g.stream = GameStream(g.id)
+        g.stream.start(TurboTranslator(table.rules, table.seed, players, table.game.deal_specs))
+        g.hosted = HostedGame(g.id, table, players, g.stream, self._save_chat)
+        self.games[g.id] = g
+        table.watch(g.stream)
+        table.done.add_done_callback(functools.partial(self._table_done, g))
+
     def _table_done(self, g: LobbyGame, _: object = None) -> None:
         table = g.hosted.table if g.hosted is not None else None
         if table is None or not table.game.over:

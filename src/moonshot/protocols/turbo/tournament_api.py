@@ -4,6 +4,9 @@
 * ``POST /api/tournaments`` ``{variant, sets, deals_per_set, seed, bots: ["search --think-ms 200",
   ...], externals: ["alice", ...], filler}`` -> ``201 {id, games_total, tokens: {name: token}}``:
   each external entrant's token, shown once (the server keeps only its SHA-256);
+* ``POST /api/tournaments/play`` ``{token}``: an external entrant over HTTP asks for its next game;
+  the answer comes when the game starts (``{game, seat, url}``: play it through the game routes or
+  the web app's ``/game#<id>``) or after ``wait`` seconds (``202 {waiting: true}``: ask again);
 * ``GET /api/tournaments``: every tournament, newest first (id, status, variant, progress);
 * ``GET /api/tournaments/{id}``: progress and standings; ``.../results``: standings, every game and
   the running standings (``?format=csv``: the standings as CSV); ``.../standings.png``: the plot.
@@ -90,6 +93,41 @@ def routes(
         out = {"id": t.id, "games_total": len(t.games), "tokens": tokens, "by": caller.name}
         return JSONResponse(out, status_code=201)
 
+    async def play(request: Request, caller: Any) -> Any:
+        from moonshot.protocols.turbo.api import TurboSeat
+        from moonshot.server.lobby import Candidate, GameType, LobbyError
+        from moonshot.server.table import Table
+
+        body = await read_body(request)
+        token = body.get("token")
+        if not isinstance(token, str) or not 1 <= len(token) <= 200:
+            raise RequestError(400, "token must be the entrant's token")
+        wait = _int(body, "wait", 25, 0, 120)
+        loop = asyncio.get_running_loop()
+        seated: asyncio.Future[tuple[str, int]] = loop.create_future()
+        seat = TurboSeat(caller.name)
+        seat.patient = False  # a tournament's deadlines hold for a person too (then: a random card)
+
+        def matched(table: Table, chair: int) -> None:
+            lobby.show_table(table, {chair})
+            if not seated.done():
+                seated.set_result((table.id, chair))
+
+        c = Candidate(seat, GameType.ANY, None, matched, protocol="http", token=token)
+        try:
+            claimed = host().claim(c)
+        except LobbyError as e:
+            raise RequestError(409, str(e)) from None
+        if not claimed:
+            raise RequestError(403, "no tournament entrant has that token")
+        try:
+            game_id, chair = await asyncio.wait_for(asyncio.shield(seated), wait)
+        except TimeoutError:
+            if host().release(c):
+                return JSONResponse({"waiting": True}, status_code=202)
+            game_id, chair = await seated  # taken for a game just now
+        return {"game": game_id, "seat": chair, "url": f"/game#{game_id}"}
+
     async def listing(request: Request, caller: Any) -> Any:
         items = {t.id: t.state() for t in host().tournaments.values()}
         if lobby.store is not None:
@@ -135,11 +173,12 @@ def routes(
             png = await asyncio.get_running_loop().run_in_executor(None, standings_png, data)
         except Exception as e:  # matplotlib missing (the plot extra) or a plotting failure
             raise RequestError(501, f"no plot: {getattr(e, 'message', e)}") from None
-        return Response(png, media_type="image/png", headers={"Cache-Control": "no-store"})
+        return Response(png, media_type="image/png", headers={"Cache-Control": "max-age=30"})
 
     return [
         Route("/api/tournaments", endpoint(create, identity), methods=["POST"]),
         Route("/api/tournaments", endpoint(listing, identity, anonymous=True), methods=["GET"]),
+        Route("/api/tournaments/play", endpoint(play, identity), methods=["POST"]),
         Route("/api/tournaments/{tid}", endpoint(status, identity, anonymous=True), methods=["GET"]),
         Route("/api/tournaments/{tid}/results", endpoint(results, identity, anonymous=True), methods=["GET"]),
         Route("/api/tournaments/{tid}/standings.png", endpoint(plot, identity, anonymous=True), methods=["GET"]),
