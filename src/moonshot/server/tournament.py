@@ -383,6 +383,9 @@ class TournamentHost:
                 t.task.cancel()
                 with contextlib.suppress(BaseException):
                     await t.task
+            if t.status == "running":  # cancelled before it began
+                t.status = "stopped"
+                self._save(t)
 
 
 __all__ = ["KEY_PREFIX", "Tournament", "TournamentHost", "full_results", "spec_from_json", "summary"]
