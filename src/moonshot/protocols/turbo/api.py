@@ -870,6 +870,13 @@ class TurboLobby:
             if g.hosted is None and not g.finished and any(m.remote is c for m in g.members):
                 g.members = [m for m in g.members if m.remote is not c]
                 self.broadcast({"type": "leave_game", "id": g.id, "player": c.seat.name})
+                if not any(m.kind == "human" or m.remote is not None for m in g.members):
+                    for m in g.members:  # nobody left to play: the game goes, as in leave()
+                        self.broadcast({"type": "leave_game", "id": g.id, "player": m.name})
+                    del self.games[g.id]
+                    if g.stream is not None:
+                        g.stream.close()
+                    self._drop_open(g)
                 return True
         return False
 
@@ -881,8 +888,9 @@ class TurboLobby:
             raise RequestError(409, f"{name} is not in this game")
         g.members = [m for m in g.members if m.name != name]
         self.broadcast({"type": "leave_game", "id": g.id, "player": name})
-        if not any(m.kind == "human" for m in g.members):
-            # nobody left to play: the game goes (its bots with it)
+        if not any(m.kind == "human" or m.remote is not None for m in g.members):
+            # nobody left to play: the game goes (its bots with it); players from other
+            # protocols waiting in it keep it open (for someone to join), until they leave
             for m in g.members:
                 self.broadcast({"type": "leave_game", "id": g.id, "player": m.name})
             del self.games[g.id]
