@@ -50,6 +50,9 @@ async def test_a_person_two_sessions_bots_and_a_moonshot_bot_play_a_standard_gam
         alice = await Person.open(browser, f"http://127.0.0.1:{app.http_port}", "alice")
         await alice.enter_lobby()
         game_id = await alice.create_game("standard")
+        # the lobby row shows the code the programs join with
+        code = alice.page.locator(f"#games li[data-id='{game_id}'] .join-code code")
+        assert await code.inner_text() == game_id
         await alice.add_bots(game_id, "random", 1)
 
         sessions: list[dict[str, Any]] = []
