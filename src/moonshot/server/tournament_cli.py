@@ -240,23 +240,21 @@ def _show(data: dict[str, Any], results_path: Path | None, csv_path: Path | None
 def standings_png(data: dict[str, Any]) -> bytes:
     """The running standings (mean points per deal after each game) as a PNG (the plot extra)."""
     try:
-        import matplotlib
+        from matplotlib.figure import Figure
+        from matplotlib.ticker import MaxNLocator
     except ImportError:
         raise click.ClickException("plots need matplotlib: pip install 'moonshot[plot]'") from None
     import io
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    # a Figure of its own, not pyplot's global state: the server draws in a worker thread
     running = data.get("running", [])
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig = Figure(figsize=(8, 4.5))
+    ax = fig.subplots()
     names = [r["entrant"] for r in data["standings"]["entrants"]]
     for name in names:
         xs = [p["game"] for p in running if p["means"].get(name) is not None]
         ys = [p["means"][name] for p in running if p["means"].get(name) is not None]
         ax.plot(xs, ys, label=name, marker="." if len(xs) < 40 else None)
-    from matplotlib.ticker import MaxNLocator
-
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("games played")
     ax.set_ylabel("mean points per deal")
@@ -267,7 +265,6 @@ def standings_png(data: dict[str, Any]) -> bytes:
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90)
-    plt.close(fig)
     return buf.getvalue()
 
 
