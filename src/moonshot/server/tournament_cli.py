@@ -24,7 +24,7 @@ from rich.table import Table as RichTable
 from moonshot.server.commands import DB_HELP, bad_db, store_url_option
 from moonshot.tournament import TournamentError, make_spec, standings_csv
 
-console = Console()
+console = Console() if sys.stdout.isatty() else Console(width=120)  # piped: room for the standings
 err_console = Console(stderr=True)
 
 
@@ -202,13 +202,18 @@ def _table(data: dict[str, Any]) -> RichTable:
     better = "lower" if st["lower_is_better"] else "higher"
     t = RichTable(
         title=f"tournament {data['id']} ({data['variant']}, {data['status']}, "
-        f"{data['games_played']}/{data['games_total']} games; {better} is better)"
+        f"{data['games_played']}/{data['games_total']} games; {better} is better)",
+        caption="moons: shot/conceded; t/o: timeouts; err: illegal or unreadable answers; "
+        "absent: games not shown up for (played by the server's policy)",
     )
-    for col in ("#", "entrant", "deals", "pts/deal", "95% CI", "win", "moons +/-", "timeouts", "errors", "no-shows"):
-        t.add_column(col, justify="left" if col == "entrant" else "right")
+    for col in ("#", "entrant", "deals", "pts/deal", "95% CI", "win", "moons", "t/o", "err", "absent"):
+        if col == "entrant":
+            t.add_column(col, overflow="fold", min_width=12)
+        else:
+            t.add_column(col, justify="right", no_wrap=True)
     for r in st["entrants"]:
         m = r["mean_points_per_deal"]
-        ci = f"[{r['ci_low']:.2f}, {r['ci_high']:.2f}]" if r["ci_low"] is not None else "-"
+        ci = f"{r['ci_low']:.1f}…{r['ci_high']:.1f}" if r["ci_low"] is not None else "-"
         t.add_row(
             str(r["rank"]),
             r["entrant"] + (" (external)" if r["kind"] == "external" else ""),
@@ -216,7 +221,7 @@ def _table(data: dict[str, Any]) -> RichTable:
             f"{m:.2f}" if m is not None else "-",
             ci,
             f"{r['win_rate']:.0%}" if r["win_rate"] is not None else "-",
-            f"{r['moons_shot']}/{r['moons_conceded']}",
+            f"+{r['moons_shot']}/-{r['moons_conceded']}",
             str(r["timeouts"]),
             str(r["errors"]),
             str(r["no_shows"]),
