@@ -57,7 +57,7 @@ async def test_a_person_creates_a_tournament_and_plays_in_it_over_http(tmp_path:
         assert await page.locator("#paired tbody tr").count() == 4
         await page.locator("img.plot").wait_for()
         await page.wait_for_function("document.querySelector('img.plot').naturalWidth > 0")
-        await alice.shot("tournament", full_page=True)
+        await alice.shot("tournament-entrant", full_page=True)
         # the list links to it
         await page.goto("/tournaments")
         await page.locator(f"#tournaments-table tr[data-id='{tid}']").wait_for()
