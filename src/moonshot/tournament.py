@@ -8,9 +8,10 @@ each time, so every entrant holds every hand of the set once against the same op
 table of a set plays the same cards. With a number of entrants that is not a multiple of four,
 house bots (``filler``) fill the last table; they are not ranked.
 
-Tables are drawn so that pairs meet about equally often: for each set, among ``draws`` random
-partitions (from the tournament seed) the one that least increases the sum of squared meeting
-counts is taken (ties: the first drawn). With four entrants or fewer there is one table.
+Tables are drawn so that pairs meet about equally often. For each set, several partitions are
+made from the tournament seed (up to ``draws``, fewer for big fields): the entrants are shuffled
+and each table is filled greedily with whoever has met it least. The partition that least raises
+the sum of squared meeting counts is kept (ties: the first made). With four entrants or fewer there is one table.
 
 :func:`standings` turns finished games (:class:`GameResult`) into per-entrant statistics: mean
 points per deal with a 95% interval, paired differences against every other entrant on the deals
@@ -253,10 +254,10 @@ def draw_tables(n: int, sets: int, seed: int, draws: int = 200) -> list[list[tup
         rng = random.Random(f"moonshot-tournament-tables:{seed}:{s}")
         best: list[tuple[int, ...]] | None = None
         best_cost = math.inf
-        for _ in range(max(1, draws) if n > 4 else 1):
-            order = list(range(n))
-            rng.shuffle(order)
-            tables = [tuple(sorted(order[k : k + 4])) for k in range(0, n, 4)]
+        # fewer tries for big fields: each costs ~n^2, and the greedy fill does most of the work
+        tries = max(4, min(draws, 20000 // (n * n))) if n > 4 else 1
+        for _ in range(tries):
+            tables = _greedy_partition(n, meets, rng)
             cost = sum(
                 (meets[a][b] + 1) ** 2 - meets[a][b] ** 2 for t in tables for a, b in itertools.combinations(t, 2)
             )
@@ -269,6 +270,21 @@ def draw_tables(n: int, sets: int, seed: int, draws: int = 200) -> list[list[tup
                 meets[b][a] += 1
         out.append(sorted(best))
     return out
+
+
+def _greedy_partition(n: int, meets: list[list[int]], rng: random.Random) -> list[tuple[int, ...]]:
+    """Tables of four in a random order, each filled greedily: its first entrant (the first left
+    in the shuffled order) takes, one at a time, whoever left has met the table least."""
+    left = list(range(n))
+    rng.shuffle(left)
+    tables = []
+    while left:
+        table = [left.pop(0)]
+        while len(table) < 4:
+            pick = min(range(len(left)), key=lambda i: sum(meets[left[i]][x] for x in table))
+            table.append(left.pop(pick))
+        tables.append(tuple(sorted(table)))
+    return tables
 
 
 def schedule(spec: TournamentSpec) -> list[ScheduledGame]:
