@@ -55,6 +55,10 @@ async def test_a_person_creates_a_tournament_and_plays_in_it_over_http(tmp_path:
         cells = await me.locator("td").all_inner_texts()
         assert cells[2] == "4" and cells[-1] == "0"  # 4 deals played, no no-shows
         assert await page.locator("#paired tbody tr").count() == 4
+        # every game is listed with a link to its replay
+        replays = page.locator("#games a[data-action=replay]")
+        assert await replays.count() == 4
+        assert (await replays.first.get_attribute("href")).startswith(f"/history#{tid}-g")
         await page.locator("img.plot").wait_for()
         await page.wait_for_function("document.querySelector('img.plot').naturalWidth > 0")
         await alice.shot("tournament-entrant", full_page=True)

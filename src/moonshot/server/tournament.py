@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import dataclasses
 import hmac
+import json
 import logging
 import random
 import secrets
@@ -47,6 +48,7 @@ from moonshot.tournament import (
     ScheduledGame,
     SeatResult,
     TournamentSpec,
+    bot_label,
     running_standings,
     schedule,
     standings,
@@ -163,6 +165,13 @@ def spec_from_json(d: dict[str, Any]) -> TournamentSpec:
         int(d.get("draws", 200)),
         str(d.get("filler", "heuristic")),
     )
+
+
+def _shown(e: Entrant, arrived: Candidate | None) -> str:
+    """What the history page says plays a chair: the bot with its options, or the protocol."""
+    if e.bot is not None:
+        return bot_label(e.bot, e.options)
+    return arrived.protocol if arrived is not None else "absent"
 
 
 class TournamentHost:
@@ -322,7 +331,14 @@ class TournamentHost:
             table_id=f"{t.id}-g{g.number + 1}",
             recorder=self.recorder,
             names=names,
-            meta={"protocol": "tournament", "tournament": t.id, "set": g.set_index, "rotation": g.rotation},
+            meta={
+                "protocol": "tournament",
+                "tournament": t.id,
+                "set": g.set_index,
+                "rotation": g.rotation,
+                # what the history page shows for each chair: the bot and its options, or the protocol
+                "algorithms": json.dumps([_shown(seated[e], c) for e, c in zip(g.seats, arrived)]),
+            },
         )
         for chair, c in enumerate(arrived):
             if c is not None:

@@ -213,6 +213,38 @@ function pairedTable(st) {
   return table;
 }
 
+function gamesTable(data) {
+  const names = data.entrants.map((e) => e.name);
+  const table = el("table", "standings games-list");
+  table.id = "games";
+  const head = el("tr");
+  for (const c of ["Game", "Set", "Table", "Rotation", "North \u00b7 East \u00b7 South \u00b7 West (points)", ""]) {
+    head.append(el("th", null, c));
+  }
+  const thead = el("thead");
+  thead.append(head);
+  const body = el("tbody");
+  for (const g of [...data.games].reverse()) {
+    const tr = el("tr");
+    tr.dataset.game = g.game_id;
+    tr.append(el("td", null, String(g.number + 1)), el("td", null, String(g.set_index + 1)));
+    tr.append(el("td", null, String(g.table + 1)), el("td", null, String(g.rotation + 1)));
+    const who = g.seats
+      .map((s) => `${names[s.entrant] ?? `house ${s.entrant - names.length + 1}`} ${s.total}${s.no_show ? " (absent)" : ""}`)
+      .join(" \u00b7 ");
+    tr.append(el("td", "who", who));
+    const act = el("td");
+    const a = el("a", "btn small", "Replay");
+    a.href = `/history#${encodeURIComponent(g.game_id)}`;
+    a.dataset.action = "replay";
+    act.append(a);
+    tr.append(act);
+    body.append(tr);
+  }
+  table.append(thead, body);
+  return table;
+}
+
 function scroller(table) {
   const box = el("div", "table-scroll");
   box.append(table);
@@ -258,7 +290,7 @@ function playForm(id) {
 async function showOne(box, id) {
   let data;
   try {
-    data = await getJson(`/api/tournaments/${encodeURIComponent(id)}`);
+    data = await getJson(`/api/tournaments/${encodeURIComponent(id)}/results`);
   } catch (err) {
     box.innerHTML = "";
     const panel = el("section", "panel");
@@ -325,6 +357,11 @@ async function showOne(box, id) {
     scroller(pairedTable(data.standings)),
   );
   side.append(pairs);
+  if (data.games && data.games.length) {
+    const games = el("section", "panel");
+    games.append(el("h2", null, "Games"), scroller(gamesTable(data)));
+    side.append(games);
+  }
   if (data.status === "running" && data.entrants.some((e) => e.external)) {
     const play = el("section", "panel");
     play.append(el("h2", null, "Play as an entrant"), playForm(id));
