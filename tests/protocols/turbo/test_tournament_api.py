@@ -74,5 +74,9 @@ async def test_create_follow_and_export(env: Env) -> None:
         assert r.status_code == 409 and "is over" in r.json()["error"]
         csv = await c.get(f"/api/tournaments/{t.id}/results", params={"format": "csv"})
         assert csv.headers["content-type"].startswith("text/csv") and csv.text.startswith("rank,entrant")
+        # each game is stored and replays on the history page, its chairs named by bot
+        await env.recorder.flush()
+        game = (await c.get(f"/api/games/{t.results[-1].game_id}")).json()
+        assert game["variant"] == "standard-1deals" and game["status"] == "finished" and game["events"]
         listing = (await c.get("/api/tournaments")).json()
         assert [x["id"] for x in listing] == [t.id] and listing[0]["games_played"] == 4
