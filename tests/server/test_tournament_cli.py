@@ -51,6 +51,8 @@ def test_mistakes_get_one_line_errors() -> None:
     assert out.exit_code == 2 and "at least two entrants" in out.output
     out = runner.invoke(main, ["tournament", "create", "--bot", "random", "--bot", "chess-engine"])
     assert out.exit_code == 2 and "unknown bot" in out.output
+    out = runner.invoke(main, ["tournament", "create", "--server", "x:1", "--bot", "random", "--csv", "s.csv"])
+    assert out.exit_code == 2 and "for a local run" in out.output
     out = runner.invoke(main, ["tournament", "status", "t1"])
     assert out.exit_code == 2 and "--server URL or --db URL" in out.output
     out = runner.invoke(main, ["tournament", "status", "t1", "--server", "127.0.0.1:9"])

@@ -105,6 +105,11 @@ def create_cmd(
 ) -> None:
     """Create a tournament (and, without --server, play it here)."""
     if server is not None:
+        if results_path or csv_path or plot or db:
+            raise click.UsageError(
+                "with --server the server plays it: --db, --results, --csv and --plot are for a local run "
+                "(use `moonshot tournament results ID --server URL --csv ...` once it is done)"
+            )
         body = {
             "variant": variant,
             "sets": sets,
