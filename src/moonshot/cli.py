@@ -582,5 +582,14 @@ def _register_trend_commands() -> None:
 _register_trend_commands()
 
 
+def _register_tournament_commands() -> None:
+    from moonshot.server.tournament_cli import tournament_cmd
+
+    main.add_command(tournament_cmd)
+
+
+_register_tournament_commands()
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()
