@@ -39,7 +39,7 @@ from moonshot.bots.base import Bot
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer, secret_matches
 from moonshot.protocols.turbo.api import LobbyOptions, TurboLobby, build_app
-from moonshot.server.lobby import Lobby
+from moonshot.server.lobby import Candidate, Lobby
 from moonshot.server.table import BotSeat, OnBadAnswer, OnDisconnect, Seat, Table, TablePolicy, TableStatus
 from moonshot.sim import BOT_REGISTRY, UnknownBot, bot_names, make_bot
 from moonshot.store import DEFAULT_URL, Store, StoreRecorder, register_rules, rules_named
@@ -84,6 +84,7 @@ class ServerConfig:
     cluster_prefix: str = "moonshot:"  # Redis key prefix: one cluster per prefix
     lease: float = 5.0  # seconds a table's lease outlives its owner's last renewal
     reuse_port: bool = False  # share the listening ports with other processes (SO_REUSEPORT)
+    show_up: float = 30.0  # seconds a tournament waits for an external entrant before its policy plays
 
 
 class _Uvicorn(uvicorn.Server):
@@ -112,6 +113,7 @@ class ServerApp:
     _http_task: asyncio.Task[None] | None = None
     restored: int = 0  # unfinished games restored from the store at start
     cluster: Any = None  # moonshot.server.cluster.Cluster when config.redis_url is set
+    tournaments: Any = None  # moonshot.server.tournament.TournamentHost, when running
 
     def __post_init__(self) -> None:
         self._bot = bot_factory(self.config.bot)
@@ -139,7 +141,15 @@ class ServerApp:
                 store=self.store,
                 options=LobbyOptions(open_names=cfg.open_names, seed=cfg.seed),
                 track=self._track,
+                mixed_policy=self.policy(),
             )
+        from moonshot.server.tournament import TournamentHost
+
+        self.tournaments = TournamentHost(
+            policy=self.policy(), recorder=self.recorder, track=self._track, show_up=cfg.show_up
+        )
+        if self.turbo is not None:
+            self.turbo.tournaments = self.tournaments
         restored_ids = await self._restore()
         if self.turbo is not None:
             await self.turbo.load_open()
@@ -158,6 +168,7 @@ class ServerApp:
             starters={"trend": self._start_trend_table},
             bots={"trend": self._make_trend_bot},
         )
+        self.lobby.router = self  # mixed tables: codes that name an HTTP game or a tournament seat
         if cfg.sessions_port is not None:
             self.sessions = SessionsServer(
                 self.lobby,
@@ -234,6 +245,8 @@ class ServerApp:
             self.sessions.stop_listening()
         if self._http is not None:
             self._http.should_exit = True
+        if self.tournaments is not None:
+            await self.tournaments.close()  # before the tables: no next game starts
         running = [t for t in self.tables.values() if not t.done.done()]
         for t in running:
             t.stop(reason)
@@ -344,6 +357,21 @@ class ServerApp:
         if self.cluster is not None:
             self.cluster.table_done(table)
 
+    # ------------------------------------------------------------ mixed tables (the lobby's router)
+    def claim(self, c: Candidate) -> bool:
+        """A candidate whose code names a table hosted elsewhere sits there: a tournament
+        entrant's token, or an open HTTP game's id (any protocol that can express its rules)."""
+        if self.tournaments is not None and self.tournaments.claim(c):
+            return True
+        if c.lobby_code and self.turbo is not None:
+            return self.turbo.join_remote(c)
+        return False
+
+    def release(self, c: Candidate) -> bool:
+        if self.tournaments is not None and self.tournaments.release(c):
+            return True
+        return self.turbo is not None and self.turbo.leave_remote(c)
+
     def find_chair(self, session_id: int, secret: str) -> tuple[Table, int] | None:
         """The chair of session ``session_id`` in a running game, if nobody sits in it now and
         ``secret`` is its owner's. Server bot chairs have no credential: never found."""
@@ -368,9 +396,11 @@ class ServerApp:
             return ids
         for rec in await self.store.unfinished():
             if self.cluster is not None and (
-                rec.protocol == "sessions" or (rec.protocol == "trend" and self.config.trend_port is None)
+                rec.protocol == "sessions" or (self.config.http_port is None and self.config.trend_port is None)
             ):
-                continue  # a cluster's Sessions games are adopted (moonshot.server.cluster), under a lease
+                # a cluster's Sessions games are adopted under a lease (moonshot.server.cluster);
+                # the others are restored by the process that serves HTTP and Trend (the first worker)
+                continue
             if rec.protocol == "turbo":
                 await self._restore_turbo(rec)
                 continue

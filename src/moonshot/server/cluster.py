@@ -443,11 +443,16 @@ class ClusterLobby(Lobby):
             raise LobbyError("humans_only games are for human players (say player_kind: human)")
         if c.game_type is GameType.BOTS_ONLY and c.kind is not SeatKind.BOT:
             raise LobbyError("bots_only games are for bots (say player_kind: bot)")
+        c.joined_at = asyncio.get_running_loop().time()
+        if self.router is not None and self.router.claim(c):
+            return  # a code naming a table hosted in this process (an HTTP game, a tournament seat)
         self.cluster.queue(c, self.fill_wait if c.game_type is GameType.ANY else None)
 
     def leave(self, c: Candidate) -> bool:
         if c.protocol != "sessions":
             return super().leave(c)
+        if self.router is not None and self.router.release(c):
+            return True
         return self.cluster.unqueue(c)
 
 
