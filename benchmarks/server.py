@@ -54,6 +54,7 @@ import multiprocessing as mp
 import os
 import random
 import re
+import signal
 import socket
 import sqlite3
 import statistics
@@ -317,13 +318,17 @@ def start_cluster(
     return proc, port, pids, prefix
 
 
-def stop_cluster(proc: subprocess.Popen[str], redis_url: str, prefix: str) -> None:
+def stop_cluster(proc: subprocess.Popen[str], pids: list[int], redis_url: str, prefix: str) -> None:
+    """SIGTERM (the workers flush their stores), then SIGKILL whatever is left, workers included."""
     proc.terminate()
     try:
-        proc.wait(30)
+        proc.wait(120)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     import redis
 
     r = redis.Redis.from_url(redis_url)
@@ -387,7 +392,7 @@ def measure_cluster(
         r1 = redis_cpu(redis_url)
         peak = sum(rss_kb(p) for p in pids)
     finally:
-        stop_cluster(server, redis_url, prefix)
+        stop_cluster(server, pids, redis_url, prefix)
         if pg_admin and pg_name:
             drop_pg(pg_admin, pg_name)
     row["load_end"] = load1()
