@@ -8,6 +8,7 @@ stays fast.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import statistics
 import sys
@@ -254,6 +255,15 @@ def _worker_argv(argv: list[str], index: int) -> list[str]:
     return out
 
 
+def _die_with_parent() -> None:
+    """In a worker, before exec: SIGTERM when the supervisor dies, however it dies (Linux)."""
+    import ctypes
+    import signal
+
+    with contextlib.suppress(Exception):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+
+
 def _supervise(workers: int, argv: list[str]) -> int:
     """Run ``workers`` server processes; restart one that dies (the others adopt its games in
     the meantime); SIGINT/SIGTERM stop them all. Returns the exit status."""
@@ -274,7 +284,7 @@ def _supervise(workers: int, argv: list[str]) -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     for i in range(workers):
-        procs.append(subprocess.Popen(cmd + _worker_argv(argv, i)))
+        procs.append(subprocess.Popen(cmd + _worker_argv(argv, i), preexec_fn=_die_with_parent))
         if i == 0:
             time.sleep(1.0)  # the first creates the store's tables and the HTTP secret alone
     print(f"moonshot: {workers} workers (pids {' '.join(str(p.pid) for p in procs)}) share the ports", flush=True)
@@ -284,7 +294,7 @@ def _supervise(workers: int, argv: list[str]) -> int:
             rc = p.poll()
             if rc is not None and not stopping:
                 print(f"moonshot: worker {i} (pid {p.pid}) exited with {rc}; starting another", flush=True)
-                procs[i] = subprocess.Popen(cmd + _worker_argv(argv, i))
+                procs[i] = subprocess.Popen(cmd + _worker_argv(argv, i), preexec_fn=_die_with_parent)
     for p in procs:
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)
