@@ -111,3 +111,21 @@ def test_real_games_rate_heuristic_above_random_with_shrinking_uncertainty() -> 
     assert board[0][1].ordinal > board[1][1].ordinal + 3
     assert sigmas[239] < sigmas[59] < sigmas[9] < START_SIGMA
     assert ledger.get(rules.name, h).games == 240
+
+
+@given(st.lists(st.integers(0, 130), min_size=4, max_size=4))
+def test_from_equal_ratings_a_better_place_never_gives_a_lower_rating(totals: list[int]) -> None:
+    """Strictly higher without ties. With ties only "not lower": openskill 6's Plackett-Luce lets
+    tied players gain as if each had beaten the other (its issue #173), so with places 1, 1, 3, 4
+    the third ends level with the two winners."""
+    changes = {c.player: c for c in rate({}, [A, B, C, D], totals)}
+    tied = len(set(totals)) < 4
+    for p in (A, B, C, D):
+        for q in (A, B, C, D):
+            if changes[p].rank < changes[q].rank:
+                assert changes[p].after.mu >= changes[q].after.mu
+                if not tied:
+                    assert changes[p].after.mu > changes[q].after.mu
+            if changes[p].rank == changes[q].rank:
+                assert changes[p].after == changes[q].after
+        assert changes[p].after.sigma < START_SIGMA
