@@ -88,7 +88,7 @@ def main() -> None:
     played: list[tuple[list[PlayerId], GameRecord]] = []
     start = time.perf_counter()
     print(f"{args.games} games of standard to {args.max_score}, search at {args.simulations} playouts per decision")
-    print(f"{'games':>6} {'seconds':>8}  " + "  ".join(f"{str(p):>34}" for p in players))
+    print(f"{'games':>6} {'seconds':>8}  " + "  ".join(f"{p!s:>34}" for p in players))
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(args.workers, initializer=_init, initargs=(args.max_score, args.simulations)) as pool:
         for (_, seats), rec in zip(tasks, pool.imap(_play, tasks)):
@@ -100,7 +100,8 @@ def main() -> None:
                 for p in players:
                     r = ledger.get("standard", p)
                     cells.append(f"{r.ordinal:7.2f} (mu {r.mu:5.2f}, sigma {r.sigma:4.2f})")
-                print(f"{n:>6} {time.perf_counter() - start:>8.0f}  " + "  ".join(f"{c:>34}" for c in cells), flush=True)
+                row = "  ".join(f"{c:>34}" for c in cells)
+                print(f"{n:>6} {time.perf_counter() - start:>8.0f}  {row}", flush=True)
     order = [p for p, _ in ledger.leaderboard("standard")]
     print("order by ordinal:", " > ".join(str(p) for p in order))
     print("search > heuristic > random:", order == [search, heuristic, rnd])
