@@ -36,6 +36,7 @@ async def test_trend_players_and_the_filling_bot_are_rated(tmp_path: Path) -> No
             (g,) = await app.store.player_games("trend", name)
             assert (g["rank"] == 1) == (g["total"] == best)
         (game,) = await app.store.player_games("trend", "random", bot=True)
-        assert game["players"][3].startswith("moonshot_random")  # seated as moonshot_random_1, rated as random
+        assert game["players"][3]["name"] == "random" and game["players"][3]["bot"]
+        assert game["players"][3]["seated"].startswith("moonshot_random")  # seated as moonshot_random_1
     finally:
         await app.stop()

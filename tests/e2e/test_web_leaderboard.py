@@ -88,6 +88,7 @@ async def test_the_leaderboard_page_ranks_players_and_links_their_replays(tmp_pa
         ids = await page.eval_on_selector_all("#player-games tbody tr", "els => els.map(e => e.dataset.id)")
         assert len(ids) == 3
         assert "Rating" in await page.inner_text("#player-rating")
+        await dave.shot("leaderboard-player")
         await page.click(f"#player-games tr[data-id='{ids[0]}'] [data-action=replay]")
         await page.wait_for_url(f"**/history#{ids[0]}")
         await page.wait_for_selector("#replay-bar")

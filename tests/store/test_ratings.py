@@ -123,6 +123,8 @@ async def test_people_are_rated_by_name_and_sessions_tags_are_dropped(store: Sto
     games = await store.player_games("standard", "alice")
     assert [g["game_id"] for g in games] == ["p2", "p1", "p0"]
     assert games[0]["rank"] == 1 and games[0]["total"] == 10 and games[0]["change"] > 0
+    assert [p["name"] for p in games[1]["players"]] == ["alice", "bob", "heuristic", "heuristic"]
+    assert games[1]["players"][0]["seated"] == "alice(41)" and games[1]["players"][2]["bot"]
 
 
 async def test_a_person_named_like_a_bot_is_not_that_bot(store: Store) -> None:

@@ -128,7 +128,7 @@ def _print_games(games: list[dict[str, Any]], player: str, is_bot: bool, variant
             (g["finished"] or "")[:19],
             str(g["rank"]),
             str(g["total"]),
-            ", ".join(g["players"]),
+            ", ".join(f"{p['name']} (bot)" if p["bot"] else p["name"] for p in g["players"]),
             f"{g['change']:+.2f}",
             f"{g['mu']:.2f}",
             f"{g['sigma']:.2f}",

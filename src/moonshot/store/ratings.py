@@ -203,6 +203,13 @@ async def rebuild(engine: AsyncEngine, progress: Callable[[int, int], None] | No
     return rated
 
 
+def _who(player: Mapping[str, Any], protocol: str) -> dict[str, Any]:
+    """A seat as rated: ``{"name", "bot"}`` (a bot's name is its spec), and the name it sat under."""
+    p = player_id(player, protocol)
+    seated = str(player.get("name", ""))
+    return {"name": p.name if p else seated, "bot": bool(p and p.bot), "seated": seated}
+
+
 def _when(value: Any) -> str | None:
     return value.isoformat() if isinstance(value, datetime) else None if value is None else str(value)
 
@@ -263,7 +270,7 @@ async def player_games(
             "mu": float(m["mu"]),
             "sigma": float(m["sigma"]),
             "change": float(m["change"]),
-            "players": [str(p.get("name", "")) for p in m["players"] or []],
+            "players": [_who(p, str(m["protocol"] or "")) for p in m["players"] or []],
             "totals": m["totals"],
         }
         for m in rows

@@ -159,7 +159,7 @@ async function showPlayer(box, variant, player, bot) {
   const table = el("table", "games");
   table.id = "player-games";
   const head = el("tr");
-  for (const [text, cls] of [["When", ""], ["Place", ""], ["Players and totals", ""], ["Rating", "num"], ["", ""]]) {
+  for (const [text, cls] of [["When", ""], ["Place", ""], ["Players and totals", ""], ["Change", "num"], ["", ""]]) {
     head.append(el("th", cls, text));
   }
   const thead = el("thead");
@@ -170,14 +170,19 @@ async function showPlayer(box, variant, player, bot) {
     tr.dataset.id = g.game_id;
     tr.append(el("td", null, when(g.finished)));
     tr.append(el("td", g.rank === 1 ? "won" : null, ordinalSuffix(g.rank)));
-    const table = el("td");
+    const seats = el("td");
     const mine = new Set(g.seats || []);
-    (g.players || []).forEach((name, s) => {
-      const total = g.totals ? ` ${g.totals[s]}` : "";
-      if (s) table.append(document.createTextNode(" \u00b7 "));
-      table.append(el("span", mine.has(s) ? "me-seat" : null, `${name}${total}`));
+    (g.players || []).forEach((p, s) => {
+      if (s) seats.append(document.createTextNode(" \u00b7 "));
+      const a = el("a", `seat-link${mine.has(s) ? " me-seat" : ""}`);
+      a.href = playerHref(variant, p.name, p.bot);
+      a.title = p.seated && p.seated !== p.name ? `seated as ${p.seated}` : "";
+      a.append(document.createTextNode(p.name));
+      if (p.bot) a.append(el("span", "bot-pill", "bot"));
+      a.append(document.createTextNode(g.totals ? ` ${g.totals[s]}` : ""));
+      seats.append(a);
     });
-    tr.append(table);
+    tr.append(seats);
     const change = el("td", `num change ${g.change >= 0 ? "up" : "down"}`, `${g.change >= 0 ? "+" : "\u2212"}${num(Math.abs(g.change), 2)}`);
     tr.append(change);
     const act = el("td");
