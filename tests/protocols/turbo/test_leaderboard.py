@@ -60,7 +60,11 @@ async def test_a_finished_http_game_is_on_the_leaderboard(env: Env) -> None:
         games = (await anon.get("/leaderboard/games?variant=standard&player=ann")).json()
         assert games["player"] == "ann" and not games["bot"]
         (g,) = games["games"]
-        assert g["game_id"] == gid and g["players"][0] == {"name": "ann", "bot": False, "seated": "ann"} and 1 <= g["rank"] <= 4
+        assert (
+            g["game_id"] == gid
+            and g["players"][0] == {"name": "ann", "bot": False, "seated": "ann"}
+            and 1 <= g["rank"] <= 4
+        )
         bots = (await anon.get("/leaderboard/games?variant=standard&player=random&bot=1")).json()
         assert bots["bot"] and len(bots["games"][0]["seats"]) == 2
         assert (await anon.get("/leaderboard/games?variant=standard&player=random")).json()["games"] == []
