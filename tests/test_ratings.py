@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from moonshot.ratings import START_MU, START_SIGMA, Ledger, PlayerId, Rating, player_id, pool, ranks, rate
-from moonshot.sim import make_bot, play_game, spec_of
+from moonshot.sim import play_game
 from moonshot.variants import find_variant
 
 A, B, C, D = (PlayerId(n) for n in "abcd")
@@ -82,13 +82,6 @@ def test_who_is_rated() -> None:
 def test_turbo_charging_orders_share_one_pool() -> None:
     assert pool("turbo-blind-chain") == pool("turbo") == "turbo"
     assert pool("standard") == "standard" and pool("sessions") == "sessions"
-
-
-def test_a_bot_is_named_by_its_spec() -> None:
-    assert spec_of(make_bot("heuristic")) == "heuristic"
-    assert spec_of(make_bot("search", simulations=200)) == "search --simulations 200"
-    assert spec_of(make_bot("search", think_ms=200)) == "search"  # the default says nothing
-    assert spec_of(make_bot("search", think_ms=50, rollout="random")) == "search --rollout random --think-ms 50"
 
 
 def test_real_games_rate_heuristic_above_random_with_shrinking_uncertainty() -> None:
