@@ -515,7 +515,9 @@ class StoreRecorder:
 
     # Recorder (called from table tasks; never blocks)
     def game_started(self, table: Any) -> None:
-        players = [{"name": n, "kind": _kind(c), "protocol": _protocol(c)} for n, c in zip(table.seat_names(), table.chairs)]
+        players = [
+            {"name": n, "kind": _kind(c), "protocol": _protocol(c)} for n, c in zip(table.seat_names(), table.chairs)
+        ]
         # a moonshot bot the server runs is rated under its spec (``search --simulations 200``)
         for player, chair in zip(players, table.chairs):
             bot = getattr(chair.occupant, "bot", None)
@@ -592,6 +594,7 @@ def _protocol(chair: Any) -> str:
     """The protocol the chair's player came over (mixed tables): sessions, trend, http, server."""
     occ = chair.occupant or chair.substitute
     return str(getattr(occ, "protocol", "server")) if occ is not None else "empty"
+
 
 # the ratings tables join this module's metadata (created with the others) and its writer's ops
 from moonshot.store import ratings as _ratings  # noqa: E402
