@@ -569,6 +569,10 @@ def _register_server_commands() -> None:
     main.add_command(bot_cmd)
     main.add_command(games_cmd)
 
+    from moonshot.server.rating_commands import ratings_cmd
+
+    main.add_command(ratings_cmd)
+
 
 _register_server_commands()
 

@@ -1188,11 +1188,14 @@ def page_routes(static_dir: Path) -> list[BaseRoute]:
 
 def build_app(lobby: TurboLobby, static_dir: Path | None = None) -> Starlette:
     """The whole HTTP side: lobby, games, /api extensions, the web app's pages and files."""
+    from moonshot.protocols.turbo.leaderboard import leaderboard_routes
+
     routes = [
         *lobby_routes(lobby),
         *game_routes(lobby),
         *api_routes(lobby),
         *tournament_routes(lobby),
+        *leaderboard_routes(lobby, static_dir or default_static_dir()),
         *page_routes(static_dir or default_static_dir()),
     ]
 
