@@ -10,9 +10,11 @@ can place with certainty (cards it passed to them, revealed charges, exposures, 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
+from typing import Final
 
-from moonshot.actions import Action
-from moonshot.cards import ALL_CARDS, CardSet
+from moonshot.actions import Action, Charge, Expose, Pass, Play
+from moonshot.cards import ALL_CARDS, CardSet, card_list
 from moonshot.engine import Game, Phase
 from moonshot.events import TrickEnded
 from moonshot.rules import PassDirection, Rules
@@ -32,6 +34,108 @@ class OpenClaim:
     def waiting_on(self) -> tuple[int, ...]:
         """The other seats that have not accepted yet (all three must, for the claim to succeed)."""
         return tuple(s for s in range(4) if s != self.claimer and not self.accepted >> s & 1)
+
+
+# what a Choices lists: nothing, cards to play (+ claim answers), k-card passes, charge or expose subsets
+NOTHING: Final = 0
+PLAYS: Final = 1
+PASSES: Final = 2
+CHARGES: Final = 3
+EXPOSES: Final = 4
+LISTED: Final = 5
+_PASS: Final = Phase.PASS
+_PILE: Final = Phase.PILE
+_PLAY: Final = Phase.PLAY
+_CHARGE: Final = Phase.CHARGE
+_EXPOSE: Final = Phase.EXPOSE
+
+
+class Choices:
+    """A seat's legal actions, described compactly and listed only when someone asks.
+
+    Listing every pass (286 three-card combinations) for each decision cost more than the rest
+    of a view; most bots never look at the list (they read ``legal_plays`` or the hand). The
+    list, when asked for, is exactly :meth:`Game.legal_actions` at the time the view was made,
+    in the same order.
+    """
+
+    __slots__ = ("_listed", "count", "extras", "kind", "options", "seat")
+
+    def __init__(
+        self, seat: int, kind: int, options: CardSet = 0, count: int = 0, extras: tuple[Action, ...] = ()
+    ) -> None:
+        self.seat = seat
+        self.kind = kind
+        self.options = options  # PLAYS: the cards; PASSES: the hand; CHARGES/EXPOSES: the cards to choose from
+        self.count = count  # PASSES: cards per pass
+        self.extras = extras  # PLAYS: claim actions after the plays; LISTED: every action
+        self._listed: tuple[Action, ...] | None = extras if kind == LISTED else None
+
+    @staticmethod
+    def listed(seat: int, actions: tuple[Action, ...]) -> Choices:
+        """Choices given as a list (views built outside the engine: clients, tests)."""
+        return Choices(seat, LISTED, extras=actions)
+
+    @property
+    def actions(self) -> tuple[Action, ...]:
+        out = self._listed
+        if out is None:
+            out = self._list()
+            self._listed = out
+        return out
+
+    def _list(self) -> tuple[Action, ...]:
+        seat, kind = self.seat, self.kind
+        if kind == PLAYS:
+            return tuple([Play.of(seat, c) for c in card_list(self.options)]) + self.extras
+        if kind == PASSES:
+            return tuple(
+                [Pass(seat, sum(1 << c for c in combo)) for combo in combinations(card_list(self.options), self.count)]
+            )
+        cards = card_list(self.options)
+        subsets = [sum(1 << c for c in combo) for k in range(len(cards) + 1) for combo in combinations(cards, k)]
+        if kind == CHARGES:
+            return tuple([Charge(seat, m) for m in subsets])
+        if kind == EXPOSES:
+            return tuple([Expose(seat, m) for m in subsets])
+        return ()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Choices) and self.actions == other.actions
+
+    def __hash__(self) -> int:
+        return hash(self.actions)
+
+    def __repr__(self) -> str:
+        return f"Choices({self.actions!r})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Choices.listed, (self.seat, self.actions))
+
+
+def choices_of(game: Game, seat: int) -> Choices:
+    """What :meth:`Game.legal_actions` would list for ``seat`` now, not listed yet."""
+    ph = game.phase
+    if ph is _PLAY:
+        mask = game.legal_play_mask(seat)
+        if not game.rules.claims:
+            return Choices(seat, PLAYS, mask)
+        # claims: the plays come first, then claim, accepts and rejections (as legal_actions lists them)
+        extras = tuple([a for a in game.legal_actions(seat) if type(a) is not Play])
+        return Choices(seat, PLAYS, mask, extras=extras)
+    if ph is _PASS or ph is _PILE:
+        if game.passed[seat] is not None:
+            return Choices(seat, NOTHING)
+        return Choices(seat, PASSES, game.hands[seat], game.rules.pass_count)
+    if ph is _CHARGE:
+        if seat not in game.to_act():
+            return Choices(seat, NOTHING)
+        return Choices(seat, CHARGES, game.hands[seat] & game.rules.chargeable & ~game.charged[seat])
+    if ph is _EXPOSE:
+        if not game.expose_pending >> seat & 1:
+            return Choices(seat, NOTHING)
+        return Choices(seat, EXPOSES, game.hands[seat] & game.rules.exposable)
+    return Choices(seat, NOTHING)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +171,13 @@ class SeatView:
     # the claim play waits on (ClaimFlow.BLOCKING); always None under concurrent claims
     claimer: int | None
     claims: tuple[OpenClaim, ...]  # every open claim, in seat order (both flows); hands in ``revealed``
-    legal: tuple[Action, ...]  # my legal actions now (empty when not my move)
     legal_plays: CardSet
+    choices: Choices  # my legal actions now, listed on demand as ``legal``
+
+    @property
+    def legal(self) -> tuple[Action, ...]:
+        """My legal actions now (empty when not my move), as :meth:`Game.legal_actions` lists them."""
+        return self.choices.actions
 
     @property
     def my_turn(self) -> bool:
@@ -113,7 +222,7 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
         if pass_to == s and game.received[s] is not None:  # delivered only once all four passed
             k |= game.passed[seat] or 0
         known[s] = k & ~in_play
-    legal = tuple(game.legal_actions(seat)) if with_legal else ()
+    choices = choices_of(game, seat) if with_legal else Choices(seat, NOTHING)
     return SeatView(
         seat=seat,
         rules=game.rules,
@@ -145,9 +254,9 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
         known_cards=(known[0], known[1], known[2], known[3]),
         claimer=game.claimer,
         claims=tuple(OpenClaim(c, game.claim_accepts[c]) for c in game.open_claims()),
-        legal=legal,
         legal_plays=game.legal_play_mask(seat),
+        choices=choices,
     )
 
 
-__all__ = ["OpenClaim", "SeatView", "seat_view"]
+__all__ = ["Choices", "OpenClaim", "SeatView", "choices_of", "seat_view"]
