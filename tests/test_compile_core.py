@@ -87,7 +87,8 @@ def test_compile_builds_the_core_that_then_plays_like_the_sources(tmp_path: Path
 
     built = _moonshot(tmp_path, "compile", "--if-stale")
     assert built.returncode == 0, built.stderr
-    assert "compiled cards, rules, actions, events, engine with mypyc" in built.stdout
+    assert "compiled cards, rules, actions, events, engine, views, bots.heuristic" in built.stdout
+    assert list((pkg / "bots").glob("*.so"))  # the bots that run per decision, in their subpackage
     fast = _state(tmp_path)
     assert fast["compiled"] == [f"moonshot.{m}" for m in sorted(compile_core.MODULES)]
     assert not str(fast["engine"]).endswith(".py")
@@ -102,7 +103,7 @@ def test_compile_builds_the_core_that_then_plays_like_the_sources(tmp_path: Path
 
     removed = _moonshot(tmp_path, "compile", "--clean")
     assert removed.returncode == 0 and "pure Python" in removed.stdout
-    assert not list(pkg.glob("*.so")) and not (pkg / moonshot.STAMP_NAME).exists()
+    assert not list(pkg.glob("**/*.so")) and not (pkg / moonshot.STAMP_NAME).exists()
 
 
 def test_without_mypyc_optional_warns_and_leaves_pure_python(tmp_path: Path) -> None:

@@ -215,14 +215,23 @@ class _Eval:
         suit_out = self.unseen & SUIT_MASKS[s]
         pts = 0.0
         n = 0
-        for x in cards_in(suit_out):
+        # bit loops rather than cards_in: compiled, a generator per call cost more than the sums
+        m = suit_out
+        while m:
+            low = m & -m
+            m ^= low
+            x = low.bit_length() - 1
             n += 1
             if vals[x] > 0:
                 pts += vals[x]
         avg = pts / max(1.0, (n + (self.view.hand & SUIT_MASKS[s]).bit_count()) / 4.0)
         risk = w.risk * wp * wp * (self.base + 0.3 + min(avg, 6.0))
         # a big card outstanding below mine can land on it
-        for x in cards_in(suit_out & _below(c)):
+        m = suit_out & _below(c)
+        while m:
+            low = m & -m
+            m ^= low
+            x = low.bit_length() - 1
             if abs(vals[x]) >= 5:
                 risk += w.big_below * vals[x]
         mine_big = self.view.hand & SUIT_MASKS[s] & _above(c) & self.big

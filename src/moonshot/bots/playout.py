@@ -114,6 +114,7 @@ class Deal:
         tnw: list[int] | None = None,
         charged: CardSet = 0,
         doubled: CardSet = 0,
+        pts: list[int] | None = None,
     ) -> None:
         self.rules = rules
         self.hands = hands
@@ -130,26 +131,28 @@ class Deal:
         self.charged = charged  # all charged cards (the charged-card rule)
         self.doubled = doubled  # charged or exposed cards (scoring)
         cp = rules.card_points
-        self.pts = [_points(cp, t) for t in self.taken]
+        self.pts = pts if pts is not None else [_points(cp, t) for t in self.taken]
         self.done = False
 
     def copy(self) -> Deal:
-        d = Deal.__new__(Deal)
-        d.rules = self.rules
-        d.hands = self.hands[:]
-        d.turn = self.turn
-        d.trick_no = self.trick_no
-        d.trick = self.trick[:]
-        d.tseats = self.tseats[:]
-        d.played = self.played
-        d.led_suits = self.led_suits
-        d.broken = self.broken
-        d.taken = self.taken[:]
-        d.tricks_won = self.tricks_won[:]
-        d.tnw = self.tnw[:]
-        d.charged = self.charged
-        d.doubled = self.doubled
-        d.pts = self.pts[:]
+        # through __init__ (compiled with mypyc a class cannot be made with __new__ alone)
+        d = Deal(
+            self.rules,
+            self.hands[:],
+            turn=self.turn,
+            trick_no=self.trick_no,
+            trick=self.trick[:],
+            tseats=self.tseats[:],
+            played=self.played,
+            led_suits=self.led_suits,
+            broken=self.broken,
+            taken=self.taken[:],
+            tricks_won=self.tricks_won[:],
+            tnw=self.tnw[:],
+            charged=self.charged,
+            doubled=self.doubled,
+            pts=self.pts[:],
+        )
         d.done = self.done
         return d
 
