@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from moonshot.cli import main
@@ -62,3 +63,14 @@ def test_variants_lists_every_variant() -> None:
     assert code == 0
     for name in ("standard", "omnibus", "trend", "turbo-blind-chain", "kierki", "gym"):
         assert name in text
+
+
+@pytest.mark.parametrize("variant", ["standard", "trend", "kierki", "turbo", "turbo-blind-chain"])
+def test_export_lines_are_the_records_json(variant: str) -> None:
+    from moonshot.cli import record_line
+    from moonshot.sim import play_game
+    from moonshot.variants import find_variant
+
+    for seed in range(2):
+        rec = play_game(find_variant(variant), seed, ("heuristic", "random", "heuristic", "random"))
+        assert record_line(rec) == json.dumps(rec.to_json(), separators=(",", ":")) + "\n"

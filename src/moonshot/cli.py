@@ -86,6 +86,23 @@ def _records(
         yield from pool.imap(_worker_play, todo, chunksize=chunk)
 
 
+def record_line(rec: GameRecord) -> str:
+    """``--export``'s line for ``rec``: ``json.dumps(rec.to_json())`` (compact) and a newline.
+
+    Plays, most of a record, are written from a template: the JSON encoder took about a sixth of
+    the time a game of random bots takes to play."""
+    data = rec.to_json()
+    actions = data.pop("actions")
+    head = json.dumps(data, separators=(",", ":"))
+    parts = []
+    for a in actions:
+        if a["t"] == "play" and len(a) == 3:
+            parts.append(f'{{"t":"play","s":{a["s"]},"c":"{a["c"]}"}}')
+        else:
+            parts.append(json.dumps(a, separators=(",", ":")))
+    return f'{head[:-1]},"actions":[{",".join(parts)}]}}\n'
+
+
 def _progress(quiet: bool) -> Progress:
     return Progress(
         TextColumn("[bold]{task.description}"),
@@ -161,7 +178,7 @@ def simulate(
                 records.append(rec)
                 deals += rec.deals
                 if out:
-                    out.write(json.dumps(rec.to_json(), separators=(",", ":")) + "\n")
+                    out.write(record_line(rec))
                 status = ""
                 if decisions is not None:
                     decisions.add(rules, rec, len(records) - 1)
