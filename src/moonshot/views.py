@@ -11,13 +11,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from itertools import combinations
-from typing import Final
+from typing import Any, Final
 
 from moonshot.actions import Action, Charge, Expose, Pass, Play
 from moonshot.cards import ALL_CARDS, CardSet, card_list
 from moonshot.engine import Game, Phase
 from moonshot.events import TrickEnded
 from moonshot.rules import PassDirection, Rules
+
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # pragma: no cover - without mypy nothing is compiled, and the mark has no use
+
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
+        return lambda cls: cls
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +63,7 @@ _HOLD: Final = PassDirection.HOLD
 _KEEPER: Final = PassDirection.KEEPER
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 class Choices:
     """A seat's legal actions, described compactly and listed only when someone asks.
 
@@ -144,6 +152,7 @@ def choices_of(game: Game, seat: int) -> Choices:
     return Choices(seat, NOTHING)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 @dataclass(slots=True, init=False)
 class SeatView:
     """What ``seat`` knows now: a snapshot, read-only by convention (bots must not change it).

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from typing import Any
 
 from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
 from moonshot.cards import (
@@ -40,9 +41,18 @@ from moonshot.engine import Phase
 from moonshot.rules import MoonRule
 from moonshot.views import SeatView
 
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # pragma: no cover - without mypy nothing is compiled, and the mark has no use
+
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
+        return lambda cls: cls
+
+
 _MOON_CARDS = HEARTS_MASK | (1 << QUEEN_SPADES)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 @dataclass(frozen=True)
 class Weights:
     """The knobs of the play heuristic (defaults tuned with benchmarks/heuristic_vs_random.py)."""
@@ -113,6 +123,7 @@ def claim_is_sure(view: SeatView, claimer: int, claimer_hand: CardSet) -> bool:
     return all(not (others & SUIT_MASKS[s]) or claimer_hand & SUIT_MASKS[s] for s in range(4))
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 class _Eval:
     """Per-decision estimates shared by the play rules (built once per ``act``)."""
 
@@ -300,6 +311,7 @@ def _later_seats(view: SeatView, c: int) -> list[int]:
     return order[: 3 - n]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 class HeuristicBot:
     """Plays sound, variant-aware Hearts from the rules' knobs; deterministic, no search."""
 

@@ -17,16 +17,26 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from moonshot.cards import ALL_CARDS, HEARTS_MASK, NINES, QUEEN_SPADES, SPADES_MASK, SUIT_MASKS, TWO_CLUBS, CardSet
 from moonshot.engine import legal_plays
 from moonshot.rules import MoonRule, Rules, score_deal
+
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # pragma: no cover - without mypy nothing is compiled, and the mark has no use
+
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
+        return lambda cls: cls
+
 
 QS_BIT = 1 << QUEEN_SPADES
 MOON_CARDS = HEARTS_MASK | QS_BIT
 HIGH_SPADES = SPADES_MASK & ~((1 << QUEEN_SPADES + 1) - 1)  # KS, AS
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 @dataclass(frozen=True)
 class DealRules:
     """The per-deal constants the simulator reads (one deal kind of one :class:`Rules`)."""
@@ -75,6 +85,7 @@ class DealRules:
 _CACHE: dict[tuple[int, int], DealRules] = {}
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 class Deal:
     """One deal from some point of play to its end, with every hand known (a determinization)."""
 
