@@ -85,6 +85,26 @@ def search_ms(simulations: int | None, think_ms: int | None, deals: int = 2) -> 
     return 1000 * total / moves
 
 
+def search_playouts(simulations: int, deals: int = 2) -> float:
+    """Playouts per second of the search bot's card decisions (those with a choice to make)."""
+    rules = find_variant("standard").replace(deals=1)
+    bot = SearchBot(think_ms=None, simulations=simulations)
+    total, searched = 0.0, 0
+    for seed in range(deals):
+        game = Game(rules, seed)
+        rng = random.Random(seed)
+        while game.deal_index == 0 and not game.over:
+            seat = game.to_act()[0]
+            view = seat_view(game, seat)
+            t = time.process_time()
+            action = bot.act(view, rng)
+            if view.phase is Phase.PLAY and view.legal_plays & (view.legal_plays - 1):
+                total += time.process_time() - t
+                searched += 1
+            game.apply(action)
+    return simulations * searched / total
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seconds", type=float, default=2.0)
@@ -98,6 +118,7 @@ def main() -> None:
         ("search: ms/move, 100 playouts", f"{search_ms(100, None):.1f}"),
         ("search: ms/move, 300 playouts", f"{search_ms(300, None):.1f}"),
         ("search: ms/move, think_ms=200", f"{search_ms(None, 200):.1f}"),
+        ("search: playouts/s per core, 100 per move", f"{search_playouts(100):.0f}"),
     ]
     width = max(len(r[0]) for r in rows)
     print(f"{'measure'.ljust(width)}  value")

@@ -28,6 +28,7 @@ from moonshot.batch import (
     make_backend,
     plan_arena,
     plan_sim,
+    record_line,
     run_arena_task,
     run_sim_task,
     write_manifest,
@@ -253,3 +254,13 @@ def test_ray_data_reads_decision_shards(ray_runtime: Any, tmp_path: Path) -> Non
     ds = ray_data.read_parquet(str(out))
     assert ds.count() == manifest["rows"]
     assert sorted({r["game_id"] for r in ds.select_columns(["game_id"]).take_all()}) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("variant", ["standard", "trend", "kierki", "turbo", "turbo-blind-chain"])
+def test_export_lines_are_the_records_json(variant: str) -> None:
+    from moonshot.sim import play_game
+    from moonshot.variants import find_variant
+
+    for seed in range(2):
+        rec = play_game(find_variant(variant), seed, ("heuristic", "random", "heuristic", "random"))
+        assert record_line(rec) == json.dumps(rec.to_json(), separators=(",", ":"))

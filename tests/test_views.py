@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import random
 
 import pytest
@@ -14,7 +15,7 @@ from moonshot.cards import ALL_CARDS
 from moonshot.engine import DealSpec, Game, Phase
 from moonshot.rules import ChargingOrder, ClaimFlow, PassDirection
 from moonshot.variants import KIERKI, STANDARD, TREND, TURBO, TURBO_VARIANTS, VARIANTS
-from moonshot.views import OpenClaim, SeatView, seat_view
+from moonshot.views import PASSES, Choices, OpenClaim, SeatView, seat_view
 
 N, E, S, W = 0, 1, 2, 3
 
@@ -64,6 +65,30 @@ def test_views_along_random_games(name: str, seed: int) -> None:
         g.apply(random_action(g, rng))
         if g.deal_index >= 3:
             break
+
+
+@pytest.mark.parametrize("name", sorted(VARIANTS))
+def test_legal_actions_are_those_of_when_the_view_was_made(name: str) -> None:
+    # the list is made on demand: asked for after the game moved on, it is still the old one
+    g = Game(VARIANTS[name], 7)
+    rng = random.Random(7)
+    for _ in range(60):
+        if g.over:
+            break
+        views = [(seat_view(g, s), tuple(g.legal_actions(s))) for s in range(4)]
+        g.apply(random_action(g, rng))
+        for v, want in views:
+            assert v.legal == want
+            again = pickle.loads(pickle.dumps(v))
+            assert again == v and again.legal == want
+
+
+def test_choices_listed_and_described_compare_by_their_actions() -> None:
+    g = Game(STANDARD, 3)
+    v = seat_view(g, N)
+    assert v.choices.kind == PASSES and len(v.legal) == 286
+    assert v.choices == Choices.listed(N, v.legal) and hash(v.choices) == hash(Choices.listed(N, v.legal))
+    assert "Choices((Pass(" in repr(v.choices)
 
 
 def test_view_without_legal_actions() -> None:

@@ -29,7 +29,6 @@ from moonshot.batch import (
     run_sim_task,
     write_manifest,
 )
-from moonshot.server.commands import store_url_option
 from moonshot.sim import (
     GameRecord,
     UnknownBot,
@@ -47,7 +46,24 @@ console = Console()
 err_console = Console(stderr=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Main(click.Group):
+    """The ``moonshot`` group: the server's and the protocols' commands load only when named."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *_LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return super().get_command(ctx, cmd_name) or _lazy_command(cmd_name)
+
+
+def store_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--db``, checked as the server's commands check it (imported only when given)."""
+    from moonshot.server.commands import store_url_option as check
+
+    return check(ctx, param, value)
+
+
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="moonshot")
 def main() -> None:
     """moonshot: one Hearts engine for every protocol, bots, a simulator and an RL environment."""
@@ -102,6 +118,9 @@ def _progress(quiet: bool) -> Progress:
         console=err_console,
         disable=quiet,
         transient=False,
+        # redrawn on a clock: at rich's default 10/s a loaded machine spent a tenth of a fast
+        # simulate run drawing it; 4/s still looks live
+        refresh_per_second=4,
     )
 
 
@@ -562,37 +581,27 @@ def compile_cmd(if_stale: bool, optional: bool, remove: bool) -> None:
 
 
 # ----------------------------------------------------------------------------- server, bots, stored games
-def _register_server_commands() -> None:
-    from moonshot.server.commands import bot_cmd, games_cmd, serve_cmd
-
-    main.add_command(serve_cmd)
-    main.add_command(bot_cmd)
-    main.add_command(games_cmd)
-
-    from moonshot.server.rating_commands import ratings_cmd
-
-    main.add_command(ratings_cmd)
-
-
-_register_server_commands()
+# Loaded when named (or listed by --help): they bring asyncio, the store and the protocols, which a
+# `moonshot simulate` run would otherwise import at every start.
+_LAZY_COMMANDS = {
+    "serve": "moonshot.server.commands:serve_cmd",
+    "bot": "moonshot.server.commands:bot_cmd",
+    "games": "moonshot.server.commands:games_cmd",
+    "trend-node": "moonshot.protocols.trend.commands:trend_node_cmd",
+    "tournament": "moonshot.server.tournament_cli:tournament_cmd",
+    "ratings": "moonshot.server.rating_commands:ratings_cmd",
+}
 
 
-def _register_trend_commands() -> None:
-    from moonshot.protocols.trend.commands import trend_node_cmd
+def _lazy_command(name: str) -> click.Command | None:
+    from importlib import import_module
 
-    main.add_command(trend_node_cmd)
-
-
-_register_trend_commands()
-
-
-def _register_tournament_commands() -> None:
-    from moonshot.server.tournament_cli import tournament_cmd
-
-    main.add_command(tournament_cmd)
-
-
-_register_tournament_commands()
+    target = _LAZY_COMMANDS.get(name)
+    if target is None:
+        return None
+    module, _, attr = target.partition(":")
+    command: click.Command = getattr(import_module(module), attr)
+    return command
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -21,21 +21,20 @@ import asyncio
 import contextlib
 import functools
 import inspect
-import itertools
 import logging
 import random
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from moonshot.actions import Action, Pass, Play
+from moonshot.actions import Pass, Play
 from moonshot.bots.base import Bot
-from moonshot.cards import HEARTS_MASK, QUEEN_SPADES, CardSet, card_list, format_cards, parse_card
+from moonshot.cards import HEARTS_MASK, QUEEN_SPADES, CardSet, format_cards, parse_card
 from moonshot.engine import Phase
 from moonshot.events import TrickEnded
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, SESSIONS_RULES, FrameProblem, StreamDecoder, encode
 from moonshot.rules import PassDirection
-from moonshot.views import SeatView
+from moonshot.views import PASSES, PLAYS, Choices, SeatView
 
 log = logging.getLogger("moonshot.client")
 
@@ -240,13 +239,10 @@ class _Knowledge:
         known = [0, 0, 0, 0]
         if pass_to is not None and self.passed is not None:
             known[pass_to] = self.passed & ~self.played
-        legal: tuple[Action, ...]
         if phase is Phase.PLAY:
-            legal = tuple(Play.of(self.seat, c) for c in card_list(legal_plays))
+            choices = Choices(self.seat, PLAYS, legal_plays)
         else:
-            legal = tuple(
-                Pass(self.seat, sum(1 << c for c in combo)) for combo in itertools.combinations(card_list(self.hand), 3)
-            )
+            choices = Choices(self.seat, PASSES, self.hand, 3)
         pts = [_points(t) for t in self.taken]
         return SeatView(
             seat=self.seat,
@@ -279,8 +275,8 @@ class _Knowledge:
             known_cards=(known[0], known[1], known[2], known[3]),
             claimer=None,
             claims=(),
-            legal=legal,
             legal_plays=legal_plays if phase is Phase.PLAY else 0,
+            choices=choices,
         )
 
 

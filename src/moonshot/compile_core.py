@@ -1,7 +1,9 @@
 """Compile moonshot's hot core with mypyc: ``moonshot compile`` (``make core`` runs it).
 
-Builds ``cards``, ``rules``, ``actions``, ``events`` and ``engine`` into extension modules next to
-their sources (one shared library ``_core__mypyc`` plus a small shim per module) and writes
+Builds ``cards``, ``rules``, ``actions``, ``events`` and ``engine``, and what runs for every decision
+of a simulated game (``views``, ``bots.random``, ``bots.heuristic``, ``bots.playout``, ``sim``), into
+extension modules next to their sources (one shared library ``_core__mypyc`` plus a small shim per
+module) and writes
 ``_compiled.json`` beside them: the hash of each source as compiled. ``moonshot/__init__`` uses
 the compiled modules only while every source still has that hash, so editing a ``.py`` falls
 back to pure Python until the next build. It works on a checkout (``src/moonshot``) and on an
@@ -32,7 +34,20 @@ from moonshot import STAMP_NAME, usable_compiled_modules
 PACKAGE = os.path.dirname(os.path.abspath(__file__))
 STAMP = os.path.join(PACKAGE, STAMP_NAME)
 # Compiled as one group: the modules call each other natively, so they stand or fall together.
-MODULES = ("cards", "rules", "actions", "events", "engine")
+# The engine, and what runs for every decision of a simulated game: the seat's view, the random
+# and heuristic bots, the search bot's playouts and the simulator's game loop.
+MODULES = (
+    "cards",
+    "rules",
+    "actions",
+    "events",
+    "engine",
+    "views",
+    "bots.heuristic",
+    "bots.random",
+    "bots.playout",
+    "sim",
+)
 GROUP = "moonshot._core"
 _SUFFIXES = importlib.machinery.EXTENSION_SUFFIXES
 HINT = "needs mypy (pip install 'moonshot[fast]'), setuptools, a C compiler and the Python headers"
@@ -42,10 +57,21 @@ class CompileError(RuntimeError):
     """The core could not be compiled; the message says why."""
 
 
+def _source(m: str, package: str = PACKAGE) -> str:
+    return os.path.join(package, *m.split(".")) + ".py"
+
+
+def _extensions(package: str) -> list[str]:
+    """Every extension module in the package directory and its subpackages."""
+    return sorted(
+        {p for suffix in _SUFFIXES for p in glob.glob(os.path.join(package, "**", "*" + suffix), recursive=True)}
+    )
+
+
 def source_hashes() -> dict[str, str]:
     out = {}
     for m in MODULES:
-        with open(os.path.join(PACKAGE, m + ".py"), "rb") as f:
+        with open(_source(m), "rb") as f:
             out[f"moonshot.{m}"] = hashlib.sha256(f.read()).hexdigest()
     return out
 
@@ -59,10 +85,9 @@ def clean() -> None:
     """Remove the stamp and every extension module in the package (back to pure Python)."""
     if os.path.exists(STAMP):
         os.remove(STAMP)
-    for suffix in _SUFFIXES:
-        for path in glob.glob(os.path.join(PACKAGE, "*" + suffix)):
-            # unlinking keeps a library this process has loaded intact; the build writes new files
-            os.remove(path)
+    for path in _extensions(PACKAGE):
+        # unlinking keeps a library this process has loaded intact; the build writes new files
+        os.remove(path)
 
 
 def build() -> None:
@@ -85,7 +110,7 @@ def build() -> None:
         os.chdir(work)
         try:
             extensions = mypycify(
-                [os.path.join("src", "moonshot", m + ".py") for m in MODULES],
+                [_source(m, os.path.join("src", "moonshot")) for m in MODULES],
                 opt_level="3",
                 group_name=GROUP,
                 target_dir=os.path.join(work, "c"),
@@ -96,11 +121,11 @@ def build() -> None:
                 ext_modules=extensions,
                 script_args=["-q", "build_ext", "--inplace", "--build-temp", os.path.join(work, "obj")],
             )
-            built = sorted({p for suffix in _SUFFIXES for p in glob.glob(os.path.join(copy, "*" + suffix))})
+            built = _extensions(copy)
             if len(built) != len(MODULES) + 1:  # a shim per module and the group's shared library
                 raise CompileError(f"the build made {len(built)} extension modules, not {len(MODULES) + 1}")
             for path in built:
-                shutil.copy2(path, PACKAGE)
+                shutil.copy2(path, os.path.join(PACKAGE, os.path.relpath(os.path.dirname(path), copy)))
         except (Exception, SystemExit) as e:  # setuptools reports a compiler failure as SystemExit
             clean()
             if isinstance(e, CompileError):

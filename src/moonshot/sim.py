@@ -27,6 +27,14 @@ from moonshot.rules import Rules
 from moonshot.variants import find_variant
 from moonshot.views import seat_view
 
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # pragma: no cover - without mypy nothing is compiled, and the mark has no use
+
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
+        return lambda cls: cls
+
+
 RECORD_FORMAT = "moonshot.game/2"
 # /1 records came from moonshot before deals were keyed with BLAKE2b: their seeds deal other cards
 # now, so their actions cannot be replayed.
@@ -108,6 +116,7 @@ def parse_seats(text: str) -> tuple[str, str, str, str]:
     return (names[0], names[1], names[2], names[3])
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 @dataclass
 class GameRecord:
     """One finished game: enough to replay it and to score it."""
@@ -197,6 +206,7 @@ def tasks(seeds: Iterable[int], duplicate: bool) -> list[tuple[int, int]]:
     return [(s, r) for s in seeds for r in (range(4) if duplicate else (0,))]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 @dataclass
 class PolicyStats:
     """Per-policy results, aggregated over every seat it sat in."""

@@ -9,13 +9,22 @@ can place with certainty (cards it passed to them, revealed charges, exposures, 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from itertools import combinations
+from typing import Any, Final
 
-from moonshot.actions import Action
-from moonshot.cards import ALL_CARDS, CardSet
+from moonshot.actions import Action, Charge, Expose, Pass, Play
+from moonshot.cards import ALL_CARDS, CardSet, card_list
 from moonshot.engine import Game, Phase
 from moonshot.events import TrickEnded
 from moonshot.rules import PassDirection, Rules
+
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # pragma: no cover - without mypy nothing is compiled, and the mark has no use
+
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
+        return lambda cls: cls
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +33,10 @@ class OpenClaim:
 
     claimer: int
     accepted: int  # seat mask of the others that accepted (never the claimer's own bit)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # compiled with mypyc, a frozen dataclass pickles only through its constructor
+        return (OpenClaim, (self.claimer, self.accepted))
 
     def has_accepted(self, seat: int) -> bool:
         return bool(self.accepted >> seat & 1)
@@ -34,8 +47,121 @@ class OpenClaim:
         return tuple(s for s in range(4) if s != self.claimer and not self.accepted >> s & 1)
 
 
-@dataclass(frozen=True, slots=True)
+# what a Choices lists: nothing, cards to play (+ claim answers), k-card passes, charge or expose subsets
+NOTHING: Final = 0
+PLAYS: Final = 1
+PASSES: Final = 2
+CHARGES: Final = 3
+EXPOSES: Final = 4
+LISTED: Final = 5
+_PASS: Final = Phase.PASS
+_PILE: Final = Phase.PILE
+_PLAY: Final = Phase.PLAY
+_CHARGE: Final = Phase.CHARGE
+_EXPOSE: Final = Phase.EXPOSE
+_HOLD: Final = PassDirection.HOLD
+_KEEPER: Final = PassDirection.KEEPER
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
+class Choices:
+    """A seat's legal actions, described compactly and listed only when someone asks.
+
+    Listing every pass (286 three-card combinations) for each decision cost more than the rest
+    of a view; most bots never look at the list (they read ``legal_plays`` or the hand). The
+    list, when asked for, is exactly :meth:`Game.legal_actions` at the time the view was made,
+    in the same order.
+    """
+
+    __slots__ = ("_listed", "count", "extras", "kind", "options", "seat")
+
+    def __init__(
+        self, seat: int, kind: int, options: CardSet = 0, count: int = 0, extras: tuple[Action, ...] = ()
+    ) -> None:
+        self.seat = seat
+        self.kind = kind
+        self.options = options  # PLAYS: the cards; PASSES: the hand; CHARGES/EXPOSES: the cards to choose from
+        self.count = count  # PASSES: cards per pass
+        self.extras = extras  # PLAYS: claim actions after the plays; LISTED: every action
+        self._listed: tuple[Action, ...] | None = extras if kind == LISTED else None
+
+    @staticmethod
+    def listed(seat: int, actions: tuple[Action, ...]) -> Choices:
+        """Choices given as a list (views built outside the engine: clients, tests)."""
+        return Choices(seat, LISTED, extras=actions)
+
+    @property
+    def actions(self) -> tuple[Action, ...]:
+        out = self._listed
+        if out is None:
+            out = self._list()
+            self._listed = out
+        return out
+
+    def _list(self) -> tuple[Action, ...]:
+        seat, kind = self.seat, self.kind
+        if kind == PLAYS:
+            return tuple([Play.of(seat, c) for c in card_list(self.options)]) + self.extras
+        if kind == PASSES:
+            return tuple(
+                [Pass(seat, sum(1 << c for c in combo)) for combo in combinations(card_list(self.options), self.count)]
+            )
+        cards = card_list(self.options)
+        subsets = [sum(1 << c for c in combo) for k in range(len(cards) + 1) for combo in combinations(cards, k)]
+        if kind == CHARGES:
+            return tuple([Charge(seat, m) for m in subsets])
+        if kind == EXPOSES:
+            return tuple([Expose(seat, m) for m in subsets])
+        return ()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Choices) and self.actions == other.actions
+
+    def __hash__(self) -> int:
+        return hash(self.actions)
+
+    def __repr__(self) -> str:
+        return f"Choices({self.actions!r})"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Choices.listed, (self.seat, self.actions))
+
+
+def choices_of(game: Game, seat: int) -> Choices:
+    """What :meth:`Game.legal_actions` would list for ``seat`` now, not listed yet."""
+    ph = game.phase
+    if ph is _PLAY:
+        mask = game.legal_play_mask(seat)
+        if not game.rules.claims:
+            return Choices(seat, PLAYS, mask)
+        # claims: the plays come first, then claim, accepts and rejections (as legal_actions lists them)
+        extras = tuple([a for a in game.legal_actions(seat) if type(a) is not Play])
+        return Choices(seat, PLAYS, mask, extras=extras)
+    if ph is _PASS or ph is _PILE:
+        if game.passed[seat] is not None:
+            return Choices(seat, NOTHING)
+        return Choices(seat, PASSES, game.hands[seat], game.rules.pass_count)
+    if ph is _CHARGE:
+        if seat not in game.to_act():
+            return Choices(seat, NOTHING)
+        return Choices(seat, CHARGES, game.hands[seat] & game.rules.chargeable & ~game.charged[seat])
+    if ph is _EXPOSE:
+        if not game.expose_pending >> seat & 1:
+            return Choices(seat, NOTHING)
+        return Choices(seat, EXPOSES, game.hands[seat] & game.rules.exposable)
+    return Choices(seat, NOTHING)
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
+@dataclass(slots=True, init=False)
 class SeatView:
+    """What ``seat`` knows now: a snapshot, read-only by convention (bots must not change it).
+
+    A dataclass (``==``, ``repr``, ``replace``) with a hand-written ``__init__``: compiled with
+    mypyc, a dataclass-generated one stays interpreted (and a frozen one sets every field
+    through ``object.__setattr__``), and a view is made for every decision.
+    """
+
     seat: int
     rules: Rules
     phase: Phase
@@ -67,8 +193,86 @@ class SeatView:
     # the claim play waits on (ClaimFlow.BLOCKING); always None under concurrent claims
     claimer: int | None
     claims: tuple[OpenClaim, ...]  # every open claim, in seat order (both flows); hands in ``revealed``
-    legal: tuple[Action, ...]  # my legal actions now (empty when not my move)
     legal_plays: CardSet
+    choices: Choices  # my legal actions now, listed on demand as ``legal``
+
+    def __init__(
+        self,
+        *,
+        seat: int,
+        rules: Rules,
+        phase: Phase,
+        to_act: tuple[int, ...],
+        deal: int,
+        deal_kind: int,
+        direction: PassDirection,
+        pass_to: int | None,
+        hand: CardSet,
+        dealt: CardSet,
+        passed: CardSet | None,
+        received: CardSet | None,
+        trick_no: int,
+        leader: int,
+        trick: tuple[tuple[int, int], ...],
+        tricks: tuple[TrickEnded, ...],
+        played: CardSet,
+        led_suits: int,
+        hearts_broken: bool,
+        voids: tuple[int, int, int, int],
+        taken: tuple[CardSet, CardSet, CardSet, CardSet],
+        tricks_won: tuple[int, int, int, int],
+        points: tuple[int, int, int, int],
+        totals: tuple[int, int, int, int],
+        charged: tuple[CardSet, CardSet, CardSet, CardSet],
+        exposed: tuple[CardSet, CardSet, CardSet, CardSet],
+        revealed: tuple[CardSet, CardSet, CardSet, CardSet],
+        known_cards: tuple[CardSet, CardSet, CardSet, CardSet],
+        claimer: int | None,
+        claims: tuple[OpenClaim, ...],
+        legal_plays: CardSet,
+        choices: Choices,
+    ) -> None:
+        self.seat = seat
+        self.rules = rules
+        self.phase = phase
+        self.to_act = to_act
+        self.deal = deal
+        self.deal_kind = deal_kind
+        self.direction = direction
+        self.pass_to = pass_to
+        self.hand = hand
+        self.dealt = dealt
+        self.passed = passed
+        self.received = received
+        self.trick_no = trick_no
+        self.leader = leader
+        self.trick = trick
+        self.tricks = tricks
+        self.played = played
+        self.led_suits = led_suits
+        self.hearts_broken = hearts_broken
+        self.voids = voids
+        self.taken = taken
+        self.tricks_won = tricks_won
+        self.points = points
+        self.totals = totals
+        self.charged = charged
+        self.exposed = exposed
+        self.revealed = revealed
+        self.known_cards = known_cards
+        self.claimer = claimer
+        self.claims = claims
+        self.legal_plays = legal_plays
+        self.choices = choices
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # compiled with mypyc, the class pickles only through its constructor
+        return (_view_from_fields, (tuple([getattr(self, f.name) for f in fields(self)]),))
+
+    @property
+    def legal(self) -> tuple[Action, ...]:
+        """My legal actions now (empty when not my move), as :meth:`Game.legal_actions` lists them."""
+        return self.choices.actions
 
     @property
     def my_turn(self) -> bool:
@@ -95,28 +299,50 @@ class SeatView:
         return (out[0], out[1], out[2], out[3])
 
 
+def _view_from_fields(values: tuple[object, ...]) -> SeatView:
+    return SeatView(**{f.name: v for f, v in zip(fields(SeatView), values)})  # type: ignore[arg-type]
+
+
 def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
     """The information set of ``seat`` in ``game`` now."""
-    blind = game.rules.charging is not None and game.rules.charging.blind
-    charged = list(game.charged)
-    if blind and game.phase is Phase.CHARGE:
+    rules = game.rules
+    charging = rules.charging
+    charged = game.charged
+    c0, c1, c2, c3 = charged[0], charged[1], charged[2], charged[3]
+    if charging is not None and charging.blind and game.phase is _CHARGE:
         # blind charges stay hidden from the others until the charging round ends
-        charged = [c if s == seat else 0 for s, c in enumerate(charged)]
+        c0, c1, c2, c3 = (
+            (c0 if seat == 0 else 0),
+            (c1 if seat == 1 else 0),
+            (c2 if seat == 2 else 0),
+            (c3 if seat == 3 else 0),
+        )
     d = game.direction
-    pass_to = None if d in (PassDirection.HOLD, PassDirection.KEEPER) else (seat + d.offset) % 4
+    pass_to = None if d is _HOLD or d is _KEEPER else (seat + d.offset) % 4
     in_play = game.played
+    exposed = game.exposed
+    revealed = game.revealed
+    shown = (
+        c0 | exposed[0] | revealed[0],
+        c1 | exposed[1] | revealed[1],
+        c2 | exposed[2] | revealed[2],
+        c3 | exposed[3] | revealed[3],
+    )
     known = [0, 0, 0, 0]
     for s in range(4):
         if s == seat:
             continue
-        k = charged[s] | game.exposed[s] | game.revealed[s]
+        k = shown[s]
         if pass_to == s and game.received[s] is not None:  # delivered only once all four passed
             k |= game.passed[seat] or 0
         known[s] = k & ~in_play
-    legal = tuple(game.legal_actions(seat)) if with_legal else ()
+    choices = choices_of(game, seat) if with_legal else Choices(seat, NOTHING)
+    points = game.deal_points_so_far()
+    voids, taken, won, totals = game.voids, game.taken, game.tricks_won, game.totals
+    claims = game.open_claims()
     return SeatView(
         seat=seat,
-        rules=game.rules,
+        rules=rules,
         phase=game.phase,
         to_act=game.to_act(),
         deal=game.deal_index,
@@ -134,20 +360,20 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
         played=in_play,
         led_suits=game.led_suits,
         hearts_broken=game.hearts_broken,
-        voids=(game.voids[0], game.voids[1], game.voids[2], game.voids[3]),
-        taken=(game.taken[0], game.taken[1], game.taken[2], game.taken[3]),
-        tricks_won=(game.tricks_won[0], game.tricks_won[1], game.tricks_won[2], game.tricks_won[3]),
-        points=tuple(game.deal_points_so_far()),  # type: ignore[arg-type]
-        totals=(game.totals[0], game.totals[1], game.totals[2], game.totals[3]),
-        charged=(charged[0], charged[1], charged[2], charged[3]),
-        exposed=(game.exposed[0], game.exposed[1], game.exposed[2], game.exposed[3]),
-        revealed=(game.revealed[0], game.revealed[1], game.revealed[2], game.revealed[3]),
+        voids=(voids[0], voids[1], voids[2], voids[3]),
+        taken=(taken[0], taken[1], taken[2], taken[3]),
+        tricks_won=(won[0], won[1], won[2], won[3]),
+        points=(points[0], points[1], points[2], points[3]),
+        totals=(totals[0], totals[1], totals[2], totals[3]),
+        charged=(c0, c1, c2, c3),
+        exposed=(exposed[0], exposed[1], exposed[2], exposed[3]),
+        revealed=(revealed[0], revealed[1], revealed[2], revealed[3]),
         known_cards=(known[0], known[1], known[2], known[3]),
         claimer=game.claimer,
-        claims=tuple(OpenClaim(c, game.claim_accepts[c]) for c in game.open_claims()),
-        legal=legal,
+        claims=tuple([OpenClaim(c, game.claim_accepts[c]) for c in claims]) if claims else (),
         legal_plays=game.legal_play_mask(seat),
+        choices=choices,
     )
 
 
-__all__ = ["OpenClaim", "SeatView", "seat_view"]
+__all__ = ["Choices", "OpenClaim", "SeatView", "choices_of", "seat_view"]

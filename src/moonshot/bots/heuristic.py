@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from typing import Any
 
 from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
 from moonshot.cards import (
@@ -40,9 +41,18 @@ from moonshot.engine import Phase
 from moonshot.rules import MoonRule
 from moonshot.views import SeatView
 
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # pragma: no cover - without mypy nothing is compiled, and the mark has no use
+
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
+        return lambda cls: cls
+
+
 _MOON_CARDS = HEARTS_MASK | (1 << QUEEN_SPADES)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 @dataclass(frozen=True)
 class Weights:
     """The knobs of the play heuristic (defaults tuned with benchmarks/heuristic_vs_random.py)."""
@@ -113,6 +123,7 @@ def claim_is_sure(view: SeatView, claimer: int, claimer_hand: CardSet) -> bool:
     return all(not (others & SUIT_MASKS[s]) or claimer_hand & SUIT_MASKS[s] for s in range(4))
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 class _Eval:
     """Per-decision estimates shared by the play rules (built once per ``act``)."""
 
@@ -215,14 +226,23 @@ class _Eval:
         suit_out = self.unseen & SUIT_MASKS[s]
         pts = 0.0
         n = 0
-        for x in cards_in(suit_out):
+        # bit loops rather than cards_in: compiled, a generator per call cost more than the sums
+        m = suit_out
+        while m:
+            low = m & -m
+            m ^= low
+            x = low.bit_length() - 1
             n += 1
             if vals[x] > 0:
                 pts += vals[x]
         avg = pts / max(1.0, (n + (self.view.hand & SUIT_MASKS[s]).bit_count()) / 4.0)
         risk = w.risk * wp * wp * (self.base + 0.3 + min(avg, 6.0))
         # a big card outstanding below mine can land on it
-        for x in cards_in(suit_out & _below(c)):
+        m = suit_out & _below(c)
+        while m:
+            low = m & -m
+            m ^= low
+            x = low.bit_length() - 1
             if abs(vals[x]) >= 5:
                 risk += w.big_below * vals[x]
         mine_big = self.view.hand & SUIT_MASKS[s] & _above(c) & self.big
@@ -291,6 +311,7 @@ def _later_seats(view: SeatView, c: int) -> list[int]:
     return order[: 3 - n]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 class HeuristicBot:
     """Plays sound, variant-aware Hearts from the rules' knobs; deterministic, no search."""
 

@@ -17,16 +17,26 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from moonshot.cards import ALL_CARDS, HEARTS_MASK, NINES, QUEEN_SPADES, SPADES_MASK, SUIT_MASKS, TWO_CLUBS, CardSet
 from moonshot.engine import legal_plays
 from moonshot.rules import MoonRule, Rules, score_deal
+
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # pragma: no cover - without mypy nothing is compiled, and the mark has no use
+
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
+        return lambda cls: cls
+
 
 QS_BIT = 1 << QUEEN_SPADES
 MOON_CARDS = HEARTS_MASK | QS_BIT
 HIGH_SPADES = SPADES_MASK & ~((1 << QUEEN_SPADES + 1) - 1)  # KS, AS
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 @dataclass(frozen=True)
 class DealRules:
     """The per-deal constants the simulator reads (one deal kind of one :class:`Rules`)."""
@@ -75,6 +85,7 @@ class DealRules:
 _CACHE: dict[tuple[int, int], DealRules] = {}
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 class Deal:
     """One deal from some point of play to its end, with every hand known (a determinization)."""
 
@@ -114,6 +125,7 @@ class Deal:
         tnw: list[int] | None = None,
         charged: CardSet = 0,
         doubled: CardSet = 0,
+        pts: list[int] | None = None,
     ) -> None:
         self.rules = rules
         self.hands = hands
@@ -130,26 +142,28 @@ class Deal:
         self.charged = charged  # all charged cards (the charged-card rule)
         self.doubled = doubled  # charged or exposed cards (scoring)
         cp = rules.card_points
-        self.pts = [_points(cp, t) for t in self.taken]
+        self.pts = pts if pts is not None else [_points(cp, t) for t in self.taken]
         self.done = False
 
     def copy(self) -> Deal:
-        d = Deal.__new__(Deal)
-        d.rules = self.rules
-        d.hands = self.hands[:]
-        d.turn = self.turn
-        d.trick_no = self.trick_no
-        d.trick = self.trick[:]
-        d.tseats = self.tseats[:]
-        d.played = self.played
-        d.led_suits = self.led_suits
-        d.broken = self.broken
-        d.taken = self.taken[:]
-        d.tricks_won = self.tricks_won[:]
-        d.tnw = self.tnw[:]
-        d.charged = self.charged
-        d.doubled = self.doubled
-        d.pts = self.pts[:]
+        # through __init__ (compiled with mypyc a class cannot be made with __new__ alone)
+        d = Deal(
+            self.rules,
+            self.hands[:],
+            turn=self.turn,
+            trick_no=self.trick_no,
+            trick=self.trick[:],
+            tseats=self.tseats[:],
+            played=self.played,
+            led_suits=self.led_suits,
+            broken=self.broken,
+            taken=self.taken[:],
+            tricks_won=self.tricks_won[:],
+            tnw=self.tnw[:],
+            charged=self.charged,
+            doubled=self.doubled,
+            pts=self.pts[:],
+        )
         d.done = self.done
         return d
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from moonshot.actions import AcceptClaim, Action, Claim, Pass, Play, RejectClaim
 from moonshot.bots.heuristic import claim_is_sure
@@ -10,7 +11,15 @@ from moonshot.cards import card_list
 from moonshot.engine import Phase
 from moonshot.views import SeatView
 
+try:
+    from mypy_extensions import mypyc_attr
+except ImportError:  # pragma: no cover - without mypy nothing is compiled, and the mark has no use
 
+    def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
+        return lambda cls: cls
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 class RandomBot:
     """Plays a uniformly random legal card; passes random cards; never claims; accepts a claim
     only when it is sure (:func:`~moonshot.bots.heuristic.claim_is_sure`): conceding at random

@@ -30,7 +30,7 @@ from moonshot.events import TrickEnded
 from moonshot.protocols.kierki.codec import Deal, Message, Score, Taken, Total, Trick
 from moonshot.rules import PassDirection, Scoring
 from moonshot.variants import KIERKI
-from moonshot.views import SeatView
+from moonshot.views import Choices, SeatView
 
 ROBBER = 7
 
@@ -58,7 +58,7 @@ def choose_card(view: SeatView, exclude: CardSet = 0, bot: Bot | None = None, rn
     allowed = view.legal_plays & ~exclude or view.hand & ~exclude or view.legal_plays or view.hand
     if allowed != view.legal_plays:
         legal = tuple(Play.of(view.seat, c) for c in card_list(allowed))
-        view = replace(view, legal_plays=allowed, legal=legal)
+        view = replace(view, legal_plays=allowed, choices=Choices.listed(view.seat, legal))
     action = (bot or _BOT).act(view, rng or random.Random(0))
     assert isinstance(action, Play)
     return action.card
@@ -199,8 +199,8 @@ class ClientState:
             known_cards=none,
             claimer=None,
             claims=(),
-            legal=tuple(Play.of(self.seat, c) for c in card_list(legal)),
             legal_plays=legal,
+            choices=Choices.listed(self.seat, tuple(Play.of(self.seat, c) for c in card_list(legal))),
         )
 
     def my_tricks(self) -> list[Taken]:
