@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -28,7 +28,17 @@ from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableE
 
 log = logging.getLogger("moonshot.trend")
 
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+# one cache of player entries a table: its four chairs (and event after event) share each entry
+# and its JSON (an entry's key is everything it is made of); it goes with the table
+_ENTRIES: weakref.WeakKeyDictionary[Table, tc.EntryCache] = weakref.WeakKeyDictionary()
+
+
+def entry_cache(table: Table) -> tc.EntryCache:
+    """The player entries the chairs of ``table`` share."""
+    cache = _ENTRIES.get(table)
+    if cache is None:
+        cache = _ENTRIES[table] = tc.EntryCache(size=1024)
+    return cache
 
 
 def chair_status(table: Table) -> tuple[list[int], list[tuple[int, int]]]:
@@ -71,7 +81,7 @@ class Peer:
             log.warning("event=slow_client peer=%s queued=%d", self.addr, self.queue.qsize())
             self.close(1008, "too many frames waiting: the client does not read")
             return
-        self.queue.put_nowait(_ENCODE(message))
+        self.queue.put_nowait(tc.encode_frame(message))
 
     def send_many(self, messages: Sequence[dict[str, Any]]) -> None:
         for m in messages:
@@ -174,6 +184,8 @@ class TrendSeat(Seat):
     # ------------------------------------------------------------ table callbacks
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
         self.table = table
+        if self.codec.cache is None:
+            self.codec.cache = entry_cache(table)
         status, counts = chair_status(table)
         frames = self.codec.events([(te.event, te.forced) for te in events], status, counts)
         if self.catching_up:
@@ -183,6 +195,8 @@ class TrendSeat(Seat):
 
     def on_request(self, table: Table, request: DecisionRequest) -> None:
         self.table = table
+        if self.codec.cache is None:
+            self.codec.cache = entry_cache(table)
         self.request = request
         out = self.codec.request(request.phase, request.legal_plays)
         if out is not None:
@@ -220,4 +234,4 @@ class TrendSeat(Seat):
             table.submit(self.chair, answer, req.request_id)
 
 
-__all__ = ["Peer", "TrendSeat", "chair_status"]
+__all__ = ["Peer", "TrendSeat", "chair_status", "entry_cache"]
