@@ -349,6 +349,7 @@ def test_shared_entries_give_the_same_frames_and_the_same_bytes(seed: int) -> No
     rng = random.Random(seed)
     names = rng.sample(ODD_NAMES, 4)
     cache = tc.EntryCache(size=[5, 64, 16384][seed % 3])  # a small cache starts again often
+    entries = 0
     for as_text in (False, True):
         players = [tc.PlayerInfo(str(i + 1) if as_text else i + 1, names[i]) for i in range(4)]
         _, old = play_game(seed, [StatusCodec(s, players) for s in range(4)])
@@ -360,8 +361,9 @@ def test_shared_entries_give_the_same_frames_and_the_same_bytes(seed: int) -> No
                 assert tc.encode_frame(b) == text
                 assert OLD_ENCODE(b) == text
                 assert tc.encode_frame(a) == text
-    if cache.size > 64:
-        assert cache.hits > 3 * cache.misses
+        entries += sum(len(f["data"].get("players", ())) for chair in new for f in chair)
+    if cache.size > 64:  # most entries are found, not built (even with status changing often)
+        assert entries > 3 * cache.misses
 
 
 def test_a_shared_entry_cannot_be_changed() -> None:

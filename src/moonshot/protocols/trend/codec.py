@@ -298,21 +298,36 @@ class EntryCache:
     def __init__(self, size: int = 16384) -> None:
         self.size = size
         self.entries: dict[tuple[Any, ...], Entry] = {}
-        self.hits = 0
-        self.misses = 0
+        self.misses = 0  # entries built
 
     def get(self, key: tuple[Any, ...]) -> Entry | None:
-        e = self.entries.get(key)
-        if e is None:
-            self.misses += 1
-        else:
-            self.hits += 1
-        return e
+        return self.entries.get(key)
 
     def put(self, key: tuple[Any, ...], entry: Entry) -> None:
+        """A new entry (a lookup that missed: the codec looks up ``entries`` itself)."""
+        self.misses += 1
         if len(self.entries) >= self.size:
             self.entries.clear()
         self.entries[key] = entry
+
+
+_KEYS: Final = {
+    k: _STRING(k) + ":"
+    for k in (
+        "dealNumber",
+        "roundNumber",
+        "players",
+        "self",
+        "roundPlayers",
+        "roundPlayer",
+        "turnPlayer",
+        "turnCard",
+        "serverRandom",
+        "receiver",
+        "receivedCards",
+        "sender",
+    )
+}
 
 
 def _value_json(v: Any) -> str:
@@ -344,7 +359,7 @@ def encode_frame(message: dict[str, Any]) -> str:
     for k, v in data.items():
         if type(k) is not str:
             return _encode(message)  # json's own rules for keys that are not strings
-        out.append(_STRING(k) + ":" + _value_json(v))
+        out.append((_KEYS.get(k) or _STRING(k) + ":") + _value_json(v))
     body = "{" + ",".join(out) + "}"
     name = _value_json(message["eventName"])
     if next(iter(message)) == "eventName":
@@ -438,7 +453,7 @@ class TrendCodec:
             self.counts[s],
             self.status[s],
         )
-        e = cache.get(key)
+        e = cache.entries.get(key)
         if e is None:
             e = Entry(self._new_entry(s, scores))
             cache.put(key, e)
