@@ -13,10 +13,19 @@
    seconds after a warm-up it prints decisions/s, the round trip p50/p99, the server's CPU time per
    decision (process CPU time: robust to load) and its memory per table.
 
+3. **The server's work per decision, in process** (``--inprocess``): whole Trend games on a real
+   ``Table`` with four ``TrendSeat`` s whose peers encode every frame and answer like the bots
+   (no sockets), so the process CPU time per decision covers the table, the codec, the frame
+   encoding and the reply parsing, and nothing else runs in the measured process. Two ways,
+   interleaved, the best of ``--rounds``: **per chair** (the anchor: each chair builds its own
+   player entries as dicts and ``json`` encodes every frame, as before) and **shared** (the
+   entries of a table built once and kept with their JSON, frames by ``encode_frame``).
+
 Targets (issue 16): p99 < 50 ms with 500 tables at one decision per second per table.
 
-    python benchmarks/trend.py                      # both parts: the match, then 500 tables
+    python benchmarks/trend.py                      # all three parts: in process, the match, 500 tables
     python benchmarks/trend.py --serve --tables 100 --duration 30
+    python benchmarks/trend.py --inprocess --games 20 --rounds 5
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ import statistics
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -282,6 +292,101 @@ def serve(tables: int, think: float, duration: float, procs: int) -> None:
         print(f"   mean {statistics.fmean(measured) * 1000:.1f} ms")
 
 
+# ----------------------------------------------------------------- 3: the server's work, in process
+class SinkPeer:
+    """What a ``Peer`` does with a frame (encode it), without the socket; answers like a bot."""
+
+    def __init__(self, encode: Any, rng: random.Random) -> None:
+        self.encode, self.rng = encode, rng
+        self.addr = "inprocess"
+        self.dropped = 0
+        self.bytes = 0
+        self.crc = 0  # of every frame sent, in order
+        self.seat: Any = None
+
+    def send(self, m: dict[str, Any]) -> None:
+        text = self.encode(m).encode()
+        self.bytes += len(text)
+        self.crc = zlib.crc32(text, self.crc)
+        name, d = m["eventName"], m["data"]
+        if name == "your_turn":
+            card = self.rng.choice(d["self"]["candidateCards"])
+            reply = {"eventName": "pick_card", "data": {"dealNumber": d["dealNumber"], "roundNumber": d["roundNumber"]}}
+            reply["data"]["turnCard"] = card
+        elif name == "pass_cards":
+            reply = {"eventName": "pass_my_cards", "data": {"dealNumber": d["dealNumber"]}}
+            reply["data"]["cards"] = self.rng.sample(d["self"]["candidateCards"], 3)
+        elif name == "expose_cards":
+            reply = {"eventName": "expose_my_cards", "data": {"dealNumber": d["dealNumber"], "cards": []}}
+        else:
+            return
+        asyncio.get_running_loop().call_soon(self.reply, json.dumps(reply))  # later, as over a socket
+
+    def send_many(self, messages: list[dict[str, Any]]) -> None:
+        for m in messages:
+            self.send(m)
+
+    def reply(self, text: str) -> None:
+        from moonshot.protocols.trend import codec as tc
+
+        self.seat.reply(tc.parse_frame(text))
+
+
+async def inprocess_games(games: int, shared: bool) -> tuple[float, int, tuple[int, int]]:
+    """CPU seconds, decisions and (bytes, CRC) sent for ``games`` whole games on in-process tables."""
+    from moonshot.protocols.trend import codec as tc
+    from moonshot.protocols.trend import seat as ts
+    from moonshot.server.table import Table
+    from moonshot.variants import TREND
+
+    encode = tc.encode_frame if shared else json.JSONEncoder(separators=(",", ":")).encode
+    saved = ts.entry_cache
+    if not shared:
+        ts.entry_cache = lambda table: None  # type: ignore[assignment,return-value]  # the old path
+    try:
+        rng = random.Random(7)
+        infos = [tc.PlayerInfo(str(i + 1), f"bench{i + 1}") for i in range(4)]
+        cards = sent = crc = 0
+        cpu = time.process_time()
+        for g in range(games):
+            peers = [SinkPeer(encode, rng) for _ in range(4)]
+            seats = [ts.TrendSeat(p, c, infos) for c, p in enumerate(peers)]  # type: ignore[arg-type]
+            for p, seat in zip(peers, seats, strict=True):
+                p.seat = seat
+            table = Table(TREND, seats, seed=g, names=[i.name for i in infos])
+            table.start()
+            await table.done
+            cards += 52 * (table.game.deal_index + 1)
+            sent += sum(p.bytes for p in peers)
+            for p in peers:
+                crc = zlib.crc32(p.crc.to_bytes(4, "big"), crc)
+        cpu = time.process_time() - cpu
+    finally:
+        ts.entry_cache = saved
+    return cpu, round(cards * (1 + 3 / 52)), (sent, crc)
+
+
+def inprocess(games: int, rounds: int) -> None:
+    print(
+        f"== the server's work per decision in process (table, codec, encoding, parsing; no sockets), "
+        f"{games} games a round, best of {rounds} (load before: {load()})"
+    )
+    best: dict[bool, float] = {}
+    sizes: dict[bool, tuple[int, int]] = {}
+    for _ in range(rounds):
+        for shared in (False, True):
+            cpu, decisions, sent = asyncio.run(inprocess_games(games, shared))
+            best[shared] = min(best.get(shared, float("inf")), cpu / decisions)
+            sizes[shared] = sent
+    assert sizes[False] == sizes[True], "the two ways sent different bytes"
+    print(f"   per chair (anchor: dicts + json for every chair): {best[False] * 1e6:.0f} µs a decision")
+    print(
+        f"   shared entries + encode_frame:                  {best[True] * 1e6:.0f} µs a decision "
+        f"({best[False] / best[True]:.2f}x less CPU; the same {sizes[True][0]} bytes sent, CRC {sizes[True][1]:08x}); "
+        f"load after: {load()}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--match", action="store_true", help="only the 4-game match on the node")
@@ -291,8 +396,13 @@ def main() -> None:
     ap.add_argument("--think", type=float, default=1.0, help="seconds a bot thinks before a card")
     ap.add_argument("--duration", type=float, default=60.0, help="seconds measured after the warm-up")
     ap.add_argument("--procs", type=int, default=2, help="client processes")
+    ap.add_argument("--inprocess", action="store_true", help="only the server's work per decision, in process")
+    ap.add_argument("--games", type=int, default=10, help="--inprocess: games a round")
+    ap.add_argument("--rounds", type=int, default=3, help="--inprocess: rounds (the best is reported)")
     args = ap.parse_args()
-    both = not args.match and not args.serve
+    both = not args.match and not args.serve and not args.inprocess
+    if args.inprocess or both:
+        inprocess(args.games, args.rounds)
     if args.match or both:
         match(args.loops)
     if args.serve or both:

@@ -348,7 +348,7 @@ def test_shared_entries_give_the_same_frames_and_the_same_bytes(seed: int) -> No
     without one send, and ``encode_frame`` writes exactly the bytes ``json`` writes."""
     rng = random.Random(seed)
     names = rng.sample(ODD_NAMES, 4)
-    cache = tc.EntryCache(size=[5, 64, 16384][seed % 3])  # a small cache starts again often
+    cache = tc.EntryCache(size=[2, 32, 16384][seed % 3])  # a small cache drops entries often
     entries = 0
     for as_text in (False, True):
         players = [tc.PlayerInfo(str(i + 1) if as_text else i + 1, names[i]) for i in range(4)]
@@ -362,7 +362,7 @@ def test_shared_entries_give_the_same_frames_and_the_same_bytes(seed: int) -> No
                 assert OLD_ENCODE(b) == text
                 assert tc.encode_frame(a) == text
         entries += sum(len(f["data"].get("players", ())) for chair in new for f in chair)
-    if cache.size > 64:  # most entries are found, not built (even with status changing often)
+    if cache.size > 2:  # most entries are found, not built (even with status changing often)
         assert entries > 3 * cache.misses
 
 

@@ -292,22 +292,34 @@ class Entry(dict[str, Any]):
 
 
 class EntryCache:
-    """Player entries by everything they are made of (so a hit is always the same bytes), at most
-    ``size`` of them: when full it starts again from empty."""
+    """Player entries by everything they are made of (so a hit is always the same bytes). Only
+    the entries of the last few events are ever found again, so it keeps two generations of at
+    most ``size`` entries: when the newer one is full it becomes the older one (an entry found
+    there moves back), and what was older is dropped."""
 
-    def __init__(self, size: int = 16384) -> None:
+    def __init__(self, size: int = 32) -> None:
         self.size = size
-        self.entries: dict[tuple[Any, ...], Entry] = {}
+        self.entries: dict[tuple[Any, ...], Entry] = {}  # the newer generation
+        self.older: dict[tuple[Any, ...], Entry] = {}
         self.misses = 0  # entries built
 
     def get(self, key: tuple[Any, ...]) -> Entry | None:
-        return self.entries.get(key)
+        e = self.entries.get(key)
+        if e is None:
+            e = self.older.get(key)
+            if e is not None:
+                self._add(key, e)
+        return e
 
     def put(self, key: tuple[Any, ...], entry: Entry) -> None:
-        """A new entry (a lookup that missed: the codec looks up ``entries`` itself)."""
+        """A new entry (a lookup that missed)."""
         self.misses += 1
+        self._add(key, entry)
+
+    def _add(self, key: tuple[Any, ...], entry: Entry) -> None:
         if len(self.entries) >= self.size:
-            self.entries.clear()
+            self.older = self.entries
+            self.entries = {}
         self.entries[key] = entry
 
 
@@ -453,10 +465,12 @@ class TrendCodec:
             self.counts[s],
             self.status[s],
         )
-        e = cache.entries.get(key)
+        e = cache.entries.get(key)  # the common case without a call; cache.get looks further
         if e is None:
-            e = Entry(self._new_entry(s, scores))
-            cache.put(key, e)
+            e = cache.get(key)
+            if e is None:
+                e = Entry(self._new_entry(s, scores))
+                cache.put(key, e)
         return e
 
     def _new_entry(

@@ -37,7 +37,7 @@ def entry_cache(table: Table) -> tc.EntryCache:
     """The player entries the chairs of ``table`` share."""
     cache = _ENTRIES.get(table)
     if cache is None:
-        cache = _ENTRIES[table] = tc.EntryCache(size=1024)
+        cache = _ENTRIES[table] = tc.EntryCache()
     return cache
 
 
