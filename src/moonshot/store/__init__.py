@@ -233,6 +233,12 @@ def rules_named(name: str) -> Rules:
         return rules
     if name in VARIANTS:
         return find_variant(name)
+    base, _, count = name.rpartition("-")
+    if count.endswith("deals") and count[:-5].isdigit() and base in VARIANTS:
+        # a tournament's deal set: the variant with a fixed number of deals (moonshot.tournament)
+        from moonshot.rules import EndRule
+
+        return find_variant(base).replace(name=name, end=EndRule.DEALS, deals=int(count[:-5]))
     raise KeyError(f"unknown rules {name!r}")
 
 
@@ -490,7 +496,9 @@ class StoreRecorder:
 
     # Recorder (called from table tasks; never blocks)
     def game_started(self, table: Any) -> None:
-        players = [{"name": n, "kind": _kind(c)} for n, c in zip(table.seat_names(), table.chairs)]
+        players = [
+            {"name": n, "kind": _kind(c), "protocol": _protocol(c)} for n, c in zip(table.seat_names(), table.chairs)
+        ]
         # the hash of each chair's secret (never the secret): a restored chair can be resumed
         for player, credential in zip(players, getattr(table, "credentials", ())):
             if credential is not None:
@@ -549,6 +557,12 @@ class StoreRecorder:
 def _kind(chair: Any) -> str:
     occ = chair.occupant or chair.substitute
     return occ.kind.value if occ is not None else "empty"
+
+
+def _protocol(chair: Any) -> str:
+    """The protocol the chair's player came over (mixed tables): sessions, trend, http, server."""
+    occ = chair.occupant or chair.substitute
+    return str(getattr(occ, "protocol", "server")) if occ is not None else "empty"
 
 
 __all__ = [
