@@ -7,9 +7,10 @@
 2. **Many tables in serve** (``--serve``): ``moonshot serve --trend-port`` in its own process (no
    store, one CPU when the machine allows it); N tables of four WebSocket bots each (grouped by a
    ``lobbyCode``), every bot thinking 0.75-0.95 × ``--think`` seconds before each decision (inside
-   the seed's 1 s deadline, so the server never plays for a late bot), so a table makes about
-   1.2/think decisions a second. The server runs on CPU 0 and the client processes on the other
-   CPUs where the machine has them, so the clients' CPU is not the server's. Over ``--duration``
+   the seed's 1 s deadline: where the machine keeps up, the server never plays for a late bot;
+   the run counts the cards it did play), so a table makes about 1.2/think decisions a second.
+   The server runs on CPU 0 and the client processes on the other CPUs where the machine has
+   them, so the clients' CPU is not the server's. Over ``--duration``
    seconds after a warm-up it prints decisions/s, the round trip p50/p99, the server's CPU time per
    decision (process CPU time: robust to load) and its memory per table.
 
