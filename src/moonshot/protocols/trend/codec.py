@@ -297,7 +297,7 @@ class EntryCache:
     most ``size`` entries: when the newer one is full it becomes the older one (an entry found
     there moves back), and what was older is dropped."""
 
-    def __init__(self, size: int = 32) -> None:
+    def __init__(self, size: int = 16) -> None:
         self.size = size
         self.entries: dict[tuple[Any, ...], Entry] = {}  # the newer generation
         self.older: dict[tuple[Any, ...], Entry] = {}
