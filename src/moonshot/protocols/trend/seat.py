@@ -65,7 +65,7 @@ def uvicorn_connection(ws: WebSocket) -> Any | None:
 
     A Trend table sends a chair several frames at once (a ``turn_end``, a ``round_end``, a
     ``new_round`` and its ``your_turn``); through ASGI each frame is one ``send`` and one socket
-    write, the largest cost per decision with 500 tables. :func:`write_frames` frames them with
+    write, a large part of what a decision costs the server. :func:`write_frames` frames them with
     the same ``websockets`` protocol object that uvicorn's ``send`` uses, so the bytes are the
     same, and writes them to the socket in one write."""
     proto = getattr(getattr(ws, "_receive", None), "__self__", None)
