@@ -6,14 +6,27 @@
    decision round trip (from ``pick_card`` sent to its ``turn_end`` back), p50/p99.
 2. **Many tables in serve** (``--serve``): ``moonshot serve --trend-port`` in its own process (no
    store, one CPU when the machine allows it); N tables of four WebSocket bots each (grouped by a
-   ``lobbyCode``), every bot thinking ``--think`` seconds before a card, so a table makes about
-   1/think decisions a second. Over ``--duration`` seconds after a warm-up it prints decisions/s,
-   the round trip p50/p99, the server's CPU share and its memory per table.
+   ``lobbyCode``), every bot thinking 0.75-0.95 × ``--think`` seconds before each decision (inside
+   the seed's 1 s deadline: where the machine keeps up, the server never plays for a late bot;
+   the run counts the cards it did play), so a table makes about 1.2/think decisions a second.
+   The server runs on CPU 0 and the client processes on the other CPUs where the machine has
+   them, so the clients' CPU is not the server's. Over ``--duration``
+   seconds after a warm-up it prints decisions/s, the round trip p50/p99, the server's CPU time per
+   decision (process CPU time: robust to load) and its memory per table.
+
+3. **The server's work per decision, in process** (``--inprocess``): whole Trend games on a real
+   ``Table`` with four ``TrendSeat`` s whose peers encode every frame and answer like the bots
+   (no sockets), so the process CPU time per decision covers the table, the codec, the frame
+   encoding and the reply parsing, and nothing else runs in the measured process. Two ways,
+   interleaved, the best of ``--rounds``: **per chair** (the anchor: each chair builds its own
+   player entries as dicts and ``json`` encodes every frame, as before) and **shared** (the
+   entries of a table built once and kept with their JSON, frames by ``encode_frame``).
 
 Targets (issue 16): p99 < 50 ms with 500 tables at one decision per second per table.
 
-    python benchmarks/trend.py                      # both parts: the match, then 500 tables
+    python benchmarks/trend.py                      # all three parts: in process, the match, 500 tables
     python benchmarks/trend.py --serve --tables 100 --duration 30
+    python benchmarks/trend.py --inprocess --games 20 --rounds 5
 """
 
 from __future__ import annotations
@@ -30,6 +43,7 @@ import statistics
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +93,8 @@ class Bot:
         self.rtts: list[tuple[float, float]] = []  # (when, seconds)
         self.finished = 0
         self.decisions = 0
+        self.late = 0  # cards the server played for this bot (serverRandom): it answered too late
+        self.cards: list[float] = []  # when each of its cards was played (its own or the server's)
 
     def join(self) -> str:
         data: dict[str, Any] = {"playerNumber": str(self.number), "playerName": self.name, "token": "bench"}
@@ -96,13 +112,18 @@ class Bot:
         async for raw in ws:
             m = json.loads(raw)
             name, d = m["eventName"], m["data"]
-            if name == "turn_end" and d["turnPlayer"] == self.name and self.sent_at is not None:
-                now = time.perf_counter()
-                self.rtts.append((now, now - self.sent_at))
+            if name == "turn_end" and d["turnPlayer"] == self.name:
+                self.cards.append(time.perf_counter())
+                if d["serverRandom"]:
+                    self.late += 1
+                elif self.sent_at is not None:
+                    now = time.perf_counter()
+                    self.rtts.append((now, now - self.sent_at))
                 self.sent_at = None
             elif name in ("your_turn", "pass_cards", "expose_cards"):
                 if self.think:
-                    await asyncio.sleep(self.think * self.rng.uniform(0.5, 1.5))
+                    # within the 1 s deadline at --think 1: every card is the bot's own
+                    await asyncio.sleep(self.think * self.rng.uniform(0.75, 0.95))
                 if stop.is_set():
                     return
                 cands = d["self"]["candidateCards"]
@@ -165,6 +186,10 @@ def match(loops: int) -> None:
 
 # ----------------------------------------------------------------- 2: many tables in serve
 def client_process(port: int, tables: list[int], think: float, duration: float, out: Any, go: Any) -> None:
+    if hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > 1:
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(0, set(range(1, os.cpu_count() or 2)))  # CPU 0 is the server's
+
     async def main() -> dict[str, Any]:
         url = f"ws://127.0.0.1:{port}/"
         bots = [Bot(url, n, f"t{t}p{n}", f"bench-{t}", think, 10**6) for t in tables for n in (1, 2, 3, 4)]
@@ -185,6 +210,8 @@ def client_process(port: int, tables: list[int], think: float, duration: float, 
             "rtts": [(w, r) for b in bots for w, r in b.rtts],
             "decisions": sum(b.decisions for b in bots),
             "games": sum(b.finished for b in bots) / 4,
+            "late": sum(b.late for b in bots),
+            "cards": [w for b in bots for w in b.cards],
         }
 
     out.put(asyncio.run(main()))
@@ -237,30 +264,128 @@ def serve(tables: int, think: float, duration: float, procs: int) -> None:
         p.join(30)
     proc.terminate()
     proc.wait(10)
-    start_at = min((w for r in results for w, _ in r["rtts"]), default=0.0)
-    measured = [r for res in results for w, r in res["rtts"] if w - start_at >= WARMUP]
+    measured = [r for res in results for w, r in res["rtts"] if t1 <= w <= t2]
     decisions = sum(r["decisions"] for r in results)
     cpu_share = (cpu1 - cpu0) / (t2 - t1)
-    per_decision = (cpu1 - cpu0) / max(1, len(measured) * (1 + 3 / 52))  # cards + a share of passes
+    # every card played while the server's CPU time was measured (the bots' and the server's own),
+    # and a share of the passes (3 a player in 3 deals of 4, 52 cards a deal)
+    cards = sum(1 for res in results for w in res["cards"] if t1 <= w <= t2)
+    per_decision = (cpu1 - cpu0) / max(1, cards * (1 + 3 / 52))
+    late = sum(r["late"] for r in results)
     print(
-        f"   cards timed after warm-up: {len(measured)}, decisions in all: {decisions} ({decisions / (t2 - t0):.0f}/s)"
+        f"   cards timed after warm-up: {len(measured)}, decisions in all: {decisions} "
+        f"({decisions / (t2 - t0):.0f}/s), cards played by the server for a late bot: {late}"
     )
     print(
         f"   round trip p50 {pct(measured, 50) * 1000:.1f} ms, p99 {pct(measured, 99) * 1000:.1f} ms, "
         f"max {max(measured, default=0) * 1000:.0f} ms"
     )
     print(
-        f"   server CPU {cpu_share:.0%} of a core, ~{per_decision * 1e6:.0f} µs a decision; RSS {rss / 1024:.0f} MiB "
+        f"   server CPU {cpu_share:.0%} of a core, {per_decision * 1e6:.0f} µs a decision ({cards} cards in "
+        f"{t2 - t1:.0f} s); RSS {rss / 1024:.0f} MiB "
         f"({(rss - base_rss) / tables:.0f} KB a table with its 4 sockets); load during: {load_during}"
     )
     p99 = pct(measured, 99) * 1000
     verdict = "MET" if p99 < 50 else "NOT MET"
-    print(
-        f"   target p99 < 50 ms at {tables} tables, ~{1 / think if think else float('inf'):.1f} decisions/s a table: "
-        f"{verdict} ({p99:.1f} ms)"
-    )
+    rate = cards * (1 + 3 / 52) / (t2 - t1) / tables
+    print(f"   target p99 < 50 ms at {tables} tables, {rate:.2f} decisions/s a table: {verdict} ({p99:.1f} ms)")
     if measured:
         print(f"   mean {statistics.fmean(measured) * 1000:.1f} ms")
+
+
+# ----------------------------------------------------------------- 3: the server's work, in process
+class SinkPeer:
+    """What a ``Peer`` does with a frame (encode it), without the socket; answers like a bot."""
+
+    def __init__(self, encode: Any, rng: random.Random) -> None:
+        self.encode, self.rng = encode, rng
+        self.addr = "inprocess"
+        self.dropped = 0
+        self.bytes = 0
+        self.crc = 0  # of every frame sent, in order
+        self.seat: Any = None
+
+    def send(self, m: dict[str, Any]) -> None:
+        text = self.encode(m).encode()
+        self.bytes += len(text)
+        self.crc = zlib.crc32(text, self.crc)
+        name, d = m["eventName"], m["data"]
+        if name == "your_turn":
+            card = self.rng.choice(d["self"]["candidateCards"])
+            reply = {"eventName": "pick_card", "data": {"dealNumber": d["dealNumber"], "roundNumber": d["roundNumber"]}}
+            reply["data"]["turnCard"] = card
+        elif name == "pass_cards":
+            reply = {"eventName": "pass_my_cards", "data": {"dealNumber": d["dealNumber"]}}
+            reply["data"]["cards"] = self.rng.sample(d["self"]["candidateCards"], 3)
+        elif name == "expose_cards":
+            reply = {"eventName": "expose_my_cards", "data": {"dealNumber": d["dealNumber"], "cards": []}}
+        else:
+            return
+        asyncio.get_running_loop().call_soon(self.reply, json.dumps(reply))  # later, as over a socket
+
+    def send_many(self, messages: list[dict[str, Any]]) -> None:
+        for m in messages:
+            self.send(m)
+
+    def reply(self, text: str) -> None:
+        from moonshot.protocols.trend import codec as tc
+
+        self.seat.reply(tc.parse_frame(text))
+
+
+async def inprocess_games(games: int, shared: bool) -> tuple[float, int, tuple[int, int]]:
+    """CPU seconds, decisions and (bytes, CRC) sent for ``games`` whole games on in-process tables."""
+    from moonshot.protocols.trend import codec as tc
+    from moonshot.protocols.trend import seat as ts
+    from moonshot.server.table import Table
+    from moonshot.variants import TREND
+
+    encode = tc.encode_frame if shared else json.JSONEncoder(separators=(",", ":")).encode
+    saved = ts.entry_cache
+    if not shared:
+        ts.entry_cache = lambda table: None  # type: ignore[assignment,return-value]  # the old path
+    try:
+        rng = random.Random(7)
+        infos = [tc.PlayerInfo(str(i + 1), f"bench{i + 1}") for i in range(4)]
+        cards = sent = crc = 0
+        cpu = time.process_time()
+        for g in range(games):
+            peers = [SinkPeer(encode, rng) for _ in range(4)]
+            seats = [ts.TrendSeat(p, c, infos) for c, p in enumerate(peers)]  # type: ignore[arg-type]
+            for p, seat in zip(peers, seats, strict=True):
+                p.seat = seat
+            table = Table(TREND, seats, seed=g, names=[i.name for i in infos])
+            table.start()
+            await table.done
+            cards += 52 * (table.game.deal_index + 1)
+            sent += sum(p.bytes for p in peers)
+            for p in peers:
+                crc = zlib.crc32(p.crc.to_bytes(4, "big"), crc)
+        cpu = time.process_time() - cpu
+    finally:
+        ts.entry_cache = saved
+    return cpu, round(cards * (1 + 3 / 52)), (sent, crc)
+
+
+def inprocess(games: int, rounds: int) -> None:
+    print(
+        f"== the server's work per decision in process (table, codec, encoding, parsing; no sockets), "
+        f"{games} games a round, best of {rounds} (load before: {load()})"
+    )
+    best: dict[bool, float] = {}
+    sizes: dict[bool, tuple[int, int]] = {}
+    for _ in range(rounds):
+        for shared in (False, True):
+            cpu, decisions, sent = asyncio.run(inprocess_games(games, shared))
+            best[shared] = min(best.get(shared, float("inf")), cpu / decisions)
+            sizes[shared] = sent
+    assert sizes[False] == sizes[True], "the two ways sent different bytes"
+    print(f"   per chair (anchor: dicts + json for every chair): {best[False] * 1e6:.0f} µs a decision")
+    print(
+        f"   shared entries + encode_frame:                  {best[True] * 1e6:.0f} µs a decision "
+        f"({best[False] / best[True]:.2f}x less CPU; the same {sizes[True][0]} bytes sent, CRC {sizes[True][1]:08x}); "
+        f"load after: {load()}"
+    )
 
 
 def main() -> None:
@@ -272,8 +397,13 @@ def main() -> None:
     ap.add_argument("--think", type=float, default=1.0, help="seconds a bot thinks before a card")
     ap.add_argument("--duration", type=float, default=60.0, help="seconds measured after the warm-up")
     ap.add_argument("--procs", type=int, default=2, help="client processes")
+    ap.add_argument("--inprocess", action="store_true", help="only the server's work per decision, in process")
+    ap.add_argument("--games", type=int, default=10, help="--inprocess: games a round")
+    ap.add_argument("--rounds", type=int, default=3, help="--inprocess: rounds (the best is reported)")
     args = ap.parse_args()
-    both = not args.match and not args.serve
+    both = not args.match and not args.serve and not args.inprocess
+    if args.inprocess or both:
+        inprocess(args.games, args.rounds)
     if args.match or both:
         match(args.loops)
     if args.serve or both:

@@ -320,3 +320,75 @@ def test_fuzz_frames_never_raise_and_answers_are_legal_or_refused(frame: str | b
 
 
 _ASKED = {p: asked(p) for p in (Phase.PLAY, Phase.PASS, Phase.EXPOSE)}
+
+
+# ------------------------------------------------------------------ shared entries, fast encoding
+OLD_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+ODD_NAMES = ["p1", 'q"uote\\back', "café ☕ 名", "tab\tnew\nline\x00\x1f\x7f", "😀 \ud7ff", "", " "]
+
+
+class StatusCodec(tc.TrendCodec):
+    """A codec whose table reports changing status and counts (as timeouts and errors do)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.calls = 0
+
+    def events(self, events: Any, status: Any = None, counts: Any = None) -> list[dict[str, Any]]:
+        self.calls += 1
+        k = self.calls // 7
+        status = [(k + s) % 3 for s in range(4)]
+        counts = [(k // 2 + s, k // 3) for s in range(4)]
+        return super().events(events, status, counts)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_shared_entries_give_the_same_frames_and_the_same_bytes(seed: int) -> None:
+    """Four chairs sharing one EntryCache (as in ``moonshot serve``) send exactly what codecs
+    without one send, and ``encode_frame`` writes exactly the bytes ``json`` writes."""
+    rng = random.Random(seed)
+    names = rng.sample(ODD_NAMES, 4)
+    cache = tc.EntryCache(size=[2, 32, 16384][seed % 3])  # a small cache drops entries often
+    entries = 0
+    for as_text in (False, True):
+        players = [tc.PlayerInfo(str(i + 1) if as_text else i + 1, names[i]) for i in range(4)]
+        _, old = play_game(seed, [StatusCodec(s, players) for s in range(4)])
+        _, new = play_game(seed, [StatusCodec(s, players, cache=cache) for s in range(4)])
+        assert old == new
+        for chair in range(4):
+            for a, b in zip(old[chair], new[chair], strict=True):
+                text = OLD_ENCODE(a)
+                assert tc.encode_frame(b) == text
+                assert OLD_ENCODE(b) == text
+                assert tc.encode_frame(a) == text
+        entries += sum(len(f["data"].get("players", ())) for chair in new for f in chair)
+    if cache.size > 2:  # most entries are found, not built (even with status changing often)
+        assert entries > 3 * cache.misses
+
+
+def test_a_shared_entry_cannot_be_changed() -> None:
+    e = tc.Entry({"playerName": "p1", "cards": []})
+    assert e == {"playerName": "p1", "cards": []}
+    assert e.json == '{"playerName":"p1","cards":[]}'
+    with pytest.raises(TypeError):
+        e["cards"] = ["AH"]
+    with pytest.raises(TypeError):
+        e.update(cards=["AH"])
+    assert dict(e) == {"playerName": "p1", "cards": []}
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        {"eventName": "x", "data": {}},
+        {"eventName": "x", "data": {1: 2, "a": [tc.Entry({"b": 1})]}},
+        {"eventName": "x", "data": {"players": []}},
+        {"eventName": "x", "data": {"players": [tc.Entry({"b": "é"}), {"c": 1}], "f": 1.5, "n": None}},
+        {"data": {"self": tc.Entry({"b": True})}, "eventName": "y"},
+        {"eventName": "x", "data": None},
+        {"eventName": "x", "data": {}, "more": 1},
+        {"error": "z"},
+    ],
+)
+def test_encode_frame_writes_what_json_writes(message: dict[str, Any]) -> None:
+    assert tc.encode_frame(message) == OLD_ENCODE(message)

@@ -9,7 +9,7 @@ import pytest
 
 from moonshot.bots.random import RandomBot
 from moonshot.protocols.trend import codec as tc
-from moonshot.protocols.trend.seat import Peer, chair_status
+from moonshot.protocols.trend.seat import Peer, chair_status, uvicorn_connection
 from moonshot.server.table import BotSeat, Table
 from moonshot.variants import TREND
 
@@ -41,3 +41,53 @@ async def test_the_flood_limit_lets_a_burst_through_then_the_rate() -> None:
         peer.send({"eventName": "x", "data": {}})
         sent.append(peer.queue.qsize())
     assert peer.closed  # a client that does not read is cut off, with the reason queued last
+
+
+def test_a_socket_without_uvicorn_behind_it_is_written_through_asgi() -> None:
+    assert uvicorn_connection(FakeSocket()) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.asyncio
+async def test_frames_written_together_arrive_one_by_one_as_sent() -> None:
+    """Frames a table queues at once go out in one socket write under uvicorn, each still its own
+    WebSocket message with the same text; then a queued close goes out with its reason."""
+    import contextlib
+
+    import uvicorn
+    import websockets
+    from starlette.applications import Starlette
+    from starlette.routing import WebSocketRoute
+    from starlette.websockets import WebSocket
+
+    frames = [
+        {"eventName": "turn_end", "data": {"n": i, "name": 'café ☕ \\ " \n', "big": "x" * (i * 5000)}}
+        for i in range(30)
+    ]
+    direct: list[object] = []
+
+    async def endpoint(ws: WebSocket) -> None:
+        await ws.accept()
+        peer = Peer(ws)
+        direct.append(uvicorn_connection(ws))
+        peer.send_many(frames)  # queued before the writer runs: one batch
+        peer.close(4000, "bye")
+        await peer.run()
+
+    server = uvicorn.Server(
+        uvicorn.Config(Starlette(routes=[WebSocketRoute("/", endpoint)]), port=0, log_level="error", lifespan="off")
+    )
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
+    task = asyncio.get_running_loop().create_task(server.serve())
+    while not server.started:
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    got = []
+    async with websockets.connect(f"ws://127.0.0.1:{port}/", max_size=None) as client:
+        with contextlib.suppress(websockets.ConnectionClosed):
+            async for message in client:
+                got.append(message)
+        assert client.close_code == 4000 and client.close_reason == "bye"
+    server.should_exit = True
+    await task
+    assert direct and direct[0] is not None  # the uvicorn fast path was taken
+    assert got == [tc.encode_frame(f) for f in frames]

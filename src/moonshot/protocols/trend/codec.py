@@ -18,6 +18,11 @@ Every frame is ``{"eventName": ..., "data": {...}}`` over a WebSocket.
   :class:`Dropped` (wrong ``dealNumber``/``roundNumber``, or not an answer to what is asked: the
   seed drops those) or a :class:`Wrong` (a card not among the candidates: the server plays a
   random one and counts an error).
+* :func:`encode_frame` writes a frame as JSON, byte for byte what ``json`` writes (compact
+  separators, ASCII escapes). A codec given an :class:`EntryCache` (``moonshot serve`` shares one
+  between all its chairs) builds each player entry once and keeps its JSON with it: a table's four
+  chairs, and event after event, reuse the same entries, so a ``turn_end`` costs one or two new
+  entries instead of sixteen dicts and four full encodings.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any, Final
 
 from moonshot.actions import Action, Expose, Pass, Play
@@ -252,6 +258,127 @@ def _cards_out(cards: CardSet) -> list[str]:
     return out
 
 
+_JSON: Final = json.JSONEncoder(separators=(",", ":"))
+_STRING: Final = encode_basestring_ascii  # what json writes for a string (ensure_ascii)
+# json's C encoder made once (JSONEncoder.encode makes one on every call): the same bytes
+_C_ENCODER: Final[Any] = (
+    None
+    if c_make_encoder is None
+    else c_make_encoder(None, _JSON.default, encode_basestring_ascii, None, ":", ",", False, False, True)
+)
+
+
+def _encode(value: Any) -> str:
+    """``value`` as compact JSON, what ``json.JSONEncoder(separators=(",", ":")).encode`` writes."""
+    if _C_ENCODER is None:
+        return _JSON.encode(value)
+    return "".join(_C_ENCODER(value, 0))
+
+
+class Entry(dict[str, Any]):
+    """A player entry built once and shared (by chairs of a table, by events in a row), with its
+    JSON kept beside it. It is a plain dict to read, and refuses to be changed."""
+
+    __slots__ = ("json",)
+
+    def __init__(self, fields: dict[str, Any]) -> None:
+        super().__init__(fields)
+        self.json: str = _encode(fields)
+
+    def _frozen(self, *args: object, **kwargs: object) -> None:
+        raise TypeError("a shared Trend player entry cannot be changed: copy it with dict(entry)")
+
+    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _frozen  # type: ignore[assignment]
+
+
+class EntryCache:
+    """Player entries by everything they are made of (so a hit is always the same bytes). Only
+    the entries of the last few events are ever found again, so it keeps two generations of at
+    most ``size`` entries: when the newer one is full it becomes the older one (an entry found
+    there moves back), and what was older is dropped."""
+
+    def __init__(self, size: int = 16) -> None:
+        self.size = size
+        self.entries: dict[tuple[Any, ...], Entry] = {}  # the newer generation
+        self.older: dict[tuple[Any, ...], Entry] = {}
+        self.misses = 0  # entries built
+
+    def get(self, key: tuple[Any, ...]) -> Entry | None:
+        e = self.entries.get(key)
+        if e is None:
+            e = self.older.get(key)
+            if e is not None:
+                self._add(key, e)
+        return e
+
+    def put(self, key: tuple[Any, ...], entry: Entry) -> None:
+        """A new entry (a lookup that missed)."""
+        self.misses += 1
+        self._add(key, entry)
+
+    def _add(self, key: tuple[Any, ...], entry: Entry) -> None:
+        if len(self.entries) >= self.size:
+            self.older = self.entries
+            self.entries = {}
+        self.entries[key] = entry
+
+
+_KEYS: Final = {
+    k: _STRING(k) + ":"
+    for k in (
+        "dealNumber",
+        "roundNumber",
+        "players",
+        "self",
+        "roundPlayers",
+        "roundPlayer",
+        "turnPlayer",
+        "turnCard",
+        "serverRandom",
+        "receiver",
+        "receivedCards",
+        "sender",
+    )
+}
+
+
+def _value_json(v: Any) -> str:
+    t = type(v)
+    if t is Entry:
+        return str(v.json)
+    if t is int:
+        return int.__repr__(v)
+    if t is str:
+        return _STRING(v)
+    if t is bool:
+        return "true" if v else "false"
+    if t is list and v:
+        t0 = type(v[0])
+        if t0 is Entry and all(type(x) is Entry for x in v):
+            return "[" + ",".join([x.json for x in v]) + "]"
+        if t0 is str and all(type(x) is str for x in v):
+            return "[" + ",".join([_STRING(x) for x in v]) + "]"
+    return _encode(v)
+
+
+def encode_frame(message: dict[str, Any]) -> str:
+    """A frame as JSON, the same bytes as ``json.JSONEncoder(separators=(",", ":")).encode``;
+    the shared :class:`Entry` s in it are not encoded again."""
+    data = message.get("data")
+    if type(data) is not dict or len(message) != 2 or "eventName" not in message:
+        return _encode(message)
+    out = []
+    for k, v in data.items():
+        if type(k) is not str:
+            return _encode(message)  # json's own rules for keys that are not strings
+        out.append((_KEYS.get(k) or _STRING(k) + ":") + _value_json(v))
+    body = "{" + ",".join(out) + "}"
+    name = _value_json(message["eventName"])
+    if next(iter(message)) == "eventName":
+        return '{"eventName":' + name + ',"data":' + body + "}"
+    return '{"data":' + body + ',"eventName":' + name + "}"
+
+
 class TrendCodec:
     """One chair's view of one Trend game, as Trend events.
 
@@ -259,10 +386,13 @@ class TrendCodec:
     ``status`` and ``counts`` (timeouts, errors) per chair come from the table at that moment.
     """
 
-    def __init__(self, seat: int, players: Sequence[PlayerInfo], rules: Rules = TREND) -> None:
+    def __init__(
+        self, seat: int, players: Sequence[PlayerInfo], rules: Rules = TREND, cache: EntryCache | None = None
+    ) -> None:
         if len(players) != 4:
             raise ValueError("a Trend game has four players")
         self.seat = seat
+        self.cache = cache  # None: every entry is a new dict
         self.players = tuple(players)
         self.names = tuple(p.name for p in players)
         self.rules = rules
@@ -315,6 +445,37 @@ class TrendCodec:
 
     # ------------------------------------------------------------ player entries
     def _entry(self, s: int, scores: Sequence[int], *, private: bool = True, deal_end: bool = False) -> dict[str, Any]:
+        cache = self.cache
+        if cache is None or deal_end or not private:
+            return self._new_entry(s, scores, private=private, deal_end=deal_end)
+        p = self.players[s]
+        # everything _new_entry reads for a (private, not deal_end) entry: equal keys, equal bytes
+        key = (
+            p.number,
+            p.name,
+            self.game_scores[s],
+            scores[s],
+            self.counts_in_hand[s],
+            tuple(self.score_cards[s]),
+            self.exposed[s],
+            (self.hand, self.picked, self.received) if s == self.seat else None,
+            self._sender_names[s] if self.passing and self.received_count else None,
+            self.round_cards.get(s),
+            self.round_random[s],
+            self.counts[s],
+            self.status[s],
+        )
+        e = cache.entries.get(key)  # the common case without a call; cache.get looks further
+        if e is None:
+            e = cache.get(key)
+            if e is None:
+                e = Entry(self._new_entry(s, scores))
+                cache.put(key, e)
+        return e
+
+    def _new_entry(
+        self, s: int, scores: Sequence[int], *, private: bool = True, deal_end: bool = False
+    ) -> dict[str, Any]:
         p = self.players[s]
         mine = s == self.seat
         e: dict[str, Any] = {
@@ -355,6 +516,7 @@ class TrendCodec:
     def _self(self, candidates: CardSet | None = None) -> dict[str, Any]:
         e = self._entry(self.seat, self.deal_scores())
         if candidates is not None:
+            e = dict(e)  # a shared entry stays as it is
             e["candidateCards"] = _cards_out(candidates)
         return e
 
@@ -638,6 +800,8 @@ __all__ = [
     "Answer",
     "ClientEvent",
     "Dropped",
+    "Entry",
+    "EntryCache",
     "ExposeMyCards",
     "Join",
     "Malformed",
@@ -647,6 +811,7 @@ __all__ = [
     "StopGame",
     "TrendCodec",
     "Wrong",
+    "encode_frame",
     "error_frame",
     "frame",
     "new_peer",

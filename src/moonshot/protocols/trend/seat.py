@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
+from websockets.exceptions import InvalidState
 
 from moonshot.protocols.trend import codec as tc
 from moonshot.rules import Rules
@@ -30,7 +31,17 @@ from moonshot.variants import TREND
 
 log = logging.getLogger("moonshot.trend")
 
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+# one cache of player entries a table: its four chairs (and event after event) share each entry
+# and its JSON (an entry's key is everything it is made of); it goes with the table
+_ENTRIES: weakref.WeakKeyDictionary[Table, tc.EntryCache] = weakref.WeakKeyDictionary()
+
+
+def entry_cache(table: Table) -> tc.EntryCache:
+    """The player entries the chairs of ``table`` share."""
+    cache = _ENTRIES.get(table)
+    if cache is None:
+        cache = _ENTRIES[table] = tc.EntryCache()
+    return cache
 
 
 def chair_status(table: Table) -> tuple[list[int], list[tuple[int, int]]]:
@@ -46,6 +57,39 @@ def chair_status(table: Table) -> tuple[list[int], list[tuple[int, int]]]:
             status.append(tc.ONLINE)
         counts.append((st.timeouts, st.illegal))
     return status, counts
+
+
+def uvicorn_connection(ws: WebSocket) -> Any | None:
+    """uvicorn's websockets-sansio connection behind ``ws``, when that is what serves it (both
+    Trend listeners run uvicorn with it), else None.
+
+    A Trend table sends a chair several frames at once (a ``turn_end``, a ``round_end``, a
+    ``new_round`` and its ``your_turn``); through ASGI each frame is one ``send`` and one socket
+    write, a large part of what a decision costs the server. :func:`write_frames` frames them with
+    the same ``websockets`` protocol object that uvicorn's ``send`` uses, so the bytes are the
+    same, and writes them to the socket in one write."""
+    proto = getattr(getattr(ws, "_receive", None), "__self__", None)
+    if type(proto).__name__ != "WebSocketsSansIOProtocol":
+        return None
+    needed = ("conn", "transport", "writable", "disconnected", "handshake_complete", "close_sent", "initial_response")
+    return proto if all(hasattr(proto, a) for a in needed) else None
+
+
+async def write_frames(proto: Any, texts: Sequence[str]) -> bool:
+    """What uvicorn's ``send`` does for each ``websocket.send`` text, the frames in one socket
+    write; False (nothing sent) when the connection is not simply open: the caller then sends
+    through ASGI, which raises what uvicorn raises in that state."""
+    await proto.writable.wait()  # uvicorn's flow control: the transport's buffer is not full
+    if proto.disconnected or not proto.handshake_complete or proto.close_sent or proto.initial_response is not None:
+        return False
+    conn = proto.conn
+    try:
+        for text in texts:
+            conn.send_text(text.encode())
+    except InvalidState as e:
+        raise RuntimeError("the WebSocket is closing") from e
+    proto.transport.write(b"".join(conn.data_to_send()))
+    return True
 
 
 class Peer:
@@ -73,7 +117,7 @@ class Peer:
             log.warning("event=slow_client peer=%s queued=%d", self.addr, self.queue.qsize())
             self.close(1008, "too many frames waiting: the client does not read")
             return
-        self.queue.put_nowait(_ENCODE(message))
+        self.queue.put_nowait(tc.encode_frame(message))
 
     def send_many(self, messages: Sequence[dict[str, Any]]) -> None:
         for m in messages:
@@ -95,6 +139,7 @@ class Peer:
         return True
 
     async def _write(self) -> None:
+        direct = uvicorn_connection(self.ws)
         try:
             while True:
                 item = await self.queue.get()
@@ -102,7 +147,23 @@ class Peer:
                     with contextlib.suppress(Exception):
                         await self.ws.close(item[0], item[1][:120])
                     return
-                await self.ws.send_text(item)
+                if direct is None:
+                    await self.ws.send_text(item)
+                    continue
+                batch, closing = [item], None
+                while not self.queue.empty():  # what the table queued in the same step
+                    more = self.queue.get_nowait()
+                    if isinstance(more, tuple):
+                        closing = more
+                        break
+                    batch.append(more)
+                if not await write_frames(direct, batch):
+                    for text in batch:  # not simply open now: the ASGI path does what it must
+                        await self.ws.send_text(text)
+                if closing is not None:
+                    with contextlib.suppress(Exception):
+                        await self.ws.close(closing[0], closing[1][:120])
+                    return
         except (WebSocketDisconnect, RuntimeError, OSError):
             self.closed = True
         except Exception:  # a send failure costs this socket at most
@@ -179,6 +240,8 @@ class TrendSeat(Seat):
     # ------------------------------------------------------------ table callbacks
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
         self.table = table
+        if self.codec.cache is None:
+            self.codec.cache = entry_cache(table)
         status, counts = chair_status(table)
         frames = self.codec.events([(te.event, te.forced) for te in events], status, counts)
         if self.catching_up:
@@ -188,6 +251,8 @@ class TrendSeat(Seat):
 
     def on_request(self, table: Table, request: DecisionRequest) -> None:
         self.table = table
+        if self.codec.cache is None:
+            self.codec.cache = entry_cache(table)
         self.request = request
         out = self.codec.request(request.phase, request.legal_plays)
         if out is not None:
@@ -225,4 +290,4 @@ class TrendSeat(Seat):
             table.submit(self.chair, answer, req.request_id)
 
 
-__all__ = ["Peer", "TrendSeat", "chair_status"]
+__all__ = ["Peer", "TrendSeat", "chair_status", "entry_cache", "uvicorn_connection", "write_frames"]
