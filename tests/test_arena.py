@@ -134,3 +134,22 @@ def test_arena_head_to_head_and_bad_names() -> None:
     assert "head to head" in out.output
     bad = runner.invoke(main, ["arena", "--deals", "1", "--field", "nobody"])
     assert bad.exit_code != 0 and "nobody" in bad.output
+
+
+def test_no_passing_worlds_and_the_bots_clock() -> None:
+    std = find_variant("standard")
+    assert all(deal_rules(std, i, passing=False).pass_cycle == (PassDirection.HOLD,) for i in range(4))
+    config = ArenaConfig(think_ms=5, worlds=7, cpu_time=True)
+    assert bot_options("pimc", config) == {"think_ms": 5, "worlds": 7}
+    assert bot_options("search", config, clock=len) == {"think_ms": 5, "clock": len}
+    ticks = iter(range(10**6))
+    config = ArenaConfig(candidate="pimc", field="heuristic", deals=1, think_ms=3, passing=False)
+    r = play_deal(config, 1, bot_clock=lambda: next(ticks) / 1000.0)
+    assert r.direction == "hold" and len(r.points) == 4
+
+
+def test_arena_command_no_passing_cpu_time() -> None:
+    args = ["arena", "--deals", "1", "--candidate", "pimc", "--field", "shooter", "--think-ms", "2"]
+    out = CliRunner().invoke(main, [*args, "--worlds", "3", "--no-passing", "--cpu-time", "-q"])
+    assert out.exit_code == 0, out.output
+    assert "pimc ms/move" in out.output

@@ -232,7 +232,8 @@ def _arena_worker(args: tuple[Any, int]) -> Any:
     from moonshot.arena import play_deal
 
     config, index = args
-    return play_deal(config, index, clock=time.perf_counter)
+    bot_clock = time.process_time if config.cpu_time else None
+    return play_deal(config, index, clock=time.perf_counter, bot_clock=bot_clock)
 
 
 def _arena_results(config: Any, workers: int) -> Iterator[Any]:
@@ -255,6 +256,11 @@ def _arena_results(config: Any, workers: int) -> Iterator[Any]:
 @click.option(
     "--simulations", type=click.IntRange(min=1), help="Playouts per decision for search bots (deterministic)."
 )
+@click.option("--worlds", type=click.IntRange(min=1), help="Sampled worlds per decision for bots that take it (pimc).")
+@click.option("--no-passing", is_flag=True, help="Play every deal as dealt (no passing).")
+@click.option(
+    "--cpu-time", is_flag=True, help="--think-ms counts each process's CPU time (equal CPU on a loaded machine)."
+)
 @click.option("--workers", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
 @click.option("--seed", "-s", default=0, show_default=True, type=int, help="Deal i is shuffled from seed + i.")
 @click.option("--results", type=click.Path(dir_okay=False, path_type=Path), help="Write the results as JSON.")
@@ -268,6 +274,9 @@ def arena(
     field_: str,
     think_ms: int | None,
     simulations: int | None,
+    worlds: int | None,
+    no_passing: bool,
+    cpu_time: bool,
     workers: int,
     seed: int,
     results: Path | None,
@@ -279,7 +288,9 @@ def arena(
     from moonshot.arena import ArenaConfig, bot_options, results_json, running_difference, summarise
 
     a, b = head_to_head if head_to_head else (candidate, field_)
-    config = ArenaConfig(variant, deals, a, b, seed, bool(head_to_head), think_ms, simulations)
+    config = ArenaConfig(
+        variant, deals, a, b, seed, bool(head_to_head), think_ms, simulations, not no_passing, worlds, cpu_time
+    )
     try:
         rules = find_variant(variant)
         for name in (a, b):
