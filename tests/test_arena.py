@@ -153,3 +153,18 @@ def test_arena_command_no_passing_cpu_time() -> None:
     out = CliRunner().invoke(main, [*args, "--worlds", "3", "--no-passing", "--cpu-time", "-q"])
     assert out.exit_code == 0, out.output
     assert "pimc ms/move" in out.output
+
+
+def test_bot_specs_carry_options() -> None:
+    from moonshot.arena import arena_bot, bot_spec
+    from moonshot.bots.search import SearchBot
+
+    assert bot_spec("search:rollout=alert,inference=false,others-weight=0.5,endgame=2") == (
+        "search",
+        {"rollout": "alert", "inference": False, "others_weight": 0.5, "endgame": 2},
+    )
+    assert bot_spec("heuristic") == ("heuristic", {})
+    with pytest.raises(ValueError):
+        bot_spec("search:rollout")
+    bot = arena_bot("search:inference=false", ArenaConfig(simulations=5))
+    assert isinstance(bot, SearchBot) and not bot.inference and bot.simulations == 5

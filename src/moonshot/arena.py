@@ -96,6 +96,38 @@ def bot_options(name: str, config: ArenaConfig, clock: Clock | None = None) -> d
     return out
 
 
+def bot_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"search:rollout=alert,inference=0"`` → ``("search", {"rollout": "alert", "inference": 0})``.
+
+    A bot name may carry constructor options after a colon (numbers, ``true``/``false``, words),
+    so two settings of one bot can meet in the arena; the full spec names its seats.
+    """
+    name, _, rest = spec.partition(":")
+    options: dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, text = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"bad bot option {item!r} in {spec!r} (want key=value)")
+        value: Any = text.strip()
+        if value in ("true", "false"):
+            value = value == "true"
+        else:
+            for conv in (int, float):
+                try:
+                    value = conv(value)
+                    break
+                except ValueError:
+                    continue
+        options[key.strip().replace("-", "_")] = value
+    return name.strip(), options
+
+
+def arena_bot(spec: str, config: ArenaConfig, clock: Clock | None = None) -> Bot:
+    """The bot a seat spec names, with the run's budget options and the spec's own."""
+    name, options = bot_spec(spec)
+    return make_bot(name, **{**bot_options(name, config, clock), **options})
+
+
 @dataclass
 class DealResult:
     """One arena deal: the scores of every seating (seat order N, E, S, W)."""
@@ -127,7 +159,7 @@ def play_deal(
     result = DealResult(index, seed, rules.pass_cycle[0].value, rules.deal_kinds[0], [], [], [])
     bots: dict[str, Bot] = {}
     for name in {config.candidate, config.field}:
-        bots[name] = make_bot(name, **bot_options(name, config, bot_clock))
+        bots[name] = arena_bot(name, config, bot_clock)
         result.think_s[name] = 0.0
         result.moves[name] = 0
     for k, seating in enumerate(config.seatings()):
@@ -286,7 +318,9 @@ __all__ = [
     "ArenaConfig",
     "ArenaSummary",
     "DealResult",
+    "arena_bot",
     "bot_options",
+    "bot_spec",
     "deal_rules",
     "mean_ci",
     "paired_differences",

@@ -250,7 +250,12 @@ def _arena_results(config: Any, workers: int) -> Iterator[Any]:
 @main.command()
 @click.option("--variant", "-v", default="standard", show_default=True, help="Rules to play (see `moonshot variants`).")
 @click.option("--deals", "-n", default=100, show_default=True, type=click.IntRange(min=1), help="Duplicate deals.")
-@click.option("--candidate", default="search", show_default=True, help="The bot under test.")
+@click.option(
+    "--candidate",
+    default="search",
+    show_default=True,
+    help="The bot under test; options may follow a colon: search:rollout=alert,inference=false.",
+)
 @click.option("--field", "field_", default="heuristic", show_default=True, help="The bot in the other seats.")
 @click.option("--think-ms", type=click.IntRange(min=1), help="Time per decision for search bots (ms).")
 @click.option(
@@ -285,7 +290,7 @@ def arena(
     quiet: bool,
 ) -> None:
     """Duplicate deals, candidate in every seat against the field: paired difference with its 95% CI."""
-    from moonshot.arena import ArenaConfig, bot_options, results_json, running_difference, summarise
+    from moonshot.arena import ArenaConfig, arena_bot, results_json, running_difference, summarise
 
     a, b = head_to_head if head_to_head else (candidate, field_)
     config = ArenaConfig(
@@ -294,7 +299,7 @@ def arena(
     try:
         rules = find_variant(variant)
         for name in (a, b):
-            make_bot(name, **bot_options(name, config))
+            arena_bot(name, config)
     except (UnknownVariant, UnknownBot, ValueError, TypeError) as e:
         raise click.UsageError(str(e)) from e
     if plot is not None:

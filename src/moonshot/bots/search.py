@@ -48,7 +48,7 @@ from moonshot.engine import Phase
 from moonshot.rules import PassDirection, Rules, score_deal
 from moonshot.views import SeatView
 
-from .playout import ROLLOUT_POLICIES, Deal, DealRules, Policy, start_of_play
+from .playout import Deal, DealRules, Policy, start_of_play
 
 Clock = Callable[[], float]
 NINES_MASK = sum(1 << (s * 13 + 7) for s in range(4))
@@ -399,15 +399,19 @@ class SearchBot:
         pass_candidates: int = 10,
         others_weight: float = 1.0,
         clock: Clock | None = None,
+        inference: bool = True,
     ) -> None:
-        if rollout not in ROLLOUT_POLICIES:
-            raise ValueError(f"unknown rollout policy {rollout!r}; known: {', '.join(ROLLOUT_POLICIES)}")
+        from .moon import SEARCH_POLICIES
+
+        if rollout not in SEARCH_POLICIES:
+            raise ValueError(f"unknown rollout policy {rollout!r}; known: {', '.join(SEARCH_POLICIES)}")
         if simulations is None and think_ms is None:
             raise ValueError("give think_ms or simulations")
         self.think_ms = think_ms
         self.simulations = simulations
         self.rollout = rollout
-        self.policy: Policy = ROLLOUT_POLICIES[rollout]
+        self.policy: Policy = SEARCH_POLICIES[rollout]
+        self.inference = inference
         self.endgame = endgame
         self.n_pass_candidates = pass_candidates
         self.others_weight = others_weight
@@ -423,6 +427,15 @@ class SearchBot:
         clock = self.clock
         deadline = clock() + self.think_ms / 1000.0
         return lambda n: clock() >= deadline
+
+    def _sampler(self, view: SeatView) -> Callable[[random.Random], list[CardSet]]:
+        """Deals of the hidden cards for ``view``: with ``inference``, weighed by what the play says."""
+        if not self.inference:
+            return lambda rng: sample_view(view, rng)
+        from .inference import infer, sample_inferred
+
+        facts = infer(view)
+        return lambda rng: sample_inferred(view, facts, rng)
 
     # ------------------------------------------------------------------ act
     def act(self, view: SeatView, rng: random.Random) -> Action:
@@ -466,8 +479,9 @@ class SearchBot:
         exact = max(view.cards_left) <= self.endgame
         policy = self.policy
         w = self.others_weight
+        sampler = self._sampler(view)
         while worlds == 0 or not spent(done):
-            deal = deal_from_view(view, sample_view(view, rng))
+            deal = deal_from_view(view, sampler(rng))
             for i, c in enumerate(cards):
                 child = deal.copy()
                 child.play(c)
@@ -511,8 +525,9 @@ class SearchBot:
         spent = self._budget()
         total = 0.0
         n = 0
+        sampler = self._sampler(view)
         while n == 0 or not spent(n):
-            deal = deal_from_view(view, sample_view(view, rng))
+            deal = deal_from_view(view, sampler(rng))
             total += relative(deal.finish(self.policy, rng), me, self.others_weight)
             n += 1
         return conceded <= total / n + 0.25
