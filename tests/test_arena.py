@@ -141,7 +141,10 @@ def test_no_passing_worlds_and_the_bots_clock() -> None:
     assert all(deal_rules(std, i, passing=False).pass_cycle == (PassDirection.HOLD,) for i in range(4))
     config = ArenaConfig(think_ms=5, worlds=7, cpu_time=True)
     assert bot_options("pimc", config) == {"think_ms": 5, "worlds": 7}
-    assert bot_options("search", config, clock=len) == {"think_ms": 5, "clock": len}
+    def tick() -> float:
+        return 0.0
+
+    assert bot_options("search", config, clock=tick) == {"think_ms": 5, "clock": tick}
     ticks = iter(range(10**6))
     config = ArenaConfig(candidate="pimc", field="heuristic", deals=1, think_ms=3, passing=False)
     r = play_deal(config, 1, bot_clock=lambda: next(ticks) / 1000.0)
