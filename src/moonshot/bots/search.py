@@ -419,14 +419,25 @@ class SearchBot:
 
     # ------------------------------------------------------------------ budget
     def _budget(self) -> Callable[[int], bool]:
-        """A predicate: given the playouts done so far, is the budget spent?"""
+        """A predicate, asked after each batch (a world's playouts): given the playouts done so
+        far, is the budget spent? Under ``think_ms`` it answers yes once the next batch, at the
+        mean batch time so far, would end past the deadline (so a move ends *by* the deadline,
+        not one batch after it)."""
         if self.simulations is not None:
             limit = self.simulations
             return lambda n: n >= limit
         assert self.think_ms is not None
         clock = self.clock
-        deadline = clock() + self.think_ms / 1000.0
-        return lambda n: clock() >= deadline
+        start = clock()
+        deadline = start + self.think_ms / 1000.0
+        batches = [0]
+
+        def spent(n: int) -> bool:
+            t = clock()
+            batches[0] += 1
+            return t + (t - start) / batches[0] >= deadline
+
+        return spent
 
     def _sampler(self, view: SeatView) -> Callable[[random.Random], list[CardSet]]:
         """Deals of the hidden cards for ``view``: with ``inference``, weighed by what the play says."""
