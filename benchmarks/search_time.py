@@ -16,25 +16,29 @@ import argparse
 import os
 import random
 import time
-from collections.abc import Callable
 
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.pimc import PimcBot
-from moonshot.bots.search import SearchBot
+from moonshot.bots.search import Budget, SearchBot
 from moonshot.engine import Game
 from moonshot.rules import EndRule
 from moonshot.variants import find_variant
 from moonshot.views import SeatView, seat_view
 
 
-class AnchorSearchBot(SearchBot):
+class AnchorBudget(Budget):
     """The stopping rule before the time control work: stop at the first check past the deadline."""
 
-    def _budget(self) -> Callable[[int], bool]:
-        assert self.think_ms is not None
-        clock = self.clock
-        deadline = clock() + self.think_ms / 1000.0
-        return lambda n: clock() >= deadline
+    def __call__(self, n: int) -> bool:
+        return self.clock() >= self.deadline
+
+    def overdue(self) -> bool:
+        return False
+
+
+class AnchorSearchBot(SearchBot):
+    def _budget(self) -> Budget:
+        return AnchorBudget(self.clock, self.think_ms, None)
 
 
 def decisions(variant: str, count: int) -> list[SeatView]:

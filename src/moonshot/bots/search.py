@@ -377,6 +377,38 @@ def pass_candidates(hand: CardSet, rules: Rules, limit: int) -> list[CardSet]:
 
 
 # ---------------------------------------------------------------------- the bot
+class Budget:
+    """One decision's budget. Called after each batch (a world's playouts) with the playouts done
+    so far: is the budget spent? Under ``simulations`` it counts playouts and never reads the clock.
+    Under ``think_ms`` it answers yes once the next batch, at the mean batch time so far, would end
+    past the deadline (a move ends *by* the deadline, not a batch after it), and :meth:`overdue`
+    lets a batch be cut short once the deadline has passed (the partial world is dropped)."""
+
+    __slots__ = ("batches", "clock", "deadline", "limit", "start")
+
+    def __init__(self, clock: Clock, think_ms: int | None, simulations: int | None) -> None:
+        self.limit = simulations
+        self.clock = clock
+        self.batches = 0
+        if simulations is None:
+            assert think_ms is not None
+            self.start = clock()
+            self.deadline = self.start + think_ms / 1000.0
+        else:
+            self.start = self.deadline = 0.0
+
+    def __call__(self, n: int) -> bool:
+        if self.limit is not None:
+            return n >= self.limit
+        t = self.clock()
+        self.batches += 1
+        return t + (t - self.start) / self.batches >= self.deadline
+
+    def overdue(self) -> bool:
+        """Past the deadline now (always False under a simulation budget)."""
+        return self.limit is None and self.clock() >= self.deadline
+
+
 class SearchBot:
     """Determinized Monte Carlo search with fast playouts and an exact endgame.
 
@@ -418,26 +450,9 @@ class SearchBot:
         self.clock: Clock = clock if clock is not None else time.perf_counter
 
     # ------------------------------------------------------------------ budget
-    def _budget(self) -> Callable[[int], bool]:
-        """A predicate, asked after each batch (a world's playouts): given the playouts done so
-        far, is the budget spent? Under ``think_ms`` it answers yes once the next batch, at the
-        mean batch time so far, would end past the deadline (so a move ends *by* the deadline,
-        not one batch after it)."""
-        if self.simulations is not None:
-            limit = self.simulations
-            return lambda n: n >= limit
-        assert self.think_ms is not None
-        clock = self.clock
-        start = clock()
-        deadline = start + self.think_ms / 1000.0
-        batches = [0]
-
-        def spent(n: int) -> bool:
-            t = clock()
-            batches[0] += 1
-            return t + (t - start) / batches[0] >= deadline
-
-        return spent
+    def _budget(self) -> Budget:
+        """The decision's budget (see :class:`Budget`)."""
+        return Budget(self.clock, self.think_ms, self.simulations)
 
     def _sampler(self, view: SeatView) -> Callable[[random.Random], list[CardSet]]:
         """Deals of the hidden cards for ``view``: with ``inference``, weighed by what the play says."""
@@ -491,15 +506,25 @@ class SearchBot:
         policy = self.policy
         w = self.others_weight
         sampler = self._sampler(view)
+        timed = self.simulations is None
+        values = [0.0] * len(cards)
         while worlds == 0 or not spent(done):
             deal = deal_from_view(view, sampler(rng))
+            complete = True
             for i, c in enumerate(cards):
+                if timed and worlds and i and spent.overdue():
+                    complete = False  # out of time mid-world: drop it (every option sees the same worlds)
+                    break
                 child = deal.copy()
                 child.play(c)
                 if exact:
-                    totals[i] += solve(child, me, w)
+                    values[i] = solve(child, me, w)
                 else:
-                    totals[i] += relative(child.finish(policy, rng), me, w)
+                    values[i] = relative(child.finish(policy, rng), me, w)
+            if not complete:
+                break
+            for i in range(len(cards)):
+                totals[i] += values[i]
             worlds += 1
             done += len(cards)
             if len(cards) == 1 and worlds >= 8:
@@ -654,6 +679,7 @@ def _claim_costs(view: SeatView, taken: list[CardSet]) -> tuple[int, ...]:
 
 
 __all__ = [
+    "Budget",
     "Inconsistent",
     "SearchBot",
     "deal_from_view",
