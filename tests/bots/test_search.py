@@ -332,7 +332,7 @@ def test_time_budget_cuts_a_world_short_once_the_deadline_has_passed() -> None:
     now[0] = 0.004
     assert not budget(5)  # one batch took 4 ms: the next would end at 8 ms, before the deadline
     now[0] = 0.007
-    assert budget(10)  # two batches in 7 ms: the next would end past 10 ms
+    assert budget(10)  # a batch as long as the longest (4 ms) would end past 10 ms
     now[0] = 0.011
     assert budget.overdue()
     assert not Budget(lambda: 1 / 0, None, 3)(2) and not Budget(lambda: 1 / 0, None, 3).overdue()

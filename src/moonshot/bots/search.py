@@ -380,29 +380,32 @@ def pass_candidates(hand: CardSet, rules: Rules, limit: int) -> list[CardSet]:
 class Budget:
     """One decision's budget. Called after each batch (a world's playouts) with the playouts done
     so far: is the budget spent? Under ``simulations`` it counts playouts and never reads the clock.
-    Under ``think_ms`` it answers yes once the next batch, at the mean batch time so far, would end
-    past the deadline (a move ends *by* the deadline, not a batch after it), and :meth:`overdue`
+    Under ``think_ms`` it answers yes once the next batch, as long as the longest batch so far,
+    would end past the deadline (a move ends *by* the deadline, not a batch after it; on a loaded
+    machine the longest batch includes the time the process was descheduled), and :meth:`overdue`
     lets a batch be cut short once the deadline has passed (the partial world is dropped)."""
 
-    __slots__ = ("batches", "clock", "deadline", "limit", "start")
+    __slots__ = ("clock", "deadline", "last", "limit", "longest", "start")
 
     def __init__(self, clock: Clock, think_ms: int | None, simulations: int | None) -> None:
         self.limit = simulations
         self.clock = clock
-        self.batches = 0
+        self.longest = 0.0
         if simulations is None:
             assert think_ms is not None
-            self.start = clock()
+            self.start = self.last = clock()
             self.deadline = self.start + think_ms / 1000.0
         else:
-            self.start = self.deadline = 0.0
+            self.start = self.last = self.deadline = 0.0
 
     def __call__(self, n: int) -> bool:
         if self.limit is not None:
             return n >= self.limit
         t = self.clock()
-        self.batches += 1
-        return t + (t - self.start) / self.batches >= self.deadline
+        if t - self.last > self.longest:
+            self.longest = t - self.last
+        self.last = t
+        return t + self.longest >= self.deadline
 
     def overdue(self) -> bool:
         """Past the deadline now (always False under a simulation budget)."""
