@@ -141,6 +141,7 @@ def test_no_passing_worlds_and_the_bots_clock() -> None:
     assert all(deal_rules(std, i, passing=False).pass_cycle == (PassDirection.HOLD,) for i in range(4))
     config = ArenaConfig(think_ms=5, worlds=7, cpu_time=True)
     assert bot_options("pimc", config) == {"think_ms": 5, "worlds": 7}
+
     def tick() -> float:
         return 0.0
 
@@ -171,3 +172,8 @@ def test_bot_specs_carry_options() -> None:
         bot_spec("search:rollout")
     bot = arena_bot("search:inference=false", ArenaConfig(simulations=5))
     assert isinstance(bot, SearchBot) and not bot.inference and bot.simulations == 5
+
+
+def test_arena_command_refuses_one_bot_on_both_sides() -> None:
+    out = CliRunner().invoke(main, ["arena", "--deals", "1", "--candidate", "random", "--field", "random", "-q"])
+    assert out.exit_code != 0 and "random:" in out.output

@@ -296,6 +296,9 @@ def arena(
     config = ArenaConfig(
         variant, deals, a, b, seed, bool(head_to_head), think_ms, simulations, not no_passing, worlds, cpu_time
     )
+    if a == b:
+        hint = f"write one as {a + ':'!r} to tell them apart"
+        raise click.UsageError(f"the candidate and the field are both {a!r}: {hint}")
     try:
         rules = find_variant(variant)
         for name in (a, b):
