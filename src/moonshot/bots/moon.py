@@ -107,7 +107,25 @@ def alert_policy(deal: Deal, seat: int, legal: CardSet, rng: random.Random) -> i
     return greedy_policy(deal, seat, legal, rng)
 
 
-SEARCH_POLICIES: dict[str, Policy] = {**ROLLOUT_POLICIES, "alert": alert_policy}
+def guard_policy(me: int) -> Policy:
+    """Rollouts for seat ``me``'s decision: a threat shoots early (as in :func:`alert_policy`), but only
+    ``me`` defends; the other seats play the plain greedy player. With every seat defending (alert)
+    the search counts on the others to stop a moon that, at a real table, nobody else stops."""
+
+    def policy(deal: Deal, seat: int, legal: CardSet, rng: random.Random) -> int:
+        if seat == me:
+            return alert_policy(deal, seat, legal, rng)
+        x = threat(deal)
+        if x == seat:
+            return alert_policy(deal, seat, legal, rng)
+        return greedy_policy(deal, seat, legal, rng)
+
+    return policy
 
 
-__all__ = ["SEARCH_POLICIES", "alert_policy", "threat"]
+SEARCH_POLICIES: dict[str, Policy] = {**ROLLOUT_POLICIES, "alert": alert_policy, "guard": greedy_policy}
+# rollouts that depend on whose decision it is: built per decision (passing and charging use the entry above)
+SEAT_POLICIES = {"guard": guard_policy}
+
+
+__all__ = ["SEARCH_POLICIES", "SEAT_POLICIES", "alert_policy", "guard_policy", "threat"]

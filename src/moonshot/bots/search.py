@@ -457,6 +457,13 @@ class SearchBot:
         """The decision's budget (see :class:`Budget`)."""
         return Budget(self.clock, self.think_ms, self.simulations)
 
+    def _card_policy(self, me: int) -> Policy:
+        """The rollout policy for ``me``'s card decision (a seat-aware rollout is built for it)."""
+        from .moon import SEAT_POLICIES
+
+        factory = SEAT_POLICIES.get(self.rollout)
+        return factory(me) if factory is not None else self.policy
+
     def _sampler(self, view: SeatView) -> Callable[[random.Random], list[CardSet]]:
         """Deals of the hidden cards for ``view``: with ``inference``, weighed by what the play says."""
         if not self.inference:
@@ -506,7 +513,7 @@ class SearchBot:
         worlds = 0
         done = 0
         exact = max(view.cards_left) <= self.endgame
-        policy = self.policy
+        policy = self._card_policy(me)
         w = self.others_weight
         sampler = self._sampler(view)
         timed = self.simulations is None
