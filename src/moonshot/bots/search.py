@@ -420,6 +420,8 @@ class SearchBot:
     playout policy (``heuristic``/``greedy``, ``noisy``, ``random``). ``endgame``: solve exactly
     once every hand has at most this many cards. ``others_weight``: the objective is own cost minus
     this times the others' mean cost (1: the duplicate difference; 0: own points only).
+    ``inference``: sample with what the play says beyond voids (:mod:`moonshot.bots.inference`).
+    ``rollout`` may also be ``alert`` or ``guard`` (moon-aware, :mod:`moonshot.bots.moon`).
     """
 
     name = "search"
@@ -434,7 +436,7 @@ class SearchBot:
         pass_candidates: int = 10,
         others_weight: float = 1.0,
         clock: Clock | None = None,
-        inference: bool = True,
+        inference: bool = False,
     ) -> None:
         from .moon import SEARCH_POLICIES
 
