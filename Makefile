@@ -63,7 +63,7 @@ unit: install-dev core browser
 # The pure-Python pass checks the fallback build of the core, so it skips what exercises only the
 # shell (real sockets and browsers in tests/e2e, the slow and fuzz runs): the compiled pass ran those.
 unit-pure: install-dev
-	MOONSHOT_PURE_PYTHON=1 $(VENV)/bin/pytest -m "not browser and not slow and not fuzz" --ignore=tests/e2e
+	MOONSHOT_PURE_PYTHON=1 $(VENV)/bin/pytest -m "not browser and not slow and not fuzz and not ray" --ignore=tests/e2e
 
 test: lint typecheck unit unit-pure
 

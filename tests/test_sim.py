@@ -16,6 +16,7 @@ from moonshot.sim import (
     parse_seats,
     play_game,
     rotated,
+    spec_of,
     summarise,
     tasks,
     verify_record,
@@ -118,3 +119,10 @@ def test_bots_answer_concurrent_claims_in_self_play() -> None:
                 assert tags[i + 1 : i + 4] == ["accept"] * 3 or "reject" in tags[i + 1 : i + 4]
         assert verify_record(rec.to_json()).ok
     assert claims > 0
+
+
+def test_a_bot_is_named_by_its_spec() -> None:
+    assert spec_of(make_bot("heuristic")) == "heuristic"
+    assert spec_of(make_bot("search", simulations=200)) == "search --simulations 200"
+    assert spec_of(make_bot("search", think_ms=200)) == "search"  # the default says nothing
+    assert spec_of(make_bot("search", think_ms=50, rollout="random")) == "search --rollout random --think-ms 50"

@@ -43,6 +43,7 @@ class SdkBot:
     seen: list[GameSeen] = field(default_factory=list)
     connections: int = 0
     kept_open: bool | None = None
+    lobby_code: str | None = None  # moonshot's join extension: meet at a table by its code
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -56,6 +57,8 @@ class SdkBot:
         ws = websocket.create_connection(self.url, timeout=60)
         self.connections += 1
         join = {"playerNumber": str(self.number), "playerName": self.name, "token": self.token}
+        if self.lobby_code is not None:
+            join["lobbyCode"] = self.lobby_code
         ws.send(json.dumps({"eventName": "join", "data": join}))
         return ws
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import multiprocessing
 import random
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from rich.console import Console
@@ -18,6 +17,18 @@ from rich.table import Table
 
 from moonshot import __version__
 from moonshot.actions import action_from_dict
+from moonshot.batch import (
+    RAY_INSTALL,
+    Backend,
+    RayMissing,
+    make_backend,
+    plan_arena,
+    plan_sim,
+    prepare_shards,
+    run_arena_task,
+    run_sim_task,
+    write_manifest,
+)
 from moonshot.server.commands import store_url_option
 from moonshot.sim import (
     GameRecord,
@@ -31,6 +42,7 @@ from moonshot.sim import (
 )
 from moonshot.variants import VARIANTS, UnknownVariant, find_variant
 
+F = TypeVar("F", bound=Callable[..., Any])
 console = Console()
 err_console = Console(stderr=True)
 
@@ -42,32 +54,41 @@ def main() -> None:
 
 
 # ----------------------------------------------------------------------------- simulate
-_WORKER_STATE: dict[str, Any] = {}
+RAY_LOCAL = "local"  # what a bare `--ray` gives: start a local Ray runtime
 
 
-def _worker_init(variant: str, options: dict[str, int], seats: tuple[str, ...]) -> None:
-    _WORKER_STATE["rules"] = find_variant(variant, **options)
-    _WORKER_STATE["options"] = options
-    _WORKER_STATE["seats"] = seats
+def _backend(workers: int, ray_address: str | None) -> Backend:
+    """``--workers`` / ``--ray``: a local Ray runtime gets ``--workers`` CPUs only when it was given."""
+    source = click.get_current_context().get_parameter_source("workers")
+    given = workers if source is click.core.ParameterSource.COMMANDLINE else None
+    local = ray_address is not None and ray_address in ("", RAY_LOCAL)
+    try:
+        return make_backend(given if ray_address is not None else workers, "" if local else ray_address)
+    except RayMissing as e:
+        raise click.UsageError(str(e)) from e
+    except Exception as e:  # ray.init: no cluster at that address, a bad address, ...
+        if ray_address is None:
+            raise
+        raise click.ClickException(f"cannot start or join Ray ({ray_address or 'local'}): {e}") from e
 
 
-def _worker_play(task: tuple[int, int]) -> GameRecord:
-    seed, rotation = task
-    return play_game(_WORKER_STATE["rules"], seed, _WORKER_STATE["seats"], rotation, options=_WORKER_STATE["options"])
+def _ray_option(what: str) -> Callable[[F], F]:
+    return click.option(
+        "--ray",
+        "ray_address",
+        is_flag=False,
+        flag_value=RAY_LOCAL,
+        default=None,
+        metavar="[ADDRESS]",
+        help=f"Play the {what} as Ray tasks: alone, on a local Ray runtime (--workers CPUs if given, else all); "
+        "with an ADDRESS (auto, HOST:PORT, ray://HOST:10001), on that cluster. Output as with --workers. "
+        f"Needs {RAY_INSTALL}.",
+    )
 
 
-def _records(
-    variant: str, options: dict[str, int], seats: tuple[str, ...], todo: list[tuple[int, int]], workers: int
-) -> Iterator[GameRecord]:
-    if workers <= 1:
-        _worker_init(variant, options, seats)
-        for t in todo:
-            yield _worker_play(t)
-        return
-    chunk = max(1, len(todo) // (workers * 16))
-    ctx = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
-    with ctx.Pool(workers, initializer=_worker_init, initargs=(variant, options, seats)) as pool:
-        yield from pool.imap(_worker_play, todo, chunksize=chunk)
+def _is_shard_dir(path: Path) -> bool:
+    """``--export-decisions DIR``: a directory, or a path without a suffix, means a directory of shards."""
+    return path.is_dir() or not path.suffix
 
 
 def _progress(quiet: bool) -> Progress:
@@ -98,6 +119,13 @@ def _progress(quiet: bool) -> Progress:
 @click.option("--seed", "-s", default=0, show_default=True, type=int, help="First seed; games use seed, seed+1, ...")
 @click.option("--duplicate", is_flag=True, help="Play each seed 4 times with the bots rotated through the seats.")
 @click.option("--workers", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
+@_ray_option("games")
+@click.option(
+    "--per-task",
+    type=click.IntRange(min=1),
+    help="Seeds per task (with their 4 rotations under --duplicate), and so per decision shard "
+    "[default: about 16 tasks per worker].",
+)
 @click.option(
     "--export",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -105,9 +133,11 @@ def _progress(quiet: bool) -> Progress:
 )
 @click.option(
     "--export-decisions",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Also write one row per decision (observation, legal mask, action, reward, game id, seat, ...) "
-    "to FILE.parquet or FILE.jsonl; read it with moonshot.rl.datasets.read_decisions (docs/rl.md).",
+    "to FILE.parquet or FILE.jsonl, or (a path without a suffix) to a directory of Parquet shards, one "
+    "per task, written by the workers, with a _manifest.json (--ray needs one); read either with "
+    "moonshot.rl.datasets.read_decisions (docs/rl.md).",
 )
 @click.option("--max-score", type=click.IntRange(min=1), help="Score limit for variants that end at a score.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -118,6 +148,8 @@ def simulate(
     seed: int,
     duplicate: bool,
     workers: int,
+    ray_address: str | None,
+    per_task: int | None,
     export: Path | None,
     export_decisions: Path | None,
     max_score: int | None,
@@ -132,40 +164,89 @@ def simulate(
             make_bot(name)  # fail now, not in a worker, if a bot is unavailable
     except (UnknownVariant, UnknownBot, ValueError) as e:
         raise click.UsageError(str(e)) from e
-    todo = tasks(range(seed, seed + games), duplicate)
+    shard_dir = export_decisions if export_decisions is not None and _is_shard_dir(export_decisions) else None
+    if export_decisions is not None and shard_dir is None and ray_address is not None:
+        raise click.UsageError(
+            f"with --ray, --export-decisions takes a directory (one Parquet shard per task), not {export_decisions}"
+        )
+    if shard_dir is not None:
+        _check_shard_dir(shard_dir)
+    decisions = _decision_writer(export_decisions) if export_decisions and shard_dir is None else None
+    backend = _backend(workers, ray_address)
+    plan = plan_sim(
+        rules.name,
+        options,
+        seat_names,
+        seed,
+        games,
+        duplicate,
+        backend.parallelism,
+        per_task,
+        shard_dir,
+        lines=export is not None,
+        actions=decisions is not None,  # only the one-file decision export rebuilds games here
+    )
     records: list[GameRecord] = []
-    decisions = _decision_writer(export_decisions) if export_decisions else None
+    shards: list[dict[str, Any]] = []
+    shard_rows = 0
     out = export.open("w", encoding="utf-8") if export else None
     start = time.perf_counter()
     deals = 0
     try:
         with _progress(quiet) as progress:
-            bar = progress.add_task(f"{rules.name}", total=len(todo), status="")
-            for rec in _records(rules.name, options, seat_names, todo, workers):
-                records.append(rec)
-                deals += rec.deals
-                if out:
-                    out.write(json.dumps(rec.to_json(), separators=(",", ":")) + "\n")
+            bar = progress.add_task(f"{rules.name}", total=sum(t.games for t in plan), status="")
+            for result in backend.map(run_sim_task, plan):
+                if out and result.lines is not None:
+                    out.writelines(line + "\n" for line in result.lines)
+                for rec in result.records:
+                    records.append(rec)
+                    deals += rec.deals
+                    if decisions is not None:
+                        decisions.add(rules, rec, len(records) - 1)
                 status = ""
                 if decisions is not None:
-                    decisions.add(rules, rec, len(records) - 1)
                     status = f", {decisions.rows} decisions"
+                if result.shard is not None:
+                    shards.append(result.shard)
+                    shard_rows += result.shard["rows"]
+                    status = f", {shard_rows} decisions in {len(shards)} shards"
                 elapsed = time.perf_counter() - start
                 status = f"{deals} deals, {deals / max(elapsed, 1e-9):.0f} deals/s{status}"
-                progress.update(bar, advance=1, status=status)
+                progress.update(bar, advance=len(result.records), status=status)
     except KeyboardInterrupt:
         err_console.print(f"[yellow]interrupted after {len(records)} games[/]")
     finally:
+        backend.close()
         if out:
             out.close()
         if decisions is not None:
             decisions.close()
+        if shard_dir is not None:
+            about = {"variant": rules.name, "options": options, "seats": list(seat_names), "seed": seed}
+            write_manifest(shard_dir, {**about, "duplicate": duplicate}, shards, len(shards) == len(plan))
     elapsed = time.perf_counter() - start
     _print_summary(records, rules.name, rules.negative_scores, duplicate, elapsed)
     if export:
         console.print(f"wrote {len(records)} games to {export}")
     if decisions is not None:
         console.print(f"wrote {decisions.rows} decisions of {len(records)} games to {export_decisions}")
+    if shard_dir is not None:
+        console.print(f"wrote {shard_rows} decisions of {len(records)} games to {len(shards)} shards in {shard_dir}")
+
+
+def _check_shard_dir(path: Path) -> None:
+    try:
+        import pyarrow  # noqa: F401
+
+        import moonshot.rl.datasets  # noqa: F401
+    except ImportError as e:
+        raise click.UsageError(
+            f"--export-decisions needs the rl and data extras: pip install 'moonshot[rl,data]' ({e})"
+        ) from e
+    try:
+        prepare_shards(path)
+    except (OSError, ValueError) as e:
+        raise click.UsageError(str(e)) from e
 
 
 class _DecisionExport:
@@ -195,7 +276,9 @@ def _decision_writer(path: Path) -> _DecisionExport:
         return _DecisionExport(path)
     except ImportError as e:
         raise click.UsageError(f"--export-decisions needs the rl extra: pip install 'moonshot[rl,data]' ({e})") from e
-    except (ValueError, RuntimeError) as e:
+    except ValueError as e:
+        raise click.UsageError(f"{e} (or a path without a suffix: a directory of Parquet shards)") from e
+    except RuntimeError as e:
         raise click.UsageError(str(e)) from e
 
 
@@ -228,25 +311,6 @@ def _print_summary(records: list[GameRecord], variant: str, negative: bool, dupl
 
 
 # ----------------------------------------------------------------------------- arena
-def _arena_worker(args: tuple[Any, int]) -> Any:
-    from moonshot.arena import play_deal
-
-    config, index = args
-    bot_clock = time.process_time if config.cpu_time else None
-    return play_deal(config, index, clock=time.perf_counter, bot_clock=bot_clock)
-
-
-def _arena_results(config: Any, workers: int) -> Iterator[Any]:
-    todo = [(config, i) for i in range(config.deals)]
-    if workers <= 1:
-        for t in todo:
-            yield _arena_worker(t)
-        return
-    ctx = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
-    with ctx.Pool(workers) as pool:
-        yield from pool.imap(_arena_worker, todo, chunksize=1)
-
-
 @main.command()
 @click.option("--variant", "-v", default="standard", show_default=True, help="Rules to play (see `moonshot variants`).")
 @click.option("--deals", "-n", default=100, show_default=True, type=click.IntRange(min=1), help="Duplicate deals.")
@@ -267,6 +331,8 @@ def _arena_results(config: Any, workers: int) -> Iterator[Any]:
     "--cpu-time", is_flag=True, help="--think-ms counts each process's CPU time (equal CPU on a loaded machine)."
 )
 @click.option("--workers", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
+@_ray_option("deals")
+@click.option("--per-task", default=1, show_default=True, type=click.IntRange(min=1), help="Deals per task.")
 @click.option("--seed", "-s", default=0, show_default=True, type=int, help="Deal i is shuffled from seed + i.")
 @click.option("--results", type=click.Path(dir_okay=False, path_type=Path), help="Write the results as JSON.")
 @click.option("--plot", type=click.Path(dir_okay=False, path_type=Path), help="Plot the running difference (PNG).")
@@ -283,6 +349,8 @@ def arena(
     no_passing: bool,
     cpu_time: bool,
     workers: int,
+    ray_address: str | None,
+    per_task: int,
     seed: int,
     results: Path | None,
     plot: Path | None,
@@ -311,16 +379,19 @@ def arena(
         except ImportError as e:
             raise click.UsageError("--plot needs matplotlib: pip install 'moonshot[plot]'") from e
     done: list[Any] = []
+    backend = _backend(workers, ray_address)
     try:
         with _progress(quiet) as progress:
             bar = progress.add_task(f"{rules.name}: {a} v {b}", total=deals, status="")
-            for r in _arena_results(config, workers):
-                done.append(r)
+            for chunk in backend.map(run_arena_task, plan_arena(config, per_task)):
+                done.extend(chunk)
                 _, m, lo, hi = running_difference(done, a)[-1]
                 ci = f" [{lo:+.2f}, {hi:+.2f}]" if len(done) > 1 else ""
-                progress.update(bar, advance=1, status=f"diff {m:+.2f}{ci}")
+                progress.update(bar, advance=len(chunk), status=f"diff {m:+.2f}{ci}")
     except KeyboardInterrupt:
         err_console.print(f"[yellow]interrupted after {len(done)} deals[/]")
+    finally:
+        backend.close()
     if not done:
         raise click.ClickException("no deal finished")
     summary = summarise(done, config)
@@ -516,6 +587,10 @@ def _register_server_commands() -> None:
     main.add_command(bot_cmd)
     main.add_command(games_cmd)
 
+    from moonshot.server.rating_commands import ratings_cmd
+
+    main.add_command(ratings_cmd)
+
 
 _register_server_commands()
 
@@ -527,6 +602,15 @@ def _register_trend_commands() -> None:
 
 
 _register_trend_commands()
+
+
+def _register_tournament_commands() -> None:
+    from moonshot.server.tournament_cli import tournament_cmd
+
+    main.add_command(tournament_cmd)
+
+
+_register_tournament_commands()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -10,9 +10,11 @@ This module is pure (no I/O); the CLI adds processes, progress bars and files ar
 
 from __future__ import annotations
 
+import contextlib
+import inspect
 import math
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
@@ -67,7 +69,32 @@ def make_bot(name: str, **options: Any) -> Bot:
     except (ImportError, AttributeError) as e:
         raise UnknownBot(f"bot {name!r} is not available in this installation ({e})") from e
     bot: Bot = cls(**options)
+    # the name it is rated under (moonshot.ratings); setattr: a Bot need not declare it
+    with contextlib.suppress(AttributeError):
+        setattr(bot, "spec", bot_spec(name, options, cls))  # noqa: B010
     return bot
+
+
+def bot_spec(name: str, options: Mapping[str, Any], cls: Any = None) -> str:
+    """A bot's full name, as ``moonshot`` options: the registry name, then every option that is
+    set and differs from the constructor's default, sorted (``search --simulations 200``)."""
+    defaults: dict[str, Any] = {}
+    if cls is not None:
+        with contextlib.suppress(TypeError, ValueError):
+            defaults = {k: p.default for k, p in inspect.signature(cls).parameters.items()}
+    parts = [name]
+    for key in sorted(options):
+        value = options[key]
+        if value is None or (key in defaults and defaults[key] == value):
+            continue
+        parts.append(f"--{key.replace('_', '-')} {value}")
+    return " ".join(parts)
+
+
+def spec_of(bot: Bot) -> str:
+    """The name ``bot`` is rated under: its spec when :func:`make_bot` made it, else its name."""
+    spec = getattr(bot, "spec", None)
+    return spec if isinstance(spec, str) and spec else bot.name
 
 
 def parse_seats(text: str) -> tuple[str, str, str, str]:
@@ -259,10 +286,12 @@ __all__ = [
     "ReplayResult",
     "UnknownBot",
     "bot_names",
+    "bot_spec",
     "make_bot",
     "parse_seats",
     "play_game",
     "rotated",
+    "spec_of",
     "summarise",
     "tasks",
     "verify_record",

@@ -17,6 +17,9 @@ to four people acting through ``HostedGame.act`` as the game routes do (claiming
 answering claims) and server bots; each person's subscription to the real ``GameStream`` is read
 as ``stream_events`` encodes it for that seat. Spectators see everything and are not checked.
 All four check every deal on its own (``per_deal``), with each message at its exact engine event.
+Mixed tables: Trend clients are also checked at standard tables (to 100 points), where mixed
+tables seat them beside players of other protocols (each seat's events are redacted by the table,
+whatever protocol writes them).
 """
 
 from __future__ import annotations
@@ -44,10 +47,10 @@ from moonshot.protocols.trend.seat import TrendSeat
 from moonshot.protocols.turbo.api import PEOPLE_POLICY, GameStream, HostedGame, TurboSeat
 from moonshot.protocols.turbo.codec import Player as TurboPlayer
 from moonshot.protocols.turbo.codec import TurboTranslator
-from moonshot.rules import ChargingOrder
+from moonshot.rules import ChargingOrder, Rules
 from moonshot.server.app import ServerApp, ServerConfig
 from moonshot.server.table import BotSeat, DecisionRequest, Seat, Table, TableEvent
-from moonshot.variants import TREND, TURBO_VARIANTS
+from moonshot.variants import STANDARD, TREND, TURBO_VARIANTS
 
 # games per protocol; LEAKCHECK_GAMES=1000 for a longer run
 SESSIONS_GAMES = int(os.environ.get("LEAKCHECK_GAMES", "100"))
@@ -354,7 +357,32 @@ def test_no_trend_client_is_sent_a_card_it_may_not_know(monkeypatch: pytest.Monk
     assert not problems, problems[:10]
 
 
-async def play_trend_games(games: int) -> tuple[list[str], int, int]:
+def test_no_trend_client_at_a_mixed_standard_table_is_sent_a_card_it_may_not_know(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Mixed tables seat Trend clients at tables of other rules (a standard game, to 100 points)."""
+    on_events = TrendSeat.on_events
+
+    def one_event_at_a_time(self: TrendSeat, table: Table, events: Sequence[TableEvent]) -> None:
+        for te in events:
+            self.peer.version = te.version  # type: ignore[attr-defined]
+            on_events(self, table, [te])
+
+    on_request = TrendSeat.on_request
+
+    def request(self: TrendSeat, table: Table, req: DecisionRequest) -> None:
+        self.peer.version = len(table.game.log)  # type: ignore[attr-defined]
+        on_request(self, table, req)
+
+    monkeypatch.setattr(TrendSeat, "on_events", one_event_at_a_time)
+    monkeypatch.setattr(TrendSeat, "on_request", request)
+    games = max(4, TREND_GAMES // 4)  # a standard game is longer than Trend's four deals
+    problems, checked, deals = asyncio.run(play_trend_games(games, STANDARD))
+    assert deals >= games * 4 and checked > games * 4 * 30
+    assert not problems, problems[:10]
+
+
+async def play_trend_games(games: int, rules: Rules = TREND) -> tuple[list[str], int, int]:
     rng = random.Random(11)
     problems: list[str] = []
     checked = deals = 0
@@ -366,12 +394,13 @@ async def play_trend_games(games: int) -> tuple[list[str], int, int]:
             if chair < 1 + g % 4:  # one to four Trend clients, server bots in the other chairs
                 peer = TrendPeer(chair, rng)
                 seat = TrendSeat(peer, chair, infos)  # type: ignore[arg-type]
+                seat.seated(chair, infos, rules)
                 peer.trend_seat = seat
                 peers.append(peer)
                 seats.append(seat)
             else:
                 seats.append(BotSeat(RandomBot(), random.Random(g * 4 + chair)))
-        table = Table(TREND, seats, seed=g, names=[i.name for i in infos])
+        table = Table(rules, seats, seed=g, names=[i.name for i in infos])
         table.start()
         await asyncio.wait_for(table.done, 60)
         assert table.game.over

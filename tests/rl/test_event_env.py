@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from moonshot.cards import parse_card
-from moonshot.rl.event_env import EventEnv, HumanPlayer, RandomPlayer, legal_cards
+from moonshot.rl.event_env import EventEnv, HumanPlayer, RandomPlayer, StricterRefusal, legal_cards
 
 CARD = re.compile(r"^[2-9TJQKA][cdhs]$")
 NAMES = ["Kazuma", "Aqua", "Megumin", "Darkness"]
@@ -215,3 +217,275 @@ def test_run_example_plays_to_game_over() -> None:
     ).stdout
     assert out.startswith("*** Hearts Start ***")
     assert "'event_name': 'GameOver'" in out and "Game Over" in out
+
+
+# ---------------------------------------------------------------------- compat="original"
+ORIGINAL_SUITS = "cdsh"  # the original sorts a hand clubs, diamonds, spades, hearts
+
+
+def play_compat(
+    env: EventEnv, seed: int = 0
+) -> tuple[list[tuple[dict[str, Any] | None, Any, Any, Any]], list[dict[str, Any]]]:
+    """Play a game in compat mode; return every step's 4-tuple (reset's event first) and the actions."""
+    players = {n: RandomPlayer(n, seed=seed + i) for i, n in enumerate(env.players)}
+    steps: list[tuple[dict[str, Any] | None, Any, Any, Any]] = [(env.reset(), None, None, None)]
+    actions = []
+    while steps[-1][0] is not None:
+        event = steps[-1][0]
+        action = None if event["broadcast"] else players[event["data"]["playerName"]].act(event)
+        actions.append(action)
+        steps.append(env.step(action))
+        assert len(steps) < 20_000, "the game does not end"
+    return steps, actions
+
+
+def test_compat_step_returns_what_the_original_returns() -> None:
+    env = EventEnv(NAMES, max_score=40, seed=11, compat="original")
+    steps, _ = play_compat(env, seed=11)
+    *play, last = steps
+    names = [e["event_name"] for e, _, _, _ in play]
+    assert names[-1] == "GameOver" and names.count("GameOver") == 1
+    assert last == (None, None, True, None)  # the step after GameOver
+    for event, reward, done, info in play:
+        assert done is None and info is None
+        if event["event_name"] == "RoundEnd":
+            assert isinstance(reward, dict) and list(reward) == NAMES
+            assert all(type(v) is int and v >= 0 for v in reward.values())
+        else:
+            assert reward is None
+    assert env.step(None) == (None, None, True, None)
+    assert env.step(None) == (None, None, True, None)
+
+
+def test_compat_rewards_add_up_to_the_final_scores() -> None:
+    for seed in range(3):
+        steps, _ = play_compat(EventEnv(NAMES, max_score=60, seed=seed, compat="original"), seed=seed)
+        totals = dict.fromkeys(NAMES, 0)
+        for event, reward, _, _ in steps:
+            if reward is not None:
+                assert event is not None and event["event_name"] == "RoundEnd"
+                for n, r in reward.items():
+                    totals[n] += r
+                assert [totals[n] for n in NAMES] == [p["score"] for p in event["data"]["players"]]
+        over = steps[-2][0]
+        assert over is not None and over["event_name"] == "GameOver"
+        assert [totals[n] for n in NAMES] == [p["score"] for p in over["data"]["players"]]
+
+
+def round_ends(steps: list[tuple[dict[str, Any] | None, Any, Any, Any]]) -> list[list[int]]:
+    return [[p["score"] for p in e["data"]["players"]] for e, _, _, _ in steps if e and e["event_name"] == "RoundEnd"]
+
+
+class LowestPlayer:
+    """Passes its three highest cards and plays its lowest legal card: the same choices in either mode."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def act(self, event: dict[str, Any]) -> dict[str, Any] | None:
+        if event["event_name"] == "PassCards":
+            cards = sorted(event["data"]["hand"], key=parse_card)[-3:]
+            return reply("PassCards_Action", self.name, {"passCards": cards})
+        if event["event_name"] == "PlayTrick":
+            return reply("PlayTrick_Action", self.name, {"card": min(legal_cards(event), key=parse_card)})
+        return None
+
+
+def totals_after_each_round(env: EventEnv) -> list[list[int]]:
+    players = {n: LowestPlayer(n) for n in NAMES}
+    event, totals = env.reset(), []
+    while event is not None:
+        if event["event_name"] == "RoundEnd":
+            totals.append([p["score"] for p in event["data"]["players"]])
+        answer = None if event["broadcast"] else players[event["data"]["playerName"]].act(event)
+        event, *_ = env.step(answer)
+    return totals
+
+
+def test_compat_game_ends_when_a_total_reaches_max_score() -> None:
+    # with no reachable limit, the highest total after a round r gives a limit reached exactly there
+    long = totals_after_each_round(EventEnv(NAMES, max_score=300, seed=12, compat="original"))
+    r = next(r for r in range(1, len(long) - 1) if max(long[r]) > max(long[r - 1]))
+    limit = max(long[r])
+    assert totals_after_each_round(EventEnv(NAMES, max_score=limit, seed=12, compat="original")) == long[: r + 1]
+    # the default mode (the seed's text: "> max_score") plays on from exactly max_score
+    default = totals_after_each_round(EventEnv(NAMES, max_score=limit, seed=12))
+    assert default[: r + 1] == long[: r + 1] and len(default) > r + 1
+    assert max(default[-2]) <= limit < max(default[-1])
+    # the winner is the lowest total, the first in seat order on a tie (as the original's min())
+    steps, _ = play_compat(EventEnv(NAMES, max_score=limit, seed=12, compat="original"), seed=12)
+    over = steps[-2][0]
+    assert over is not None and over["event_name"] == "GameOver"
+    scores = [p["score"] for p in over["data"]["players"]]
+    assert max(scores) >= limit and over["data"]["Winner"] == NAMES[scores.index(min(scores))]
+    assert all(max(t) < limit for t in round_ends(steps)[:-1])
+
+
+def test_compat_tricks_are_listed_in_seat_order() -> None:
+    env = EventEnv(NAMES, max_score=30, seed=13, compat="original")
+    steps, actions = play_compat(env, seed=13)
+    played: dict[str, str] = {}
+    ends = 0
+    for (event, _, _, _), action, (nxt, _, _, _) in zip(steps, actions, steps[1:]):
+        assert event is not None
+        if event["event_name"] == "PlayTrick" and nxt is not None and nxt["event_name"] == "ShowTrickAction":
+            played[event["data"]["playerName"]] = action["data"]["action"]["card"]  # accepted
+        if event["event_name"] in ("PlayTrick", "ShowTrickAction"):
+            order = [NAMES.index(t["playerName"]) for t in event["data"]["currentTrick"]]
+            assert order == sorted(order)
+        if event["event_name"] == "ShowTrickEnd":
+            assert event["data"]["cards"] == [played[n] for n in NAMES]  # cards[i] is player i's card
+            played.clear()
+            ends += 1
+    assert ends >= 13
+
+
+def suit_rank_key(card: str) -> tuple[int, int]:
+    return ORIGINAL_SUITS.index(card[1]), "23456789TJQKA".index(card[0])
+
+
+def test_compat_hands_are_sorted_clubs_diamonds_spades_hearts() -> None:
+    steps, _ = play_compat(EventEnv(NAMES, max_score=30, seed=14, compat="original"), seed=14)
+    hands = [e["data"]["hand"] for e, _, _, _ in steps if e and "hand" in e["data"]]
+    assert len(hands) > 50 and any({c[1] for c in h} >= {"s", "h"} for h in hands)
+    for hand in hands:
+        assert hand == sorted(hand, key=suit_rank_key)
+    # the default mode keeps moonshot's card order: clubs, diamonds, hearts, spades
+    default = [e["data"]["hand"] for e in play_game(EventEnv(NAMES, max_score=30, seed=14)) if "hand" in e["data"]]
+    for hand in default:
+        assert hand == sorted(hand, key=lambda c: ("cdhs".index(c[1]), "23456789TJQKA".index(c[0])))
+
+
+def test_compat_render_prints_the_originals_progress_messages(capsys: pytest.CaptureFixture[str]) -> None:
+    env = EventEnv(NAMES, max_score=30, seed=15, compat="original")
+    players = {n: RandomPlayer(n, seed=i) for i, n in enumerate(NAMES)}
+    event = env.reset()
+    printed: list[tuple[str, str]] = []
+    while event is not None:
+        env.render()
+        printed.append((event["event_name"], capsys.readouterr().out))
+        action = None if event["broadcast"] else players[event["data"]["playerName"]].act(event)
+        event, _, _, _ = env.step(action)
+    env.render()
+    assert capsys.readouterr().out == ""  # nothing new after GameOver's message
+    assert printed[0] == ("GameStart", "\n*** Hearts Start ***\n\n")
+    assert printed[1] == ("NewRound", "\n*** Start Round 1 ***\nKazuma: 0\nAqua: 0\nMegumin: 0\nDarkness: 0\n\n")
+    assert printed[2] == ("PassCards", "\n*** Pass Cards Start ***\n\n")
+    assert [out for _, out in printed[3:6]] == ["", "", ""]  # the other three PassCards print nothing
+    assert printed[6] == ("ShowPlayerHand", "\n*** Pass Cards Over ***\n\n")
+    # the table after each card: every seat, in seat order, None where no card yet
+    first = next(i for i, (name, _) in enumerate(printed) if name == "ShowTrickAction")
+    assert printed[first - 1] == ("PlayTrick", "")
+    lines = printed[first][1].split("\n")
+    assert lines[:4] == ["", "", "Current table:", "Trick suit: c"]
+    assert [line.split(": ")[0] for line in lines[4:8]] == NAMES
+    assert sorted(line.split(": ")[1] for line in lines[4:8]) == ["2c", "None", "None", "None"]
+    assert lines[8:] == ["IsHeartsBroken: False", "", ""]
+    end = next(out for name, out in printed if name == "ShowTrickEnd")
+    assert re.fullmatch(
+        r"\n\*\*\* Trick 1 \*\*\*\nWinner: \w+\ncards: \['\w\w', '\w\w', '\w\w', '\w\w'\]\n"
+        r"IsHeartsBroken: False\n\n",
+        end,
+    )
+    round_end = next(out for name, out in printed if name == "RoundEnd")
+    assert re.fullmatch(r"\n\*\*\* Round 1 End \*\*\*\n(\w+: \d+\n){4}\nShootingMoon: (True|False)\n\n", round_end)
+    name, over = printed[-1]
+    assert name == "GameOver"
+    assert re.fullmatch(r"\n\*\*\* Game Over \*\*\*\n(\w+: \d+\n){4}\nRound: \d+\nWinner: \w+\n\n", over)
+
+
+def test_compat_render_keeps_only_the_latest_message(capsys: pytest.CaptureFixture[str]) -> None:
+    env = EventEnv(NAMES, seed=16, compat="original")
+    env.reset()
+    env.step(None)  # NewRound: its message replaces GameStart's, as in the original
+    env.render()
+    env.render()
+    assert capsys.readouterr().out.startswith("\n*** Start Round 1 ***\n")
+
+
+def first_request(env: EventEnv, kind: str) -> dict[str, Any]:
+    players = {n: RandomPlayer(n, seed=i) for i, n in enumerate(NAMES)}
+    event = env.reset()
+    while event["event_name"] != kind:
+        action = None if event["broadcast"] else players[event["data"]["playerName"]].act(event)
+        event, _, _, _ = env.step(action)
+    return event
+
+
+def reply(kind: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+    return {"event_name": kind, "data": {"playerName": name, "action": body}}
+
+
+def test_compat_refusals_the_original_makes_too_resend_the_request(recwarn: pytest.WarningsRecorder) -> None:
+    env = EventEnv(NAMES, seed=17, compat="original")
+    req = first_request(env, "PlayTrick")
+    name = req["data"]["playerName"]
+    wrong = next(c for c in req["data"]["hand"] if c != "2c")
+    for bad in (reply("PlayTrick_Action", name, {"card": wrong}), None, reply("PassCards_Action", name, {})):
+        assert env.step(bad) == (req, None, None, None)
+        assert env.last_error
+    assert not [w for w in recwarn if issubclass(w.category, StricterRefusal)]
+    ok = env.step(reply("PlayTrick_Action", name, {"card": "2c"}))
+    assert ok[0]["event_name"] == "ShowTrickAction" and ok[1:] == (None, None, None) and env.last_error is None
+    env = EventEnv(NAMES, seed=17, compat="original")
+    req = first_request(env, "PassCards")
+    assert env.step(reply("PassCards_Action", "Nobody", {"passCards": req["data"]["hand"][:3]})) == (
+        req,
+        None,
+        None,
+        None,
+    )
+    assert env.last_error
+
+
+STRICTER = [
+    ("PassCards", lambda hand, me, other: reply("PassCards_Action", me, {"passCards": hand[:2]}), "three"),
+    ("PassCards", lambda hand, me, other: reply("PassCards_Action", me, {"passCards": [hand[0]] * 3}), "three"),
+    ("PassCards", lambda hand, me, other: reply("PassCards_Action", me, {"passCards": hand[:4]}), "three"),
+    ("PassCards", lambda hand, me, other: reply("PassCards_Action", other, {"passCards": hand[:3]}), "turn"),
+    ("PlayTrick", lambda hand, me, other: reply("PlayTrick_Action", other, {"card": "2c"}), "turn"),
+    ("PlayTrick", lambda hand, me, other: reply("PlayTrick_Action", me, {}), "card"),
+]
+
+
+@pytest.mark.parametrize(("kind", "make", "reason"), STRICTER)
+def test_stricter_refusals_in_both_modes(kind: str, make: Any, reason: str) -> None:
+    # compat: the request comes again with the original's types; the reason in last_error and a warning
+    env = EventEnv(NAMES, seed=18, compat="original")
+    req = first_request(env, kind)
+    me = req["data"]["playerName"]
+    other = NAMES[(NAMES.index(me) + 1) % 4]
+    with pytest.warns(StricterRefusal, match=reason):
+        assert env.step(make(req["data"]["hand"], me, other)) == (req, None, None, None)
+    assert env.last_error and reason in env.last_error
+    # default: the request comes again with the reason in info
+    env = EventEnv(NAMES, seed=18)
+    req = first_request(env, kind)
+    event, _, done, info = env.step(make(req["data"]["hand"], me, other))
+    assert event == req and done is False and reason in info["error"] and env.last_error == info["error"]
+
+
+def test_compat_must_be_known() -> None:
+    with pytest.raises(ValueError, match="compat"):
+        EventEnv(NAMES, compat="gym")
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32), max_score=st.integers(10, 120))
+def test_compat_invariants(seed: int, max_score: int) -> None:
+    steps, _ = play_compat(EventEnv(NAMES, max_score=max_score, seed=seed, compat="original"), seed=seed)
+    assert steps[-1] == (None, None, True, None)
+    events = [e for e, _, _, _ in steps[:-1]]
+    assert events[-1] is not None and events[-1]["event_name"] == "GameOver"
+    rewards = [r for _, r, _, _ in steps if r is not None]
+    final = [p["score"] for p in events[-1]["data"]["players"]]
+    assert [sum(r[n] for r in rewards) for n in NAMES] == final
+    totals = round_ends(steps)
+    assert len(rewards) == len(totals) and max(final) >= max_score
+    assert all(max(t) < max_score for t in totals[:-1])
+    for e in events:
+        assert e is not None
+        if "hand" in e["data"]:
+            assert e["data"]["hand"] == sorted(e["data"]["hand"], key=suit_rank_key)
+        order = [NAMES.index(t["playerName"]) for t in e["data"].get("currentTrick", [])]
+        assert order == sorted(order)

@@ -132,3 +132,36 @@ async def test_each_protocol_has_its_pools_starter_and_bots_and_chairs_asked_for
     assert [w.seat for w in trend] == [3, 2]  # the chairs they asked for
     names = sorted(c.occupant.name for c in kinds["trend"].chairs if c.occupant)
     assert names == ["t0", "t1", "trend-filler", "trend-filler"]
+
+
+async def test_a_router_claims_codes_hosted_elsewhere_first() -> None:
+    lobby, tables = make_lobby()
+    claimed: list[Candidate] = []
+
+    class Router:
+        def claim(self, c: Candidate) -> bool:
+            if c.lobby_code == "refused":
+                raise LobbyError("that table cannot take you")
+            if c.lobby_code == "elsewhere":
+                claimed.append(c)
+                return True
+            return False
+
+        def release(self, c: Candidate) -> bool:
+            if c in claimed:
+                claimed.remove(c)
+                return True
+            return False
+
+    lobby.router = Router()
+    seats = [Waiting(f"p{i}") for i in range(4)]
+    cands = [Candidate(s, GameType.ANY, "elsewhere", s.matched) for s in seats]
+    for c in cands:
+        lobby.join(c)
+    assert claimed == cands and not tables and lobby.waiting() == 0  # never pooled here
+    assert lobby.leave(cands[0]) and claimed == cands[1:]
+    with pytest.raises(LobbyError, match="cannot take you"):
+        lobby.join(Candidate(Waiting("x"), GameType.ANY, "refused"))
+    for s in [Waiting(f"q{i}") for i in range(4)]:  # other codes: the ordinary pools
+        lobby.join(Candidate(s, GameType.ANY, "ours", s.matched))
+    assert len(tables) == 1

@@ -2,7 +2,9 @@
 a batched NumPy simulator, and decision datasets (the ``rl`` extra; Parquet needs the ``data`` extra).
 
 Importing this package registers ``moonshot/Hearts-v0`` (:class:`HeartsEnv`) and
-``moonshot/HeartsVector-v0`` (vector entry point, :class:`HeartsVectorEnv`) with Gymnasium.
+``moonshot/HeartsVector-v0`` (vector entry point, :class:`HeartsVectorEnv`) with Gymnasium, and the
+original Gym Hearts id ``Hearts_Card_Game-v0`` (:class:`GymHeartsEnv`, the event API in
+``compat="original"`` mode, returned unwrapped).
 See ``docs/rl.md``.
 """
 
@@ -14,7 +16,8 @@ from gymnasium.envs.registration import register, registry
 
 from moonshot.rl.decisions import Decisions
 from moonshot.rl.env import HeartsEnv
-from moonshot.rl.event_env import EventEnv, HumanPlayer, RandomPlayer
+from moonshot.rl.event_env import DEFAULT_PLAYERS, EventEnv, HumanPlayer, RandomPlayer, StricterRefusal
+from moonshot.rl.gym_hearts import ORIGINAL_ENV_ID, GymHeartsEnv
 from moonshot.rl.observation import DONE, N_ACTIONS, OBS_SIZE, OBSERVATION_SLICES, encode
 from moonshot.rl.vector import BatchedHearts, HeartsVectorEnv
 
@@ -26,6 +29,16 @@ if ENV_ID not in registry:
         entry_point="moonshot.rl.env:HeartsEnv",
         vector_entry_point="moonshot.rl.vector:HeartsVectorEnv",
         disable_env_checker=False,
+    )
+
+if ORIGINAL_ENV_ID not in registry:
+    # the original's `make` line; unwrapped (old 4-tuple step API), so `env.__init__(names, score)` works too
+    register(
+        id=ORIGINAL_ENV_ID,
+        entry_point="moonshot.rl.gym_hearts:GymHeartsEnv",
+        kwargs={"playersName": list(DEFAULT_PLAYERS), "maxScore": 100},
+        order_enforce=False,
+        disable_env_checker=True,
     )
 
 
@@ -42,13 +55,16 @@ __all__ = [
     "N_ACTIONS",
     "OBSERVATION_SLICES",
     "OBS_SIZE",
+    "ORIGINAL_ENV_ID",
     "BatchedHearts",
     "Decisions",
     "EventEnv",
+    "GymHeartsEnv",
     "HeartsEnv",
     "HeartsVectorEnv",
     "HumanPlayer",
     "RandomPlayer",
+    "StricterRefusal",
     "aec_env",
     "encode",
 ]

@@ -31,6 +31,8 @@ column             type                        meaning
 =================  ==========================  ====================================================
 
 :func:`read_decisions` loads a file into NumPy arrays; :func:`iter_decisions` streams it in batches.
+Both also take a directory of shards (``moonshot simulate --export-decisions DIR``, one Parquet file
+per task and a ``_manifest.json`` listing them in game order; see :mod:`moonshot.batch`).
 """
 
 from __future__ import annotations
@@ -408,9 +410,29 @@ def write_decisions(
     return writer.count
 
 
-def iter_decisions(path: str | Path, batch_rows: int = 65536) -> Iterator[dict[str, np.ndarray]]:
-    """Stream a decision file as dicts of NumPy arrays of at most ``batch_rows`` rows."""
+def shard_files(path: str | Path) -> list[Path]:
+    """The shards of a decision directory in game order: as its ``_manifest.json`` lists them (the
+    complete shards of a run, written by ``simulate --export-decisions DIR``), else every ``.parquet``
+    and ``.jsonl`` file in name order (names starting with ``.`` or ``_`` are skipped, as pyarrow does)."""
     p = Path(path)
+    manifest = p / "_manifest.json"
+    if manifest.is_file():
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+        return [p / str(s["file"]) for s in data.get("shards", [])]
+    return sorted(
+        f
+        for f in p.iterdir()
+        if f.is_file() and f.suffix.lower() in (".parquet", ".jsonl") and not f.name.startswith((".", "_"))
+    )
+
+
+def iter_decisions(path: str | Path, batch_rows: int = 65536) -> Iterator[dict[str, np.ndarray]]:
+    """Stream a decision file (or a directory of shards) as dicts of NumPy arrays of at most ``batch_rows`` rows."""
+    p = Path(path)
+    if p.is_dir():
+        for shard in shard_files(p):
+            yield from iter_decisions(shard, batch_rows)
+        return
     if p.suffix.lower() == ".parquet":
         import pyarrow.parquet as pq
 
@@ -431,8 +453,8 @@ def iter_decisions(path: str | Path, batch_rows: int = 65536) -> Iterator[dict[s
 
 
 def read_decisions(path: str | Path) -> dict[str, np.ndarray]:
-    """A whole decision file as NumPy arrays: ``observation`` ``(N, 1045)`` float32, ``legal_mask``
-    ``(N, 53)`` int8, and one ``(N,)`` array per other column."""
+    """A whole decision file (or directory of shards, in game order) as NumPy arrays: ``observation``
+    ``(N, 1045)`` float32, ``legal_mask`` ``(N, 53)`` int8, and one ``(N,)`` array per other column."""
     parts = list(iter_decisions(path))
     if not parts:
         return _empty()
@@ -500,5 +522,6 @@ __all__ = [
     "play_decisions",
     "read_decisions",
     "record_decisions",
+    "shard_files",
     "write_decisions",
 ]

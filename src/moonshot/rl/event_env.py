@@ -11,29 +11,46 @@ need no answer (``step(None)``); the others name one player, who answers with an
 
 A bad answer (an illegal card, a wrong pass, another player's name, malformed data) makes the
 environment send the same request again. Cards are written ``Ts``, ``2c`` (rank upper, suit lower)
-and read liberally (``TS``, ``10s``). ``currentTrick`` and ``cards`` list the trick in play order.
-Passing cycles left, right, across, hold. The game is over when a total exceeds ``max_score``.
+and read liberally (``TS``, ``10s``). Passing cycles left, right, across, hold (in both modes).
 
+By default (``compat="moonshot"``) ``currentTrick`` and ``cards`` list the trick in play order, hands
+are sorted clubs, diamonds, hearts, spades, the game is over when a total exceeds ``max_score``, and
 ``step`` returns ``(event, reward, done, info)`` (the old Gym 4-tuple, as the seed's environment):
 ``reward`` maps each player name to its deal's points, negated (``-points``; 0 between deals), ``done``
 is true once ``GameOver`` has been sent; after that ``step`` returns ``(None, {}, True, {})``.
+
+``compat="original"`` reproduces what the original environment's ``step()`` returns instead, for code
+written against it: ``(event, None, None, None)`` during play, ``reward`` a dict of each player's
+``+points`` on the ``RoundEnd`` step only, ``(None, None, True, None)`` from the step after
+``GameOver`` on; the game ends when a total reaches ``max_score`` (>=); hands are sorted clubs,
+diamonds, spades, hearts; ``currentTrick`` and ``ShowTrickEnd.cards`` list the trick in seat order;
+``render()`` prints the original's progress messages. A refused action still re-sends the request;
+its reason is in :attr:`EventEnv.last_error` (``info`` stays ``None``), and refusals the original
+would not have made (a wrong ``playerName``, a pass that is not three different cards, malformed
+data) also warn with :class:`StricterRefusal`. :class:`~moonshot.rl.gym_hearts.GymHeartsEnv`
+(``gymnasium.make("Hearts_Card_Game-v0")``) is this mode under the original's constructor arguments.
 """
 
 from __future__ import annotations
 
 import random
+import warnings
 from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
 from moonshot.actions import Pass, Play
 from moonshot.cards import (
+    CLUBS,
+    DIAMONDS,
     HEARTS,
     QUEEN_SPADES,
+    SPADES,
     SUIT_LETTERS,
     TWO_CLUBS,
     CardError,
     Notation,
+    cards_in,
     format_card,
     format_cards,
     parse_card,
@@ -44,6 +61,13 @@ from moonshot.variants import find_variant
 
 DEFAULT_PLAYERS = ("Kazuma", "Aqua", "Megumin", "Darkness")
 EventDict = dict[str, Any]
+COMPAT_MODES = ("moonshot", "original")
+# the original sorts a hand clubs, diamonds, spades, hearts (moonshot's card order is C, D, H, S)
+_ORIGINAL_SUIT_ORDER = {CLUBS: 0, DIAMONDS: 1, SPADES: 2, HEARTS: 3}
+
+
+class StricterRefusal(UserWarning):
+    """Compat mode refused an action the original environment would have taken (or crashed on)."""
 
 
 def _cards(cards: int | Sequence[int]) -> list[str]:
@@ -51,7 +75,12 @@ def _cards(cards: int | Sequence[int]) -> list[str]:
 
 
 class EventEnv:
-    """Gym Hearts' event-driven environment: four named players, ``max_score`` (game over when exceeded)."""
+    """Gym Hearts' event-driven environment: four named players, ``max_score`` (over when exceeded; reached in compat).
+
+    ``compat="original"`` makes ``step()``, the end rule, card orders and ``render()`` those of the
+    original environment (see the module's docstring and docs/rl.md); ``"moonshot"`` (the default)
+    keeps moonshot's behaviour.
+    """
 
     def __init__(
         self,
@@ -59,14 +88,26 @@ class EventEnv:
         max_score: int = 100,
         seed: int | None = None,
         variant: str = "gym",
+        compat: str = "moonshot",
     ) -> None:
         if len(players) != 4 or len(set(players)) != 4:
             raise ValueError("EventEnv needs four distinct player names")
+        if compat not in COMPAT_MODES:
+            raise ValueError(f"compat must be one of {', '.join(COMPAT_MODES)}, not {compat!r}")
         self.players = list(players)
         self.max_score = max_score
+        self.compat = compat
+        self._original = compat == "original"
         self.rules = find_variant(variant, max_score=max_score)
         if self.rules.charging is not None or self.rules.exposable or not self.rules.two_of_clubs_leads:
             raise ValueError(f"EventEnv plays Gym Hearts-like variants (gym, standard, omnibus), not {variant}")
+        if self._original:
+            self.rules = self.rules.replace(limit_inclusive=True)  # the original ends at total >= max_score
+        self.last_error: str | None = None  # why the last step's action was refused (None: accepted)
+        self._round_reward: dict[str, int] | None = None  # compat: the +points of the RoundEnd to come
+        self._render_msg: str | None = None  # compat: the progress message render() prints next
+        self._shown_round = 0
+        self._passing_shown = False
         self._seed = seed
         self._rng = random.Random(seed)
         self.game: Game | None = None
@@ -76,8 +117,8 @@ class EventEnv:
         self.round = 0
 
     # ------------------------------------------------------------------ API
-    def reset(self, seed: int | None = None) -> EventDict:
-        """Start a game and return ``GameStart``."""
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> EventDict:
+        """Start a game and return ``GameStart`` (``options`` is accepted for Gymnasium wrappers and ignored)."""
         if seed is not None:
             self._rng = random.Random(seed)
         self.game = Game(self.rules, self._rng.getrandbits(62))
@@ -86,29 +127,126 @@ class EventEnv:
         self._done = False
         self._broken = False
         self.round = 0
+        self.last_error = None
+        self._round_reward = None
+        self._render_msg = None
+        self._shown_round = 0
+        self._passing_shown = False
         self._queue.append(self._event("GameStart", True, {"players": [{"playerName": p} for p in self.players]}))
         self._start_round()
         return self._next()
 
-    def step(self, action: EventDict | None) -> tuple[EventDict | None, dict[str, float], bool, dict[str, Any]]:
+    def step(self, action: EventDict | None) -> tuple[Any, Any, Any, Any]:
+        """Answer the pending request (or ``None`` after a broadcast); return the next event.
+
+        Default mode: ``(event, {name: -points or 0.0}, done, info)``, ``info["error"]`` on a refusal.
+        ``compat="original"``: ``(event, None or {name: +points} on RoundEnd, None, None)``, then
+        ``(None, None, True, None)`` after ``GameOver``.
+        """
         if self.game is None:
             raise RuntimeError("call reset() first")
         if self._done and not self._queue:
-            return None, {}, True, {}
+            self.last_error = None
+            return (None, None, True, None) if self._original else (None, {}, True, {})
         reward = {p: 0.0 for p in self.players}
         info: dict[str, Any] = {}
         pending = self._pending
+        error = None
         if pending is not None:
             error = self._answer(pending, action, reward)
             if error is not None:
                 info["error"] = error
                 self._queue.appendleft(pending)  # ask the same player again
+        self.last_error = error
         event = self._next()
+        if self._original:
+            if error is not None and self._stricter(pending, action):
+                warnings.warn(f"moonshot refused this action (the original would not): {error}", StricterRefusal, 2)
+            round_reward = None
+            if event["event_name"] == "RoundEnd":
+                round_reward, self._round_reward = self._round_reward, None
+            return event, round_reward, None, None
         return event, reward, self._done and event["event_name"] == "GameOver", info
 
     def render(self) -> None:
-        if self.game is not None:
+        """Print the game: its snapshot (default mode) or the original's progress message (compat mode).
+
+        In compat mode, as in the original, each message is printed once: ``*** Hearts Start ***``,
+        ``*** Start Round n ***`` with the scores, ``*** Pass Cards Start ***`` / ``Over ***``, the table
+        after each card (``Current table:``), ``*** Trick n ***``, ``*** Round n End ***``, ``*** Game Over ***``.
+        """
+        if self._original:
+            if self._render_msg is not None:
+                print(self._render_msg)
+                self._render_msg = None
+        elif self.game is not None:
             print(self.game.snapshot())
+
+    # ------------------------------------------------------------------ compat="original"
+    def _stricter(self, request: EventDict | None, action: EventDict | None) -> bool:
+        """Whether the original would have acted on (or crashed on) this refused answer, not asked again."""
+        if request is None or not isinstance(action, dict):
+            return False
+        expected = request["event_name"] + "_Action"
+        if action.get("event_name") != expected:
+            return False  # the original ignores it and asks again
+        data = action.get("data")
+        if not isinstance(data, dict):
+            return True  # the original fails on it
+        name = data.get("playerName")
+        body = data.get("action")
+        if expected == "PlayTrick_Action":
+            if name != request["data"]["playerName"]:
+                return True  # the original plays it for whoever's turn it is
+            return not isinstance(body, dict) or "card" not in body  # the original fails on it
+        if name not in self.players:
+            return False  # nobody of that name: the original asks again
+        if name != request["data"]["playerName"]:
+            return True  # the original passes for that other player
+        cards = body.get("passCards") if isinstance(body, dict) else None
+        if not isinstance(cards, list) or len(cards) != 3:
+            return True  # fewer: the original fails; more: it passes the first three
+        try:
+            return len({parse_card(str(c)) for c in cards}) != 3  # the original passes one card three times
+        except CardError:
+            return False
+
+    def _score_lines(self, players: list[dict[str, Any]]) -> str:
+        return "".join(f"{p['playerName']}: {p['score']}\n" for p in players)
+
+    def _original_message(self, event: EventDict) -> str | None:
+        """The progress message the original environment's ``render()`` prints after this event."""
+        name, d = event["event_name"], event["data"]
+        if name == "GameStart":
+            return "\n*** Hearts Start ***\n"
+        if name == "NewRound":
+            self._shown_round += 1
+            self._passing_shown = False
+            return f"\n*** Start Round {self._shown_round} ***\n" + self._score_lines(d["players"])
+        if name == "PassCards" and d["playerName"] == self.players[0]:
+            self._passing_shown = True
+            return "\n*** Pass Cards Start ***\n"
+        if name == "ShowPlayerHand" and d["playerName"] == self.players[0] and self._passing_shown:
+            return "\n*** Pass Cards Over ***\n"
+        if name == "ShowTrickAction":
+            played = {t["playerName"]: t["card"] for t in d["currentTrick"]}
+            table = "".join(f"{p}: {played.get(p, 'None')}\n" for p in self.players)
+            return f"\n\nCurrent table:\nTrick suit: {d['trickSuit']}\n{table}IsHeartsBroken: {d['IsHeartsBroken']}\n"
+        if name == "ShowTrickEnd":
+            return (
+                f"\n*** Trick {d['trickNum']} ***\nWinner: {d['trickWinner']}\ncards: {d['cards']}\n"
+                f"IsHeartsBroken: {d['IsHeartsBroken']}\n"
+            )
+        if name == "RoundEnd":
+            return (
+                f"\n*** Round {d['Round']} End ***\n"
+                + self._score_lines(d["players"])
+                + f"\nShootingMoon: {d['ShootingMoon']}\n"
+            )
+        if name == "GameOver":
+            lines = self._score_lines(d["players"])
+            return f"\n*** Game Over ***\n{lines}\nRound: {d['Round']}\nWinner: {d['Winner']}\n"
+        return None
 
     # ------------------------------------------------------------------ flow
     def _event(self, name: str, broadcast: bool, data: dict[str, Any]) -> EventDict:
@@ -125,6 +263,10 @@ class EventEnv:
         self._pending = None if event["broadcast"] else event
         if event["event_name"] == "GameOver":
             self._done = True
+        if self._original:
+            msg = self._original_message(event)
+            if msg is not None:
+                self._render_msg = msg
         return event
 
     def _start_round(self) -> None:
@@ -136,17 +278,27 @@ class EventEnv:
         else:
             self._show_hands()
 
+    def _hand(self, hand: int) -> list[str]:
+        if self._original:
+            return _cards(sorted(cards_in(hand), key=lambda c: (_ORIGINAL_SUIT_ORDER[c // 13], c % 13)))
+        return _cards(hand)
+
+    def _trick(self, seats: Sequence[int], cards: Sequence[int]) -> list[tuple[int, int]]:
+        """The trick's (seat, card) pairs: in play order, or in seat order in compat mode."""
+        pairs = list(zip(seats, cards))
+        return sorted(pairs) if self._original else pairs
+
     def _pass_request(self, seat: int) -> EventDict:
         assert self.game is not None
         return self._event(
-            "PassCards", False, {"playerName": self.players[seat], "hand": _cards(self.game.hands[seat])}
+            "PassCards", False, {"playerName": self.players[seat], "hand": self._hand(self.game.hands[seat])}
         )
 
     def _show_hands(self) -> None:
         assert self.game is not None
         for s, p in enumerate(self.players):
             self._queue.append(
-                self._event("ShowPlayerHand", False, {"playerName": p, "hand": _cards(self.game.hands[s])})
+                self._event("ShowPlayerHand", False, {"playerName": p, "hand": self._hand(self.game.hands[s])})
             )
 
     def _trick_state(self) -> dict[str, Any]:
@@ -157,7 +309,8 @@ class EventEnv:
             "trickNum": g.trick_no,
             "trickSuit": SUIT_LETTERS[tc[0] // 13].lower() if tc else "Unset",
             "currentTrick": [
-                {"playerName": self.players[s], "card": format_card(c, Notation.GYM)} for s, c in zip(g.trick_seats, tc)
+                {"playerName": self.players[s], "card": format_card(c, Notation.GYM)}
+                for s, c in self._trick(g.trick_seats, tc)
             ],
             "IsHeartsBroken": g.hearts_broken,
         }
@@ -168,7 +321,7 @@ class EventEnv:
         assert g is not None
         if g.phase is Phase.PLAY:
             seat = g.turn
-            data = {"playerName": self.players[seat], "hand": _cards(g.hands[seat]), **self._trick_state()}
+            data = {"playerName": self.players[seat], "hand": self._hand(g.hands[seat]), **self._trick_state()}
             self._queue.append(self._event("PlayTrick", False, data))
         else:  # only reached before the first request of a game (handled by _start_round)
             raise RuntimeError(f"nothing to send in phase {g.phase.value}")
@@ -218,7 +371,7 @@ class EventEnv:
                     "trickSuit": SUIT_LETTERS[e.cards[0] // 13].lower(),
                     "currentTrick": [
                         {"playerName": self.players[s], "card": format_card(c, Notation.GYM)}
-                        for s, c in zip(e.seats, e.cards)
+                        for s, c in self._trick(e.seats, e.cards)
                     ],
                     "IsHeartsBroken": self._broken_after(e),
                 }
@@ -230,7 +383,7 @@ class EventEnv:
                         {
                             "trickNum": e.trick,
                             "trickWinner": self.players[e.winner],
-                            "cards": _cards(list(e.cards)),
+                            "cards": _cards([c for _, c in self._trick(e.seats, e.cards)]),
                             "IsHeartsBroken": state["IsHeartsBroken"],
                         },
                     )
@@ -238,6 +391,7 @@ class EventEnv:
             elif type(e) is DealEnded:
                 for s, p in enumerate(self.players):
                     reward[p] = float(-e.points[s])
+                self._round_reward = {p: int(e.points[s]) for s, p in enumerate(self.players)}
                 self._queue.append(
                     self._event(
                         "RoundEnd",
@@ -280,8 +434,8 @@ def legal_cards(event: EventDict) -> list[str]:
             legal = hand
         else:
             legal = [c for c in hand if c // 13 != HEARTS]
-    else:
-        suit = trick[0] // 13
+    else:  # the led suit (currentTrick is in seat order in compat mode, so not always trick[0]'s)
+        suit = SUIT_LETTERS.index(data["trickSuit"].upper())
         legal = [c for c in hand if c // 13 == suit] or hand
     if first:
         safe = [c for c in legal if c // 13 != HEARTS and c != QUEEN_SPADES]
@@ -344,4 +498,12 @@ class HumanPlayer:
     Do_Action = act
 
 
-__all__ = ["DEFAULT_PLAYERS", "EventEnv", "HumanPlayer", "RandomPlayer", "legal_cards"]
+__all__ = [
+    "COMPAT_MODES",
+    "DEFAULT_PLAYERS",
+    "EventEnv",
+    "HumanPlayer",
+    "RandomPlayer",
+    "StricterRefusal",
+    "legal_cards",
+]

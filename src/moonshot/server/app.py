@@ -39,7 +39,7 @@ from moonshot.bots.base import Bot
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer, secret_matches
 from moonshot.protocols.turbo.api import LobbyOptions, TurboLobby, build_app
-from moonshot.server.lobby import Lobby
+from moonshot.server.lobby import Candidate, Lobby
 from moonshot.server.table import BotSeat, OnBadAnswer, OnDisconnect, Seat, Table, TablePolicy, TableStatus
 from moonshot.sim import BOT_REGISTRY, UnknownBot, bot_names, make_bot
 from moonshot.store import DEFAULT_URL, Store, StoreRecorder, register_rules, rules_named
@@ -79,6 +79,7 @@ class ServerConfig:
     open_names: bool = False  # the seed's behaviour: the name cookie alone says who you are
     secret: str | None = None  # signs session cookies; None: MOONSHOT_SECRET, else kept in the store
     static_dir: Path | None = None  # the web app's files (default: moonshot/web/static)
+    show_up: float = 30.0  # seconds a tournament waits for an external entrant before its policy plays
 
 
 class _Uvicorn(uvicorn.Server):
@@ -106,6 +107,7 @@ class ServerApp:
     _http: _Uvicorn | None = None
     _http_task: asyncio.Task[None] | None = None
     restored: int = 0  # unfinished games restored from the store at start
+    tournaments: Any = None  # moonshot.server.tournament.TournamentHost, when running
 
     def __post_init__(self) -> None:
         self._bot = bot_factory(self.config.bot)
@@ -128,7 +130,15 @@ class ServerApp:
                 store=self.store,
                 options=LobbyOptions(open_names=cfg.open_names, seed=cfg.seed),
                 track=self._track,
+                mixed_policy=self.policy(),
             )
+        from moonshot.server.tournament import TournamentHost
+
+        self.tournaments = TournamentHost(
+            policy=self.policy(), recorder=self.recorder, track=self._track, show_up=cfg.show_up
+        )
+        if self.turbo is not None:
+            self.turbo.tournaments = self.tournaments
         restored_ids = await self._restore()
         if self.turbo is not None:
             await self.turbo.load_open()
@@ -140,6 +150,7 @@ class ServerApp:
             starters={"trend": self._start_trend_table},
             bots={"trend": self._make_trend_bot},
         )
+        self.lobby.router = self  # mixed tables: codes that name an HTTP game or a tournament seat
         if cfg.sessions_port is not None:
             self.sessions = SessionsServer(
                 self.lobby,
@@ -210,6 +221,8 @@ class ServerApp:
             self.sessions.stop_listening()
         if self._http is not None:
             self._http.should_exit = True
+        if self.tournaments is not None:
+            await self.tournaments.close()  # before the tables: no next game starts
         running = [t for t in self.tables.values() if not t.done.done()]
         for t in running:
             t.stop(reason)
@@ -315,6 +328,21 @@ class ServerApp:
         self.tables.pop(table.id, None)
         if table.status is TableStatus.FINISHED:
             self.finished += 1
+
+    # ------------------------------------------------------------ mixed tables (the lobby's router)
+    def claim(self, c: Candidate) -> bool:
+        """A candidate whose code names a table hosted elsewhere sits there: a tournament
+        entrant's token, or an open HTTP game's id (any protocol that can express its rules)."""
+        if self.tournaments is not None and self.tournaments.claim(c):
+            return True
+        if c.lobby_code and self.turbo is not None:
+            return self.turbo.join_remote(c)
+        return False
+
+    def release(self, c: Candidate) -> bool:
+        if self.tournaments is not None and self.tournaments.release(c):
+            return True
+        return self.turbo is not None and self.turbo.leave_remote(c)
 
     def find_chair(self, session_id: int, secret: str) -> tuple[Table, int] | None:
         """The chair of session ``session_id`` in a running game, if nobody sits in it now and

@@ -109,6 +109,13 @@ def bad_db(e: Exception) -> click.BadParameter:
     type=float,
     help="After a restart, seconds a restored game waits before bots play its absent players.",
 )
+@click.option(
+    "--show-up",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(min=0),
+    help="Seconds a tournament waits for an external entrant before the server's policy plays its chair.",
+)
 @click.option("--bot", default="heuristic", show_default=True, help="Bot filling chairs (heuristic, random, search).")
 @click.option("--seed", type=int, default=None, help="Seed for table seeds (reproducible runs); default random.")
 @click.option(
@@ -133,6 +140,7 @@ def serve_cmd(
     max_timeouts: int,
     fill_wait: float,
     restore_grace: float,
+    show_up: float,
     bot: str,
     seed: int | None,
     log_level: str,
@@ -157,6 +165,7 @@ def serve_cmd(
         max_timeouts=max_timeouts,
         fill_wait=None if fill_wait < 0 else fill_wait,
         restore_grace=restore_grace,
+        show_up=show_up,
         bot=bot,
         seed=seed,
         trend_port=trend_port,

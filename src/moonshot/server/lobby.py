@@ -14,6 +14,11 @@ player may ask for a chair (Trend's ``playerNumber``), which it gets when nobody
 asked for it first. Each protocol has its own pools: a candidate's ``protocol`` picks the table
 starter (the rules: Sessions' game, Trend's ``trend``) and the bots that fill its tables.
 The lobby runs in the event loop's thread; it has no lock because nothing else touches it.
+
+Mixed tables: a ``router`` (the app's) sees every candidate first. A lobby code that names a
+table someone else hosts (an HTTP game id, a tournament entrant's token) is claimed there, so
+players from any protocol meet at it; the router raises :class:`LobbyError` with the reason when
+the candidate's protocol cannot express that table's rules.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from moonshot.server.table import Seat, SeatKind, Table
 
@@ -49,6 +55,7 @@ class Candidate:
     joined_at: float = 0.0
     protocol: str = "sessions"  # its pools, its table starter (rules) and its filling bots
     chair: int | None = None  # the chair asked for (0..3), given when free
+    token: str | None = None  # a secret the player holds besides the code (Trend's join token)
 
     @property
     def kind(self) -> SeatKind:
@@ -62,6 +69,14 @@ class _Pool:
 
 
 _Key = tuple[str, GameType, str | None]  # (protocol, game type, lobby code)
+
+
+class Router(Protocol):
+    """Claims candidates whose lobby code names a table hosted elsewhere (mixed tables)."""
+
+    def claim(self, c: Candidate) -> bool: ...
+
+    def release(self, c: Candidate) -> bool: ...
 
 
 # start_table(seats) creates and starts a table for four seats (the app wires storage, policy...)
@@ -86,6 +101,7 @@ class Lobby:
         self.rng = rng or random.Random()
         self._pools: dict[_Key, _Pool] = {}
         self.matched = 0
+        self.router: Router | None = None
 
     def waiting(self) -> int:
         return sum(len(p.members) for p in self._pools.values())
@@ -97,6 +113,8 @@ class Lobby:
             raise LobbyError("bots_only games are for bots (say player_kind: bot)")
         loop = asyncio.get_running_loop()
         c.joined_at = loop.time()
+        if self.router is not None and self.router.claim(c):
+            return
         key = (c.protocol, c.game_type, c.lobby_code)
         pool = self._pools.setdefault(key, _Pool())
         pool.members.append(c)
@@ -107,6 +125,8 @@ class Lobby:
         self._arm(key, pool)
 
     def leave(self, c: Candidate) -> bool:
+        if self.router is not None and self.router.release(c):
+            return True
         key = (c.protocol, c.game_type, c.lobby_code)
         pool = self._pools.get(key)
         if pool is None or c not in pool.members:
@@ -178,4 +198,4 @@ def _honour_chairs(entries: list[tuple[Seat, Candidate | None]]) -> list[tuple[S
     return [p if p is not None else rest.pop(0) for p in placed]
 
 
-__all__ = ["Candidate", "GameType", "Lobby", "LobbyError"]
+__all__ = ["Candidate", "GameType", "Lobby", "LobbyError", "Router"]

@@ -159,6 +159,9 @@ class Seat(ABC):
     # what a client must prove to take this chair back (a SHA-256 hex digest of the secret it was
     # given when it sat down); None: no client can (server bots, protocols without resume)
     credential: str | None = None
+    # the protocol this occupant came over (mixed tables; the store's player record keeps it):
+    # "server" for the server's own bots, else "sessions", "trend", "http", "kierki"
+    protocol: str = "server"
 
     @abstractmethod
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None: ...

@@ -31,7 +31,7 @@ import socket
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from moonshot.actions import Action, action_from_dict, action_to_dict
 from moonshot.engine import Game, replay
 from moonshot.rules import Rules
+from moonshot.sim import spec_of
 from moonshot.variants import VARIANTS, find_variant
 
 log = logging.getLogger("moonshot.store")
@@ -233,6 +234,12 @@ def rules_named(name: str) -> Rules:
         return rules
     if name in VARIANTS:
         return find_variant(name)
+    base, _, count = name.rpartition("-")
+    if count.endswith("deals") and count[:-5].isdigit() and base in VARIANTS:
+        # a tournament's deal set: the variant with a fixed number of deals (moonshot.tournament)
+        from moonshot.rules import EndRule
+
+        return find_variant(base).replace(name=name, end=EndRule.DEALS, deals=int(count[:-5]))
     raise KeyError(f"unknown rules {name!r}")
 
 
@@ -345,8 +352,11 @@ class Store:
                 elif op == "kv_delete":
                     await conn.execute(delete(kv).where(kv.c.key == values["key"]))
                 elif op == "status":
+                    values = dict(values)  # kept intact: a failed batch is written again op by op
                     gid = values.pop("id")
                     await conn.execute(update(games).where(games.c.id == gid).values(**values))
+                elif op == "rate":
+                    await _ratings.rate_stored_game(conn, values["id"])
             if rows:
                 await conn.execute(insert(actions), rows)
 
@@ -416,6 +426,20 @@ class Store:
         async with self.engine.begin() as conn:
             await conn.execute(update(games).where(games.c.id == game_id).values(status=status))
 
+    # ratings (moonshot.store.ratings): kept up to date by the writer as games finish
+    async def leaderboard(self, variant: str | None = None, limit: int = 50) -> dict[str, list[dict[str, Any]]]:
+        """Each rating pool's best ``limit`` players by ordinal (only ``variant``'s pool if given)."""
+        return await _ratings.leaderboard(self.engine, variant, limit)
+
+    async def player_games(self, variant: str, player: str, bot: bool = False, limit: int = 50) -> list[dict[str, Any]]:
+        """A player's rated games in ``variant``'s pool, newest first."""
+        return await _ratings.player_games(self.engine, variant, player, bot, limit)
+
+    async def rebuild_ratings(self, progress: Any = None) -> int:
+        """Rate every finished game again, in finish order (same result as rating them as they
+        finished); returns how many games were rated."""
+        return await _ratings.rebuild(self.engine, progress)
+
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cur = dbapi_connection.cursor()
@@ -440,6 +464,7 @@ class StoreRecorder:
         self.written = 0
         self.errors = 0
         self._busy = False
+        self._last_finish: datetime | None = None
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="store-writer")
@@ -490,7 +515,14 @@ class StoreRecorder:
 
     # Recorder (called from table tasks; never blocks)
     def game_started(self, table: Any) -> None:
-        players = [{"name": n, "kind": _kind(c)} for n, c in zip(table.seat_names(), table.chairs)]
+        players = [
+            {"name": n, "kind": _kind(c), "protocol": _protocol(c)} for n, c in zip(table.seat_names(), table.chairs)
+        ]
+        # a moonshot bot the server runs is rated under its spec (``search --simulations 200``)
+        for player, chair in zip(players, table.chairs):
+            bot = getattr(chair.occupant, "bot", None)
+            if bot is not None:
+                player["bot"] = spec_of(bot)
         # the hash of each chair's secret (never the secret): a restored chair can be resumed
         for player, credential in zip(players, getattr(table, "credentials", ())):
             if credential is not None:
@@ -521,18 +553,25 @@ class StoreRecorder:
 
     def game_finished(self, table: Any) -> None:
         g = table.game
+        # strictly increasing finish times: ratings are rebuilt in (finished_at, id) order, which
+        # is then the order this writer rated the games in
+        at = now()
+        if self._last_finish is not None and at <= self._last_finish:
+            at = self._last_finish + timedelta(microseconds=1)
+        self._last_finish = at
         self._queue.put_nowait(
             (
                 "status",
                 {
                     "id": table.id,
                     "status": "finished",
-                    "finished_at": now(),
+                    "finished_at": at,
                     "totals": list(g.totals),
                     "winners": list(g.winners),
                 },
             )
         )
+        self._queue.put_nowait(("rate", {"id": table.id}))  # a separate op: a failure loses no result
 
     def game_failed(self, table: Any, reason: str) -> None:
         self._queue.put_nowait(("status", {"id": table.id, "status": "failed", "finished_at": now()}))
@@ -550,6 +589,15 @@ def _kind(chair: Any) -> str:
     occ = chair.occupant or chair.substitute
     return occ.kind.value if occ is not None else "empty"
 
+
+def _protocol(chair: Any) -> str:
+    """The protocol the chair's player came over (mixed tables): sessions, trend, http, server."""
+    occ = chair.occupant or chair.substitute
+    return str(getattr(occ, "protocol", "server")) if occ is not None else "empty"
+
+
+# the ratings tables join this module's metadata (created with the others) and its writer's ops
+from moonshot.store import ratings as _ratings  # noqa: E402
 
 __all__ = [
     "DEFAULT_URL",

@@ -487,3 +487,64 @@ async def test_a_big_body_without_a_length_is_413_too(env: Env) -> None:
     async with env.client("ann") as ann:
         r = await ann.post("/lobby/chat", content=chunks())
         assert r.status_code == 413 and "64 KB" in r.json()["error"]
+
+
+# ------------------------------------------------------------------ mixed tables
+def remote(name: str, protocol: str, code: str, seen: list[tuple[str, int]]) -> Any:
+    from moonshot.bots.random import RandomBot
+    from moonshot.server.lobby import Candidate, GameType
+    from moonshot.server.table import BotSeat
+
+    seat = BotSeat(RandomBot(), random.Random(len(seen)), name=name)
+    seat.protocol = protocol
+    return Candidate(seat, GameType.ANY, code, lambda table, chair: seen.append((table.id, chair)), protocol=protocol)
+
+
+async def test_players_from_other_protocols_join_a_game_by_its_id(env: Env) -> None:
+    from moonshot.server.lobby import LobbyError
+
+    seen: list[tuple[str, int]] = []
+    async with env.client("ann") as c:
+        gid = await new_game(c, variant="standard")
+        assert not env.lobby.join_remote(remote("x", "sessions", "no-such-game", seen))
+        assert env.lobby.join_remote(remote("s1", "sessions", gid, seen))
+        t1 = remote("t1", "trend", gid, seen)
+        assert env.lobby.join_remote(t1)
+        with pytest.raises(LobbyError, match="already in game"):
+            env.lobby.join_remote(remote("s1", "sessions", gid, seen))
+        lobby = (await c.get("/api/games")).status_code  # the lobby still answers
+        assert lobby == 200
+        assert env.lobby.leave_remote(t1) and not env.lobby.leave_remote(t1)
+        assert env.lobby.join_remote(remote("t2", "trend", gid, seen))
+        r = await c.post("/lobby/add_bot", json={"id": gid, "rules": "classic", "algorithm": "random"})
+        assert r.status_code == 200, r.text
+        g = env.lobby.games[gid]
+        assert g.hosted is not None and len(seen) == 2  # started: each remote player told its chair
+        table = g.hosted.table
+        assert {table.id} == {tid for tid, _ in seen}
+        assert sorted(table.chairs[ch].occupant.name for _, ch in seen) == ["s1", "t2"]  # type: ignore[union-attr]
+        assert table.meta["mixed"] is True and table.policy.decision_timeout is not None
+        # nobody in a browser can act for a remote chair, whatever name they use
+        assert g.hosted.seat_of("s1") is None and g.hosted.seat_of("ann") is not None
+        with pytest.raises(LobbyError, match="already started"):
+            env.lobby.join_remote(remote("late", "sessions", gid, seen))
+
+
+async def test_a_game_whose_rules_a_protocol_cannot_express_refuses_it(env: Env) -> None:
+    from moonshot.server.lobby import LobbyError
+
+    seen: list[tuple[str, int]] = []
+    async with env.client("bo") as c:
+        turbo = await new_game(c, variant="turbo")
+        trend = await new_game(c, variant="trend")
+        with pytest.raises(LobbyError, match="Sessions protocol cannot express the 'turbo' rules"):
+            env.lobby.join_remote(remote("s", "sessions", turbo, seen))
+        with pytest.raises(LobbyError, match="Sessions protocol cannot express the 'trend' rules"):
+            env.lobby.join_remote(remote("s", "sessions", trend, seen))
+        assert env.lobby.join_remote(remote("t", "trend", trend, seen))
+        # the person leaves: the remote player keeps the game open; when it leaves too, the game goes
+        r = await c.post("/lobby/leave", json={"id": trend})
+        assert r.status_code == 200, r.text
+    assert trend in env.lobby.games
+    cand = next(m.remote for m in env.lobby.games[trend].members if m.remote is not None)
+    assert env.lobby.leave_remote(cand) and trend not in env.lobby.games

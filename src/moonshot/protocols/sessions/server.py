@@ -103,6 +103,8 @@ def secret_matches(secret: str, credential: str | None) -> bool:
 class SessionSeat(Seat):
     """One session: a chair at a table, played by a remote client over a shared connection."""
 
+    protocol = "sessions"
+
     def __init__(self, conn: SessionsConnection, session_id: int, tag: str, kind: SeatKind, request_seq: int) -> None:
         self.conn = conn
         self.session_id = session_id

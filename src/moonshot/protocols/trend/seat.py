@@ -24,7 +24,9 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from moonshot.protocols.trend import codec as tc
+from moonshot.rules import Rules
 from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableEvent
+from moonshot.variants import TREND
 
 log = logging.getLogger("moonshot.trend")
 
@@ -144,6 +146,8 @@ class Peer:
 class TrendSeat(Seat):
     """A chair played by a Trend client. Callbacks run in the table's task and never block."""
 
+    protocol = "trend"
+
     def __init__(
         self,
         peer: Peer,
@@ -165,11 +169,12 @@ class TrendSeat(Seat):
         self.catching_up = False  # the next on_events is the replay for a rejoined chair
         self._on_closed = on_closed
 
-    def seated(self, chair: int, players: Sequence[tc.PlayerInfo]) -> None:
-        """The chair and the four players are known (before the table's first event)."""
+    def seated(self, chair: int, players: Sequence[tc.PlayerInfo], rules: Rules | None = None) -> None:
+        """The chair and the four players are known (before the table's first event); ``rules``:
+        the table's, when not Trend's own (a mixed table, a tournament)."""
         self.chair = chair
         self.name = players[chair].name
-        self.codec = tc.TrendCodec(chair, players)
+        self.codec = tc.TrendCodec(chair, players, rules or TREND)
 
     # ------------------------------------------------------------ table callbacks
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:

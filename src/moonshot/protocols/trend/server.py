@@ -129,7 +129,7 @@ class TrendService:
         if back is not None:
             self.away.remove(back)
             seat = TrendSeat(peer, name=back.name, on_closed=self._closed)
-            seat.seated(back.chair, self._infos(back.table, j.raw_number))
+            seat.seated(back.chair, self._infos(back.table, j.raw_number), back.table.rules)
             seat.catching_up = True
             self.seat_of[peer] = seat
             self.joins[seat] = j
@@ -143,9 +143,11 @@ class TrendService:
         def matched(table: Table, chair: int) -> None:
             self.candidates.pop(peer, None)
             seat.table = table
-            seat.seated(chair, self._infos(table, j.raw_number))
+            seat.seated(chair, self._infos(table, j.raw_number), table.rules)
 
-        cand = Candidate(seat, GameType.ANY, j.lobby_code, matched, protocol="trend", chair=j.number - 1)
+        cand = Candidate(
+            seat, GameType.ANY, j.lobby_code, matched, protocol="trend", chair=j.number - 1, token=j.token or None
+        )
         try:
             self.lobby.join(cand)
         except LobbyError as e:

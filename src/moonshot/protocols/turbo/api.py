@@ -67,6 +67,8 @@ from moonshot.protocols.turbo.codec import (
     translate_log,
 )
 from moonshot.rules import Rules
+from moonshot.server.lobby import Candidate, LobbyError
+from moonshot.server.mixed import refusal
 from moonshot.server.table import (
     BotSeat,
     DecisionRequest,
@@ -413,6 +415,8 @@ class TurboSeat(Seat):
     sees comes from the game's stream, and what they do comes back through ``POST /game/*``."""
 
     wants_view = False
+    protocol = "http"
+    patient = True  # at a mixed table (server deadlines for the programs) a person has none
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -557,6 +561,9 @@ class Member:
     kind: str = "human"  # "human" | "bot"
     algorithm: str | None = None
     rules: str = "classic"  # the charging rules this member proposed
+    # a player that came over another protocol (mixed tables): its seat and how to tell it
+    # where it sits; never persisted (its connection does not outlive the process)
+    remote: Candidate | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "algorithm": self.algorithm, "rules": self.rules}
@@ -583,7 +590,7 @@ class LobbyGame:
             "variant": self.variant,
             "seed": self.seed,
             "created_by": self.created_by,
-            "members": [m.to_json() for m in self.members],
+            "members": [m.to_json() for m in self.members if m.remote is None],
             "created_at": self.created_at,
         }
 
@@ -609,8 +616,12 @@ class TurboLobby:
         options: LobbyOptions | None = None,
         deals_for: Callable[[LobbyGame], Sequence[DealSpec] | None] | None = None,
         track: Callable[[Table], object] | None = None,
+        mixed_policy: TablePolicy | None = None,
     ) -> None:
         self.options = options or LobbyOptions()
+        # a table with players from other protocols: their deadlines and disconnects follow
+        # the server's policy; the people in browsers (patient seats) keep no deadline
+        self.mixed_policy = mixed_policy or TablePolicy()
         self._identity = Identity(
             secret, self.options.open_names, self.holds, lambda name, digest: self._put(f"turbo:name:{name}", digest)
         )
@@ -624,6 +635,7 @@ class TurboLobby:
         self.subscribers: dict[str, list[asyncio.Queue[dict[str, Any] | None]]] = {}
         self.rng = random.Random(self.options.seed)
         self.finished = 0
+        self.tournaments: Any = None  # the server's TournamentHost (the /api/tournaments routes)
 
     @property
     def identity(self) -> Identity:
@@ -744,6 +756,8 @@ class TurboLobby:
             name = str(p.get("name", ""))
             kind = str(p.get("kind", "human"))
             alg = algorithms[s] if s < len(algorithms) else None
+            if p.get("protocol") in ("sessions", "trend", "kierki"):
+                kind = "bot"  # a remote player's connection is gone: a bot plays its chair
             members.append(Member(name, "bot" if kind == "bot" else "human", alg or None))
         g = LobbyGame(
             id=rec.id,
@@ -827,6 +841,45 @@ class TurboLobby:
         else:
             self._save_open(g)
 
+    # ------------------------------------------------------------ mixed tables
+    def join_remote(self, c: Candidate) -> bool:
+        """A player from another protocol whose lobby code is this lobby's game id takes a
+        chair there; False when the code names no game here. Raises :class:`LobbyError` when
+        the game cannot take it (started, full, rules its protocol cannot express)."""
+        g = self.games.get(c.lobby_code or "")
+        if g is None:
+            return False
+        if g.hosted is not None or g.finished:
+            raise LobbyError(f"game {g.id} has already started")
+        why = refusal(c.protocol, find_variant(g.variant))
+        if why is not None:
+            raise LobbyError(f"{why}: it cannot join game {g.id}")
+        if any(m.name == c.seat.name for m in g.members):
+            raise LobbyError(f"{c.seat.name} is already in game {g.id}")
+        member = Member(c.seat.name, c.seat.kind.value, None, remote=c)
+        try:
+            self._add(g, member)
+        except RequestError as e:
+            raise LobbyError(f"{e}: game {g.id}") from None
+        log.info("event=remote_joined game=%s protocol=%s name=%s", g.id, c.protocol, c.seat.name)
+        return True
+
+    def leave_remote(self, c: Candidate) -> bool:
+        """A remote player that has not started playing leaves (its connection closed)."""
+        for g in list(self.games.values()):
+            if g.hosted is None and not g.finished and any(m.remote is c for m in g.members):
+                g.members = [m for m in g.members if m.remote is not c]
+                self.broadcast({"type": "leave_game", "id": g.id, "player": c.seat.name})
+                if not any(m.kind == "human" or m.remote is not None for m in g.members):
+                    for m in g.members:  # nobody left to play: the game goes, as in leave()
+                        self.broadcast({"type": "leave_game", "id": g.id, "player": m.name})
+                    del self.games[g.id]
+                    if g.stream is not None:
+                        g.stream.close()
+                    self._drop_open(g)
+                return True
+        return False
+
     def leave(self, name: str, body: dict[str, Any]) -> None:
         g = self._game(body)
         if g.hosted is not None or g.finished:
@@ -835,8 +888,9 @@ class TurboLobby:
             raise RequestError(409, f"{name} is not in this game")
         g.members = [m for m in g.members if m.name != name]
         self.broadcast({"type": "leave_game", "id": g.id, "player": name})
-        if not any(m.kind == "human" for m in g.members):
-            # nobody left to play: the game goes (its bots with it)
+        if not any(m.kind == "human" or m.remote is not None for m in g.members):
+            # nobody left to play: the game goes (its bots with it); players from other
+            # protocols waiting in it keep it open (for someone to join), until they leave
             for m in g.members:
                 self.broadcast({"type": "leave_game", "id": g.id, "player": m.name})
             del self.games[g.id]
@@ -865,6 +919,8 @@ class TurboLobby:
         return TURBO_VARIANTS[order], chairs
 
     def _seat_for(self, m: Member) -> Seat:
+        if m.remote is not None:
+            return m.remote.seat
         if m.kind == "bot":
             bot = self.make_bot(m.algorithm or "random")
             return BotSeat(bot, random.Random(self.rng.getrandbits(32)), name=m.name)
@@ -874,21 +930,38 @@ class TurboLobby:
         rules, chairs = self.rules_for(g)
         g.members = chairs
         seats = [self._seat_for(m) for m in chairs]
-        meta = {
+        remote = [m.remote is not None for m in chairs]
+        meta: dict[str, Any] = {
             "protocol": "turbo",
-            "algorithms": json.dumps([m.algorithm or "" for m in chairs]),
+            # a remote player's chair is a bot's if the game is restored (its connection is gone)
+            "algorithms": json.dumps([m.algorithm or ("heuristic" if m.remote else "") for m in chairs]),
             "lobby_variant": g.variant,
         }
-        table = Table(rules, seats, seed=g.seed, policy=PEOPLE_POLICY, table_id=g.id, recorder=self.recorder, meta=meta)
+        if any(remote):
+            meta["mixed"] = True
+        policy = self.mixed_policy if any(remote) else PEOPLE_POLICY
+        table = Table(rules, seats, seed=g.seed, policy=policy, table_id=g.id, recorder=self.recorder, meta=meta)
         if self.deals_for is not None:
             deals = self.deals_for(g)
             if deals is not None:
                 table.game = Game(rules, g.seed, deals)
         self._host(g, table, [])
+        for chair, m in enumerate(chairs):
+            if m.remote is not None:  # before the table's first turn: it runs in its own task
+                try:
+                    m.remote.on_matched(table, chair)
+                except Exception:
+                    log.exception("event=on_matched_failed game=%s seat=%d", g.id, chair)
+                    table.detach(chair, m.remote.seat, "matching callback failed")
         log.info("event=game_started game=%s rules=%s players=%s", g.id, rules.name, [m.name for m in chairs])
 
     def _host(self, g: LobbyGame, table: Table, chats: Sequence[dict[str, Any]]) -> None:
-        players = [Player(m.name, m.kind, m.algorithm) for m in g.members]
+        # a remote player is shown as a program of its protocol, and no browser can act for it
+        # (HostedGame.seat_of matches people only)
+        players = [
+            Player(m.name, "bot", m.remote.protocol) if m.remote is not None else Player(m.name, m.kind, m.algorithm)
+            for m in g.members
+        ]
         stream = g.stream or GameStream(g.id)
         g.stream = stream
         translator = TurboTranslator(table.rules, table.seed, players, table.game.deal_specs)
@@ -898,6 +971,24 @@ class TurboLobby:
         self.games[g.id] = g
         self.track(table)
         table.watch(stream)
+        table.done.add_done_callback(functools.partial(self._table_done, g))
+
+    def show_table(self, table: Table, people: set[int]) -> None:
+        """Host a table someone else started (a tournament game) for the game routes and the
+        web app: the chairs in ``people`` are played through HTTP by the person of that name;
+        the others are shown as programs. Call it before the table starts."""
+        names = table.seat_names()
+        members = [
+            Member(n, "human" if i in people else "bot", None if i in people else "program")
+            for i, n in enumerate(names)
+        ]
+        g = LobbyGame(table.id, table.rules.name, table.seed, names[min(people)] if people else "", members)
+        players = [Player(m.name, m.kind, m.algorithm) for m in members]
+        g.stream = GameStream(g.id)
+        g.stream.start(TurboTranslator(table.rules, table.seed, players, table.game.deal_specs))
+        g.hosted = HostedGame(g.id, table, players, g.stream, self._save_chat)
+        self.games[g.id] = g
+        table.watch(g.stream)
         table.done.add_done_callback(functools.partial(self._table_done, g))
 
     def _table_done(self, g: LobbyGame, _: object = None) -> None:
@@ -945,6 +1036,15 @@ def lobby_routes(lobby: TurboLobby) -> list[BaseRoute]:
         Route("/lobby/leave", endpoint(post(lobby.leave), identity), methods=["POST"]),
         Route("/lobby/chat", endpoint(post(lobby.lobby_chat), identity), methods=["POST"]),
     ]
+
+
+# ---------------------------------------------------------------- tournaments
+def tournament_routes(lobby: TurboLobby) -> list[BaseRoute]:
+    """``/api/tournaments``: create (POST), list, status, results (JSON, ``?format=csv``) and the
+    running standings as a PNG; the server's TournamentHost does the work."""
+    from moonshot.protocols.turbo.tournament_api import routes
+
+    return routes(lobby, endpoint, read_body)
 
 
 # ---------------------------------------------------------------- moonshot's JSON extensions
@@ -1080,6 +1180,7 @@ def page_routes(static_dir: Path) -> list[BaseRoute]:
         Route("/lobby", page("lobby.html"), methods=["GET"]),
         Route("/game", page("game.html"), methods=["GET"]),
         Route("/history", page("history.html"), methods=["GET"]),
+        Route("/tournaments", page("tournaments.html"), methods=["GET"]),
     ]
     routes.append(Mount("/static", app=StaticFiles(directory=static_dir, check_dir=False), name="static"))
     return routes
@@ -1087,10 +1188,14 @@ def page_routes(static_dir: Path) -> list[BaseRoute]:
 
 def build_app(lobby: TurboLobby, static_dir: Path | None = None) -> Starlette:
     """The whole HTTP side: lobby, games, /api extensions, the web app's pages and files."""
+    from moonshot.protocols.turbo.leaderboard import leaderboard_routes
+
     routes = [
         *lobby_routes(lobby),
         *game_routes(lobby),
         *api_routes(lobby),
+        *tournament_routes(lobby),
+        *leaderboard_routes(lobby, static_dir or default_static_dir()),
         *page_routes(static_dir or default_static_dir()),
     ]
 

@@ -17,7 +17,12 @@ export function topbar(current) {
   brand.href = "/lobby";
   brand.append(el("span", "moon", "\u263e "), document.createTextNode("moonshot"));
   const nav = el("nav");
-  for (const [href, text, key] of [["/lobby", "Lobby", "lobby"], ["/history", "History", "history"]]) {
+  for (const [href, text, key] of [
+    ["/lobby", "Lobby", "lobby"],
+    ["/history", "History", "history"],
+    ["/tournaments", "Tournaments", "tournaments"],
+    ["/leaderboard", "Leaderboard", "leaderboard"],
+  ]) {
     const a = el("a", null, text);
     a.href = href;
     if (key === current) a.setAttribute("aria-current", "page");

@@ -6,6 +6,7 @@ export const VARIANT_LABEL = {
   omnibus: "Omnibus",
   trend: "Trend",
   kierki: "Kierki",
+  sessions: "Sessions",
 };
 
 /** [value the API takes, label] for Turbo's charging rules. */

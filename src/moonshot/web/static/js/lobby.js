@@ -295,6 +295,13 @@ class Lobby {
     for (const p of g.players) chips.append(el("span", `chip${p === this.me ? " me" : ""}`, p));
     for (let i = g.players.length; i < 4; i += 1) chips.append(el("span", "chip empty", "open seat"));
     info.append(title, chips);
+    if (mine && !started) {
+      // mixed tables: programs over Sessions (lobby_code) or Trend (lobbyCode) join with this code
+      const code = el("div", "join-code", "code for Sessions or Trend players: ");
+      code.title = "Sessions: lobby_code; Trend: lobbyCode in the join";
+      code.append(el("code", null, g.id));
+      info.append(code);
+    }
     const actions = el("div", "game-actions");
     const btn = (text, cls, action, fn) => {
       const b = el("button", cls, text);

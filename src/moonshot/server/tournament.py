@@ -1,0 +1,400 @@
+"""Running tournaments on the server: tables from the schedule, external entrants by token.
+
+:class:`TournamentHost` keeps the server's tournaments. :meth:`TournamentHost.create` takes a
+:class:`~moonshot.tournament.TournamentSpec`, hands out one token per external entrant (returned
+once; only its SHA-256 is kept, compared with :func:`hmac.compare_digest`) and starts playing.
+The games follow :func:`~moonshot.tournament.schedule` set by set; the tables of a set play at
+the same time (they share no entrant), each table its four rotations one after the other, so an
+external client plays one game at a time.
+
+An external entrant comes in over any protocol that can express the variant (Sessions:
+``lobby_code`` = the token; Trend: the join's ``token`` or ``lobbyCode``): the server's lobby
+asks :meth:`TournamentHost.claim` first. Each game of the entrant takes one arrival (a Sessions
+session, a Trend join), so clients that play game after game (the SDKs) need no change. If no
+arrival comes within ``show_up`` seconds the chair is played by the server's policy (a random
+legal card, as for a timeout) and the game counts a no-show; a disconnect or timeouts hand the
+chair to the same policy (``forced`` moves), and all of it is in the entrant's statistics.
+
+The state (spec, schedule progress, every game's result) is a JSON value in the store
+(``tournament:<id>``), written after every game, so ``moonshot tournament status|results
+--db`` read it without the server. A tournament does not survive a restart of the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import hmac
+import json
+import logging
+import random
+import secrets
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from moonshot.bots.random import RandomBot
+from moonshot.events import DealEnded
+from moonshot.server.lobby import Candidate, LobbyError
+from moonshot.server.mixed import refusal
+from moonshot.server.table import BotSeat, OnDisconnect, Seat, Table, TablePolicy
+from moonshot.sim import make_bot
+from moonshot.store import register_rules
+from moonshot.tournament import (
+    Entrant,
+    GameResult,
+    ScheduledGame,
+    SeatResult,
+    TournamentSpec,
+    bot_label,
+    running_standings,
+    schedule,
+    standings,
+    token_digest,
+)
+
+log = logging.getLogger("moonshot.tournament")
+
+KEY_PREFIX = "tournament:"
+
+
+class _Arrivals:
+    """External players that came with one entrant's token, waiting for its next game."""
+
+    def __init__(self) -> None:
+        self.waiting: deque[Candidate] = deque()
+        self.signal = asyncio.Event()
+
+    def put(self, c: Candidate) -> None:
+        self.waiting.append(c)
+        self.signal.set()
+
+    async def take(self, timeout: float) -> Candidate | None:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while not self.waiting:
+            self.signal.clear()
+            left = end - loop.time()
+            if left <= 0:
+                return None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.signal.wait(), left)
+        return self.waiting.popleft()
+
+
+class Tournament:
+    """One tournament being played (or finished)."""
+
+    def __init__(self, tid: str, spec: TournamentSpec, created_at: float) -> None:
+        self.id = tid
+        self.spec = spec
+        self.rules = spec.rules()
+        self.games = schedule(spec)
+        self.results: list[GameResult] = []
+        self.status = "running"
+        self.error: str | None = None
+        self.created_at = created_at
+        self.finished_at: float | None = None
+        self.arrivals = {i: _Arrivals() for i, e in enumerate(spec.entrants) if e.external}
+        self.task: asyncio.Task[None] | None = None
+
+    def state(self) -> dict[str, Any]:
+        """The stored form (everything status and results need)."""
+        return {
+            "id": self.id,
+            "status": self.status,
+            "error": self.error,
+            "created_at": self.created_at,
+            "finished_at": self.finished_at,
+            "spec": self.spec.to_json(),
+            "games_total": len(self.games),
+            "results": [r.to_json() for r in self.results],
+        }
+
+
+def summary(state: dict[str, Any]) -> dict[str, Any]:
+    """``status``: progress and the standings so far, from a stored state."""
+    spec = spec_from_json(state["spec"])
+    results = [GameResult.from_json(r) for r in state.get("results", [])]
+    return {
+        "id": state["id"],
+        "status": state["status"],
+        "error": state.get("error"),
+        "variant": spec.variant,
+        "sets": spec.sets,
+        "deals_per_set": spec.set_deals(),
+        "seed": spec.seed,
+        "entrants": [e.to_json() for e in spec.entrants],
+        "games_played": len(results),
+        "games_total": state.get("games_total", len(schedule(spec))),
+        "created_at": state.get("created_at"),
+        "finished_at": state.get("finished_at"),
+        "standings": standings(spec, results),
+    }
+
+
+def full_results(state: dict[str, Any]) -> dict[str, Any]:
+    """``results``: the standings, every game and the running standings (for the plot)."""
+    spec = spec_from_json(state["spec"])
+    results = [GameResult.from_json(r) for r in state.get("results", [])]
+    out = summary(state)
+    out["games"] = [r.to_json() for r in results]
+    out["running"] = running_standings(spec, results)
+    return out
+
+
+def spec_from_json(d: dict[str, Any]) -> TournamentSpec:
+    entrants = tuple(
+        Entrant(
+            e["name"],
+            bot=e.get("bot"),
+            options=dict(e.get("options") or {}),
+            external=bool(e.get("external")),
+            filler=bool(e.get("filler")),
+        )
+        for e in d["entrants"]
+    )
+    return TournamentSpec(
+        d["variant"],
+        int(d["sets"]),
+        entrants,
+        int(d.get("seed", 0)),
+        int(d.get("deals_per_set", 0)),
+        int(d.get("draws", 200)),
+        str(d.get("filler", "heuristic")),
+    )
+
+
+def _shown(e: Entrant, arrived: Candidate | None) -> str:
+    """What the history page says plays a chair: the bot with its options, or the protocol."""
+    if e.bot is not None:
+        return bot_label(e.bot, e.options)
+    return arrived.protocol if arrived is not None else "absent"
+
+
+class TournamentHost:
+    """The server's tournaments (the lobby's router asks it first about every candidate)."""
+
+    def __init__(
+        self,
+        *,
+        policy: TablePolicy,
+        recorder: Any = None,
+        track: Callable[[Table], object] | None = None,
+        show_up: float = 30.0,
+    ) -> None:
+        # externals that do not come, leave or time out: the protocol's policy (a random card)
+        self.policy = dataclasses.replace(
+            policy, on_disconnect=OnDisconnect.BOT, reconnect_grace=0.0, substitute=RandomBot
+        )
+        self.recorder = recorder
+        self.track: Callable[[Table], object] = track or Table.start
+        self.show_up = show_up
+        self.tournaments: dict[str, Tournament] = {}
+
+    # ------------------------------------------------------------ creating
+    def create(self, spec: TournamentSpec, tokens: dict[str, str] | None = None) -> tuple[Tournament, dict[str, str]]:
+        """Start ``spec``; returns the tournament and each external entrant's token. ``tokens``
+        (name -> token) are ones the caller chose (their digests must match the spec's); the
+        others are made here. (Every variant has a protocol for external entrants: HTTP.)"""
+        tokens = dict(tokens or {})
+        entrants = list(spec.entrants)
+        for i, e in enumerate(entrants):
+            if not e.external:
+                continue
+            token = tokens.get(e.name)
+            if token is None or e.token_digest is None:
+                token = secrets.token_urlsafe(24)
+                tokens[e.name] = token
+                entrants[i] = dataclasses.replace(e, token_digest=token_digest(token))
+            elif not hmac.compare_digest(token_digest(token), e.token_digest):
+                raise ValueError(f"the token given for {e.name} does not match")
+        spec = dataclasses.replace(spec, entrants=tuple(entrants))
+        for e in spec.entrants:
+            if e.bot is not None:
+                make_bot(e.bot, **e.options)  # unknown bots and bad options fail here, not mid-way
+        tid = f"t{int(time.time()):x}{secrets.token_hex(3)}"  # never repeats across runs (the store key)
+        t = Tournament(tid, spec, time.time())
+        register_rules(t.rules)
+        self.tournaments[tid] = t
+        t.task = asyncio.get_running_loop().create_task(self._run(t), name=f"tournament-{tid}")
+        self._save(t)
+        log.info(
+            "event=tournament_created id=%s variant=%s sets=%d entrants=%d games=%d",
+            tid,
+            spec.variant,
+            spec.sets,
+            len(spec.entrants),
+            len(t.games),
+        )
+        return t, {e.name: tokens[e.name] for e in spec.entrants if e.external}
+
+    # ------------------------------------------------------------ the lobby's router
+    def _entrant_for(self, secret: str | None) -> tuple[Tournament, int] | None:
+        if not secret:
+            return None
+        digest = token_digest(secret)
+        found = None
+        for t in self.tournaments.values():
+            for i, e in enumerate(t.spec.entrants):
+                # every digest is compared (constant time each), so timing says nothing of which matched
+                if e.token_digest is not None and hmac.compare_digest(digest, e.token_digest) and found is None:
+                    found = (t, i)
+        return found
+
+    def claim(self, c: Candidate) -> bool:
+        hit = self._entrant_for(c.token) or self._entrant_for(c.lobby_code)
+        if hit is None:
+            return False
+        t, i = hit
+        if t.status != "running":
+            raise LobbyError(f"tournament {t.id} is over ({t.status}): its tokens seat no one")
+        why = refusal(c.protocol, t.rules)
+        if why is not None:
+            raise LobbyError(f"{why}: it cannot play tournament {t.id}")
+        t.arrivals[i].put(c)
+        log.info(
+            "event=entrant_arrived tournament=%s entrant=%s protocol=%s", t.id, t.spec.entrants[i].name, c.protocol
+        )
+        return True
+
+    def release(self, c: Candidate) -> bool:
+        for t in self.tournaments.values():
+            for a in t.arrivals.values():
+                if c in a.waiting:
+                    a.waiting.remove(c)
+                    return True
+        return False
+
+    # ------------------------------------------------------------ playing
+    async def _run(self, t: Tournament) -> None:
+        try:
+            by_set: dict[int, list[list[ScheduledGame]]] = {}
+            for g in t.games:
+                tables = by_set.setdefault(g.set_index, [])
+                if g.rotation == 0:
+                    tables.append([])
+                tables[-1].append(g)
+            for s in sorted(by_set):
+                await asyncio.gather(*(self._play_table(t, games) for games in by_set[s]))
+            t.status = "finished"
+        except asyncio.CancelledError:
+            t.status = "stopped"
+            raise
+        except Exception as e:  # a bug costs this tournament, never the server
+            log.exception("event=tournament_failed id=%s", t.id)
+            t.status = "failed"
+            t.error = repr(e)
+        finally:
+            t.finished_at = time.time()
+            self._save(t)
+            log.info("event=tournament_%s id=%s games=%d", t.status, t.id, len(t.results))
+
+    async def _play_table(self, t: Tournament, games: list[ScheduledGame]) -> None:
+        for g in games:
+            t.results.append(await self.play_game(t, g))
+            t.results.sort(key=lambda r: r.number)
+            self._save(t)
+
+    async def play_game(self, t: Tournament, g: ScheduledGame) -> GameResult:
+        seated = t.spec.seated()
+        seats: list[Seat | None] = []
+        arrived: list[Candidate | None] = []
+        no_show = [False] * 4
+        # externals first, all at once: the game starts when every one came (or show_up passed)
+        waits = {
+            chair: asyncio.ensure_future(t.arrivals[e].take(self.show_up))
+            for chair, e in enumerate(g.seats)
+            if seated[e].external
+        }
+        got = {chair: await w for chair, w in waits.items()}
+        for chair, e in enumerate(g.seats):
+            ent = seated[e]
+            if ent.external:
+                c = got[chair]
+                arrived.append(c)
+                seats.append(c.seat if c is not None else None)
+                no_show[chair] = c is None
+            else:
+                assert ent.bot is not None
+                rng = random.Random(f"moonshot-tournament-bot:{t.spec.seed}:{g.number}:{chair}")
+                seats.append(BotSeat(make_bot(ent.bot, **ent.options), rng, name=ent.name))
+                arrived.append(None)
+        names = [s.name if s is not None else seated[e].name for s, e in zip(seats, g.seats)]
+        table = Table(
+            t.rules,
+            seats,
+            seed=g.seed,
+            policy=self.policy,
+            table_id=f"{t.id}-g{g.number + 1}",
+            recorder=self.recorder,
+            names=names,
+            meta={
+                "protocol": "tournament",
+                "tournament": t.id,
+                "set": g.set_index,
+                "rotation": g.rotation,
+                # what the history page shows for each chair: the bot and its options, or the protocol
+                "algorithms": json.dumps([_shown(seated[e], c) for e, c in zip(g.seats, arrived)]),
+            },
+        )
+        for chair, c in enumerate(arrived):
+            if c is not None:
+                try:
+                    c.on_matched(table, chair)
+                except Exception:
+                    log.exception("event=on_matched_failed table=%s seat=%d", table.id, chair)
+                    table.detach(chair, c.seat, "matching callback failed")
+        self.track(table)
+        await table.done
+        return self._result(t, g, table, no_show)
+
+    @staticmethod
+    def _result(t: Tournament, g: ScheduledGame, table: Table, no_show: list[bool]) -> GameResult:
+        game = table.game
+        ends = [e for e in game.log if isinstance(e, DealEnded)]
+        winners = list(game.winners) if game.over else []
+        seats = []
+        for chair, e in enumerate(g.seats):
+            st = table.chairs[chair].stats
+            substituted = no_show[chair] or table.chairs[chair].substitute is not None or st.forced > 0
+            seats.append(
+                SeatResult(
+                    entrant=e,
+                    points=[d.points[chair] for d in ends],
+                    total=game.totals[chair],
+                    won=(1.0 / len(winners)) if chair in winners else 0.0,
+                    moons_shot=sum(1 for d in ends if d.moon == chair),
+                    moons_conceded=sum(1 for d in ends if d.moon is not None and d.moon != chair),
+                    timeouts=st.timeouts,
+                    errors=st.illegal,
+                    forced=st.forced,
+                    no_show=no_show[chair],
+                    substituted=substituted,
+                )
+            )
+        return GameResult(g.number, g.set_index, g.table, g.rotation, table.id, seats)
+
+    def _save(self, t: Tournament) -> None:
+        if self.recorder is not None and hasattr(self.recorder, "put_value"):
+            self.recorder.put_value(KEY_PREFIX + t.id, t.state())
+
+    # ------------------------------------------------------------ reading
+    def state(self, tid: str) -> dict[str, Any] | None:
+        t = self.tournaments.get(tid)
+        return t.state() if t is not None else None
+
+    async def close(self) -> None:
+        for t in self.tournaments.values():
+            if t.task is not None and not t.task.done():
+                t.task.cancel()
+                with contextlib.suppress(BaseException):
+                    await t.task
+            if t.status == "running":  # cancelled before it began
+                t.status = "stopped"
+                self._save(t)
+
+
+__all__ = ["KEY_PREFIX", "Tournament", "TournamentHost", "full_results", "spec_from_json", "summary"]

@@ -1,0 +1,211 @@
+// The leaderboard page: /leaderboard shows every variant's OpenSkill ratings (GET /leaderboard,
+// one tab per variant), /leaderboard?variant=V&player=P[&bot=1] one player's rated games, each
+// with its replay (/history#<id>).
+
+import { getJson } from "./api.js";
+import { el, topbar } from "./common.js";
+import { variantLabel } from "./labels.js";
+
+const LIMIT = 100;
+
+function when(text) {
+  if (!text) return "";
+  const d = new Date(text);
+  if (Number.isNaN(d.getTime())) return String(text);
+  return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+function num(x, digits = 1) {
+  return Number(x).toFixed(digits);
+}
+
+function ordinalSuffix(n) {
+  const tens = n % 100;
+  if (tens >= 11 && tens <= 13) return `${n}th`;
+  return `${n}${{ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th"}`;
+}
+
+function playerHref(variant, player, bot) {
+  const q = new URLSearchParams({ variant, player });
+  if (bot) q.set("bot", "1");
+  return `/leaderboard?${q}`;
+}
+
+function who(player, bot) {
+  const span = el("span", "player");
+  span.append(el("span", "player-name", player));
+  if (bot) span.append(el("span", "bot-pill", "bot"));
+  return span;
+}
+
+function failed(panel, err) {
+  const e = el("div", "error", err.message || String(err));
+  e.setAttribute("role", "alert");
+  panel.append(e);
+}
+
+function explain() {
+  return el(
+    "p",
+    "muted rating-note",
+    "OpenSkill ratings (Plackett\u2013Luce), updated as each game finishes over any protocol. " +
+      "Rating = \u03bc \u2212 3\u03c3: the skill we are fairly sure of, so it rises by winning and by playing " +
+      "enough for the uncertainty \u03c3 to shrink. moonshot's bots are rated under their settings.",
+  );
+}
+
+// ---- every variant's board -----------------------------------------------------------------
+
+async function showBoard(box, wanted) {
+  const panel = el("section", "panel");
+  panel.append(el("h1", null, "Leaderboard"));
+  box.append(panel);
+  let data;
+  try {
+    data = await getJson(`/leaderboard?format=json&limit=${LIMIT}`);
+  } catch (err) {
+    failed(panel, err);
+    return;
+  }
+  const boards = data.leaderboards || {};
+  const variants = Object.keys(boards);
+  if (!variants.length) {
+    panel.append(el("p", "empty-note", "Nobody is rated yet: ratings appear as games finish. Play one from the lobby!"));
+    return;
+  }
+  const current = variants.includes(wanted) ? wanted : variants[0];
+  const tabs = el("div", "variant-tabs");
+  tabs.setAttribute("role", "tablist");
+  for (const v of variants) {
+    const a = el("a", `btn small${v === current ? " primary" : ""}`, variantLabel(v));
+    a.href = `/leaderboard?variant=${encodeURIComponent(v)}`;
+    a.dataset.variant = v;
+    a.setAttribute("role", "tab");
+    a.setAttribute("aria-selected", String(v === current));
+    tabs.append(a);
+  }
+  panel.append(tabs);
+  const table = el("table", "games ratings");
+  table.id = "ratings-table";
+  table.dataset.variant = current;
+  const head = el("tr");
+  for (const [text, cls] of [["#", "num"], ["Player", ""], ["Rating", "num"], ["\u03bc", "num wide greek"], ["\u03c3", "num wide greek"], ["Games", "num"], ["", "wide"]]) {
+    head.append(el("th", cls, text));
+  }
+  const thead = el("thead");
+  thead.append(head);
+  const body = el("tbody");
+  for (const r of boards[current]) {
+    const tr = el("tr");
+    tr.dataset.player = r.player;
+    tr.dataset.bot = r.bot ? "1" : "0";
+    tr.append(el("td", "num rank", String(r.rank)));
+    const name = el("td");
+    const link = el("a", "player-link");
+    link.href = playerHref(current, r.player, r.bot);
+    link.append(who(r.player, r.bot));
+    name.append(link);
+    tr.append(name);
+    tr.append(el("td", "num rating", num(r.ordinal, 2)));
+    tr.append(el("td", "num wide", num(r.mu)));
+    tr.append(el("td", "num wide", num(r.sigma, 2)));
+    tr.append(el("td", "num", String(r.games)));
+    const act = el("td", "wide");
+    const games = el("a", "btn small", "Games");
+    games.href = link.href;
+    games.dataset.action = "games";
+    act.append(games);
+    tr.append(act);
+    body.append(tr);
+  }
+  table.append(thead, body);
+  panel.append(table, explain());
+}
+
+// ---- one player's games -----------------------------------------------------------------------
+
+async function showPlayer(box, variant, player, bot) {
+  const panel = el("section", "panel");
+  const back = el("a", "btn small", "\u2190 Leaderboard");
+  back.href = `/leaderboard?variant=${encodeURIComponent(variant)}`;
+  const title = el("h1", "player-title");
+  title.append(who(player, bot), document.createTextNode(` \u00b7 ${variantLabel(variant)}`));
+  panel.append(back, title);
+  box.append(panel);
+  document.title = `${player} \u00b7 Leaderboard \u00b7 moonshot`;
+  let data;
+  try {
+    const q = new URLSearchParams({ variant, player, limit: String(LIMIT) });
+    if (bot) q.set("bot", "1");
+    data = await getJson(`/leaderboard/games?${q}`);
+  } catch (err) {
+    failed(panel, err);
+    return;
+  }
+  const games = data.games || [];
+  if (!games.length) {
+    panel.append(el("p", "empty-note", "No rated games for this player in this variant."));
+    return;
+  }
+  const latest = games[0];
+  const summary = el("p", "rating-summary");
+  summary.id = "player-rating";
+  summary.append(
+    document.createTextNode("Rating "),
+    el("b", null, num(latest.mu - 3 * latest.sigma, 2)),
+    document.createTextNode(` \u00b7 \u03bc ${num(latest.mu)} \u00b7 \u03c3 ${num(latest.sigma, 2)} \u00b7 last ${games.length} games`),
+  );
+  panel.append(summary);
+  const table = el("table", "games");
+  table.id = "player-games";
+  const head = el("tr");
+  for (const [text, cls] of [["When", ""], ["Place", ""], ["Players and totals", ""], ["Change", "num"], ["", ""]]) {
+    head.append(el("th", cls, text));
+  }
+  const thead = el("thead");
+  thead.append(head);
+  const body = el("tbody");
+  for (const g of games) {
+    const tr = el("tr");
+    tr.dataset.id = g.game_id;
+    tr.append(el("td", null, when(g.finished)));
+    tr.append(el("td", g.rank === 1 ? "won" : null, ordinalSuffix(g.rank)));
+    const seats = el("td");
+    const mine = new Set(g.seats || []);
+    (g.players || []).forEach((p, s) => {
+      if (s) seats.append(document.createTextNode(" \u00b7 "));
+      const a = el("a", `seat-link${mine.has(s) ? " me-seat" : ""}`);
+      a.href = playerHref(variant, p.name, p.bot);
+      a.title = p.seated && p.seated !== p.name ? `seated as ${p.seated}` : "";
+      a.append(document.createTextNode(p.name));
+      if (p.bot) a.append(el("span", "bot-pill", "bot"));
+      a.append(document.createTextNode(g.totals ? ` ${g.totals[s]}` : ""));
+      seats.append(a);
+    });
+    tr.append(seats);
+    const change = el("td", `num change ${g.change >= 0 ? "up" : "down"}`, `${g.change >= 0 ? "+" : "\u2212"}${num(Math.abs(g.change), 2)}`);
+    tr.append(change);
+    const act = el("td");
+    const a = el("a", "btn small primary", "Replay");
+    a.href = `/history#${encodeURIComponent(g.game_id)}`;
+    a.dataset.action = "replay";
+    act.append(a);
+    tr.append(act);
+    body.append(tr);
+  }
+  table.append(thead, body);
+  panel.append(table, explain());
+}
+
+async function main() {
+  topbar("leaderboard");
+  const box = document.getElementById("leaderboard");
+  const q = new URLSearchParams(location.search);
+  const variant = q.get("variant");
+  const player = q.get("player");
+  if (variant && player) await showPlayer(box, variant, player, ["1", "true"].includes(q.get("bot") || ""));
+  else await showBoard(box, variant);
+  document.body.dataset.ready = "true";
+}
+
+main();
