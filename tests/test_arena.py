@@ -134,3 +134,46 @@ def test_arena_head_to_head_and_bad_names() -> None:
     assert "head to head" in out.output
     bad = runner.invoke(main, ["arena", "--deals", "1", "--field", "nobody"])
     assert bad.exit_code != 0 and "nobody" in bad.output
+
+
+def test_no_passing_worlds_and_the_bots_clock() -> None:
+    std = find_variant("standard")
+    assert all(deal_rules(std, i, passing=False).pass_cycle == (PassDirection.HOLD,) for i in range(4))
+    config = ArenaConfig(think_ms=5, worlds=7, cpu_time=True)
+    assert bot_options("pimc", config) == {"think_ms": 5, "worlds": 7}
+
+    def tick() -> float:
+        return 0.0
+
+    assert bot_options("search", config, clock=tick) == {"think_ms": 5, "clock": tick}
+    ticks = iter(range(10**6))
+    config = ArenaConfig(candidate="pimc", field="heuristic", deals=1, think_ms=3, passing=False)
+    r = play_deal(config, 1, bot_clock=lambda: next(ticks) / 1000.0)
+    assert r.direction == "hold" and len(r.points) == 4
+
+
+def test_arena_command_no_passing_cpu_time() -> None:
+    args = ["arena", "--deals", "1", "--candidate", "pimc", "--field", "shooter", "--think-ms", "2"]
+    out = CliRunner().invoke(main, [*args, "--worlds", "3", "--no-passing", "--cpu-time", "-q"])
+    assert out.exit_code == 0, out.output
+    assert "pimc ms/move" in out.output
+
+
+def test_bot_specs_carry_options() -> None:
+    from moonshot.arena import arena_bot, bot_spec
+    from moonshot.bots.search import SearchBot
+
+    assert bot_spec("search:rollout=alert,inference=false,others-weight=0.5,endgame=2") == (
+        "search",
+        {"rollout": "alert", "inference": False, "others_weight": 0.5, "endgame": 2},
+    )
+    assert bot_spec("heuristic") == ("heuristic", {})
+    with pytest.raises(ValueError):
+        bot_spec("search:rollout")
+    bot = arena_bot("search:inference=false", ArenaConfig(simulations=5))
+    assert isinstance(bot, SearchBot) and not bot.inference and bot.simulations == 5
+
+
+def test_arena_command_refuses_one_bot_on_both_sides() -> None:
+    out = CliRunner().invoke(main, ["arena", "--deals", "1", "--candidate", "random", "--field", "random", "-q"])
+    assert out.exit_code != 0 and "random:" in out.output

@@ -25,7 +25,7 @@ from moonshot.actions import Claim
 from moonshot.bots.base import Bot
 from moonshot.engine import Game
 from moonshot.events import DealEnded
-from moonshot.rules import EndRule, Rules
+from moonshot.rules import EndRule, PassDirection, Rules
 from moonshot.sim import answer_claims, make_bot
 from moonshot.variants import find_variant
 from moonshot.views import seat_view
@@ -46,6 +46,9 @@ class ArenaConfig:
     head_to_head: bool = False
     think_ms: int | None = None  # for bots that take a time budget (search)
     simulations: int | None = None  # for bots that take a playout budget (search)
+    passing: bool = True  # False: every deal is played as dealt (no passing)
+    worlds: int | None = None  # for bots that sample a fixed number of worlds (pimc)
+    cpu_time: bool = False  # time budgets count the process's CPU time, not the wall clock
 
     def seatings(self) -> list[tuple[str, str, str, str]]:
         a, b = self.candidate, self.field
@@ -54,21 +57,23 @@ class ArenaConfig:
         return [tuple(a if s == r else b for s in range(4)) for r in range(4)]  # type: ignore[misc]
 
 
-def deal_rules(base: Rules, index: int) -> Rules:
-    """The rules of arena deal ``index``: one deal, with the direction and contract of deal ``index``."""
+def deal_rules(base: Rules, index: int, passing: bool = True) -> Rules:
+    """The rules of arena deal ``index``: one deal, with the direction and contract of deal ``index``
+    (``passing=False``: no passing whatever the variant's cycle says)."""
     n = len(base.pass_cycle)
     k = index % n
     kinds = base.deal_kinds
     return base.replace(
         end=EndRule.DEALS,
         deals=1,
-        pass_cycle=base.pass_cycle[k:] + base.pass_cycle[:k],
+        pass_cycle=base.pass_cycle[k:] + base.pass_cycle[:k] if passing else (PassDirection.HOLD,),
         deal_kinds=(kinds[index % len(kinds)],),
     )
 
 
-def bot_options(name: str, config: ArenaConfig) -> dict[str, Any]:
-    """The budget options ``name``'s constructor accepts (so ``--think-ms`` reaches search bots only)."""
+def bot_options(name: str, config: ArenaConfig, clock: Clock | None = None) -> dict[str, Any]:
+    """The budget options ``name``'s constructor accepts (so ``--think-ms`` reaches search bots only);
+    ``clock`` is handed to bots that take one (with ``config.cpu_time``: a CPU-time clock)."""
     from moonshot.sim import BOT_REGISTRY
 
     target = BOT_REGISTRY.get(name, "")
@@ -84,7 +89,43 @@ def bot_options(name: str, config: ArenaConfig) -> dict[str, Any]:
         out["think_ms"] = config.think_ms
     if "simulations" in params and config.simulations is not None:
         out["simulations"] = config.simulations
+    if "worlds" in params and config.worlds is not None:
+        out["worlds"] = config.worlds
+    if "clock" in params and clock is not None:
+        out["clock"] = clock
     return out
+
+
+def bot_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"search:rollout=alert,inference=0"`` → ``("search", {"rollout": "alert", "inference": 0})``.
+
+    A bot name may carry constructor options after a colon (numbers, ``true``/``false``, words),
+    so two settings of one bot can meet in the arena; the full spec names its seats.
+    """
+    name, _, rest = spec.partition(":")
+    options: dict[str, Any] = {}
+    for item in filter(None, (p.strip() for p in rest.split(","))):
+        key, eq, text = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"bad bot option {item!r} in {spec!r} (want key=value)")
+        value: Any = text.strip()
+        if value in ("true", "false"):
+            value = value == "true"
+        else:
+            for conv in (int, float):
+                try:
+                    value = conv(value)
+                    break
+                except ValueError:
+                    continue
+        options[key.strip().replace("-", "_")] = value
+    return name.strip(), options
+
+
+def arena_bot(spec: str, config: ArenaConfig, clock: Clock | None = None) -> Bot:
+    """The bot a seat spec names, with the run's budget options and the spec's own."""
+    name, options = bot_spec(spec)
+    return make_bot(name, **{**bot_options(name, config, clock), **options})
 
 
 @dataclass
@@ -108,15 +149,17 @@ class DealResult:
         return d
 
 
-def play_deal(config: ArenaConfig, index: int, clock: Clock | None = None) -> DealResult:
-    """Play arena deal ``index`` in every seating."""
+def play_deal(
+    config: ArenaConfig, index: int, clock: Clock | None = None, bot_clock: Clock | None = None
+) -> DealResult:
+    """Play arena deal ``index`` in every seating (``bot_clock``: the clock time-budgeted bots read)."""
     base = find_variant(config.variant)
-    rules = deal_rules(base, index)
+    rules = deal_rules(base, index, config.passing)
     seed = config.seed + index
     result = DealResult(index, seed, rules.pass_cycle[0].value, rules.deal_kinds[0], [], [], [])
     bots: dict[str, Bot] = {}
     for name in {config.candidate, config.field}:
-        bots[name] = make_bot(name, **bot_options(name, config))
+        bots[name] = arena_bot(name, config, bot_clock)
         result.think_s[name] = 0.0
         result.moves[name] = 0
     for k, seating in enumerate(config.seatings()):
@@ -275,7 +318,9 @@ __all__ = [
     "ArenaConfig",
     "ArenaSummary",
     "DealResult",
+    "arena_bot",
     "bot_options",
+    "bot_spec",
     "deal_rules",
     "mean_ci",
     "paired_differences",

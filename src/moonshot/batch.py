@@ -170,7 +170,10 @@ class ArenaTask:
 
 def run_arena_task(task: ArenaTask) -> list[DealResult]:
     """Play a task's arena deals (timing each decision: the only output that is not reproducible)."""
-    results = [play_deal(task.config, i, clock=time.perf_counter) for i in range(task.start, task.stop)]
+    bot_clock = time.process_time if task.config.cpu_time else None  # --cpu-time: budgets count CPU time
+    results = [
+        play_deal(task.config, i, clock=time.perf_counter, bot_clock=bot_clock) for i in range(task.start, task.stop)
+    ]
     _maybe_die()
     return results
 

@@ -333,11 +333,21 @@ def _print_summary(records: list[GameRecord], variant: str, negative: bool, dupl
 @main.command()
 @click.option("--variant", "-v", default="standard", show_default=True, help="Rules to play (see `moonshot variants`).")
 @click.option("--deals", "-n", default=100, show_default=True, type=click.IntRange(min=1), help="Duplicate deals.")
-@click.option("--candidate", default="search", show_default=True, help="The bot under test.")
+@click.option(
+    "--candidate",
+    default="search",
+    show_default=True,
+    help="The bot under test; options may follow a colon: search:rollout=alert,inference=false.",
+)
 @click.option("--field", "field_", default="heuristic", show_default=True, help="The bot in the other seats.")
 @click.option("--think-ms", type=click.IntRange(min=1), help="Time per decision for search bots (ms).")
 @click.option(
     "--simulations", type=click.IntRange(min=1), help="Playouts per decision for search bots (deterministic)."
+)
+@click.option("--worlds", type=click.IntRange(min=1), help="Sampled worlds per decision for bots that take it (pimc).")
+@click.option("--no-passing", is_flag=True, help="Play every deal as dealt (no passing).")
+@click.option(
+    "--cpu-time", is_flag=True, help="--think-ms counts each process's CPU time (equal CPU on a loaded machine)."
 )
 @click.option("--workers", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
 @_ray_option("deals")
@@ -354,6 +364,9 @@ def arena(
     field_: str,
     think_ms: int | None,
     simulations: int | None,
+    worlds: int | None,
+    no_passing: bool,
+    cpu_time: bool,
     workers: int,
     ray_address: str | None,
     per_task: int,
@@ -364,14 +377,19 @@ def arena(
     quiet: bool,
 ) -> None:
     """Duplicate deals, candidate in every seat against the field: paired difference with its 95% CI."""
-    from moonshot.arena import ArenaConfig, bot_options, results_json, running_difference, summarise
+    from moonshot.arena import ArenaConfig, arena_bot, results_json, running_difference, summarise
 
     a, b = head_to_head if head_to_head else (candidate, field_)
-    config = ArenaConfig(variant, deals, a, b, seed, bool(head_to_head), think_ms, simulations)
+    config = ArenaConfig(
+        variant, deals, a, b, seed, bool(head_to_head), think_ms, simulations, not no_passing, worlds, cpu_time
+    )
+    if a == b:
+        hint = f"write one as {a + ':'!r} to tell them apart"
+        raise click.UsageError(f"the candidate and the field are both {a!r}: {hint}")
     try:
         rules = find_variant(variant)
         for name in (a, b):
-            make_bot(name, **bot_options(name, config))
+            arena_bot(name, config)
     except (UnknownVariant, UnknownBot, ValueError, TypeError) as e:
         raise click.UsageError(str(e)) from e
     if plot is not None:

@@ -45,6 +45,8 @@ BOT_REGISTRY: dict[str, str] = {
     "random": "moonshot.bots.random:RandomBot",
     "heuristic": "moonshot.bots.heuristic:HeuristicBot",
     "search": "moonshot.bots.search:SearchBot",
+    "shooter": "moonshot.bots.shooter:ShooterBot",
+    "pimc": "moonshot.bots.pimc:PimcBot",
 }
 
 

@@ -23,7 +23,7 @@ from moonshot.bots.search import (
 from moonshot.cards import ALL_CARDS, JACK_DIAMONDS, QUEEN_SPADES, SUIT_MASKS, TEN_CLUBS, parse_card_set
 from moonshot.engine import Game, Phase, replay
 from moonshot.events import DealEnded
-from moonshot.rules import ClaimFlow, EndRule
+from moonshot.rules import ClaimFlow, EndRule, PassDirection
 from moonshot.sim import make_bot
 from moonshot.variants import VARIANTS, find_variant
 from moonshot.views import SeatView, seat_view
@@ -219,7 +219,8 @@ def test_search_uses_the_clock_for_a_time_budget() -> None:
     game = Game(find_variant("standard"), 2)
     view = seat_view(game, 0)
     assert isinstance(bot.act(view, random.Random(0)), Pass)
-    assert next(ticks) > 3
+    # one batch costs one tick here: it stops once the next batch would end past the deadline
+    assert next(ticks) == 3
 
 
 def test_search_passes_three_of_its_cards_and_prefers_dangerous_ones() -> None:
@@ -320,3 +321,29 @@ def test_bad_options_are_refused() -> None:
         SearchBot(rollout="alphago")
     with pytest.raises(ValueError):
         SearchBot(think_ms=None, simulations=None)
+
+
+def test_time_budget_cuts_a_world_short_once_the_deadline_has_passed() -> None:
+    from moonshot.bots.search import Budget
+
+    now = [0.0]
+    budget = Budget(lambda: now[0], 10, None)
+    assert not budget.overdue()
+    now[0] = 0.004
+    assert not budget(5)  # one batch took 4 ms: the next would end at 8 ms, before the deadline
+    now[0] = 0.007
+    assert budget(10)  # a batch as long as the longest (4 ms) would end past 10 ms
+    now[0] = 0.011
+    assert budget.overdue()
+    assert not Budget(lambda: 1 / 0, None, 3)(2) and not Budget(lambda: 1 / 0, None, 3).overdue()
+    # a card decision under a clock that runs out mid-world still plays a legal card
+    ticks = iter(range(10**6))
+    bot = SearchBot(think_ms=5, clock=lambda: next(ticks) / 1000.0)
+    game = Game(find_variant("standard").replace(pass_cycle=(PassDirection.HOLD,)), 3)
+    view = seat_view(game, game.to_act()[0])
+    while view.legal_plays.bit_count() < 3:
+        game.apply(RandomBot().act(view, random.Random(1)))
+        view = seat_view(game, game.to_act()[0])
+    action = bot.act(view, random.Random(0))
+    assert action in view.legal
+    assert next(ticks) < 60  # it stopped near the 5 ms deadline (each clock read is 1 ms here)

@@ -316,6 +316,7 @@ class HeuristicBot:
     """Plays sound, variant-aware Hearts from the rules' knobs; deterministic, no search."""
 
     name = "heuristic"
+    evaluator: type[_Eval] = _Eval  # the per-decision estimates (a subclass may change them)
 
     def __init__(self, weights: Weights | None = None) -> None:
         self.weights = weights or Weights()
@@ -362,7 +363,7 @@ class HeuristicBot:
         legal = view.legal_plays
         if legal & (legal - 1) == 0:
             return legal.bit_length() - 1
-        ev = _Eval(view, self.weights)
+        ev = self.evaluator(view, self.weights)
         trick_cards = [c for _, c in view.trick]
         best_card, best_cost = -1, math.inf
         if trick_cards:

@@ -48,7 +48,7 @@ from moonshot.engine import Phase
 from moonshot.rules import PassDirection, Rules, score_deal
 from moonshot.views import SeatView
 
-from .playout import ROLLOUT_POLICIES, Deal, DealRules, Policy, start_of_play
+from .playout import Deal, DealRules, Policy, start_of_play
 
 Clock = Callable[[], float]
 NINES_MASK = sum(1 << (s * 13 + 7) for s in range(4))
@@ -377,6 +377,41 @@ def pass_candidates(hand: CardSet, rules: Rules, limit: int) -> list[CardSet]:
 
 
 # ---------------------------------------------------------------------- the bot
+class Budget:
+    """One decision's budget. Called after each batch (a world's playouts) with the playouts done
+    so far: is the budget spent? Under ``simulations`` it counts playouts and never reads the clock.
+    Under ``think_ms`` it answers yes once the next batch, as long as the longest batch so far,
+    would end past the deadline (a move ends *by* the deadline, not a batch after it; on a loaded
+    machine the longest batch includes the time the process was descheduled), and :meth:`overdue`
+    lets a batch be cut short once the deadline has passed (the partial world is dropped)."""
+
+    __slots__ = ("clock", "deadline", "last", "limit", "longest", "start")
+
+    def __init__(self, clock: Clock, think_ms: int | None, simulations: int | None) -> None:
+        self.limit = simulations
+        self.clock = clock
+        self.longest = 0.0
+        if simulations is None:
+            assert think_ms is not None
+            self.start = self.last = clock()
+            self.deadline = self.start + think_ms / 1000.0
+        else:
+            self.start = self.last = self.deadline = 0.0
+
+    def __call__(self, n: int) -> bool:
+        if self.limit is not None:
+            return n >= self.limit
+        t = self.clock()
+        if t - self.last > self.longest:
+            self.longest = t - self.last
+        self.last = t
+        return t + self.longest >= self.deadline
+
+    def overdue(self) -> bool:
+        """Past the deadline now (always False under a simulation budget)."""
+        return self.limit is None and self.clock() >= self.deadline
+
+
 class SearchBot:
     """Determinized Monte Carlo search with fast playouts and an exact endgame.
 
@@ -385,6 +420,8 @@ class SearchBot:
     playout policy (``heuristic``/``greedy``, ``noisy``, ``random``). ``endgame``: solve exactly
     once every hand has at most this many cards. ``others_weight``: the objective is own cost minus
     this times the others' mean cost (1: the duplicate difference; 0: own points only).
+    ``inference``: sample with what the play says beyond voids (:mod:`moonshot.bots.inference`).
+    ``rollout`` may also be ``alert`` or ``guard`` (moon-aware, :mod:`moonshot.bots.moon`).
     """
 
     name = "search"
@@ -399,30 +436,44 @@ class SearchBot:
         pass_candidates: int = 10,
         others_weight: float = 1.0,
         clock: Clock | None = None,
+        inference: bool = False,
     ) -> None:
-        if rollout not in ROLLOUT_POLICIES:
-            raise ValueError(f"unknown rollout policy {rollout!r}; known: {', '.join(ROLLOUT_POLICIES)}")
+        from .moon import SEARCH_POLICIES
+
+        if rollout not in SEARCH_POLICIES:
+            raise ValueError(f"unknown rollout policy {rollout!r}; known: {', '.join(SEARCH_POLICIES)}")
         if simulations is None and think_ms is None:
             raise ValueError("give think_ms or simulations")
         self.think_ms = think_ms
         self.simulations = simulations
         self.rollout = rollout
-        self.policy: Policy = ROLLOUT_POLICIES[rollout]
+        self.policy: Policy = SEARCH_POLICIES[rollout]
+        self.inference = inference
         self.endgame = endgame
         self.n_pass_candidates = pass_candidates
         self.others_weight = others_weight
         self.clock: Clock = clock if clock is not None else time.perf_counter
 
     # ------------------------------------------------------------------ budget
-    def _budget(self) -> Callable[[int], bool]:
-        """A predicate: given the playouts done so far, is the budget spent?"""
-        if self.simulations is not None:
-            limit = self.simulations
-            return lambda n: n >= limit
-        assert self.think_ms is not None
-        clock = self.clock
-        deadline = clock() + self.think_ms / 1000.0
-        return lambda n: clock() >= deadline
+    def _budget(self) -> Budget:
+        """The decision's budget (see :class:`Budget`)."""
+        return Budget(self.clock, self.think_ms, self.simulations)
+
+    def _card_policy(self, me: int) -> Policy:
+        """The rollout policy for ``me``'s card decision (a seat-aware rollout is built for it)."""
+        from .moon import SEAT_POLICIES
+
+        factory = SEAT_POLICIES.get(self.rollout)
+        return factory(me) if factory is not None else self.policy
+
+    def _sampler(self, view: SeatView) -> Callable[[random.Random], list[CardSet]]:
+        """Deals of the hidden cards for ``view``: with ``inference``, weighed by what the play says."""
+        if not self.inference:
+            return lambda rng: sample_view(view, rng)
+        from .inference import infer, sample_inferred
+
+        facts = infer(view)
+        return lambda rng: sample_inferred(view, facts, rng)
 
     # ------------------------------------------------------------------ act
     def act(self, view: SeatView, rng: random.Random) -> Action:
@@ -464,17 +515,28 @@ class SearchBot:
         worlds = 0
         done = 0
         exact = max(view.cards_left) <= self.endgame
-        policy = self.policy
+        policy = self._card_policy(me)
         w = self.others_weight
+        sampler = self._sampler(view)
+        timed = self.simulations is None
+        values = [0.0] * len(cards)
         while worlds == 0 or not spent(done):
-            deal = deal_from_view(view, sample_view(view, rng))
+            deal = deal_from_view(view, sampler(rng))
+            complete = True
             for i, c in enumerate(cards):
+                if timed and worlds and i and spent.overdue():
+                    complete = False  # out of time mid-world: drop it (every option sees the same worlds)
+                    break
                 child = deal.copy()
                 child.play(c)
                 if exact:
-                    totals[i] += solve(child, me, w)
+                    values[i] = solve(child, me, w)
                 else:
-                    totals[i] += relative(child.finish(policy, rng), me, w)
+                    values[i] = relative(child.finish(policy, rng), me, w)
+            if not complete:
+                break
+            for i in range(len(cards)):
+                totals[i] += values[i]
             worlds += 1
             done += len(cards)
             if len(cards) == 1 and worlds >= 8:
@@ -511,8 +573,9 @@ class SearchBot:
         spent = self._budget()
         total = 0.0
         n = 0
+        sampler = self._sampler(view)
         while n == 0 or not spent(n):
-            deal = deal_from_view(view, sample_view(view, rng))
+            deal = deal_from_view(view, sampler(rng))
             total += relative(deal.finish(self.policy, rng), me, self.others_weight)
             n += 1
         return conceded <= total / n + 0.25
@@ -628,6 +691,7 @@ def _claim_costs(view: SeatView, taken: list[CardSet]) -> tuple[int, ...]:
 
 
 __all__ = [
+    "Budget",
     "Inconsistent",
     "SearchBot",
     "deal_from_view",

@@ -1,0 +1,72 @@
+"""PimcBot: a UCT tree per sampled world; legal in every variant, deterministic with a playout budget."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from moonshot.actions import Play
+from moonshot.bots.base import Bot
+from moonshot.bots.heuristic import HeuristicBot
+from moonshot.bots.pimc import PimcBot
+from moonshot.cards import format_card, parse_card, parse_card_set
+from moonshot.engine import DealSpec, Game
+from moonshot.rules import EndRule, PassDirection
+from moonshot.sim import make_bot
+from moonshot.variants import STANDARD, VARIANTS
+from moonshot.views import seat_view
+
+
+def test_registered_with_its_options() -> None:
+    bot = make_bot("pimc", simulations=50, worlds=5)
+    assert isinstance(bot, PimcBot) and isinstance(bot, Bot) and bot.name == "pimc"
+    assert bot.worlds == 5
+    with pytest.raises(ValueError):
+        PimcBot(worlds=0)
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_plays_a_legal_deal_in_every_variant(variant: str) -> None:
+    rules = VARIANTS[variant].replace(end=EndRule.DEALS, deals=1)
+    game = Game(rules, 5)
+    bots: list[Bot] = [PimcBot(simulations=40, worlds=4), HeuristicBot(), PimcBot(simulations=40), HeuristicBot()]
+    rng = random.Random(1)
+    for _ in range(400):
+        if game.over:
+            break
+        seat = game.to_act()[0]
+        view = seat_view(game, seat)
+        action = bots[seat].act(view, rng)
+        assert action in view.legal, (variant, action)
+        game.apply(action)
+    assert game.over
+
+
+def test_deterministic_with_simulations() -> None:
+    game = Game(STANDARD, 9)
+    bots = [HeuristicBot()] * 4
+    rng = random.Random(0)
+    while game.phase.value != "play" or game.trick_no < 3:
+        s = game.to_act()[0]
+        game.apply(bots[s].act(seat_view(game, s), rng))
+    view = seat_view(game, game.to_act()[0])
+    a = PimcBot(simulations=120, worlds=6).act(view, random.Random(3))
+    b = PimcBot(simulations=120, worlds=6).act(view, random.Random(3))
+    assert a == b and a in view.legal
+
+
+def test_dumps_the_queen_on_a_sure_trick_when_void() -> None:
+    hands = (
+        parse_card_set(["QS", "2D", "3D", "4D", "5D", "6D", "7D", "8D", "9D", "10D", "JD", "QD", "KD"]),
+        parse_card_set(["2C", "3C", "4C", "5C", "2S", "3S", "4S", "5S", "6S", "7S", "8S", "9S", "10S"]),
+        parse_card_set(["6C", "7C", "8C", "9C", "10C", "JS", "KS", "AS", "JH", "QH", "KH", "AH", "AD"]),
+        parse_card_set(["AC", "KC", "QC", "JC", "2H", "3H", "4H", "5H", "6H", "7H", "8H", "9H", "10H"]),
+    )
+    rules = STANDARD.replace(pass_cycle=(PassDirection.HOLD,))
+    game = Game(rules, 0, [DealSpec(hands)] * 8)
+    for text in ["2C", "10C", "AC", "2D", "KC"]:
+        game.apply(Play.of(game.turn, parse_card(text)))
+    view = seat_view(game, 0)
+    action = PimcBot(simulations=200, worlds=10).act(view, random.Random(0))
+    assert isinstance(action, Play) and format_card(action.card) == "QS"
