@@ -166,8 +166,9 @@ class _Eval:
         self.big = sum(1 << c for c in range(52) if vals[c] >= 5)
         self.moon_threat, self.moon_stake = self._moon_threat()
 
-    @staticmethod
-    def _can_shoot(view: SeatView, vals: list[float], w: Weights) -> bool:
+    # a method, not a staticmethod: compiled code calls a static method directly, so a Python
+    # subclass's override (the shooter's) would never be called
+    def _can_shoot(self, view: SeatView, vals: list[float], w: Weights) -> bool:
         """I hold every point taken so far, plenty of them, and nearly every card I hold is a winner."""
         if view.rules.moon is MoonRule.NONE or vals[QUEEN_SPADES] <= 0:
             return False
@@ -316,7 +317,6 @@ class HeuristicBot:
     """Plays sound, variant-aware Hearts from the rules' knobs; deterministic, no search."""
 
     name = "heuristic"
-    evaluator: type[_Eval] = _Eval  # the per-decision estimates (a subclass may change them)
 
     def __init__(self, weights: Weights | None = None) -> None:
         self.weights = weights or Weights()
@@ -358,12 +358,18 @@ class HeuristicBot:
             raise ValueError(f"seat {seat} has nothing to do in phase {phase.value}")
         return options[0]
 
+    def evaluator(self, view: SeatView) -> _Eval:
+        """The per-decision estimates (a subclass may return its own). A method, not a class
+        attribute: compiled with mypyc, an annotated class attribute is an instance slot that a
+        Python subclass's class attribute would not override."""
+        return _Eval(view, self.weights)
+
     # ------------------------------------------------------------------ play
     def _play(self, view: SeatView) -> int:
         legal = view.legal_plays
         if legal & (legal - 1) == 0:
             return legal.bit_length() - 1
-        ev = self.evaluator(view, self.weights)
+        ev = self.evaluator(view)
         trick_cards = [c for _, c in view.trick]
         best_card, best_cost = -1, math.inf
         if trick_cards:

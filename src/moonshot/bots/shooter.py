@@ -60,8 +60,7 @@ def moon_hand(hand: CardSet, rules: Rules, kind: int = 0) -> bool:
 
 
 class _ShooterEval(_Eval):
-    @staticmethod
-    def _can_shoot(view: SeatView, vals: list[float], w: Weights) -> bool:
+    def _can_shoot(self, view: SeatView, vals: list[float], w: Weights) -> bool:
         if view.rules.moon is MoonRule.NONE or vals[QUEEN_SPADES] <= 0:
             return False
         me = view.seat
@@ -82,10 +81,12 @@ class ShooterBot(HeuristicBot):
     """The heuristic player, bent on shooting the moon whenever its hand allows it."""
 
     name = "shooter"
-    evaluator = _ShooterEval
 
     def __init__(self, weights: Weights | None = None) -> None:
         super().__init__(weights or Weights(shoot_trick=4.0))
+
+    def evaluator(self, view: SeatView) -> _ShooterEval:
+        return _ShooterEval(view, self.weights)
 
     def act(self, view: SeatView, rng: random.Random) -> Action:
         ph = view.phase
