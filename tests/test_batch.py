@@ -150,7 +150,7 @@ def test_an_interrupted_run_keeps_the_shards_its_manifest_lists(tmp_path: Path) 
 
 def test_ray_missing_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` now raises ImportError
-    for cmd in (["simulate", "-n", "1"], ["arena", "--deals", "1", "--candidate", "random", "--field", "random"]):
+    for cmd in (["simulate", "-n", "1"], ["arena", "--deals", "1", "--candidate", "heuristic", "--field", "random"]):
         code, text = run(*cmd, "--ray", "-q")
         assert code == 2, text
         assert "pip install 'moonshot[ray]'" in text
