@@ -9,6 +9,16 @@ function el(tag, cls, text) {
   return node;
 }
 
+/** A table cell with a Replay button for a stored game (the history page replays it). */
+export function replayCell(gameId, cls = "btn small") {
+  const td = el("td");
+  const a = el("a", cls, "Replay");
+  a.href = `/history#${encodeURIComponent(gameId)}`;
+  a.dataset.action = "replay";
+  td.append(a);
+  return td;
+}
+
 /** Fill <header class="topbar"> with the brand, the page links and the person's name. */
 export function topbar(current) {
   const bar = document.querySelector("header.topbar");

@@ -3,7 +3,7 @@
 // with its replay (/history#<id>).
 
 import { getJson } from "./api.js";
-import { el, topbar } from "./common.js";
+import { el, replayCell, topbar } from "./common.js";
 import { variantLabel } from "./labels.js";
 
 const LIMIT = 100;
@@ -185,12 +185,7 @@ async function showPlayer(box, variant, player, bot) {
     tr.append(seats);
     const change = el("td", `num change ${g.change >= 0 ? "up" : "down"}`, `${g.change >= 0 ? "+" : "\u2212"}${num(Math.abs(g.change), 2)}`);
     tr.append(change);
-    const act = el("td");
-    const a = el("a", "btn small primary", "Replay");
-    a.href = `/history#${encodeURIComponent(g.game_id)}`;
-    a.dataset.action = "replay";
-    act.append(a);
-    tr.append(act);
+    tr.append(replayCell(g.game_id, "btn small primary"));
     body.append(tr);
   }
   table.append(thead, body);

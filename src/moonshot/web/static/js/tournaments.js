@@ -4,7 +4,7 @@
 // standings plot, exports, and a form for an external entrant to play its next game over HTTP.
 
 import { getJson, post } from "./api.js";
-import { el, ensureName, topbar } from "./common.js";
+import { el, ensureName, replayCell, topbar } from "./common.js";
 import { variantLabel } from "./labels.js";
 
 const REFRESH_MS = 2000;
@@ -233,12 +233,7 @@ function gamesTable(data) {
       .map((s) => `${names[s.entrant] ?? `house ${s.entrant - names.length + 1}`} ${s.total}${s.no_show ? " (absent)" : ""}`)
       .join(" \u00b7 ");
     tr.append(el("td", "who", who));
-    const act = el("td");
-    const a = el("a", "btn small", "Replay");
-    a.href = `/history#${encodeURIComponent(g.game_id)}`;
-    a.dataset.action = "replay";
-    act.append(a);
-    tr.append(act);
+    tr.append(replayCell(g.game_id));
     body.append(tr);
   }
   table.append(thead, body);
