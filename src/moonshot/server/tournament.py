@@ -84,6 +84,10 @@ class _Arrivals:
         return self.waiting.popleft()
 
 
+class LimitError(Exception):
+    """A network request for a tournament over the server's fair share (HTTP 429)."""
+
+
 class Tournament:
     """One tournament being played (or finished)."""
 
@@ -97,6 +101,7 @@ class Tournament:
         self.error: str | None = None
         self.created_at = created_at
         self.finished_at: float | None = None
+        self.creator: str | None = None  # who asked for it over HTTP (None: the server's own CLI)
         self.arrivals = {i: _Arrivals() for i, e in enumerate(spec.entrants) if e.external}
         self.task: asyncio.Task[None] | None = None
 
@@ -174,6 +179,14 @@ def _shown(e: Entrant, arrived: Candidate | None) -> str:
     return arrived.protocol if arrived is not None else "absent"
 
 
+# Fair share for tournaments asked for over the network (anyone who reaches the HTTP port may):
+# each name runs one at a time, the server a few, and a built-in bot's budget is bounded, so a
+# hostile request cannot take the CPU every other table needs.
+MAX_RUNNING = 4
+MAX_RUNNING_PER_CREATOR = 1
+BOT_BUDGET_LIMITS = {"think_ms": 1000, "simulations": 2000, "worlds": 100}
+
+
 class TournamentHost:
     """The server's tournaments (the lobby's router asks it first about every candidate)."""
 
@@ -195,10 +208,27 @@ class TournamentHost:
         self.tournaments: dict[str, Tournament] = {}
 
     # ------------------------------------------------------------ creating
-    def create(self, spec: TournamentSpec, tokens: dict[str, str] | None = None) -> tuple[Tournament, dict[str, str]]:
+    def _check_share(self, spec: TournamentSpec, creator: str) -> None:
+        for e in spec.entrants:
+            for key, cap in BOT_BUDGET_LIMITS.items():
+                value = e.options.get(key)
+                if isinstance(value, (int, float)) and not isinstance(value, bool) and value > cap:
+                    raise ValueError(f"entrant {e.name}: --{key.replace('_', '-')} is at most {cap} on this server")
+        running = [t for t in self.tournaments.values() if t.status == "running"]
+        if sum(t.creator == creator for t in running) >= MAX_RUNNING_PER_CREATOR:
+            raise LimitError(f"{creator} already runs a tournament: wait for it to finish")
+        if len(running) >= MAX_RUNNING:
+            raise LimitError(f"the server already runs {len(running)} tournaments (at most {MAX_RUNNING}): try later")
+
+    def create(
+        self, spec: TournamentSpec, tokens: dict[str, str] | None = None, *, creator: str | None = None
+    ) -> tuple[Tournament, dict[str, str]]:
         """Start ``spec``; returns the tournament and each external entrant's token. ``tokens``
         (name -> token) are ones the caller chose (their digests must match the spec's); the
-        others are made here. (Every variant has a protocol for external entrants: HTTP.)"""
+        others are made here. (Every variant has a protocol for external entrants: HTTP.)
+        ``creator``: a name asking over the network, held to the fair-share limits
+        (:data:`MAX_RUNNING`, :data:`MAX_RUNNING_PER_CREATOR`, :data:`BOT_BUDGET_LIMITS`);
+        breaking one raises :class:`LimitError`."""
         tokens = dict(tokens or {})
         entrants = list(spec.entrants)
         for i, e in enumerate(entrants):
@@ -215,8 +245,11 @@ class TournamentHost:
         for e in spec.entrants:
             if e.bot is not None:
                 make_bot(e.bot, **e.options)  # unknown bots and bad options fail here, not mid-way
+        if creator is not None:  # a bad request hears what is wrong with it first, then the limits
+            self._check_share(spec, creator)
         tid = f"t{int(time.time()):x}{secrets.token_hex(3)}"  # never repeats across runs (the store key)
         t = Tournament(tid, spec, time.time())
+        t.creator = creator
         register_rules(t.rules)
         self.tournaments[tid] = t
         t.task = asyncio.get_running_loop().create_task(self._run(t), name=f"tournament-{tid}")
@@ -397,4 +430,4 @@ class TournamentHost:
                 self._save(t)
 
 
-__all__ = ["KEY_PREFIX", "Tournament", "TournamentHost", "full_results", "spec_from_json", "summary"]
+__all__ = ["KEY_PREFIX", "LimitError", "Tournament", "TournamentHost", "full_results", "spec_from_json", "summary"]

@@ -80,3 +80,28 @@ async def test_create_follow_and_export(env: Env) -> None:
         assert game["variant"] == "standard-1deals" and game["status"] == "finished" and game["events"]
         listing = (await c.get("/api/tournaments")).json()
         assert [x["id"] for x in listing] == [t.id] and listing[0]["games_played"] == 4
+
+
+async def test_a_caller_gets_a_fair_share(env: Env) -> None:
+    """Anyone who reaches the port may ask for a tournament: one running a name, a few a server,
+    and bounded bot budgets, so no request takes the CPU the other tables need."""
+    from moonshot.server import tournament as tmod
+
+    async with env.client("org") as c, env.client("other") as d:
+        r = await c.post("/api/tournaments", json={"bots": ["random", "search --think-ms 5000"]})
+        assert r.status_code == 400 and "--think-ms is at most 1000" in r.json()["error"], r.text
+        r = await c.post("/api/tournaments", json={"bots": ["random", "r2=random"], "sets": 1000})
+        assert r.status_code == 201, r.text
+        first = r.json()["id"]
+        r = await c.post("/api/tournaments", json={"bots": ["random", "r2=random"]})
+        assert r.status_code == 429 and "org already runs a tournament" in r.json()["error"], r.text
+        old = tmod.MAX_RUNNING
+        tmod.MAX_RUNNING = 1
+        try:
+            r = await d.post("/api/tournaments", json={"bots": ["random", "r2=random"]})
+            assert r.status_code == 429 and "at most 1" in r.json()["error"], r.text
+        finally:
+            tmod.MAX_RUNNING = old
+        r = await d.post("/api/tournaments", json={"bots": ["random", "r2=random"], "sets": 1})
+        assert r.status_code == 201, r.text
+        assert (await c.get(f"/api/tournaments/{first}")).json()["status"] == "running"

@@ -47,7 +47,7 @@ def _int(body: dict[str, Any], key: str, default: int, low: int, high: int) -> i
 def routes(
     lobby: Any, endpoint: Callable[..., Any], read_body: Callable[[Request], Awaitable[dict[str, Any]]]
 ) -> list[BaseRoute]:
-    from moonshot.server.tournament import KEY_PREFIX, full_results, summary
+    from moonshot.server.tournament import KEY_PREFIX, LimitError, full_results, summary
 
     def identity() -> Any:
         return lobby.identity
@@ -87,7 +87,9 @@ def routes(
                 filler=filler,
                 tokens=["-"] * len(externals),  # placeholders: the host makes the real tokens
             )
-            t, tokens = host().create(spec)
+            t, tokens = host().create(spec, creator=caller.name)
+        except LimitError as e:
+            raise RequestError(429, str(e)) from None
         except (TournamentError, ValueError, KeyError) as e:
             raise RequestError(400, str(e).strip("'\"")) from None
         out = {"id": t.id, "games_total": len(t.games), "tokens": tokens, "by": caller.name}
