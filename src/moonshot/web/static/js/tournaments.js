@@ -72,6 +72,17 @@ async function showList(box) {
   listPanel.append(table);
 }
 
+/** <input type=number> with its id, bounds (max null: none) and starting value. */
+function numberInput(id, min, max, value) {
+  const input = el("input");
+  input.id = id;
+  input.type = "number";
+  input.min = String(min);
+  if (max !== null) input.max = String(max);
+  input.value = String(value);
+  return input;
+}
+
 function field(form, label, input, hint) {
   const l = el("label", null, label);
   l.htmlFor = input.id;
@@ -92,23 +103,9 @@ function createForm() {
     o.value = name;
     variant.append(o);
   }
-  const sets = el("input");
-  sets.id = "t-sets";
-  sets.type = "number";
-  sets.min = "1";
-  sets.max = "1000";
-  sets.value = "4";
-  const deals = el("input");
-  deals.id = "t-deals";
-  deals.type = "number";
-  deals.min = "0";
-  deals.max = "52";
-  deals.value = "0";
-  const seed = el("input");
-  seed.id = "t-seed";
-  seed.type = "number";
-  seed.min = "0";
-  seed.value = "0";
+  const sets = numberInput("t-sets", 1, 1000, 4);
+  const deals = numberInput("t-deals", 0, 52, 0);
+  const seed = numberInput("t-seed", 0, null, 0);
   const bots = el("textarea");
   bots.id = "t-bots";
   bots.value = "random\nheuristic\nsearch --think-ms 50";
