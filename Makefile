@@ -56,14 +56,21 @@ browser:
 	else echo "warning: no chromium and no root apt-get; the browser tests will skip (apt-get install chromium)"; fi
 
 # The whole suite on the compiled core (what `make serve` runs), then the core's tests again on the
-# pure-Python sources (the fallback where nothing can be compiled).
+# pure-Python sources (the fallback where nothing can be compiled). Tests run in PYTEST_WORKERS
+# processes (pytest-xdist, a test module to a process; every test that needs a server starts its own
+# on port 0, so they can): much of the suite waits on sockets, browsers and subprocesses, which then
+# overlap. The 25 slowest
+# tests are listed at the end. `make unit PYTEST_WORKERS=0` runs them in one process.
+PYTEST_WORKERS ?= 2
+PYTEST_ARGS := -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 unit: install-dev core browser
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 # The pure-Python pass checks the fallback build of the core, so it skips what exercises only the
 # shell (real sockets and browsers in tests/e2e, the slow and fuzz runs): the compiled pass ran those.
+# It runs the batched RL simulator on NumPy (MOONSHOT_NO_NUMBA=1): the compiled pass ran numba.
 unit-pure: install-dev
-	MOONSHOT_PURE_PYTHON=1 $(VENV)/bin/pytest -m "not browser and not slow and not fuzz and not ray" --ignore=tests/e2e
+	MOONSHOT_PURE_PYTHON=1 MOONSHOT_NO_NUMBA=1 $(VENV)/bin/pytest $(PYTEST_ARGS) -m "not browser and not slow and not fuzz and not ray" --ignore=tests/e2e
 
 test: lint typecheck unit unit-pure
 
