@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from moonshot.actions import (
     RejectClaim,
     action_from_dict,
     action_to_dict,
+    actions_json,
 )
 
 
@@ -100,3 +102,9 @@ actions = st.one_of(
 @given(actions)
 def test_every_action_round_trips(action: Action) -> None:
     assert action_from_dict(action_to_dict(action)) == action
+
+
+@given(st.lists(actions, max_size=20))
+def test_actions_json_is_json_dumps_of_the_dicts(played: list[Action]) -> None:
+    want = json.dumps([action_to_dict(a) for a in played], separators=(",", ":"))
+    assert actions_json(played) == want

@@ -264,3 +264,15 @@ def test_export_lines_are_the_records_json(variant: str) -> None:
     for seed in range(2):
         rec = play_game(find_variant(variant), seed, ("heuristic", "random", "heuristic", "random"))
         assert record_line(rec) == json.dumps(rec.to_json(), separators=(",", ":"))
+
+
+@pytest.mark.parametrize("variant", ["standard", "trend", "kierki", "turbo", "turbo-blind-chain"])
+def test_export_lines_from_the_games_actions_are_the_same_text(variant: str) -> None:
+    from moonshot.sim import play_game_actions
+
+    rules = find_variant(variant)
+    for seed in range(2):
+        seats = ("heuristic", "random", "heuristic", "random")
+        rec, played = play_game_actions(rules, seed, seats)
+        assert rec.actions == []
+        assert record_line(rec, played) == record_line(play_game(rules, seed, seats))

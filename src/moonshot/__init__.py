@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
@@ -63,8 +62,12 @@ def usable_compiled_modules(package_dir: str, environ: Mapping[str, str]) -> fro
         return frozenset()
 
 
-class PreferSource(importlib.abc.MetaPathFinder):
-    """Load a ``moonshot`` module from its ``.py`` when it has a compiled sibling not allowed."""
+class PreferSource:
+    """Load a ``moonshot`` module from its ``.py`` when it has a compiled sibling not allowed.
+
+    A meta path finder by its ``find_spec`` alone: deriving from ``importlib.abc.MetaPathFinder``
+    would import ``importlib.abc`` (and with it ``importlib.resources``, ``pathlib``, ...) at every
+    start of every ``moonshot`` command."""
 
     def __init__(self, package_dir: str, allowed: frozenset[str]) -> None:
         self.package_dir = package_dir

@@ -7,10 +7,12 @@ and the game store: ``{"t": "play", "s": 0, "c": "QS"}``.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from typing import Any, Final
 
-from moonshot.cards import CardError, format_cards, parse_card, parse_card_set
+from moonshot.cards import CardError, card_list, format_cards, parse_card, parse_card_set
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +118,12 @@ ACTION_TYPES: dict[str, type[Action]] = {
 }
 
 
+_CARD_NAMES: Final[tuple[str, ...]] = tuple(format_cards((1 << 52) - 1))  # card number -> "QS"
+
+
 def action_to_dict(action: Action) -> dict[str, Any]:
+    if type(action) is Play:  # most of a game: built straight, with the card's name from a table
+        return {"t": "play", "s": action.seat, "c": _CARD_NAMES[action.card]}
     d: dict[str, Any] = {"t": action.tag, "s": action.seat}
     if isinstance(action, Play):
         d["c"] = format_cards([action.card])[0]
@@ -125,6 +132,27 @@ def action_to_dict(action: Action) -> dict[str, Any]:
     elif isinstance(action, (AcceptClaim, RejectClaim)):
         d["claimer"] = action.claimer
     return d
+
+
+# every play's compact JSON, at seat * 52 + card: '{"t":"play","s":0,"c":"QS"}'
+_PLAY_JSON: Final[tuple[str, ...]] = tuple(
+    [f'{{"t":"play","s":{s},"c":"{_CARD_NAMES[c]}"}}' for s in range(4) for c in range(52)]
+)
+
+
+def actions_json(actions: Sequence[Action]) -> str:
+    """The compact JSON array of ``actions`` as dicts: the same text as ``json.dumps([action_to_dict(a)
+    for a in actions], separators=(",", ":"))``, with each play's taken from a table."""
+    parts = []
+    for a in actions:
+        if type(a) is Play:
+            parts.append(_PLAY_JSON[a.seat * 52 + a.card])
+        elif isinstance(a, (Pass, Charge, Expose)):  # card names need no escaping
+            names = ",".join([f'"{_CARD_NAMES[c]}"' for c in card_list(a.cards)])
+            parts.append(f'{{"t":"{a.tag}","s":{a.seat},"c":[{names}]}}')
+        else:
+            parts.append(json.dumps(action_to_dict(a), separators=(",", ":")))
+    return "[" + ",".join(parts) + "]"
 
 
 class ActionFormatError(ValueError):
@@ -168,4 +196,5 @@ __all__ = [
     "RejectClaim",
     "action_from_dict",
     "action_to_dict",
+    "actions_json",
 ]

@@ -18,7 +18,6 @@ rerun simply writes the same file again.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import sys
 import time
@@ -26,11 +25,14 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from moonshot.arena import ArenaConfig, DealResult, play_deal
-from moonshot.sim import GameRecord, play_game, tasks
+from moonshot.actions import Action, action_to_dict, actions_json
+from moonshot.sim import GameRecord, play_game_actions, tasks
 from moonshot.variants import find_variant
+
+if TYPE_CHECKING:  # the arena (and multiprocessing) load when used: `simulate` starts without them
+    from moonshot.arena import ArenaConfig, DealResult
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -94,28 +96,38 @@ def run_sim_task(task: SimTask) -> SimResult:
     """Play a task's games (and write its decision shard): the unit every backend runs."""
     options = dict(task.options)
     rules = find_variant(task.variant, **options)
-    records = [
-        play_game(rules, seed, task.seats, rotation, options=options)
-        for seed, rotation in tasks(range(task.start, task.stop), task.duplicate)
-    ]
+    # the records' actions as dicts only for those who read them (the one-file decision export
+    # and shards); --export writes its lines straight from the actions
+    keep = task.actions or task.shards is not None
+    records: list[GameRecord] = []
+    lines: list[str] | None = [] if task.lines else None
+    for seed, rotation in tasks(range(task.start, task.stop), task.duplicate):
+        rec, actions = play_game_actions(rules, seed, task.seats, rotation, options=options)
+        if keep:
+            rec.actions = [action_to_dict(a) for a in actions]
+        if lines is not None:
+            lines.append(record_line(rec, actions))
+        records.append(rec)
     if task.shards is None:
         _maybe_die()  # the test hook: mid-task, the games played and nothing returned yet
     shard = _write_shard(task, rules, records) if task.shards is not None else None
-    lines = [record_line(rec) for rec in records] if task.lines else None
-    if not task.actions:
+    if not task.actions and keep:
         records = [replace(rec, actions=[]) for rec in records]
     return SimResult(task.index, records, shard, lines)
 
 
-def record_line(rec: GameRecord) -> str:
+def record_line(rec: GameRecord, played: Sequence[Action] | None = None) -> str:
     """A game's line in ``simulate --export`` (README, 'Game records'), without the newline:
-    ``json.dumps(rec.to_json())``, compact.
+    ``json.dumps(rec.to_json())``, compact; with ``played``, the game's actions as they are,
+    written in place of the record's (the same text).
 
     Plays, most of a record, are written from a template: the JSON encoder took about a sixth of
     the time a game of random bots takes to play."""
     data = rec.to_json()
     actions = data.pop("actions")
     head = json.dumps(data, separators=(",", ":"))
+    if played is not None:
+        return f'{head[:-1]},"actions":{actions_json(played)}}}'
     parts = []
     for a in actions:
         if a["t"] == "play" and len(a) == 3:
@@ -170,6 +182,8 @@ class ArenaTask:
 
 def run_arena_task(task: ArenaTask) -> list[DealResult]:
     """Play a task's arena deals (timing each decision: the only output that is not reproducible)."""
+    from moonshot.arena import play_deal
+
     bot_clock = time.process_time if task.config.cpu_time else None  # --cpu-time: budgets count CPU time
     results = [
         play_deal(task.config, i, clock=time.perf_counter, bot_clock=bot_clock) for i in range(task.start, task.stop)
@@ -308,6 +322,12 @@ class ProcessPool:
         return self.workers
 
     def map(self, fn: Callable[[T], R], items: Sequence[T]) -> Iterator[R]:
+        import gc
+        import multiprocessing
+
+        # what is allocated so far stays out of the collector's way: a forked worker then does
+        # not copy the parent's pages by the collector's writes to every object it scans
+        gc.freeze()
         ctx = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
         with ctx.Pool(min(self.workers, max(1, len(items)))) as pool:
             yield from pool.imap(fn, items, chunksize=1)

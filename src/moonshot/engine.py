@@ -80,6 +80,7 @@ _KEEPER: Final = PassDirection.KEEPER
 _HOLD: Final = PassDirection.HOLD
 _DEALS: Final = EndRule.DEALS
 _BLOCKING: Final = ClaimFlow.BLOCKING
+_ONE_SEAT: Final = ((0,), (1,), (2,), (3,))  # to_act while playing: no tuple made per call
 
 
 class IllegalAction(ValueError):
@@ -136,6 +137,7 @@ class Game:
         self.dealt = [0, 0, 0, 0]
         self.deal_kind = 0
         self.direction: PassDirection = _HOLD
+        self.pass_offset = 0  # the receiver's seat minus the sender's this deal (``direction.offset``)
         self.passed: list[CardSet | None] = [None] * 4
         self.received: list[CardSet | None] = [None] * 4
         self.charged = [0, 0, 0, 0]
@@ -168,6 +170,14 @@ class Game:
         self.claim_blocked = [-1, -1, -1, -1]  # BLOCKING: cards played when a seat's claim was rejected
         self.revealed = [0, 0, 0, 0]  # hands shown by claims
         self.last_deal_points: tuple[int, ...] = (0, 0, 0, 0)
+        # every deal's DealEnded, kept with or without the event log (the simulator's records)
+        self.deals_ended: list[DealEnded] = []
+        # deal_points_so_far's answer until the cards taken change (None: not computed yet)
+        self._points: tuple[int, int, int, int] | None = None
+        # what moonshot.views derives from the public state (completed tricks, voids, cards
+        # taken, totals, charges, exposures, hands shown), kept there until any of it changes:
+        # every change below goes through _public_changed, which drops it (None)
+        self.view_cache: Any = None
         self._scoring = rules.scoring_for(0)
         self._point_cards = self._scoring.cards_with_points  # cards whose trick needs points counted
         # legal_play_mask's last answer, for apply to reuse: valid while the log has this length
@@ -186,6 +196,7 @@ class Game:
             state = dict(vars(self))
         else:
             state = {n: getattr(self, n) for n in names if n != "__dict__"}
+        state["view_cache"] = None  # the views' own: made again when needed
         return (Game, (self.rules, self.seed, self.deal_specs), state)
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -213,7 +224,7 @@ class Game:
             if claimer is not None:
                 answered = self.claim_accepts[claimer] | 1 << claimer
                 return tuple(s for s in range(4) if not answered >> s & 1)
-            return (self.turn,)
+            return _ONE_SEAT[self.turn]
         if ph is _PASS or ph is _PILE:
             return tuple(s for s in range(4) if self.passed[s] is None)
         if ph is _CHARGE:
@@ -471,6 +482,10 @@ class Game:
         # so duplicate play (same seed, rotated seats) sees identical deals.
         return keyed_permutation(f"moonshot:{self.seed}:{deal}:{purpose}", n)
 
+    def _public_changed(self) -> None:
+        self._points = None
+        self.view_cache = None
+
     def _emit(self, e: Event) -> None:
         if self.record:
             self.log.append(e)
@@ -501,6 +516,7 @@ class Game:
         self.hands = hands
         self.dealt = list(hands)
         self.direction = rules.pass_direction(d)
+        self.pass_offset = self.direction.offset
         self.passed = [None] * 4
         self.received = [None] * 4
         self.charged = [0, 0, 0, 0]
@@ -520,6 +536,7 @@ class Game:
         self.taken = [0, 0, 0, 0]
         self.tricks_won = [0, 0, 0, 0]
         self.trick_numbers_won = [0, 0, 0, 0]
+        self._public_changed()
         self.claim_blocked = [-1, -1, -1, -1]
         self.revealed = [0, 0, 0, 0]
         if rules.two_of_clubs_leads:
@@ -539,7 +556,7 @@ class Game:
 
     def _pass(self, seat: int, cards: CardSet) -> None:
         d = self.direction
-        to = seat if d is _KEEPER else (seat + d.offset) % 4
+        to = seat if d is _KEEPER else (seat + self.pass_offset) % 4
         self.passed[seat] = cards
         self.hands[seat] &= ~cards
         self._emit(PassSent(seat, to, cards, cards.bit_count()))
@@ -556,7 +573,7 @@ class Game:
                 self._emit(PassReceived(s, s, got, k))
             self._start_charging()
             return
-        off = d.offset
+        off = self.pass_offset
         for s in range(4):
             src = (s - off) % 4
             got = self.passed[src] or 0
@@ -588,6 +605,7 @@ class Game:
         order = self.rules.charging
         assert order is not None
         self.charged[seat] |= cards
+        self._public_changed()
         if self.next_charger is not None:
             self.next_charger = (self.next_charger + 1) % 4
         if cards:
@@ -623,6 +641,7 @@ class Game:
 
     def _expose(self, seat: int, cards: CardSet) -> None:
         self.exposed[seat] |= cards
+        self._public_changed()
         self.expose_pending &= ~(1 << seat)
         self._emit(Exposed(seat, cards))
         if not self.expose_pending:
@@ -658,7 +677,9 @@ class Game:
         led = tc[0] // 13
         if led != suit:
             voids = self.voids
-            voids[seat] = voids[seat] | 1 << led
+            if not voids[seat] >> led & 1:
+                voids[seat] = voids[seat] | 1 << led
+                self._public_changed()
         if suit == 2 or (c == QUEEN_SPADES and self.rules.queen_breaks_hearts):
             self.hearts_broken = True
         if self.record:
@@ -689,6 +710,7 @@ class Game:
         taken[winner] = taken[winner] | won
         tricks_won[winner] = tricks_won[winner] + 1
         numbers[winner] = numbers[winner] | 1 << self.trick_no
+        self._public_changed()
         self.led_suits |= 1 << led
         pts = 0
         if won & self._point_cards:
@@ -718,6 +740,7 @@ class Game:
         self.claiming |= 1 << seat
         self.claim_accepts[seat] = 0
         self.revealed[seat] = self.hands[seat]
+        self._public_changed()
         self._emit(ClaimMade(seat, self.hands[seat]))
 
     def _answer_claim(self, seat: int, claimer: int, accepted: bool) -> None:
@@ -737,6 +760,7 @@ class Game:
         for c in self.trick_cards:
             rest |= 1 << c
         self.taken[claimer] |= rest
+        self._public_changed()
         # The claimer wins every trick left (the one in progress included), so per-trick and
         # trick-number scoring count them too: as many tricks as the fullest hand has cards.
         left = max(h.bit_count() for h in self.hands)
@@ -761,18 +785,11 @@ class Game:
         points, moon = score_deal(rules, self.deal_kind, self.taken, self.trick_numbers_won, self.tricks_won, doubled)
         for s in range(4):
             self.totals[s] += points[s]
+        self._public_changed()
         self.last_deal_points = points
-        self._emit(
-            DealEnded(
-                self.deal_index,
-                points,
-                tuple(self.totals),
-                moon,
-                tuple(self.taken),
-                len(self.tricks),
-                early,
-            )
-        )
+        ended = DealEnded(self.deal_index, points, tuple(self.totals), moon, tuple(self.taken), len(self.tricks), early)
+        self.deals_ended.append(ended)
+        self._emit(ended)
         if self._game_finished():
             best = min(self.totals) if rules.lowest_wins else max(self.totals)
             self.winners = tuple(s for s in range(4) if self.totals[s] == best)
@@ -791,6 +808,19 @@ class Game:
     # ------------------------------------------------------------------ helpers
     def deal_points_so_far(self) -> list[int]:
         """Raw card/trick points each seat has taken in the current deal (no multipliers)."""
+        p = self.deal_points()
+        return [p[0], p[1], p[2], p[3]]
+
+    def deal_points(self) -> tuple[int, int, int, int]:
+        """:meth:`deal_points_so_far` as a tuple, computed once per change of the cards taken
+        (a view is made for every decision, the cards taken change once a trick)."""
+        p = self._points
+        if p is None:
+            p = self._count_deal_points()
+            self._points = p
+        return p
+
+    def _count_deal_points(self) -> tuple[int, int, int, int]:
         sc = self._scoring
         out = []
         for s in range(4):
@@ -804,7 +834,7 @@ class Game:
                 pts += sc.card_points[low.bit_length() - 1]
                 t ^= low
             out.append(pts)
-        return out
+        return (out[0], out[1], out[2], out[3])
 
     def snapshot(self) -> dict[str, object]:
         """A JSON-friendly summary (for logs and debugging, not for restoring)."""

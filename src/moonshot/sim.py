@@ -11,7 +11,6 @@ This module is pure (no I/O); the CLI adds processes, progress bars and files ar
 from __future__ import annotations
 
 import contextlib
-import inspect
 import math
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
 
-from moonshot.actions import AcceptClaim, Claim, RejectClaim, action_from_dict, action_to_dict
+from moonshot.actions import AcceptClaim, Action, Claim, RejectClaim, action_from_dict, action_to_dict
 from moonshot.bots.base import Bot, answer_claim
 from moonshot.engine import Game, replay
 from moonshot.events import DealEnded
@@ -47,6 +46,8 @@ BOT_REGISTRY: dict[str, str] = {
     "search": "moonshot.bots.search:SearchBot",
     "shooter": "moonshot.bots.shooter:ShooterBot",
     "pimc": "moonshot.bots.pimc:PimcBot",
+    "learned": "moonshot.bots.learned:LearnedBot",  # NumPy
+    "search-learned": "moonshot.bots.learned:PriorSearchBot",  # search over the network's top cards
 }
 
 
@@ -83,13 +84,29 @@ def make_bot(name: str, **options: Any) -> Bot:
     return bot
 
 
+# a bot class's constructor defaults: inspect.signature parses a compiled class's text
+# signature, which cost more than the rest of a game of random bots (four bots a game)
+_DEFAULTS: dict[Any, dict[str, Any]] = {}
+
+
+def _defaults(cls: Any) -> dict[str, Any]:
+    out = _DEFAULTS.get(cls)
+    if out is None:
+        import inspect  # only here: a simulate run would otherwise import it at start-up
+
+        out = {}
+        with contextlib.suppress(TypeError, ValueError):
+            out = {k: p.default for k, p in inspect.signature(cls).parameters.items()}
+        _DEFAULTS[cls] = out
+    return out
+
+
 def bot_spec(name: str, options: Mapping[str, Any], cls: Any = None) -> str:
     """A bot's full name, as ``moonshot`` options: the registry name, then every option that is
     set and differs from the constructor's default, sorted (``search --simulations 200``)."""
-    defaults: dict[str, Any] = {}
-    if cls is not None:
-        with contextlib.suppress(TypeError, ValueError):
-            defaults = {k: p.default for k, p in inspect.signature(cls).parameters.items()}
+    if not options:
+        return name
+    defaults = _defaults(cls) if cls is not None else {}
     parts = [name]
     for key in sorted(options):
         value = options[key]
@@ -164,25 +181,51 @@ def play_game(
     rotation: int = 0,
     bots: Sequence[Bot] | None = None,
     options: dict[str, int] | None = None,
+    keep_actions: bool = True,
 ) -> GameRecord:
-    """Play one game to the end with the given seat policies (rotated by ``rotation``)."""
-    names = rotated(seats, rotation)
-    players = list(bots) if bots is not None else [make_bot(n) for n in names]
-    rngs = [random.Random(f"moonshot-bot:{seed}:{rotation}:{s}") for s in range(4)]
-    game = Game(rules, seed)
+    """Play one game to the end with the given seat policies (rotated by ``rotation``).
+
+    ``keep_actions=False``: the record's ``actions`` stay empty (a run that neither exports nor
+    replays its games: only their results are summed)."""
+    rec, actions = play_game_actions(rules, seed, seats, rotation, bots, options)
+    if keep_actions:
+        rec.actions = [action_to_dict(a) for a in actions]
+    return rec
+
+
+def play_out(game: Game, players: Sequence[Bot], rngs: Sequence[random.Random]) -> None:
+    """Play ``game`` to its end: each seat's bot acts on its own view with its own RNG, and a
+    blocking claim is answered by the others at once."""
     while not game.over:
         seat = game.to_act()[0]
         action = players[seat].act(seat_view(game, seat), rngs[seat])
         game.apply(action)
         if type(action) is Claim and game.claimer is None and not game.over:
             answer_claims(game, seat, players, rngs)
-    ends = [e for e in game.log if isinstance(e, DealEnded)]
-    return GameRecord(
+
+
+def play_game_actions(
+    rules: Rules,
+    seed: int,
+    seats: Sequence[str],
+    rotation: int = 0,
+    bots: Sequence[Bot] | None = None,
+    options: dict[str, int] | None = None,
+) -> tuple[GameRecord, list[Action]]:
+    """:func:`play_game` with the game's actions as they are, and the record's ``actions`` left
+    empty: for whoever writes them without dicts (``simulate --export``: ``actions_json``)."""
+    names = rotated(seats, rotation)
+    players = list(bots) if bots is not None else [make_bot(n) for n in names]
+    rngs = [random.Random(f"moonshot-bot:{seed}:{rotation}:{s}") for s in range(4)]
+    game = Game(rules, seed, record=False)  # no event log: nobody reads it (deals_ended has the results)
+    play_out(game, players, rngs)
+    ends = game.deals_ended
+    record = GameRecord(
         variant=rules.name,
         seed=seed,
         rotation=rotation,
         seats=names,
-        actions=[action_to_dict(a) for a in game.actions],
+        actions=[],
         deals=len(ends),
         scores=tuple(game.totals),
         deal_points=[e.points for e in ends],
@@ -190,6 +233,7 @@ def play_game(
         winners=game.winners,
         options=dict(options or {}),
     )
+    return record, game.actions
 
 
 def answer_claims(game: Game, claimer: int, players: Sequence[Bot], rngs: Sequence[random.Random]) -> None:
@@ -300,6 +344,8 @@ __all__ = [
     "make_bot",
     "parse_seats",
     "play_game",
+    "play_game_actions",
+    "play_out",
     "rotated",
     "spec_of",
     "summarise",

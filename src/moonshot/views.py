@@ -303,13 +303,43 @@ def _view_from_fields(values: tuple[object, ...]) -> SeatView:
     return SeatView(**{f.name: v for f, v in zip(fields(SeatView), values)})  # type: ignore[arg-type]
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
+class _Public:
+    """The parts of a view every seat shares, as tuples: made once each time the game's public
+    state changes (a trick ends, a void shows, a charge, an exposure, a claim, a deal ends) and
+    shared by the views made until then (``Game.view_cache``), rather than once per view."""
+
+    def __init__(self, game: Game) -> None:
+        voids, taken, won, totals = game.voids, game.taken, game.tricks_won, game.totals
+        charged, exposed, revealed = game.charged, game.exposed, game.revealed
+        self.tricks = tuple(game.tricks)
+        self.voids = (voids[0], voids[1], voids[2], voids[3])
+        self.taken = (taken[0], taken[1], taken[2], taken[3])
+        self.tricks_won = (won[0], won[1], won[2], won[3])
+        self.points = game.deal_points()
+        self.totals = (totals[0], totals[1], totals[2], totals[3])
+        self.charged = (charged[0], charged[1], charged[2], charged[3])
+        self.exposed = (exposed[0], exposed[1], exposed[2], exposed[3])
+        self.revealed = (revealed[0], revealed[1], revealed[2], revealed[3])
+
+
+def _public(game: Game) -> _Public:
+    pub = game.view_cache
+    if type(pub) is not _Public:  # None: the public state changed since the last view
+        pub = _Public(game)
+        game.view_cache = pub
+    return pub
+
+
 def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
     """The information set of ``seat`` in ``game`` now."""
     rules = game.rules
+    pub = _public(game)
     charging = rules.charging
-    charged = game.charged
+    charged = pub.charged
     c0, c1, c2, c3 = charged[0], charged[1], charged[2], charged[3]
-    if charging is not None and charging.blind and game.phase is _CHARGE:
+    blind = charging is not None and charging.blind and game.phase is _CHARGE
+    if blind:
         # blind charges stay hidden from the others until the charging round ends
         c0, c1, c2, c3 = (
             (c0 if seat == 0 else 0),
@@ -318,27 +348,32 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
             (c3 if seat == 3 else 0),
         )
     d = game.direction
-    pass_to = None if d is _HOLD or d is _KEEPER else (seat + d.offset) % 4
+    pass_to = None if d is _HOLD or d is _KEEPER else (seat + game.pass_offset) & 3
     in_play = game.played
-    exposed = game.exposed
-    revealed = game.revealed
-    shown = (
-        c0 | exposed[0] | revealed[0],
-        c1 | exposed[1] | revealed[1],
-        c2 | exposed[2] | revealed[2],
-        c3 | exposed[3] | revealed[3],
+    exposed = pub.exposed
+    revealed = pub.revealed
+    k0 = c0 | exposed[0] | revealed[0]
+    k1 = c1 | exposed[1] | revealed[1]
+    k2 = c2 | exposed[2] | revealed[2]
+    k3 = c3 | exposed[3] | revealed[3]
+    if pass_to is not None and game.received[pass_to] is not None:  # delivered only once all four passed
+        mine = game.passed[seat] or 0
+        if pass_to == 0:
+            k0 |= mine
+        elif pass_to == 1:
+            k1 |= mine
+        elif pass_to == 2:
+            k2 |= mine
+        else:
+            k3 |= mine
+    gone = ~in_play
+    known = (
+        0 if seat == 0 else k0 & gone,
+        0 if seat == 1 else k1 & gone,
+        0 if seat == 2 else k2 & gone,
+        0 if seat == 3 else k3 & gone,
     )
-    known = [0, 0, 0, 0]
-    for s in range(4):
-        if s == seat:
-            continue
-        k = shown[s]
-        if pass_to == s and game.received[s] is not None:  # delivered only once all four passed
-            k |= game.passed[seat] or 0
-        known[s] = k & ~in_play
     choices = choices_of(game, seat) if with_legal else Choices(seat, NOTHING)
-    points = game.deal_points_so_far()
-    voids, taken, won, totals = game.voids, game.taken, game.tricks_won, game.totals
     claims = game.open_claims()
     return SeatView(
         seat=seat,
@@ -356,19 +391,19 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
         trick_no=game.trick_no,
         leader=game.leader,
         trick=tuple(zip(game.trick_seats, game.trick_cards)),
-        tricks=tuple(game.tricks),
+        tricks=pub.tricks,
         played=in_play,
         led_suits=game.led_suits,
         hearts_broken=game.hearts_broken,
-        voids=(voids[0], voids[1], voids[2], voids[3]),
-        taken=(taken[0], taken[1], taken[2], taken[3]),
-        tricks_won=(won[0], won[1], won[2], won[3]),
-        points=(points[0], points[1], points[2], points[3]),
-        totals=(totals[0], totals[1], totals[2], totals[3]),
-        charged=(c0, c1, c2, c3),
-        exposed=(exposed[0], exposed[1], exposed[2], exposed[3]),
-        revealed=(revealed[0], revealed[1], revealed[2], revealed[3]),
-        known_cards=(known[0], known[1], known[2], known[3]),
+        voids=pub.voids,
+        taken=pub.taken,
+        tricks_won=pub.tricks_won,
+        points=pub.points,
+        totals=pub.totals,
+        charged=(c0, c1, c2, c3) if blind else charged,
+        exposed=exposed,
+        revealed=revealed,
+        known_cards=known,
         claimer=game.claimer,
         claims=tuple([OpenClaim(c, game.claim_accepts[c]) for c in claims]) if claims else (),
         legal_plays=game.legal_play_mask(seat),

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
 from moonshot.cards import (
@@ -38,7 +38,7 @@ from moonshot.cards import (
     cards_in,
 )
 from moonshot.engine import Phase
-from moonshot.rules import MoonRule
+from moonshot.rules import MoonRule, Scoring
 from moonshot.views import SeatView
 
 try:
@@ -50,6 +50,13 @@ except ImportError:  # pragma: no cover - without mypy nothing is compiled, and 
 
 
 _MOON_CARDS = HEARTS_MASK | (1 << QUEEN_SPADES)
+# module constants: compiled, ``Phase.PLAY`` is a lookup on the class at every use
+_PLAY: Final = Phase.PLAY
+_PASS: Final = Phase.PASS
+_PILE: Final = Phase.PILE
+_CHARGE: Final = Phase.CHARGE
+_EXPOSE: Final = Phase.EXPOSE
+_NO_MOON: Final = MoonRule.NONE
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
@@ -77,13 +84,17 @@ class Weights:
     charge: bool = True  # charge (Turbo) and expose (Trend) cards when the hand allows
 
 
+_ABOVE: Final[tuple[int, ...]] = tuple([SUIT_MASKS[c // 13] & ~((2 << c) - 1) for c in range(52)])
+_BELOW: Final[tuple[int, ...]] = tuple([SUIT_MASKS[c // 13] & ((1 << c) - 1) for c in range(52)])
+
+
 def _above(c: int) -> CardSet:
     """Cards of ``c``'s suit ranked above it."""
-    return SUIT_MASKS[c // 13] & ~((2 << c) - 1)
+    return _ABOVE[c]
 
 
 def _below(c: int) -> CardSet:
-    return SUIT_MASKS[c // 13] & ((1 << c) - 1)
+    return _BELOW[c]
 
 
 def _all_boss(hand: CardSet, others: CardSet) -> bool:
@@ -124,6 +135,63 @@ def claim_is_sure(view: SeatView, claimer: int, claimer_hand: CardSet) -> bool:
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
+class _Tables:
+    """What a deal's scoring and doubled cards make of every card (the start of each decision's
+    estimates), worked out once per scoring and set of doubled cards."""
+
+    def __init__(self, sc: Scoring, doubled: int, key: int) -> None:
+        self.scoring = sc
+        self.key = key
+        vals = [float(p) for p in sc.card_points]
+        if doubled >> ACE_HEARTS & 1:
+            for c in range(26, 39):
+                vals[c] *= 2
+        if doubled >> QUEEN_SPADES & 1:
+            vals[QUEEN_SPADES] *= 2
+        if doubled >> JACK_DIAMONDS & 1:
+            vals[JACK_DIAMONDS] *= 2
+        self.vals = vals  # shared by the decisions that change no value (read only)
+        self.positive, self.big = _value_masks(vals)
+        self.negative = sum(1 << c for c in range(52) if sc.card_points[c] < 0)  # bonus cards (JD)
+        self.trick_points = dict(sc.trick_number_points)  # read only
+        self.base = float(sc.per_trick) + sum(self.trick_points.values()) / 13.0
+
+
+def _value_masks(vals: list[float]) -> tuple[CardSet, CardSet]:
+    """(cards worth points to whoever takes them, cards worth 5 or more) under ``vals``."""
+    positive = big = 0
+    for c in range(52):
+        if vals[c] > 0:
+            positive |= 1 << c
+        if vals[c] >= 5:
+            big |= 1 << c
+    return positive, big
+
+
+# (id(scoring) * 8 + which of AH, QS, JD are doubled) -> tables; an entry keeps its scoring
+# alive, so an id in the cache is never reused by another scoring while it is there
+_TABLES: dict[int, _Tables] = {}
+_LAST: Final[list[_Tables]] = []  # the tables last asked for (a game asks for the same ones)
+
+
+def _tables(sc: Scoring, doubled: int) -> _Tables:
+    which = (doubled >> ACE_HEARTS & 1) + (doubled >> QUEEN_SPADES & 1) * 2 + (doubled >> JACK_DIAMONDS & 1) * 4
+    if _LAST:
+        t = _LAST[0]
+        if t.scoring is sc and t.key & 7 == which:
+            return t
+    key = id(sc) * 8 + which
+    found = _TABLES.get(key)
+    if found is None or found.scoring is not sc:
+        if len(_TABLES) >= 256:  # rules made on the fly (tests, servers): keep the cache small
+            _TABLES.clear()
+        found = _Tables(sc, doubled, key)
+        _TABLES[key] = found
+    _LAST[:] = [found]
+    return found
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 class _Eval:
     """Per-decision estimates shared by the play rules (built once per ``act``)."""
 
@@ -136,41 +204,48 @@ class _Eval:
         doubled = 0
         for s in range(4):
             doubled |= view.charged[s] | view.exposed[s]
-        vals = [float(p) for p in sc.card_points]
-        if doubled >> ACE_HEARTS & 1:
-            for c in range(26, 39):
-                vals[c] *= 2
-        if doubled >> QUEEN_SPADES & 1:
-            vals[QUEEN_SPADES] *= 2
-        if doubled >> JACK_DIAMONDS & 1:
-            vals[JACK_DIAMONDS] *= 2
+        tables = _tables(sc, doubled)
+        vals = tables.vals  # shared, read only: copied before any change
         mult = rules.ten_of_clubs_multiplier * (2 if doubled >> TEN_CLUBS & 1 else 1)
         if mult != 1:
             # taking TC multiplies my whole deal: worth about my points so far plus a little more
+            vals = list(vals)
             vals[TEN_CLUBS] += (mult - 1) * (view.points[self.me] + 1.5)
         self.shooting = w.shoot and self._can_shoot(view, vals, w)
         if self.shooting:
+            if vals is tables.vals:
+                vals = list(vals)
             for c in cards_in(_MOON_CARDS):
                 vals[c] = -abs(vals[c])  # every heart and the queen are now wanted
         self.vals = vals
         self.tc_mult = mult
         self.per_trick = float(sc.per_trick)
-        self.trick_points = dict(sc.trick_number_points)
-        self.base = self.per_trick + sum(self.trick_points.values()) / 13.0
+        self.trick_points = tables.trick_points
+        self.base = tables.base
         self.unseen = view.unseen
-        positive = [vals[c] for c in cards_in(self.unseen) if vals[c] > 0]
+        if mult == 1 and not self.shooting:
+            positive_cards, self.big = tables.positive, tables.big
+        else:
+            positive_cards, self.big = _value_masks(vals)
+        # the points still out, lowest card first (a bit loop: compiled, cheaper than cards_in)
+        positive: list[float] = []
+        m = self.unseen & positive_cards
+        while m:
+            low = m & -m
+            m ^= low
+            positive.append(vals[low.bit_length() - 1])
         if positive:
             self.dump = max(max(positive) / w.dump_spread, sum(positive) / len(positive))
         else:
             self.dump = 0.0
-        self.big = sum(1 << c for c in range(52) if vals[c] >= 5)
+        self.p_voids = [-1.0] * 16  # p_void(seat, suit) once worked out, at seat * 4 + suit
         self.moon_threat, self.moon_stake = self._moon_threat()
 
     # a method, not a staticmethod: compiled code calls a static method directly, so a Python
     # subclass's override (the shooter's) would never be called
     def _can_shoot(self, view: SeatView, vals: list[float], w: Weights) -> bool:
         """I hold every point taken so far, plenty of them, and nearly every card I hold is a winner."""
-        if view.rules.moon is MoonRule.NONE or vals[QUEEN_SPADES] <= 0:
+        if view.rules.moon is _NO_MOON or vals[QUEEN_SPADES] <= 0:
             return False
         me = view.seat
         if any(view.taken[s] & _MOON_CARDS for s in range(4) if s != me):
@@ -190,12 +265,16 @@ class _Eval:
     def _moon_threat(self) -> tuple[int | None, float]:
         """An opponent who has taken every hearts/QS point so far, and what stopping him is worth now."""
         view = self.view
-        if view.rules.moon is MoonRule.NONE or self.vals[QUEEN_SPADES] <= 0:
+        if view.rules.moon is _NO_MOON or self.vals[QUEEN_SPADES] <= 0:
             return None, 0.0
-        holders = [s for s in range(4) if view.taken[s] & _MOON_CARDS]
-        if len(holders) != 1 or holders[0] == self.me:
+        x = -1
+        for s in range(4):
+            if view.taken[s] & _MOON_CARDS:
+                if x >= 0:
+                    return None, 0.0  # two seats have points: no moon
+                x = s
+        if x < 0 or x == self.me:
             return None, 0.0
-        x = holders[0]
         if not (self.unseen | view.hand) & HEARTS_MASK & ~view.taken[x]:
             return None, 0.0  # too late: no heart left to take
         got = view.taken[x] & _MOON_CARDS
@@ -254,6 +333,15 @@ class _Eval:
         return own + risk + 0.01 * (c % 13)  # ties: shed the higher card
 
     def p_void(self, seat: int, suit: int) -> float:
+        """The chance ``seat`` has no card of ``suit`` (worked out once per decision)."""
+        i = seat * 4 + suit
+        p = self.p_voids[i]
+        if p < 0.0:
+            p = self._p_void(seat, suit)
+            self.p_voids[i] = p
+        return p
+
+    def _p_void(self, seat: int, suit: int) -> float:
         if self.view.voids[seat] >> suit & 1:
             return 1.0
         out = self.unseen & SUIT_MASKS[suit]
@@ -270,9 +358,19 @@ class _Eval:
         out = self.unseen & led_mask
         higher = out & _above(c) if c // 13 == led else out
         lower = out & ~higher
-        pts = vals[c] + sum(vals[x] for x in cards_in_trick)
-        following = [s for s in later if s != self.me and not self.view.voids[s] >> led & 1]
-        opp_later = [s for s in later if s != self.me]
+        on_table = 0.0
+        for x in cards_in_trick:
+            on_table += vals[x]
+        pts = vals[c] + on_table
+        me = self.me
+        voids = self.view.voids
+        following = 0  # later opponents who still hold the led suit, as far as anyone knows
+        opponents = 0
+        for s in later:
+            if s != me:
+                opponents += 1
+                if not voids[s] >> led & 1:
+                    following += 1
         if c // 13 != led:
             p_win = 0.0
         elif not higher or not following:
@@ -280,15 +378,23 @@ class _Eval:
         else:
             lo = lower.bit_count()
             share = lo / (lo + higher.bit_count())
-            p_win = share ** (self.w.follower_over + len(following))
+            p_win = share ** (self.w.follower_over + following)
         # what the later players add
         add = 0.0
-        if opp_later:
-            big = [vals[x] for x in cards_in(lower) if vals[x] > 0]
+        if opponents:
+            big: list[float] = []
+            m = lower
+            while m:  # lowest card first, as cards_in (compiled, a bit loop costs less)
+                low = m & -m
+                m ^= low
+                v = vals[low.bit_length() - 1]
+                if v > 0:
+                    big.append(v)
             if big and following:
-                add += min(len(following) * max(big), sum(big) * self.w.follow_points * len(following) / 3.0)
-            for s in opp_later:
-                add += self.p_void(s, led) * self.dump
+                add += min(following * max(big), sum(big) * self.w.follow_points * following / 3.0)
+            for s in later:
+                if s != me:
+                    add += self.p_void(s, led) * self.dump
         cost = pts + add + self.per_trick + self.trick_points.get(trick_no, 0) + self.w.lead_burden
         if self.shooting:
             cost -= self.w.shoot_trick  # every trick won keeps the points away from the others
@@ -328,7 +434,7 @@ class HeuristicBot:
     def act(self, view: SeatView, rng: random.Random) -> Action:
         phase = view.phase
         seat = view.seat
-        if phase is Phase.PLAY:
+        if phase is _PLAY:
             claimer = view.claimer
             if claimer is not None:  # a blocking claim: play waits for our answer
                 ok = self.answer_claim(view, claimer, rng)
@@ -345,12 +451,12 @@ class HeuristicBot:
                 ):
                     return Claim(seat)
                 return Play.of(seat, self._play(view))
-        elif phase is Phase.PASS or phase is Phase.PILE:
+        elif phase is _PASS or phase is _PILE:
             return Pass(seat, choose_pass(view))
-        elif phase is Phase.CHARGE:
+        elif phase is _CHARGE:
             choice = Charge(seat, choose_charge(view) if self.weights.charge else 0)
             return choice if choice in view.legal else Charge(seat, 0)
-        elif phase is Phase.EXPOSE:
+        elif phase is _EXPOSE:
             expose = Expose(seat, choose_expose(view) if self.weights.charge else 0)
             return expose if expose in view.legal else Expose(seat, 0)
         options = [a for a in view.legal if not isinstance(a, Claim)]
@@ -376,8 +482,10 @@ class HeuristicBot:
             led = trick_cards[0] // 13
             winner_card = max(c for c in trick_cards if c // 13 == led)
             winner_seat = next(s for s, c in view.trick if c == winner_card)
+        # who plays after me depends on my card only with nines (a nine extends the trick)
+        same_later = None if view.rules.nines else _later_seats(view, legal.bit_length() - 1)
         for c in cards_in(legal):
-            later = _later_seats(view, c)
+            later = same_later if same_later is not None else _later_seats(view, c)
             if trick_cards:
                 beats = c // 13 == led and c > winner_card
                 if beats:
@@ -455,8 +563,11 @@ def pass_priority(view: SeatView, c: int) -> float:
         score += 8.0 - 2.0 * length  # voiding a short side suit
     if c == TEN_CLUBS and rules.ten_of_clubs_multiplier != 1:
         score += 6.0
-    neg = [x for x in range(52) if sc.card_points[x] < 0]
-    for x in neg:
+    neg = _tables(sc, 0).negative
+    while neg:
+        low = neg & -neg
+        neg ^= low
+        x = low.bit_length() - 1
         if s == x // 13 and c > x:
             score -= 10.0  # high cards that can capture a bonus card are worth keeping
     return score

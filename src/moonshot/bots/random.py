@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Final
 
 from moonshot.actions import AcceptClaim, Action, Claim, Pass, Play, RejectClaim
 from moonshot.bots.heuristic import claim_is_sure
-from moonshot.cards import card_list
+from moonshot.cards import CardSet, card_list
 from moonshot.engine import Phase
 from moonshot.views import SeatView
 
@@ -17,6 +17,30 @@ except ImportError:  # pragma: no cover - without mypy nothing is compiled, and 
 
     def mypyc_attr(*attrs: str, **kwattrs: object) -> Any:  # type: ignore[misc]
         return lambda cls: cls
+
+
+# module constants: compiled, ``Phase.PLAY`` is a lookup on the class at every use
+_PLAY: Final = Phase.PLAY
+_PASS: Final = Phase.PASS
+_PILE: Final = Phase.PILE
+
+
+def choose_card(cards: CardSet, rng: random.Random) -> int:
+    """``rng.choice(card_list(cards))`` (``cards`` not empty), the same card for the same RNG state,
+    without the list: for a plain ``random.Random``, ``choice(seq)`` is ``seq[i]`` with ``i`` drawn
+    by ``getrandbits`` as below (``Random._randbelow_with_getrandbits``), and ``seq[i]`` is the
+    set's ``i``-th lowest card. tests/bots/test_random.py holds the two to the same answers."""
+    if type(rng) is not random.Random:  # a subclass may draw otherwise: ask it
+        return rng.choice(card_list(cards))
+    n = cards.bit_count()
+    k = n.bit_length()
+    i = rng.getrandbits(k)
+    while i >= n:
+        i = rng.getrandbits(k)
+    while i:
+        cards &= cards - 1
+        i -= 1
+    return (cards & -cards).bit_length() - 1
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
@@ -31,9 +55,10 @@ class RandomBot:
         return claim_is_sure(view, claimer, view.revealed[claimer] & ~view.played)
 
     def act(self, view: SeatView, rng: random.Random) -> Action:
-        if view.phase is Phase.PLAY and view.legal_plays:
-            return Play.of(view.seat, rng.choice(card_list(view.legal_plays)))
-        if view.phase in (Phase.PASS, Phase.PILE):
+        phase = view.phase
+        if phase is _PLAY and view.legal_plays:
+            return Play.of(view.seat, choose_card(view.legal_plays, rng))
+        if phase is _PASS or phase is _PILE:
             chosen = rng.sample(card_list(view.hand), view.rules.pass_count)
             return Pass(view.seat, sum(1 << c for c in chosen))
         options = [a for a in view.legal if not isinstance(a, Claim)]

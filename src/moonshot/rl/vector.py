@@ -4,7 +4,10 @@
 :class:`BatchedHearts` holds ``n`` games as arrays — hands, passes and taken cards as ``uint64`` card
 masks, trick state as small integer arrays — and every operation (dealing, passing, legal-play masks,
 playing a card, ending tricks and deals, scoring) is a handful of vectorised NumPy operations over the
-games it is given. It plays the variants whose play and scoring fit that fast path:
+games it is given. With numba installed (the ``rl`` extra), whole random deals and
+:meth:`HeartsVectorEnv.step` run instead in compiled per-game loops (:mod:`moonshot.rl._jit`) that give
+the same results for the same generator state (``backend=`` chooses; ``MOONSHOT_NO_NUMBA=1`` turns
+them off). It plays the variants whose play and scoring fit that fast path:
 ``standard``, ``gym`` and ``omnibus`` (:data:`BATCHED_VARIANTS`); for the others use
 ``gymnasium.vector.SyncVectorEnv`` over :class:`~moonshot.rl.env.HeartsEnv`.
 
@@ -21,6 +24,8 @@ same actions give the same points, totals and observations as :class:`moonshot.e
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from typing import Any
 
 import numpy as np
@@ -42,6 +47,38 @@ from moonshot.rl.observation import (
 )
 from moonshot.rules import EndRule, MoonRule, Rules
 from moonshot.variants import find_variant
+
+_jit: Any = None  # moonshot.rl._jit once a numba-backed BatchedHearts is made (importing numba takes a while)
+HAVE_NUMBA = not os.environ.get("MOONSHOT_NO_NUMBA") and importlib.util.find_spec("numba") is not None
+BACKENDS = ("auto", "numba", "numpy")
+
+
+def _use_numba(backend: str) -> bool:
+    global _jit, HAVE_NUMBA
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    if backend == "numpy" or not HAVE_NUMBA:
+        if backend == "numba":
+            raise ValueError("backend='numba' needs numba: pip install 'moonshot[rl]'")
+        return False
+    if _jit is None:
+        try:  # the optional compiled kernels; the same results as the NumPy path
+            from moonshot.rl import _jit as kernels
+        except ImportError:  # e.g. a numba that does not support the installed NumPy
+            if backend == "numba":
+                raise
+            HAVE_NUMBA = False
+            return False
+        _jit = kernels
+    return True
+
+
+# the observation offsets _jit.observe takes, after _CARDS_END (then the jack of diamonds' points)
+_JIT_SLOTS = (
+    "trick_leader", "voids", "points", "totals", "cards_left", "pass_direction", "phase", "trick_no",
+    "hearts_broken", "led_suits", "card_points", "deal_no",
+)  # fmt: skip
+
 
 BATCHED_VARIANTS = ("standard", "gym", "omnibus")
 PASS, PLAY, OVER = 0, 1, 2
@@ -67,6 +104,10 @@ def _select_table() -> np.ndarray:
 
 
 _SELECT13 = _select_table()  # flat: index v * 13 + r
+KEYED_MAX = 512  # random_cards draws one key per card for at most this many masks
+# uniforms per deal in play_random_deals: 52 dealing keys, 12 pass picks (seat-major), 52 plays
+_DEAL_U, _PASS_U, _PLAY_U = 0, 52, 64
+_DEAL_UNIFORMS = 116
 _OFFSETS = np.array([1, 3, 2, 0], dtype=np.int64)
 _SEATS = np.arange(4)
 
@@ -132,17 +173,24 @@ def random_cards(rng: np.random.Generator, masks: np.ndarray, k: int = 1) -> np.
             m &= ~_BIT[c]
         return out
     n = masks.shape[0]
-    if n <= 512:  # few games: one random key per card is fewer NumPy calls
+    if n <= KEYED_MAX:  # few games: one random key per card is fewer NumPy calls
         bits = np.unpackbits(masks.view(np.uint8).reshape(n, 8), axis=1, bitorder="little")[:, :52]
         return np.argmax(rng.random((n, 52)) + bits, axis=1)
-    # by suit: count each suit's cards with a table, find the suit holding the r-th card, then
-    # the card within the suit with a second table (column by column: cheaper than axis ops)
+    return _rank_cards(masks, rng.random((n,)))
+
+
+def _rank_cards(masks: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Card ``int(u * |mask|)`` (from 0, ascending) of each mask, for uniforms ``u`` in [0, 1).
+
+    By suit: count each suit's cards with a table, find the suit holding the r-th card, then
+    the card within the suit with a second table (column by column: cheaper than axis ops).
+    """
     s0, s1 = masks & _SUIT_BITS, (masks >> U64(13)) & _SUIT_BITS
     s2, s3 = (masks >> U64(26)) & _SUIT_BITS, masks >> U64(39)
     c1 = _POP13[s0]
     c2 = c1 + _POP13[s1]
     c3 = c2 + _POP13[s2]
-    r = (rng.random(n) * (c3 + _POP13[s3])).astype(np.int64)
+    r = (u * (c3 + _POP13[s3])).astype(np.int64)
     k = (r >= c1).astype(np.int64) + (r >= c2) + (r >= c3)
     suit = np.choose(k, (s0, s1, s2, s3)).astype(np.int64)
     before = np.choose(k, (0, c1, c2, c3))
@@ -150,11 +198,17 @@ def random_cards(rng: np.random.Generator, masks: np.ndarray, k: int = 1) -> np.
 
 
 class BatchedHearts:
-    """``n`` games of a batched variant as arrays. All methods take an index array of the games to touch."""
+    """``n`` games of a batched variant as arrays. All methods take an index array of the games to touch.
 
-    def __init__(self, n: int, variant: str = "standard", max_score: int | None = None) -> None:
+    ``backend``: ``"numba"`` runs whole-deal simulation in compiled kernels (the ``rl`` extra),
+    ``"numpy"`` in NumPy array operations, ``"auto"`` (default) numba when it is installed. Both give
+    the same results for the same generator state.
+    """
+
+    def __init__(self, n: int, variant: str = "standard", max_score: int | None = None, backend: str = "auto") -> None:
         self.rules = find_variant(variant, **({"max_score": max_score} if max_score else {}))
         _check_rules(self.rules)
+        self.numba = _use_numba(backend)
         self.n = n
         cp = self.rules.scoring[0].card_points
         self._jd_points = int(cp[JACK_DIAMONDS])
@@ -179,13 +233,25 @@ class BatchedHearts:
         self.phase = np.full(n, OVER, dtype=np.int64)
         self.last_points = np.zeros((n, 4), dtype=np.int64)
 
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """The game arrays in the order the numba kernels take them (``_jit``: ``st[0]`` ... ``st[19]``)."""
+        return (
+            self.hands, self.passed, self.received, self.taken, self.trick_bits, self.played,
+            self.trick_len, self.trick_no, self.leader, self.turn, self.led_suit, self.best, self.winner,
+            self.hearts_broken, self.voids, self.led_suits, self.totals, self.deal_index, self.phase,
+            self.last_points,
+        )  # fmt: skip
+
+    def scoring_args(self) -> tuple[int, int, int, bool]:
+        """Moon points, jack of diamonds points, score limit and whether reaching it ends the game."""
+        r = self.rules
+        return int(r.moon_points), self._jd_points, int(r.score_limit), bool(r.limit_inclusive)
+
     # ------------------------------------------------------------------ dealing
     @staticmethod
     def shuffled_hands(rng: np.random.Generator, k: int) -> np.ndarray:
         """``k`` random deals as ``(k, 4)`` uint64 hands."""
-        perm = np.argsort(rng.random((k, 52)), axis=1)
-        bits = _BIT[perm].reshape(k, 4, 13)
-        return np.bitwise_or.reduce(bits, axis=2)
+        return _hands_from_keys(rng.random((k, 52)))
 
     def new_games(self, idx: np.ndarray, hands: np.ndarray) -> None:
         self.totals[idx] = 0
@@ -325,6 +391,9 @@ class BatchedHearts:
         """Play ``deals`` whole deals with four uniformly random seats, ``n`` at a time.
 
         Deal ``i`` of a batch uses pass direction ``i % 4``. Returns the ``(deals, 4)`` points.
+        Each batch draws ``(k, 116)`` uniforms first (per deal: 52 dealing keys, 12 pass picks, 52
+        plays), so the numba and NumPy backends play the same deals. With numba the games' arrays
+        are not touched except ``last_points`` and ``totals`` (the batch's points).
         """
         out = []
         all_idx = np.arange(self.n)
@@ -332,19 +401,41 @@ class BatchedHearts:
         while left > 0:
             k = min(left, self.n)
             idx = all_idx[:k]
+            u = rng.random((k, _DEAL_UNIFORMS))
+            if self.numba:
+                pts = np.empty((k, 4), dtype=np.int64)
+                _jit.play_random_deals(u, np.arange(k) % 4, self.rules.moon_points, self._jd_points, pts)
+                self.last_points[idx] = pts
+                self.totals[idx] = pts
+                out.append(pts)
+                left -= k
+                continue
             self.totals[idx] = 0
             self.deal_index[idx] = np.arange(k) % 4
-            self.start_deals(idx, self.shuffled_hands(rng, k))
+            self.start_deals(idx, _hands_from_keys(u[:, _DEAL_U : _DEAL_U + 52]))
             passing = idx[self.phase[idx] == PASS]
             if passing.size:
-                picks = random_cards(rng, self.hands[passing].reshape(-1), 3)
-                passes = np.bitwise_or.reduce(_BIT[picks], axis=1).reshape(-1, 4)
-                self.pass_cards(passing, passes)
-            for _ in range(52):
-                self.play(idx, random_cards(rng, self.legal(idx)))
+                m = self.hands[passing].reshape(-1)
+                pu = u[passing, _PASS_U : _PASS_U + 12].reshape(-1, 3)  # (game, seat) rows
+                passes = np.zeros_like(m)
+                for j in range(3):
+                    b = _BIT[_rank_cards(m, pu[:, j])]
+                    m &= ~b
+                    passes |= b
+                self.pass_cards(passing, passes.reshape(-1, 4))
+            plays = np.ascontiguousarray(u[:, _PLAY_U:].T)  # one row per play: no strided reads
+            for t in range(52):
+                self.play(idx, _rank_cards(self.legal(idx), plays[t]))
             out.append(self.last_points[idx].copy())
             left -= k
         return np.concatenate(out)
+
+
+def _hands_from_keys(keys: np.ndarray) -> np.ndarray:
+    """Deals from ``(k, 52)`` random keys: the cards of the 13 smallest keys to seat 0, and so on."""
+    k = keys.shape[0]
+    perm = np.argsort(keys, axis=1)
+    return np.bitwise_or.reduce(_BIT[perm].reshape(k, 4, 13), axis=2)
 
 
 class HeartsVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray]):
@@ -361,6 +452,7 @@ class HeartsVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray]):
         opponents: str = "random",
         illegal_action: str = "random",
         render_mode: str | None = None,
+        backend: str = "auto",
     ) -> None:
         if opponents != "random":
             raise ValueError("the batched env plays against random opponents; use SyncVectorEnv over HeartsEnv")
@@ -369,7 +461,7 @@ class HeartsVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray]):
         if render_mode is not None:
             raise ValueError("the batched env does not render")
         self.render_mode = render_mode
-        self.core = BatchedHearts(num_envs, variant, max_score)
+        self.core = BatchedHearts(num_envs, variant, max_score, backend)
         self.rules = self.core.rules
         self.num_envs = num_envs
         self.seat = seat
@@ -384,6 +476,8 @@ class HeartsVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray]):
         self._needs_reset = np.zeros(num_envs, dtype=bool)
         self._all = np.arange(num_envs)
         self._rules_block = rules_block(self.rules, 0)
+        self._jit_block = np.clip(self._rules_block, -OBS_BOUND, OBS_BOUND)
+        self._jit_offsets = np.array([_CARDS_END, *(_O[k] for k in _JIT_SLOTS), self.core._jd_points], dtype=np.int64)
 
     # ------------------------------------------------------------------ VectorEnv API
     def reset(
@@ -399,8 +493,10 @@ class HeartsVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray]):
         self, actions: np.ndarray
     ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         core = self.core
-        actions = np.asarray(actions, dtype=np.int64).reshape(self.num_envs)
+        actions = np.ascontiguousarray(actions, dtype=np.int64).reshape(self.num_envs)
         rewards = np.zeros(self.num_envs, dtype=np.float64)
+        if core.numba:
+            return self._step_jit(actions, rewards)
         resetting = self._all[self._needs_reset]
         if resetting.size:
             self._reset_games(resetting)
@@ -434,6 +530,31 @@ class HeartsVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray]):
         return self._observe(), rewards, terminated, np.zeros(self.num_envs, dtype=bool), infos
 
     # ------------------------------------------------------------------ internals
+    def _step_jit(
+        self, actions: np.ndarray, rewards: np.ndarray
+    ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """``step`` in one numba kernel: the same draws from ``self._rng`` in the same order as NumPy's."""
+        core = self.core
+        illegal = np.zeros(self.num_envs, dtype=bool)
+        status = _jit.env_step(
+            core.arrays(), self._rng, self.seat, actions, self._needs_reset, self._selected,
+            self.illegal_action == "raise", rewards, illegal, *core.scoring_args(),
+        )  # fmt: skip
+        if status < 0:
+            live = self._all[~self._needs_reset]
+            bad = [int(g) for g in live if not self._legal_action(int(g), int(actions[g]))]
+            raise ValueError(f"illegal actions in sub-environments {bad}")
+        terminated = np.zeros(self.num_envs, dtype=bool)
+        live = ~self._needs_reset
+        terminated[live] = core.phase[live] == OVER
+        self._needs_reset[:] = terminated
+        obs = self._observe()
+        infos: dict[str, Any] = {"action_mask": obs["action_mask"].copy(), "illegal_action": illegal}
+        return obs, rewards, terminated, np.zeros(self.num_envs, dtype=bool), infos
+
+    def _legal_action(self, g: int, a: int) -> bool:
+        return 0 <= a < 52 and bool(int(self._mask_bits(np.array([g]))[0]) >> a & 1)
+
     def _reset_games(self, idx: np.ndarray) -> None:
         self.core.new_games(idx, BatchedHearts.shuffled_hands(self._rng, idx.size))
         self._selected[idx] = 0
@@ -486,6 +607,11 @@ class HeartsVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray]):
         return m.astype(np.int8)
 
     def _observe(self) -> dict[str, np.ndarray]:
+        if self.core.numba:
+            obs = np.empty((self.num_envs, OBS_SIZE), dtype=np.float32)
+            masks = np.empty((self.num_envs, N_ACTIONS), dtype=np.int8)
+            _jit.observe(self.core.arrays(), self.seat, self._selected, self._jit_block, self._jit_offsets, obs, masks)
+            return {"observation": obs, "action_mask": masks}
         obs = encode_batch(self.core, self._all, self.seat, self._selected, self._rules_block)
         np.clip(obs, -OBS_BOUND, OBS_BOUND, out=obs)
         return {"observation": obs, "action_mask": self._masks()}

@@ -1,0 +1,577 @@
+# mypy: ignore-errors
+"""numba kernels for the batched simulator: the per-game loops of :mod:`moonshot.rl.vector` as machine code.
+
+Optional: :mod:`moonshot.rl.vector` imports this module only when numba is installed (``pip install
+'moonshot[rl]'``) and falls back to its NumPy path otherwise (or when ``MOONSHOT_NO_NUMBA=1``).
+The kernels give exactly the NumPy path's results: they read the same uniforms from the same
+``numpy.random.Generator`` in the same order and pick cards with the same rules (tests compare both).
+Compiled code is cached on disk (``cache=True``), so only the first use on a machine pays the compile.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+from moonshot.cards import HEARTS_MASK, JACK_DIAMONDS, QUEEN_SPADES, SUIT_MASKS
+
+_U1 = np.uint64(1)
+_U0 = np.uint64(0)
+_HEARTS = np.uint64(HEARTS_MASK)
+_NOT_HEARTS = np.uint64(((1 << 64) - 1) ^ HEARTS_MASK)
+_FIRST_FORBIDDEN = np.uint64(HEARTS_MASK | 1 << QUEEN_SPADES)
+_NOT_FIRST_FORBIDDEN = np.uint64(((1 << 64) - 1) ^ (HEARTS_MASK | 1 << QUEEN_SPADES))
+_SUIT = np.array(SUIT_MASKS, dtype=np.uint64)
+_OFFSETS = np.array([1, 3, 2, 0], dtype=np.int64)
+_QS = np.uint64(QUEEN_SPADES)
+_JD = np.uint64(JACK_DIAMONDS)
+PASS, PLAY, OVER = 0, 1, 2
+KEYED_MAX = 512  # random_cards draws one key per card for at most this many masks (see vector.py)
+
+
+@intrinsic
+def popcount(typingctx, x):
+    """Set bits of a uint64 (LLVM ``ctpop``: one instruction on CPUs that have it)."""
+    sig = types.int64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return sig, codegen
+
+
+@intrinsic
+def lowest_bit(typingctx, x):
+    """Index of the lowest set bit of a non-zero uint64 (LLVM ``cttz``)."""
+    sig = types.int64(types.uint64)
+
+    def codegen(context, builder, signature, args):
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
+
+    return sig, codegen
+
+
+@njit(cache=True, inline="always")
+def bit(c):
+    return _U1 << np.uint64(c)
+
+
+@njit(cache=True, inline="always")
+def rank_pick(mask, u):
+    """The card ``int(u * |mask|)``-th (from 0, ascending) in ``mask``: ``vector._rank_cards``'s rule."""
+    r = np.int64(u * popcount(mask))
+    for _ in range(r):
+        mask &= mask - _U1
+    return lowest_bit(mask)
+
+
+@njit(cache=True, inline="always")
+def keyed_pick(mask, keys, row):
+    """The card of ``mask`` with the largest ``keys[row, c] + 1`` (first on ties): ``random_cards``' small-n rule."""
+    best = -1.0
+    card = 0
+    m = mask
+    while m != _U0:
+        c = lowest_bit(m)
+        m &= m - _U1
+        v = keys[row, c] + 1.0
+        if v > best:
+            best = v
+            card = c
+    return card
+
+
+@njit(cache=True, inline="always")
+def legal_mask(hand, leading, first, led, broken):
+    """The legal plays of ``hand``: ``BatchedHearts.legal``'s rule for one game."""
+    if leading:
+        if first and (hand & _U1) != _U0:
+            legal = _U1
+        else:
+            nh = hand & _NOT_HEARTS
+            legal = nh if (not broken and nh != _U0) else hand
+    else:
+        f = hand & _SUIT[led]
+        legal = f if f != _U0 else hand
+    if first:
+        safe = legal & _NOT_FIRST_FORBIDDEN
+        if safe != _U0:
+            legal = safe
+    return legal
+
+
+@njit(cache=True, inline="always")
+def hands_from_keys(keys, row, out, out_row):
+    """Deal by the ranks of ``keys[row, :52]`` into ``out[out_row]``: ``vector._hands_from_keys``' rule
+    (``argsort``: the cards of the 13 smallest keys to seat 0, and so on).
+
+    The keys are uniforms, so a counting sort into 52 buckets and an insertion sort of the nearly
+    sorted result rank them in about linear time (numba's general sort took 4x as long).
+    """
+    cnt = np.zeros(53, dtype=np.int64)
+    bucket = np.empty(52, dtype=np.int64)
+    order = np.empty(52, dtype=np.int64)
+    for c in range(52):
+        b = np.int64(keys[row, c] * 52)
+        bucket[c] = b
+        cnt[b + 1] += 1
+    for i in range(52):
+        cnt[i + 1] += cnt[i]
+    for c in range(52):
+        b = bucket[c]
+        order[cnt[b]] = c
+        cnt[b] += 1
+    for i in range(1, 52):
+        c = order[i]
+        x = keys[row, c]
+        j = i - 1
+        while j >= 0 and keys[row, order[j]] > x:
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = c
+    for s in range(4):
+        h = _U0
+        for i in range(13 * s, 13 * s + 13):
+            h |= bit(order[i])
+        out[out_row, s] = h
+
+
+@njit(cache=True)
+def deal_score(taken, moon_points, jd_points, out, row):
+    """Points of one finished deal (``BatchedHearts._score``'s rule) into ``out[row]``."""
+    shot = False
+    for s in range(4):
+        t = taken[s]
+        p = popcount(t & _HEARTS) + 13 * np.int64((t >> _QS) & _U1)
+        out[row, s] = p
+        if p == 26:
+            shot = True
+    if shot:
+        for s in range(4):
+            out[row, s] = 0 if out[row, s] == 26 else moon_points
+    if jd_points:
+        for s in range(4):
+            out[row, s] += jd_points * np.int64((taken[s] >> _JD) & _U1)
+
+
+@njit(cache=True, nogil=True)
+def play_random_deals(u, dirs, moon_points, jd_points, points):
+    """Whole deals, four random seats, one deal at a time; ``u`` is ``(k, 116)`` uniforms per deal.
+
+    Row layout (``BatchedHearts.play_random_deals`` uses the same): 52 dealing keys, 12 pass picks
+    (seat-major, three each), 52 plays in order. ``dirs[d]`` is deal ``d``'s pass direction index.
+    """
+    k = u.shape[0]
+    hands = np.zeros((1, 4), dtype=np.uint64)
+    passes = np.zeros(4, dtype=np.uint64)
+    taken = np.zeros(4, dtype=np.uint64)
+    for d in range(k):
+        hands_from_keys(u, d, hands, 0)
+        di = dirs[d]
+        if di != 3:
+            off = _OFFSETS[di]
+            for s in range(4):
+                m = hands[0, s]
+                p = _U0
+                for j in range(3):
+                    b = bit(rank_pick(m, u[d, 52 + 3 * s + j]))
+                    m ^= b
+                    p |= b
+                passes[s] = p
+            for s in range(4):
+                hands[0, s] = (hands[0, s] & ~passes[s]) | passes[(s - off + 4) & 3]
+        turn = 0
+        for s in range(4):
+            if hands[0, s] & _U1:
+                turn = s
+        broken = False
+        for s in range(4):
+            taken[s] = _U0
+        col = 64
+        for trick in range(13):
+            led = 0
+            best = 0
+            winner = 0
+            won = _U0
+            for pos in range(4):
+                hand = hands[0, turn]
+                c = rank_pick(legal_mask(hand, pos == 0, trick == 0, led, broken), u[d, col])
+                col += 1
+                b = bit(c)
+                hands[0, turn] = hand ^ b
+                won |= b
+                suit = c // 13
+                if pos == 0:
+                    led = suit
+                    best = c
+                    winner = turn
+                elif suit == led and c > best:
+                    best = c
+                    winner = turn
+                if suit == 2:
+                    broken = True
+                turn = (turn + 1) & 3
+            taken[winner] |= won
+            turn = winner
+        deal_score(taken, moon_points, jd_points, points, d)
+
+
+# ---------------------------------------------------------------------------------------------
+# One game at a time on BatchedHearts' arrays (``st``: the tuple BatchedHearts.arrays() returns)
+# and HeartsVectorEnv.step as one kernel that draws from the env's Generator in the NumPy path's order.
+
+
+@njit(cache=True, inline="always")
+def start_play(st, g):
+    hands, trick_no, leader, turn, phase = st[0], st[7], st[8], st[9], st[18]
+    phase[g] = PLAY
+    trick_no[g] = 1
+    lead = 0
+    for s in range(3, -1, -1):
+        if hands[g, s] & _U1:
+            lead = s
+    leader[g] = lead
+    turn[g] = lead
+
+
+@njit(cache=True, inline="always")
+def start_deal(st, g, keys, row):
+    """``BatchedHearts.start_deals`` for game ``g``, dealt from ``keys[row]``."""
+    hands, passed, received, taken, trick_bits, played = st[0], st[1], st[2], st[3], st[4], st[5]
+    trick_len, trick_no, hearts_broken, voids, led_suits = st[6], st[7], st[13], st[14], st[15]
+    deal_index, phase = st[17], st[18]
+    hands_from_keys(keys, row, hands, g)
+    for s in range(4):
+        passed[g, s] = _U0
+        received[g, s] = _U0
+        taken[g, s] = _U0
+        trick_bits[g, s] = _U0
+        voids[g, s] = 0
+    played[g] = _U0
+    trick_len[g] = 0
+    trick_no[g] = 0
+    hearts_broken[g] = False
+    led_suits[g] = 0
+    phase[g] = PASS
+    if deal_index[g] % 4 == 3:
+        start_play(st, g)
+
+
+@njit(cache=True, inline="always")
+def game_legal(st, g):
+    hands, trick_len, trick_no, turn, led_suit, hearts_broken = st[0], st[6], st[7], st[9], st[10], st[13]
+    return legal_mask(hands[g, turn[g]], trick_len[g] == 0, trick_no[g] == 1, led_suit[g], hearts_broken[g])
+
+
+@njit(cache=True, inline="always")
+def play_card(st, g, c, moon_points, jd_points, limit, inclusive, scratch):
+    """``BatchedHearts.play`` (with trick end and scoring) for game ``g``; True when its deal ended."""
+    hands, taken, trick_bits, played, trick_len, trick_no = st[0], st[3], st[4], st[5], st[6], st[7]
+    leader, turn, led_suit, best, winner, hearts_broken = st[8], st[9], st[10], st[11], st[12], st[13]
+    voids, led_suits, totals, deal_index, phase, last_points = st[14], st[15], st[16], st[17], st[18], st[19]
+    seat = turn[g]
+    b = bit(c)
+    hands[g, seat] ^= b
+    played[g] |= b
+    trick_bits[g, seat] = b
+    suit = c // 13
+    lead = trick_len[g] == 0
+    if lead:
+        led_suit[g] = suit
+    led = led_suit[g]
+    if lead or (suit == led and c > best[g]):
+        best[g] = c
+        winner[g] = seat
+    if not (lead or suit == led):
+        voids[g, seat] |= 1 << led
+    if suit == 2:
+        hearts_broken[g] = True
+    trick_len[g] += 1
+    turn[g] = (seat + 1) & 3
+    if trick_len[g] < 4:
+        return False
+    w = winner[g]
+    taken[g, w] |= trick_bits[g, 0] | trick_bits[g, 1] | trick_bits[g, 2] | trick_bits[g, 3]
+    led_suits[g] |= 1 << led
+    for s in range(4):
+        trick_bits[g, s] = _U0
+    trick_len[g] = 0
+    leader[g] = w
+    turn[g] = w
+    trick_no[g] += 1
+    if trick_no[g] <= 13:
+        return False
+    deal_score(taken[g], moon_points, jd_points, scratch, 0)
+    top = -(1 << 62)
+    for s in range(4):
+        last_points[g, s] = scratch[0, s]
+        totals[g, s] += scratch[0, s]
+        top = max(top, totals[g, s])
+    over = top >= limit if inclusive else top > limit
+    deal_index[g] += 1
+    phase[g] = OVER if over else PASS
+    return True
+
+
+@njit(cache=True)
+def draw_keys(rng, m):
+    keys = np.empty((m, 52))
+    for i in range(m):
+        for c in range(52):
+            keys[i, c] = rng.random()
+    return keys
+
+
+@njit(cache=True)
+def random_picks(rng, masks, m):
+    """``vector.random_cards(rng, masks[:m])``: the same draws and the same cards."""
+    out = np.empty(m, dtype=np.int64)
+    if m <= KEYED_MAX:
+        keys = draw_keys(rng, m)
+        for i in range(m):
+            out[i] = keyed_pick(masks[i], keys, i)
+    else:
+        for i in range(m):
+            out[i] = rank_pick(masks[i], rng.random())
+    return out
+
+
+@njit(cache=True)
+def deal_over(st, rng, ended, m, seat, rewards):
+    """``HeartsVectorEnv._deal_over`` for ``ended[:m]``: rewards, then the next deals (drawn together)."""
+    phase, last_points = st[18], st[19]
+    nxt = np.empty(m, dtype=np.int64)
+    k = 0
+    for i in range(m):
+        g = ended[i]
+        rewards[g] += -np.float64(last_points[g, seat])
+        if phase[g] != OVER:
+            nxt[k] = g
+            k += 1
+    if k:
+        keys = draw_keys(rng, k)
+        for i in range(k):
+            start_deal(st, nxt[i], keys, i)
+
+
+@njit(cache=True)
+def advance(st, rng, games, seat, rewards, moon_points, jd_points, limit, inclusive, scratch):
+    """``HeartsVectorEnv._advance``: random opponents play until the learning seat must act."""
+    phase, turn = st[18], st[9]
+    n = games.shape[0]
+    busy = np.empty(n, dtype=np.int64)
+    masks = np.empty(n, dtype=np.uint64)
+    ended = np.empty(n, dtype=np.int64)
+    while True:
+        m = 0
+        for i in range(n):
+            g = games[i]
+            if phase[g] == PLAY and turn[g] != seat:
+                busy[m] = g
+                masks[m] = game_legal(st, g)
+                m += 1
+        if m == 0:
+            return
+        cards = random_picks(rng, masks, m)
+        e = 0
+        for i in range(m):
+            if play_card(st, busy[i], cards[i], moon_points, jd_points, limit, inclusive, scratch):
+                ended[e] = busy[i]
+                e += 1
+        if e:
+            deal_over(st, rng, ended, e, seat, rewards)
+
+
+@njit(cache=True)
+def env_step(
+    st,
+    rng,
+    seat,
+    actions,
+    needs_reset,
+    selected,
+    raise_illegal,
+    rewards,
+    illegal,
+    moon_points,
+    jd_points,
+    limit,
+    inclusive,
+):
+    """``HeartsVectorEnv.step`` up to the observation.
+
+    Returns -1 on an illegal action when ``raise_illegal`` (the state then as the NumPy path leaves it).
+    """
+    hands, passed, received, totals, deal_index, phase = st[0], st[1], st[2], st[16], st[17], st[18]
+    n = actions.shape[0]
+    scratch = np.zeros((1, 4), dtype=np.int64)
+    # games that ended last step start again; their action is ignored (next-step autoreset)
+    resetting = np.flatnonzero(needs_reset)
+    if resetting.size:
+        keys = draw_keys(rng, resetting.size)
+        for i in range(resetting.size):
+            g = resetting[i]
+            for s in range(4):
+                totals[g, s] = 0
+            deal_index[g] = 0
+            start_deal(st, g, keys, i)
+            selected[g] = _U0
+        advance(st, rng, resetting, seat, np.zeros(n), moon_points, jd_points, limit, inclusive, scratch)
+    live = np.flatnonzero(~needs_reset)
+    nl = live.size
+    acts = np.empty(nl, dtype=np.int64)
+    bad = np.empty(nl, dtype=np.int64)
+    bad_masks = np.empty(nl, dtype=np.uint64)
+    nb = 0
+    for i in range(nl):
+        g = live[i]
+        if phase[g] == PASS:
+            mask = hands[g, seat] & ~selected[g]
+        elif phase[g] == PLAY:
+            mask = game_legal(st, g)
+        else:
+            mask = _U0
+        a = actions[g]
+        acts[i] = a
+        if not (0 <= a < 52 and ((mask >> np.uint64(a)) & _U1) != _U0):
+            bad[nb] = i
+            bad_masks[nb] = mask
+            nb += 1
+    if nb:
+        if raise_illegal:
+            return -1
+        picks = random_picks(rng, bad_masks, nb)
+        for j in range(nb):
+            acts[bad[j]] = picks[j]
+            illegal[live[bad[j]]] = True
+    ph = np.empty(nl, dtype=np.int64)
+    for i in range(nl):
+        ph[i] = phase[live[i]]
+    # passing: the learner's choice so far; when three are chosen every seat passes
+    done = np.empty(nl, dtype=np.int64)
+    nd = 0
+    for i in range(nl):
+        if ph[i] == PASS:
+            g = live[i]
+            selected[g] |= bit(acts[i])
+            if popcount(selected[g]) == 3:
+                done[nd] = g
+                nd += 1
+    if nd:
+        q = 4 * nd
+        m = np.empty(q, dtype=np.uint64)
+        for i in range(nd):
+            for s in range(4):
+                m[4 * i + s] = hands[done[i], s]
+        chosen = np.zeros(q, dtype=np.uint64)
+        for _ in range(3):
+            cards = random_picks(rng, m, q)
+            for r in range(q):
+                b = bit(cards[r])
+                m[r] &= ~b
+                chosen[r] |= b
+        for i in range(nd):
+            g = done[i]
+            chosen[4 * i + seat] = selected[g]
+            selected[g] = _U0
+            off = _OFFSETS[deal_index[g] % 4]
+            for s in range(4):
+                passed[g, s] = chosen[4 * i + s]
+            for s in range(4):
+                got = chosen[4 * i + ((s - off + 4) & 3)]
+                received[g, s] = got
+                hands[g, s] = (hands[g, s] & ~chosen[4 * i + s]) | got
+            start_play(st, g)
+    # playing: the learner's card, then the deals that ended
+    ended = np.empty(nl, dtype=np.int64)
+    ne = 0
+    for i in range(nl):
+        if ph[i] == PLAY:
+            g = live[i]
+            if play_card(st, g, acts[i], moon_points, jd_points, limit, inclusive, scratch):
+                ended[ne] = g
+                ne += 1
+    if ne:
+        deal_over(st, rng, ended, ne, seat, rewards)
+    advance(st, rng, live, seat, rewards, moon_points, jd_points, limit, inclusive, scratch)
+    return 0
+
+
+@njit(cache=True)
+def observe(st, seat, selected, block, o, obs, masks):
+    """``encode_batch`` of every game for ``seat`` (clipped to +-10) into ``obs`` and the action masks into ``masks``.
+
+    ``o``: offsets (cards_end, trick_leader, voids, points, totals, cards_left, pass_direction,
+    phase, trick_no, hearts_broken, led_suits, card_points, deal_no); ``block`` the rules block.
+    """
+    hands, passed, received, taken, trick_bits, played = st[0], st[1], st[2], st[3], st[4], st[5]
+    trick_no, leader, hearts_broken, voids, led_suits = st[7], st[8], st[13], st[14], st[15]
+    totals, deal_index, phase = st[16], st[17], st[18]
+    n = obs.shape[0]
+    width = obs.shape[1]
+    sets = np.zeros(17, dtype=np.uint64)
+    o_tl, o_voids, o_points, o_totals, o_left = o[1], o[2], o[3], o[4], o[5]  # o[0]: the card sets' end
+    o_pd, o_phase, o_tn, o_hb, o_ls, o_cp, o_dn = o[6], o[7], o[8], o[9], o[10], o[11], o[12]
+    for g in range(n):
+        row = obs[g]
+        for j in range(width):
+            row[j] = 0.0
+        pl = played[g]
+        ps = passed[g, seat]
+        sets[0] = hands[g, seat]
+        sets[1] = selected[g]
+        sets[2] = pl
+        sets[3] = ps
+        sets[4] = received[g, seat]
+        for i in range(4):
+            r = (seat + i) & 3
+            sets[5 + i] = trick_bits[g, r]
+            sets[9 + i] = taken[g, r]
+            sets[13 + i] = _U0
+        off = _OFFSETS[deal_index[g] % 4]
+        if off != 0:
+            sets[13 + off] = ps & ~pl
+        for j in range(17):
+            m = sets[j]
+            while m != _U0:
+                row[52 * j + lowest_bit(m)] = 1.0
+                m &= m - _U1
+        tn = trick_no[g]
+        if tn > 0:
+            row[o_tl + ((leader[g] - seat) & 3)] = 1.0
+        for i in range(4):
+            r = (seat + i) & 3
+            v = voids[g, r]
+            for b in range(4):
+                row[o_voids + 4 * i + b] = (v >> b) & 1
+            t = taken[g, r]
+            p = popcount(t & _HEARTS) + 13 * np.int64((t >> _QS) & _U1)
+            p += o[13] * np.int64((t >> _JD) & _U1)
+            row[o_points + i] = p / 26.0
+            row[o_totals + i] = min(max(totals[g, r] / 100.0, -10.0), 10.0)
+            row[o_left + i] = popcount(hands[g, r]) / 13.0
+        row[o_pd + deal_index[g] % 4] = 1.0
+        ph = phase[g]
+        row[o_phase + (0 if ph == PASS else 4 if ph == PLAY else 5)] = 1.0
+        row[o_tn] = tn / 13.0
+        row[o_hb] = 1.0 if hearts_broken[g] else 0.0
+        for b in range(4):
+            row[o_ls + b] = (led_suits[g] >> b) & 1
+        for j in range(block.shape[0]):
+            row[o_cp + j] = block[j]
+        row[o_dn] = min(deal_index[g] / 10.0, 10.0)
+        # the action mask
+        if ph == PASS:
+            mask = hands[g, seat] & ~selected[g]
+        elif ph == PLAY:
+            mask = game_legal(st, g)
+        else:
+            mask = _U0
+        mrow = masks[g]
+        for j in range(masks.shape[1]):
+            mrow[j] = 0
+        while mask != _U0:
+            mrow[lowest_bit(mask)] = 1
+            mask &= mask - _U1

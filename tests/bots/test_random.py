@@ -1,0 +1,51 @@
+"""The uniform random bot: its card draw is ``rng.choice`` over the legal cards, exactly."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from moonshot.bots.random import RandomBot, choose_card
+from moonshot.cards import card_list
+from moonshot.engine import Game, Phase
+from moonshot.variants import find_variant
+from moonshot.views import seat_view
+
+
+@given(cards=st.integers(min_value=1, max_value=(1 << 52) - 1), seed=st.integers(0, 2**32))
+def test_choose_card_is_rng_choice_over_the_cards(cards: int, seed: int) -> None:
+    a, b = random.Random(seed), random.Random(seed)
+    for _ in range(5):  # the same card and the same RNG state after, draw after draw
+        assert choose_card(cards, a) == b.choice(card_list(cards))
+    assert a.getstate() == b.getstate()
+
+
+class _CountingRandom(random.Random):
+    """A subclass: choose_card must leave the drawing to it."""
+
+    calls = 0
+
+    def choice(self, seq):  # type: ignore[no-untyped-def, override]
+        self.calls += 1
+        return super().choice(seq)
+
+
+def test_a_random_subclass_is_asked_to_choose() -> None:
+    rng = _CountingRandom(3)
+    card = choose_card(0b1011 << 13, rng)
+    assert rng.calls == 1
+    assert card in card_list(0b1011 << 13)
+
+
+def test_random_bot_plays_legal_cards_to_the_end() -> None:
+    game = Game(find_variant("standard"), 11)
+    bot, rng = RandomBot(), random.Random(1)
+    while not game.over:
+        seat = game.to_act()[0]
+        view = seat_view(game, seat)
+        action = bot.act(view, rng)
+        assert action in view.legal
+        game.apply(action)
+    assert game.phase is Phase.OVER
