@@ -8,11 +8,10 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
 from moonshot import __version__
@@ -40,6 +39,9 @@ from moonshot.sim import (
     verify_record,
 )
 from moonshot.variants import VARIANTS, UnknownVariant, find_variant
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 F = TypeVar("F", bound=Callable[..., Any])
 console = Console()
@@ -107,7 +109,34 @@ def _is_shard_dir(path: Path) -> bool:
     return path.is_dir() or not path.suffix
 
 
-def _progress(quiet: bool) -> Progress:
+class _NoProgress:
+    """``--quiet``: a progress bar that draws nothing (rich.progress is not even imported)."""
+
+    def __enter__(self) -> _NoProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def add_task(self, description: str, total: float | None = None, **fields: Any) -> TaskID:
+        return cast("TaskID", 0)
+
+    def update(self, task: TaskID, advance: float | None = None, **fields: Any) -> None:
+        return None
+
+
+def _progress(quiet: bool) -> Progress | _NoProgress:
+    if quiet:
+        return _NoProgress()
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
     return Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -116,7 +145,6 @@ def _progress(quiet: bool) -> Progress:
         TimeElapsedColumn(),
         TimeRemainingColumn(),
         console=err_console,
-        disable=quiet,
         transient=False,
         # redrawn on a clock: at rich's default 10/s a loaded machine spent a tenth of a fast
         # simulate run drawing it; 4/s still looks live
@@ -608,6 +636,7 @@ _LAZY_COMMANDS = {
     "trend-node": "moonshot.protocols.trend.commands:trend_node_cmd",
     "tournament": "moonshot.server.tournament_cli:tournament_cmd",
     "ratings": "moonshot.server.rating_commands:ratings_cmd",
+    "train-learned": "moonshot.learn:train_learned_cmd",
 }
 
 

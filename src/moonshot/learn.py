@@ -1,0 +1,526 @@
+"""``moonshot train-learned``: the dataset and the training that make the ``learned`` bot's weights.
+
+1. **Games** (:func:`generate`): arena-style single deals of a variant (deal ``i`` from seed
+   ``seed + i``, the pass direction of deal ``i``), two ``search`` seats (the teacher, a fixed
+   ``--simulations`` budget, so every machine plays the same games) across from each other and two
+   ``heuristic`` seats, the teacher's seats alternating between deals. A game is stored as its
+   seed and actions (JSON lines), so the features can change without playing again.
+2. **Decisions** (:func:`decisions`): every game is replayed through the engine; each card play
+   of a teacher seat with more than one legal card becomes one example: the feature rows of the
+   legal cards (:func:`moonshot.bots.learned.card_features`, from the seat's view) and the card
+   the teacher played.
+3. **Training** (:func:`train`): the policy network of :mod:`moonshot.bots.learned`, softmax over
+   the legal cards, cross-entropy, Adam, hand-written backpropagation in NumPy (float32), seeded:
+   the same data and seed give the same weights.
+
+The games are played in ``--workers`` processes; their order (and so the result) does not depend
+on how many.
+"""
+
+# ruff: noqa: E402  (the BLAS thread count is set before NumPy is imported)
+from __future__ import annotations
+
+import os
+
+# One BLAS thread: the matrices are small, and on a busy machine BLAS threads spinning for each
+# other cost ten times the work (measured: 2.6 v 53 ms CPU per batch); one thread is also what
+# makes the weights the same on every run.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import gzip
+import json
+import random
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from moonshot.actions import Play, action_from_dict, action_to_dict
+from moonshot.arena import deal_rules
+from moonshot.bots.base import Bot
+from moonshot.bots.learned import MAX_LEGAL, N_FEATURES, Policy, card_features
+from moonshot.cards import card_list
+from moonshot.engine import Game, Phase
+from moonshot.sim import make_bot, play_out
+from moonshot.variants import find_variant
+from moonshot.views import seat_view
+
+DATA_FORMAT = "moonshot.learned-games/1"
+
+
+@dataclass(frozen=True)
+class GenConfig:
+    variant: str = "standard"
+    seed: int = 1_000_000  # far from the arena's seeds (0..), so evaluation deals are not trained on
+    simulations: int = 100
+    teacher: str = "search"
+    partner: str = "heuristic"
+    passing: bool = True
+
+
+def teacher_seats(index: int) -> tuple[int, int]:
+    return (0, 2) if index % 2 == 0 else (1, 3)
+
+
+_BOTS: dict[tuple[str, int], Bot] = {}
+
+
+def _bot(name: str, simulations: int) -> Bot:
+    key = (name, simulations)
+    if key not in _BOTS:
+        _BOTS[key] = make_bot(name, simulations=simulations) if name in ("search", "pimc") else make_bot(name)
+    return _BOTS[key]
+
+
+def play_game(config: GenConfig, index: int) -> dict[str, Any]:
+    """Play generator game ``index``: the teacher in two seats, the partner bot in the others."""
+    rules = deal_rules(find_variant(config.variant), index, config.passing)
+    seed = config.seed + index
+    teach = teacher_seats(index)
+    players = [
+        _bot(config.teacher, config.simulations) if s in teach else _bot(config.partner, config.simulations)
+        for s in range(4)
+    ]
+    rngs = [random.Random(f"moonshot-learned:{seed}:{s}") for s in range(4)]
+    game = Game(rules, seed)
+    play_out(game, players, rngs)
+    return {
+        "index": index,
+        "seed": seed,
+        "teacher_seats": list(teach),
+        "actions": [action_to_dict(a) for a in game.actions],
+    }
+
+
+def _play_many(args: tuple[GenConfig, list[int]]) -> list[dict[str, Any]]:
+    config, indices = args
+    return [play_game(config, i) for i in indices]
+
+
+def generate(
+    config: GenConfig, games: int, workers: int = 1, progress: Callable[[int], None] | None = None
+) -> Iterator[dict[str, Any]]:
+    """Yield ``games`` generator games in index order (``progress(n)`` after each chunk of ``n``)."""
+    chunk = 2
+    plan = [(config, list(range(i, min(games, i + chunk)))) for i in range(0, games, chunk)]
+    if workers <= 1:
+        for task in plan:
+            out = _play_many(task)
+            yield from out
+            if progress:
+                progress(len(out))
+        return
+    with ProcessPoolExecutor(workers) as pool:
+        for out in pool.map(_play_many, plan):
+            yield from out
+            if progress:
+                progress(len(out))
+
+
+def _open(path: Path, mode: str) -> Any:
+    return gzip.open(path, mode, encoding="utf-8") if path.suffix == ".gz" else open(path, mode, encoding="utf-8")
+
+
+def write_games(path: Path, config: GenConfig, records: Iterable[dict[str, Any]]) -> int:
+    """Write games as JSON lines (gzip when the name ends in ``.gz``), one line as each arrives (an
+    interrupted run keeps the games it finished, in a plain ``.jsonl``); returns how many."""
+    header = {"format": DATA_FORMAT, **asdict(config)}
+    n = 0
+    with _open(path, "wt") as f:
+        f.write(json.dumps(header) + "\n")
+        for r in records:
+            f.write(json.dumps(r, separators=(",", ":")) + "\n")
+            f.flush()
+            n += 1
+    return n
+
+
+def read_games(path: Path) -> tuple[GenConfig, list[dict[str, Any]]]:
+    """The generator's settings and games from a file :func:`write_games` wrote."""
+    with _open(path, "rt") as f:
+        header = json.loads(f.readline())
+        if header.pop("format", None) != DATA_FORMAT:
+            raise ValueError(f"{path}: not a {DATA_FORMAT} file")
+        config = GenConfig(**header)
+        records = []
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError:
+                break  # the last line of an interrupted run
+        return config, records
+
+
+@dataclass
+class Decisions:
+    """Padded examples: ``x[i, :n[i]]`` are the legal cards' rows, ``y[i]`` the teacher's card index,
+    ``target[i]`` the cards equivalent to it (:func:`equivalent`)."""
+
+    x: np.ndarray  # (N, MAX_LEGAL, N_FEATURES) float32
+    mask: np.ndarray  # (N, MAX_LEGAL) bool
+    y: np.ndarray  # (N,) int64
+    target: np.ndarray  # (N, MAX_LEGAL) bool
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+
+def equivalent(cards: Sequence[int], chosen: int, live: int) -> list[bool]:
+    """Which of ``cards`` (my legal cards) play exactly like ``chosen``: the same suit and no ``live``
+    card (held by another seat, or on the current trick) ranked between them. The teacher's pick
+    among such cards is a coin toss, so all of them count as its choice."""
+    out = []
+    for c in cards:
+        if c // 13 != chosen // 13:
+            out.append(False)
+            continue
+        lo, hi = min(c, chosen), max(c, chosen)
+        between = ((1 << hi) - 1) & ~((2 << lo) - 1)
+        out.append(not live & between)
+    return out
+
+
+def decisions(config: GenConfig, records: Sequence[dict[str, Any]]) -> Decisions:
+    """Replay the games and collect the teacher's card decisions (more than one legal card)."""
+    xs: list[np.ndarray] = []
+    ys: list[int] = []
+    targets: list[list[bool]] = []
+    base = find_variant(config.variant)
+    for r in records:
+        rules = deal_rules(base, r["index"], config.passing)
+        game = Game(rules, r["seed"])
+        teach = set(r["teacher_seats"])
+        for d in r["actions"]:
+            action = action_from_dict(d)
+            if type(action) is Play and action.seat in teach and game.phase is Phase.PLAY:
+                view = seat_view(game, action.seat)
+                legal = view.legal_plays
+                if legal & (legal - 1):
+                    cards = card_list(legal)
+                    xs.append(card_features(view, cards))
+                    ys.append(cards.index(action.card))
+                    live = view.unseen | sum(1 << c for _, c in view.trick)
+                    targets.append(equivalent(cards, action.card, live))
+            game.apply(action)
+    n = len(ys)
+    x = np.zeros((n, MAX_LEGAL, N_FEATURES), dtype=np.float32)
+    mask = np.zeros((n, MAX_LEGAL), dtype=bool)
+    target = np.zeros((n, MAX_LEGAL), dtype=bool)
+    for i, rows in enumerate(xs):
+        x[i, : len(rows)] = rows
+        mask[i, : len(rows)] = True
+        target[i, : len(rows)] = targets[i]
+    return Decisions(x, mask, np.asarray(ys, dtype=np.int64), target)
+
+
+# ---------------------------------------------------------------------- the network
+@dataclass(frozen=True)
+class TrainConfig:
+    hidden: tuple[int, ...] = (64, 32)
+    epochs: int = 30
+    batch: int = 256
+    lr: float = 3e-3
+    weight_decay: float = 1e-4
+    seed: int = 0
+    validation: float = 0.1
+
+
+@dataclass
+class TrainResult:
+    policy: Policy
+    train_agreement: float
+    val_agreement: float
+    heuristic_val_agreement: float
+    examples: int
+    history: list[tuple[int, float, float]]  # (epoch, train loss, validation agreement)
+
+
+def _forward(params: list[np.ndarray], rows: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Scores ``(R,)`` of packed card rows ``(R, F)``, and the hidden activations (for backpropagation)."""
+    acts = [rows]
+    h = rows
+    n_layers = len(params) // 2
+    for i in range(n_layers):
+        h = h @ params[2 * i] + params[2 * i + 1]
+        if i < n_layers - 1:
+            h = np.tanh(h)
+            acts.append(h)
+    return h[:, 0], acts
+
+
+def _padded(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    out = np.full(mask.shape, -np.inf, dtype=scores.dtype)
+    out[mask] = scores
+    return out
+
+
+def _loss_grad(
+    params: list[np.ndarray], xn: np.ndarray, mask: np.ndarray, target: np.ndarray
+) -> tuple[float, list[np.ndarray]]:
+    """Cross-entropy of the teacher's choice: ``-log`` of the probability of its set of equivalent cards.
+
+    Only the legal cards' rows go through the network (``xn[mask]``); the softmax is per decision.
+    """
+    rows = xn[mask]
+    scores, acts = _forward(params, rows)
+    s = _padded(scores, mask)
+    s = s - s.max(axis=1, keepdims=True)
+    e = np.exp(s)
+    p = e / e.sum(axis=1, keepdims=True)
+    b = len(target)
+    pt = (p * target).sum(axis=1)
+    loss = float(-np.log(pt + 1e-12).mean())
+    q = p * target / (pt[:, None] + 1e-12)
+    d = (p - q) / b
+    grads: list[np.ndarray] = [np.zeros_like(w) for w in params]
+    n_layers = len(params) // 2
+    g = d[mask][:, None]  # (R, 1)
+    for i in reversed(range(n_layers)):
+        a = acts[i]  # the input of layer i
+        grads[2 * i] = a.T @ g
+        grads[2 * i + 1] = g.sum(axis=0)
+        if i > 0:
+            g = (g @ params[2 * i].T) * (1.0 - acts[i] ** 2)
+    return loss, grads
+
+
+def _agreement(params: list[np.ndarray], xn: np.ndarray, mask: np.ndarray, target: np.ndarray) -> float:
+    """How often the network's card is the teacher's (or one equivalent to it)."""
+    if len(target) == 0:
+        return float("nan")
+    scores, _ = _forward(params, xn[mask])
+    pick = _padded(scores, mask).argmax(axis=1)
+    return float(target[np.arange(len(target)), pick].mean())
+
+
+def train(
+    data: Decisions, config: TrainConfig, progress: Callable[[int, float, float], None] | None = None
+) -> TrainResult:
+    """Fit the policy network to ``data`` (deterministic for a given ``config.seed``)."""
+    rng = np.random.default_rng(config.seed)
+    n = len(data)
+    if n == 0:
+        raise ValueError("no decisions to train on")
+    order = rng.permutation(n)
+    n_val = int(n * config.validation)
+    val, tr = order[:n_val], order[n_val:]
+    rows = data.x[data.mask].astype(np.float64)
+    mean = rows.mean(axis=0)
+    std = rows.std(axis=0)
+    scale = np.where(std > 1e-6, 1.0 / np.maximum(std, 1e-6), 0.0)
+    xn = ((data.x - mean) * scale * data.mask[..., None]).astype(np.float32)
+    sizes = [N_FEATURES, *config.hidden, 1]
+    params: list[np.ndarray] = []
+    for i in range(len(sizes) - 1):
+        bound = np.sqrt(6.0 / (sizes[i] + sizes[i + 1]))
+        params.append(rng.uniform(-bound, bound, size=(sizes[i], sizes[i + 1])).astype(np.float32))
+        params.append(np.zeros(sizes[i + 1], dtype=np.float32))
+    m = [np.zeros_like(q) for q in params]
+    v = [np.zeros_like(q) for q in params]
+    b1, b2, step = 0.9, 0.999, 0
+    history: list[tuple[int, float, float]] = []
+    for epoch in range(config.epochs):
+        perm = tr[rng.permutation(len(tr))]
+        losses = []
+        lr = config.lr * (0.5 * (1 + np.cos(np.pi * epoch / config.epochs)))  # cosine decay
+        for start in range(0, len(perm), config.batch):
+            idx = perm[start : start + config.batch]
+            loss, grads = _loss_grad(params, xn[idx], data.mask[idx], data.target[idx])
+            losses.append(loss)
+            step += 1
+            for j, g in enumerate(grads):
+                if j % 2 == 0:
+                    g = g + config.weight_decay * params[j]
+                m[j] = b1 * m[j] + (1 - b1) * g
+                v[j] = b2 * v[j] + (1 - b2) * g * g
+                mh = m[j] / (1 - b1**step)
+                vh = v[j] / (1 - b2**step)
+                params[j] -= (lr * mh / (np.sqrt(vh) + 1e-8)).astype(np.float32)
+        val_acc = _agreement(params, xn[val], data.mask[val], data.target[val])
+        mean_loss = float(np.mean(losses)) if losses else float("nan")
+        history.append((epoch + 1, mean_loss, val_acc))
+        if progress:
+            progress(epoch + 1, mean_loss, val_acc)
+    best_col = 6  # h_best: the heuristic's own choice
+    h_pick = np.where(data.mask[val], data.x[val, :, best_col], -1).argmax(axis=1) if n_val else np.zeros(0)
+    layers = tuple(
+        (params[2 * i].astype(np.float32), params[2 * i + 1].astype(np.float32)) for i in range(len(params) // 2)
+    )
+    policy = Policy(mean.astype(np.float32), scale.astype(np.float32), layers)
+    return TrainResult(
+        policy=policy,
+        train_agreement=_agreement(params, xn[tr], data.mask[tr], data.target[tr]),
+        val_agreement=history[-1][2] if history else float("nan"),
+        heuristic_val_agreement=float(data.target[val][np.arange(n_val), h_pick].mean()) if n_val else float("nan"),
+        examples=n,
+        history=history,
+    )
+
+
+def save_policy(policy: Policy, path: Path, meta: dict[str, Any] | None = None) -> None:
+    arrays = policy.to_arrays()
+    arrays["meta"] = np.array(json.dumps(meta or {}, sort_keys=True))
+    with open(path, "wb") as f:
+        np.savez_compressed(f, **arrays)
+
+
+def package_weights_path() -> Path:
+    import moonshot.bots.data
+
+    return Path(moonshot.bots.data.__file__).parent / "learned.npz"
+
+
+__all__ = [
+    "Decisions",
+    "GenConfig",
+    "TrainConfig",
+    "TrainResult",
+    "decisions",
+    "generate",
+    "package_weights_path",
+    "play_game",
+    "read_games",
+    "save_policy",
+    "train",
+    "write_games",
+]
+
+
+# ---------------------------------------------------------------------- the command
+def _train_learned_cmd() -> Any:
+    import time
+
+    import click
+
+    @click.command("train-learned")
+    @click.option(
+        "--games",
+        "-n",
+        default=1500,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help="Deals to play for the dataset (two teacher seats each).",
+    )
+    @click.option(
+        "--simulations",
+        default=100,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help="The teacher's playouts per decision (a fixed budget: the same games on any machine).",
+    )
+    @click.option("--teacher", default="search", show_default=True, help="The bot to imitate.")
+    @click.option("--variant", "-v", default="standard", show_default=True)
+    @click.option(
+        "--seed",
+        default=1_000_000,
+        show_default=True,
+        type=int,
+        help="Deal i is dealt from seed + i (far from the arena's seeds 0..).",
+    )
+    @click.option(
+        "--workers",
+        "-w",
+        default=1,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help="Processes playing the games (the result does not depend on it).",
+    )
+    @click.option(
+        "--games-file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Keep the games here (.jsonl or .jsonl.gz); read them from it if it exists.",
+    )
+    @click.option("--hidden", default="64,32", show_default=True, help="Hidden layer sizes.")
+    @click.option("--epochs", default=30, show_default=True, type=click.IntRange(min=1))
+    @click.option("--lr", default=3e-3, show_default=True, type=float)
+    @click.option("--train-seed", default=0, show_default=True, type=int, help="Initialisation and shuffling.")
+    @click.option(
+        "--out",
+        "-o",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Where to write the weights [default: the package's moonshot/bots/data/learned.npz].",
+    )
+    @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+    def train_learned_cmd(
+        games: int,
+        simulations: int,
+        teacher: str,
+        variant: str,
+        seed: int,
+        workers: int,
+        games_file: Path | None,
+        hidden: str,
+        epochs: int,
+        lr: float,
+        train_seed: int,
+        out: Path | None,
+        quiet: bool,
+    ) -> None:
+        """Make the `learned` bot's weights: play deals with a teacher (search), imitate its card play.
+
+        Deterministic: the same options give the same games and the same weights.
+        """
+        from moonshot.cli import _progress, err_console
+
+        sizes = tuple(int(x) for x in hidden.split(",") if x.strip())
+        start = time.perf_counter()
+        if games_file is not None and games_file.exists():
+            config, records = read_games(games_file)
+            records = records[:games]
+            err_console.print(f"read {len(records)} games from {games_file}")
+        else:
+            config = GenConfig(variant=variant, seed=seed, simulations=simulations, teacher=teacher)
+            with _progress(quiet) as progress:
+                bar = progress.add_task(f"{variant}: {teacher} games", total=games, status="")
+                stream = generate(config, games, workers, lambda n: progress.update(bar, advance=n))
+                if games_file is not None:
+                    records = []
+
+                    def keep() -> Iterator[dict[str, Any]]:
+                        for r in stream:
+                            records.append(r)
+                            yield r
+
+                    write_games(games_file, config, keep())
+                else:
+                    records = list(stream)
+        data = decisions(config, records)
+        err_console.print(
+            f"{len(records)} games, {len(data)} decisions of the teacher ({time.perf_counter() - start:.0f} s)"
+        )
+        tconf = TrainConfig(hidden=sizes, epochs=epochs, lr=lr, seed=train_seed)
+        with _progress(quiet) as progress:
+            bar = progress.add_task("training", total=epochs, status="")
+
+            def report(epoch: int, loss: float, acc: float) -> None:
+                progress.update(bar, completed=epoch, status=f"loss {loss:.3f}  agreement {acc:.1%}")
+
+            result = train(data, tconf, report)
+        meta = {
+            "games": len(records),
+            "decisions": len(data),
+            "generator": asdict(config),
+            "train": {**asdict(tconf), "hidden": list(sizes)},
+            "validation_agreement": round(result.val_agreement, 4),
+            "heuristic_validation_agreement": round(result.heuristic_val_agreement, 4),
+        }
+        target = out or package_weights_path()
+        save_policy(result.policy, target, meta)
+        click.echo(
+            f"agreement with {config.teacher}: train {result.train_agreement:.1%}, held out "
+            f"{result.val_agreement:.1%} (the heuristic's own choice: {result.heuristic_val_agreement:.1%}); "
+            f"wrote {target} ({target.stat().st_size / 1024:.0f} KiB)"
+        )
+
+    return train_learned_cmd
+
+
+train_learned_cmd = _train_learned_cmd()

@@ -1,0 +1,218 @@
+"""The learned bot: packaged weights, legal play in every variant, and a reproducible training run."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+np = pytest.importorskip("numpy")
+
+from click.testing import CliRunner  # noqa: E402
+
+from moonshot.bots.base import Bot  # noqa: E402
+from moonshot.bots.heuristic import HeuristicBot  # noqa: E402
+from moonshot.bots.learned import (  # noqa: E402
+    FEATURE_NAMES,
+    N_FEATURES,
+    LearnedBot,
+    Policy,
+    card_features,
+    default_policy,
+)
+from moonshot.bots.random import RandomBot  # noqa: E402
+from moonshot.cards import card_list  # noqa: E402
+from moonshot.cli import main  # noqa: E402
+from moonshot.engine import Game, Phase  # noqa: E402
+from moonshot.learn import (  # noqa: E402
+    GenConfig,
+    TrainConfig,
+    decisions,
+    generate,
+    package_weights_path,
+    read_games,
+    save_policy,
+    train,
+    write_games,
+)
+from moonshot.rules import EndRule  # noqa: E402
+from moonshot.sim import make_bot, play_game  # noqa: E402
+from moonshot.variants import VARIANTS  # noqa: E402
+from moonshot.views import seat_view  # noqa: E402
+
+
+def test_registered_and_loads_the_packaged_weights() -> None:
+    bot = make_bot("learned")
+    assert isinstance(bot, LearnedBot) and isinstance(bot, Bot) and bot.name == "learned"
+    path = package_weights_path()
+    assert path.is_file() and path.stat().st_size < 5 * 1024 * 1024
+    assert bot.policy is default_policy()  # loaded once, shared by every bot of the process
+    assert bot.policy.mean.shape == (N_FEATURES,)
+
+
+class _Checked:
+    """Asserts that every action the wrapped bot takes is one of the view's legal actions."""
+
+    def __init__(self, bot: Bot) -> None:
+        self.bot = bot
+        self.name = bot.name
+        self.plays = 0
+
+    def act(self, view, rng):  # type: ignore[no-untyped-def]
+        action = self.bot.act(view, rng)
+        assert action in view.legal, (view.rules.name, action)
+        if view.phase is Phase.PLAY and view.legal_plays & (view.legal_plays - 1):
+            self.plays += 1
+        return action
+
+
+@pytest.mark.parametrize("variant", ["standard", "omnibus", "trend", "turbo", "kierki", "gym", "turbo-chain"])
+def test_whole_games_are_legal_in_every_variant(variant: str) -> None:
+    rules = VARIANTS[variant]
+    if rules.end is EndRule.SCORE:
+        rules = rules.replace(score_limit=40)
+    learned = _Checked(LearnedBot(everywhere=True))
+    record = play_game(
+        rules, 7, ("learned", "heuristic", "learned", "random"), bots=[learned, HeuristicBot(), learned, RandomBot()]
+    )
+    assert record.deals >= 1 and len(record.scores) == 4
+    assert learned.plays > 0  # the network chose cards
+    # the default bot (the heuristic's card play outside NETWORK_VARIANTS) is legal too
+    plain = _Checked(LearnedBot())
+    record = play_game(rules, 8, ("learned",) * 4, bots=[plain, HeuristicBot(), plain, RandomBot()])
+    assert record.deals >= 1
+
+
+def test_the_network_plays_only_where_it_was_measured_to_help() -> None:
+    from moonshot.bots.learned import NETWORK_VARIANTS
+
+    assert {"standard", "gym", "trend"} <= NETWORK_VARIANTS and "kierki" not in NETWORK_VARIANTS
+    game = Game(VARIANTS["kierki"], 4)
+    rng = random.Random(0)
+    heuristic, learned = HeuristicBot(), LearnedBot()
+    while not game.over:
+        seat = game.to_act()[0]
+        view = seat_view(game, seat)
+        if view.phase is Phase.PLAY and view.legal_plays and not view.claimer:
+            assert learned._play(view) == heuristic._play(view)
+        game.apply(heuristic.act(view, rng))
+        if game.deal_index > 0:
+            break
+
+
+def test_features_read_the_view_only() -> None:
+    game = Game(VARIANTS["standard"], 3)
+    rng = random.Random(0)
+    bots = [HeuristicBot() for _ in range(4)]
+    while game.phase is not Phase.PLAY or len(game.log) < 20:
+        seat = game.to_act()[0]
+        game.apply(bots[seat].act(seat_view(game, seat), rng))
+    seat = game.to_act()[0]
+    view = seat_view(game, seat)
+    legal = card_list(view.legal_plays)
+    rows = card_features(view, legal)
+    assert rows.shape == (len(legal), len(FEATURE_NAMES)) and np.isfinite(rows).all()
+    # the same view gives the same rows (no hidden state)
+    assert np.array_equal(rows, card_features(seat_view(game, seat), legal))
+
+
+def _tiny_games() -> tuple[GenConfig, list[dict[str, object]]]:
+    config = GenConfig(simulations=8)
+    return config, list(generate(config, 3))
+
+
+def test_training_smoke_and_determinism(tmp_path: Path) -> None:
+    config, records = _tiny_games()
+    path = tmp_path / "games.jsonl"
+    assert write_games(path, config, records) == 3
+    config2, again = read_games(path)
+    assert config2 == config and again == records
+    data = decisions(config, records)
+    assert len(data) > 20 and data.mask.any(axis=1).all()
+    tconf = TrainConfig(hidden=(8,), epochs=3, seed=5)
+    a = train(data, tconf)
+    b = train(data, tconf)
+    for (wa, ba), (wb, bb) in zip(a.policy.layers, b.policy.layers):
+        assert np.array_equal(wa, wb) and np.array_equal(ba, bb)
+    c = train(data, TrainConfig(hidden=(8,), epochs=3, seed=6))
+    assert not np.array_equal(a.policy.layers[0][0], c.policy.layers[0][0])
+    # the written weights play
+    out = tmp_path / "w.npz"
+    save_policy(a.policy, out)
+    with np.load(out) as arrays:
+        loaded = Policy.from_arrays(dict(arrays))
+    assert np.allclose(loaded.scores(data.x[0]), a.policy.scores(data.x[0]))
+    bot = LearnedBot(loaded)
+    record = play_game(VARIANTS["standard"].replace(score_limit=30), 1, ("x",) * 4, bots=[bot] * 4)
+    assert record.deals >= 1
+
+
+def test_games_are_the_same_whatever_the_workers() -> None:
+    config = GenConfig(simulations=4)
+    assert list(generate(config, 2, workers=2)) == list(generate(config, 2, workers=1))
+
+
+def test_train_learned_command(tmp_path: Path) -> None:
+    out = tmp_path / "learned.npz"
+    games = tmp_path / "games.jsonl"
+    args = [
+        "train-learned",
+        "--games",
+        "2",
+        "--simulations",
+        "8",
+        "--epochs",
+        "2",
+        "--hidden",
+        "8",
+        "--games-file",
+        str(games),
+        "--out",
+        str(out),
+        "--quiet",
+    ]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "agreement with search" in result.output and out.is_file() and games.is_file()
+    with np.load(out) as a:
+        first = {k: a[k] for k in a.files}
+    # again, from the kept games: the same weights
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "read 2 games" in result.output
+    with np.load(out) as b:
+        assert sorted(b.files) == sorted(first) and all(np.array_equal(first[k], b[k]) for k in b.files)
+
+
+def test_search_with_the_learned_prior_searches_only_the_top_cards() -> None:
+    from moonshot.bots.learned import PriorSearchBot
+
+    bot = make_bot("search-learned", simulations=12, top=2)
+    assert isinstance(bot, PriorSearchBot)
+    seen: list[int] = []
+
+    class Spy(PriorSearchBot):
+        def _choose_card(self, view, rng):  # type: ignore[no-untyped-def]
+            card, value = super()._choose_card(view, rng)
+            seen.append(card)
+            return card, value
+
+    spy = Spy(top=2, simulations=12)
+    game = Game(VARIANTS["standard"], 9)
+    rng = random.Random(1)
+    others = HeuristicBot()
+    while not game.over and game.deal_index == 0:
+        seat = game.to_act()[0]
+        view = seat_view(game, seat)
+        if seat == 0 and view.phase is Phase.PLAY and view.legal_plays & (view.legal_plays - 1):
+            cards = card_list(view.legal_plays)
+            scores = spy.prior.scores(card_features(view, cards))
+            top2 = {cards[i] for i in np.argsort(-scores, kind="stable")[:2]}
+            action = spy.act(view, rng)
+            assert action in view.legal and action.card in top2
+        else:
+            game.apply(others.act(view, rng))
+            continue
+        game.apply(action)
+    assert seen
