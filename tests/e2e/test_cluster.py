@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 import pytest_asyncio
 
@@ -33,6 +34,10 @@ from moonshot.client import Client, RandomPlayer, View
 from moonshot.engine import replay
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.store import GameRecord, Store
+from moonshot.variants import find_variant
+from protocols.turbo.sse import SseReader
+
+from .test_turbo_play import Person, check_game
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(240)]
 
@@ -100,13 +105,20 @@ class Node:
     proc: asyncio.subprocess.Process
     port: int
     log: Path
+    http_port: int | None = None
+
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
 
     def text(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 
 
-async def start_node(c: Cluster, port: int, name: str, *extra: str, workers: int = 1) -> Node:
+async def start_node(
+    c: Cluster, port: int, name: str, *extra: str, workers: int = 1, http_port: int | None = None, lease: float = 1
+) -> Node:
     log = c.tmp / f"{name}.log"
+    http = ["--no-http"] if http_port is None else ["--http-port", str(http_port)]
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -114,7 +126,7 @@ async def start_node(c: Cluster, port: int, name: str, *extra: str, workers: int
         "serve",
         "--sessions-port",
         str(port),
-        "--no-http",
+        *http,
         "--db",
         c.db,
         "--redis",
@@ -122,7 +134,7 @@ async def start_node(c: Cluster, port: int, name: str, *extra: str, workers: int
         "--cluster-prefix",
         c.prefix,
         "--lease",
-        "1",
+        str(lease),
         "--move-timeout",
         "10",
         "--fill-wait",
@@ -145,7 +157,7 @@ async def start_node(c: Cluster, port: int, name: str, *extra: str, workers: int
         assert line, f"{name} exited: {log.read_text(errors='replace')[-3000:]}"
         if re.search(r"Sessions protocol on tcp://[\d.]+:(\d+)", line):
             seen += 1
-    return Node(proc, port, log)
+    return Node(proc, port, log, http_port)
 
 
 async def stop_node(node: Node) -> None:
@@ -286,3 +298,128 @@ async def test_workers_share_one_port(cluster: Cluster) -> None:
         await stop_node(node)
     text = node.text()
     assert len(set(re.findall(r"event=cluster_joined node=(\S+)", text))) == 2
+
+
+# ---------------------------------------------------------------- Turbo HTTP + SSE across processes
+async def new_http_game(c: httpx.AsyncClient, seed: int) -> str:
+    r = await c.post("/lobby/new", json={"variant": "standard", "seed": seed})
+    assert r.status_code == 200, r.text
+    return str(r.json())
+
+
+async def test_an_http_game_made_on_one_process_is_played_and_streamed_through_another(cluster: Cluster) -> None:
+    a = await start_node(cluster, free_port(), "a", http_port=free_port(), lease=3)
+    b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=3)
+    try:
+        async with (
+            httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann_a,
+            httpx.AsyncClient(base_url=b.url(), cookies={"name": "bob"}, timeout=60) as bob_b,
+        ):
+            gid = await new_http_game(ann_a, 11)
+            # B forwards the join to A, which hosts the game; B's lobby knows the game
+            assert (await bob_b.post("/lobby/join", json={"id": gid})).status_code == 200
+            async with bob_b.stream("GET", "/lobby/subscribe") as resp:
+                state = await SseReader(resp).next_event()
+            assert state is not None and state.data["games"][gid][:2] == ["ann", "bob"]
+            for _ in range(2):
+                r = await bob_b.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})
+                assert r.status_code == 200, r.text
+            # someone else calling themselves ann on B gets a cookie there, but A, where ann
+            # sits, keeps her binding: the impostor cannot act for her seat
+            async with httpx.AsyncClient(base_url=b.url(), cookies={"name": "ann"}, timeout=60) as impostor:
+                assert (await impostor.get("/api/me")).status_code == 200
+                await asyncio.sleep(0.5)  # the binding's broadcast has reached A
+                r = await impostor.post("/game/pass", json={"id": gid, "cards": ["2C", "3C", "4C"]})
+                assert r.status_code == 403, r.text
+            # ann's cookie, made by A, works on B: she plays through B, bob through A
+            ann_b = httpx.AsyncClient(base_url=b.url(), cookies=dict(ann_a.cookies), timeout=60)
+            bob_a = httpx.AsyncClient(base_url=a.url(), cookies=dict(bob_b.cookies), timeout=60)
+            try:
+                assert (await ann_b.get("/api/me")).json() == {"name": "ann"}
+                people = [Person(ann_b, gid, "ann", seed=1), Person(bob_a, gid, "bob", seed=2)]
+                streams = await asyncio.wait_for(asyncio.gather(*(p.play() for p in people)), 150)
+            finally:
+                await ann_b.aclose()
+                await bob_a.aclose()
+        assert all(p.errors == [] for p in people)
+        for events in streams:
+            check_game(events, "standard")
+        assert [e for e in streams[0] if e["type"] == "game_complete"] == [
+            e for e in streams[1] if e["type"] == "game_complete"
+        ]
+        rec = await stored(cluster.db, lambda r: r.status == "finished")
+        assert rec.id == gid and rec.protocol == "turbo"
+        final = replay(find_variant("standard"), rec.seed, rec.actions)
+        assert final.over and list(final.totals) == rec.totals
+    finally:
+        await stop_node(a)
+        await stop_node(b)
+    assert "event=new_game" in a.text() and "event=new_game" not in b.text()
+
+
+async def test_kill_9_of_an_http_games_process_the_game_is_adopted_and_its_stream_resumes(cluster: Cluster) -> None:
+    a = await start_node(cluster, free_port(), "a", http_port=free_port(), lease=3)
+    b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=3)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann_a:
+            gid = await new_http_game(ann_a, 23)
+            for _ in range(3):
+                r = await ann_a.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})
+                assert r.status_code == 200, r.text
+            cookies = dict(ann_a.cookies)
+        ann = httpx.AsyncClient(base_url=b.url(), cookies=cookies, timeout=60)
+        try:
+            before = await asyncio.wait_for(Person(ann, gid, "ann", seed=5).play(stop_after=6), 90)
+            async with ann.stream("GET", f"/game/subscribe/{gid}") as resp:  # through B, from A
+                past = await SseReader(resp).until("end_replay")
+            last_id = past[-2].id
+            assert last_id
+            os.kill(a.proc.pid, signal.SIGKILL)
+            await a.proc.wait()
+            # the browser reconnects with Last-Event-ID: B waits for the adoption, then resumes
+            async with ann.stream("GET", f"/game/subscribe/{gid}", headers={"Last-Event-ID": last_id}) as resp:
+                assert resp.status_code == 200
+                missed = await asyncio.wait_for(SseReader(resp).until("end_replay"), 60)
+            assert missed[-1].data["type"] == "end_replay"
+            person = Person(ann, gid, "ann", seed=6)
+            after = await asyncio.wait_for(person.play(), 150)
+            assert person.errors == []
+        finally:
+            await ann.aclose()
+        game_before = [e for e in before if e["type"] != "end_replay"]
+        game_after = [e for e in after if e["type"] != "end_replay"]
+        assert game_after[: len(game_before)] == game_before  # the same game, replayed by the adopter
+        check_game(after, "standard")
+        rec = await stored(cluster.db, lambda r: r.status == "finished")
+        assert rec.id == gid
+        final = replay(find_variant("standard"), rec.seed, rec.actions)
+        assert final.over and list(final.totals) == rec.totals
+        assert "event=adopted" in b.text()
+    finally:
+        await stop_node(a)
+        await stop_node(b)
+
+
+async def test_workers_share_one_http_port_and_any_of_them_answers_for_a_game(cluster: Cluster) -> None:
+    http_port = free_port()
+    node = await start_node(cluster, free_port(), "w", workers=2, http_port=http_port, lease=3)
+    try:
+        # no kept-alive connections: every request is a new connection, which the kernel gives
+        # to either worker
+        fresh = httpx.Limits(max_keepalive_connections=0)
+        async with httpx.AsyncClient(base_url=node.url(), cookies={"name": "ann"}, timeout=60, limits=fresh) as ann:
+            gid = await new_http_game(ann, 31)
+            for _ in range(3):
+                r = await ann.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})
+                assert r.status_code == 200, r.text
+            person = Person(ann, gid, "ann", seed=8)
+            events = await asyncio.wait_for(person.play(), 150)
+        assert person.errors == []
+        check_game(events, "standard")
+        rec = await stored(cluster.db, lambda r: r.status == "finished")
+        assert rec.id == gid
+    finally:
+        await stop_node(node)
+    text = node.text()
+    assert len(set(re.findall(r"event=cluster_joined node=(\S+)", text))) == 2
+    assert text.count("event=listening protocol=http") == 2

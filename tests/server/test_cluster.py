@@ -22,6 +22,7 @@ from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.server.app import ServerApp, ServerConfig
 from moonshot.server.cluster import ClusterError, pack, pack_ops, unpack
 from moonshot.server.table import TableEvent, TableStatus
+from moonshot.server.wire import WireError
 
 REDIS_URL = os.environ.get("MOONSHOT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -31,10 +32,10 @@ async_test = pytest.mark.asyncio
 def test_messages_carry_table_events_and_nothing_else() -> None:
     game = Game(SESSIONS_RULES, 5)
     events = [TableEvent(i + 1, e, forced=i == 2) for i, e in enumerate(game.log)]
-    msg = unpack(pack({"k": "ev", "e": events}))
+    msg = unpack(pack({"k": "ev", "t": "T", "b": "B", "e": events}))
     assert msg["e"] == events
     evil = pickle.dumps({"k": "ev", "e": os.system})
-    with pytest.raises(pickle.UnpicklingError):
+    with pytest.raises(WireError):
         unpack(evil)
 
 
@@ -143,6 +144,39 @@ async def test_players_on_two_nodes_meet_and_leaving_the_pool_empties_it(redis_p
 
 
 @async_test
+async def test_hostile_stream_entries_are_dropped_with_a_log_line_and_the_node_serves_on(
+    redis_prefix: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    a = await node(redis_prefix, fill_wait=0.2)
+    b = await node(redis_prefix, fill_wait=0.2)
+    try:
+        assert b.sessions_port is not None
+        r = a.cluster.redis
+        stream = f"{redis_prefix}in:{b.cluster.node}"
+        hostile = [
+            {"m": pickle.dumps({"k": "ev", "e": os.system})},  # the old format, with a function in it
+            {"m": b"\xff\xfe not json"},
+            {"m": b'{"k": "rm", "t": "x"}'},
+            {"m": b'{"k": "ev", "t": "T", "b": "B", "e": [[1, false, "__import__", "os"]]}'},
+            {
+                "m": b'{"k": "sb", "t": "nope", "b": "x", "c": 9, "a": {"type": "play"}, "rid": null}'
+            },  # valid, no such table
+            {"other": b"no m field"},
+        ]
+        with caplog.at_level("WARNING", logger="moonshot.cluster"):
+            for fields in hostile:
+                await r.xadd(stream, fields)
+            await eventually(lambda: caplog.text.count("event=cluster_bad_message") >= 5)
+        client = await Client.connect("127.0.0.1", b.sessions_port)
+        result = await asyncio.wait_for(client.play(RandomPlayer(), lobby_code="after-garbage"), 60)
+        await client.close()
+        assert len(result.scores) == 4
+    finally:
+        await a.stop()
+        await b.stop()
+
+
+@async_test
 async def test_a_node_that_lost_its_lease_stops_the_table(redis_prefix: str) -> None:
     a = await node(redis_prefix)
     try:
@@ -159,4 +193,27 @@ async def test_a_node_that_lost_its_lease_stops_the_table(redis_prefix: str) -> 
         assert table.status is TableStatus.STOPPED
         await client.close()
     finally:
+        await a.stop()
+
+
+@async_test
+async def test_a_tournament_runs_on_one_node_and_passes_on_when_that_node_is_gone(redis_prefix: str) -> None:
+    a = await node(redis_prefix)
+    b = await node(redis_prefix)
+    try:
+        assert a.cluster is not None and b.cluster is not None
+        assert await a.cluster.claim_job("tournament:t1")
+        assert await a.cluster.claim_job("tournament:t1")  # its own: still its
+        assert not await b.cluster.claim_job("tournament:t1")  # a live node holds it
+        assert await b.cluster.claim_job("tournament:t2")
+        await a.stop()
+        # once a's heartbeat is gone, the next node to look takes its tournament
+        for _ in range(100):
+            if await b.cluster.claim_job("tournament:t1"):
+                break
+            await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("b never took the tournament of the stopped node")
+    finally:
+        await b.stop()
         await a.stop()

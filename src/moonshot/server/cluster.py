@@ -43,26 +43,27 @@ simply see the next request; events they already have are skipped by version), s
 the server-bot chairs, and waits ``restore_grace`` for the players whose connections died with
 the old owner: they come back with ``resume_session`` on any node.
 
-Only the Sessions protocol is matched and routed across nodes. Trend and Turbo (HTTP) tables are
-served by the node that runs those listeners (``--workers``: the first) and are not adopted.
-Redis here is trusted like the database: messages between nodes are pickles, read by an
-unpickler that accepts moonshot's event and request classes only.
+Sessions is matched and routed here. Turbo HTTP + SSE uses the same streams through per-protocol
+hooks (:attr:`Cluster.handlers` for its message kinds, :attr:`Cluster.adopters` for adopting its
+tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.server.cluster_http`.
+Trend tables are served by the node that runs the Trend listener (``--workers``: the first) and
+are not adopted.
+Messages between nodes follow an explicit schema (:mod:`moonshot.server.wire`, JSON): a stream
+entry that breaks it is dropped with a log line, and nothing in one can name code to run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import json
 import logging
 import os
-import pickle
 import random
 import secrets
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -72,6 +73,7 @@ from moonshot.protocols.sessions import codec as sc
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsConnection, SessionSeat, secret_matches
 from moonshot.rules import Rules
+from moonshot.server import wire
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
 from moonshot.server.table import BotSeat, DecisionRequest, Recorder, Seat, SeatKind, Table, TableEvent, TableStatus
 from moonshot.store import StoreRecorder, now, rules_named
@@ -95,29 +97,14 @@ class ClusterError(Exception):
 
 
 # ------------------------------------------------------------------ messages between nodes
-_SAFE_MODULES = frozenset({"moonshot.events", "moonshot.server.table", "moonshot.engine", "moonshot.rules"})
-
-
-class _SafeUnpickler(pickle.Unpickler):
-    """Only moonshot's event classes (and the enums they hold) may be rebuilt."""
-
-    def find_class(self, module: str, name: str) -> Any:
-        if module in _SAFE_MODULES:
-            obj = super().find_class(module, name)
-            if isinstance(obj, type):
-                return obj
-        raise pickle.UnpicklingError(f"refused: {module}.{name}")
-
-
 def pack(msg: dict[str, Any]) -> bytes:
-    return pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL)
+    """A message for another node's stream (the schema is :mod:`moonshot.server.wire`)."""
+    return wire.encode(msg)
 
 
 def unpack(data: bytes) -> dict[str, Any]:
-    msg = _SafeUnpickler(io.BytesIO(data)).load()
-    if not isinstance(msg, dict):
-        raise pickle.UnpicklingError("not a message")
-    return msg
+    """A stream entry read back; :class:`~moonshot.server.wire.WireError` when it breaks the schema."""
+    return wire.decode(data)
 
 
 def _mp_str(data: bytes) -> bytes:
@@ -152,7 +139,8 @@ def pack_ops(ops: Sequence[tuple[str | bytes, ...]]) -> bytes:
 # One batch of ordered writes, MessagePack-encoded into one argument (one argument per op would
 # cost redis-py an encoding call each): each op is (fence, kind, key, a, b). ``fence`` is a lease key the
 # node must still hold for the op to run ('' = none); kinds: x XADD (a: payload), r RPUSH (a),
-# s SET (a, b: PX ms or ''), h HSET (a: field, b: value), hd HDEL (a), d DEL.
+# s SET (a, b: PX ms or ''), h HSET (a: field, b: value), hd HDEL (a), d DEL, e EXPIRE (a),
+# sr SREM (a), xa XADD a to the stream of every live node in the set ``key`` but this one (b: prefix).
 _WRITE_LUA = """
 local me = ARGV[1]
 local maxlen = ARGV[2]
@@ -178,6 +166,13 @@ for _, op in ipairs(ops) do
     elseif kind == 'hd' then redis.call('HDEL', key, a)
     elseif kind == 'd' then redis.call('DEL', key)
     elseif kind == 'e' then redis.call('EXPIRE', key, a)
+    elseif kind == 'sr' then redis.call('SREM', key, a)
+    elseif kind == 'xa' then
+      for _, n in ipairs(redis.call('SMEMBERS', key)) do
+        if n ~= me and redis.call('EXISTS', b .. 'node:' .. n) == 1 then
+          redis.call('XADD', b .. 'in:' .. n, 'MAXLEN', '~', maxlen, '*', 'm', a)
+        end
+      end
     end
   end
 end
@@ -233,6 +228,15 @@ return group
 """
 
 # KEYS: lease keys; ARGV[1]: me, ARGV[2]: PX ms. Renews ours; returns the ones no longer ours.
+# a job only one node may run (a tournament): taken when nobody holds it or its holder's heartbeat
+# is gone; KEYS[1] the job, ARGV[1] this node, ARGV[2] the prefix
+_CLAIM_LUA = """
+local h = redis.call('GET', KEYS[1])
+if h and h ~= ARGV[1] and redis.call('EXISTS', ARGV[2] .. 'node:' .. h) == 1 then return 0 end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+"""
+
 _RENEW_LUA = """
 local lost = {}
 for _, k in ipairs(KEYS) do
@@ -242,9 +246,7 @@ return lost
 """
 
 
-# messages a player's node sends to a table's owner (the rest go from an owner to a player's node):
-# sb submit, prj the player's answer could not be read, dt detach, at attach (resume_session)
-_TO_TABLE = frozenset({"sb", "prj", "dt", "at"})
+_TO_TABLE = wire.TO_TABLE  # messages a player's node sends to a table's owner
 
 
 # ------------------------------------------------------------------ the owner's side
@@ -323,6 +325,12 @@ class ClusterRecorder:
     def game_failed(self, table: Table, reason: str) -> None:
         if self.inner is not None:
             self.inner.game_failed(table, reason)
+
+    def __getattr__(self, name: str) -> Any:
+        """The store writer's other calls (``put_value``, ``flush``...) go to it unchanged."""
+        if name.startswith("_") or self.inner is None:
+            raise AttributeError(name)
+        return getattr(self.inner, name)
 
 
 # ------------------------------------------------------------------ the connection's side
@@ -473,6 +481,13 @@ class Cluster:
     owned: dict[str, Table] = field(default_factory=dict)  # cluster tables this node runs
     adopted: int = 0
     formed: int = 0
+    # per-protocol hooks: message kinds handled elsewhere (kind -> handler), and how a table of
+    # a protocol other than Sessions is adopted (protocol -> async (table id, meta) -> Table)
+    handlers: dict[str, Callable[[dict[str, Any]], None]] = field(default_factory=dict)
+    adopters: dict[str, Callable[[str, dict[str, Any]], Awaitable[Table | None]]] = field(default_factory=dict)
+    live_nodes: list[str] = field(default_factory=list)  # the other live nodes (refreshed by the keeper)
+    # called with a table's id when this node loses its lease (another node runs the table now)
+    on_lease_lost: list[Callable[[str], None]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # queued writes: (fence, kind, key, a, b), or ("L", fence, message) for this node's players
@@ -486,6 +501,9 @@ class Cluster:
         self._closing = False
         self._adopting: set[str] = set()
         self._fenced: set[str] = set()  # tables whose lease this node lost: nothing more goes out
+        # tables whose lease is in Redis (a new table's lease is queued: renewing it before the
+        # writer sent it would find no lease and stop the table)
+        self._leased: set[str] = set()
         self._calls = asyncio.Semaphore(LOBBY_CALLS)
 
     def key(self, kind: str, name: str = "") -> str:
@@ -507,6 +525,7 @@ class Cluster:
         self._join = r.register_script(_JOIN_LUA)
         self._fill = r.register_script(_FILL_LUA)
         self._renew = r.register_script(_RENEW_LUA)
+        self._claim = r.register_script(_CLAIM_LUA)
         await self._heartbeat()
         loop = asyncio.get_running_loop()
         for coro, name in (
@@ -524,6 +543,7 @@ class Cluster:
             self.write(self.key("lease", t.id), "d", self.key("lease", t.id))
         self.owned.clear()
         self.write("", "d", self.key("node", self.node))
+        self.write("", "sr", self.key("nodes"), self.node)
         await self.drain()
         for task in self._tasks:
             task.cancel()
@@ -562,6 +582,69 @@ class Cluster:
             return
         self.write(self.key("lease", fence) if fence else "", "x", self.key("in", node), pack(msg))
 
+    def after_writes(self, table_id: str, fn: Callable[[], None]) -> None:
+        """Call ``fn`` once every write queued so far is in Redis (and the table's lease is still
+        ours): how a table's local spectators (an HTTP game's streams) keep the write-ahead rule."""
+        self._ops.append(("L", self.key("lease", table_id), fn))
+        self._wake.set()
+
+    def send_all(self, msg: dict[str, Any]) -> None:
+        """``msg`` to every other live node (the ``nodes`` set, read by the write script itself,
+        so a node that joined a moment ago gets it too)."""
+        self.write("", "xa", self.key("nodes"), pack(msg), self.prefix)
+
+    async def claim_job(self, job: str) -> bool:
+        """Run ``job`` (``tournament:<id>``) on this node: true when no live node holds it. A
+        tournament runs on the node that created it; when that node dies, the next node to start
+        takes it (its schedule goes on from the store), and never two at once."""
+        assert self.redis is not None
+        return bool(await self._claim(keys=[self.key("job", job)], args=[self.node, self.prefix]))
+
+    async def node_alive(self, node: str) -> bool:
+        assert self.redis is not None
+        return bool(await self.redis.exists(self.key("node", node)))
+
+    async def game_node(self, game_id: str) -> str | None:
+        """The node hosting a game by id: a table's owner in the directory (waiting for the
+        adopter while its owner is dead), else the node that holds it open (``httpgame``)."""
+        assert self.redis is not None
+        if await self.redis.hexists(self.key("tables"), game_id):
+            owner = await self._live_owner(game_id)
+            return owner.decode() if owner is not None else None
+        node = await self.redis.hget(self.key("httpgame"), game_id)
+        if node is None or not await self.node_alive(node.decode()):
+            return None
+        return str(node.decode())
+
+    async def shared_value(self, name: str, made: str) -> str:
+        """A value one per cluster (the first node's ``made`` wins): the cookie-signing key."""
+        assert self.redis is not None
+        await self.redis.set(self.key("shared", name), made, nx=True)
+        got = await self.redis.get(self.key("shared", name))
+        return got.decode() if got is not None else made
+
+    async def claim_open(self, game_id: str) -> bool:
+        """At start: may this node hold open HTTP game ``game_id`` (kept in the store)? Yes when no
+        live node holds it and no other node claimed it just now."""
+        assert self.redis is not None
+        node = await self.redis.hget(self.key("httpgame"), game_id)
+        if node is not None and node.decode() != self.node and await self.node_alive(node.decode()):
+            return False
+        if not await self.redis.set(self.key("httpclaim", game_id), self.node, nx=True, px=int(self.lease * 2000)):
+            return False
+        await self.redis.hset(self.key("httpgame"), game_id, self.node)
+        return True
+
+    def register_table(self, table: Table) -> None:
+        """A table of another protocol (HTTP) started here: directory, lease and log, so that it
+        is adopted when this node dies. Call before the table starts."""
+        players = [
+            {"name": n, "kind": "human" if c.occupant is not None and c.occupant.kind is SeatKind.HUMAN else "bot"}
+            for n, c in zip(table.seat_names(), table.chairs)
+        ]
+        tmeta = {k: v for k, v in table.meta.items() if isinstance(v, (str, int, float, bool))}
+        self._register(table, {"protocol": table.meta.get("protocol", "turbo"), "players": players, "tmeta": tmeta})
+
     async def _writer(self) -> None:
         assert self.redis is not None
         while True:
@@ -591,7 +674,10 @@ class Cluster:
                     if fence and fence[len(self.prefix) + len("lease:") :] in self._fenced:
                         continue  # the table lost its lease here meanwhile
                     try:
-                        self._to_seat(cast(dict[str, Any], op[2]))
+                        if callable(op[2]):
+                            op[2]()
+                        else:
+                            self._to_seat(cast(dict[str, Any], op[2]))
                     except Exception:
                         log.exception("event=cluster_local_delivery_failed")
             self._idle.set()
@@ -605,6 +691,11 @@ class Cluster:
         if t is not None and not t.done.done():
             log.warning("event=lease_lost table=%s node=%s", table_id, self.node)
             t.stop("lease lost: another node runs this table")
+            for hook in self.on_lease_lost:
+                try:
+                    hook(table_id)
+                except Exception:
+                    log.exception("event=lease_lost_hook_failed table=%s", table_id)
 
     # -------------------------------------------------------------- the reader
     async def _reader(self) -> None:
@@ -622,14 +713,37 @@ class Cluster:
             for _, entries in got or ():
                 for entry_id, fields in entries:
                     self._last_id = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
-                    try:
-                        self._dispatch(unpack(fields[b"m"]))
-                    except Exception:
-                        log.exception("event=cluster_bad_message id=%s", self._last_id)
+                    self._handle_entry(fields)
+
+    def _handle_entry(self, fields: Any) -> None:
+        """One stream entry: decoded against the schema, then dispatched. An entry that breaks
+        the schema (garbage, a hostile writer, a newer node's kind) is dropped with a log line;
+        one whose handling fails is logged too. The reader goes on either way."""
+        data = fields.get(b"m") if isinstance(fields, dict) else None
+        if not isinstance(data, bytes):
+            log.warning("event=cluster_bad_message id=%s reason=%s", self._last_id, json.dumps("no 'm' field"))
+            return
+        try:
+            msg = unpack(data)
+        except wire.WireError as e:
+            log.warning(
+                "event=cluster_bad_message id=%s reason=%s entry=%s",
+                self._last_id,
+                json.dumps(str(e)),
+                wire.describe(data),
+            )
+            return
+        try:
+            self._dispatch(msg)
+        except Exception:
+            log.exception("event=cluster_message_failed id=%s kind=%s", self._last_id, msg["k"])
 
     def _dispatch(self, msg: dict[str, Any]) -> None:
-        if msg["k"] in _TO_TABLE:
+        k = msg["k"]
+        if k in _TO_TABLE:
             self._to_table(msg)
+        elif k in self.handlers:
+            self.handlers[k](msg)
         else:
             self._to_seat(msg)
 
@@ -841,6 +955,7 @@ class Cluster:
             if sid is not None and table.credentials[chair] is not None:
                 self.write(lease, "s", self.key("sess", str(sid)), f"{table.id} {chair}", SESSION_TTL_S * 1000)
         self.owned[table.id] = table
+        self._ops.append(("L", "", lambda tid=table.id: self._leased.add(tid)))  # once the lease is in Redis
 
     def unbind(self, table_id: str, seat: RemoteSeat) -> None:
         if table_id in self.owned:
@@ -983,7 +1098,20 @@ class Cluster:
         async with self.redis.pipeline(transaction=False) as p:
             p.set(self.key("node", self.node), "1", px=ms)
             p.expire(self.key("in", self.node), 24 * 3600)
-            await p.execute()
+            p.sadd(self.key("nodes"), self.node)
+            p.smembers(self.key("nodes"))
+            members = (await p.execute())[-1]
+        others = sorted(m.decode() for m in members if m.decode() != self.node)
+        if others:
+            async with self.redis.pipeline(transaction=False) as p:
+                for n in others:
+                    p.exists(self.key("node", n))
+                alive = await p.execute()
+            dead = [n for n, a in zip(others, alive) if not a]
+            if dead:
+                await self.redis.srem(self.key("nodes"), *dead)
+            others = [n for n, a in zip(others, alive) if a]
+        self.live_nodes = others
 
     async def _keeper(self) -> None:
         """Renew leases and the node's heartbeat; notice dead nodes; adopt orphaned tables."""
@@ -1002,7 +1130,8 @@ class Cluster:
     async def _renew_leases(self) -> None:
         for tid in [t for t, table in self.owned.items() if table.done.done()]:
             self.owned.pop(tid, None)
-        keys = [self.key("lease", t) for t in self.owned]
+        self._leased &= self.owned.keys()
+        keys = [self.key("lease", t) for t in self.owned if t in self._leased]
         if not keys:
             return
         lost = await self._renew(keys=keys, args=[self.node, int(self.lease * 1000)])
@@ -1032,12 +1161,22 @@ class Cluster:
             return 0
         assert self.redis is not None
         directory = await self.redis.hgetall(self.key("tables"))
+        others = [
+            (tid, raw_owner.decode())
+            for raw_id, raw_owner in directory.items()
+            if (tid := raw_id.decode()) not in self.owned and tid not in self._adopting
+        ]
+        if not others:
+            return 0
+        # one round trip for every lease (not one per table: with many tables on other nodes,
+        # a call each made the keeper, and the Redis it shares, busy all the time)
+        async with self.redis.pipeline(transaction=False) as p:
+            for tid, _ in others:
+                p.exists(self.key("lease", tid))
+            held = await p.execute()
         count = 0
-        for raw_id, raw_owner in directory.items():
-            tid, owner = raw_id.decode(), raw_owner.decode()
-            if tid in self.owned or tid in self._adopting:
-                continue
-            if await self.redis.exists(self.key("lease", tid)):
+        for (tid, owner), alive in zip(others, held):
+            if alive or self._closing:
                 continue
             ok = await self.redis.set(self.key("lease", tid), self.node, nx=True, px=int(self.lease * 1000))
             if not ok:
@@ -1075,6 +1214,25 @@ class Cluster:
         names: list[str] = list(meta["names"])
         creds: list[str | None] = list(meta["creds"])
         await self._complete_store(tid, meta, actions, forced)
+        adopter = self.adopters.get(meta.get("protocol", "sessions"))
+        if adopter is not None:
+            other = await adopter(tid, meta)
+            if other is None:
+                return False
+            self.write(self.key("lease", tid), "h", self.key("tables"), tid, self.node)
+            self._fenced.discard(tid)
+            self.owned[tid] = other
+            self._leased.add(tid)
+            self.adopted += 1
+            log.info(
+                "event=adopted table=%s protocol=%s from=%s actions=%d node=%s",
+                tid,
+                meta.get("protocol"),
+                old_owner,
+                len(actions),
+                self.node,
+            )
+            return True
         seats: list[Seat | None] = [None, None, None, None]
         notify: list[RemoteSeat] = []
         for chair in range(4):
@@ -1110,6 +1268,7 @@ class Cluster:
             self.send(rs.node, {"k": "ad", "t": tid, "b": rs.binding, "owner": self.node}, fence=tid)
         self._fenced.discard(tid)
         self.owned[tid] = table
+        self._leased.add(tid)
         self.adopted += 1
         app._track(table)
         log.info(
@@ -1131,7 +1290,7 @@ class Cluster:
         ops: list[tuple[str, dict[str, Any]]] = []
         have = 0
         if rec is None:
-            players = [
+            players = meta.get("players") or [
                 {"name": n, "kind": "human" if c is not None else "bot", **({"credential": c} if c else {})}
                 for n, c in zip(meta["names"], meta["creds"])
             ]
@@ -1146,7 +1305,7 @@ class Cluster:
                         "players": players,
                         "status": "running",
                         "created_at": now(),
-                        "meta": {"protocol": meta.get("protocol", "sessions")},
+                        "meta": {"protocol": meta.get("protocol", "sessions"), **meta.get("tmeta", {})},
                     },
                 )
             )
@@ -1173,7 +1332,7 @@ class Cluster:
             return 0
         count = 0
         for rec in await store.unfinished():
-            if rec.protocol != "sessions" or await self.redis.exists(self.key("meta", rec.id)):
+            if rec.protocol not in ("sessions", *self.adopters) or await self.redis.exists(self.key("meta", rec.id)):
                 continue
             ok = await self.redis.set(self.key("lease", rec.id), self.node, nx=True, px=int(self.lease * 1000))
             if not ok:
@@ -1181,6 +1340,8 @@ class Cluster:
             names = [str(p.get("name", "")) for p in rec.players]
             creds = [c if isinstance(c := p.get("credential"), str) else None for p in rec.players]
             meta = {"variant": rec.variant, "seed": rec.seed, "protocol": rec.protocol, "names": names, "creds": creds}
+            if rec.protocol != "sessions":
+                meta.update(players=rec.players, tmeta=rec.meta)
             lease = self.key("lease", rec.id)
             self.write(lease, "s", self.key("meta", rec.id), json.dumps(meta))
             for i, (a, f) in enumerate(zip(rec.actions, rec.forced)):

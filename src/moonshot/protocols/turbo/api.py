@@ -622,9 +622,7 @@ class TurboLobby:
         # a table with players from other protocols: their deadlines and disconnects follow
         # the server's policy; the people in browsers (patient seats) keep no deadline
         self.mixed_policy = mixed_policy or TablePolicy()
-        self._identity = Identity(
-            secret, self.options.open_names, self.holds, lambda name, digest: self._put(f"turbo:name:{name}", digest)
-        )
+        self._identity = Identity(secret, self.options.open_names, self.holds, self._bound)
         self.make_bot = make_bot
         self.bot_names = list(bot_names)
         self.recorder = recorder
@@ -636,6 +634,14 @@ class TurboLobby:
         self.rng = random.Random(self.options.seed)
         self.finished = 0
         self.tournaments: Any = None  # the server's TournamentHost (the /api/tournaments routes)
+        # the other server processes of a cluster (moonshot.server.cluster_http.HttpPeers): lobby
+        # events and name bindings go to them, games started here enter the cluster's directory
+        self.peers: Any = None
+
+    def _bound(self, name: str, digest: str) -> None:
+        self._put(f"turbo:name:{name}", digest)
+        if self.peers is not None:
+            self.peers.bound(name, digest)
 
     @property
     def identity(self) -> Identity:
@@ -660,7 +666,10 @@ class TurboLobby:
         )
 
     # ------------------------------------------------------------ lobby events
-    def broadcast(self, event: dict[str, Any], skip: str | None = None) -> None:
+    def broadcast(self, event: dict[str, Any], skip: str | None = None, local: bool = False) -> None:
+        """To every lobby stream here and (unless ``local``) on the cluster's other processes."""
+        if self.peers is not None and not local:
+            self.peers.broadcast(event)
         for name, queues in self.subscribers.items():
             if name == skip:
                 continue
@@ -671,7 +680,10 @@ class TurboLobby:
         return {
             "type": "lobby_state",
             "subscribers": sorted(n for n, qs in self.subscribers.items() if qs),
-            "games": {g.id: g.names() for g in self.games.values() if not g.finished},
+            "games": {
+                **(self.peers.games() if self.peers is not None else {}),
+                **{g.id: g.names() for g in self.games.values() if not g.finished},
+            },
         }
 
     def subscribe_lobby(self, name: str) -> asyncio.Queue[dict[str, Any] | None]:
@@ -715,6 +727,8 @@ class TurboLobby:
 
     def _drop_open(self, g: LobbyGame) -> None:
         self._delete(f"turbo:open:{g.id}")
+        if self.peers is not None and g.id not in self.games:
+            self.peers.dropped(g.id)  # gone (not started): no process hosts it any more
 
     def _save_chat(self, hosted: HostedGame) -> None:
         self._put(f"turbo:chat:{hosted.id}", hosted.stream.chat_log)
@@ -725,8 +739,9 @@ class TurboLobby:
         if flush is not None:
             await flush()
 
-    async def load_open(self) -> None:
-        """Open games (not yet four players) kept in the store by an earlier run."""
+    async def load_open(self, claim: Callable[[str], Awaitable[bool]] | None = None) -> None:
+        """Open games (not yet four players) kept in the store by an earlier run (in a cluster,
+        those that ``claim`` gives this process: no other live process holds them)."""
         if self.store is None:
             return
         names = await self.store.values("turbo:name:")
@@ -743,6 +758,8 @@ class TurboLobby:
                 )
             except (KeyError, TypeError, ValueError):
                 log.warning("event=bad_open_game key=%s", key)
+                continue
+            if claim is not None and not await claim(g.id):
                 continue
             g.stream = GameStream(g.id)
             self.games[g.id] = g
@@ -801,6 +818,8 @@ class TurboLobby:
         g.members.append(Member(name, rules=CHARGING_NAMES[rules]))
         g.stream = GameStream(g.id)
         self.games[g.id] = g
+        if self.peers is not None:
+            self.peers.hosting(g.id)
         self.broadcast({"type": "new_game", "id": g.id, "player": name})
         self._save_open(g)
         log.info("event=new_game game=%s variant=%s by=%s", g.id, variant, name)
@@ -945,6 +964,8 @@ class TurboLobby:
             deals = self.deals_for(g)
             if deals is not None:
                 table.game = Game(rules, g.seed, deals)
+        if self.peers is not None:
+            self.peers.started(table)
         self._host(g, table, [])
         for chair, m in enumerate(chairs):
             if m.remote is not None:  # before the table's first turn: it runs in its own task
@@ -970,7 +991,7 @@ class TurboLobby:
         g.hosted = HostedGame(g.id, table, players, stream, self._save_chat)
         self.games[g.id] = g
         self.track(table)
-        table.watch(stream)
+        table.watch(self.peers.spectator(stream) if self.peers is not None else stream)
         table.done.add_done_callback(functools.partial(self._table_done, g))
 
     def show_table(self, table: Table, people: set[int]) -> None:
@@ -997,6 +1018,8 @@ class TurboLobby:
             return  # stopped (shutdown): restored on the next start
         g.finished = True
         self.finished += 1
+        if self.peers is not None:
+            self.peers.dropped(g.id)
         self.broadcast({"type": "finish_game", "id": g.id})
         done = [x for x in self.games.values() if x.finished]
         for old in done[: max(0, len(done) - KEEP_FINISHED)]:

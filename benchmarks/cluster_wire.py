@@ -1,0 +1,116 @@
+"""Benchmark: the cost of one message between cluster nodes, the checked JSON schema
+(``moonshot.server.wire``) against the anchor, a pickle read by an allow-list unpickler (what the
+nodes exchanged before).
+
+Messages are taken from real games (the events of each decision of random ``standard`` games,
+as a seat's ``ev`` message, and the decision requests as ``rq``). For each format it prints
+µs per message to encode, to decode, and the bytes per message, CPU time (``process_time``),
+interleaved rounds, best of the rounds:
+
+    python benchmarks/cluster_wire.py [--games 20] [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import pickle
+import time
+from collections.abc import Callable
+from typing import Any
+
+from moonshot.actions import action_from_dict
+from moonshot.engine import Game
+from moonshot.server import wire
+from moonshot.server.table import TableEvent
+from moonshot.sim import play_game
+from moonshot.variants import find_variant
+
+_SAFE = frozenset({"moonshot.events", "moonshot.server.table", "moonshot.engine", "moonshot.rules"})
+
+
+class _AllowList(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if module in _SAFE:
+            obj = super().find_class(module, name)
+            if isinstance(obj, type):
+                return obj
+        raise pickle.UnpicklingError(f"refused: {module}.{name}")
+
+
+def pickle_encode(msg: dict[str, Any]) -> bytes:
+    return pickle.dumps(msg, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def pickle_decode(data: bytes) -> dict[str, Any]:
+    msg = _AllowList(io.BytesIO(data)).load()
+    assert isinstance(msg, dict)
+    return msg
+
+
+def messages(games: int) -> list[dict[str, Any]]:
+    rules = find_variant("standard")
+    out: list[dict[str, Any]] = []
+    for seed in range(games):
+        rec = play_game(rules, seed, ("random",) * 4)
+        g = Game(rules, seed)
+        seen = 0
+        for a in rec.actions:
+            g.apply(action_from_dict(a))
+            evs = [TableEvent(i + 1, e) for i, e in enumerate(g.log[seen:], start=seen)]
+            seen = len(g.log)
+            view = [TableEvent(te.version, r) for te in evs if (r := te.event.for_viewer(0)) is not None]
+            out.append({"k": "ev", "t": "0123456789abcdef", "b": "fedcba9876543210", "e": view})
+            if not g.over:
+                seat, phase = g.to_act()[0], g.phase
+                out.append(
+                    {
+                        "k": "rq",
+                        "t": "0123456789abcdef",
+                        "b": "fedcba9876543210",
+                        "c": seat,
+                        "rid": seen,
+                        "v": g.version,
+                        "ph": phase,
+                        "lp": 0xFFFF,
+                        "hand": g.hands[seat],
+                    }
+                )
+    return out
+
+
+def timed(fn: Callable[[Any], Any], items: list[Any]) -> float:
+    start = time.process_time()
+    for x in items:
+        fn(x)
+    return (time.process_time() - start) / len(items) * 1e6
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--games", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=5)
+    args = ap.parse_args()
+    msgs = messages(args.games)
+    formats = {
+        "pickle + allow-list (anchor)": (pickle_encode, pickle_decode),
+        "JSON schema (wire)": (wire.encode, wire.decode),
+    }
+    best: dict[str, list[float]] = {name: [1e9, 1e9, 0.0] for name in formats}
+    for _ in range(args.rounds):
+        for name, (enc, dec) in formats.items():
+            data = [enc(m) for m in msgs]
+            assert all(dec(d)["k"] == m["k"] for d, m in zip(data, msgs))
+            b = best[name]
+            b[0] = min(b[0], timed(enc, msgs))
+            b[1] = min(b[1], timed(dec, data))
+            b[2] = sum(len(d) for d in data) / len(data)
+    print(f"{len(msgs)} messages from {args.games} games; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'format':<30} {'encode µs':>10} {'decode µs':>10} {'bytes':>8}")
+    for name, (e, d, size) in best.items():
+        print(f"{name:<30} {e:>10.1f} {d:>10.1f} {size:>8.0f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,376 @@
+"""Turbo HTTP + SSE (and the web app) on every node of a cluster.
+
+Every node serves the HTTP port (``SO_REUSEPORT``), and a browser's requests land on any of
+them. A game lives on one node (the one that took its ``POST /lobby/new``); that node is in
+Redis (``httpgame`` hash: game id -> node) and, once the game starts, in the table directory
+with a lease, like a Sessions table, so that when its node dies another node adopts it.
+
+A request for a game hosted elsewhere (``GET /game/subscribe/<id>``, ``POST /game/*`` and
+``POST /lobby/{join,add_bot,leave}`` naming the game's ``id``) is **forwarded** whole to the
+hosting node through its stream (``hr``: method, path, the cookie / ``Last-Event-ID`` headers,
+the body); that node runs it through its own routes, so names, seats and errors are the
+single-process ones, and streams the response back (``hs`` the head, ``hc`` body chunks, ``he``
+the end; ``hx`` when the browser went away). An SSE stream is thus served from any node; when the
+hosting node dies, the forwarding node ends the response, the browser's ``EventSource``
+reconnects with ``Last-Event-ID`` (to any node), and that request goes to the adopter, which
+replayed the game and resumes the stream after that id.
+
+Lobby events (``new_game``, ``join_game``...) go to every node (``lb``), so a lobby stream on
+any node sees every game; name bindings (the signed session cookie's nonce) go the same way, and
+the cookie-signing key is one per cluster (kept in Redis), so a cookie verifies on every node.
+
+Events reach a game's SSE streams only after the action behind them is in the table's Redis
+log (the writer's batch), as for Sessions: an adopter never replays less than a browser saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from moonshot.server.table import Table, TableEvent
+
+if TYPE_CHECKING:
+    from moonshot.protocols.turbo.api import GameStream, TurboLobby
+    from moonshot.server.cluster import Cluster
+
+log = logging.getLogger("moonshot.cluster.http")
+
+MAX_BODY = 64 * 1024
+FORWARDED_HEADERS = ("cookie", "last-event-id", "content-type", "accept")
+ANSWER_TIMEOUT = 15.0  # seconds a forwarded request waits for the head of its answer
+LOBBY_POSTS = ("/lobby/join", "/lobby/add_bot", "/lobby/leave")
+
+ASGI = Callable[
+    [dict[str, Any], Callable[[], Awaitable[dict[str, Any]]], Callable[[dict[str, Any]], Awaitable[None]]],
+    Awaitable[None],
+]
+
+
+@dataclass
+class _Pending:
+    """A request this node forwarded: what comes back, in order."""
+
+    owner: str
+    queue: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
+
+
+class _DeferredStream:
+    """A game stream's stand-in as the table's spectator: events go on once the writes queued
+    before them (the actions' log entries) are in Redis."""
+
+    def __init__(self, cluster: Cluster, stream: GameStream) -> None:
+        self.cluster = cluster
+        self.stream = stream
+
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+        evs = list(events)
+        self.cluster.after_writes(table.id, lambda: self.stream.on_events(table, evs))
+
+
+class HttpPeers:
+    """The Turbo lobby's link to the other nodes (``TurboLobby.peers``)."""
+
+    def __init__(self, cluster: Cluster, lobby: TurboLobby) -> None:
+        self.cluster = cluster
+        self.lobby = lobby
+        self.app: ASGI | None = None  # this node's own routes (set by wrap)
+        self.pending: dict[str, _Pending] = {}
+        self.serving: dict[str, asyncio.Event] = {}  # requests run here for another node: cancel
+        self.remote_games: dict[str, list[str]] = {}  # games hosted elsewhere: id -> names
+        self.forwarded = 0
+        cluster.handlers.update({k: self._on_message for k in ("hr", "hs", "hc", "he", "hx", "lb")})
+        cluster.on_lease_lost.append(self._lost)
+
+    def _lost(self, game_id: str) -> None:
+        """Another node runs this game now: forget the stopped copy, end its streams (browsers
+        reconnect with Last-Event-ID, and their requests now go to the new host)."""
+        g = self.lobby.games.pop(game_id, None)
+        if g is not None and g.stream is not None:
+            g.stream.close()
+
+    # ------------------------------------------------------------ hooks the lobby calls
+    def hosting(self, game_id: str) -> None:
+        c = self.cluster
+        c.write("", "h", c.key("httpgame"), game_id, c.node)
+
+    def dropped(self, game_id: str) -> None:
+        c = self.cluster
+        c.write("", "hd", c.key("httpgame"), game_id)
+
+    def spectator(self, stream: GameStream) -> Any:
+        return _DeferredStream(self.cluster, stream)
+
+    def started(self, table: Table) -> None:
+        """A game starts here: it enters the directory (lease, log) before its first action."""
+        self.cluster.register_table(table)
+
+    def broadcast(self, event: dict[str, Any]) -> None:
+        self.cluster.send_all({"k": "lb", "e": event, "node": self.cluster.node})
+
+    def bound(self, name: str, digest: str) -> None:
+        self.broadcast({"type": "_bind", "name": name, "digest": digest})
+
+    def games(self) -> dict[str, list[str]]:
+        return dict(self.remote_games)
+
+    # ------------------------------------------------------------ messages
+    def _on_message(self, msg: dict[str, Any]) -> None:
+        k = msg["k"]
+        if k == "lb":
+            self._lobby_event(msg["e"])
+        elif k == "hr":
+            ev = asyncio.Event()
+            self.serving[msg["r"]] = ev
+            self.cluster._spawn(self._serve(msg, ev), limit=False)
+        elif k == "hx":
+            ev2 = self.serving.get(msg["r"])
+            if ev2 is not None:
+                ev2.set()
+        else:
+            p = self.pending.get(msg["r"])
+            if p is not None:
+                p.queue.put_nowait(msg)
+
+    def _lobby_event(self, e: dict[str, Any]) -> None:
+        kind = e.get("type")
+        gid, player = e.get("id"), e.get("player")
+        if kind == "_bind":
+            name, digest = e.get("name"), e.get("digest")
+            # a name held here (a lobby stream, a seat in a game hosted here) keeps its binding:
+            # another process, which does not know it is held, cannot hand it to a new browser
+            if isinstance(name, str) and isinstance(digest, str) and not self.lobby.holds(name):
+                self.lobby.identity.load_bindings({name: digest})
+            return
+        if isinstance(gid, str) and isinstance(player, str):
+            if kind == "new_game":
+                self.remote_games[gid] = [player]
+            elif kind == "join_game" and gid in self.remote_games:
+                self.remote_games[gid].append(player)
+            elif kind == "leave_game" and gid in self.remote_games:
+                names = self.remote_games[gid]
+                if player in names:
+                    names.remove(player)
+                if not names:
+                    del self.remote_games[gid]
+        elif kind == "finish_game" and isinstance(gid, str):
+            self.remote_games.pop(gid, None)
+        if isinstance(kind, str) and not kind.startswith("_"):
+            self.lobby.broadcast(e, local=True)
+
+    # ------------------------------------------------------------ the requests
+    def wrap(self, app: ASGI) -> ASGI:
+        """The node's HTTP app: requests for games hosted elsewhere are forwarded."""
+        self.app = app
+
+        async def routed(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope["type"] != "http":
+                await app(scope, receive, send)
+                return
+            method, path = scope["method"], scope["path"]
+            game_id: Any = None
+            body: bytes | None = None
+            if method == "GET" and path.startswith("/game/subscribe/"):
+                game_id = path[len("/game/subscribe/") :]
+            elif method == "POST" and (path.startswith("/game/") or path in LOBBY_POSTS):
+                body = await _read(receive)
+                if len(body) <= MAX_BODY:
+                    with contextlib.suppress(ValueError, UnicodeDecodeError):
+                        parsed = json.loads(body)
+                        if isinstance(parsed, dict):
+                            game_id = parsed.get("id")
+            replay = receive if body is None else _replayer(body, receive)
+            for _attempt in range(3):
+                owner = None
+                if isinstance(game_id, str) and 0 < len(game_id) <= 100 and game_id not in self.lobby.games:
+                    owner = await self.cluster.game_node(game_id)
+                if owner is None or owner == self.cluster.node:
+                    await app(scope, replay, send)
+                    return
+                if await self._forward(owner, scope, body or b"", receive, send):
+                    return
+                if method != "GET":
+                    break  # the action may have been applied before the process died: the browser decides
+            await _answer(send, 503, b'{"error":"the game\'s server process is gone: try again"}')
+
+        return routed
+
+    async def _forward(self, owner: str, scope: dict[str, Any], body: bytes, receive: Any, send: Any) -> bool:
+        """Run a request on ``owner``; False when it died before answering (nothing was sent)."""
+        c = self.cluster
+        rid = secrets.token_hex(8)
+        p = _Pending(owner)
+        self.pending[rid] = p
+        headers = {}
+        for k, v in scope.get("headers", ()):
+            name = k.decode("latin-1").lower()
+            if name in FORWARDED_HEADERS:
+                headers[name] = v.decode("latin-1")
+        path = scope["path"] + ("?" + scope["query_string"].decode("latin-1") if scope.get("query_string") else "")
+        self.forwarded += 1
+        c.send(
+            owner,
+            {
+                "k": "hr",
+                "r": rid,
+                "node": c.node,
+                "m": scope["method"],
+                "p": path,
+                "h": headers,
+                "body": body.decode("latin-1"),
+            },
+        )
+        gone = asyncio.Event()
+
+        async def watch_client() -> None:
+            while True:
+                m = await receive()
+                if m["type"] == "http.disconnect":
+                    gone.set()
+                    return
+
+        watcher = asyncio.get_running_loop().create_task(watch_client())
+        started = False
+        waited = 0.0
+        try:
+            while True:
+                getter = asyncio.ensure_future(p.queue.get())
+                stop = asyncio.ensure_future(gone.wait())
+                done, _ = await asyncio.wait({getter, stop}, timeout=c.lease, return_when=asyncio.FIRST_COMPLETED)
+                if getter not in done:
+                    getter.cancel()
+                    stop.cancel()
+                    waited += c.lease
+                    if gone.is_set():
+                        c.send(owner, {"k": "hx", "r": rid})
+                        return True
+                    if not await c.node_alive(owner):
+                        log.info("event=http_forward_owner_gone node=%s request=%s", owner, rid)
+                        if not started:
+                            return False
+                        await send({"type": "http.response.body", "body": b"", "more_body": False})
+                        return True
+                    if not started and waited > ANSWER_TIMEOUT:
+                        await _answer(send, 503, b'{"error":"the game\'s server process did not answer: try again"}')
+                        return True
+                    continue
+                stop.cancel()
+                msg = getter.result()
+                if msg["k"] == "hs":
+                    started = True
+                    raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in msg["h"].items()]
+                    await send({"type": "http.response.start", "status": msg["st"], "headers": raw})
+                elif msg["k"] == "hc" and started:
+                    await send({"type": "http.response.body", "body": msg["d"].encode("latin-1"), "more_body": True})
+                elif msg["k"] == "he":
+                    if not started:
+                        await _answer(send, 502, b'{"error":"the game\'s server process failed the request"}')
+                    else:
+                        await send({"type": "http.response.body", "body": b"", "more_body": False})
+                    return True
+        finally:
+            watcher.cancel()
+            self.pending.pop(rid, None)
+
+    async def _serve(self, msg: dict[str, Any], cancel: asyncio.Event) -> None:
+        """Run a request another node forwarded through this node's own routes."""
+        c = self.cluster
+        rid, node = msg["r"], msg["node"]
+        path, _, query = msg["p"].partition("?")
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0", "spec_version": "2.3"},
+            "http_version": "1.1",
+            "method": msg["m"],
+            "scheme": "http",
+            "path": path,
+            "raw_path": path.encode("latin-1", "replace"),
+            "query_string": query.encode("latin-1", "replace"),
+            "root_path": "",
+            "headers": [(k.encode("latin-1"), v.encode("latin-1", "replace")) for k, v in msg["h"].items()],
+            "client": ("cluster", 0),
+            "server": ("cluster", 0),
+            "state": {},
+        }
+        body = msg["body"].encode("latin-1", "replace")
+        sent_body = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal sent_body
+            if not sent_body:
+                sent_body = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await cancel.wait()
+            return {"type": "http.disconnect"}
+
+        ended = False
+
+        async def send(m: dict[str, Any]) -> None:
+            nonlocal ended
+            if m["type"] == "http.response.start":
+                headers: dict[str, str] = {}
+                for k, v in m.get("headers", ()):
+                    name = k.decode("latin-1").lower()
+                    if name != "content-length":
+                        headers[name] = v.decode("latin-1")
+                stream = headers.get("content-type", "").startswith("text/event-stream")
+                c.send(node, {"k": "hs", "r": rid, "st": int(m["status"]), "h": headers, "stream": stream})
+            elif m["type"] == "http.response.body":
+                data = m.get("body", b"")
+                if data:
+                    c.send(node, {"k": "hc", "r": rid, "d": data.decode("latin-1")})
+                if not m.get("more_body", False) and not ended:
+                    ended = True
+                    c.send(node, {"k": "he", "r": rid})
+
+        try:
+            assert self.app is not None
+            await self.app(scope, receive, send)
+        except Exception:
+            log.exception("event=http_forwarded_failed path=%s", path)
+        finally:
+            self.serving.pop(rid, None)
+            if not ended:
+                c.send(node, {"k": "he", "r": rid})
+
+
+async def _read(receive: Any) -> bytes:
+    chunks = []
+    size = 0
+    while True:
+        m = await receive()
+        if m["type"] != "http.request":
+            break
+        chunk = m.get("body", b"")
+        size += len(chunk)
+        chunks.append(chunk)
+        if size > MAX_BODY or not m.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replayer(body: bytes, receive: Any) -> Any:
+    done = False
+
+    async def replay() -> dict[str, Any]:
+        nonlocal done
+        if not done:
+            done = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()  # type: ignore[no-any-return]
+
+    return replay
+
+
+async def _answer(send: Any, status: int, body: bytes) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+__all__ = ["HttpPeers"]

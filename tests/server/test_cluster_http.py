@@ -1,0 +1,107 @@
+"""moonshot.server.cluster_http: two nodes in one event loop on the real Redis, each with its
+own HTTP port; requests for a game hosted by the other node are forwarded there.
+
+Skipped (with the reason) when Redis is not at 127.0.0.1:6379 or the redis package is missing.
+Adoption after kill -9 is in tests/e2e/test_cluster.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+import pytest
+
+from moonshot.server.app import ServerApp
+from protocols.turbo.sse import SseReader
+
+from .test_cluster import eventually, node, redis_prefix  # noqa: F401 (a fixture)
+
+async_test = pytest.mark.asyncio
+
+
+async def http_node(prefix: str) -> ServerApp:
+    return await node(prefix, sessions_port=None, http_port=0, secret=None)
+
+
+@async_test
+async def test_a_game_on_one_node_is_joined_streamed_and_left_through_the_other(redis_prefix: str) -> None:  # noqa: F811
+    a = await http_node(redis_prefix)
+    b = await http_node(redis_prefix)
+    try:
+        url_a, url_b = f"http://127.0.0.1:{a.http_port}", f"http://127.0.0.1:{b.http_port}"
+        async with (
+            httpx.AsyncClient(base_url=url_a, cookies={"name": "ann"}, timeout=30) as ann,
+            httpx.AsyncClient(base_url=url_b, cookies={"name": "bob"}, timeout=30) as bob,
+        ):
+            gid = (await ann.post("/lobby/new", json={"variant": "standard"})).json()
+            assert b.turbo is not None and a.turbo is not None and gid not in b.turbo.games
+            # B's lobby heard of the game; B forwards the join to A
+            await eventually(lambda: gid in b.turbo.lobby_state()["games"])  # type: ignore[union-attr]
+            r = await bob.post("/lobby/join", json={"id": gid})
+            assert r.status_code == 200 and r.json() == ["ann", "bob"]
+            assert "moonshot_session" in r.headers.get("set-cookie", "")  # A's cookie, through B
+            # A's errors come back as they are
+            r = await bob.post("/lobby/join", json={"id": gid})
+            assert r.status_code == 409 and "already in this game" in r.json()["error"]
+            # a stream of A's game read through B, until the browser goes away
+            async with bob.stream("GET", f"/game/subscribe/{gid}") as resp:
+                assert resp.status_code == 200
+                assert resp.headers["content-type"].startswith("text/event-stream")
+                assert (await SseReader(resp).next_event()) is not None
+                stream = a.turbo.games[gid].stream
+                assert stream is not None and len(stream.subscribers) == 1
+            await eventually(lambda: not stream.subscribers)  # B told A ("hx")
+            assert (await bob.post("/lobby/leave", json={"id": gid})).status_code == 200
+            assert [m.name for m in a.turbo.games[gid].members] == ["ann"]
+            # games nobody hosts, and oversized bodies, are answered by the node itself
+            assert (await bob.post("/lobby/join", json={"id": "no-such-game"})).status_code == 404
+            r = await bob.post("/game/play", content=b'{"id": "' + b"x" * 70_000 + b'"}')
+            assert r.status_code == 413
+        assert b.turbo.peers is not None and b.turbo.peers.forwarded >= 4
+    finally:
+        await a.stop()
+        await b.stop()
+
+
+@async_test
+async def test_every_node_signs_cookies_with_one_key(redis_prefix: str) -> None:  # noqa: F811
+    a = await http_node(redis_prefix)
+    b = await http_node(redis_prefix)
+    try:
+        assert a.turbo is not None and b.turbo is not None
+        token = a.turbo.identity.session_for("cleo")
+        assert b.turbo.identity._nonce(token, "cleo") is not None
+    finally:
+        await a.stop()
+        await b.stop()
+    await asyncio.sleep(0)
+
+
+@async_test
+async def test_a_node_that_lost_a_games_lease_ends_its_streams(redis_prefix: str) -> None:  # noqa: F811
+    a = await http_node(redis_prefix)
+    b = await http_node(redis_prefix)
+    try:
+        assert a.turbo is not None
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{a.http_port}", cookies={"name": "ann"}) as ann:
+            gid = (await ann.post("/lobby/new", json={"variant": "standard"})).json()
+            for _ in range(3):  # started: the table waits for ann's pass (people have no deadline)
+                assert (await ann.post("/lobby/add_bot", json={"id": gid})).status_code == 200
+        await a.cluster.drain()
+        async with (
+            httpx.AsyncClient(
+                base_url=f"http://127.0.0.1:{b.http_port}", cookies=dict(ann.cookies), timeout=30
+            ) as through_b,
+            through_b.stream("GET", f"/game/subscribe/{gid}") as resp,
+        ):
+            reader = SseReader(resp)
+            assert (await reader.until("end_replay"))[-1].data["type"] == "end_replay"
+            await a.cluster.redis.set(f"{redis_prefix}lease:{gid}", "another-node", px=60_000)
+            # A finds the lease gone at its next renewal: the table stops, its stream ends,
+            # and B ends the browser's response (which would reconnect to the new host)
+            assert await asyncio.wait_for(reader.next_event(), 10) is None
+        assert gid not in a.turbo.games
+    finally:
+        await a.stop()
+        await b.stop()

@@ -1,0 +1,87 @@
+"""moonshot.server.wire: the schema of the messages between cluster nodes."""
+
+from __future__ import annotations
+
+import json
+import pickle
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from moonshot.actions import action_from_dict
+from moonshot.engine import Game, Phase
+from moonshot.server import wire
+from moonshot.server.table import TableEvent
+from moonshot.sim import play_game
+from moonshot.variants import find_variant
+
+
+def game_log(variant: str, seed: int) -> list[TableEvent]:
+    rules = find_variant(variant)
+    record = play_game(rules, seed, ("random", "random", "random", "random"))
+    game = Game(rules, seed)
+    for a in record.actions:
+        game.apply(action_from_dict(a))
+    return [TableEvent(i + 1, e, forced=i % 7 == 0) for i, e in enumerate(game.log)]
+
+
+@settings(max_examples=12, deadline=None)
+@given(variant=st.sampled_from(["standard", "turbo", "omnibus", "trend", "kierki"]), seed=st.integers(0, 2**62))
+def test_every_event_of_a_game_survives_the_wire_as_itself(variant: str, seed: int) -> None:
+    events = game_log(variant, seed)
+    msg = wire.decode(wire.encode({"k": "ev", "t": "T", "b": "B", "e": events}))
+    assert msg["e"] == events
+    # redacted copies (cards None) too
+    redacted = [TableEvent(te.version, r) for te in events if (r := te.event.for_viewer(0)) is not None]
+    assert wire.decode(wire.encode({"k": "ev", "t": "T", "b": "B", "e": redacted}))["e"] == redacted
+
+
+def test_every_event_class_has_a_schema() -> None:
+    from moonshot import events
+
+    classes = {c for c in vars(events).values() if isinstance(c, type) and issubclass(c, events.Event)}
+    assert classes - {events.Event} == {cls for cls, _ in wire.EVENTS.values()}
+
+
+def test_a_request_keeps_its_phase() -> None:
+    msg = {"k": "rq", "t": "T", "b": "B", "c": 2, "rid": 7, "v": 30, "ph": Phase.PASS, "lp": 0, "hand": 1 << 40}
+    assert wire.decode(wire.encode(msg)) == {**msg, "ph": Phase.PASS}
+
+
+HOSTILE = [
+    pickle.dumps({"k": "ev", "e": print}),  # the old format, with a function in it
+    b"\x80\x04garbage",
+    b"",
+    b"[]",
+    b'"ev"',
+    b'{"k": "rm -rf"}',
+    b'{"k": "ev", "t": "T", "b": "B"}',  # a field missing
+    b'{"k": "ev", "t": "T", "b": "B", "e": [], "x": 1}',  # a field too many
+    b'{"k": "ev", "t": "T", "b": "B", "e": [[1, false, "os.system", "ls"]]}',  # no such event
+    b'{"k": "ev", "t": "T", "b": "B", "e": [[1, false, "HandDealt", 0]]}',  # too few fields
+    b'{"k": "ev", "t": "T", "b": "B", "e": [[1, false, "HandDealt", 0, "all"]]}',  # a string for cards
+    b'{"k": "ev", "t": "T", "b": "B", "e": [[true, false, "HandDealt", 0, 1]]}',  # a bool for a version
+    b'{"k": "ev", "t": "T", "b": "B", "e": [[1, false, "DealStarted", 0, "up", 0, null]]}',  # no such direction
+    b'{"k": "rq", "t": "T", "b": "B", "c": 0, "rid": 1, "v": 1, "ph": "nap", "lp": 0, "hand": 0}',
+    b'{"k": "sb", "t": "T", "b": "B", "c": 0, "a": "play 2C", "rid": null}',
+    b'{"k": "cl", "t": "T", "b": "B", "why": "x", "st": "exploded"}',
+    b'{"k": "mt", "t": "T", "b": "B", "ticket": "x", "c": 0, "owner": "n", "names": [1], "rules": "r", "cred": null}',
+    b'{"k": "hr", "r": "1", "node": "n", "m": "GET", "p": "/", "h": {"cookie": 5}, "body": ""}',
+    json.dumps(
+        {"k": "ev", "t": "T", "b": "B", "e": [[1, False, "TrickEnded", 1, 0, list(range(100)), [], 0]]}
+    ).encode(),
+    b"[" * 100_000,  # deep nesting
+    b"x" * (wire.MAX_MESSAGE + 1),
+]
+
+
+@pytest.mark.parametrize("data", HOSTILE)
+def test_what_breaks_the_schema_is_a_wire_error(data: bytes) -> None:
+    with pytest.raises(wire.WireError):
+        wire.decode(data)
+
+
+def test_an_unknown_kind_cannot_be_sent() -> None:
+    with pytest.raises(wire.WireError):
+        wire.encode({"k": "zz"})
