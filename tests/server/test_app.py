@@ -85,3 +85,44 @@ def test_the_server_says_how_its_engine_runs(monkeypatch: pytest.MonkeyPatch) ->
     assert engine_build() == "pure Python (MOONSHOT_PURE_PYTHON is set)"
     monkeypatch.delenv("MOONSHOT_PURE_PYTHON")
     assert "`moonshot compile`" in engine_build()
+
+
+@pytest.mark.asyncio
+async def test_a_kierki_game_is_restored_with_the_kierki_port_only_and_given_up_when_nobody_comes(
+    tmp_path: Path,
+) -> None:
+    import dataclasses
+
+    db = f"sqlite+aiosqlite:///{tmp_path / 'g.db'}"
+    cfg = ServerConfig(sessions_port=None, db_url=db, kierki_port=0, kierki_abandon=0.3)
+    app = ServerApp(cfg)
+    await app.start()
+    assert app.kierki_port and app.describe()["kierki"] == f"tcp://127.0.0.1:{app.kierki_port}"
+    conns = [await asyncio.open_connection("127.0.0.1", app.kierki_port) for _ in range(4)]
+    for (_, w), s in zip(conns, "NESW"):
+        w.write(f"IAM{s}\r\n".encode())
+    for r, _ in conns:
+        assert (await asyncio.wait_for(r.readline(), 5)).startswith(b"DEAL")
+    (table,) = app.tables.values()
+    await app.stop()  # the game stays running in the store
+    for r, w in conns:
+        assert await asyncio.wait_for(r.read(), 5) is not None
+        w.close()
+
+    without = ServerApp(dataclasses.replace(cfg, kierki_port=None))
+    await without.start()
+    assert without.restored == 0 and not without.tables  # kept for a server that speaks Kierki
+    await without.stop()
+
+    again = ServerApp(cfg)
+    await again.start()
+    try:
+        assert list(again.tables) == [table.id] and again.restored == 1
+        restored = again.tables[table.id]
+        assert again.kierki.sides[table.id].empty()
+        assert restored.game.actions == table.game.actions
+        await asyncio.wait_for(asyncio.shield(restored.done), 5)  # nobody came back within 0.3 s
+        await again.recorder.flush()  # type: ignore[union-attr]
+        assert [r["id"] for r in await again.store.list_games("aborted")] == [table.id]  # type: ignore[union-attr]
+    finally:
+        await again.stop()

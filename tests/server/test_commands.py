@@ -30,6 +30,10 @@ def test_serve_help_documents_every_option() -> None:
         "--sessions-port",
         "--no-sessions",
         "--trend-port",
+        "--kierki-port",
+        "--kierki-timeout",
+        "--kierki-game",
+        "--kierki-abandon",
         "--http-port",
         "--no-http",
         "--open-names",
@@ -228,12 +232,15 @@ def test_workers_need_redis_a_shared_store_and_a_fixed_port(tmp_path: Path) -> N
         "serve", "--workers", "2", "--redis", "redis://127.0.0.1:6379/0", "--no-db", "--sessions-port", "0"
     )
     assert code == 2 and "--sessions-port" in text
+    code, text = run("serve", "--workers", "2", "--redis", "redis://127.0.0.1:6379/0", "--no-db", "--http-port", "0")
+    assert code == 2 and "--http-port" in text
 
 
-def test_each_worker_runs_serve_alone_on_the_shared_port_http_in_the_first() -> None:
+def test_each_worker_runs_serve_alone_on_the_shared_ports_trend_in_the_first() -> None:
     from moonshot.server.commands import _worker_argv
 
     argv = ["--workers", "3", "--redis", "redis://r/0", "--http-port", "8000", "--trend-port=9000", "--no-db"]
+    argv += ["--kierki-port", "7000"]
     first = _worker_argv(argv, 0)
     assert first == [
         "--redis",
@@ -242,15 +249,24 @@ def test_each_worker_runs_serve_alone_on_the_shared_port_http_in_the_first() -> 
         "8000",
         "--trend-port=9000",
         "--no-db",
+        "--kierki-port",
+        "7000",
         "--workers",
         "1",
         "--reuse-port",
     ]
     other = _worker_argv(argv, 1)
-    assert other == ["--redis", "redis://r/0", "--no-db", "--workers", "1", "--reuse-port", "--no-http"]
+    assert other == ["--redis", "redis://r/0", "--http-port", "8000", "--no-db", "--workers", "1", "--reuse-port"]
 
 
 def test_an_unreachable_redis_is_a_usage_error() -> None:
     pytest.importorskip("redis")
     code, text = run("serve", "--no-http", "--no-db", "--sessions-port", "0", "--redis", "redis://127.0.0.1:1/0")
     assert code == 2 and "cannot reach Redis" in text
+
+
+def test_a_bad_kierki_game_file_is_a_usage_error_naming_the_line(tmp_path: Path) -> None:
+    bad = tmp_path / "game.txt"
+    bad.write_text("8N\n")
+    code, text = run("serve", "--kierki-port", "0", "--kierki-game", str(bad), "--no-db")
+    assert code == 2 and "--kierki-game" in text and "line 1: unknown deal type '8'" in text

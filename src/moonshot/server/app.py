@@ -27,7 +27,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -85,6 +85,10 @@ class ServerConfig:
     lease: float = 5.0  # seconds a table's lease outlives its owner's last renewal
     reuse_port: bool = False  # share the listening ports with other processes (SO_REUSEPORT)
     show_up: float = 30.0  # seconds a tournament waits for an external entrant before its policy plays
+    kierki_port: int | None = None  # the Kierki protocol (TCP text); None: off, 0: any free port
+    kierki_timeout: float = 5.0  # Kierki: seconds before TRICK is sent again, and to say IAM
+    kierki_game: str | None = None  # a Kierki game file every Kierki table plays; None: the seed deals
+    kierki_abandon: float | None = 600.0  # seconds a Kierki table with every seat empty is kept
 
 
 class _Uvicorn(uvicorn.Server):
@@ -114,6 +118,8 @@ class ServerApp:
     restored: int = 0  # unfinished games restored from the store at start
     cluster: Any = None  # moonshot.server.cluster.Cluster when config.redis_url is set
     tournaments: Any = None  # moonshot.server.tournament.TournamentHost, when running
+    kierki: Any = None  # moonshot.protocols.kierki.service.KierkiService, with --kierki-port
+    kierki_port: int | None = None
 
     def __post_init__(self) -> None:
         self._bot = bot_factory(self.config.bot)
@@ -137,7 +143,8 @@ class ServerApp:
                 secret=await self._secret(),
                 make_bot=make_bot,
                 bot_names=bot_names(),
-                recorder=self.recorder,
+                # in a cluster, its tables' actions go to the Redis log first (adoption)
+                recorder=self.cluster.recorder() if self.cluster is not None else self.recorder,
                 store=self.store,
                 options=LobbyOptions(open_names=cfg.open_names, seed=cfg.seed),
                 track=self._track,
@@ -146,13 +153,28 @@ class ServerApp:
         from moonshot.server.tournament import TournamentHost
 
         self.tournaments = TournamentHost(
-            policy=self.policy(), recorder=self.recorder, track=self._track, show_up=cfg.show_up
+            policy=self.policy(),
+            recorder=self.recorder,
+            track=self._track,
+            show_up=cfg.show_up,
+            claim_job=self.cluster.claim_job if self.cluster is not None else None,
         )
         if self.turbo is not None:
             self.turbo.tournaments = self.tournaments
-        restored_ids = await self._restore()
+            if self.cluster is not None:
+                from moonshot.server.cluster_http import HttpPeers
+
+                self.turbo.peers = HttpPeers(self.cluster, self.turbo)
+                self.cluster.adopters["turbo"] = self._adopt_turbo
+        resumed: set[str] = set()
+        if self.store is not None:
+            # tournaments a stopped or killed server left (in a cluster: those no live node holds)
+            resumed = await self.tournaments.resume(self.store)
+        if cfg.kierki_port is not None:
+            self._make_kierki()
+        restored_ids = await self._restore(skip=resumed)
         if self.turbo is not None:
-            await self.turbo.load_open()
+            await self.turbo.load_open(self.cluster.claim_open if self.cluster is not None else None)
         lobby_class: Any = Lobby
         lobby_args: tuple[Any, ...] = ()
         if self.cluster is not None:
@@ -165,7 +187,8 @@ class ServerApp:
             self._make_bot,
             cfg.fill_wait,
             random.Random(self._rng.getrandbits(32)),
-            starters={"trend": self._start_trend_table},
+            starters={"trend": self._start_trend_table}
+            | ({"kierki": self.kierki.start_table} if self.kierki is not None else {}),
             bots={"trend": self._make_trend_bot},
         )
         self.lobby.router = self  # mixed tables: codes that name an HTTP game or a tournament seat
@@ -182,6 +205,10 @@ class ServerApp:
             log.info("event=listening protocol=sessions host=%s port=%d", cfg.host, self.sessions_port)
         if cfg.trend_port is not None:
             await self._start_trend(cfg.host, cfg.trend_port)
+        if self.kierki is not None and cfg.kierki_port is not None:
+            self.kierki.lobby = self.lobby
+            self.kierki_port = await self.kierki.start(cfg.host, cfg.kierki_port, cfg.reuse_port)
+            log.info("event=listening protocol=kierki host=%s port=%d", cfg.host, self.kierki_port)
         if self.turbo is not None and cfg.http_port is not None:
             await self._start_http(self.turbo, cfg.host, cfg.http_port)
         if self.cluster is not None:  # games no node holds: left by a cluster that stopped, or a dead node
@@ -196,6 +223,13 @@ class ServerApp:
         env = os.environ.get("MOONSHOT_SECRET")
         if env:
             return env
+        if self.cluster is not None:  # one key for every process, so a cookie verifies on all
+            stored = await self.store.get_value("http:secret") if self.store is not None else None
+            made = stored if isinstance(stored, str) and stored else secrets.token_urlsafe(32)
+            shared: str = await self.cluster.shared_value("http:secret", made)
+            if self.store is not None and shared != stored:
+                await self.store.put_value("http:secret", shared)
+            return shared
         if self.store is not None:
             stored = await self.store.get_value("http:secret")
             if isinstance(stored, str) and stored:
@@ -217,7 +251,9 @@ class ServerApp:
             sock.close()
             raise
         sock.setblocking(False)
-        app = build_app(lobby, self.config.static_dir)
+        app: Any = build_app(lobby, self.config.static_dir)
+        if lobby.peers is not None:
+            app = lobby.peers.wrap(app)  # requests for games hosted by another process go there
         config = uvicorn.Config(
             app,
             loop="none",
@@ -243,6 +279,8 @@ class ServerApp:
         # to substitute bots, which would play on until the tables heard the stop
         if self.sessions is not None:
             self.sessions.stop_listening()
+        if self.kierki is not None:
+            self.kierki.stop_listening()
         if self._http is not None:
             self._http.should_exit = True
         if self.tournaments is not None:
@@ -256,6 +294,8 @@ class ServerApp:
             await self.sessions.close()
         if self.trend is not None:
             await self.trend.close()
+        if self.kierki is not None:
+            await self.kierki.close()
         if self.turbo is not None:
             self.turbo.close()  # ends every SSE stream, so the HTTP server can finish
         if self._http_task is not None:
@@ -340,6 +380,91 @@ class ServerApp:
         self._track(table)
         return table
 
+    # ------------------------------------------------------------ the Kierki protocol
+    def _make_kierki(self) -> None:
+        """The Kierki service (listening starts later, once the lobby exists); a game file is
+        read here so that a bad one stops the start with the reason."""
+        from moonshot.protocols.kierki.gamefile import load_game_in_order, parse_game_in_order
+        from moonshot.protocols.kierki.service import KierkiService
+
+        cfg = self.config
+        self._kierki_deals: Any = None
+        self._kierki_text: str | None = None
+        orders: Any = ()
+        if cfg.kierki_game:
+            load_game_in_order(cfg.kierki_game)  # the file's errors, with its name
+            with open(cfg.kierki_game, encoding="ascii", errors="replace") as f:
+                self._kierki_text = f.read()
+            self._kierki_deals, orders = parse_game_in_order(self._kierki_text)
+        self.kierki = KierkiService(
+            self._new_kierki_table,
+            timeout=cfg.kierki_timeout,
+            orders=orders,
+            abandon_after=cfg.kierki_abandon,
+            on_abandoned=self._kierki_abandoned,
+        )
+
+    def _new_kierki_table(self, seats: list[Seat]) -> Table:
+        """A new Kierki table for four clients the lobby matched (the service's ``make_table``)."""
+        table = self._kierki_table(list(seats), deals=self._kierki_deals, text=self._kierki_text)
+        self._track(table)
+        return table
+
+    def _kierki_table(
+        self, seats: list[Seat | None], rec: Any = None, deals: Any = None, text: str | None = None
+    ) -> Table:
+        from moonshot.protocols.kierki.server import kierki_policy
+        from moonshot.variants import KIERKI
+
+        meta: dict[str, Any] = {"protocol": "kierki"}
+        if text is not None:
+            meta["deals"] = text
+        if rec is None:
+            return Table(
+                KIERKI,
+                seats,
+                seed=self._seed(),
+                policy=kierki_policy(self.config.kierki_timeout),
+                table_id=f"{int(time.time() * 1000):x}-{self._rng.getrandbits(32):08x}",
+                recorder=self.recorder,
+                meta=meta,
+                deals=deals,
+            )
+        return Table(
+            KIERKI,
+            seats,
+            seed=rec.seed,
+            policy=kierki_policy(self.config.kierki_timeout),
+            table_id=rec.id,
+            recorder=self.recorder,
+            actions=rec.actions,
+            forced=rec.forced,
+            restored=True,
+            names=[str(p.get("name", "")) for p in rec.players],
+            meta={**meta, "restored": True},
+            deals=deals,
+        )
+
+    def _kierki_abandoned(self, table: Table) -> None:
+        if self.recorder is not None:
+            self.recorder.game_aborted(table, "abandoned: every Kierki seat empty")
+
+    def _restore_kierki(self, rec: Any) -> None:
+        """A Kierki game: every seat waits for a client's ``IAM<seat>`` (no bots, as the spec
+        pauses a game until its client comes back). Without ``--kierki-port`` it stays stored."""
+        if self.kierki is None:
+            log.info("event=restore_skipped game=%s reason=no_kierki_port", rec.id)
+            return
+        from moonshot.protocols.kierki.gamefile import parse_game_in_order
+
+        text = rec.meta.get("deals")
+        deals, orders = parse_game_in_order(text) if isinstance(text, str) else (None, ())
+        table = self._kierki_table([None, None, None, None], rec, deals, text if isinstance(text, str) else None)
+        self.kierki.adopt(table, orders)
+        self._track(table)
+        self.restored += 1
+        log.info("event=restored game=%s protocol=kierki actions=%d", rec.id, len(rec.actions))
+
     def _make_trend_bot(self) -> Seat:
         bot = self._bot()
         self._trend_bots = getattr(self, "_trend_bots", 0) + 1
@@ -389,20 +514,34 @@ class ServerApp:
         name = self.sessions.bot_tag(f"moonshot_{bot.name}") if self.sessions else f"moonshot_{bot.name}"
         return BotSeat(bot, random.Random(self._rng.getrandbits(32)), name=name)
 
-    async def _restore(self) -> set[int]:
-        """Restart every unfinished stored game; returns the session ids they use (never reissued)."""
+    async def _restore(self, skip: Collection[str] = ()) -> set[int]:
+        """Restart every unfinished stored game but those in ``skip`` (a resumed tournament's own);
+        returns the session ids they use (never reissued)."""
         ids: set[int] = set()
         if self.store is None:
             return ids
         for rec in await self.store.unfinished():
+            if rec.id in skip or (rec.protocol == "tournament" and self.cluster is not None):
+                continue  # a tournament's games are its host's (a live node may be playing them)
             if self.cluster is not None and (
-                rec.protocol == "sessions" or (self.config.http_port is None and self.config.trend_port is None)
+                rec.protocol in ("sessions", "turbo")
+                or (rec.protocol == "kierki" and self.config.kierki_port is None)
+                or (rec.protocol not in ("kierki",) and self.config.trend_port is None)
             ):
-                # a cluster's Sessions games are adopted under a lease (moonshot.server.cluster);
-                # the others are restored by the process that serves HTTP and Trend (the first worker)
+                # a cluster's Sessions and HTTP games are adopted under a lease
+                # (moonshot.server.cluster); Trend's and Kierki's are restored by the process
+                # serving them (the first worker)
                 continue
             if rec.protocol == "turbo":
                 await self._restore_turbo(rec)
+                continue
+            if rec.protocol == "kierki":
+                try:
+                    self._restore_kierki(rec)
+                except Exception as e:
+                    log.exception("event=restore_failed game=%s", rec.id)
+                    await self.store.mark(rec.id, "failed")
+                    print(f"could not restore game {rec.id}: {e}", file=sys.stderr)
                 continue
             try:
                 rules = rules_named(rec.variant)
@@ -436,12 +575,27 @@ class ServerApp:
             self.restored += 1
         return ids
 
-    async def _restore_turbo(self, rec: Any) -> None:
+    async def _adopt_turbo(self, tid: str, meta: dict[str, Any]) -> Table | None:
+        """The cluster adopts an HTTP game whose process died: restored from the store (which
+        the cluster completed from the Redis log), its streams resume from ``Last-Event-ID``."""
+        if self.store is None or self.turbo is None:
+            log.warning("event=adopt_skipped table=%s reason=%s", tid, "no_store" if self.store is None else "no_http")
+            return None
+        rec = await self.store.load(tid)
+        if rec is None:
+            return None
+        old = self.turbo.games.pop(tid, None)  # a stale copy (this node lost the lease earlier)
+        if old is not None and old.stream is not None:
+            old.stream.close()
+        return await self._restore_turbo(rec)
+
+    async def _restore_turbo(self, rec: Any) -> Table | None:
         """A Turbo game: its people keep their chairs by name (no substitute bots; they play at
         their own pace) and its bots are made again by algorithm. Without HTTP it waits."""
         if self.turbo is None:
             log.info("event=restore_skipped game=%s reason=no_http", rec.id)
-            return
+            return None
+        recorder = self.turbo.recorder
 
         def table(rec: Any, seats: list[Seat], policy: TablePolicy) -> Table:
             return Table(
@@ -450,7 +604,7 @@ class ServerApp:
                 seed=rec.seed,
                 policy=policy,
                 table_id=rec.id,
-                recorder=self.recorder,
+                recorder=recorder,
                 actions=rec.actions,
                 forced=rec.forced,
                 restored=True,
@@ -458,20 +612,22 @@ class ServerApp:
             )
 
         try:
-            await self.turbo.restore_running(rec, table)
+            restored = await self.turbo.restore_running(rec, table)
         except Exception as e:
             assert self.store is not None
             log.exception("event=restore_failed game=%s", rec.id)
             await self.store.mark(rec.id, "failed")
             print(f"could not restore game {rec.id}: {e}", file=sys.stderr)
-            return
+            return None
         self.restored += 1
         log.info("event=restored game=%s protocol=turbo actions=%d", rec.id, len(rec.actions))
+        return restored
 
     def describe(self) -> dict[str, Any]:
         return {
             "sessions": f"tcp://{self.config.host}:{self.sessions_port}" if self.sessions_port is not None else None,
             "trend": f"ws://{self.config.host}:{self.trend_port}/" if self.trend_port is not None else None,
+            "kierki": f"tcp://{self.config.host}:{self.kierki_port}" if self.kierki_port is not None else None,
             "http": self.lobby_url(),
             "db": self.config.db_url,
             "tables": len(self.tables),
@@ -520,10 +676,12 @@ async def serve(config: ServerConfig, announce: Callable[[str], None] = print) -
         announce(f"moonshot: Sessions protocol on tcp://{config.host}:{app.sessions_port} (JSON over TCP)")
     if app.trend_port is not None:
         announce(f"moonshot: Trend protocol on ws://{config.host}:{app.trend_port}/ (WebSocket)")
+    if app.kierki_port is not None:
+        announce(f"moonshot: Kierki protocol on tcp://{config.host}:{app.kierki_port} (text lines, IAM<seat>)")
     if app.http_port is not None:
         announce(f"moonshot: Turbo Hearts HTTP + web app: open {app.lobby_url()} in a browser")
-    if app.sessions_port is None and app.http_port is None and app.trend_port is None:
-        announce("moonshot: no protocol enabled (use --sessions-port, --http-port or --trend-port)")
+    if app.sessions_port is None and app.http_port is None and app.trend_port is None and app.kierki_port is None:
+        announce("moonshot: no protocol enabled (use --sessions-port, --http-port, --trend-port or --kierki-port)")
     announce(f"moonshot: games stored in {config.db_url or '(nowhere: --db not set)'}; Ctrl-C stops")
     announce(f"moonshot: engine {engine_build()}")
     announce(f"moonshot: {app.restored} unfinished games restored from the store")

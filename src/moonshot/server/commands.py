@@ -67,6 +67,33 @@ def bad_db(e: Exception) -> click.BadParameter:
     help="Serve the Trend protocol (WebSocket, ws://HOST:PORT/) on the shared tables; off by default (0: any port).",
 )
 @click.option(
+    "--kierki-port",
+    default=None,
+    type=click.IntRange(0, 65535),
+    help="Serve the Kierki protocol (TCP text, IAM<seat>) on the shared tables; off by default (0: any port).",
+)
+@click.option(
+    "--kierki-timeout",
+    default=5.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True),
+    help="Kierki: seconds to say IAM, and between TRICK repeats to a silent seat (the spec's -t).",
+)
+@click.option(
+    "--kierki-game",
+    default=None,
+    type=click.Path(exists=True, dir_okay=False),
+    help="Kierki: a game file (the spec's -f format) every Kierki table plays; default: each table's seed deals "
+    "the seven contracts.",
+)
+@click.option(
+    "--kierki-abandon",
+    default=600.0,
+    show_default=True,
+    type=float,
+    help="Kierki: seconds a table whose four seats are all empty is kept before it is given up (negative: forever).",
+)
+@click.option(
     "--http-port",
     default=7380,
     show_default=True,
@@ -139,7 +166,8 @@ def bad_db(e: Exception) -> click.BadParameter:
     default=None,
     metavar="URL",
     help="Join a cluster through Redis (redis://HOST:6379/0): Sessions players on any process or host "
-    "meet at one table; a dead process's games are adopted by the others. Needs moonshot[scale].",
+    "meet at one table, HTTP requests for a game reach the process hosting it; a dead process's games "
+    "are adopted by the others. Needs moonshot[scale].",
 )
 @click.option(
     "--cluster-prefix", default="moonshot:", show_default=True, help="Redis key prefix: one cluster per prefix."
@@ -157,6 +185,10 @@ def serve_cmd(
     sessions_port: int,
     no_sessions: bool,
     trend_port: int | None,
+    kierki_port: int | None,
+    kierki_timeout: float,
+    kierki_game: str | None,
+    kierki_abandon: float,
     http_port: int,
     no_http: bool,
     open_names: bool,
@@ -183,7 +215,7 @@ def serve_cmd(
     next time the server starts with the same --db.
 
     With --redis, this process is one node of a cluster (see docs/scaling.md); --workers N starts
-    N such processes on the same ports (Sessions on all of them; HTTP and Trend on the first).
+    N such processes on the same ports (Sessions and HTTP on all of them; Trend on the first).
     """
     from moonshot.server.app import ServerConfig, configure_logging, serve
     from moonshot.server.cluster import ClusterError
@@ -199,8 +231,17 @@ def serve_cmd(
             )
         if sessions_port == 0 and not no_sessions:
             raise click.BadParameter("workers share one port: give --sessions-port a number", param_hint="'--workers'")
+        if http_port == 0 and not no_http:
+            raise click.BadParameter("workers share one port: give --http-port a number", param_hint="'--workers'")
         sys.exit(_supervise(workers, sys.argv[1:]))
 
+    if kierki_game is not None:
+        from moonshot.protocols.kierki.gamefile import GameFileError, load_game_in_order
+
+        try:
+            load_game_in_order(kierki_game)
+        except GameFileError as e:
+            raise click.BadParameter(f"{kierki_game}: {e}", param_hint="'--kierki-game'") from None
     configure_logging(log_level)
     cfg = ServerConfig(
         host=host,
@@ -217,6 +258,10 @@ def serve_cmd(
         bot=bot,
         seed=seed,
         trend_port=trend_port,
+        kierki_port=kierki_port,
+        kierki_timeout=kierki_timeout,
+        kierki_game=kierki_game,
+        kierki_abandon=None if kierki_abandon < 0 else kierki_abandon,
         redis_url=redis_url,
         cluster_prefix=cluster_prefix,
         lease=lease,
@@ -237,9 +282,9 @@ def serve_cmd(
 
 
 def _worker_argv(argv: list[str], index: int) -> list[str]:
-    """A worker's command line: ``serve`` with the same options, one process, a shared port;
-    workers after the first serve Sessions only (HTTP and Trend stay in the first)."""
-    drop = {"--workers", "-j"} | ({"--http-port", "--trend-port"} if index > 0 else set())
+    """A worker's command line: ``serve`` with the same options, one process, shared ports;
+    Sessions and HTTP on every worker, Trend and Kierki on the first only."""
+    drop = {"--workers", "-j"} | ({"--trend-port", "--kierki-port"} if index > 0 else set())
     out: list[str] = []
     it = iter(argv)
     for a in it:
@@ -250,8 +295,6 @@ def _worker_argv(argv: list[str], index: int) -> list[str]:
             continue
         out.append(a)
     out += ["--workers", "1", "--reuse-port"]
-    if index > 0:
-        out.append("--no-http")
     return out
 
 
@@ -392,7 +435,7 @@ def _print_results(results: list[Any], policy: str) -> None:
     "--status",
     default="finished",
     show_default=True,
-    type=click.Choice(["finished", "running", "failed", "all"]),
+    type=click.Choice(["finished", "running", "failed", "aborted", "all"]),
     help="Which games to list.",
 )
 @click.option("--limit", default=50, show_default=True, type=click.IntRange(min=1))

@@ -11,7 +11,11 @@ whether it is a human or a bot:
 The same ``lobby_code`` (and game type) puts players at the same table, four at a time; no code
 means the public pool. Chairs are shuffled so arrival order does not pick the seat, except that a
 player may ask for a chair (Trend's ``playerNumber``), which it gets when nobody else at the table
-asked for it first. Each protocol has its own pools: a candidate's ``protocol`` picks the table
+asked for it first. A candidate with ``exact_chair`` (Kierki's ``IAM<seat>``) sits in that chair
+or waits: its pool keeps one queue per chair and a table forms when all four chairs have someone
+waiting (the first of each), so a second player asking for a chair starts the next table; such
+queues are never filled with bots.
+Each protocol has its own pools: a candidate's ``protocol`` picks the table
 starter (the rules: Sessions' game, Trend's ``trend``) and the bots that fill its tables.
 The lobby runs in the event loop's thread; it has no lock because nothing else touches it.
 
@@ -24,6 +28,7 @@ the candidate's protocol cannot express that table's rules.
 from __future__ import annotations
 
 import asyncio
+import collections
 import enum
 import logging
 import random
@@ -56,6 +61,7 @@ class Candidate:
     protocol: str = "sessions"  # its pools, its table starter (rules) and its filling bots
     chair: int | None = None  # the chair asked for (0..3), given when free
     token: str | None = None  # a secret the player holds besides the code (Trend's join token)
+    exact_chair: bool = False  # this chair or none (Kierki): wait for a table where it is free
 
     @property
     def kind(self) -> SeatKind:
@@ -66,6 +72,13 @@ class Candidate:
 class _Pool:
     members: list[Candidate] = field(default_factory=list)
     timer: asyncio.TimerHandle | None = None
+    # exact-chair candidates, one first-come queue per chair
+    chairs: tuple[collections.deque[Candidate], ...] = field(
+        default_factory=lambda: tuple(collections.deque() for _ in range(4))
+    )
+
+    def size(self) -> int:
+        return len(self.members) + sum(len(q) for q in self.chairs)
 
 
 _Key = tuple[str, GameType, str | None]  # (protocol, game type, lobby code)
@@ -104,7 +117,7 @@ class Lobby:
         self.router: Router | None = None
 
     def waiting(self) -> int:
-        return sum(len(p.members) for p in self._pools.values())
+        return sum(p.size() for p in self._pools.values())
 
     def join(self, c: Candidate) -> None:
         if c.game_type is GameType.HUMANS_ONLY and c.kind is not SeatKind.HUMAN:
@@ -117,8 +130,13 @@ class Lobby:
             return
         key = (c.protocol, c.game_type, c.lobby_code)
         pool = self._pools.setdefault(key, _Pool())
-        pool.members.append(c)
-        log.debug("event=lobby_join type=%s code=%s waiting=%d", c.game_type.value, c.lobby_code, len(pool.members))
+        if c.exact_chair and c.chair is not None and 0 <= c.chair < 4:
+            pool.chairs[c.chair].append(c)
+            if all(pool.chairs):
+                self._match([q.popleft() for q in pool.chairs], [], c.protocol)
+        else:
+            pool.members.append(c)
+        log.debug("event=lobby_join type=%s code=%s waiting=%d", c.game_type.value, c.lobby_code, pool.size())
         while len(pool.members) >= 4:
             group, pool.members = pool.members[:4], pool.members[4:]
             self._match(group, [], c.protocol)
@@ -129,9 +147,14 @@ class Lobby:
             return True
         key = (c.protocol, c.game_type, c.lobby_code)
         pool = self._pools.get(key)
-        if pool is None or c not in pool.members:
+        if pool is None:
             return False
-        pool.members.remove(c)
+        if c in pool.members:
+            pool.members.remove(c)
+        elif c.chair is not None and 0 <= c.chair < 4 and c in pool.chairs[c.chair]:
+            pool.chairs[c.chair].remove(c)
+        else:
+            return False
         self._arm(key, pool)
         return True
 
@@ -139,13 +162,15 @@ class Lobby:
         if pool.timer is not None:
             pool.timer.cancel()
             pool.timer = None
-        if not pool.members:
+        if not pool.size():
             self._pools.pop(key, None)
             return
-        if key[1] is not GameType.ANY or self.fill_wait is None:
+        fill_wait = self.fill_wait
+        # exact-chair queues are never filled: those players wait for one another (Kierki)
+        if key[1] is not GameType.ANY or fill_wait is None or not pool.members:
             return
         loop = asyncio.get_running_loop()
-        when = pool.members[0].joined_at + self.fill_wait
+        when = pool.members[0].joined_at + fill_wait
         pool.timer = loop.call_at(when, self._fill, key)
 
     def _fill(self, key: _Key) -> None:

@@ -44,7 +44,7 @@ from moonshot.actions import AcceptClaim, Action, Claim, Pass, Play, RejectClaim
 from moonshot.bots.base import Bot, answer_claim
 from moonshot.bots.random import RandomBot
 from moonshot.cards import card_list
-from moonshot.engine import Game, IllegalAction, Phase
+from moonshot.engine import DealSpec, Game, IllegalAction, Phase
 from moonshot.events import ClaimMade, Event
 from moonshot.rules import ClaimFlow, Rules
 from moonshot.views import SeatView, seat_view
@@ -374,6 +374,7 @@ class Table:
         names: Sequence[str] = (),
         credentials: Sequence[str | None] = (),
         meta: dict[str, Any] | None = None,
+        deals: Sequence[DealSpec] | None = None,
     ) -> None:
         if len(seats) != 4:
             raise ValueError("a table has four seats")
@@ -383,7 +384,9 @@ class Table:
         self.policy = policy or TablePolicy()
         self.recorder = recorder
         self.meta: dict[str, Any] = dict(meta or {})
-        self.game = Game(rules, self.seed)
+        # fixed deals (a Kierki game file); None: the seed deals every hand
+        self.deals: tuple[DealSpec, ...] | None = tuple(deals) if deals is not None else None
+        self.game = Game(rules, self.seed, self.deals)
         self.forced_log: list[bool] = []
         for i, a in enumerate(actions):  # a restored table: replay what the store holds
             self.game.apply(a)
@@ -507,7 +510,7 @@ class Table:
     def _restore(self) -> bool:
         """Rebuild the game from its actions after an internal error (the state may be torn)."""
         try:
-            g = Game(self.rules, self.seed)
+            g = Game(self.rules, self.seed, self.deals)
             for a in self.game.actions:
                 g.apply(a)
         except Exception:

@@ -56,7 +56,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from moonshot.actions import Action, action_from_dict, action_to_dict
-from moonshot.engine import Game, replay
+from moonshot.engine import DealSpec, Game, replay
 from moonshot.rules import Rules
 from moonshot.sim import spec_of
 from moonshot.variants import VARIANTS, find_variant
@@ -265,7 +265,17 @@ class GameRecord:
 
     def rebuild(self) -> Game:
         """Replay the stored actions (raises IllegalAction if the log is corrupt)."""
-        return replay(rules_named(self.variant), self.seed, self.actions)
+        return replay(rules_named(self.variant), self.seed, self.actions, self.deals())
+
+    def deals(self) -> list[DealSpec] | None:
+        """The fixed deals a game played (a Kierki game file's text in ``meta.deals``), else None:
+        the seed dealt every hand."""
+        text = self.meta.get("deals") if isinstance(self.meta, dict) else None
+        if not isinstance(text, str):
+            return None
+        from moonshot.protocols.kierki.gamefile import parse_game
+
+        return parse_game(text)
 
 
 class Store:
@@ -575,6 +585,10 @@ class StoreRecorder:
 
     def game_failed(self, table: Any, reason: str) -> None:
         self._queue.put_nowait(("status", {"id": table.id, "status": "failed", "finished_at": now()}))
+
+    def game_aborted(self, table: Any, reason: str) -> None:
+        """Given up unfinished (a Kierki table nobody came back to): never restored."""
+        self._queue.put_nowait(("status", {"id": table.id, "status": "aborted", "finished_at": now()}))
 
     # named values (Store.put_value) written by the same task, in order with the game rows: one
     # writer, so SQLite never sees two transactions at once

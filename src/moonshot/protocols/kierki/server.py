@@ -28,7 +28,13 @@ may force IPv4 (``-4``) or IPv6 (``-6``). ``--host ADDR`` (moonshot's extension)
 address only, or on every address a host name resolves to (``localhost``: ``::1`` and
 ``127.0.0.1``), all on the same port. The game report goes to stdout, one line per message sent or
 received, client bytes escaped (:func:`~moonshot.protocols.kierki.codec.printable`); diagnostics
-go to stderr. Bad network input never raises out of a connection handler.
+go to stderr. Bad network input never raises out of a connection handler, and each connection's
+input is limited (:class:`InputLimits`: lines and bytes per second; a flood is not read until its
+budget refills, so TCP slows its sender down; a peer that never reads is closed).
+
+The connection handling (:class:`KierkiListener`) and the seat adapter (:class:`KierkiSeat`) are
+shared with ``moonshot serve --kierki-port`` (:mod:`moonshot.protocols.kierki.service`), which
+runs many such tables at once; this module's :class:`KierkiServer` is the one-game listener.
 """
 
 from __future__ import annotations
@@ -39,14 +45,15 @@ import errno
 import math
 import socket
 import sys
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TextIO
+from typing import Protocol, TextIO
 
 from moonshot.actions import Action, Play
 from moonshot.cards import card_list
-from moonshot.engine import DealSpec, Game
+from moonshot.engine import DealSpec
 from moonshot.events import DealEnded, DealStarted, HandDealt, TrickEnded, TrickStarted
 from moonshot.protocols.kierki.codec import (
     SEAT_LETTERS,
@@ -69,6 +76,7 @@ from moonshot.protocols.kierki.codec import (
     report_line,
 )
 from moonshot.protocols.kierki.gamefile import CardOrder, GameFileError, load_game_in_order
+from moonshot.server.ratelimit import TokenBucket
 from moonshot.server.table import (
     DecisionRequest,
     OnBadAnswer,
@@ -221,28 +229,27 @@ class Listeners:
         await self.wait_closed()
 
 
-class KierkiTable(Table):
-    """The shared table runtime playing a Kierki game file's deals (the runtime deals at random by itself)."""
+@dataclass(frozen=True)
+class InputLimits:
+    """What one connection may send: a flood is slowed down (its socket is simply not read until
+    its bucket refills, so TCP pushes back on the sender), never allowed to crowd out other
+    connections; a peer that does not read what it is sent is closed once ``max_backlog`` bytes
+    wait for it."""
 
-    def __init__(self, deals: Sequence[DealSpec], seats: Sequence[Seat | None], policy: TablePolicy) -> None:
-        self.deals = tuple(deals)
-        super().__init__(KIERKI, seats, seed=0, policy=policy, meta={"protocol": "kierki"})
-        self.game = Game(KIERKI, self.seed, self.deals)
+    bytes_per_s: float = 1024 * 1024
+    burst_bytes: float = 4 * 1024 * 1024
+    lines_per_s: float = 500.0  # a real client sends about one line per card
+    burst_lines: float = 1000.0
+    max_backlog: int = 256 * 1024
 
-    def _restore(self) -> bool:
-        # as the runtime's own restore, but rebuilt from the game file's deals
-        try:
-            g = Game(self.rules, self.seed, self.deals)
-            for a in self.game.actions:
-                g.apply(a)
-        except Exception:
-            return False
-        self.game = g
-        for p in self._pending.values():
-            if p.timer is not None:
-                p.timer.cancel()
-        self._pending.clear()
-        return True
+
+def order_cards(orders: Sequence[CardOrder], deal: int, e: HandDealt) -> tuple[int, ...]:
+    """A hand as DEAL lists it: in the game file's order when known, else low to high."""
+    if deal < len(orders):
+        order = orders[deal][e.seat]
+        if sum(1 << c for c in order) == e.cards:
+            return order
+    return tuple(card_list(e.cards))
 
 
 def kierki_policy(timeout: float) -> TablePolicy:
@@ -256,10 +263,31 @@ def kierki_policy(timeout: float) -> TablePolicy:
     )
 
 
+class Host(Protocol):
+    """Who owns the connections: where the report and the diagnostics go."""
+
+    limits: InputLimits
+
+    def report(self, sender: str, receiver: str, text: str) -> None: ...
+
+    def log(self, text: str) -> None: ...
+
+
+class GameSide(Protocol):
+    """The Kierki side of one table, as its seats see it."""
+
+    @property
+    def paused(self) -> bool:
+        """The game has started, is not over, and a seat is empty (nobody is sent TRICK)."""
+        ...
+
+    def card_order(self, deal: int, e: HandDealt) -> tuple[int, ...]: ...
+
+
 class Connection:
     """One TCP connection: writes messages and prints them (and what it reads) in the game report."""
 
-    def __init__(self, server: KierkiServer, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, server: Host, writer: asyncio.StreamWriter) -> None:
         self.server = server
         self.writer = writer
         self.local = format_address(writer.get_extra_info("sockname"))
@@ -272,6 +300,8 @@ class Connection:
             return
         self.writer.write(encode(msg))
         self.server.report(self.local, self.peer, format_message(msg))
+        if self.writer.transport.get_write_buffer_size() > self.server.limits.max_backlog:
+            self.close("it does not read what it is sent")
 
     def received(self, line: str | OverlongLine) -> None:
         if isinstance(line, OverlongLine):
@@ -293,10 +323,13 @@ class KierkiSeat(Seat):
     and the client's lines become plays (or WRONG)."""
 
     kind = SeatKind.HUMAN
+    protocol = "kierki"
 
-    def __init__(self, conn: Connection, seat: int, resuming: bool) -> None:
+    def __init__(self, conn: Connection, seat: int, resuming: bool, game: GameSide | None = None) -> None:
         self.conn = conn
         self.seat = seat
+        # the table's Kierki side (paused?, the file's card order): the standalone server itself
+        self.game: GameSide = game if game is not None else conn.server  # type: ignore[assignment]
         self.name = f"kierki-{SEAT_LETTERS[seat]}@{conn.peer}"
         self.resuming = resuming  # the first events are a replay of the whole game: keep this deal's
         self.table: Table | None = None
@@ -323,7 +356,7 @@ class KierkiSeat(Seat):
                 self.deal_kind = e.deal_kind
                 self.deal_leader = e.first_leader if e.first_leader is not None else 0
             elif isinstance(e, HandDealt) and e.seat == self.seat:
-                self.conn.send(Deal(self.deal_kind, self.deal_leader, self.conn.server.card_order(self.deal, e)))
+                self.conn.send(Deal(self.deal_kind, self.deal_leader, self.game.card_order(self.deal, e)))
             elif isinstance(e, TrickStarted):
                 self.trick_no = e.trick
             elif isinstance(e, TrickEnded):
@@ -342,7 +375,7 @@ class KierkiSeat(Seat):
         if self.quiet_retry:
             self.quiet_retry = False
             return
-        if self.conn.server.paused:
+        if self.game.paused:
             self.owed = True  # nobody is asked (or asked again) while a seat is empty: sent on resume
             return
         self.conn.send(self.asked)
@@ -397,87 +430,37 @@ class KierkiSeat(Seat):
         table.submit(self.seat, Play.of(self.seat, msg.cards[0]), req.request_id)
 
 
-class KierkiServer:
-    """One game: accept, seat clients by IAM, run the table, print the report, stop at the end."""
+class KierkiListener(ABC):
+    """Accepts Kierki connections: ``IAM<seat>`` within the timeout (anything else first: closed),
+    then the seat's lines, read within the connection's :class:`InputLimits`. Subclasses decide
+    where an ``IAM`` sits (:meth:`take_seat`) and what a seat's departure does (:meth:`left`)."""
 
-    def __init__(
-        self,
-        deals: Sequence[DealSpec],
-        timeout: float,
-        out: TextIO | None = None,
-        orders: Sequence[CardOrder] = (),
-    ) -> None:
-        if not deals:
-            raise ValueError("a Kierki game needs at least one deal")
-        self.deals = tuple(deals)
-        self.orders = tuple(orders)  # each hand's cards as the game file lists them
+    def __init__(self, timeout: float, limits: InputLimits | None = None) -> None:
         self.timeout = timeout
-        self.seats: list[KierkiSeat | None] = [None, None, None, None]
-        self.table: KierkiTable | None = None
+        self.limits = limits or InputLimits()
         self.conns: set[Connection] = set()
-        self.over = False
-        self.done = asyncio.Event()
-        self.port = 0
-        self.addresses: list[str] = []
-        self._out = out if out is not None else sys.stdout
 
+    @abstractmethod
     def report(self, sender: str, receiver: str, text: str) -> None:
-        print(report_line(sender, receiver, datetime.now(), text), file=self._out, flush=True)
+        """One message sent or received, for the game report."""
 
+    @abstractmethod
     def log(self, text: str) -> None:
-        # diagnostics go to stderr: stdout carries the game report
-        print(f"kierki-server: {text}", file=sys.stderr, flush=True)
+        """A line about the server's own doings (refusals, errors)."""
 
-    def card_order(self, deal: int, e: HandDealt) -> tuple[int, ...]:
-        """A hand as DEAL lists it: in the game file's order when known, else low to high."""
-        if deal < len(self.orders):
-            order = self.orders[deal][e.seat]
-            if sum(1 << c for c in order) == e.cards:
-                return order
-        return tuple(card_list(e.cards))
+    def refusing(self) -> str | None:
+        """Why a new connection is closed at once (the game is over), else None."""
+        return None
 
-    @property
-    def paused(self) -> bool:
-        """The game has started, is not over, and a seat is empty."""
-        return self.table is not None and not self.over and any(s is None for s in self.seats)
+    @abstractmethod
+    def take_seat(self, conn: Connection, seat: int) -> KierkiSeat | None:
+        """Seat a client that said ``IAM<seat>``; None when it was refused (and closed)."""
 
-    def occupied(self) -> tuple[int, ...]:
-        return tuple(s for s in range(4) if self.seats[s] is not None)
+    @abstractmethod
+    def left(self, seat: KierkiSeat) -> None:
+        """A seated client's connection ended."""
 
-    async def start(self, port: int, host: str | None = None) -> Listeners:
-        socks = make_listening_sockets(port, host)
-        self.port = socks[0].getsockname()[1]
-        self.addresses = [format_address(sock.getsockname()) for sock in socks]
-        try:
-            return Listeners([await asyncio.start_server(self._handle, sock=sock) for sock in socks])
-        except BaseException:
-            for sock in socks:
-                sock.close()
-            raise
-
-    async def serve(self, port: int, host: str | None = None) -> None:
-        server = await self.start(port, host)
-        where = "" if host is None else f" ({', '.join(self.addresses)})"
-        print(f"kierki-server listening on port {self.port}{where}", file=self._out, flush=True)
-        async with server:
-            await self.done.wait()
-            server.close()
-            await self.shutdown()
-
-    async def shutdown(self) -> None:
-        for c in list(self.conns):
-            c.close("the game is over")
-        waits = [c.writer.wait_closed() for c in list(self.conns)]
-        if waits:
-            # the last SCORE/TOTAL leave before the process ends; a peer that never reads costs 2 s at most
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(asyncio.gather(*waits, return_exceptions=True), 2)
-
-    def _game_over(self, _: object = None) -> None:
-        self.over = True
-        self.done.set()
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         sock = writer.get_extra_info("socket")
         if sock is not None:
             # small request/answer messages: Nagle + delayed ACK would stall every turn ~40 ms
@@ -486,16 +469,18 @@ class KierkiServer:
         conn = Connection(self, writer)
         self.conns.add(conn)
         seat: KierkiSeat | None = None
+        lim = self.limits
+        byte_bucket = TokenBucket(lim.bytes_per_s, lim.burst_bytes)
+        line_bucket = TokenBucket(lim.lines_per_s, lim.burst_lines)
         try:
-            if self.over:
-                conn.close("the game is over")
+            why = self.refusing()
+            if why is not None:
+                conn.close(why)
                 return
             seat, rest = await self._welcome(conn, reader)
             if seat is None:
                 return
-            for line in rest:
-                conn.received(line)
-                seat.on_line(line)
+            await self._lines(conn, seat, rest, line_bucket)
             while not conn.closed:
                 try:
                     data = await reader.read(65536)
@@ -503,21 +488,26 @@ class KierkiServer:
                     break
                 if not data:
                     break
-                for line in conn.buffer.feed(data):
-                    if conn.closed:
-                        break
-                    conn.received(line)
-                    seat.on_line(line)
+                await _take(byte_bucket, len(data))
+                await self._lines(conn, seat, conn.buffer.feed(data), line_bucket)
         except Exception as e:  # one connection's trouble never takes the server down
             self.log(f"{conn.peer}: internal error {e!r}")
         finally:
             conn.close("disconnected")
             self.conns.discard(conn)
-            if seat is not None and self.seats[seat.seat] is seat:
-                self.seats[seat.seat] = None
-                if self.table is not None and not self.over:
-                    self.log(f"{SEAT_LETTERS[seat.seat]} left: the game waits for a client to take the seat")
-                    self.table.detach(seat.seat, seat, "disconnected")
+            if seat is not None:
+                self.left(seat)
+
+    @staticmethod
+    async def _lines(
+        conn: Connection, seat: KierkiSeat, lines: Sequence[str | OverlongLine], bucket: TokenBucket
+    ) -> None:
+        for line in lines:
+            if conn.closed:
+                break
+            await _take(bucket, 1)
+            conn.received(line)
+            seat.on_line(line)
 
     async def _welcome(
         self, conn: Connection, reader: asyncio.StreamReader
@@ -558,24 +548,133 @@ class KierkiServer:
         if not isinstance(msg, Iam):
             conn.close(f"expected IAM<seat>, got {line.strip()[:40]!r}")
             return None
-        if self.over or self.seats[msg.seat] is not None:
+        return self.take_seat(conn, msg.seat)
+
+
+async def _take(bucket: TokenBucket, n: int) -> None:
+    """Take ``n`` tokens, waiting (not reading the socket) until the bucket has them."""
+    loop = asyncio.get_running_loop()
+    n = min(n, int(bucket.burst))
+    while not bucket.take(n, loop.time()):
+        await asyncio.sleep(max(0.001, (n - bucket.tokens) / bucket.rate))
+
+
+class KierkiServer(KierkiListener):
+    """One game: accept, seat clients by IAM, run the table, print the report, stop at the end."""
+
+    def __init__(
+        self,
+        deals: Sequence[DealSpec],
+        timeout: float,
+        out: TextIO | None = None,
+        orders: Sequence[CardOrder] = (),
+        limits: InputLimits | None = None,
+    ) -> None:
+        if not deals:
+            raise ValueError("a Kierki game needs at least one deal")
+        super().__init__(timeout, limits)
+        self.deals = tuple(deals)
+        self.orders = tuple(orders)  # each hand's cards as the game file lists them
+        self.seats: list[KierkiSeat | None] = [None, None, None, None]
+        self.table: Table | None = None
+        self.over = False
+        self.done = asyncio.Event()
+        self.port = 0
+        self.addresses: list[str] = []
+        self._out = out if out is not None else sys.stdout
+
+    def report(self, sender: str, receiver: str, text: str) -> None:
+        print(report_line(sender, receiver, datetime.now(), text), file=self._out, flush=True)
+
+    def log(self, text: str) -> None:
+        # diagnostics go to stderr: stdout carries the game report
+        print(f"kierki-server: {text}", file=sys.stderr, flush=True)
+
+    def card_order(self, deal: int, e: HandDealt) -> tuple[int, ...]:
+        """A hand as DEAL lists it: in the game file's order when known, else low to high."""
+        return order_cards(self.orders, deal, e)
+
+    @property
+    def paused(self) -> bool:
+        """The game has started, is not over, and a seat is empty."""
+        return self.table is not None and not self.over and any(s is None for s in self.seats)
+
+    def occupied(self) -> tuple[int, ...]:
+        return tuple(s for s in range(4) if self.seats[s] is not None)
+
+    async def start(self, port: int, host: str | None = None) -> Listeners:
+        socks = make_listening_sockets(port, host)
+        self.port = socks[0].getsockname()[1]
+        self.addresses = [format_address(sock.getsockname()) for sock in socks]
+        try:
+            return Listeners([await asyncio.start_server(self.handle, sock=sock) for sock in socks])
+        except BaseException:
+            for sock in socks:
+                sock.close()
+            raise
+
+    async def serve(self, port: int, host: str | None = None) -> None:
+        server = await self.start(port, host)
+        where = "" if host is None else f" ({', '.join(self.addresses)})"
+        print(f"kierki-server listening on port {self.port}{where}", file=self._out, flush=True)
+        async with server:
+            await self.done.wait()
+            server.close()
+            await self.shutdown()
+
+    async def shutdown(self) -> None:
+        await close_connections(self.conns, "the game is over")
+
+    def _game_over(self, _: object = None) -> None:
+        self.over = True
+        self.done.set()
+
+    def refusing(self) -> str | None:
+        return "the game is over" if self.over else None
+
+    def left(self, seat: KierkiSeat) -> None:
+        if self.seats[seat.seat] is seat:
+            self.seats[seat.seat] = None
+            if self.table is not None and not self.over:
+                self.log(f"{SEAT_LETTERS[seat.seat]} left: the game waits for a client to take the seat")
+                self.table.detach(seat.seat, seat, "disconnected")
+
+    def take_seat(self, conn: Connection, want: int) -> KierkiSeat | None:
+        if self.over or self.seats[want] is not None:
             conn.send(Busy(self.occupied()))
-            conn.close(f"seat {SEAT_LETTERS[msg.seat]} is taken")
+            conn.close(f"seat {SEAT_LETTERS[want]} is taken")
             return None
-        seat = KierkiSeat(conn, msg.seat, resuming=self.table is not None)
-        self.seats[msg.seat] = seat
+        seat = KierkiSeat(conn, want, resuming=self.table is not None)
+        self.seats[want] = seat
         if self.table is not None:
-            self.table.attach(msg.seat, seat)
+            self.table.attach(want, seat)
             if not self.paused:
-                self.log(f"{conn.peer} takes seat {SEAT_LETTERS[msg.seat]}: the game goes on")
+                self.log(f"{conn.peer} takes seat {SEAT_LETTERS[want]}: the game goes on")
                 for other in self.seats:
                     if other is not None and other is not seat:
                         other.resume()
         elif all(s is not None for s in self.seats):
-            self.table = KierkiTable(self.deals, list(self.seats), kierki_policy(self.timeout))
+            self.table = Table(
+                KIERKI,
+                list(self.seats),
+                seed=0,
+                policy=kierki_policy(self.timeout),
+                meta={"protocol": "kierki"},
+                deals=self.deals,
+            )
             self.table.start()
             self.table.done.add_done_callback(self._game_over)
         return seat
+
+
+async def close_connections(conns: set[Connection], reason: str) -> None:
+    """Close every connection; what was written still goes out (2 s at most for a peer that never reads)."""
+    for c in list(conns):
+        c.close(reason)
+    waits = [c.writer.wait_closed() for c in list(conns)]
+    if waits:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.gather(*waits, return_exceptions=True), 2)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
