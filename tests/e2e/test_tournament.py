@@ -4,9 +4,14 @@ client and a Trend WebSocket bot) that connect with their tokens; fairness and t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import io
+import os
 import random
+import re
+import signal
+import sys
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,6 +24,7 @@ from moonshot.client import BotPlayer, Client, ProtocolError
 from moonshot.server.app import ServerApp, ServerConfig
 from moonshot.server.tournament import KEY_PREFIX
 from moonshot.sim import make_bot
+from moonshot.store import Store
 from moonshot.tournament import CSV_COLUMNS, GameResult, held_hands
 from trend_sdk import SdkBot
 
@@ -170,3 +176,86 @@ async def test_a_protocol_that_cannot_express_the_variant_is_refused_with_the_re
         assert bad.status_code == 400
         assert (await web.get("/api/tournaments/nope")).status_code == 404
         await app.tournaments.close()  # type: ignore[union-attr]
+
+
+async def start_serve(db: str) -> tuple[asyncio.subprocess.Process, str]:
+    """`moonshot serve` as a process (HTTP only), and its base URL."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "moonshot.cli", "serve", "--no-sessions", "--http-port", "0", "--db", db,
+        "--secret", "restart-tests", "--show-up", "1", "--log-level", "warning",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    while True:
+        line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
+        assert line, "the server exited before it listened"
+        if m := re.search(r"open (http://[\d.]+:\d+)/lobby", line):
+            return proc, m.group(1)
+
+
+async def test_a_tournament_goes_on_after_the_server_is_killed_mid_game(tmp_path: Path) -> None:
+    db = f"sqlite+aiosqlite:///{tmp_path / 'games.db'}"
+    proc, base = await start_serve(db)
+    try:
+        async with httpx.AsyncClient(base_url=base, cookies={"name": "organiser"}, timeout=30) as web:
+            body = {"variant": "standard", "sets": 1, "deals_per_set": 2, "seed": 11,
+                    "bots": ["a=search --think-ms 25", "b=heuristic", "c=random", "d=random"]}  # fmt: skip
+            r = await web.post("/api/tournaments", json=body)
+            assert r.status_code == 201, r.text
+            tid = r.json()["id"]
+            # kill -9 once the first game has its result and the second is well under way
+            store = await Store.open(db)
+            try:
+                while True:
+                    st = (await web.get(f"/api/tournaments/{tid}")).json()
+                    rec = await store.load(f"{tid}-g2")
+                    if st["games_played"] >= 1 and rec is not None and len(rec.actions) >= 20:
+                        break
+                    await asyncio.sleep(0.02)
+            finally:
+                await store.close()
+        os.kill(proc.pid, signal.SIGKILL)
+        await asyncio.wait_for(proc.wait(), 30)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+
+    store = await Store.open(db)
+    try:
+        cut = {g["id"]: await store.load(g["id"]) for g in await store.list_games(None)}
+        state = await store.get_value(KEY_PREFIX + tid)
+    finally:
+        await store.close()
+    assert state["status"] == "running"  # nobody said it stopped: it just died
+    unfinished = [rec for rec in cut.values() if rec is not None and rec.status == "running"]
+    assert len(unfinished) == 1 and unfinished[0].actions
+
+    proc2, base2 = await start_serve(db)
+    try:
+        async with httpx.AsyncClient(base_url=base2, timeout=30) as web:
+            for _ in range(1200):
+                st = (await web.get(f"/api/tournaments/{tid}")).json()
+                if st["status"] != "running":
+                    break
+                await asyncio.sleep(0.1)
+            assert st["status"] == "finished" and st["games_played"] == st["games_total"] == 4
+            full = (await web.get(f"/api/tournaments/{tid}/results")).json()
+    finally:
+        proc2.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc2.wait(), 30) == 0
+    # every game once, under its own id; the cut one went on from what was stored and replays
+    assert sorted(g["number"] for g in full["games"]) == [0, 1, 2, 3]
+    store = await Store.open(db)
+    try:
+        games = [g for g in await store.list_games(None) if g["id"].startswith(tid)]
+        assert sorted(g["id"] for g in games) == [f"{tid}-g{n}" for n in range(1, 5)]
+        done = await store.load(unfinished[0].id)
+    finally:
+        await store.close()
+    assert done is not None and done.status == "finished"
+    assert done.actions[: len(unfinished[0].actions)] == unfinished[0].actions
+    assert not any(done.forced)  # the entrants' own bots played on, not substitutes
+    final = done.rebuild()
+    assert final.over and list(final.totals) == done.totals
+    row = next(g for g in full["games"] if g["game_id"] == done.id)
+    assert sorted(s["total"] for s in row["seats"]) == sorted(done.totals)  # its result is the stored game's

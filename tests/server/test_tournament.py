@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import random
+from pathlib import Path
 
 import pytest
 
 from moonshot.bots.random import RandomBot
 from moonshot.server.lobby import Candidate, GameType, LobbyError
 from moonshot.server.table import BotSeat, Table, TablePolicy
-from moonshot.server.tournament import TournamentHost, full_results, summary
+from moonshot.server.tournament import KEY_PREFIX, Tournament, TournamentHost, full_results, summary
+from moonshot.store import Store, StoreRecorder
 from moonshot.tournament import held_hands, make_spec
 
 pytestmark = pytest.mark.asyncio
@@ -35,7 +37,7 @@ async def test_tokens_are_made_once_and_only_their_digests_kept() -> None:
     with pytest.raises(LobbyError, match="Kierki protocol plays only the Kierki game"):
         host.claim(arrival(token, protocol="kierki"))
     await host.close()
-    assert t.status == "stopped"
+    assert t.status == "paused"  # the server stopping: the next start goes on with it
 
 
 async def test_an_arrival_plays_its_chair_in_every_rotation_and_the_results_add_up() -> None:
@@ -84,3 +86,107 @@ async def test_the_games_are_tables_with_the_tournaments_seed_and_rules() -> Non
     assert len(tables) == 4 and {tb.seed for tb in tables} == {t.games[0].seed}
     assert all(tb.rules.name == "omnibus-2deals" and tb.meta["tournament"] == t.id for tb in tables)
     assert not host.claim(arrival("whatever"))  # no externals: every code goes to the ordinary pools
+
+
+async def test_a_paused_tournament_goes_on_after_a_restart_from_where_it_was(tmp_path: Path) -> None:
+    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'games.db'}")
+    try:
+        recorder = StoreRecorder(store, batch_delay=0)
+        recorder.start()
+        tables: list[Table] = []
+
+        def track(table: Table) -> None:
+            tables.append(table)
+            table.start()
+
+        host = TournamentHost(policy=TablePolicy(decision_timeout=5), recorder=recorder, show_up=2, track=track)
+        spec = make_spec("standard", 1, ["a=search --think-ms 40", "b=random", "c=random"], ["ext"], deals_per_set=2,
+                         tokens=["-"], seed=8)  # fmt: skip
+        t, tokens = host.create(spec)
+        # the first game is played (the external entrant never comes: its chair is played for it),
+        # the second is stopped halfway by the server stopping
+        while len(tables) < 2 or tables[1].version < 30:
+            await asyncio.sleep(0.001)
+        second = tables[1].id
+        assert second == f"{t.id}-g2" and len(t.results) == 1
+        await host.close()
+        for table in tables:  # what the server does next: its tables stop (restorable)
+            table.stop()
+            await table.done
+        await recorder.flush()
+        assert t.status == "paused"
+        state = await store.get_value(KEY_PREFIX + t.id)
+        assert state["status"] == "paused" and len(state["results"]) == 1
+        assert tokens["ext"] not in str(state) and summary(state)["games_played"] == 1
+        cut = await store.load(second)
+        assert cut is not None and cut.status == "running"
+
+        # a new server on the same store: the tournament goes on; the cut game from its actions
+        host2 = TournamentHost(policy=TablePolicy(decision_timeout=5), recorder=recorder, show_up=0.5)
+        assert await host2.resume(store) == {second}
+        t2 = host2.tournaments[t.id]
+        assert t2.status == "running" and [r.number for r in t2.results] == [0]
+        # the token still seats its entrant (only the digest was stored)
+        c = arrival(None, token=tokens["ext"])
+        assert host2.claim(c) and host2.release(c)
+        assert t2.task is not None
+        await asyncio.wait_for(t2.task, 60)
+        await recorder.flush()
+        assert t2.status == "finished" and [r.number for r in t2.results] == [0, 1, 2, 3]
+        done = await store.load(second)
+        assert done is not None and done.status == "finished"
+        assert done.actions[: len(cut.actions)] == cut.actions and done.rebuild().over
+        assert list(done.rebuild().totals) == done.totals
+        assert (await store.get_value(KEY_PREFIX + t.id))["status"] == "finished"
+        # every game is stored once, under its schedule's id
+        ids = [g["id"] for g in await store.list_games(None) if g["id"].startswith(t.id)]
+        assert sorted(ids) == [f"{t.id}-g{n}" for n in range(1, 5)]
+        # a finished tournament is not resumed again
+        assert await TournamentHost(policy=TablePolicy()).resume(store) == set()
+        await recorder.close()
+    finally:
+        await store.close()
+
+
+async def test_a_damaged_stored_tournament_is_marked_failed_and_the_others_go_on(tmp_path: Path) -> None:
+    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'games.db'}")
+    try:
+        await store.put_value(KEY_PREFIX + "tbroken", {"id": "tbroken", "status": "running", "spec": {"variant": 3}})
+        await store.put_value(KEY_PREFIX + "tjunk", ["not", "a", "state"])
+        recorder = StoreRecorder(store, batch_delay=0)
+        recorder.start()
+        host = TournamentHost(policy=TablePolicy(decision_timeout=5), recorder=recorder)
+        assert await host.resume(store) == set() and host.tournaments == {}
+        await recorder.flush()
+        broken = await store.get_value(KEY_PREFIX + "tbroken")
+        assert broken["status"] == "failed" and "could not resume" in broken["error"]
+        await recorder.close()
+    finally:
+        await store.close()
+
+
+async def test_a_claim_that_fails_leaves_the_tournament_for_a_later_start(tmp_path: Path) -> None:
+    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'games.db'}")
+    try:
+        spec = make_spec("standard", 1, ["a=random", "b=random", "c=random", "d=random"], deals_per_set=1, seed=3)
+        state = Tournament("tpaused", spec, 0.0).state()
+        state["status"] = "paused"
+        await store.put_value(KEY_PREFIX + "tpaused", state)
+
+        async def unreachable(job: str) -> bool:
+            raise ConnectionError("Redis is down")
+
+        recorder = StoreRecorder(store, batch_delay=0)
+        recorder.start()
+        host = TournamentHost(policy=TablePolicy(), recorder=recorder, claim_job=unreachable)
+        assert await host.resume(store) == set() and host.tournaments == {}
+        await recorder.close()
+        assert (await store.get_value(KEY_PREFIX + "tpaused"))["status"] == "paused"  # not failed
+
+        async def taken_elsewhere(job: str) -> bool:
+            return False
+
+        host = TournamentHost(policy=TablePolicy(), claim_job=taken_elsewhere)
+        assert await host.resume(store) == set() and host.tournaments == {}
+    finally:
+        await store.close()

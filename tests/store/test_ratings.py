@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -39,6 +40,7 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
             "or set MOONSHOT_TEST_PG_URL=postgresql+asyncpg://USER@HOST:PORT/DB"
         )
     s = await Store.open(PG_URL, schema=schema)
+    s.test_schema = schema  # type: ignore[attr-defined]  # for a second writer in another thread
     yield s
     await s.close()
     await drop_schema(schema)
@@ -160,3 +162,35 @@ async def test_a_game_is_rated_once_even_when_its_batch_is_written_again(store: 
     await rec.close()
     await store.write_batch([("rate", {"id": gid})])
     assert {r["games"] for r in (await store.leaderboard())["standard"]} == {1}
+
+
+async def test_a_rebuild_while_a_server_finishes_games_rates_each_game_once(store: Store) -> None:
+    await play_many(store, 4)
+    url, schema = store.url, getattr(store, "test_schema", None)
+
+    def another_server_finishes_a_game() -> None:
+        async def go() -> None:  # its own loop, its own connections: another process, in effect
+            other = await Store.open(url, schema=schema)
+            rec = StoreRecorder(other, protocol="sessions")
+            rec.start()
+            await play(rec, [bot_seat(s, i) for i, s in enumerate(["heuristic", "random", "random", "heuristic"])], 77)
+            await rec.close()
+            await other.close()
+
+        asyncio.run(go())
+
+    calls = 0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:  # after the rebuild read its snapshot: a game finishes and its writer rates it
+            t = threading.Thread(target=another_server_finishes_a_game)
+            t.start()
+            t.join(60)
+
+    assert await store.rebuild_ratings(progress) == 5  # the four of the snapshot and the late one
+    after = await snapshot(store)
+    assert len({r["game_id"] for r in after[1]}) == 5
+    assert await store.rebuild_ratings() == 5
+    assert await snapshot(store) == after  # the same as a rebuild with nobody writing

@@ -25,7 +25,7 @@ from moonshot.server.commands import DB_HELP, DEFAULT_DB, bad_db, console, store
 @click.option(
     "--rebuild",
     is_flag=True,
-    help="Forget the ratings and rate every finished game again, in finish order (best with the server stopped).",
+    help="Forget the ratings and rate every finished game again, in finish order (safe while servers run).",
 )
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def ratings_cmd(

@@ -17,7 +17,12 @@ chair to the same policy (``forced`` moves), and all of it is in the entrant's s
 
 The state (spec, schedule progress, every game's result) is a JSON value in the store
 (``tournament:<id>``), written after every game, so ``moonshot tournament status|results
---db`` read it without the server. A tournament does not survive a restart of the server.
+--db`` read it without the server, together with what a restart needs: the external entrants'
+token digests and who asked for it. A server that stops (``paused``) or dies (still ``running``
+in the store) goes on with the tournament when it starts again on the same store
+(:meth:`TournamentHost.resume`): the games with a result are kept, the game that was being played
+is restored from its stored actions with the same bots and the externals' chairs waiting for
+them again, and the schedule goes on from there.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import random
 import secrets
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from moonshot.bots.random import RandomBot
@@ -104,6 +109,21 @@ class Tournament:
         self.creator: str | None = None  # who asked for it over HTTP (None: the server's own CLI)
         self.arrivals = {i: _Arrivals() for i, e in enumerate(spec.entrants) if e.external}
         self.task: asyncio.Task[None] | None = None
+        # after a restart: the game that was being played, by schedule number -> its stored record
+        self.interrupted: dict[int, Any] = {}
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> Tournament:
+        """A stored tournament, to go on with (``state`` as :meth:`state` wrote it)."""
+        spec = spec_from_json(state["spec"], state.get("token_digests") or {})
+        t = cls(str(state["id"]), spec, float(state.get("created_at") or time.time()))
+        t.results = sorted((GameResult.from_json(r) for r in state.get("results", [])), key=lambda r: r.number)
+        creator = state.get("creator")
+        t.creator = creator if isinstance(creator, str) else None
+        return t
+
+    def played(self, number: int) -> bool:
+        return any(r.number == number for r in self.results)
 
     def state(self) -> dict[str, Any]:
         """The stored form (everything status and results need)."""
@@ -116,6 +136,9 @@ class Tournament:
             "spec": self.spec.to_json(),
             "games_total": len(self.games),
             "results": [r.to_json() for r in self.results],
+            # what going on after a restart needs; never shown (status and results leave them out)
+            "creator": self.creator,
+            "token_digests": {e.name: e.token_digest for e in self.spec.entrants if e.token_digest},
         }
 
 
@@ -150,7 +173,8 @@ def full_results(state: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def spec_from_json(d: dict[str, Any]) -> TournamentSpec:
+def spec_from_json(d: dict[str, Any], token_digests: dict[str, str] | None = None) -> TournamentSpec:
+    digests = token_digests or {}
     entrants = tuple(
         Entrant(
             e["name"],
@@ -158,6 +182,7 @@ def spec_from_json(d: dict[str, Any]) -> TournamentSpec:
             options=dict(e.get("options") or {}),
             external=bool(e.get("external")),
             filler=bool(e.get("filler")),
+            token_digest=digests.get(e["name"]) if e.get("external") else None,
         )
         for e in d["entrants"]
     )
@@ -197,6 +222,7 @@ class TournamentHost:
         recorder: Any = None,
         track: Callable[[Table], object] | None = None,
         show_up: float = 30.0,
+        claim_job: Callable[[str], Awaitable[bool]] | None = None,
     ) -> None:
         # externals that do not come, leave or time out: the protocol's policy (a random card)
         self.policy = dataclasses.replace(
@@ -206,6 +232,11 @@ class TournamentHost:
         self.track: Callable[[Table], object] = track or Table.start
         self.show_up = show_up
         self.tournaments: dict[str, Tournament] = {}
+        self._closing = False
+        # many server processes on one store (a cluster): a tournament runs where its claim is held
+        # (Cluster.claim_job); None: this process alone
+        self.claim_job = claim_job
+        self._claims: set[asyncio.Future[bool]] = set()
 
     # ------------------------------------------------------------ creating
     def _check_share(self, spec: TournamentSpec, creator: str) -> None:
@@ -252,7 +283,12 @@ class TournamentHost:
         t.creator = creator
         register_rules(t.rules)
         self.tournaments[tid] = t
-        t.task = asyncio.get_running_loop().create_task(self._run(t), name=f"tournament-{tid}")
+        loop = asyncio.get_running_loop()
+        if self.claim_job is not None:  # a new id: nobody else holds it; other nodes now leave it alone
+            claiming: asyncio.Future[bool] = asyncio.ensure_future(self.claim_job(KEY_PREFIX + tid))
+            self._claims.add(claiming)
+            claiming.add_done_callback(self._claimed)
+        t.task = loop.create_task(self._run(t), name=f"tournament-{tid}")
         self._save(t)
         log.info(
             "event=tournament_created id=%s variant=%s sets=%d entrants=%d games=%d",
@@ -263,6 +299,76 @@ class TournamentHost:
             len(t.games),
         )
         return t, {e.name: tokens[e.name] for e in spec.entrants if e.external}
+
+    def _claimed(self, claiming: asyncio.Future[bool]) -> None:
+        self._claims.discard(claiming)
+        if not claiming.cancelled() and claiming.exception() is not None:
+            # the tournament runs here anyway; only a node starting while this one is alive
+            # could then take it too, so say so
+            log.error("event=tournament_claim_failed error=%r", claiming.exception())
+
+    async def resume(self, store: Any) -> set[str]:
+        """Go on with the tournaments a stopped or killed server left unfinished in ``store``.
+
+        Returns the ids of the stored games this takes over (the game each tournament was playing),
+        which the server must not restore as ordinary games. A game that ended before its result
+        was written gets its result from the stored record (its timeouts and errors are not in
+        the record, so they count as none)."""
+        taken: set[str] = set()
+        for key, state in (await store.values(KEY_PREFIX)).items():
+            if not isinstance(state, dict) or state.get("status") not in ("running", "paused"):
+                continue
+            try:
+                t = Tournament.from_state(state)
+                if t.id in self.tournaments:
+                    continue
+                if self.claim_job is not None:
+                    try:
+                        mine = await self.claim_job(KEY_PREFIX + t.id)
+                    except Exception:  # Redis unreachable: leave it for a later start, not failed
+                        log.exception("event=tournament_claim_failed id=%s", t.id)
+                        continue
+                    if not mine:
+                        continue  # another live process runs it
+                for g in t.games:
+                    if t.played(g.number):
+                        continue
+                    rec = await store.load(f"{t.id}-g{g.number + 1}")
+                    if rec is None:
+                        continue
+                    if rec.status == "running":
+                        t.interrupted[g.number] = rec
+                        taken.add(rec.id)
+                    elif rec.status == "finished":
+                        t.results.append(self._result_from_record(t, g, rec))
+                    else:
+                        raise ValueError(f"its game {rec.id} is {rec.status}")
+                t.results.sort(key=lambda r: r.number)
+                register_rules(t.rules)
+            except Exception as e:  # a damaged state costs that tournament, never the server
+                log.exception("event=tournament_resume_failed key=%s", key)
+                if isinstance(state.get("id"), str):
+                    state = {**state, "status": "failed", "error": f"could not resume: {e!r}"}
+                    if self.recorder is not None and hasattr(self.recorder, "put_value"):
+                        self.recorder.put_value(key, state)
+                continue
+            self.tournaments[t.id] = t
+            t.task = asyncio.get_running_loop().create_task(self._run(t), name=f"tournament-{t.id}")
+            self._save(t)
+            log.info(
+                "event=tournament_resumed id=%s games_played=%d games_total=%d interrupted=%s",
+                t.id,
+                len(t.results),
+                len(t.games),
+                ",".join(r.id for r in t.interrupted.values()) or "-",
+            )
+        return taken
+
+    def _result_from_record(self, t: Tournament, g: ScheduledGame, rec: Any) -> GameResult:
+        table = Table(
+            t.rules, [None] * 4, seed=g.seed, table_id=rec.id, actions=rec.actions, forced=rec.forced, restored=True
+        )
+        return self._result(t, g, table, [False] * 4)
 
     # ------------------------------------------------------------ the lobby's router
     def _entrant_for(self, secret: str | None) -> tuple[Tournament, int] | None:
@@ -314,7 +420,8 @@ class TournamentHost:
                 await asyncio.gather(*(self._play_table(t, games) for games in by_set[s]))
             t.status = "finished"
         except asyncio.CancelledError:
-            t.status = "stopped"
+            # the server stopping pauses it (it goes on at the next start); anything else stops it
+            t.status = "paused" if self._closing else "stopped"
             raise
         except Exception as e:  # a bug costs this tournament, never the server
             log.exception("event=tournament_failed id=%s", t.id)
@@ -327,6 +434,8 @@ class TournamentHost:
 
     async def _play_table(self, t: Tournament, games: list[ScheduledGame]) -> None:
         for g in games:
+            if t.played(g.number):  # before a restart
+                continue
             t.results.append(await self.play_game(t, g))
             t.results.sort(key=lambda r: r.number)
             self._save(t)
@@ -356,10 +465,14 @@ class TournamentHost:
                 seats.append(BotSeat(make_bot(ent.bot, **ent.options), rng, name=ent.name))
                 arrived.append(None)
         names = [s.name if s is not None else seated[e].name for s, e in zip(seats, g.seats)]
+        rec = t.interrupted.pop(g.number, None)  # the game a restart cut: it goes on from its actions
         table = Table(
             t.rules,
             seats,
             seed=g.seed,
+            actions=rec.actions if rec is not None else (),
+            forced=rec.forced if rec is not None else (),
+            restored=rec is not None,
             policy=self.policy,
             table_id=f"{t.id}-g{g.number + 1}",
             recorder=self.recorder,
@@ -381,7 +494,9 @@ class TournamentHost:
                     log.exception("event=on_matched_failed table=%s seat=%d", table.id, chair)
                     table.detach(chair, c.seat, "matching callback failed")
         self.track(table)
-        await table.done
+        # shielded: the tournament being cancelled (the server stopping) must not cancel the
+        # table's own future; the server stops the table itself, and it stays restorable
+        await asyncio.shield(table.done)
         return self._result(t, g, table, no_show)
 
     @staticmethod
@@ -420,13 +535,15 @@ class TournamentHost:
         return t.state() if t is not None else None
 
     async def close(self) -> None:
+        """The server stops: running tournaments are paused (stored so; the next start resumes them)."""
+        self._closing = True
         for t in self.tournaments.values():
             if t.task is not None and not t.task.done():
                 t.task.cancel()
                 with contextlib.suppress(BaseException):
                     await t.task
             if t.status == "running":  # cancelled before it began
-                t.status = "stopped"
+                t.status = "paused"
                 self._save(t)
 
 

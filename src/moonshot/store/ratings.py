@@ -26,10 +26,13 @@ from sqlalchemy import (
     Integer,
     String,
     Table,
+    and_,
     delete,
     func,
     insert,
+    or_,
     select,
+    text,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -168,18 +171,24 @@ async def rate_stored_game(conn: AsyncConnection, game_id: str) -> list[Change]:
 
 async def rebuild(engine: AsyncEngine, progress: Callable[[int, int], None] | None = None) -> int:
     """Forget every rating and rate every finished game again, in finish order; the number rated.
-    ``progress(done, total)`` is called as games are rated."""
+    ``progress(done, total)`` is called as games are rated.
+
+    Safe while servers write to the store: the games are rated from a snapshot without holding
+    anything, then one short transaction takes the write lock (``LOCK TABLE`` on PostgreSQL, which
+    the writer's ``rate`` waits for; SQLite's write lock), rates the games that finished since the
+    snapshot, and replaces both tables. A game finishing meanwhile is rated exactly once, either
+    here or by its writer after the lock."""
     order = (games.c.finished_at, games.c.id)
+    finished = select(games).where(games.c.status == "finished").order_by(*order)
     async with engine.connect() as conn:
-        rows = [
-            dict(r._mapping)
-            for r in await conn.execute(select(games).where(games.c.status == "finished").order_by(*order))
-        ]
+        rows = [dict(r._mapping) for r in await conn.execute(finished)]
     ledger = Ledger()
     board: dict[tuple[str, str, bool], dict[str, Any]] = {}
     history: list[dict[str, Any]] = []
     rated = 0
-    for i, g in enumerate(rows, 1):
+
+    def apply(g: dict[str, Any]) -> None:
+        nonlocal rated
         found = _rateable(g)
         if found is not None:
             seats, totals, lowest_wins = found
@@ -189,9 +198,30 @@ async def rebuild(engine: AsyncEngine, progress: Callable[[int, int], None] | No
                 b, h = _rows(g, changes)
                 board.update({(x["pool"], x["player"], x["bot"]): x for x in b})
                 history.extend(h)
+
+    for i, g in enumerate(rows, 1):
+        apply(g)
         if progress is not None:
             progress(i, len(rows))
     async with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            await conn.execute(text("LOCK TABLE ratings, rating_games IN EXCLUSIVE MODE"))
+        else:  # SQLite: a write takes the database's write lock at once
+            await conn.execute(delete(rating_games))
+        after = finished
+        if rows:
+            t, gid = rows[-1]["finished_at"], rows[-1]["id"]
+            after = finished.where(or_(games.c.finished_at > t, and_(games.c.finished_at == t, games.c.id > gid)))
+        late = [dict(r._mapping) for r in await conn.execute(after)]
+        count = select(func.count()).select_from(games).where(games.c.status == "finished")
+        if (await conn.execute(count)).scalar_one() != len(rows) + len(late):
+            # a game that finished since but earlier in finish order (another host's clock): all again
+            ledger, board, history, rated = Ledger(), {}, [], 0
+            late = [dict(r._mapping) for r in await conn.execute(finished)]
+        for g in late:
+            apply(g)
+        if late:
+            log.info("event=ratings_rebuild_caught_up games=%d", len(late))
         await conn.execute(delete(rating_games))
         await conn.execute(delete(ratings))
         chunk = 1000
