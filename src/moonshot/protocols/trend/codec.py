@@ -404,10 +404,23 @@ class TrendCodec:
         self.round_number = 0
         self.candidates: CardSet = 0
         self.asked: Phase | None = None
+        # With a cache: each chair's entry is remembered with the version it was made at; a
+        # version is bumped wherever something the entry is made of changes (so a turn_end
+        # finds three of its four entries without even building their cache keys).
+        self._ver = [0, 0, 0, 0]
+        self._memo: list[tuple[int, dict[str, Any]] | None] = [None, None, None, None]
         self._new_deal(0, PassDirection.HOLD)
 
     # ------------------------------------------------------------ state
+    def _bump_all(self) -> None:
+        v = self._ver
+        v[0] += 1
+        v[1] += 1
+        v[2] += 1
+        v[3] += 1
+
     def _new_deal(self, deal_number: int, direction: PassDirection) -> None:
+        self._bump_all()
         self.deal_number = deal_number
         self.round_number = 0
         self.direction = direction
@@ -448,6 +461,10 @@ class TrendCodec:
         cache = self.cache
         if cache is None or deal_end or not private:
             return self._new_entry(s, scores, private=private, deal_end=deal_end)
+        memo = self._memo[s]
+        version = self._ver[s]
+        if memo is not None and memo[0] == version:
+            return memo[1]
         p = self.players[s]
         # everything _new_entry reads for a (private, not deal_end) entry: equal keys, equal bytes
         key = (
@@ -471,6 +488,7 @@ class TrendCodec:
             if e is None:
                 e = Entry(self._new_entry(s, scores))
                 cache.put(key, e)
+        self._memo[s] = (version, e)
         return e
 
     def _new_entry(
@@ -529,9 +547,19 @@ class TrendCodec:
     ) -> list[dict[str, Any]]:
         """Frames for the chair's redacted events (each with: the server chose the action)."""
         if status is not None:
-            self.status = tuple(status)
+            st = tuple(status)
+            if st != self.status:
+                for s in range(4):
+                    if st[s] != self.status[s]:
+                        self._ver[s] += 1
+                self.status = st
         if counts is not None:
-            self.counts = tuple(counts)
+            cs = tuple(counts)
+            if cs != self.counts:
+                for s in range(4):
+                    if cs[s] != self.counts[s]:
+                        self._ver[s] += 1
+                self.counts = cs
         out: list[dict[str, Any]] = []
         for e, forced in events:
             if isinstance(e, PassReceived):
@@ -546,6 +574,7 @@ class TrendCodec:
         if isinstance(e, CardPlayed):
             return self._played(e, forced)
         if isinstance(e, TrickStarted):
+            self._bump_all()
             self.round_number = e.trick
             self.leader = e.leader
             self.round_cards = {}
@@ -560,6 +589,7 @@ class TrendCodec:
                 },
             )
         if isinstance(e, TrickEnded):
+            self._bump_all()
             self._scores = None
             for c in e.cards:
                 self.taken[e.winner] |= 1 << c
@@ -580,20 +610,24 @@ class TrendCodec:
         if isinstance(e, DealStarted):
             self._new_deal(e.deal + 1, e.direction)
             self.counts_in_hand = [13, 13, 13, 13]
+            self._bump_all()
             return None
         if isinstance(e, HandDealt):
             if e.seat != self.seat:
                 return None
             self.hand = self.initial = e.cards
+            self._ver[self.seat] += 1
             return frame("new_deal", {"dealNumber": self.deal_number, "self": self._self(), "players": self._players()})
         if isinstance(e, PassSent):
             if e.seat == self.seat and e.cards is not None:
                 self.picked = e.cards
                 self.hand &= ~e.cards
+                self._ver[self.seat] += 1
             return None
         if isinstance(e, Exposed):
             self.exposed[e.seat] |= e.cards
             self._scores = None
+            self._bump_all()
             return frame(
                 "expose_cards_end",
                 {"dealNumber": self.deal_number, "players": self._players()},
@@ -608,6 +642,7 @@ class TrendCodec:
         return (TEN_CLUBS,) if self.rules.ten_of_clubs_multiplier != 1 else ()  # TC doubles the deal
 
     def _played(self, e: CardPlayed, forced: bool) -> dict[str, Any]:
+        self._ver[e.seat] += 1
         if e.seat == self.seat:
             self.hand &= ~(1 << e.card)
         self.counts_in_hand[e.seat] -= 1
@@ -628,6 +663,7 @@ class TrendCodec:
 
     def _received(self, e: PassReceived) -> list[dict[str, Any]]:
         self.received_count += 1
+        self._bump_all()
         out: list[dict[str, Any]] = []
         if e.seat == self.seat and e.cards is not None:
             self.received = e.cards
@@ -649,6 +685,7 @@ class TrendCodec:
         return out
 
     def _deal_end(self, e: DealEnded) -> dict[str, Any]:
+        self._bump_all()
         for s in range(4):
             self.game_scores[s] = e.totals[s]
         players = []

@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import logging
 import weakref
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -92,14 +93,15 @@ async def write_frames(proto: Any, texts: Sequence[str]) -> bool:
     return True
 
 
-class Peer:
-    """One WebSocket: frames out through a queue and a writer task, frames in with limits."""
+class PeerBase(ABC):
+    """What both kinds of Trend socket share: the counters, the flood limit and what a frame
+    from the client becomes (:meth:`received`). :class:`Peer` is a socket under an ASGI server
+    (the node); :class:`moonshot.protocols.trend.wire.WirePeer` is the lean listener of
+    ``moonshot serve --trend-port``."""
 
-    def __init__(self, ws: WebSocket, *, max_queue: int = 5000, flood_rate: float = 200.0) -> None:
-        self.ws = ws
-        client = ws.client
-        self.addr = f"{client.host}:{client.port}" if client is not None else "?"
-        self.queue: asyncio.Queue[str | tuple[int, str]] = asyncio.Queue()
+    addr = "?"
+
+    def __init__(self, *, max_queue: int = 5000, flood_rate: float = 200.0) -> None:
         self.max_queue = max_queue
         self.closed = False
         self.ignored = 0  # frames ignored: malformed, unknown, too long, flood
@@ -107,8 +109,58 @@ class Peer:
         self.flood_rate = flood_rate
         self._allowance = flood_rate
         self._last = 0.0
-        self._writer: asyncio.Task[None] | None = None
         self.on_message: Callable[[tc.ClientEvent], None] = lambda m: None
+
+    @abstractmethod
+    def send(self, message: dict[str, Any]) -> None:
+        """Send one frame to the client (each kind of socket does it its own way)."""
+
+    def send_many(self, messages: Sequence[dict[str, Any]]) -> None:
+        for m in messages:
+            self.send(m)
+
+    @abstractmethod
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        """Close the socket with ``code`` and ``reason``."""
+
+    def allow(self, now: float) -> bool:
+        """Token bucket: ``flood_rate`` frames a second, bursts up to as many."""
+        self._allowance = min(self.flood_rate, self._allowance + (now - self._last) * self.flood_rate)
+        self._last = now
+        if self._allowance < 1.0:
+            return False
+        self._allowance -= 1.0
+        return True
+
+    def received(self, data: str | bytes, now: float) -> None:
+        """One frame from the client: the flood limit, parsing, then ``on_message``."""
+        if not self.allow(now):
+            self.ignored += 1
+            if self.ignored % 100 == 1:
+                log.info("event=flood peer=%s ignored=%d", self.addr, self.ignored)
+            return
+        event = tc.parse_frame(data)
+        if isinstance(event, tc.Malformed) and event.event_name is None:
+            self.ignored += 1
+            log.info("event=bad_input peer=%s ignored=%d reason=%s", self.addr, self.ignored, event.reason)
+            return
+        try:
+            self.on_message(event)
+        except Exception:  # a bug here must cost this socket at most, never the table
+            log.exception("event=handler_error peer=%s", self.addr)
+
+
+class Peer(PeerBase):
+    """One WebSocket under an ASGI server: frames out through a queue and a writer task, frames
+    in with limits."""
+
+    def __init__(self, ws: WebSocket, *, max_queue: int = 5000, flood_rate: float = 200.0) -> None:
+        super().__init__(max_queue=max_queue, flood_rate=flood_rate)
+        self.ws = ws
+        client = ws.client
+        self.addr = f"{client.host}:{client.port}" if client is not None else "?"
+        self.queue: asyncio.Queue[str | tuple[int, str]] = asyncio.Queue()
+        self._writer: asyncio.Task[None] | None = None
 
     def send(self, message: dict[str, Any]) -> None:
         if self.closed:
@@ -119,24 +171,11 @@ class Peer:
             return
         self.queue.put_nowait(tc.encode_frame(message))
 
-    def send_many(self, messages: Sequence[dict[str, Any]]) -> None:
-        for m in messages:
-            self.send(m)
-
     def close(self, code: int = 1000, reason: str = "") -> None:
         """Close after what is queued (only a refused join does this)."""
         if not self.closed:
             self.closed = True
             self.queue.put_nowait((code, reason))
-
-    def allow(self, now: float) -> bool:
-        """Token bucket: ``flood_rate`` frames a second, bursts up to as many."""
-        self._allowance = min(self.flood_rate, self._allowance + (now - self._last) * self.flood_rate)
-        self._last = now
-        if self._allowance < 1.0:
-            return False
-        self._allowance -= 1.0
-        return True
 
     async def _write(self) -> None:
         direct = uvicorn_connection(self.ws)
@@ -182,20 +221,7 @@ class Peer:
                 data = msg.get("text")
                 if data is None:
                     data = msg.get("bytes") or b""
-                if not self.allow(loop.time()):
-                    self.ignored += 1
-                    if self.ignored % 100 == 1:
-                        log.info("event=flood peer=%s ignored=%d", self.addr, self.ignored)
-                    continue
-                event = tc.parse_frame(data)
-                if isinstance(event, tc.Malformed) and event.event_name is None:
-                    self.ignored += 1
-                    log.info("event=bad_input peer=%s ignored=%d reason=%s", self.addr, self.ignored, event.reason)
-                    continue
-                try:
-                    self.on_message(event)
-                except Exception:  # a bug here must cost this socket at most, never the table
-                    log.exception("event=handler_error peer=%s", self.addr)
+                self.received(data, loop.time())
         except (WebSocketDisconnect, RuntimeError, OSError):
             pass
         finally:
@@ -211,7 +237,7 @@ class TrendSeat(Seat):
 
     def __init__(
         self,
-        peer: Peer,
+        peer: PeerBase,
         chair: int = -1,
         players: Sequence[tc.PlayerInfo] = (),
         on_closed: Callable[[TrendSeat, str], None] | None = None,
@@ -290,4 +316,4 @@ class TrendSeat(Seat):
             table.submit(self.chair, answer, req.request_id)
 
 
-__all__ = ["Peer", "TrendSeat", "chair_status", "entry_cache", "uvicorn_connection", "write_frames"]
+__all__ = ["Peer", "PeerBase", "TrendSeat", "chair_status", "entry_cache", "uvicorn_connection", "write_frames"]

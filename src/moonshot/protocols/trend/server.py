@@ -10,6 +10,11 @@ Each table is one Trend *game* (4 deals, the ``trend`` variant); SDK bots close 
 ``game_end`` and so go back to the lobby for their next game. A player who disconnects mid-game is
 played by a bot (``status`` 1) and takes its chair back by joining again with the same
 ``playerNumber``, ``playerName`` and ``token`` (tokens compared with :func:`hmac.compare_digest`).
+
+The sockets are served by the lean listener of :mod:`moonshot.protocols.trend.wire` (an asyncio
+protocol over ``websockets``' sans-I/O server, no ASGI: a table step's frames for a chair go out in
+one write). ``MOONSHOT_TREND_ASGI=1`` in the environment serves them with uvicorn and Starlette
+instead, as before (the benchmark's anchor, and a fallback).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import asyncio
 import contextlib
 import hmac
 import logging
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +33,8 @@ from starlette.websockets import WebSocket
 
 from moonshot.engine import Phase
 from moonshot.protocols.trend import codec as tc
-from moonshot.protocols.trend.seat import Peer, TrendSeat
+from moonshot.protocols.trend.seat import Peer, PeerBase, TrendSeat
+from moonshot.protocols.trend.wire import WireListener, WirePeer
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
 from moonshot.server.table import Table
 
@@ -50,21 +57,30 @@ class _Away:
 class TrendService:
     """Trend WebSockets on one port, their players handed to the lobby."""
 
-    def __init__(self, lobby: Lobby, *, flood_rate: float = 200.0, max_queue: int = 5000) -> None:
+    def __init__(
+        self, lobby: Lobby, *, flood_rate: float = 200.0, max_queue: int = 5000, asgi: bool | None = None
+    ) -> None:
         self.lobby = lobby
         self.flood_rate = flood_rate
         self.max_queue = max_queue
-        self.peers: set[Peer] = set()
-        self.seat_of: dict[Peer, TrendSeat] = {}
+        self.peers: set[PeerBase] = set()
+        self.seat_of: dict[PeerBase, TrendSeat] = {}
         self.joins: dict[TrendSeat, tc.Join] = {}
         self.away: list[_Away] = []
-        self.candidates: dict[Peer, Candidate] = {}  # players waiting in the lobby
+        self.candidates: dict[PeerBase, Candidate] = {}  # players waiting in the lobby
         self.app = Starlette(routes=[WebSocketRoute("/", self.serve_socket)])
+        self.asgi = asgi if asgi is not None else os.environ.get("MOONSHOT_TREND_ASGI", "") not in ("", "0")
+        self._wire: WireListener | None = None
         self._uvicorn: Any = None
         self._task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------ listening
     async def start(self, host: str, port: int) -> int:
+        if not self.asgi:
+            self._wire = WireListener(
+                self._opened, self._wire_gone, max_queue=self.max_queue, flood_rate=self.flood_rate
+            )
+            return await self._wire.start(host, port)
         import uvicorn
 
         self._uvicorn = uvicorn.Server(
@@ -88,6 +104,8 @@ class TrendService:
         return int(self._uvicorn.servers[0].sockets[0].getsockname()[1])
 
     async def close(self) -> None:
+        if self._wire is not None:
+            await self._wire.close(1001, "server shutting down")
         for p in list(self.peers):
             p.close(1001, "server shutting down")
         if self._uvicorn is not None:
@@ -108,7 +126,15 @@ class TrendService:
             self.peers.discard(peer)
             self._gone(peer)
 
-    def _on_message(self, peer: Peer, msg: tc.ClientEvent) -> None:
+    def _opened(self, peer: WirePeer) -> None:
+        self.peers.add(peer)
+        peer.on_message = lambda m: self._on_message(peer, m)
+
+    def _wire_gone(self, peer: WirePeer) -> None:
+        self.peers.discard(peer)
+        self._gone(peer)
+
+    def _on_message(self, peer: PeerBase, msg: tc.ClientEvent) -> None:
         if isinstance(msg, tc.Join):
             self.join(peer, msg)
         elif isinstance(msg, tc.StopGame):
@@ -120,7 +146,7 @@ class TrendService:
                 return
             seat.reply(msg)
 
-    def join(self, peer: Peer, j: tc.Join) -> None:
+    def join(self, peer: PeerBase, j: tc.Join) -> None:
         old = self.seat_of.get(peer)
         if old is not None and old.table is not None:
             log.info("event=join_ignored peer=%s reason=already_playing", peer.addr)
@@ -169,7 +195,7 @@ class TrendService:
                 return a
         return None
 
-    def _gone(self, peer: Peer) -> None:
+    def _gone(self, peer: PeerBase) -> None:
         cand = self.candidates.pop(peer, None)
         if cand is not None:
             self.lobby.leave(cand)
