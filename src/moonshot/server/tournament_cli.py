@@ -258,7 +258,7 @@ def standings_png(data: dict[str, Any]) -> bytes:
 
     # a Figure of its own, not pyplot's global state: the server draws in a worker thread
     running = data.get("running", [])
-    fig = Figure(figsize=(8, 4.5))
+    fig = Figure(figsize=(9.5, 4.5))
     ax = fig.subplots()
     names = [r["entrant"] for r in data["standings"]["entrants"]]
     for name in names:
@@ -271,7 +271,8 @@ def standings_png(data: dict[str, Any]) -> bytes:
     better = "lower" if data["standings"]["lower_is_better"] else "higher"
     ax.set_title(f"tournament {data['id']} ({data['variant']}): running standings, {better} is better")
     if names:
-        ax.legend(fontsize="small", loc="best")
+        # beside the axes, never over the lines (inside, "best" still covered the first games)
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=90)
