@@ -10,7 +10,10 @@ from hypothesis import strategies as st
 from moonshot.rl.vector import HAVE_NUMBA, BatchedHearts, HeartsVectorEnv, _hands_from_keys, random_cards
 
 if not HAVE_NUMBA:
-    pytest.skip("numba is not installed (the fast extra) or MOONSHOT_NO_NUMBA is set", allow_module_level=True)
+    pytest.skip(
+        "numba is not installed (the rl extra: pip install 'moonshot[rl]') or MOONSHOT_NO_NUMBA is set",
+        allow_module_level=True,
+    )
 
 from moonshot.rl import _jit
 
