@@ -46,8 +46,9 @@ the old owner: they come back with ``resume_session`` on any node.
 Sessions is matched and routed here. Turbo HTTP + SSE uses the same streams through per-protocol
 hooks (:attr:`Cluster.handlers` for its message kinds, :attr:`Cluster.adopters` for adopting its
 tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.server.cluster_http`.
-Trend tables are served by the node that runs the Trend listener (``--workers``: the first) and
-are not adopted.
+Kierki (``--kierki-port`` on every node) is matched, seated and adopted through the same hooks:
+see :mod:`moonshot.server.cluster_kierki`. Trend tables are served by the node that runs the
+Trend listener (``--workers``: the first) and are not adopted.
 Messages between nodes follow an explicit schema (:mod:`moonshot.server.wire`, JSON): a stream
 entry that breaks it is dropped with a log line, and nothing in one can name code to run.
 """
@@ -677,7 +678,7 @@ class Cluster:
                         if callable(op[2]):
                             op[2]()
                         else:
-                            self._to_seat(cast(dict[str, Any], op[2]))
+                            self._dispatch(cast(dict[str, Any], op[2]))  # a protocol's own kinds too
                     except Exception:
                         log.exception("event=cluster_local_delivery_failed")
             self._idle.set()
