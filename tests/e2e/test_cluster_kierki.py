@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import re
 import secrets
 import select
 import signal
@@ -105,16 +106,19 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_node(w: Where, name: str, port: int, *extra: str, workers: int = 1) -> Proc:
+def start_node(w: Where, name: str, *extra: str, port: int = 0, workers: int = 1) -> tuple[Proc, int]:
+    """A node (``workers`` processes on ``port``; 0: a free port, one process); its Kierki port."""
     args = [sys.executable, "-m", "moonshot.cli", "serve", "--no-sessions", "--no-http"]
     args += ["--kierki-port", str(port), "--kierki-timeout", "2", "--db", w.db, "--redis", w.redis_url]
     args += ["--cluster-prefix", w.prefix, "--lease", "1", "--log-level", "info", "--workers", str(workers), *extra]
     proc = Proc(args, w.tmp, name)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if proc.out.count("restored from the store") >= workers:
-            return proc
-        assert proc.proc.poll() is None, proc.out + proc.err
+        out = proc.out
+        m = re.search(r"Kierki protocol on tcp://[\d.]+:(\d+)", out)
+        if m and out.count("restored from the store") >= workers:
+            return proc, int(m.group(1))
+        assert proc.proc.poll() is None, out + proc.err
         time.sleep(0.05)
     raise AssertionError(f"{name} did not start: " + proc.out + proc.err)
 
@@ -208,9 +212,8 @@ def test_four_clients_on_two_processes_meet_and_play_a_whole_game(where: Where) 
     deals = random_deals(random.Random(5), (1, 2, 3, 4, 5, 6, 7))
     game = where.tmp / "game.txt"
     game.write_text(format_game_shuffled(deals, random.Random(8)))
-    pa, pb = free_port(), free_port()
-    a = start_node(where, "a", pa, "--kierki-game", str(game))
-    b = start_node(where, "b", pb, "--kierki-game", str(game))
+    a, pa = start_node(where, "a", "--kierki-game", str(game))
+    b, pb = start_node(where, "b", "--kierki-game", str(game))
     try:
         procs = {s: Proc(client_cmd(pa if s in "NS" else pb, s, "127.0.0.1", "-a"), where.tmp, s) for s in SEATS}
         for s, c in procs.items():
@@ -235,8 +238,7 @@ def test_four_clients_on_two_processes_meet_and_play_a_whole_game(where: Where) 
 
 
 def test_workers_share_the_kierki_port(where: Where) -> None:
-    port = free_port()
-    node = start_node(where, "workers", port, workers=2)
+    node, port = start_node(where, "workers", port=free_port(), workers=2)
     try:
         procs = {s: Proc(client_cmd(port, s, "127.0.0.1", "-a"), where.tmp, s) for s in SEATS}
         for s, c in procs.items():
@@ -250,9 +252,8 @@ def test_workers_share_the_kierki_port(where: Where) -> None:
 
 
 def test_a_client_lost_on_one_process_takes_its_seat_back_on_the_other(where: Where) -> None:
-    pa, pb = free_port(), free_port()
-    a = start_node(where, "a", pa)
-    b = start_node(where, "b", pb)
+    a, pa = start_node(where, "a")
+    b, pb = start_node(where, "b")
     try:
         n = Player(pa, 0)
         procs = {s: Proc(client_cmd(pb if s == "E" else pa, s, "127.0.0.1", "-a"), where.tmp, s) for s in "ESW"}
@@ -278,8 +279,9 @@ def test_kill_9_of_the_owner_the_table_is_adopted_and_the_game_finishes(where: W
     deals = random_deals(random.Random(9), (1, 2, 3, 4, 5, 6, 7))
     game = where.tmp / "game.txt"
     game.write_text(format_game_shuffled(deals, random.Random(4)))
-    ports = {"a": free_port(), "b": free_port()}
-    nodes = {k: start_node(where, k, p, "--kierki-game", str(game)) for k, p in ports.items()}
+    started = {k: start_node(where, k, "--kierki-game", str(game)) for k in "ab"}
+    nodes = {k: proc for k, (proc, _) in started.items()}
+    ports = {k: port for k, (_, port) in started.items()}
     on = {0: "a", 1: "b", 2: "a", 3: "b"}  # N and S on a, E and W on b
     players = [Player(ports[on[s]], s) for s in range(4)]
     try:

@@ -26,14 +26,17 @@ Messages (declared in :mod:`moonshot.server.wire`): ``ka`` a client's node claim
 from the owner; ``km`` the owner seats a client (a new table, a claim accepted, a waiting client
 handed a seat); ``kf`` a claim refused (the client's node tries again); ``kq`` a decision request,
 carrying what ``TRICK`` needs (the trick's number and the cards on the table: a remote request has
-no view); ``kj`` a rejected answer (``WRONG``) or a timeout (``TRICK`` again). Events (``ev``),
-actions (``sb``), detaches (``dt``), closes (``cl``) and adoption (``ad``) are the cluster's own.
+no view, and deriving them from the events on the client's node would repeat the engine's
+bookkeeping) and whether the table is paused; ``kr`` the table is whole again; ``kj`` a rejected
+answer (``WRONG``) or a timeout (``TRICK`` again). Events (``ev``), actions (``sb``), detaches
+(``dt``), closes (``cl``) and adoption (``ad``) are the cluster's own.
 
-The **owner** pauses a table with an empty seat: it holds back every ``kq`` until the table is
-whole again, then sends the held ones (the single-process service holds the ``TRICK`` in the
-seat's adapter instead; here only the owner knows every seat). The client's node runs the
-unchanged :class:`~moonshot.protocols.kierki.server.KierkiSeat` adapter against a
-:class:`~moonshot.server.cluster.RemoteTable`.
+**Pauses** are the single-process ones: only the owner knows whether a seat is empty, so it says
+so with each request (``p``), and the client's
+:class:`~moonshot.protocols.kierki.server.KierkiSeat` (the unchanged adapter, run against a
+:class:`~moonshot.server.cluster.RemoteTable`) holds that ``TRICK`` back, still accepting a card
+for it; when the table is whole again the owner sends ``kr`` to the other seats, whose adapters
+send what they held.
 
 **Adoption**: when the owner dies, another node takes the lease and rebuilds the table from the
 Redis log, with its fixed deals from the record's meta (``tmeta.deals``, the game file's text);
@@ -59,6 +62,7 @@ from moonshot.protocols.kierki.codec import SEAT_LETTERS, Busy
 from moonshot.protocols.kierki.gamefile import CardOrder, parse_game_in_order
 from moonshot.protocols.kierki.server import Connection, KierkiSeat, kierki_policy, order_cards
 from moonshot.protocols.kierki.service import KierkiService
+from moonshot.server import wire
 from moonshot.server.cluster import Binding, Cluster, RemoteRequest, RemoteSeat, RemoteTable
 from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableStatus
 from moonshot.variants import KIERKI
@@ -152,13 +156,12 @@ class _TrickView:
 
 
 class _Open:
-    """The Kierki side of a table owned elsewhere, as its seat on this node sees it: never
-    paused (the owner holds ``TRICK`` back), the game file's card order for ``DEAL``."""
-
-    paused = False
+    """The Kierki side of a table owned elsewhere, as one seat on this node sees it: paused as
+    the owner said with the last request (``kq``'s ``p``), the game file's card order for ``DEAL``."""
 
     def __init__(self, orders: Sequence[CardOrder]) -> None:
         self.orders = tuple(orders)
+        self.paused = False
 
     def card_order(self, deal: int, e: HandDealt) -> tuple[int, ...]:
         return order_cards(self.orders, deal, e)
@@ -167,7 +170,8 @@ class _Open:
 # ------------------------------------------------------------------ the owner's side
 class KierkiRemoteSeat(RemoteSeat):
     """A Kierki chair whose client is connected to some node: a request goes out as ``kq`` with
-    the trick's number and cards, held back while a seat of the table is empty."""
+    the trick's number and cards and whether the table is paused (a seat empty: the client's
+    adapter holds ``TRICK`` back, as with one process, until ``kr`` says the table is whole)."""
 
     wants_view = True  # the trick's number and cards are read from the view
     protocol = "kierki"
@@ -175,33 +179,28 @@ class KierkiRemoteSeat(RemoteSeat):
     def __init__(self, owned: Owned, node: str, binding: str, name: str) -> None:
         super().__init__(owned.kierki.cluster, node, binding, name, SeatKind.HUMAN, None)
         self.owned = owned
-        self.held: dict[str, Any] | None = None
 
     def on_request(self, table: Table, request: DecisionRequest) -> None:
         view = request.view
-        msg = {
-            "k": "kq",
-            "c": request.seat,
-            "rid": request.request_id,
-            "v": request.version,
-            "tn": view.trick_no,
-            "tc": list(view.trick_cards),
-        }
-        if self.owned.paused:
-            self.held = msg  # sent once the table is whole again
-            return
-        self.held = None
-        self._send(table, msg)
+        self._send(
+            table,
+            {
+                "k": "kq",
+                "c": request.seat,
+                "rid": request.request_id,
+                "v": request.version,
+                "tn": view.trick_no,
+                "tc": list(view.trick_cards),
+                "p": self.owned.paused,
+            },
+        )
 
     def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:
-        if self.held is not None and self.held["rid"] == request.request_id:
-            self.held = None
         self._send(table, {"k": "kj", "rid": request.request_id, "why": reason})
 
-    def release(self) -> None:
-        if self.held is not None:
-            msg, self.held = self.held, None
-            self._send(self.owned.table, msg)
+    def resume(self) -> None:
+        """The table is whole again: the client's adapter sends the TRICK it held back."""
+        self._send(self.owned.table, {"k": "kr"})
 
 
 class _KierkiTable(Table):
@@ -216,7 +215,7 @@ class _KierkiTable(Table):
 
 class Owned:
     """A Kierki table this node owns: who sits where (as of the calls made, ahead of the
-    table's task), the requests held back while a seat is empty, the abandon timer."""
+    table's task), and the abandon timer."""
 
     def __init__(self, kierki: ClusterKierki, table: _KierkiTable, seats: Sequence[Seat | None]) -> None:
         self.kierki = kierki
@@ -245,7 +244,7 @@ class Owned:
         if not self.paused:
             for s in self.seats:
                 if s is not None and s is not seat:
-                    s.release()
+                    s.resume()
 
     def left(self, chair: int, occupant: Seat | None) -> None:
         current = self.seats[chair]
@@ -288,7 +287,7 @@ class ClusterKierki(KierkiService):
         r = cluster.redis
         self._join = r.register_script(_JOIN_LUA)
         self._vacate = r.register_script(_VACATE_LUA)
-        cluster.handlers.update({k: self._on_message for k in ("ka", "km", "kf", "kq", "kj")})
+        cluster.handlers.update({k: self._on_message for k in wire.KIERKI})
         cluster.adopters["kierki"] = self.adopt_table
 
     @staticmethod
@@ -417,9 +416,14 @@ class ClusterKierki(KierkiService):
             if b is None:
                 return
             seat, rt = cast(KierkiSeat, b.seat), b.table
+            if k == "kr":
+                seat.resume()
+                return
             req = RemoteRequest(rt.id, rt.chair, int(msg["rid"]), int(msg.get("v", 0)), Phase.PLAY, 0, 0)
             if k == "kq":
                 req._view = cast(SeatView, _TrickView(msg["tn"], tuple(msg["tc"])))
+                if isinstance(seat.game, _Open):
+                    seat.game.paused = bool(msg["p"])
                 seat.on_request(cast(Table, rt), req)
             else:
                 seat.on_rejected(cast(Table, rt), req, None, str(msg["why"]))
@@ -540,7 +544,6 @@ class ClusterKierki(KierkiService):
     def _own(self, o: Owned) -> None:
         tid = o.table.id
         self.owned[tid] = o
-        c = self.cluster
 
         def done(_: object) -> None:
             if self.owned.get(tid) is o:
@@ -548,12 +551,15 @@ class ClusterKierki(KierkiService):
             if o.abandon is not None:
                 o.abandon.cancel()
                 o.abandon = None
-            if o.table.status is not TableStatus.STOPPED or c.owned.get(tid) is o.table:
-                lease = c.key("lease", tid)
-                for chair in range(4):
-                    c.write(lease, "hd", c.key("kseat", str(chair)), tid)
+            if o.table.status is not TableStatus.STOPPED:  # stopped: it goes on on another node
+                self._unlist(tid)
 
         o.table.done.add_done_callback(done)
+
+    def _unlist(self, tid: str) -> None:
+        c = self.cluster
+        for chair in range(4):
+            c.write(c.key("lease", tid), "hd", c.key("kseat", str(chair)), tid)
 
     def arm_abandon(self, o: Owned) -> None:
         if self.abandon_after is None or o.abandon is not None:
@@ -568,6 +574,7 @@ class ClusterKierki(KierkiService):
         if self.on_abandoned is not None:
             self.on_abandoned(o.table)
         c = self.cluster
+        self._unlist(o.table.id)
         o.table.stop("abandoned: every seat empty")
         c._spawn(c._forget(o.table), limit=False)  # a stopped table would be adopted: it is over
 
