@@ -275,7 +275,10 @@ def test_a_client_lost_on_one_process_takes_its_seat_back_on_the_other(where: Wh
     assert parse_message(got[-1]) == Total(tuple(rec.totals))  # type: ignore[arg-type]
 
 
-def test_kill_9_of_the_owner_the_table_is_adopted_and_the_game_finishes(where: Where) -> None:
+@pytest.mark.parametrize("victim", ["owner", "other"])
+def test_kill_9_mid_game_the_lost_clients_come_back_elsewhere_and_the_game_finishes(where: Where, victim: str) -> None:
+    """``owner``: the process running the table dies; the other adopts it. ``other``: the process
+    holding two of the connections dies; the owner frees their seats."""
     deals = random_deals(random.Random(9), (1, 2, 3, 4, 5, 6, 7))
     game = where.tmp / "game.txt"
     game.write_text(format_game_shuffled(deals, random.Random(4)))
@@ -287,13 +290,16 @@ def test_kill_9_of_the_owner_the_table_is_adopted_and_the_game_finishes(where: W
     try:
         drive(players, lambda: deals_seen(players[0]) == 3 and len(taken_in_deal(players[0])) == 6)
         owner = owner_of_the_table(where)
-        dead = next(k for k, proc in nodes.items() if f"node={owner} " in proc.err)
+        owning = next(k for k, proc in nodes.items() if f"node={owner} " in proc.err)
+        dead = owning if victim == "owner" else ("b" if owning == "a" else "a")
         alive = "b" if dead == "a" else "a"
         nodes[dead].proc.send_signal(signal.SIGKILL)
         assert nodes[dead].wait(30) == -signal.SIGKILL
         lost = [s for s in range(4) if on[s] == dead]
+        before = {}
         for s in lost:
             players[s].peer.close()
+            before[s] = ([line for line in players[s].log if line.startswith("DEAL")][-1], taken_in_deal(players[s]))
         for s in lost:  # they come back, on the process that is left
             players[s] = Player(ports[alive], s)
         closed = drive(players, lambda: False, timeout=60)
@@ -304,13 +310,15 @@ def test_kill_9_of_the_owner_the_table_is_adopted_and_the_game_finishes(where: W
         for proc in nodes.values():
             if proc.proc.poll() is None:
                 stop(proc)
-    assert "event=adopted" in err and "protocol=kierki" in err
+    assert ("event=adopted" in err and "protocol=kierki" in err) == (victim == "owner")
+    assert "Traceback" not in err
     assert not any(rec.forced)  # nobody played for anyone
     final = rec.rebuild()  # the game file's deals, from the record's meta
     assert final.over and list(final.totals) == rec.totals
     for s in range(4):
         p = players[s]
         assert parse_message(p.log[-1]) == Total(tuple(rec.totals))  # type: ignore[arg-type]
-        if s in lost:
-            assert p.log[0].startswith("DEAL")  # this deal's cards first, then the tricks so far
         assert deals_seen(p) == (5 if s in lost else 7)  # back in deal 3
+        if s in lost:  # this deal's cards first, then the tricks so far
+            deal_line, taken = before[s]
+            assert p.log[0] == deal_line and p.log[1 : 1 + len(taken)] == taken
