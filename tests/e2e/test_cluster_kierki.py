@@ -322,3 +322,71 @@ def test_kill_9_mid_game_the_lost_clients_come_back_elsewhere_and_the_game_finis
         if s in lost:  # this deal's cards first, then the tricks so far
             deal_line, taken = before[s]
             assert p.log[0] == deal_line and p.log[1 : 1 + len(taken)] == taken
+
+
+def redis_keys(w: Where) -> dict[str, object]:
+    import redis
+
+    r = redis.Redis.from_url(w.redis_url)
+    try:
+        return {
+            "tables": r.hgetall(f"{w.prefix}tables"),
+            "kseat": [r.hgetall(f"{w.prefix}kseat:{c}") for c in range(4)],
+        }
+    finally:
+        r.close()
+
+
+def test_a_stopped_cluster_comes_back_and_its_clients_finish_the_game(where: Where) -> None:
+    started = {k: start_node(where, k) for k in "ab"}
+    nodes = {k: proc for k, (proc, _) in started.items()}
+    on = {0: "a", 1: "b", 2: "a", 3: "b"}
+    players = [Player(started[on[s]][1], s) for s in range(4)]
+    try:
+        drive(players, lambda: deals_seen(players[0]) == 2 and len(taken_in_deal(players[0])) == 3)
+        deal_lines = [[line for line in p.log if line.startswith("DEAL")][-1] for p in players]
+        for proc in nodes.values():  # both at once: the game stays in Redis and in the store
+            proc.proc.send_signal(signal.SIGTERM)
+        for k, proc in nodes.items():
+            assert proc.wait(30) == 0, (k, proc.err)
+        for p in players:
+            p.peer.close()
+        assert records(where)[0].status == "running"
+        c, port = start_node(where, "c")  # adopts the table nobody holds
+        back = [Player(port, s) for s in (3, 1, 0, 2)]
+        closed = drive(back, lambda: False, timeout=60)
+        assert closed == {0, 1, 2, 3}
+        rec = settled(where)
+    finally:
+        for proc in [*nodes.values(), *([c] if "c" in locals() else [])]:
+            if proc.proc.poll() is None:
+                stop(proc)
+    assert "event=adopted" in c.err and "Traceback" not in c.err
+    assert not any(rec.forced) and rec.rebuild().over
+    for p in back:
+        assert p.log[0] == deal_lines[p.seat]  # this deal's cards again
+        assert parse_message(p.log[-1]) == Total(tuple(rec.totals))  # type: ignore[arg-type]
+
+
+def test_a_table_nobody_returns_to_is_given_up_and_the_next_four_get_a_new_one(where: Where) -> None:
+    started = {k: start_node(where, k, "--kierki-abandon", "1") for k in "ab"}
+    nodes = {k: proc for k, (proc, _) in started.items()}
+    ports = {k: port for k, (_, port) in started.items()}
+    try:
+        players = [Player(ports["ab"[s % 2]], s) for s in range(4)]
+        drive(players, lambda: deals_seen(players[0]) == 1 and len(taken_in_deal(players[0])) == 2)
+        for p in players:
+            p.peer.close()
+        deadline = time.monotonic() + 20
+        while not ([r.status for r in records(where)] == ["aborted"] and not redis_keys(where)["tables"]):
+            assert time.monotonic() < deadline, ([r.status for r in records(where)], redis_keys(where))
+            time.sleep(0.2)
+        assert redis_keys(where)["kseat"] == [{}, {}, {}, {}]
+        fresh = [Player(ports["ba"[s % 2]], s) for s in range(4)]
+        assert drive(fresh, lambda: False, timeout=60) == {0, 1, 2, 3}
+        assert all(p.log[0].startswith("DEAL") and deals_seen(p) == 7 for p in fresh)  # a whole new game
+    finally:
+        for proc in nodes.values():
+            assert stop(proc) == 0, proc.err
+    recs = sorted(records(where), key=lambda r: r.status)
+    assert [r.status for r in recs] == ["aborted", "finished"]
