@@ -414,6 +414,8 @@ class ClusterKierki(KierkiService):
         else:
             b = self.cluster.bindings.get(msg["b"])
             if b is None:
+                if k == "kq":  # the client left and its detach was lost with a dead owner
+                    self.cluster._spawn(self._stale(msg))
                 return
             seat, rt = cast(KierkiSeat, b.seat), b.table
             if k == "kr":
@@ -427,6 +429,15 @@ class ClusterKierki(KierkiService):
                 seat.on_request(cast(Table, rt), req)
             else:
                 seat.on_rejected(cast(Table, rt), req, None, str(msg["why"]))
+
+    async def _stale(self, msg: dict[str, Any]) -> None:
+        """A request for a seat no client here holds (it left while the table changed owner,
+        and its detach went to the dead owner): the owner frees the seat, or it would wait for
+        that client forever."""
+        c = self.cluster
+        owner = await c.redis.hget(c.key("tables"), msg["t"])
+        if owner is not None:
+            c.send(owner.decode(), {"k": "dt", "t": msg["t"], "c": msg["c"], "b": msg["b"], "why": "disconnected"})
 
     async def _claimed(self, msg: dict[str, Any]) -> None:
         """``ka`` at the owner: a client's node claims a seat it found free."""
