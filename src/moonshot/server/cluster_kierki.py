@@ -355,7 +355,7 @@ class ClusterKierki(KierkiService):
                 await asyncio.sleep(RETRY_DELAY)
                 continue
             w.binding = secrets.token_hex(8)
-            w.timer = asyncio.get_running_loop().call_later(max(3.0, 2 * c.lease), self._retry, ticket)
+            w.timer = asyncio.get_running_loop().call_later(max(5.0, 3 * c.lease), self._retry, ticket)
             c.send(
                 owner.decode(),
                 {"k": "ka", "t": tid, "c": w.seat.seat, "b": w.binding, "node": c.node, "ticket": ticket},
@@ -385,6 +385,8 @@ class ClusterKierki(KierkiService):
         if w is None or w.seat.conn.closed:
             rt.detach(chair, None, "left before it was seated")  # the owner frees the seat again
             return
+        # a claim retried after a slow answer may have queued the ticket meanwhile: not any more
+        c._spawn(c.redis.lrem(self.key_pool(chair), 1, w.text))
         seat = w.seat
         seat.resuming = True  # the first events replay the game so far: DEAL, TAKEN... of this deal
         seat.table = cast(Table, rt)
