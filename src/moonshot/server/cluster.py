@@ -546,11 +546,16 @@ class Cluster:
         self.write("", "d", self.key("node", self.node))
         self.write("", "sr", self.key("nodes"), self.node)
         await self.drain()
-        for task in self._tasks:
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        if tasks:
+            # bounded: a task whose cancellation was swallowed (a library's timeout racing the
+            # cancel, as asyncio.wait_for can on 3.11) must not hang the shutdown
+            _, pending = await asyncio.wait(tasks, timeout=5)
+            for task in pending:
+                log.warning("event=cluster_task_stuck task=%s", task.get_name())
+                task.cancel()
         if self.redis is not None:
             await self.redis.aclose()
         log.info("event=cluster_left node=%s", self.node)
@@ -1116,8 +1121,10 @@ class Cluster:
 
     async def _keeper(self) -> None:
         """Renew leases and the node's heartbeat; notice dead nodes; adopt orphaned tables."""
-        while True:
+        while not self._closing:
             await asyncio.sleep(self.lease / 3)
+            if self._closing:
+                return
             try:
                 await self._heartbeat()
                 await self._renew_leases()
