@@ -552,7 +552,10 @@ class Cluster:
         if tasks:
             # bounded: a task whose cancellation was swallowed (a library's timeout racing the
             # cancel, as asyncio.wait_for can on 3.11) must not hang the shutdown
-            _, pending = await asyncio.wait(tasks, timeout=5)
+            done, pending = await asyncio.wait(tasks, timeout=5)
+            for task in done:
+                if not task.cancelled():
+                    task.exception()  # retrieved: no "never retrieved" noise at exit
             for task in pending:
                 log.warning("event=cluster_task_stuck task=%s", task.get_name())
                 task.cancel()
