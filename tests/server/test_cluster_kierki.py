@@ -116,3 +116,25 @@ async def test_a_second_iam_for_a_taken_letter_waits_for_the_next_table(nodes: t
     assert a.kierki.formed + b.kierki.formed == 2 and not (a.kierki.waits or b.kierki.waits)
     for p in (*first, again, *rest):
         p.close()
+
+
+@async_test
+async def test_a_request_for_a_client_that_is_gone_frees_its_seat(nodes: tuple[ServerApp, ServerApp]) -> None:
+    """E's node forgot E without telling the owner (as when the detach went to an owner that died
+    meanwhile): E's next request finds nobody there, the owner frees the seat, and a new E, on the
+    other node, takes it."""
+    a, b = nodes
+    peers = [await Peer.join([a, b][s % 2], s) for s in range(4)]
+    for p in peers:
+        assert isinstance(await p.read(), Deal)
+    n, e = peers[0], peers[1]
+    assert await n.read() == Trick(1, ())
+    rt = b.kierki.at.pop(next(s for s in b.kierki.at if s.seat == 1))  # forgotten, no detach sent
+    b.cluster.bindings.pop(rt.binding)
+    e.close()
+    led = n.play()  # E is asked next: nobody holds E's binding on b
+    e2 = await Peer.join(a, 1)
+    assert await e2.read() == parse_message(e.log[0])  # E's DEAL again
+    assert await e2.read(5.0) == Trick(1, (led,))
+    for p in (*peers, e2):
+        p.close()
