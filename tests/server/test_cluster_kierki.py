@@ -3,8 +3,8 @@
 What the processes-and-clients tests (tests/e2e/test_cluster_kierki.py) cannot pin down: the
 pause. While a seat is empty nobody is sent ``TRICK`` (a card already asked for is still taken),
 and when a client takes the seat back, on another node, the seat whose ``TRICK`` was held back
-gets it at once (not at its next timeout: the timeout here is 30 s). And a second ``IAMN`` waits
-for the next table.
+gets it at once (not at its next timeout: the timeout here is 30 s). A second ``IAMN`` waits
+for the next table. A request for a client its node no longer holds frees the seat.
 """
 
 from __future__ import annotations
