@@ -236,7 +236,7 @@ def test_workers_need_redis_a_shared_store_and_a_fixed_port(tmp_path: Path) -> N
     assert code == 2 and "--http-port" in text
 
 
-def test_each_worker_runs_serve_alone_on_the_shared_ports_trend_in_the_first() -> None:
+def test_each_worker_runs_serve_alone_on_the_shared_ports_trend_in_the_first_kierki_on_all() -> None:
     from moonshot.server.commands import _worker_argv
 
     argv = ["--workers", "3", "--redis", "redis://r/0", "--http-port", "8000", "--trend-port=9000", "--no-db"]
@@ -256,7 +256,23 @@ def test_each_worker_runs_serve_alone_on_the_shared_ports_trend_in_the_first() -
         "--reuse-port",
     ]
     other = _worker_argv(argv, 1)
-    assert other == ["--redis", "redis://r/0", "--http-port", "8000", "--no-db", "--workers", "1", "--reuse-port"]
+    assert other == [
+        "--redis",
+        "redis://r/0",
+        "--http-port",
+        "8000",
+        "--no-db",
+        "--kierki-port",
+        "7000",
+        "--workers",
+        "1",
+        "--reuse-port",
+    ]
+
+
+def test_workers_need_a_kierki_port_number() -> None:
+    code, text = run("serve", "--workers", "2", "--redis", "redis://r/0", "--no-db", "--kierki-port", "0")
+    assert code == 2 and "--kierki-port" in text
 
 
 def test_an_unreachable_redis_is_a_usage_error() -> None:

@@ -68,6 +68,12 @@ HOSTILE = [
     b'{"k": "cl", "t": "T", "b": "B", "why": "x", "st": "exploded"}',
     b'{"k": "mt", "t": "T", "b": "B", "ticket": "x", "c": 0, "owner": "n", "names": [1], "rules": "r", "cred": null}',
     b'{"k": "hr", "r": "1", "node": "n", "m": "GET", "p": "/", "h": {"cookie": 5}, "body": ""}',
+    b'{"k": "kq", "t": "T", "b": "B", "c": 0, "rid": 1, "v": 1, "tn": 1, "tc": ["2C"], "p": false}',  # ints
+    b'{"k": "kq", "t": "T", "b": "B", "c": 0, "rid": 1, "v": 1, "tn": 1, "p": false}',  # no trick cards
+    b'{"k": "kq", "t": "T", "b": "B", "c": 0, "rid": 1, "v": 1, "tn": 1, "tc": [], "p": 0}',  # p is a bool
+    b'{"k": "kj", "t": "T", "b": "B", "rid": null, "why": "x"}',  # a rejection names its request
+    b'{"k": "ka", "t": "T", "b": "B", "c": "N", "node": "n", "ticket": "x"}',  # a chair is a number
+    b'{"k": "km", "t": "T", "b": "B", "ticket": "x", "c": 0, "owner": "n", "names": "NESW"}',
     json.dumps(
         {"k": "ev", "t": "T", "b": "B", "e": [[1, False, "TrickEnded", 1, 0, list(range(100)), [], 0]]}
     ).encode(),
@@ -85,3 +91,26 @@ def test_what_breaks_the_schema_is_a_wire_error(data: bytes) -> None:
 def test_an_unknown_kind_cannot_be_sent() -> None:
     with pytest.raises(wire.WireError):
         wire.encode({"k": "zz"})
+
+
+KIERKI = [
+    {"k": "ka", "t": "T", "b": "B", "c": 3, "node": "host-1-ab", "ticket": "t1"},
+    {"k": "km", "t": "T", "b": "B", "ticket": "t1", "c": 3, "owner": "host-2-cd", "names": ["a", "b", "c", "d"]},
+    {"k": "kf", "t": "T", "b": "B", "ticket": "t1"},
+    {"k": "kq", "t": "T", "b": "B", "c": 1, "rid": 9, "v": 40, "tn": 5, "tc": (12, 51), "p": True},
+    {"k": "kr", "t": "T", "b": "B"},
+    {"k": "kj", "t": "T", "b": "B", "rid": 9, "why": "timeout"},
+]
+
+
+@pytest.mark.parametrize("msg", KIERKI, ids=lambda m: m["k"])
+def test_the_kierki_messages_survive_the_wire(msg: dict[str, object]) -> None:
+    assert wire.decode(wire.encode(msg)) == msg
+    assert msg["k"] in wire.KIERKI and msg["k"] not in wire.TO_TABLE  # handled by cluster_kierki's hook
+
+
+def test_a_kierki_request_carries_what_trick_needs() -> None:
+    """A remote request has no view: the trick's number and the cards on the table come along."""
+    msg = {"k": "kq", "t": "T", "b": "B", "c": 0, "rid": 1, "v": 2, "tn": 13, "tc": [], "p": False}
+    got = wire.decode(wire.encode(msg))
+    assert got["tn"] == 13 and got["tc"] == () and got["p"] is False

@@ -396,6 +396,20 @@ class ServerApp:
             with open(cfg.kierki_game, encoding="ascii", errors="replace") as f:
                 self._kierki_text = f.read()
             self._kierki_deals, orders = parse_game_in_order(self._kierki_text)
+        if self.cluster is not None:  # matched, seated and adopted through Redis, on every node
+            from moonshot.server.cluster_kierki import ClusterKierki
+
+            self.kierki = ClusterKierki(
+                self,
+                self.cluster,
+                self._kierki_deals,
+                self._kierki_text,
+                timeout=cfg.kierki_timeout,
+                orders=orders,
+                abandon_after=cfg.kierki_abandon,
+                on_abandoned=self._kierki_abandoned,
+            )
+            return
         self.kierki = KierkiService(
             self._new_kierki_table,
             timeout=cfg.kierki_timeout,
@@ -524,13 +538,11 @@ class ServerApp:
             if rec.id in skip or (rec.protocol == "tournament" and self.cluster is not None):
                 continue  # a tournament's games are its host's (a live node may be playing them)
             if self.cluster is not None and (
-                rec.protocol in ("sessions", "turbo")
-                or (rec.protocol == "kierki" and self.config.kierki_port is None)
-                or (rec.protocol not in ("kierki",) and self.config.trend_port is None)
+                rec.protocol in ("sessions", "turbo", "kierki") or self.config.trend_port is None
             ):
-                # a cluster's Sessions and HTTP games are adopted under a lease
-                # (moonshot.server.cluster); Trend's and Kierki's are restored by the process
-                # serving them (the first worker)
+                # a cluster's Sessions, HTTP and Kierki games are adopted under a lease
+                # (moonshot.server.cluster); Trend's are restored by the process serving them
+                # (the first worker)
                 continue
             if rec.protocol == "turbo":
                 await self._restore_turbo(rec)

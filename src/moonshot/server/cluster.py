@@ -46,8 +46,9 @@ the old owner: they come back with ``resume_session`` on any node.
 Sessions is matched and routed here. Turbo HTTP + SSE uses the same streams through per-protocol
 hooks (:attr:`Cluster.handlers` for its message kinds, :attr:`Cluster.adopters` for adopting its
 tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.server.cluster_http`.
-Trend tables are served by the node that runs the Trend listener (``--workers``: the first) and
-are not adopted.
+Kierki (``--kierki-port`` on every node) is matched, seated and adopted through the same hooks:
+see :mod:`moonshot.server.cluster_kierki`. Trend tables are served by the node that runs the
+Trend listener (``--workers``: the first) and are not adopted.
 Messages between nodes follow an explicit schema (:mod:`moonshot.server.wire`, JSON): a stream
 entry that breaks it is dropped with a log line, and nothing in one can name code to run.
 """
@@ -545,11 +546,19 @@ class Cluster:
         self.write("", "d", self.key("node", self.node))
         self.write("", "sr", self.key("nodes"), self.node)
         await self.drain()
-        for task in self._tasks:
+        tasks = list(self._tasks)
+        for task in tasks:
             task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        if tasks:
+            # bounded: a task whose cancellation was swallowed (a library's timeout racing the
+            # cancel, as asyncio.wait_for can on 3.11) must not hang the shutdown
+            done, pending = await asyncio.wait(tasks, timeout=5)
+            for task in done:
+                if not task.cancelled():
+                    task.exception()  # retrieved: no "never retrieved" noise at exit
+            for task in pending:
+                log.warning("event=cluster_task_stuck task=%s", task.get_name())
+                task.cancel()
         if self.redis is not None:
             await self.redis.aclose()
         log.info("event=cluster_left node=%s", self.node)
@@ -677,7 +686,7 @@ class Cluster:
                         if callable(op[2]):
                             op[2]()
                         else:
-                            self._to_seat(cast(dict[str, Any], op[2]))
+                            self._dispatch(cast(dict[str, Any], op[2]))  # a protocol's own kinds too
                     except Exception:
                         log.exception("event=cluster_local_delivery_failed")
             self._idle.set()
@@ -1115,8 +1124,10 @@ class Cluster:
 
     async def _keeper(self) -> None:
         """Renew leases and the node's heartbeat; notice dead nodes; adopt orphaned tables."""
-        while True:
+        while not self._closing:
             await asyncio.sleep(self.lease / 3)
+            if self._closing:
+                return
             try:
                 await self._heartbeat()
                 await self._renew_leases()

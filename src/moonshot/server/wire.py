@@ -206,6 +206,12 @@ def _events(v: Any) -> list[TableEvent]:
 # HTTP between nodes:      hr a request forwarded to the node hosting its game, hs its
 #                          response's head, hc a body chunk, he the end, hx the requester gave up,
 #                          lb a lobby event for every node's lobby streams
+# Kierki (moonshot.server.cluster_kierki): ka a client's node claims a free seat (IAM<seat>),
+#                          km seated (a new table, a claimed or a waited-for seat), kf claim
+#                          refused, kq a decision request with the trick's number and cards
+#                          (TRICK) and whether a seat is empty (p: TRICK held back), kr the
+#                          table is whole again (send what was held), kj the answer was
+#                          rejected (WRONG, or a timeout)
 _T = {"t": _str, "b": _str}
 MESSAGES: dict[str, dict[str, _F]] = {
     "sb": {**_T, "c": _int, "a": _obj, "rid": _opt_int},
@@ -234,10 +240,17 @@ MESSAGES: dict[str, dict[str, _F]] = {
     "he": {"r": _str},
     "hx": {"r": _str},
     "lb": {"e": _obj, "node": _str},
+    "ka": {**_T, "c": _int, "node": _str, "ticket": _str},
+    "km": {**_T, "ticket": _str, "c": _int, "owner": _str, "names": _strs},
+    "kf": {**_T, "ticket": _str},
+    "kq": {**_T, "c": _int, "rid": _int, "v": _int, "tn": _int, "tc": _ints, "p": _bool},
+    "kr": dict(_T),
+    "kj": {**_T, "rid": _int, "why": _str},
 }
 # kinds a player's node sends to a table's owner (the rest go the other way)
 TO_TABLE = frozenset({"sb", "prj", "dt", "at"})
 HTTP = frozenset({"hr", "hs", "hc", "he", "hx", "lb"})
+KIERKI = frozenset({"ka", "km", "kf", "kq", "kr", "kj"})  # handled by moonshot.server.cluster_kierki
 
 
 def encode(msg: dict[str, Any]) -> bytes:
@@ -292,6 +305,7 @@ def describe(data: bytes | str, limit: int = 120) -> str:
 __all__ = [
     "EVENTS",
     "HTTP",
+    "KIERKI",
     "MESSAGES",
     "TO_TABLE",
     "WireError",
