@@ -62,6 +62,11 @@ class Candidate:
     chair: int | None = None  # the chair asked for (0..3), given when free
     token: str | None = None  # a secret the player holds besides the code (Trend's join token)
     exact_chair: bool = False  # this chair or none (Kierki): wait for a table where it is free
+    # set by a protocol that can wait for its join's answer (Sessions): the router may then answer
+    # later (``pending``), calling it with None (accepted) or the refusal's reason, as when the
+    # code names a table on another process of a cluster (moonshot.server.cluster_mixed)
+    settle: Callable[[str | None], None] | None = field(default=None, repr=False)
+    pending: bool = False
 
     @property
     def kind(self) -> SeatKind:

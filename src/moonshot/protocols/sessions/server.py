@@ -46,6 +46,8 @@ chair is taken back on another connection gets ``about: "replaced"``.
 from __future__ import annotations
 
 import asyncio
+import collections
+import functools
 import hashlib
 import hmac
 import logging
@@ -120,6 +122,9 @@ class SessionSeat(Seat):
         self.closed = False
         self.resuming = False  # the next on_events is the replay of a resumed session
         self.owes_pass = False  # resumed mid-round: the round's start_round goes out again, live
+        # a pass that came before its request: at a table on another node (a cluster), the
+        # request may still be on its way when the client, told start_round, passes unprompted
+        self.early: sc.DonatedCards | None = None
         self.credential: str | None = None  # set when it sits down (see SessionsConnection)
 
     # table callbacks (run in the table's task; never block)
@@ -132,12 +137,18 @@ class SessionSeat(Seat):
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
         replayed, self.resuming = self.resuming, False
         msgs = self.codec.messages([(te.event, te.forced) for te in events], replayed)
+        if self.early is not None and any(m["type"] == "start_round" for m in msgs):
+            self.early = None  # a new round: an earlier unclaimed pass is stale
         if self.owes_pass and not replayed and any(m["type"] == "start_round" for m in msgs):
             self.owes_pass = False
         self.conn.send_many(msgs)
 
     def on_request(self, table: Table, request: DecisionRequest) -> None:
         self.request = request
+        early, self.early = self.early, None
+        if early is not None and request.phase is not Phase.PLAY:
+            self.answer(early)  # the client passed already, before this request arrived
+            return
         if request.phase is Phase.PLAY:
             self.owes_pass = False
             self.conn.send(self.codec.move_request(request.legal_plays))
@@ -169,6 +180,9 @@ class SessionSeat(Seat):
     def answer(self, msg: sc.DonatedCards | sc.DecidedMove) -> None:
         table, req = self.table, self.request
         if table is None or req is None:
+            if isinstance(msg, sc.DonatedCards) and table is not None and not isinstance(table, Table):
+                self.early = msg  # the pass request is on its way from the table's node: kept for it
+                return
             self.conn.send(sc.error_message("not waiting for a move from this session", self.session_id))
             return
         if not self.codec.accept_seq(msg.seq_num):
@@ -208,6 +222,8 @@ class SessionsConnection(asyncio.Protocol):
         self.flooded = False
         self.transport: asyncio.Transport | None = None
         self.sessions: dict[int, SessionSeat] = {}
+        self.joining: dict[int, Candidate] = {}  # sessions whose join waits for its answer
+        self.backlog: collections.deque[sc.GameSessionRequest] = collections.deque()  # joins after it
         self.peer = "?"
         self.closed = False
         self._resync: asyncio.TimerHandle | None = None
@@ -282,6 +298,10 @@ class SessionsConnection(asyncio.Protocol):
         if self._resync is not None:
             self._resync.cancel()
         self.server.connections.discard(self)
+        for cand in list(self.joining.values()):
+            self.server.lobby.leave(cand)
+        self.joining.clear()
+        self.backlog.clear()
         for s in list(self.sessions.values()):
             if s.candidate is not None:
                 self.server.lobby.leave(s.candidate)
@@ -312,28 +332,62 @@ class SessionsConnection(asyncio.Protocol):
             self.send(sc.error_message(msg.reason, msg.session_id, msg.type))
 
     def open_session(self, msg: sc.GameSessionRequest) -> None:
-        if len(self.sessions) >= self.server.options.max_sessions:
+        if len(self.sessions) + len(self.joining) + len(self.backlog) >= self.server.options.max_sessions:
             limit = self.server.options.max_sessions
             self.send(sc.error_message(f"at most {limit} open sessions per connection", about=msg.__class__.__name__))
             return
+        if self.joining or self.backlog:
+            # an earlier join waits for its answer: the client reads the answers in the order it
+            # asked, so this one is handled after it
+            self.backlog.append(msg)
+            return
+        self._join(msg)
+
+    def _next_join(self) -> None:
+        while self.backlog and not self.joining and not self.closed:
+            self._join(self.backlog.popleft())
+
+    def _join(self, msg: sc.GameSessionRequest) -> None:
         sid = self.server.new_session_id()
         kind = SeatKind.HUMAN if msg.kind is sc.PlayerKind.HUMAN else SeatKind.BOT
         seat = SessionSeat(self, sid, msg.player_tag, kind, msg.seq_num)
         secret, seat.credential = new_secret()
         cand = Candidate(seat, GameType(msg.game_type.value), msg.lobby_code, seat.matched)
+        # the answer may come later: a code naming a table another process of a cluster hosts
+        cand.settle = functools.partial(self._settled, sid, seat, cand, secret)
         try:
             self.server.lobby.join(cand)
         except LobbyError as e:
-            self.send(
-                {"type": "game_session_response", "status": "error", "reason": str(e), "session_id": sid, "seq_num": 1}
-            )
+            self._join_refused(sid, str(e))
             return
+        if cand.pending:
+            self.joining[sid] = cand
+            return
+        self._opened(sid, seat, cand, secret)
+
+    def _join_refused(self, sid: int, reason: str) -> None:
+        self.send(
+            {"type": "game_session_response", "status": "error", "reason": reason, "session_id": sid, "seq_num": 1}
+        )
+
+    def _opened(self, sid: int, seat: SessionSeat, cand: Candidate, secret: str) -> None:
         # the response goes out before start_game even when the table started at once: the
         # table task has not run yet
         self.sessions[sid] = seat
         self.server.active[sid] = seat
         seat.candidate = cand if seat.table is None else None
         self.send(seat.codec.session_response(secret))
+
+    def _settled(self, sid: int, seat: SessionSeat, cand: Candidate, secret: str, why: str | None) -> None:
+        """The late answer to a pending join (``Candidate.settle``)."""
+        cand.pending = False
+        if self.joining.pop(sid, None) is None or self.closed:
+            return  # the connection went meanwhile (its candidate left the lobby)
+        if why is not None:
+            self._join_refused(sid, why)
+        else:
+            self._opened(sid, seat, cand, secret)
+        self._next_join()
 
     def resume_session(self, sid: int, secret: str) -> None:
         """Take back the chair of session ``sid`` (its game was restored, or its connection lost),
