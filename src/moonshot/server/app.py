@@ -120,6 +120,7 @@ class ServerApp:
     tournaments: Any = None  # moonshot.server.tournament.TournamentHost, when running
     kierki: Any = None  # moonshot.protocols.kierki.service.KierkiService, with --kierki-port
     kierki_port: int | None = None
+    mixed: Any = None  # moonshot.server.cluster_mixed.ClusterMixed in a cluster: codes naming other nodes' tables
 
     def __post_init__(self) -> None:
         self._bot = bot_factory(self.config.bot)
@@ -159,6 +160,11 @@ class ServerApp:
             show_up=cfg.show_up,
             claim_job=self.cluster.claim_job if self.cluster is not None else None,
         )
+        if self.cluster is not None:  # mixed tables whose game or tournament runs on another node
+            from moonshot.server.cluster_mixed import ClusterMixed
+
+            self.mixed = ClusterMixed(self, self.cluster)
+            self.tournaments.on_running = self.mixed.tournament_running
         if self.turbo is not None:
             self.turbo.tournaments = self.tournaments
             if self.cluster is not None:
@@ -502,14 +508,17 @@ class ServerApp:
         entrant's token, or an open HTTP game's id (any protocol that can express its rules)."""
         if self.tournaments is not None and self.tournaments.claim(c):
             return True
-        if c.lobby_code and self.turbo is not None:
-            return self.turbo.join_remote(c)
-        return False
+        if c.lobby_code and self.turbo is not None and self.turbo.join_remote(c):
+            return True
+        # in a cluster: a table another node hosts (asked there; the join is answered later)
+        return self.mixed is not None and bool(self.mixed.claim(c))
 
     def release(self, c: Candidate) -> bool:
         if self.tournaments is not None and self.tournaments.release(c):
             return True
-        return self.turbo is not None and self.turbo.leave_remote(c)
+        if self.turbo is not None and self.turbo.leave_remote(c):
+            return True
+        return self.mixed is not None and bool(self.mixed.release(c))
 
     def find_chair(self, session_id: int, secret: str) -> tuple[Table, int] | None:
         """The chair of session ``session_id`` in a running game, if nobody sits in it now and

@@ -480,6 +480,8 @@ class Cluster:
     tickets: dict[str, _Ticket] = field(default_factory=dict)
     resumes: dict[str, _Resume] = field(default_factory=dict)
     owned: dict[str, Table] = field(default_factory=dict)  # cluster tables this node runs
+    # tables this node runs outside the directory (a tournament's) with players of other nodes
+    served: dict[str, Table] = field(default_factory=dict)
     adopted: int = 0
     formed: int = 0
     # per-protocol hooks: message kinds handled elsewhere (kind -> handler), and how a table of
@@ -758,7 +760,7 @@ class Cluster:
 
     def _to_table(self, msg: dict[str, Any]) -> None:
         """A message from a player's node to a table this node owns."""
-        table = self.owned.get(msg["t"])
+        table = self.owned.get(msg["t"]) or self.served.get(msg["t"])
         if table is None or table.done.done():
             if msg["k"] == "at":
                 self.send(msg["node"], {"k": "rf", "b": msg["b"], "t": msg["t"]})

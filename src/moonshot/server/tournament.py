@@ -237,6 +237,8 @@ class TournamentHost:
         # (Cluster.claim_job); None: this process alone
         self.claim_job = claim_job
         self._claims: set[asyncio.Future[bool]] = set()
+        # told of each tournament that runs here (a cluster indexes its tokens: cluster_mixed)
+        self.on_running: Callable[[Tournament], None] | None = None
 
     # ------------------------------------------------------------ creating
     def _check_share(self, spec: TournamentSpec, creator: str) -> None:
@@ -290,6 +292,8 @@ class TournamentHost:
             claiming.add_done_callback(self._claimed)
         t.task = loop.create_task(self._run(t), name=f"tournament-{tid}")
         self._save(t)
+        if self.on_running is not None:
+            self.on_running(t)
         log.info(
             "event=tournament_created id=%s variant=%s sets=%d entrants=%d games=%d",
             tid,
@@ -355,6 +359,8 @@ class TournamentHost:
             self.tournaments[t.id] = t
             t.task = asyncio.get_running_loop().create_task(self._run(t), name=f"tournament-{t.id}")
             self._save(t)
+            if self.on_running is not None:
+                self.on_running(t)
             log.info(
                 "event=tournament_resumed id=%s games_played=%d games_total=%d interrupted=%s",
                 t.id,

@@ -212,6 +212,10 @@ def _events(v: Any) -> list[TableEvent]:
 #                          (TRICK) and whether a seat is empty (p: TRICK held back), kr the
 #                          table is whole again (send what was held), kj the answer was
 #                          rejected (WRONG, or a timeout)
+# Mixed tables (moonshot.server.cluster_mixed): mc a player's node asks the node hosting a lobby
+#                          code's table (an open HTTP game, a tournament) to seat its player, ma
+#                          the answer (seated or waiting; refused with the reason; not here), mm
+#                          seated at a table that started, mx the player left before it started
 _T = {"t": _str, "b": _str}
 MESSAGES: dict[str, dict[str, _F]] = {
     "sb": {**_T, "c": _int, "a": _obj, "rid": _opt_int},
@@ -246,11 +250,25 @@ MESSAGES: dict[str, dict[str, _F]] = {
     "kq": {**_T, "c": _int, "rid": _int, "v": _int, "tn": _int, "tc": _ints, "p": _bool},
     "kr": dict(_T),
     "kj": {**_T, "rid": _int, "why": _str},
+    "mc": {
+        "r": _str,
+        "node": _str,
+        "code": _opt_str,
+        "tok": _opt_str,
+        "name": _str,
+        "kind": _str,
+        "cred": _opt_str,
+        "gt": _str,
+    },
+    "ma": {"r": _str, "ok": _bool, "why": _opt_str},
+    "mm": {**_T, "r": _str, "c": _int, "owner": _str, "names": _strs, "rules": _str, "cred": _opt_str},
+    "mx": {"r": _str, "node": _str},
 }
 # kinds a player's node sends to a table's owner (the rest go the other way)
 TO_TABLE = frozenset({"sb", "prj", "dt", "at"})
 HTTP = frozenset({"hr", "hs", "hc", "he", "hx", "lb"})
 KIERKI = frozenset({"ka", "km", "kf", "kq", "kr", "kj"})  # handled by moonshot.server.cluster_kierki
+MIXED = frozenset({"mc", "ma", "mm", "mx"})  # handled by moonshot.server.cluster_mixed
 
 
 def encode(msg: dict[str, Any]) -> bytes:
@@ -307,6 +325,7 @@ __all__ = [
     "HTTP",
     "KIERKI",
     "MESSAGES",
+    "MIXED",
     "TO_TABLE",
     "WireError",
     "decode",

@@ -1,0 +1,347 @@
+"""Mixed tables on a cluster: a Sessions player whose lobby code names a table another node hosts.
+
+A lobby code may name a table hosted elsewhere (:mod:`moonshot.server.lobby`, "Mixed tables"): an
+open HTTP game (its id) or a tournament's seat (an external entrant's token). In one process the
+app's router seats the player there at once. In a cluster the game or the tournament lives on one
+node, and the player's connection may have landed on another; this module carries the claim over:
+
+* the **player's node** (B), when its own router finds nothing for the code, looks the code up in
+  Redis: a tournament token's digest in ``tourtoken`` (digest -> node, written by the node that
+  runs the tournament), else the game's node (``httpgame``, or the table directory for a game that
+  started). No node: the code is an ordinary private code, and the player waits in the Redis pool
+  as before. Otherwise B asks that node (``mc``, with the code: for a tournament that is the
+  token, sent to that node only, which checks it as one process would) and the Sessions join
+  waits for the answer (:attr:`Candidate.settle <moonshot.server.lobby.Candidate.settle>`): the
+  client's ``game_session_response`` says ``ok`` or the refusal's reason, as with one process;
+* the **hosting node** (A) builds a candidate whose seat is a :class:`MixedSeat` (a
+  :class:`~moonshot.server.cluster.RemoteSeat` bound to B) and runs it through its own router
+  (``TurboLobby.join_remote``, ``TournamentHost.claim``), so the checks and the refusals (the rules
+  the protocol cannot express, a full or started game, a tournament that is over) are the
+  single-process ones. It answers ``ma`` (waiting, refused with the reason, or not here: B then
+  queues the player as for an unknown code). When the game starts, A tells B ``mm`` (the table,
+  the chair, the binding); B plays the chair through a :class:`~moonshot.server.cluster.RemoteTable`
+  exactly as for a Sessions table another node owns (``sb``, ``dt``... go to A's table);
+* a player that **leaves** before its game starts (its connection closes) makes B send ``mx``: A
+  frees the chair (``leave_remote``, the tournament's arrivals). A node that dies takes its
+  waiting players with it: the other nodes free their chairs once its heartbeat is gone.
+
+An HTTP game is in the table directory (lease, log, ``bind``, ``sess``) once it starts, so its
+remote chairs are fenced, adopted and resumable like any cluster table's. A tournament's table is
+not in the directory (a tournament goes on from the store on another node when its node dies):
+its remote chairs are served through :attr:`Cluster.served <moonshot.server.cluster.Cluster.served>`
+and their messages are not fenced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import secrets
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+from moonshot.protocols.sessions.codec import SESSIONS_RULES
+from moonshot.protocols.sessions.server import SessionSeat
+from moonshot.rules import Rules
+from moonshot.server import wire
+from moonshot.server.cluster import Binding, RemoteSeat, RemoteTable
+from moonshot.server.lobby import Candidate, GameType, LobbyError
+from moonshot.server.table import SeatKind, Table
+from moonshot.store import rules_named
+from moonshot.tournament import token_digest
+
+if TYPE_CHECKING:
+    from moonshot.server.app import ServerApp
+    from moonshot.server.cluster import Cluster
+    from moonshot.server.tournament import Tournament
+
+log = logging.getLogger("moonshot.cluster.mixed")
+
+ANSWER_TIMEOUT = 15.0  # seconds a join waits for the hosting node's answer (while that node lives)
+MAX_CODE = 200  # longer codes are nobody's: never looked up
+
+
+class MixedSeat(RemoteSeat):
+    """A chair at a table hosted here (an HTTP game, a tournament's game) whose Sessions player
+    is connected to another node. Its messages are fenced by the table's lease when the table is
+    in the directory (an HTTP game); a tournament's table has no lease."""
+
+    protocol = "sessions"  # what the store records for the chair
+
+    def _send(self, table: Table, msg: dict[str, Any]) -> None:
+        msg["t"] = table.id
+        msg["b"] = self.binding
+        self.cluster.send(self.node, msg, fence=table.id if table.id in self.cluster.owned else None)
+
+
+@dataclass(eq=False)
+class _Claim:
+    """A player of this node whose code names a table on ``owner``."""
+
+    candidate: Candidate
+    owner: str | None = None
+    answered: bool = False
+
+
+class ClusterMixed:
+    """Both sides of a mixed-table claim between nodes (see the module docstring)."""
+
+    def __init__(self, app: ServerApp, cluster: Cluster) -> None:
+        self.app = app
+        self.cluster = cluster
+        self.claims: dict[str, _Claim] = {}  # this node's players asking another node, by request id
+        self.held: dict[tuple[str, str], Candidate] = {}  # other nodes' players waiting here
+        cluster.handlers.update({k: self._on_message for k in wire.MIXED})
+        cluster._spawn(self._sweep(), limit=False)
+
+    # ------------------------------------------------------------ the tournaments run here
+    def tournament_running(self, t: Tournament) -> None:
+        """Index the external entrants' token digests: other nodes find this node by them."""
+        c = self.cluster
+        for e in t.spec.entrants:
+            if e.external and e.token_digest:
+                c.write("", "h", c.key("tourtoken"), e.token_digest, c.node)
+
+    # ------------------------------------------------------------ the player's node
+    def claim(self, c: Candidate) -> bool:
+        """The router's last resort: a Sessions join with a code is looked up on the other nodes
+        (answered later through ``c.settle``). False: nothing to look up."""
+        code, token = c.lobby_code, c.token
+        if c.settle is None or c.protocol != "sessions" or not (code or token):
+            return False
+        if len(code or "") > MAX_CODE or len(token or "") > MAX_CODE:
+            return False
+        r = secrets.token_hex(8)
+        self.claims[r] = _Claim(c)
+        c.pending = True
+        self.cluster._spawn(self._ask(r), limit=False)
+        return True
+
+    def release(self, c: Candidate) -> bool:
+        """The player left before its game started: the hosting node frees its chair."""
+        for r, cl in list(self.claims.items()):
+            if cl.candidate is c:
+                del self.claims[r]
+                if cl.owner is not None:
+                    self.cluster.send(cl.owner, {"k": "mx", "r": r, "node": self.cluster.node})
+                return True
+        return False
+
+    async def _holder(self, c: Candidate) -> str | None:
+        cluster = self.cluster
+        assert cluster.redis is not None
+        for secret in (c.token, c.lobby_code):
+            if secret:
+                raw = await cluster.redis.hget(cluster.key("tourtoken"), token_digest(secret))
+                if raw is not None and await cluster.node_alive(raw.decode()):
+                    return str(raw.decode())
+        code = c.lobby_code
+        if code and len(code) <= 100:
+            return await cluster.game_node(code)
+        return None
+
+    async def _ask(self, r: str) -> None:
+        cl = self.claims.get(r)
+        if cl is None:
+            return
+        c = cl.candidate
+        try:
+            owner = await self._holder(c)
+        except Exception:
+            log.exception("event=mixed_lookup_failed")
+            owner = None
+        if self.claims.get(r) is not cl:
+            return  # the player left meanwhile
+        if owner is None or owner == self.cluster.node:
+            self._not_here(r)
+            return
+        cl.owner = owner
+        self.cluster.send(
+            owner,
+            {
+                "k": "mc",
+                "r": r,
+                "node": self.cluster.node,
+                "code": c.lobby_code,
+                "tok": c.token,
+                "name": c.seat.name,
+                "kind": c.seat.kind.value,
+                "cred": c.seat.credential,
+                "gt": c.game_type.value,
+            },
+        )
+        loop = asyncio.get_running_loop()
+        end = loop.time() + ANSWER_TIMEOUT
+        while loop.time() < end:
+            await asyncio.sleep(min(self.cluster.lease / 3, 0.5))
+            if self.claims.get(r) is not cl or cl.answered:
+                return
+            if not await self.cluster.node_alive(owner):
+                break
+        if self.claims.get(r) is cl and not cl.answered:
+            del self.claims[r]
+            log.info("event=mixed_claim_unanswered owner=%s name=%s", owner, c.seat.name)
+            _settle(c, "the game's server process did not answer: try again")
+
+    def _not_here(self, r: str) -> None:
+        """No node hosts the code's table: an ordinary private code (the Redis pool)."""
+        cl = self.claims.pop(r, None)
+        if cl is None:
+            return
+        c = cl.candidate
+        _settle(c, None)
+        lobby = self.app.lobby
+        fill_wait = lobby.fill_wait if lobby is not None and c.game_type is GameType.ANY else None
+        self.cluster.queue(c, fill_wait)
+
+    def _answered(self, msg: dict[str, Any]) -> None:
+        r = msg["r"]
+        cl = self.claims.get(r)
+        if cl is None or cl.answered:
+            return
+        if msg["ok"]:
+            cl.answered = True
+            _settle(cl.candidate, None)
+        elif msg["why"] is not None:
+            del self.claims[r]
+            _settle(cl.candidate, str(msg["why"]))
+        else:
+            self._not_here(r)
+
+    def _matched(self, msg: dict[str, Any]) -> None:
+        """Seated at a table that started on another node: played through a RemoteTable."""
+        cluster = self.cluster
+        try:
+            rules: Rules = rules_named(msg["rules"])
+        except (KeyError, ValueError):
+            rules = SESSIONS_RULES  # a tournament's own rules: the adapter reads only the pass count
+        rt = RemoteTable(
+            cluster, msg["t"], msg["owner"], msg["b"], int(msg["c"]), list(msg["names"]), rules, msg["cred"]
+        )
+        cl = self.claims.pop(msg["r"], None)
+        if cl is None:  # the player left after the hosting node seated it: the chair is empty
+            rt.detach(rt.chair, None, "left the lobby")
+            return
+        c = cl.candidate
+        if not cl.answered:  # the fourth chair: the game started at once
+            cl.answered = True
+            _settle(c, None)
+        seat = c.seat
+        if not isinstance(seat, SessionSeat) or seat.conn.closed:
+            rt.detach(rt.chair, None, "disconnected")
+            return
+        cluster.bindings[rt.binding] = Binding(rt.binding, seat, rt)
+        try:
+            c.on_matched(cast(Table, rt), rt.chair)
+        except Exception:
+            log.exception("event=on_matched_failed table=%s", rt.id)
+            rt.detach(rt.chair, None, "matching callback failed")
+
+    # ------------------------------------------------------------ the hosting node
+    def _claim_here(self, msg: dict[str, Any]) -> None:
+        cluster = self.cluster
+        node, r = msg["node"], msg["r"]
+
+        def answer(ok: bool, why: str | None) -> None:
+            cluster.send(node, {"k": "ma", "r": r, "ok": ok, "why": why})
+
+        try:
+            kind, game_type = SeatKind(msg["kind"]), GameType(msg["gt"])
+        except ValueError:
+            answer(False, "malformed claim")
+            return
+        seat = MixedSeat(cluster, node, secrets.token_hex(8), msg["name"], kind, msg["cred"])
+        c = Candidate(seat, game_type, msg["code"], protocol="sessions", token=msg["tok"])
+        c.on_matched = functools.partial(self._seated, node, r, seat)
+        c.joined_at = asyncio.get_running_loop().time()
+        self.held[(node, r)] = c
+        try:
+            here = self.app.claim(c)  # this node's own router: the single-process checks
+        except LobbyError as e:
+            self.held.pop((node, r), None)
+            answer(False, str(e))
+            return
+        if not here:
+            self.held.pop((node, r), None)
+            answer(False, None)
+            return
+        log.info("event=mixed_claimed node=%s name=%s", node, seat.name)
+        answer(True, None)  # after ``mm`` when the game started at once: B ignores it then
+
+    def _seated(self, node: str, r: str, seat: MixedSeat, table: Table, chair: int) -> None:
+        """The game of a waiting player of another node starts here (its ``on_matched``)."""
+        cluster = self.cluster
+        self.held.pop((node, r), None)
+        fenced = table.id in cluster.owned
+        if not fenced and table.id not in cluster.served:  # a tournament's table: served, not leased
+            cluster.served[table.id] = table
+            tid = table.id
+
+            def gone(_: object) -> None:
+                cluster.served.pop(tid, None)
+
+            table.done.add_done_callback(gone)
+        cluster.send(
+            node,
+            {
+                "k": "mm",
+                "t": table.id,
+                "b": seat.binding,
+                "r": r,
+                "c": chair,
+                "owner": cluster.node,
+                "names": table.seat_names(),
+                "rules": table.rules.name,
+                "cred": seat.credential,
+            },
+            fence=table.id if fenced else None,
+        )
+
+    def _left(self, msg: dict[str, Any]) -> None:
+        c = self.held.pop((msg["node"], msg["r"]), None)
+        if c is not None:
+            self.app.release(c)
+
+    async def _sweep(self) -> None:
+        """Chairs held for players of a node that died are freed (nobody will say ``mx``)."""
+        cluster = self.cluster
+        while True:
+            await asyncio.sleep(cluster.lease)
+            nodes = {node for node, _ in self.held}
+            for node in nodes:
+                try:
+                    alive = await cluster.node_alive(node)
+                except Exception:
+                    log.exception("event=mixed_sweep_failed")
+                    continue
+                if not alive:
+                    for key in [k for k in self.held if k[0] == node]:
+                        c = self.held.pop(key, None)
+                        if c is not None:
+                            log.info("event=mixed_player_node_gone node=%s name=%s", node, c.seat.name)
+                            self.app.release(c)
+
+    # ------------------------------------------------------------ messages
+    def _on_message(self, msg: dict[str, Any]) -> None:
+        k = msg["k"]
+        if k == "mc":
+            self._claim_here(msg)
+        elif k == "ma":
+            self._answered(msg)
+        elif k == "mm":
+            self._matched(msg)
+        elif k == "mx":
+            self._left(msg)
+
+
+def _settle(c: Candidate, why: str | None) -> None:
+    c.pending = False
+    if c.settle is not None:
+        try:
+            c.settle(why)
+        except Exception:
+            log.exception("event=mixed_settle_failed")
+
+
+__all__ = ["ClusterMixed", "MixedSeat"]
