@@ -114,3 +114,51 @@ def test_a_kierki_request_carries_what_trick_needs() -> None:
     msg = {"k": "kq", "t": "T", "b": "B", "c": 0, "rid": 1, "v": 2, "tn": 13, "tc": [], "p": False}
     got = wire.decode(wire.encode(msg))
     assert got["tn"] == 13 and got["tc"] == () and got["p"] is False
+
+
+MIXED = [
+    {
+        "k": "mc",
+        "r": "r1",
+        "node": "host-1-ab",
+        "code": "g1",
+        "tok": None,
+        "name": "x(12)",
+        "kind": "bot",
+        "cred": "c",
+        "gt": "any",
+    },
+    {"k": "ma", "r": "r1", "ok": False, "why": "the game has already started"},
+    {
+        "k": "mm",
+        "t": "T",
+        "b": "B",
+        "r": "r1",
+        "c": 2,
+        "owner": "host-2-cd",
+        "names": ["a", "b", "c", "d"],
+        "rules": "standard",
+        "cred": None,
+    },
+    {"k": "mx", "r": "r1", "node": "host-1-ab"},
+]
+
+
+@pytest.mark.parametrize("msg", MIXED, ids=lambda m: m["k"])
+def test_the_mixed_table_messages_survive_the_wire(msg: dict[str, object]) -> None:
+    assert wire.decode(wire.encode(msg)) == msg
+    assert msg["k"] in wire.MIXED and msg["k"] not in wire.TO_TABLE  # handled by cluster_mixed's hook
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"k": "ma", "r": "r1", "ok": "yes", "why": null}',  # ok is a bool
+        b'{"k": "mc", "r": "r1", "node": "n", "code": 5, "tok": null, "name": "x", "kind": "bot", "cred": null, '
+        b'"gt": "any"}',  # a number for a code
+        b'{"k": "mx", "r": "r1"}',  # no node
+    ],
+)
+def test_a_broken_mixed_table_message_is_a_wire_error(data: bytes) -> None:
+    with pytest.raises(wire.WireError):
+        wire.decode(data)

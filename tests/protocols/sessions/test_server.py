@@ -171,3 +171,47 @@ async def test_a_message_flood_is_told_and_closed() -> None:
     assert tr.closed
     got = await replies(tr)
     assert "messages/s" in got[-1]["reason"]
+
+
+class LaterRouter:
+    """A router that answers joins with a code later (as a cluster's other node would)."""
+
+    def __init__(self) -> None:
+        self.held: list[Any] = []
+        self.released: list[Any] = []
+
+    def claim(self, c: Any) -> bool:
+        if c.lobby_code != "elsewhere" or c.settle is None:
+            return False
+        c.pending = True
+        self.held.append(c)
+        return True
+
+    def release(self, c: Any) -> bool:
+        self.released.append(c)
+        return c in self.held
+
+
+async def test_a_join_answered_later_keeps_the_order_of_the_answers() -> None:
+    conn, tr, _ = make()
+    router = LaterRouter()
+    conn.server.lobby.router = router
+    req = '{"type":"game_session_request","player_tag":"%s","seq_num":0%s}'
+    later = req % ("a", ',"lobby_code":"elsewhere"')
+    conn.data_received((later + req % ("b", "") + later).encode())
+    assert await replies(tr) == []  # the first waits for its answer, and the others behind it
+    assert len(router.held) == 1 and len(conn.joining) == 1 and len(conn.backlog) == 2
+    router.held[0].settle("the game has already started")
+    got = await replies(tr)
+    assert [m["status"] for m in got] == ["error", "success"]  # a's refusal, then b, in order
+    assert "already started" in got[0]["reason"]
+    assert len(router.held) == 2 and len(conn.backlog) == 0  # the third asked now: it waits
+    router.held[1].settle(None)
+    got = await replies(tr)
+    assert [m["status"] for m in got] == ["success"] and len(conn.sessions) == 2
+    # a join still waiting when the connection goes leaves the lobby (its chair is freed there)
+    conn.data_received(later.encode())
+    conn.connection_lost(None)
+    assert router.held[2] in router.released
+    router.held[2].settle(None)  # an answer after that changes nothing
+    assert await replies(tr) == []

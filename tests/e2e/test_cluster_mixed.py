@@ -1,0 +1,154 @@
+"""Mixed tables on a cluster: the Sessions player's connection lands on a process other than the
+one hosting the game (Redis + PostgreSQL, both real; two `moonshot serve` processes).
+
+* A person over HTTP on A, a Sessions SDK bot connected to B (its lobby code is A's HTTP game id)
+  and two server bots play a whole standard game; the stored record replays to the scores the
+  Sessions bot was told.
+* Through B: a game whose rules Sessions cannot express, and a game that started, are refused
+  with the single-process reasons; a Sessions player that disconnects before the game starts
+  frees its chair on A; a code that names no game anywhere waits in the pool as before.
+* A tournament running on A: its external Sessions entrant connects to B with its token and
+  plays every one of its games.
+
+Skipped, with the reason, when Redis or PostgreSQL is not there (fixtures of test_cluster).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import httpx
+import pytest
+
+from moonshot.client import BotPlayer, Client, ProtocolError, RandomPlayer
+from moonshot.engine import replay
+from moonshot.sim import make_bot
+from moonshot.variants import find_variant
+from protocols.turbo.sse import SseReader
+
+from .test_cluster import Cluster, cluster, free_port, new_http_game, start_node, stop_node, stored
+from .test_turbo_play import Person, check_game
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(120)]
+
+__all__ = ["cluster"]  # the fixture, imported for the tests here
+
+
+async def lobby_names(c: httpx.AsyncClient, gid: str) -> list[str] | None:
+    async with c.stream("GET", "/lobby/subscribe") as resp:
+        state = await SseReader(resp).next_event()
+    assert state is not None
+    names = state.data["games"].get(gid)
+    return None if names is None else list(names)
+
+
+async def wait_names(c: httpx.AsyncClient, gid: str, count: int, timeout: float = 10) -> list[str]:
+    """The lobby's names of game ``gid`` once it has ``count`` of them."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while True:
+        names = await lobby_names(c, gid) or []
+        if len(names) == count:
+            return names
+        if loop.time() > end:
+            raise AssertionError(f"game {gid} has {names}, not {count} names")
+        await asyncio.sleep(0.1)
+
+
+async def test_a_person_on_one_process_and_a_sessions_bot_on_another_play_a_standard_game(cluster: Cluster) -> None:
+    a = await start_node(cluster, free_port(), "a", http_port=free_port(), lease=3)
+    b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=3)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann:
+            gid = await new_http_game(ann, 17)
+            async with await Client.connect("127.0.0.1", b.port) as sdk:
+                # the Sessions bot joins through B and waits in A's game; then two server bots
+                bot = asyncio.create_task(sdk.play(BotPlayer(make_bot("heuristic"), random.Random(3)), lobby_code=gid))
+                names = await wait_names(ann, gid, 2)
+                assert names[0] == "ann" and names[1].startswith("moonshot_heuristic(")
+                for _ in range(2):
+                    r = await ann.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})
+                    assert r.status_code == 200, r.text
+                person = Person(ann, gid, "ann", seed=4)
+                events, result = await asyncio.wait_for(asyncio.gather(person.play(), bot), 60)
+        assert person.errors == []
+        check_game(events, "standard")
+        assert len(result.scores) == 4 and max(result.scores.values()) >= 100
+        rec = await stored(cluster.db, lambda r: r.status == "finished")
+        assert rec.id == gid and rec.protocol == "turbo" and rec.meta.get("mixed") is True
+        final = replay(find_variant("standard"), rec.seed, rec.actions)
+        assert final.over and list(final.totals) == rec.totals
+        assert not any(rec.forced)  # every card was its player's own, the Sessions bot's passes too
+        assert sorted(result.scores.values()) == sorted(rec.totals)
+        assert sorted(p["protocol"] for p in rec.players) == ["http", "server", "server", "sessions"]
+    finally:
+        await stop_node(a)
+        await stop_node(b)
+    assert "event=mixed_claimed" in a.text() and "event=game_started" in a.text()
+
+
+async def test_refusals_and_leaving_through_another_process(cluster: Cluster) -> None:
+    a = await start_node(cluster, free_port(), "a", http_port=free_port(), lease=3)
+    b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=3)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "host"}, timeout=60) as web:
+            turbo_id = (await web.post("/lobby/new", json={"variant": "turbo"})).json()
+            std_id = await new_http_game(web, 5)
+            waiting_id = await new_http_game(web, 6)
+            async with await Client.connect("127.0.0.1", b.port) as client:
+                # rules Sessions cannot express: the single-process reason
+                with pytest.raises(ProtocolError, match="Sessions protocol cannot express the 'turbo' rules"):
+                    await client.open_session("t", lobby_code=turbo_id)
+                # the fourth chair starts the game at once; the next player hears it started
+                for _ in range(2):
+                    assert (await web.post("/lobby/add_bot", json={"id": std_id, "algorithm": "random"})).is_success
+                await client.open_session("fourth", lobby_code=std_id)
+                with pytest.raises(ProtocolError, match=r"already started|full"):
+                    await client.open_session("fifth", lobby_code=std_id)
+                # a code naming no game on any process waits in the pool, as before
+                await client.open_session("nobody", lobby_code="no-such-game")
+            async with await Client.connect("127.0.0.1", b.port) as leaver:
+                await leaver.open_session("leaver", lobby_code=waiting_id)
+                names = await wait_names(web, waiting_id, 2)
+                assert names[1].startswith("leaver(")
+            # its connection closed before the game started: A frees the chair
+            assert await wait_names(web, waiting_id, 1) == ["host"]
+    finally:
+        await stop_node(a)
+        await stop_node(b)
+    assert "event=mixed_claimed" in a.text()
+
+
+async def test_a_tournaments_external_sessions_entrant_plays_through_another_process(cluster: Cluster) -> None:
+    a = await start_node(cluster, free_port(), "a", http_port=free_port(), lease=3)
+    b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=3)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=60) as web:
+            body = {"variant": "standard", "sets": 1, "deals_per_set": 1, "seed": 8, "bots": ["random", "heuristic"],
+                    "externals": ["x"]}  # fmt: skip
+            r = await web.post("/api/tournaments", json=body)
+            assert r.status_code == 201, r.text
+            created = r.json()
+            token = created["tokens"]["x"]
+            async with await Client.connect("127.0.0.1", b.port) as client:
+                # a wrong token names nothing: it would wait in the pool, never take x's seat
+                await client.open_session("impostor", lobby_code=token[:-2] + "zz")
+                results = await asyncio.wait_for(
+                    client.play_games(RandomPlayer, sessions=1, games=4, lobby_code=token), 60
+                )
+            assert len(results) == 4 and all(len(res.scores) == 4 for res in results)
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 20
+            while True:
+                status = (await web.get(f"/api/tournaments/{created['id']}")).json()
+                if status["status"] == "finished" or loop.time() > end:
+                    break
+                await asyncio.sleep(0.2)
+        assert status["status"] == "finished"
+        x = next(e for e in status["standings"]["entrants"] if e["entrant"] == "x")
+        assert x["no_shows"] == 0 and x["games_substituted"] == 0 and x["forced"] == 0
+    finally:
+        await stop_node(a)
+        await stop_node(b)
+    assert "event=mixed_claimed" in a.text() and token not in a.text() + b.text()
