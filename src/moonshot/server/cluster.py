@@ -47,7 +47,9 @@ Sessions is matched and routed here. Turbo HTTP + SSE uses the same streams thro
 hooks (:attr:`Cluster.handlers` for its message kinds, :attr:`Cluster.adopters` for adopting its
 tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.server.cluster_http`.
 Kierki (``--kierki-port`` on every node) is matched, seated and adopted through the same hooks:
-see :mod:`moonshot.server.cluster_kierki`. Trend tables are served by the node that runs the
+see :mod:`moonshot.server.cluster_kierki`. A Sessions lobby code naming an HTTP game or a
+tournament seat on another node is claimed there: see :mod:`moonshot.server.cluster_mixed`.
+Trend tables are served by the node that runs the
 Trend listener (``--workers``: the first) and are not adopted.
 Messages between nodes follow an explicit schema (:mod:`moonshot.server.wire`, JSON): a stream
 entry that breaks it is dropped with a log line, and nothing in one can name code to run.
