@@ -215,3 +215,44 @@ async def test_a_join_answered_later_keeps_the_order_of_the_answers() -> None:
     assert router.held[2] in router.released
     router.held[2].settle(None)  # an answer after that changes nothing
     assert await replies(tr) == []
+
+
+class FarTable:
+    """What a session at a table on another node talks to (a cluster's RemoteTable): not a Table."""
+
+    def __init__(self) -> None:
+        self.rules = find_variant("standard")
+        self.submitted: list[Any] = []
+
+    def seat_names(self) -> list[str]:
+        return ["a", "b", "x", "d"]
+
+    def submit(self, seat: int, action: Any, request_id: int | None = None) -> None:
+        self.submitted.append((seat, action, request_id))
+
+    def reject(self, seat: int, request_id: int | None, reason: str) -> None:
+        self.submitted.append(("rejected", reason))
+
+
+async def test_a_pass_that_comes_before_its_request_from_another_node_answers_it() -> None:
+    from moonshot.actions import Pass
+    from moonshot.engine import Phase
+    from moonshot.protocols.sessions import codec as sc
+    from moonshot.protocols.sessions.server import SessionSeat
+    from moonshot.server.table import SeatKind
+
+    conn, tr, _ = make()
+    seat = SessionSeat(conn, 7, "x", SeatKind.BOT, 0)
+    far = FarTable()
+    seat.matched(far, 2)  # type: ignore[arg-type]
+    cards = 0b111
+    seat.answer(sc.DonatedCards(7, seat.codec.next_seq, cards, 3))
+    assert far.submitted == [] and await replies(tr) == []  # kept, not refused
+    request = type("Req", (), {"phase": Phase.PASS, "request_id": 41})()
+    seat.on_request(far, request)  # type: ignore[arg-type]
+    assert far.submitted == [(2, Pass(2, cards), 41)]
+    # at a table of this process, a pass nobody asked for is refused at once, as before
+    other = SessionSeat(conn, 8, "y", SeatKind.BOT, 0)
+    other.table = Table(find_variant("standard"), [None] * 4, seed=1)
+    other.answer(sc.DonatedCards(8, other.codec.next_seq, cards, 3))
+    assert "not waiting for a move" in json.dumps(await replies(tr))
