@@ -489,6 +489,9 @@ class Cluster:
     live_nodes: list[str] = field(default_factory=list)  # the other live nodes (refreshed by the keeper)
     # called with a table's id when this node loses its lease (another node runs the table now)
     on_lease_lost: list[Callable[[str], None]] = field(default_factory=list)
+    # more work for the keeper, every lease/3 after the leases (e.g. adopting a dead node's open
+    # HTTP games: moonshot.server.cluster_http)
+    keeper_hooks: list[Callable[[], Awaitable[Any]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # queued writes: (fence, kind, key, a, b), or ("L", fence, message) for this node's players
@@ -1133,6 +1136,8 @@ class Cluster:
                 await self._renew_leases()
                 await self._check_players()
                 await self.adopt_orphans()
+                for hook in self.keeper_hooks:
+                    await hook()
             except asyncio.CancelledError:
                 raise
             except Exception:
