@@ -465,3 +465,36 @@ async def test_kill_9_of_an_open_http_games_process_another_takes_the_game_at_on
     finally:
         await stop_node(a)
         await stop_node(b)
+
+
+async def test_kill_9_of_a_tournaments_process_another_goes_on_with_it_at_once(cluster: Cluster) -> None:
+    a = await start_node(cluster, free_port(), "a", http_port=free_port(), lease=2)
+    b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=2)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=30) as web:
+            body = {"variant": "standard", "sets": 1, "deals_per_set": 2, "seed": 13,
+                    "bots": ["a=search --think-ms 25", "b=heuristic", "c=random", "d=random"]}  # fmt: skip
+            r = await web.post("/api/tournaments", json=body)
+            assert r.status_code == 201, r.text
+            tid = r.json()["id"]
+            while (await web.get(f"/api/tournaments/{tid}")).json()["games_played"] < 1:
+                await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)  # the second game under way
+        os.kill(a.proc.pid, signal.SIGKILL)
+        await a.proc.wait()
+        # nobody starts a process again: B sees A gone and takes the tournament over
+        async with httpx.AsyncClient(base_url=b.url(), timeout=30) as web:
+            deadline = asyncio.get_running_loop().time() + 120
+            while asyncio.get_running_loop().time() < deadline:
+                r = await web.get(f"/api/tournaments/{tid}")
+                if r.status_code == 200 and r.json()["status"] != "running":
+                    break
+                await asyncio.sleep(0.2)
+            st = r.json()
+            assert st["status"] == "finished" and st["games_played"] == st["games_total"] == 4, st
+            full = (await web.get(f"/api/tournaments/{tid}/results")).json()
+        assert sorted(g["number"] for g in full["games"]) == [0, 1, 2, 3]
+        assert "event=tournaments_taken_over count=1" in b.text()
+    finally:
+        await stop_node(a)
+        await stop_node(b)

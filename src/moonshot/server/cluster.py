@@ -607,8 +607,9 @@ class Cluster:
 
     async def claim_job(self, job: str) -> bool:
         """Run ``job`` (``tournament:<id>``) on this node: true when no live node holds it. A
-        tournament runs on the node that created it; when that node dies, the next node to start
-        takes it (its schedule goes on from the store), and never two at once."""
+        tournament runs on the node that created it; when that node dies, a live node takes it
+        (its keeper sees the node gone; or a node that starts), its schedule going on from the
+        store, and never two at once."""
         assert self.redis is not None
         return bool(await self._claim(keys=[self.key("job", job)], args=[self.node, self.prefix]))
 
