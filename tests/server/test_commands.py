@@ -234,9 +234,13 @@ def test_workers_need_redis_a_shared_store_and_a_fixed_port(tmp_path: Path) -> N
     assert code == 2 and "--sessions-port" in text
     code, text = run("serve", "--workers", "2", "--redis", "redis://127.0.0.1:6379/0", "--no-db", "--http-port", "0")
     assert code == 2 and "--http-port" in text
+    code, text = run(
+        "serve", "--workers", "2", "--redis", "redis://127.0.0.1:6379/0", "--no-db", "--no-http", "--trend-port", "0"
+    )
+    assert code == 2 and "--trend-port" in text
 
 
-def test_each_worker_runs_serve_alone_on_the_shared_ports_trend_in_the_first() -> None:
+def test_each_worker_runs_serve_alone_on_the_shared_ports_kierki_in_the_first() -> None:
     from moonshot.server.commands import _worker_argv
 
     argv = ["--workers", "3", "--redis", "redis://r/0", "--http-port", "8000", "--trend-port=9000", "--no-db"]
@@ -256,7 +260,17 @@ def test_each_worker_runs_serve_alone_on_the_shared_ports_trend_in_the_first() -
         "--reuse-port",
     ]
     other = _worker_argv(argv, 1)
-    assert other == ["--redis", "redis://r/0", "--http-port", "8000", "--no-db", "--workers", "1", "--reuse-port"]
+    assert other == [
+        "--redis",
+        "redis://r/0",
+        "--http-port",
+        "8000",
+        "--trend-port=9000",
+        "--no-db",
+        "--workers",
+        "1",
+        "--reuse-port",
+    ]
 
 
 def test_an_unreachable_redis_is_a_usage_error() -> None:

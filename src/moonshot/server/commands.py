@@ -64,7 +64,8 @@ def bad_db(e: Exception) -> click.BadParameter:
     "--trend-port",
     default=None,
     type=click.IntRange(0, 65535),
-    help="Serve the Trend protocol (WebSocket, ws://HOST:PORT/) on the shared tables; off by default (0: any port).",
+    help="Serve the Trend protocol (WebSocket, ws://HOST:PORT/) on the shared tables; off by default (0: any port). "
+    "With --workers or --redis, every process serves it and players meet, rejoin and are adopted across them.",
 )
 @click.option(
     "--kierki-port",
@@ -165,7 +166,7 @@ def bad_db(e: Exception) -> click.BadParameter:
     "redis_url",
     default=None,
     metavar="URL",
-    help="Join a cluster through Redis (redis://HOST:6379/0): Sessions players on any process or host "
+    help="Join a cluster through Redis (redis://HOST:6379/0): Sessions and Trend players on any process or host "
     "meet at one table, HTTP requests for a game reach the process hosting it; a dead process's games "
     "are adopted by the others. Needs moonshot[scale].",
 )
@@ -215,7 +216,7 @@ def serve_cmd(
     next time the server starts with the same --db.
 
     With --redis, this process is one node of a cluster (see docs/scaling.md); --workers N starts
-    N such processes on the same ports (Sessions and HTTP on all of them; Trend on the first).
+    N such processes on the same ports (Sessions, HTTP and Trend on all of them; Kierki on the first).
     """
     from moonshot.server.app import ServerConfig, configure_logging, serve
     from moonshot.server.cluster import ClusterError
@@ -233,6 +234,8 @@ def serve_cmd(
             raise click.BadParameter("workers share one port: give --sessions-port a number", param_hint="'--workers'")
         if http_port == 0 and not no_http:
             raise click.BadParameter("workers share one port: give --http-port a number", param_hint="'--workers'")
+        if trend_port == 0:
+            raise click.BadParameter("workers share one port: give --trend-port a number", param_hint="'--workers'")
         sys.exit(_supervise(workers, sys.argv[1:]))
 
     if kierki_game is not None:
@@ -283,8 +286,8 @@ def serve_cmd(
 
 def _worker_argv(argv: list[str], index: int) -> list[str]:
     """A worker's command line: ``serve`` with the same options, one process, shared ports;
-    Sessions and HTTP on every worker, Trend and Kierki on the first only."""
-    drop = {"--workers", "-j"} | ({"--trend-port", "--kierki-port"} if index > 0 else set())
+    Sessions, HTTP and Trend on every worker, Kierki on the first only."""
+    drop = {"--workers", "-j"} | ({"--kierki-port"} if index > 0 else set())
     out: list[str] = []
     it = iter(argv)
     for a in it:

@@ -206,6 +206,9 @@ def _events(v: Any) -> list[TableEvent]:
 # HTTP between nodes:      hr a request forwarded to the node hosting its game, hs its
 #                          response's head, hc a body chunk, he the end, hx the requester gave up,
 #                          lb a lobby event for every node's lobby streams
+# Trend (moonshot.server.cluster_trend): tev events with each chair's Trend status and
+#                          (timeouts, errors) counts, tmt matched, tat attach (a rejoin),
+#                          tak / trf attach accepted / refused
 _T = {"t": _str, "b": _str}
 MESSAGES: dict[str, dict[str, _F]] = {
     "sb": {**_T, "c": _int, "a": _obj, "rid": _opt_int},
@@ -234,10 +237,16 @@ MESSAGES: dict[str, dict[str, _F]] = {
     "he": {"r": _str},
     "hx": {"r": _str},
     "lb": {"e": _obj, "node": _str},
+    "tev": {**_T, "e": _events, "st": _ints, "n": _ints},
+    "tmt": {**_T, "ticket": _str, "c": _int, "owner": _str, "names": _strs, "rules": _str},
+    "tat": {**_T, "c": _int, "node": _str},
+    "tak": {**_T, "c": _int, "owner": _str, "names": _strs, "rules": _str},
+    "trf": {**_T, "why": _str},
 }
 # kinds a player's node sends to a table's owner (the rest go the other way)
 TO_TABLE = frozenset({"sb", "prj", "dt", "at"})
 HTTP = frozenset({"hr", "hs", "hc", "he", "hx", "lb"})
+TREND = frozenset({"tev", "tmt", "tat", "tak", "trf"})
 
 
 def encode(msg: dict[str, Any]) -> bytes:
@@ -245,7 +254,7 @@ def encode(msg: dict[str, Any]) -> bytes:
     k = msg["k"]
     if k not in MESSAGES:
         raise WireError(f"unknown message kind {k!r}")
-    if k == "ev":
+    if k in ("ev", "tev"):
         msg = {**msg, "e": [encode_event(te) for te in msg["e"]]}
     elif k == "rq" and isinstance(msg["ph"], Phase):
         msg = {**msg, "ph": msg["ph"].value}
@@ -294,6 +303,7 @@ __all__ = [
     "HTTP",
     "MESSAGES",
     "TO_TABLE",
+    "TREND",
     "WireError",
     "decode",
     "decode_event",
