@@ -300,11 +300,25 @@ class TrendCluster:
         elif k == "tat":
             self._attach(msg)
         else:  # tak, trf
-            p = self.pending.pop(msg["b"], None)
-            if p is not None and not p.answer.done():
-                p.answer.set_result(msg)
-            elif k == "tak":  # nobody waits any more (timed out, the socket went): give it up
+            self._answer(msg)
+
+    def _answer(self, msg: dict[str, Any]) -> None:
+        """The owner's answer to a rejoin. The chair is taken here and now, before the next
+        stream entry (the table's replay follows at once, maybe in the same read)."""
+        p = self.pending.pop(msg["b"], None)
+        if p is None or p.answer.done():
+            if msg["k"] == "tak":  # nobody waits any more (timed out): give the chair up
                 self._remote_table(msg).detach(int(msg["c"]), None, "disconnected")
+            return
+        if msg["k"] == "tak":
+            rt = self._remote_table(msg)
+            if p.peer.closed or self.service is None:
+                rt.detach(rt.chair, None, "disconnected")
+            else:
+                seat = self.service.rejoined(p.peer, p.join, cast(Table, rt), rt.chair)
+                self.cluster.bindings[rt.binding] = Binding(rt.binding, cast(Any, seat), rt)
+                self.rejoins += 1
+        p.answer.set_result(msg)
 
     def _events(self, msg: dict[str, Any]) -> None:
         b = self.cluster.bindings.get(msg["b"])
@@ -434,15 +448,7 @@ class TrendCluster:
                     return False
                 continue
             if msg["k"] == "tak":
-                rt = self._remote_table(msg)
-                if peer.closed:
-                    rt.detach(rt.chair, None, "disconnected")
-                    return True
-                assert self.service is not None
-                seat = self.service.rejoined(peer, j, cast(Table, rt), rt.chair)
-                cl.bindings[rt.binding] = Binding(rt.binding, cast(Any, seat), rt)
-                self.rejoins += 1
-                return True
+                return True  # seated by _answer
             if msg.get("why") != "taken" or loop.time() > end:
                 return False
             await asyncio.sleep(0.2)
