@@ -62,6 +62,23 @@ async def test_trend_bots_on_two_nodes_meet_at_one_table_in_the_chairs_they_aske
 
 
 @async_test
+async def test_a_lone_trend_player_gets_the_lobbys_trend_bots(redis_prefix: str) -> None:  # noqa: F811
+    a = await trend_node(redis_prefix, fill_wait=0.2)
+    b = await trend_node(redis_prefix, fill_wait=0.2)
+    try:
+        bot = SdkBot(url(b), 3, "alone", games=1, seed=1, lobby_code="alone")
+        await asyncio.wait_for(asyncio.to_thread(bot.run), 60)
+        assert bot.errors == [] and len(bot.seen) == 1
+        first = next(f for f in bot.frames if f["eventName"] == "new_game")["data"]["players"]
+        names = [p["playerName"] for p in first]
+        assert names[2] == "alone" and all(n.startswith("moonshot_random") for i, n in enumerate(names) if i != 2)
+        assert b.trend.remote.formed == 1 and a.trend.remote.formed == 0
+    finally:
+        await a.stop()
+        await b.stop()
+
+
+@async_test
 async def test_a_player_who_left_takes_its_chair_back_through_the_other_node(redis_prefix: str) -> None:  # noqa: F811
     a = await trend_node(redis_prefix)
     b = await trend_node(redis_prefix)

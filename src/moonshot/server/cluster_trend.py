@@ -507,8 +507,5 @@ class TrendCluster:
         log.info("event=trend_adopted table=%s actions=%d players_kept=%d", table_id, len(actions), len(kept))
         return table
 
-    def describe(self) -> dict[str, Any]:
-        return {"formed": self.formed, "rejoins": self.rejoins, "pending": len(self.pending)}
-
 
 __all__ = ["TrendCluster", "TrendLobby", "TrendRemoteSeat", "TrendRemoteTable", "credential", "seat_key"]
