@@ -100,15 +100,17 @@ class TrendService:
 
         import uvicorn
 
-        sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if reuse_port:
+        sockets = None
+        if reuse_port:  # uvicorn cannot set SO_REUSEPORT: the socket is made here
+            sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            sock.close()
-            raise
+            try:
+                sock.bind((host, port))
+            except OSError:
+                sock.close()
+                raise
+            sockets = [sock]
 
         self._uvicorn = uvicorn.Server(
             uvicorn.Config(
@@ -122,7 +124,7 @@ class TrendService:
             )
         )
         self._uvicorn.capture_signals = contextlib.nullcontext  # the app owns the signals
-        self._task = asyncio.get_running_loop().create_task(self._uvicorn.serve(sockets=[sock]))
+        self._task = asyncio.get_running_loop().create_task(self._uvicorn.serve(sockets=sockets))
         while not self._uvicorn.started and not self._task.done():
             await asyncio.sleep(0.01)
         if self._task.done():
