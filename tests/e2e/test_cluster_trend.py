@@ -119,14 +119,20 @@ async def test_a_bot_that_left_takes_its_chair_back_on_the_other_process(cluster
     assert "event=rejoined" in nodes["b"].text()  # type: ignore[attr-defined]
 
 
-async def test_kill_9_of_the_owner_the_trend_game_is_adopted_and_finishes(cluster: Cluster) -> None:  # noqa: F811
+@pytest.mark.parametrize("victim", ["owner", "other"])
+async def test_kill_9_mid_game_the_bots_of_the_dead_process_rejoin_and_the_game_finishes(
+    cluster: Cluster,  # noqa: F811
+    victim: str,
+) -> None:
+    """``owner``: the process running the table dies; the other one adopts it. ``other``: the
+    process holding two of the bots' sockets dies; the owner plays their chairs until they re-join."""
     import redis.asyncio as aioredis
 
     ports = {"a": free_port(), "b": free_port()}
     nodes = {n: await trend_node(cluster, n, p) for n, p in ports.items()}
     where = {1: "a", 2: "b", 3: "a", 4: "b"}
     r = aioredis.Redis.from_url(cluster.redis_url)
-    owner: list[str] = []
+    killed: list[str] = []
     came_back: list[int] = []
 
     async def player(k: int) -> SdkBot:
@@ -136,9 +142,9 @@ async def test_kill_9_of_the_owner_the_trend_game_is_adopted_and_finishes(cluste
             await asyncio.to_thread(bot.run)
         if bot.seen:
             return bot
-        while not owner:
+        while not killed:
             await asyncio.sleep(0.05)
-        survivor = next(n for n in ports if n != owner[0])
+        survivor = next(n for n in ports if n != killed[0])
         again = SdkBot(ws_url(ports[survivor]), k, f"k{k}", games=1, seed=k + 10, think=0.03, lobby_code="kill")
         await asyncio.to_thread(again.run)
         assert again.errors == []
@@ -149,10 +155,11 @@ async def test_kill_9_of_the_owner_the_trend_game_is_adopted_and_finishes(cluste
     try:
         before = await stored(cluster.db, lambda rec: len(rec.actions) >= 50, timeout=60)
         owner_node = (await r.hget(f"{cluster.prefix}tables", before.id)).decode()
-        dead = next(n for n, node in nodes.items() if f"-{node.proc.pid}-" in owner_node)  # type: ignore[attr-defined]
+        owning = next(n for n, node in nodes.items() if f"-{node.proc.pid}-" in owner_node)  # type: ignore[attr-defined]
+        dead = owning if victim == "owner" else next(n for n in nodes if n != owning)
         os.kill(nodes[dead].proc.pid, signal.SIGKILL)  # type: ignore[attr-defined]
         await nodes[dead].proc.wait()  # type: ignore[attr-defined]
-        owner.append(dead)
+        killed.append(dead)
         bots = await asyncio.wait_for(asyncio.gather(*games), 120)
         scores = bots[0].seen[0].scores
         assert all(len(b.seen) == 1 and b.seen[0].scores == scores for b in bots)
@@ -163,7 +170,7 @@ async def test_kill_9_of_the_owner_the_trend_game_is_adopted_and_finishes(cluste
         check_trend_record(rec, scores)
         survivor = next(n for n in nodes if n != dead)
         text = nodes[survivor].text()  # type: ignore[attr-defined]
-        assert "event=trend_adopted" in text and text.count("event=rejoined") == 2
+        assert ("event=trend_adopted" in text) == (victim == "owner") and text.count("event=rejoined") == 2
         assert (await r.hget(f"{cluster.prefix}tables", rec.id)) is None  # the directory forgot it
     finally:
         for g in games:
