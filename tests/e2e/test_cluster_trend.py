@@ -110,7 +110,8 @@ async def test_a_bot_that_left_takes_its_chair_back_on_the_other_process(cluster
         assert leaver.connections == 3  # the first join, the one that came back, the next game's
         back = [f for f in leaver.frames if f["eventName"] == "new_game"]
         assert len(back) == 2  # the first join's, then the catch-up's: the same table
-        assert back[0]["data"]["players"] == back[1]["data"]["players"]
+        seated = [[(p["playerNumber"], p["playerName"]) for p in f["data"]["players"]] for f in back]
+        assert seated[0] == seated[1] == [("1", "slow1"), ("2", "phoenix"), ("3", "slow3"), ("4", "slow4")]
         rec = await stored(cluster.db, lambda r: r.status == "finished")
         check_trend_record(rec, leaver.seen[0].scores)
     finally:
