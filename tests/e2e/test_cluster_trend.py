@@ -25,11 +25,11 @@ import signal
 import pytest
 
 from moonshot.engine import replay
-from moonshot.store import GameRecord
+from moonshot.store import GameRecord, Store
 from moonshot.variants import TREND
 from trend_sdk import SdkBot
 
-from .test_cluster import Cluster, cluster, free_port, start_node, stop_node, stored  # noqa: F401 (a fixture)
+from .test_cluster import Cluster, cluster, free_port, start_node, stop_node  # noqa: F401 (a fixture)
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(180)]
 
@@ -40,6 +40,26 @@ def ws_url(port: int) -> str:
 
 async def trend_node(c: Cluster, name: str, trend_port: int, workers: int = 1) -> object:
     return await start_node(c, free_port(), name, "--trend-port", str(trend_port), workers=workers)
+
+
+async def stored(db: str, predicate: object, timeout: float = 90) -> GameRecord:
+    """The first game stored (the test's own: bots that re-join after ``game_end`` and leave at
+    once might, in a rare race, start another) once ``predicate`` holds for it."""
+    store = await Store.open(db)
+    try:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while True:
+            games = await store.list_games(None)
+            if games:
+                rec = await store.load(games[-1]["id"])
+                if rec is not None and predicate(rec):  # type: ignore[operator]
+                    return rec
+            if loop.time() > end:
+                raise TimeoutError("the store never reached the expected state")
+            await asyncio.sleep(0.1)
+    finally:
+        await store.close()
 
 
 def check_trend_record(rec: GameRecord, scores: dict[str, int]) -> None:
@@ -76,7 +96,7 @@ async def test_trend_bots_on_two_processes_meet_and_play_a_game(cluster: Cluster
         for node in nodes.values():
             await stop_node(node)  # type: ignore[arg-type]
     text = "".join(n.text() for n in nodes.values())  # type: ignore[attr-defined]
-    assert text.count("event=cluster_matched protocol=trend") == 1
+    assert "event=cluster_matched protocol=trend" in text
 
 
 async def test_a_bot_that_left_takes_its_chair_back_on_the_other_process(cluster: Cluster) -> None:  # noqa: F811

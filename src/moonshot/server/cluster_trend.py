@@ -176,13 +176,16 @@ class TrendCluster:
         ticket = _Ticket(c, text, pool)
         cl.tickets[tid] = ticket
         fill = self.app.lobby.fill_wait if self.app.lobby is not None else None
-        cl._spawn(self._join_pool(ticket, fill))
+        cl._spawn(self._join_pool(tid, ticket, fill))
 
-    async def _join_pool(self, ticket: _Ticket, fill_wait: float | None) -> None:
+    async def _join_pool(self, tid: str, ticket: _Ticket, fill_wait: float | None) -> None:
         cl = self.cluster
         group = await cl._join(keys=[ticket.pool], args=[ticket.text, cl.prefix])
         if group:
             self._form([g.decode() if isinstance(g, bytes) else g for g in group], fill=False)
+        elif tid not in cl.tickets:  # the player left while its ticket was on its way: out again
+            assert cl.redis is not None
+            await cl.redis.lrem(ticket.pool, 1, ticket.text)
         elif fill_wait is not None and not cl._closing:
             loop = asyncio.get_running_loop()
             ticket.timer = loop.call_later(fill_wait, lambda: cl._spawn(self._fill_pool(ticket)))
