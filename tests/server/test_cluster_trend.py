@@ -19,7 +19,7 @@ from moonshot.server.app import ServerApp
 from moonshot.server.cluster_trend import credential, seat_key
 from trend_sdk import SdkBot
 
-from .test_cluster import eventually, node, redis_prefix  # noqa: F401 (a fixture)
+from .test_cluster import REDIS_URL, eventually, node, redis_prefix  # noqa: F401 (a fixture)
 
 async_test = pytest.mark.asyncio
 pytestmark = pytest.mark.timeout(150)
@@ -122,13 +122,19 @@ async def test_a_player_who_left_takes_its_chair_back_through_the_other_node(red
             assert x.errors == [] and len(x.seen) == 1
         assert a.trend.remote.rejoins + b.trend.remote.rejoins == 1
         await eventually(lambda: a.finished + b.finished >= 1)
-        # the finished game's chairs left the index
+        # the finished game's chairs left the index (read with a client of the test's own)
+        import redis.asyncio as aioredis
+
         key = f"{redis_prefix}trendseat:{seat_key(2, 'phoenix')}"
-        for _ in range(50):
-            if not await a.cluster.redis.exists(key):
-                break
-            await asyncio.sleep(0.1)
-        assert not await a.cluster.redis.exists(key)
+        r = aioredis.Redis.from_url(REDIS_URL, socket_timeout=5, socket_connect_timeout=5)
+        try:
+            for _ in range(50):
+                if not await asyncio.wait_for(r.exists(key), 10):
+                    break
+                await asyncio.sleep(0.1)
+            assert not await asyncio.wait_for(r.exists(key), 10)
+        finally:
+            await r.aclose()
     finally:
         await a.stop()
         await b.stop()
