@@ -368,7 +368,13 @@ class ServerApp:
         from moonshot.protocols.trend.server import TrendService
 
         self.trend = TrendService(self.lobby)  # type: ignore[arg-type]
-        self.trend_port = await self.trend.start(host, port)
+        if self.cluster is not None:  # matched, rejoined and adopted through Redis, on every node
+            from moonshot.server.cluster_trend import TrendCluster, TrendLobby
+
+            link = TrendCluster(self.cluster, self)
+            link.attach_service(self.trend)
+            self.trend.lobby = TrendLobby(link, self.lobby)  # type: ignore[arg-type]
+        self.trend_port = await self.trend.start(host, port, self.config.reuse_port)
         log.info("event=listening protocol=trend host=%s port=%d", host, self.trend_port)
 
     def _start_trend_table(self, seats: list[Seat]) -> Table:
@@ -567,12 +573,9 @@ class ServerApp:
         for rec in await self.store.unfinished():
             if rec.id in skip or (rec.protocol == "tournament" and self.cluster is not None):
                 continue  # a tournament's games are its host's (a live node may be playing them)
-            if self.cluster is not None and (
-                rec.protocol in ("sessions", "turbo", "kierki") or self.config.trend_port is None
-            ):
-                # a cluster's Sessions, HTTP and Kierki games are adopted under a lease
-                # (moonshot.server.cluster); Trend's are restored by the process serving them
-                # (the first worker)
+            if self.cluster is not None and (rec.protocol in ("sessions", "turbo", "kierki", "trend")):
+                # a cluster's Sessions, HTTP, Kierki and Trend games are adopted under a lease
+                # (moonshot.server.cluster and its per-protocol modules), never restored here
                 continue
             if rec.protocol == "turbo":
                 await self._restore_turbo(rec)

@@ -47,8 +47,8 @@ Sessions is matched and routed here. Turbo HTTP + SSE uses the same streams thro
 hooks (:attr:`Cluster.handlers` for its message kinds, :attr:`Cluster.adopters` for adopting its
 tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.server.cluster_http`.
 Kierki (``--kierki-port`` on every node) is matched, seated and adopted through the same hooks:
-see :mod:`moonshot.server.cluster_kierki`. Trend tables are served by the node that runs the
-Trend listener (``--workers``: the first) and are not adopted.
+see :mod:`moonshot.server.cluster_kierki`; Trend (every node serves the Trend port) likewise: see
+:mod:`moonshot.server.cluster_trend`.
 Messages between nodes follow an explicit schema (:mod:`moonshot.server.wire`, JSON): a stream
 entry that breaks it is dropped with a log line, and nothing in one can name code to run.
 """
@@ -689,8 +689,8 @@ class Cluster:
                     try:
                         if callable(op[2]):
                             op[2]()
-                        else:
-                            self._dispatch(cast(dict[str, Any], op[2]))  # a protocol's own kinds too
+                        else:  # a protocol's own kinds (cluster.handlers) too
+                            self._dispatch(cast(dict[str, Any], op[2]))
                     except Exception:
                         log.exception("event=cluster_local_delivery_failed")
             self._idle.set()

@@ -212,6 +212,9 @@ def _events(v: Any) -> list[TableEvent]:
 #                          (TRICK) and whether a seat is empty (p: TRICK held back), kr the
 #                          table is whole again (send what was held), kj the answer was
 #                          rejected (WRONG, or a timeout)
+# Trend (moonshot.server.cluster_trend): tev events with each chair's Trend status and
+#                          (timeouts, errors) counts, tmt matched, tat attach (a rejoin),
+#                          tak / trf attach accepted / refused
 _T = {"t": _str, "b": _str}
 MESSAGES: dict[str, dict[str, _F]] = {
     "sb": {**_T, "c": _int, "a": _obj, "rid": _opt_int},
@@ -246,11 +249,17 @@ MESSAGES: dict[str, dict[str, _F]] = {
     "kq": {**_T, "c": _int, "rid": _int, "v": _int, "tn": _int, "tc": _ints, "p": _bool},
     "kr": dict(_T),
     "kj": {**_T, "rid": _int, "why": _str},
+    "tev": {**_T, "e": _events, "st": _ints, "n": _ints},
+    "tmt": {**_T, "ticket": _str, "c": _int, "owner": _str, "names": _strs, "rules": _str},
+    "tat": {**_T, "c": _int, "node": _str},
+    "tak": {**_T, "c": _int, "owner": _str, "names": _strs, "rules": _str},
+    "trf": {**_T, "why": _str},
 }
 # kinds a player's node sends to a table's owner (the rest go the other way)
 TO_TABLE = frozenset({"sb", "prj", "dt", "at"})
 HTTP = frozenset({"hr", "hs", "hc", "he", "hx", "lb"})
 KIERKI = frozenset({"ka", "km", "kf", "kq", "kr", "kj"})  # handled by moonshot.server.cluster_kierki
+TREND = frozenset({"tev", "tmt", "tat", "tak", "trf"})
 
 
 def encode(msg: dict[str, Any]) -> bytes:
@@ -258,7 +267,7 @@ def encode(msg: dict[str, Any]) -> bytes:
     k = msg["k"]
     if k not in MESSAGES:
         raise WireError(f"unknown message kind {k!r}")
-    if k == "ev":
+    if k in ("ev", "tev"):
         msg = {**msg, "e": [encode_event(te) for te in msg["e"]]}
     elif k == "rq" and isinstance(msg["ph"], Phase):
         msg = {**msg, "ph": msg["ph"].value}
@@ -308,6 +317,7 @@ __all__ = [
     "KIERKI",
     "MESSAGES",
     "TO_TABLE",
+    "TREND",
     "WireError",
     "decode",
     "decode_event",
