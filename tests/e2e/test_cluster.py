@@ -423,3 +423,78 @@ async def test_workers_share_one_http_port_and_any_of_them_answers_for_a_game(cl
     text = node.text()
     assert len(set(re.findall(r"event=cluster_joined node=(\S+)", text))) == 2
     assert text.count("event=listening protocol=http") == 2
+
+
+async def test_kill_9_of_an_open_http_games_process_another_takes_the_game_at_once(cluster: Cluster) -> None:
+    a = await start_node(cluster, free_port(), "a", http_port=free_port(), lease=2)
+    b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=2)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann_a:
+            gid = await new_http_game(ann_a, 37)
+            r = await ann_a.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})
+            assert r.status_code == 200, r.text  # two of four: the game is open, not started
+            cookies = dict(ann_a.cookies)
+        await asyncio.sleep(0.5)  # the store's writer has the open game
+        os.kill(a.proc.pid, signal.SIGKILL)
+        await a.proc.wait()
+        # no process is started again: B notices that A is gone and takes the open game
+        async with httpx.AsyncClient(base_url=b.url(), cookies={"name": "bob"}, timeout=60) as bob:
+            deadline = asyncio.get_running_loop().time() + 30
+            while True:
+                r = await bob.post("/lobby/join", json={"id": gid})
+                if r.status_code == 200 or asyncio.get_running_loop().time() > deadline:
+                    break
+                await asyncio.sleep(0.5)
+            assert r.status_code == 200, r.text
+            names = r.json()
+            assert len(names) == 3 and names[0] == "ann" and names[2] == "bob"  # the stored game, with its bot
+            r = await bob.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})
+            assert r.status_code == 200, r.text
+            ann = httpx.AsyncClient(base_url=b.url(), cookies=cookies, timeout=60)
+            try:
+                people = [Person(ann, gid, "ann", seed=3), Person(bob, gid, "bob", seed=4)]
+                streams = await asyncio.wait_for(asyncio.gather(*(p.play() for p in people)), 150)
+            finally:
+                await ann.aclose()
+        assert all(p.errors == [] for p in people)
+        for events in streams:
+            check_game(events, "standard")
+        rec = await stored(cluster.db, lambda r: r.status == "finished")
+        assert rec.id == gid
+        assert "event=adopted_open game=" + gid in b.text()
+    finally:
+        await stop_node(a)
+        await stop_node(b)
+
+
+async def test_kill_9_of_a_tournaments_process_another_goes_on_with_it_at_once(cluster: Cluster) -> None:
+    a = await start_node(cluster, free_port(), "a", http_port=free_port(), lease=2)
+    b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=2)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=30) as web:
+            body = {"variant": "standard", "sets": 1, "deals_per_set": 2, "seed": 13,
+                    "bots": ["a=search --think-ms 25", "b=heuristic", "c=random", "d=random"]}  # fmt: skip
+            r = await web.post("/api/tournaments", json=body)
+            assert r.status_code == 201, r.text
+            tid = r.json()["id"]
+            while (await web.get(f"/api/tournaments/{tid}")).json()["games_played"] < 1:
+                await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)  # the second game under way
+        os.kill(a.proc.pid, signal.SIGKILL)
+        await a.proc.wait()
+        # nobody starts a process again: B sees A gone and takes the tournament over
+        async with httpx.AsyncClient(base_url=b.url(), timeout=30) as web:
+            deadline = asyncio.get_running_loop().time() + 120
+            while asyncio.get_running_loop().time() < deadline:
+                r = await web.get(f"/api/tournaments/{tid}")
+                if r.status_code == 200 and r.json()["status"] != "running":
+                    break
+                await asyncio.sleep(0.2)
+            st = r.json()
+            assert st["status"] == "finished" and st["games_played"] == st["games_total"] == 4, st
+            full = (await web.get(f"/api/tournaments/{tid}/results")).json()
+        assert sorted(g["number"] for g in full["games"]) == [0, 1, 2, 3]
+        assert "event=tournaments_taken_over count=1" in b.text()
+    finally:
+        await stop_node(a)
+        await stop_node(b)

@@ -234,9 +234,13 @@ def test_workers_need_redis_a_shared_store_and_a_fixed_port(tmp_path: Path) -> N
     assert code == 2 and "--sessions-port" in text
     code, text = run("serve", "--workers", "2", "--redis", "redis://127.0.0.1:6379/0", "--no-db", "--http-port", "0")
     assert code == 2 and "--http-port" in text
+    code, text = run(
+        "serve", "--workers", "2", "--redis", "redis://127.0.0.1:6379/0", "--no-db", "--no-http", "--trend-port", "0"
+    )
+    assert code == 2 and "--trend-port" in text
 
 
-def test_each_worker_runs_serve_alone_on_the_shared_ports_trend_in_the_first_kierki_on_all() -> None:
+def test_each_worker_runs_serve_alone_on_the_shared_ports_every_protocol_on_all() -> None:
     from moonshot.server.commands import _worker_argv
 
     argv = ["--workers", "3", "--redis", "redis://r/0", "--http-port", "8000", "--trend-port=9000", "--no-db"]
@@ -261,6 +265,7 @@ def test_each_worker_runs_serve_alone_on_the_shared_ports_trend_in_the_first_kie
         "redis://r/0",
         "--http-port",
         "8000",
+        "--trend-port=9000",
         "--no-db",
         "--kierki-port",
         "7000",

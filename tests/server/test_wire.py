@@ -49,6 +49,30 @@ def test_a_request_keeps_its_phase() -> None:
     assert wire.decode(wire.encode(msg)) == {**msg, "ph": Phase.PASS}
 
 
+def test_trend_messages_keep_each_chairs_status_and_counts() -> None:
+    events = game_log("trend", 3)[:5]
+    msg = {"k": "tev", "t": "T", "b": "B", "e": events, "st": [0, 1, 2, 0], "n": [0, 1, 2, 3, 4, 5, 6, 7]}
+    got = wire.decode(wire.encode(msg))
+    assert got["e"] == events and list(got["st"]) == [0, 1, 2, 0] and list(got["n"]) == list(range(8))
+    for m in (
+        {
+            "k": "tmt",
+            "t": "T",
+            "b": "B",
+            "ticket": "x",
+            "c": 1,
+            "owner": "n",
+            "names": ["a", "b", "c", "d"],
+            "rules": "trend",
+        },
+        {"k": "tat", "t": "T", "b": "B", "c": 3, "node": "n"},
+        {"k": "tak", "t": "T", "b": "B", "c": 3, "owner": "n", "names": ["a", "b", "c", "d"], "rules": "trend"},
+        {"k": "trf", "t": "T", "b": "B", "why": "taken"},
+    ):
+        assert wire.decode(wire.encode(m)) == m
+    assert set(wire.MESSAGES) >= wire.TREND and not wire.TREND & (wire.TO_TABLE | wire.HTTP)
+
+
 HOSTILE = [
     pickle.dumps({"k": "ev", "e": print}),  # the old format, with a function in it
     b"\x80\x04garbage",
@@ -74,6 +98,11 @@ HOSTILE = [
     b'{"k": "kj", "t": "T", "b": "B", "rid": null, "why": "x"}',  # a rejection names its request
     b'{"k": "ka", "t": "T", "b": "B", "c": "N", "node": "n", "ticket": "x"}',  # a chair is a number
     b'{"k": "km", "t": "T", "b": "B", "ticket": "x", "c": 0, "owner": "n", "names": "NESW"}',
+    b'{"k": "tev", "t": "T", "b": "B", "e": [], "st": "online", "n": []}',  # a string for the statuses
+    b'{"k": "tev", "t": "T", "b": "B", "e": [], "st": [0, 0, 0, 0]}',  # no counts
+    b'{"k": "tev", "t": "T", "b": "B", "e": [], "st": [0, 0, 0, true], "n": []}',  # a bool for a status
+    b'{"k": "tak", "t": "T", "b": "B", "c": "1", "owner": "n", "names": [], "rules": "trend"}',  # a string chair
+    b'{"k": "trf", "t": "T", "b": "B"}',  # no reason
     json.dumps(
         {"k": "ev", "t": "T", "b": "B", "e": [[1, False, "TrickEnded", 1, 0, list(range(100)), [], 0]]}
     ).encode(),

@@ -46,6 +46,10 @@ from moonshot.store import DEFAULT_URL, Store, StoreRecorder, register_rules, ru
 
 log = logging.getLogger("moonshot.server")
 
+# in a cluster, how often (seconds) a process looks for tournaments no live process holds, besides
+# whenever it sees a process die
+ORPHAN_TOURNAMENT_CHECK_S = 60.0
+
 register_rules(SESSIONS_RULES)
 
 
@@ -176,6 +180,10 @@ class ServerApp:
         if self.store is not None:
             # tournaments a stopped or killed server left (in a cluster: those no live node holds)
             resumed = await self.tournaments.resume(self.store)
+            if self.cluster is not None:
+                self._seen_nodes: set[str] = set()
+                self._tournaments_checked = time.monotonic()
+                self.cluster.keeper_hooks.append(self._take_orphan_tournaments)
         if cfg.kierki_port is not None:
             self._make_kierki()
         restored_ids = await self._restore(skip=resumed)
@@ -366,7 +374,13 @@ class ServerApp:
         from moonshot.protocols.trend.server import TrendService
 
         self.trend = TrendService(self.lobby)  # type: ignore[arg-type]
-        self.trend_port = await self.trend.start(host, port)
+        if self.cluster is not None:  # matched, rejoined and adopted through Redis, on every node
+            from moonshot.server.cluster_trend import TrendCluster, TrendLobby
+
+            link = TrendCluster(self.cluster, self)
+            link.attach_service(self.trend)
+            self.trend.lobby = TrendLobby(link, self.lobby)  # type: ignore[arg-type]
+        self.trend_port = await self.trend.start(host, port, self.config.reuse_port)
         log.info("event=listening protocol=trend host=%s port=%d", host, self.trend_port)
 
     def _start_trend_table(self, seats: list[Seat]) -> Table:
@@ -502,6 +516,28 @@ class ServerApp:
         if self.cluster is not None:
             self.cluster.table_done(table)
 
+    async def _take_orphan_tournaments(self) -> None:
+        """The keeper's hook in a cluster: when a process this one saw alive is gone (and once a
+        minute besides), take over the tournaments no live process holds, at once rather than
+        when a process next starts (``TournamentHost.resume``: one claim each, never two)."""
+        assert self.cluster is not None and self.tournaments is not None
+        live = set(self.cluster.live_nodes)
+        gone = self._seen_nodes - live
+        self._seen_nodes = live
+        if not gone and time.monotonic() - self._tournaments_checked < ORPHAN_TOURNAMENT_CHECK_S:
+            return
+        self._tournaments_checked = time.monotonic()
+        if self.store is None:
+            return
+        before = len(self.tournaments.tournaments)
+        await self.tournaments.resume(self.store)
+        if len(self.tournaments.tournaments) > before:
+            log.info(
+                "event=tournaments_taken_over count=%d gone=%s",
+                len(self.tournaments.tournaments) - before,
+                ",".join(sorted(gone)) or "-",
+            )
+
     # ------------------------------------------------------------ mixed tables (the lobby's router)
     def claim(self, c: Candidate) -> bool:
         """A candidate whose code names a table hosted elsewhere sits there: a tournament
@@ -546,12 +582,9 @@ class ServerApp:
         for rec in await self.store.unfinished():
             if rec.id in skip or (rec.protocol == "tournament" and self.cluster is not None):
                 continue  # a tournament's games are its host's (a live node may be playing them)
-            if self.cluster is not None and (
-                rec.protocol in ("sessions", "turbo", "kierki") or self.config.trend_port is None
-            ):
-                # a cluster's Sessions, HTTP and Kierki games are adopted under a lease
-                # (moonshot.server.cluster); Trend's are restored by the process serving them
-                # (the first worker)
+            if self.cluster is not None and (rec.protocol in ("sessions", "turbo", "kierki", "trend")):
+                # a cluster's Sessions, HTTP, Kierki and Trend games are adopted under a lease
+                # (moonshot.server.cluster and its per-protocol modules), never restored here
                 continue
             if rec.protocol == "turbo":
                 await self._restore_turbo(rec)

@@ -47,10 +47,10 @@ Sessions is matched and routed here. Turbo HTTP + SSE uses the same streams thro
 hooks (:attr:`Cluster.handlers` for its message kinds, :attr:`Cluster.adopters` for adopting its
 tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.server.cluster_http`.
 Kierki (``--kierki-port`` on every node) is matched, seated and adopted through the same hooks:
-see :mod:`moonshot.server.cluster_kierki`. A Sessions lobby code naming an HTTP game or a
-tournament seat on another node is claimed there: see :mod:`moonshot.server.cluster_mixed`.
-Trend tables are served by the node that runs the
-Trend listener (``--workers``: the first) and are not adopted.
+see :mod:`moonshot.server.cluster_kierki`; Trend (every node serves the Trend port) likewise: see
+:mod:`moonshot.server.cluster_trend`.
+A Sessions lobby code naming an HTTP game or a tournament seat on another node is claimed
+there: see :mod:`moonshot.server.cluster_mixed`.
 Messages between nodes follow an explicit schema (:mod:`moonshot.server.wire`, JSON): a stream
 entry that breaks it is dropped with a log line, and nothing in one can name code to run.
 """
@@ -493,6 +493,9 @@ class Cluster:
     live_nodes: list[str] = field(default_factory=list)  # the other live nodes (refreshed by the keeper)
     # called with a table's id when this node loses its lease (another node runs the table now)
     on_lease_lost: list[Callable[[str], None]] = field(default_factory=list)
+    # more work for the keeper, every lease/3 after the leases (e.g. adopting a dead node's open
+    # HTTP games: moonshot.server.cluster_http)
+    keeper_hooks: list[Callable[[], Awaitable[Any]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # queued writes: (fence, kind, key, a, b), or ("L", fence, message) for this node's players
@@ -608,8 +611,9 @@ class Cluster:
 
     async def claim_job(self, job: str) -> bool:
         """Run ``job`` (``tournament:<id>``) on this node: true when no live node holds it. A
-        tournament runs on the node that created it; when that node dies, the next node to start
-        takes it (its schedule goes on from the store), and never two at once."""
+        tournament runs on the node that created it; when that node dies, a live node takes it
+        (its keeper sees the node gone; or a node that starts), its schedule going on from the
+        store, and never two at once."""
         assert self.redis is not None
         return bool(await self._claim(keys=[self.key("job", job)], args=[self.node, self.prefix]))
 
@@ -689,8 +693,8 @@ class Cluster:
                     try:
                         if callable(op[2]):
                             op[2]()
-                        else:
-                            self._dispatch(cast(dict[str, Any], op[2]))  # a protocol's own kinds too
+                        else:  # a protocol's own kinds (cluster.handlers) too
+                            self._dispatch(cast(dict[str, Any], op[2]))
                     except Exception:
                         log.exception("event=cluster_local_delivery_failed")
             self._idle.set()
@@ -1137,6 +1141,8 @@ class Cluster:
                 await self._renew_leases()
                 await self._check_players()
                 await self.adopt_orphans()
+                for hook in self.keeper_hooks:
+                    await hook()
             except asyncio.CancelledError:
                 raise
             except Exception:

@@ -87,6 +87,8 @@ class HttpPeers:
         self.forwarded = 0
         cluster.handlers.update({k: self._on_message for k in ("hr", "hs", "hc", "he", "hx", "lb")})
         cluster.on_lease_lost.append(self._lost)
+        cluster.keeper_hooks.append(self.adopt_open)
+        self.adopted_open = 0
 
     def _lost(self, game_id: str) -> None:
         """Another node runs this game now: forget the stopped copy, end its streams (browsers
@@ -94,6 +96,35 @@ class HttpPeers:
         g = self.lobby.games.pop(game_id, None)
         if g is not None and g.stream is not None:
             g.stream.close()
+
+    async def adopt_open(self) -> int:
+        """Open games (fewer than four players) of nodes that died: each is claimed by one live
+        node (``Cluster.claim_open``: a short claim in Redis, then ``httpgame`` points here),
+        which takes it from the store into its lobby, so that the next request for it, on any
+        node, is served here. A started game is not one of these: it has a lease, and the
+        cluster's adoption takes it. Runs on the keeper's clock; returns how many it took."""
+        c = self.cluster
+        if c.redis is None or c._closing:
+            return 0
+        entries = {k.decode(): v.decode() for k, v in (await c.redis.hgetall(c.key("httpgame"))).items()}
+        alive: dict[str, bool] = {}
+        for node in set(entries.values()) - {c.node}:
+            alive[node] = await c.node_alive(node)
+        count = 0
+        for gid, node in entries.items():
+            if node == c.node or alive.get(node, True) or gid in self.lobby.games:
+                continue
+            if await c.redis.hexists(c.key("tables"), gid) or not await c.claim_open(gid):
+                continue  # started (adopted under its lease), or another node claimed it first
+            if await self.lobby.adopt_open(gid):
+                self.remote_games.pop(gid, None)
+                count += 1
+                log.info("event=adopted_open game=%s from=%s", gid, node)
+            else:  # not in the store (its creation was never written): nothing to serve
+                c.write("", "hd", c.key("httpgame"), gid)
+                log.info("event=open_game_lost game=%s node=%s reason=not_stored", gid, node)
+        self.adopted_open += count
+        return count
 
     # ------------------------------------------------------------ hooks the lobby calls
     def hosting(self, game_id: str) -> None:

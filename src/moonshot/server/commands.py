@@ -64,7 +64,8 @@ def bad_db(e: Exception) -> click.BadParameter:
     "--trend-port",
     default=None,
     type=click.IntRange(0, 65535),
-    help="Serve the Trend protocol (WebSocket, ws://HOST:PORT/) on the shared tables; off by default (0: any port).",
+    help="Serve the Trend protocol (WebSocket, ws://HOST:PORT/) on the shared tables; off by default (0: any port). "
+    "With --workers or --redis, every process serves it and players meet, rejoin and are adopted across them.",
 )
 @click.option(
     "--kierki-port",
@@ -165,8 +166,8 @@ def bad_db(e: Exception) -> click.BadParameter:
     "redis_url",
     default=None,
     metavar="URL",
-    help="Join a cluster through Redis (redis://HOST:6379/0): Sessions and Kierki players on any process or "
-    "host meet at one table, HTTP requests for a game reach the process hosting it; a dead process's games "
+    help="Join a cluster through Redis (redis://HOST:6379/0): Sessions, Trend and Kierki players on any process "
+    "or host meet at one table, HTTP requests for a game reach the process hosting it; a dead process's games "
     "are adopted by the others. Needs moonshot[scale].",
 )
 @click.option(
@@ -215,7 +216,7 @@ def serve_cmd(
     next time the server starts with the same --db.
 
     With --redis, this process is one node of a cluster (see docs/scaling.md); --workers N starts
-    N such processes on the same ports (Sessions, Kierki and HTTP on all of them; Trend on the first).
+    N such processes on the same ports (Sessions, HTTP, Trend and Kierki on all of them).
     """
     from moonshot.server.app import ServerConfig, configure_logging, serve
     from moonshot.server.cluster import ClusterError
@@ -235,6 +236,8 @@ def serve_cmd(
             raise click.BadParameter("workers share one port: give --http-port a number", param_hint="'--workers'")
         if kierki_port == 0:
             raise click.BadParameter("workers share one port: give --kierki-port a number", param_hint="'--workers'")
+        if trend_port == 0:
+            raise click.BadParameter("workers share one port: give --trend-port a number", param_hint="'--workers'")
         sys.exit(_supervise(workers, sys.argv[1:]))
 
     if kierki_game is not None:
@@ -285,8 +288,8 @@ def serve_cmd(
 
 def _worker_argv(argv: list[str], index: int) -> list[str]:
     """A worker's command line: ``serve`` with the same options, one process, shared ports;
-    Sessions, Kierki and HTTP on every worker, Trend on the first only."""
-    drop = {"--workers", "-j"} | ({"--trend-port"} if index > 0 else set())
+    Sessions, HTTP, Trend and Kierki on every worker."""
+    drop = {"--workers", "-j"}
     out: list[str] = []
     it = iter(argv)
     for a in it:

@@ -212,6 +212,9 @@ def _events(v: Any) -> list[TableEvent]:
 #                          (TRICK) and whether a seat is empty (p: TRICK held back), kr the
 #                          table is whole again (send what was held), kj the answer was
 #                          rejected (WRONG, or a timeout)
+# Trend (moonshot.server.cluster_trend): tev events with each chair's Trend status and
+#                          (timeouts, errors) counts, tmt matched, tat attach (a rejoin),
+#                          tak / trf attach accepted / refused
 # Mixed tables (moonshot.server.cluster_mixed): mc a player's node asks the node hosting a lobby
 #                          code's table (an open HTTP game, a tournament) to seat its player, ma
 #                          the answer (seated or waiting; refused with the reason; not here), mm
@@ -250,6 +253,11 @@ MESSAGES: dict[str, dict[str, _F]] = {
     "kq": {**_T, "c": _int, "rid": _int, "v": _int, "tn": _int, "tc": _ints, "p": _bool},
     "kr": dict(_T),
     "kj": {**_T, "rid": _int, "why": _str},
+    "tev": {**_T, "e": _events, "st": _ints, "n": _ints},
+    "tmt": {**_T, "ticket": _str, "c": _int, "owner": _str, "names": _strs, "rules": _str},
+    "tat": {**_T, "c": _int, "node": _str},
+    "tak": {**_T, "c": _int, "owner": _str, "names": _strs, "rules": _str},
+    "trf": {**_T, "why": _str},
     "mc": {
         "r": _str,
         "node": _str,
@@ -268,6 +276,7 @@ MESSAGES: dict[str, dict[str, _F]] = {
 TO_TABLE = frozenset({"sb", "prj", "dt", "at"})
 HTTP = frozenset({"hr", "hs", "hc", "he", "hx", "lb"})
 KIERKI = frozenset({"ka", "km", "kf", "kq", "kr", "kj"})  # handled by moonshot.server.cluster_kierki
+TREND = frozenset({"tev", "tmt", "tat", "tak", "trf"})
 MIXED = frozenset({"mc", "ma", "mm", "mx"})  # handled by moonshot.server.cluster_mixed
 
 
@@ -276,7 +285,7 @@ def encode(msg: dict[str, Any]) -> bytes:
     k = msg["k"]
     if k not in MESSAGES:
         raise WireError(f"unknown message kind {k!r}")
-    if k == "ev":
+    if k in ("ev", "tev"):
         msg = {**msg, "e": [encode_event(te) for te in msg["e"]]}
     elif k == "rq" and isinstance(msg["ph"], Phase):
         msg = {**msg, "ph": msg["ph"].value}
@@ -327,6 +336,7 @@ __all__ = [
     "MESSAGES",
     "MIXED",
     "TO_TABLE",
+    "TREND",
     "WireError",
     "decode",
     "decode_event",

@@ -548,3 +548,19 @@ async def test_a_game_whose_rules_a_protocol_cannot_express_refuses_it(env: Env)
     assert trend in env.lobby.games
     cand = next(m.remote for m in env.lobby.games[trend].members if m.remote is not None)
     assert env.lobby.leave_remote(cand) and trend not in env.lobby.games
+
+
+async def test_an_open_game_kept_by_another_lobby_is_adopted_from_the_store(env: Env) -> None:
+    """What a cluster node does for a dead node's open game (moonshot.server.cluster_http):
+    the game comes from the store with its members; a junk or missing value adopts nothing."""
+    async with env.client("ann") as ann:
+        gid = await new_game(ann, variant="standard")
+        assert (await ann.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})).status_code == 200
+    await env.recorder.flush()
+    other = TurboLobby(secret="test-secret", make_bot=make_bot, bot_names=bot_names(), store=env.store)
+    assert await other.adopt_open(gid)
+    assert other.games[gid].names() == env.lobby.games[gid].names() and len(other.games[gid].names()) == 2
+    assert not await other.adopt_open(gid)  # already here
+    assert not await other.adopt_open("no-such-game")
+    await env.store.put_value("turbo:open:junk", {"id": "junk", "members": "not a list"})
+    assert not await other.adopt_open("junk") and "junk" not in other.games

@@ -11,6 +11,10 @@ Each table is one Trend *game* (4 deals, the ``trend`` variant); SDK bots close 
 played by a bot (``status`` 1) and takes its chair back by joining again with the same
 ``playerNumber``, ``playerName`` and ``token`` (tokens compared with :func:`hmac.compare_digest`).
 
+In a cluster (``serve --redis``, every worker serves the Trend port) a :attr:`TrendService.remote`
+link (:mod:`moonshot.server.cluster_trend`) matches the joins through Redis and looks a rejoin
+up there, so a player meets its table and takes its chair back on any process.
+
 The sockets are served by the lean listener of :mod:`moonshot.protocols.trend.wire` (an asyncio
 protocol over ``websockets``' sans-I/O server, no ASGI: a table step's frames for a chair go out in
 one write). ``MOONSHOT_TREND_ASGI=1`` in the environment serves them with uvicorn and Starlette
@@ -25,7 +29,7 @@ import hmac
 import logging
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
@@ -41,6 +45,14 @@ from moonshot.server.table import Table
 log = logging.getLogger("moonshot.trend")
 
 TIMEOUTS = ((Phase.PASS, 3.0), (Phase.EXPOSE, 3.0), (Phase.PLAY, 1.0))  # the seed's defaults, seconds
+
+
+class RemoteLink(Protocol):
+    """A cluster's part in Trend (:class:`moonshot.server.cluster_trend.TrendCluster`): a join is
+    first looked up as a rejoin of a chair on any process; the link then calls
+    :meth:`TrendService.rejoined` or :meth:`TrendService.to_lobby`."""
+
+    def rejoin(self, peer: PeerBase, j: tc.Join) -> None: ...
 
 
 @dataclass(eq=False)
@@ -68,6 +80,8 @@ class TrendService:
         self.joins: dict[TrendSeat, tc.Join] = {}
         self.away: list[_Away] = []
         self.candidates: dict[PeerBase, Candidate] = {}  # players waiting in the lobby
+        self.remote: RemoteLink | None = None  # the cluster's link (serve --redis), else None
+        self.joining: set[PeerBase] = set()  # joins the cluster is looking up as rejoins
         self.app = Starlette(routes=[WebSocketRoute("/", self.serve_socket)])
         self.asgi = asgi if asgi is not None else os.environ.get("MOONSHOT_TREND_ASGI", "") not in ("", "0")
         self._wire: WireListener | None = None
@@ -75,13 +89,28 @@ class TrendService:
         self._task: asyncio.Task[None] | None = None
 
     # ------------------------------------------------------------ listening
-    async def start(self, host: str, port: int) -> int:
+    async def start(self, host: str, port: int, reuse_port: bool = False) -> int:
+        """Listen; ``reuse_port``: share the port with the other workers (SO_REUSEPORT)."""
         if not self.asgi:
             self._wire = WireListener(
                 self._opened, self._wire_gone, max_queue=self.max_queue, flood_rate=self.flood_rate
             )
-            return await self._wire.start(host, port)
+            return await self._wire.start(host, port, reuse_port)
+        import socket
+
         import uvicorn
+
+        sockets = None
+        if reuse_port:  # uvicorn cannot set SO_REUSEPORT: the socket is made here
+            sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            try:
+                sock.bind((host, port))
+            except OSError:
+                sock.close()
+                raise
+            sockets = [sock]
 
         self._uvicorn = uvicorn.Server(
             uvicorn.Config(
@@ -95,7 +124,7 @@ class TrendService:
             )
         )
         self._uvicorn.capture_signals = contextlib.nullcontext  # the app owns the signals
-        self._task = asyncio.get_running_loop().create_task(self._uvicorn.serve())
+        self._task = asyncio.get_running_loop().create_task(self._uvicorn.serve(sockets=sockets))
         while not self._uvicorn.started and not self._task.done():
             await asyncio.sleep(0.01)
         if self._task.done():
@@ -148,7 +177,7 @@ class TrendService:
 
     def join(self, peer: PeerBase, j: tc.Join) -> None:
         old = self.seat_of.get(peer)
-        if old is not None and old.table is not None:
+        if (old is not None and old.table is not None) or peer in self.joining:
             log.info("event=join_ignored peer=%s reason=already_playing", peer.addr)
             return
         back = self._find_away(j)
@@ -161,6 +190,30 @@ class TrendService:
             self.joins[seat] = j
             back.table.attach(back.chair, seat, replay=True)
             log.info("event=rejoined peer=%s table=%s seat=%d", peer.addr, back.table.id, back.chair)
+            return
+        if self.remote is not None:  # a chair on any process of the cluster, else the lobby
+            self.joining.add(peer)
+            self.remote.rejoin(peer, j)
+            return
+        self.to_lobby(peer, j)
+
+    def rejoined(self, peer: PeerBase, j: tc.Join, table: Table, chair: int) -> TrendSeat:
+        """The cluster gave this player its chair back (at a table owned by any process); the
+        table's replay follows."""
+        self.joining.discard(peer)
+        seat = TrendSeat(peer, name=j.name, on_closed=self._closed)
+        seat.seated(chair, self._infos(table, j.raw_number), table.rules)
+        seat.catching_up = True
+        seat.table = table  # a close before the replay arrives still gives the chair up
+        self.seat_of[peer] = seat
+        self.joins[seat] = j
+        log.info("event=rejoined peer=%s table=%s seat=%d", peer.addr, table.id, chair)
+        return seat
+
+    def to_lobby(self, peer: PeerBase, j: tc.Join) -> None:
+        """A join that takes no chair back: a candidate for the lobby."""
+        self.joining.discard(peer)
+        if peer.closed:
             return
         seat = TrendSeat(peer, name=j.name, on_closed=self._closed)
         self.seat_of[peer] = seat
@@ -196,6 +249,7 @@ class TrendService:
         return None
 
     def _gone(self, peer: PeerBase) -> None:
+        self.joining.discard(peer)
         cand = self.candidates.pop(peer, None)
         if cand is not None:
             self.lobby.leave(cand)
@@ -205,7 +259,7 @@ class TrendService:
         j = self.joins.pop(seat, None)
         table = seat.table
         if table is not None and not table.done.done():
-            if j is not None:
+            if j is not None and self.remote is None:  # a cluster keeps its chairs in Redis
                 self.away = [a for a in self.away if not a.table.done.done()]
                 self.away.append(_Away(j.number, j.name, j.token, table, seat.chair))
             table.detach(seat.chair, seat, "disconnected")
@@ -217,4 +271,4 @@ class TrendService:
         self.joins.pop(seat, None)
 
 
-__all__ = ["TIMEOUTS", "TrendService"]
+__all__ = ["TIMEOUTS", "RemoteLink", "TrendService"]

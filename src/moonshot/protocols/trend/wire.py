@@ -312,8 +312,11 @@ class WireListener:
             except Exception:  # one socket's trouble costs the others nothing
                 log.exception("event=write_failed peer=%s", peer.addr)
 
-    async def start(self, host: str, port: int) -> int:
-        self.server = await self.loop.create_server(lambda: WirePeer(self), host, port, backlog=2048)
+    async def start(self, host: str, port: int, reuse_port: bool = False) -> int:
+        """Listen; ``reuse_port``: share the port with other processes (SO_REUSEPORT)."""
+        self.server = await self.loop.create_server(
+            lambda: WirePeer(self), host, port, backlog=2048, reuse_port=reuse_port or None
+        )
         self._sweeper = self.loop.call_later(SWEEP, self._sweep)
         return int(self.server.sockets[0].getsockname()[1])
 

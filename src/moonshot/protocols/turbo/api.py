@@ -602,6 +602,25 @@ class LobbyOptions:
     allow_seed: bool = True  # POST /lobby/new may give "seed" (reproducible games)
 
 
+def _open_game(key: str, data: Any) -> LobbyGame | None:
+    """An open game as the store keeps it (``turbo:open:<id>``); None, with a log line, when the
+    value is not one."""
+    if data is None:
+        return None
+    try:
+        return LobbyGame(
+            id=str(data["id"]),
+            variant=str(data["variant"]),
+            seed=int(data["seed"]),
+            created_by=str(data["created_by"]),
+            members=[Member(**m) for m in data["members"]],
+            created_at=float(data["created_at"]),
+        )
+    except (KeyError, TypeError, ValueError):
+        log.warning("event=bad_open_game key=%s", key)
+        return None
+
+
 class TurboLobby:
     """The Turbo lobby and every game it hosts (a :class:`GameHost`)."""
 
@@ -747,22 +766,24 @@ class TurboLobby:
         names = await self.store.values("turbo:name:")
         self._identity.load_bindings({k.removeprefix("turbo:name:"): str(v) for k, v in names.items()})
         for key, data in (await self.store.values("turbo:open:")).items():
-            try:
-                g = LobbyGame(
-                    id=str(data["id"]),
-                    variant=str(data["variant"]),
-                    seed=int(data["seed"]),
-                    created_by=str(data["created_by"]),
-                    members=[Member(**m) for m in data["members"]],
-                    created_at=float(data["created_at"]),
-                )
-            except (KeyError, TypeError, ValueError):
-                log.warning("event=bad_open_game key=%s", key)
-                continue
-            if claim is not None and not await claim(g.id):
+            g = _open_game(key, data)
+            if g is None or (claim is not None and not await claim(g.id)):
                 continue
             g.stream = GameStream(g.id)
             self.games[g.id] = g
+
+    async def adopt_open(self, game_id: str) -> bool:
+        """An open game another process held (it died): from the store into this lobby. False
+        when the store does not have it (never written, or started or gone since)."""
+        if self.store is None or game_id in self.games:
+            return False
+        g = _open_game(game_id, await self.store.get_value(f"turbo:open:{game_id}"))
+        if g is None or g.id != game_id:
+            return False
+        g.stream = GameStream(g.id)
+        self.games[g.id] = g
+        log.info("event=open_game_adopted game=%s players=%d", g.id, len(g.members))
+        return True
 
     async def restore_running(self, rec: Any, restored_table: Callable[..., Table]) -> Table | None:
         """Rebuild a running Turbo game from its store record: people get their chairs back by

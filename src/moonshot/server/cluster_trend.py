@@ -1,0 +1,514 @@
+"""The Trend protocol on every node of a cluster (``serve --workers N --redis URL --trend-port``).
+
+Every node serves the Trend port (``SO_REUSEPORT``), so a bot's WebSocket lands on any of them.
+What this adds to :mod:`moonshot.server.cluster` (which it uses as Sessions does):
+
+* **matching**: a Trend ``join`` is a ticket in the Redis lobby pool
+  ``lobby:["trend", "any", code]`` (the ``lobbyCode``), popped four at a time by the same Lua
+  scripts as Sessions' pools; the node that pops a group **owns** the table (``trend`` rules,
+  Trend's phase timeouts, the lobby's Trend bots after ``fill_wait``). ``playerNumber`` asks for
+  chair ``playerNumber - 1`` as with one process: the group is shuffled, then each player gets
+  the chair it asked for unless someone earlier in that order asked for it first. Each player's
+  node hears ``tmt`` (matched: the chair, the names, the owner).
+* **the seats**: every Trend chair of a cluster table is a :class:`TrendRemoteSeat`, whose events
+  go to the player's node as ``tev``: the events plus what a :class:`TrendSeat` reads of the
+  table besides them, each chair's Trend ``status`` and (``timeoutCount``, ``errorCount``),
+  computed by the owner when it sends them (so every chair's frames carry the owner's counts).
+  Requests, rejections and the close are Sessions' ``rq``, ``rj``, ``cl``; the player's cards and
+  its detach go back as ``sb``, ``prj``, ``dt``. On the player's node the
+  :class:`~moonshot.protocols.trend.seat.TrendSeat` plays against a :class:`TrendRemoteTable`.
+* **taking a chair back**: a chair's credential is ``sha256("trend", token)`` (the token itself
+  is never stored), kept with the table's start data (``meta:{id}``, and the game's record); an
+  index ``trendseat:{sha256(playerNumber, playerName)}`` (a hash: table id -> chair) finds the
+  tables where a player with that number and name sits. A ``join`` on any node first looks there:
+  a running table whose chair's credential matches the token's digest (compared with
+  :func:`hmac.compare_digest`) is asked for the chair (``tat``); the owner seats the player
+  again if the chair is empty (``tak``, then the replay) or refuses (``trf``). A refusal is tried
+  again for a few leases (the owner may not yet know that the old socket is gone: its ``dt``, or
+  the death of the node that held it, is on the way), then the join goes to the lobby, as a join
+  that matches no away chair does with one process.
+* **adoption**: the ``trend`` adopter rebuilds a dead owner's table from the Redis log: players
+  on live nodes keep their chairs (``ad``, events skipped by version), the lobby's bots play
+  theirs again, and the chairs whose socket died with the owner wait ``restore_grace`` for a
+  rejoin (then a bot plays them until the player comes back).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import json
+import logging
+import random
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, cast
+
+from moonshot.actions import action_from_dict
+from moonshot.protocols.trend import codec as tc
+from moonshot.protocols.trend.seat import PeerBase, TrendSeat, chair_status
+from moonshot.protocols.trend.server import TIMEOUTS, TrendService
+from moonshot.server import wire
+from moonshot.server.cluster import Binding, Cluster, RemoteSeat, RemoteTable, _Ticket
+from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.server.table import BotSeat, Seat, SeatKind, Table, TableEvent, TableStatus
+from moonshot.store import rules_named
+from moonshot.variants import TREND
+
+if TYPE_CHECKING:
+    from moonshot.server.app import ServerApp
+
+log = logging.getLogger("moonshot.cluster.trend")
+
+INDEX_TTL_S = 7 * 24 * 3600
+
+
+def credential(token: str) -> str:
+    """What a cluster keeps of a Trend player's token: a digest, never the token."""
+    return hashlib.sha256(b"trend\x00" + token.encode()).hexdigest()
+
+
+def seat_key(number: int, name: str) -> str:
+    """The index entry for a player number and name (a digest: any name is a safe key)."""
+    return hashlib.sha256(json.dumps([number, name]).encode()).hexdigest()
+
+
+class TrendRemoteSeat(RemoteSeat):
+    """A Trend chair whose player is connected to some node: its events carry each chair's
+    Trend status and counts, read here, where the table is."""
+
+    protocol = "trend"
+
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+        status, counts = chair_status(table)
+        self._send(table, {"k": "tev", "e": list(events), "st": status, "n": [x for c in counts for x in c]})
+
+
+class _Ended:
+    """``table.done`` of a remote table, as :class:`TrendService` reads it."""
+
+    def __init__(self, table: TrendRemoteTable) -> None:
+        self.table = table
+
+    def done(self) -> bool:
+        return self.table.status is not TableStatus.RUNNING
+
+
+class TrendRemoteTable(RemoteTable):
+    """What a :class:`TrendSeat` sees of a table owned by any node: the owner's chair status
+    (:func:`~moonshot.protocols.trend.seat.chair_status` reads ``trend_status``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.trend_status: tuple[list[int], list[tuple[int, int]]] = ([tc.ONLINE] * 4, [(0, 0)] * 4)
+        self.done = _Ended(self)
+
+
+class TrendLobby:
+    """The lobby a :class:`TrendService` of a cluster node hands its players to."""
+
+    def __init__(self, link: TrendCluster, lobby: Lobby) -> None:
+        self.link = link
+        self.lobby = lobby
+
+    def join(self, c: Candidate) -> None:
+        if c.game_type is not GameType.ANY:
+            raise LobbyError("Trend games are of type any")
+        c.joined_at = asyncio.get_running_loop().time()
+        if self.lobby.router is not None and self.lobby.router.claim(c):
+            return  # a code naming a table hosted in this process (an HTTP game, a tournament seat)
+        self.link.queue(c)
+
+    def leave(self, c: Candidate) -> bool:
+        if self.lobby.router is not None and self.lobby.router.release(c):
+            return True
+        return self.link.cluster.unqueue(c)
+
+
+class _Pending:
+    """A rejoin waiting for the owner's answer."""
+
+    def __init__(self, peer: PeerBase, j: tc.Join) -> None:
+        self.peer = peer
+        self.join = j
+        self.answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+
+
+class TrendCluster:
+    """This node's Trend part of the cluster (one per :class:`ServerApp` with ``--trend-port``)."""
+
+    def __init__(self, cluster: Cluster, app: ServerApp) -> None:
+        self.cluster = cluster
+        self.app = app
+        self.service: TrendService | None = None
+        self.pending: dict[str, _Pending] = {}  # rejoins asked of an owner, by binding
+        self.formed = 0
+        self.rejoins = 0
+        cluster.handlers.update({k: self._on_message for k in wire.TREND})
+        cluster.adopters["trend"] = self.adopt
+
+    def attach_service(self, service: TrendService) -> None:
+        self.service = service
+        service.remote = self
+
+    # ------------------------------------------------------------ matching
+    def queue(self, c: Candidate) -> None:
+        """A ticket in the pool of the candidate's lobby code; four make a table (here or on
+        the node whose join completed the group)."""
+        cl = self.cluster
+        seat = c.seat
+        seat.credential = credential(c.token or "")
+        tid = secrets.token_hex(8)
+        text = json.dumps(
+            {
+                "id": tid,
+                "node": cl.node,
+                "name": seat.name,
+                "kind": seat.kind.value,
+                "cred": seat.credential,
+                "chair": c.chair,
+            }
+        )
+        pool = cl.key("lobby", json.dumps(["trend", GameType.ANY.value, c.lobby_code]))
+        ticket = _Ticket(c, text, pool)
+        cl.tickets[tid] = ticket
+        fill = self.app.lobby.fill_wait if self.app.lobby is not None else None
+        cl._spawn(self._join_pool(tid, ticket, fill))
+
+    async def _join_pool(self, tid: str, ticket: _Ticket, fill_wait: float | None) -> None:
+        cl = self.cluster
+        group = await cl._join(keys=[ticket.pool], args=[ticket.text, cl.prefix])
+        if group:
+            self._form([g.decode() if isinstance(g, bytes) else g for g in group], fill=False)
+        elif tid not in cl.tickets:  # the player left while its ticket was on its way: out again
+            assert cl.redis is not None
+            await cl.redis.lrem(ticket.pool, 1, ticket.text)
+        elif fill_wait is not None and not cl._closing:
+            loop = asyncio.get_running_loop()
+            ticket.timer = loop.call_later(fill_wait, lambda: cl._spawn(self._fill_pool(ticket)))
+
+    async def _fill_pool(self, ticket: _Ticket) -> None:
+        cl = self.cluster
+        group = await cl._fill(keys=[ticket.pool], args=[ticket.text, cl.prefix])
+        if group:
+            self._form([g.decode() if isinstance(g, bytes) else g for g in group], fill=True)
+
+    def _table(self, seats: list[Seat | None], **kwargs: Any) -> Table:
+        app = self.app
+        policy = replace(app.policy(grace=kwargs.pop("grace", 0.0)), phase_timeouts=TIMEOUTS)
+        return Table(
+            kwargs.pop("rules", TREND),
+            seats,
+            policy=policy,
+            recorder=self.cluster.recorder(),
+            **kwargs,
+        )
+
+    def _form(self, group: list[str], fill: bool) -> None:
+        """This node won the pop: it owns the new Trend table; each player's node hears ``tmt``."""
+        cl, app = self.cluster, self.app
+        tickets = [json.loads(g) for g in group]
+        entries: list[tuple[Seat, dict[str, Any] | None]] = []
+        for t in tickets:
+            seat = TrendRemoteSeat(cl, t["node"], secrets.token_hex(8), t["name"], SeatKind(t["kind"]), t.get("cred"))
+            entries.append((seat, t))
+        while len(entries) < 4:
+            entries.append((app._make_trend_bot(), None))
+        cl._rng.shuffle(entries)
+        placed: list[tuple[Seat, dict[str, Any] | None] | None] = [None] * 4
+        rest = []
+        for e in entries:  # the chairs asked for (playerNumber), first asker in this order wins
+            want = e[1].get("chair") if e[1] is not None else None
+            if isinstance(want, int) and 0 <= want < 4 and placed[want] is None:
+                placed[want] = e
+            else:
+                rest.append(e)
+        final = [p if p is not None else rest.pop(0) for p in placed]
+        table = self._table(
+            [s for s, _ in final],
+            seed=app._seed(),
+            table_id=f"{int(time.time() * 1000):x}-{secrets.token_hex(4)}",
+            meta={"protocol": "trend"},
+        )
+        players = [
+            {"name": s.name, "kind": s.kind.value, "protocol": s.protocol}
+            | ({"credential": s.credential} if s.credential is not None else {})
+            for s, _ in final
+        ]
+        # the playerNumber each player asked for: what its rejoin says (not always its chair + 1)
+        numbers = [t["chair"] + 1 if t is not None and isinstance(t.get("chair"), int) else None for _, t in final]
+        info = {"protocol": "trend", "fill": fill, "players": players, "numbers": numbers}
+        cl._register(table, info | {"tmeta": {"protocol": "trend"}})
+        self._index_all(table, numbers)
+        for chair, (occupant, t) in enumerate(final):
+            if isinstance(occupant, RemoteSeat) and t is not None:
+                cl.send(
+                    occupant.node,
+                    {
+                        "k": "tmt",
+                        "ticket": t["id"],
+                        "t": table.id,
+                        "c": chair,
+                        "b": occupant.binding,
+                        "owner": cl.node,
+                        "names": table.seat_names(),
+                        "rules": table.rules.name,
+                    },
+                    fence=table.id,
+                )
+        cl.formed += 1
+        self.formed += 1
+        if app.lobby is not None:
+            app.lobby.matched += 1
+        app._track(table)
+        log.info("event=cluster_matched protocol=trend table=%s players=%s filled=%s", table.id, table.names, fill)
+
+    def _index_all(self, table: Table, numbers: Sequence[int | None]) -> None:
+        """``trendseat:{number, name}`` -> the table's chair, for each player's rejoin on any node
+        (a player whose number is unknown, in a game restored from the store: under each of 1-4)."""
+        cl = self.cluster
+        lease = cl.key("lease", table.id)
+        for chair, name in enumerate(table.names):
+            if table.credentials[chair] is None:
+                continue
+            n = numbers[chair] if chair < len(numbers) else None
+            for number in [n] if isinstance(n, int) else range(1, 5):
+                key = cl.key("trendseat", seat_key(number, name))
+                cl.write(lease, "h", key, table.id, str(chair))
+                cl.write("", "e", key, str(INDEX_TTL_S))
+        table.done.add_done_callback(lambda _: self._unindex(table, numbers))
+
+    def _unindex(self, table: Table, numbers: Sequence[int | None]) -> None:
+        """A finished (or failed) game's chairs can no longer be taken back: out of the index."""
+        if table.status is TableStatus.STOPPED:
+            return  # stopped here (shutdown, lease lost): the game goes on elsewhere
+        cl = self.cluster
+        for chair, name in enumerate(table.names):
+            if table.credentials[chair] is None:
+                continue
+            n = numbers[chair] if chair < len(numbers) else None
+            for number in [n] if isinstance(n, int) else range(1, 5):
+                cl.write("", "hd", cl.key("trendseat", seat_key(number, name)), table.id)
+
+    # ------------------------------------------------------------ messages
+    def _on_message(self, msg: dict[str, Any]) -> None:
+        k = msg["k"]
+        if k == "tev":
+            self._events(msg)
+        elif k == "tmt":
+            self._matched(msg)
+        elif k == "tat":
+            self._attach(msg)
+        else:  # tak, trf
+            self._answer(msg)
+
+    def _answer(self, msg: dict[str, Any]) -> None:
+        """The owner's answer to a rejoin. The chair is taken here and now, before the next
+        stream entry (the table's replay follows at once, maybe in the same read)."""
+        p = self.pending.pop(msg["b"], None)
+        if p is None or p.answer.done():
+            if msg["k"] == "tak":  # nobody waits any more (timed out): give the chair up
+                self._remote_table(msg).detach(int(msg["c"]), None, "disconnected")
+            return
+        if msg["k"] == "tak":
+            rt = self._remote_table(msg)
+            if p.peer.closed or self.service is None:
+                rt.detach(rt.chair, None, "disconnected")
+            else:
+                seat = self.service.rejoined(p.peer, p.join, cast(Table, rt), rt.chair)
+                self.cluster.bindings[rt.binding] = Binding(rt.binding, cast(Any, seat), rt)
+                self.rejoins += 1
+        p.answer.set_result(msg)
+
+    def _events(self, msg: dict[str, Any]) -> None:
+        b = self.cluster.bindings.get(msg["b"])
+        if b is None:
+            return  # the player left: its node told the owner ("dt"), which may not have heard yet
+        fresh = [e for e in msg["e"] if e.version > b.last_version]
+        if not fresh:
+            return
+        b.last_version = fresh[-1].version
+        st, n = list(msg["st"]), list(msg["n"])
+        if len(st) == 4 and len(n) == 8:
+            cast(TrendRemoteTable, b.table).trend_status = (st, [(n[2 * i], n[2 * i + 1]) for i in range(4)])
+        b.seat.on_events(cast(Table, b.table), fresh)
+
+    def _remote_table(self, msg: dict[str, Any]) -> TrendRemoteTable:
+        return TrendRemoteTable(
+            self.cluster,
+            msg["t"],
+            msg["owner"],
+            msg["b"],
+            int(msg["c"]),
+            list(msg["names"]),
+            rules_named(msg["rules"]),
+            None,
+        )
+
+    def _matched(self, msg: dict[str, Any]) -> None:
+        cl = self.cluster
+        ticket = cl.tickets.pop(msg["ticket"], None)
+        rt = self._remote_table(msg)
+        if ticket is None:  # the player left after its ticket was taken: the chair is empty
+            rt.detach(rt.chair, None, "left the lobby")
+            return
+        if ticket.timer is not None:
+            ticket.timer.cancel()
+        seat = ticket.candidate.seat
+        if not isinstance(seat, TrendSeat) or seat.peer.closed:
+            rt.detach(rt.chair, None, "disconnected")
+            return
+        cl.bindings[rt.binding] = Binding(rt.binding, cast(Any, seat), rt)
+        try:
+            ticket.candidate.on_matched(cast(Table, rt), rt.chair)
+        except Exception:
+            log.exception("event=on_matched_failed table=%s", rt.id)
+            rt.detach(rt.chair, None, "matching callback failed")
+
+    def _attach(self, msg: dict[str, Any]) -> None:
+        """A player's node asks for a chair back (its token's digest already matched)."""
+        cl = self.cluster
+        table = cl.owned.get(msg["t"])
+        chair = int(msg["c"])
+        answer = {"t": msg["t"], "b": msg["b"]}
+        if (
+            table is None
+            or table.done.done()
+            or table.meta.get("protocol") != "trend"
+            or not 0 <= chair < 4
+            or table.chairs[chair].occupant is not None
+        ):
+            taken = table is not None and not table.done.done() and 0 <= chair < 4
+            cl.send(msg["node"], {"k": "trf", **answer, "why": "taken" if taken else "ended"})
+            return
+        seat = TrendRemoteSeat(cl, msg["node"], msg["b"], table.names[chair], SeatKind.BOT, table.credentials[chair])
+        cl.write("", "h", cl.key("bind", table.id), str(chair), f"{seat.node} {seat.binding}")
+        names = table.seat_names()
+        names[chair] = table.names[chair]
+        cl.send(
+            msg["node"],
+            {"k": "tak", **answer, "c": chair, "owner": cl.node, "names": names, "rules": table.rules.name},
+        )
+        table.attach(chair, seat, replay=True)
+
+    # ------------------------------------------------------------ taking a chair back
+    def rejoin(self, peer: PeerBase, j: tc.Join) -> None:
+        """A ``join``: a chair to take back on any node, else the lobby (TrendService's link)."""
+        self.cluster._spawn(self._rejoin(peer, j), limit=False)  # it may wait for an adoption
+
+    async def _rejoin(self, peer: PeerBase, j: tc.Join) -> None:
+        service = self.service
+        assert service is not None
+        try:
+            if await self._find_chair(peer, j):
+                return
+        except Exception:
+            log.exception("event=trend_rejoin_failed peer=%s", peer.addr)
+        service.to_lobby(peer, j)
+
+    async def _find_chair(self, peer: PeerBase, j: tc.Join) -> bool:
+        cl = self.cluster
+        assert cl.redis is not None
+        index = await cl.redis.hgetall(cl.key("trendseat", seat_key(j.number, j.name)))
+        if not index:
+            return False
+        digest = credential(j.token).encode()
+        for raw_id, raw_chair in index.items():
+            table_id, chair = raw_id.decode(), int(raw_chair)
+            meta_raw = await cl.redis.get(cl.key("meta", table_id))
+            if meta_raw is None:
+                continue
+            creds = json.loads(meta_raw).get("creds") or []
+            cred = creds[chair] if 0 <= chair < len(creds) else None
+            if not isinstance(cred, str) or not hmac.compare_digest(cred.encode(), digest):
+                continue
+            if await self._take(peer, j, table_id, chair):
+                return True
+        return False
+
+    async def _take(self, peer: PeerBase, j: tc.Join, table_id: str, chair: int) -> bool:
+        """Ask the table's owner for the chair, again while it is refused for a few leases (the
+        owner has not heard yet that the old socket is gone) or the owner does not answer."""
+        cl = self.cluster
+        loop = asyncio.get_running_loop()
+        end = loop.time() + max(3.0, 3 * cl.lease)
+        while not peer.closed:
+            owner = await cl._live_owner(table_id)
+            if owner is None:
+                return False
+            binding = secrets.token_hex(8)
+            p = _Pending(peer, j)
+            self.pending[binding] = p
+            cl.send(owner.decode(), {"k": "tat", "t": table_id, "c": chair, "b": binding, "node": cl.node})
+            try:
+                msg = await asyncio.wait_for(asyncio.shield(p.answer), max(3.0, 2 * cl.lease))
+            except TimeoutError:
+                self.pending.pop(binding, None)
+                if loop.time() > end + 2 * cl.lease:
+                    return False
+                continue
+            if msg["k"] == "tak":
+                return True  # seated by _answer
+            if msg.get("why") != "taken" or loop.time() > end:
+                return False
+            await asyncio.sleep(0.2)
+        return True  # the socket went: nothing more to do for it
+
+    # ------------------------------------------------------------ adoption
+    async def adopt(self, table_id: str, meta: dict[str, Any]) -> Table | None:
+        """Restore a Trend table whose owner died (its Redis log, completed into the store by
+        the cluster): players on live nodes keep their chairs, bots play the bots' chairs, the
+        rest wait for their players' rejoin."""
+        cl, app = self.cluster, self.app
+        assert cl.redis is not None
+        entries, binds, old = await asyncio.gather(
+            cl.redis.lrange(cl.key("log", table_id), 0, -1),
+            cl.redis.hgetall(cl.key("bind", table_id)),
+            cl.redis.hget(cl.key("tables"), table_id),
+        )
+        logged = sorted((json.loads(e) for e in entries), key=lambda e: int(e["i"]))
+        actions = [action_from_dict(e["a"]) for e in logged]
+        forced = [bool(e["f"]) for e in logged]
+        names: list[str] = list(meta["names"])
+        creds: list[str | None] = list(meta["creds"])
+        old_owner = old.decode() if old is not None else ""
+        seats: list[Seat | None] = [None, None, None, None]
+        kept: list[TrendRemoteSeat] = []
+        for chair in range(4):
+            bound = binds.get(str(chair).encode())
+            if bound is not None:
+                node, binding = bound.decode().split()
+                if node != old_owner and await cl.node_alive(node):
+                    seat = TrendRemoteSeat(cl, node, binding, names[chair], SeatKind.BOT, creds[chair])
+                    seats[chair] = seat
+                    kept.append(seat)
+                    continue
+            if creds[chair] is None:  # a bot's chair: a bot again, at once
+                bot = app._bot()
+                seats[chair] = BotSeat(bot, random.Random(cl._rng.getrandbits(32)), name=names[chair])
+        table = self._table(
+            seats,
+            rules=rules_named(meta["variant"]),
+            grace=app.config.restore_grace,
+            seed=int(meta["seed"]),
+            table_id=table_id,
+            actions=actions,
+            forced=forced,
+            restored=True,
+            names=names,
+            credentials=creds,
+            meta={"protocol": "trend", "restored": True},
+        )
+        for seat in kept:
+            cl.send(seat.node, {"k": "ad", "t": table_id, "b": seat.binding, "owner": cl.node}, fence=table_id)
+        numbers = meta.get("numbers")  # absent in a game restored from the store: each of 1-4
+        self._index_all(table, numbers if isinstance(numbers, list) and len(numbers) == 4 else [None] * 4)
+        app._track(table)
+        log.info("event=trend_adopted table=%s actions=%d players_kept=%d", table_id, len(actions), len(kept))
+        return table
+
+
+__all__ = ["TrendCluster", "TrendLobby", "TrendRemoteSeat", "TrendRemoteTable", "credential", "seat_key"]
