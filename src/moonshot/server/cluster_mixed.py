@@ -147,7 +147,10 @@ class ClusterMixed:
             return
         c = cl.candidate
         try:
-            owner = await self._holder(c)
+            # bounded like every lobby call (the answer's wait below is not): a burst of joins
+            # with codes must not take every Redis connection of the node
+            async with self.cluster._calls:
+                owner = await self._holder(c)
         except Exception:
             log.exception("event=mixed_lookup_failed")
             owner = None
