@@ -468,6 +468,24 @@ class ClusterLobby(Lobby):
 
 
 # ------------------------------------------------------------------ the node
+def place_in_chairs(
+    entries: list[tuple[Seat, dict[str, Any] | None]], rng: random.Random
+) -> list[tuple[Seat, dict[str, Any] | None]]:
+    """A matched group's four chairs: the group shuffled, then each ticket that asks for a chair
+    (``chair``, e.g. Trend's ``playerNumber``) gets it if it is still free, first asker in that
+    order; the others (and the bots, whose ticket is None) fill the chairs left."""
+    rng.shuffle(entries)
+    placed: list[tuple[Seat, dict[str, Any] | None] | None] = [None] * 4
+    rest = []
+    for e in entries:
+        want = e[1].get("chair") if e[1] is not None else None
+        if isinstance(want, int) and 0 <= want < 4 and placed[want] is None:
+            placed[want] = e
+        else:
+            rest.append(e)
+    return [p if p is not None else rest.pop(0) for p in placed]
+
+
 @dataclass
 class Cluster:
     """This process's membership of the cluster (one per :class:`ServerApp`)."""
@@ -902,16 +920,7 @@ class Cluster:
             entries.append((seat, t))
         while len(entries) < 4:
             entries.append((app._make_bot(), None))
-        self._rng.shuffle(entries)
-        placed: list[tuple[Seat, dict[str, Any] | None] | None] = [None] * 4
-        rest = []
-        for e in entries:
-            want = e[1].get("chair") if e[1] is not None else None
-            if isinstance(want, int) and 0 <= want < 4 and placed[want] is None:
-                placed[want] = e
-            else:
-                rest.append(e)
-        final = [p if p is not None else rest.pop(0) for p in placed]
+        final = place_in_chairs(entries, self._rng)
         seats = [s for s, _ in final]
         table = Table(
             SESSIONS_RULES,

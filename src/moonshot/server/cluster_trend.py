@@ -52,7 +52,7 @@ from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import PeerBase, TrendSeat, chair_status
 from moonshot.protocols.trend.server import TIMEOUTS, TrendService
 from moonshot.server import wire
-from moonshot.server.cluster import Binding, Cluster, RemoteSeat, RemoteTable, _Ticket
+from moonshot.server.cluster import Binding, Cluster, RemoteSeat, RemoteTable, _Ticket, place_in_chairs
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
 from moonshot.server.table import BotSeat, Seat, SeatKind, Table, TableEvent, TableStatus
 from moonshot.store import rules_named
@@ -217,16 +217,7 @@ class TrendCluster:
             entries.append((seat, t))
         while len(entries) < 4:
             entries.append((app._make_trend_bot(), None))
-        cl._rng.shuffle(entries)
-        placed: list[tuple[Seat, dict[str, Any] | None] | None] = [None] * 4
-        rest = []
-        for e in entries:  # the chairs asked for (playerNumber), first asker in this order wins
-            want = e[1].get("chair") if e[1] is not None else None
-            if isinstance(want, int) and 0 <= want < 4 and placed[want] is None:
-                placed[want] = e
-            else:
-                rest.append(e)
-        final = [p if p is not None else rest.pop(0) for p in placed]
+        final = place_in_chairs(entries, cl._rng)  # the chairs asked for (playerNumber)
         table = self._table(
             [s for s, _ in final],
             seed=app._seed(),
