@@ -16,7 +16,9 @@ Skipped, with the reason, when Redis or PostgreSQL is not there (fixtures of tes
 from __future__ import annotations
 
 import asyncio
+import os
 import random
+import signal
 
 import httpx
 import pytest
@@ -27,7 +29,7 @@ from moonshot.sim import make_bot
 from moonshot.variants import find_variant
 from protocols.turbo.sse import SseReader
 
-from .test_cluster import Cluster, cluster, free_port, new_http_game, start_node, stop_node, stored
+from .test_cluster import Cluster, Node, cluster, free_port, new_http_game, start_node, stop_node, stored
 from .test_turbo_play import Person, check_game
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(120)]
@@ -152,3 +154,114 @@ async def test_a_tournaments_external_sessions_entrant_plays_through_another_pro
         await stop_node(a)
         await stop_node(b)
     assert "event=mixed_claimed" in a.text() and token not in a.text() + b.text()
+
+
+# ---------------------------------------------------------------- the hosting process dies
+# Three processes: A hosts the HTTP game, B (no HTTP port, so it can adopt no HTTP game) holds the
+# Sessions player's connection, C (HTTP) is where the person plays and what takes the game over.
+# So the adopter is always another process than the player's: the chair goes back through B.
+
+
+async def three_nodes(cluster: Cluster) -> tuple[Node, Node, Node]:
+    a = await start_node(cluster, free_port(), "a", http_port=free_port(), lease=2)
+    b = await start_node(cluster, free_port(), "b", lease=2)
+    c = await start_node(cluster, free_port(), "c", http_port=free_port(), lease=2)
+    return a, b, c
+
+
+async def test_kill_9_of_a_mixed_games_process_mid_game_the_sessions_player_plays_on(cluster: Cluster) -> None:
+    a, b, c = await three_nodes(cluster)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann_a:
+            gid = await new_http_game(ann_a, 41)
+            cookies = dict(ann_a.cookies)
+            async with await Client.connect("127.0.0.1", b.port) as sdk:
+                bot = asyncio.create_task(sdk.play(BotPlayer(make_bot("heuristic"), random.Random(5)), lobby_code=gid))
+                await wait_names(ann_a, gid, 2)
+                for _ in range(2):
+                    r = await ann_a.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})
+                    assert r.status_code == 200, r.text
+                ann = httpx.AsyncClient(base_url=c.url(), cookies=cookies, timeout=60)
+                try:
+                    before = await asyncio.wait_for(Person(ann, gid, "ann", seed=7).play(stop_after=5), 60)
+                    async with ann.stream("GET", f"/game/subscribe/{gid}") as resp:  # through C, from A
+                        past = await SseReader(resp).until("end_replay")
+                    last_id = past[-2].id
+                    assert last_id
+                    os.kill(a.proc.pid, signal.SIGKILL)
+                    await a.proc.wait()
+                    # C adopts the game; the stream resumes there; B's player is seated again
+                    async with ann.stream("GET", f"/game/subscribe/{gid}", headers={"Last-Event-ID": last_id}) as resp:
+                        assert resp.status_code == 200
+                        await asyncio.wait_for(SseReader(resp).until("end_replay"), 60)
+                    person = Person(ann, gid, "ann", seed=8)
+                    after, result = await asyncio.wait_for(asyncio.gather(person.play(), bot), 120)
+                finally:
+                    await ann.aclose()
+                    bot.cancel()
+        assert person.errors == []
+        game_before = [e for e in before if e["type"] != "end_replay"]
+        game_after = [e for e in after if e["type"] != "end_replay"]
+        assert game_after[: len(game_before)] == game_before  # the same game, replayed by the adopter
+        check_game(after, "standard")
+        assert not any("substituted" in e or "server bot" in e for e in result.errors), result.errors
+        rec = await stored(cluster.db, lambda r: r.status == "finished")
+        assert rec.id == gid and rec.meta.get("mixed") is True
+        final = replay(find_variant("standard"), rec.seed, rec.actions)
+        assert final.over and list(final.totals) == rec.totals
+        assert sorted(result.scores.values()) == sorted(rec.totals)  # the Sessions player saw the end
+        sessions_chair = next(i for i, p in enumerate(rec.players) if p["protocol"] == "sessions")
+        assert rec.totals[sessions_chair] == result.scores[rec.players[sessions_chair]["name"]]
+    finally:
+        for n in (a, b, c):
+            await stop_node(n)
+    assert "event=mixed_adopted" in c.text() and "sessions_kept=1" in c.text()
+    assert "event=adopted" not in b.text()  # B has no HTTP port: it leaves HTTP games to C
+
+
+async def test_kill_9_of_an_open_mixed_games_process_the_waiting_sessions_player_keeps_its_chair(
+    cluster: Cluster,
+) -> None:
+    a, b, c = await three_nodes(cluster)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann_a:
+            gid = await new_http_game(ann_a, 43)
+            cookies = dict(ann_a.cookies)
+            async with await Client.connect("127.0.0.1", b.port) as sdk:
+                bot = asyncio.create_task(sdk.play(BotPlayer(make_bot("heuristic"), random.Random(6)), lobby_code=gid))
+                names = await wait_names(ann_a, gid, 2)
+                await asyncio.sleep(0.5)  # the store's writer has the open game
+                os.kill(a.proc.pid, signal.SIGKILL)
+                await a.proc.wait()
+                async with httpx.AsyncClient(base_url=c.url(), cookies={"name": "bob"}, timeout=60) as bob:
+                    # C takes the open game over, and B's player is seated in it again
+                    loop = asyncio.get_running_loop()
+                    end = loop.time() + 40
+                    while "event=mixed_reclaimed" not in b.text() and loop.time() < end:
+                        await asyncio.sleep(0.2)
+                    assert "event=adopted_open game=" + gid in c.text()
+                    assert await wait_names(bob, gid, 2) == names
+                    r = await bob.post("/lobby/join", json={"id": gid})
+                    assert r.status_code == 200, r.text
+                    r = await bob.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})
+                    assert r.status_code == 200, r.text
+                    ann = httpx.AsyncClient(base_url=c.url(), cookies=cookies, timeout=60)
+                    try:
+                        people = [Person(ann, gid, "ann", seed=3), Person(bob, gid, "bob", seed=4)]
+                        *streams, result = await asyncio.wait_for(asyncio.gather(*(p.play() for p in people), bot), 120)
+                    finally:
+                        await ann.aclose()
+                        bot.cancel()
+        assert all(p.errors == [] for p in people)
+        for events in streams:
+            check_game(events, "standard")
+        rec = await stored(cluster.db, lambda r: r.status == "finished")
+        assert rec.id == gid
+        assert sorted(p["protocol"] for p in rec.players) == ["http", "http", "server", "sessions"]
+        assert sorted(result.scores.values()) == sorted(rec.totals)
+        assert not any(rec.forced)
+    finally:
+        for n in (a, b, c):
+            await stop_node(n)
+    assert "event=adopted_open game=" + gid in c.text()
+    assert "event=mixed_reclaimed" in b.text()

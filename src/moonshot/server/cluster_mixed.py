@@ -36,11 +36,13 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from moonshot.protocols.sessions import codec as sc
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionSeat
 from moonshot.rules import Rules
@@ -82,6 +84,9 @@ class _Claim:
     candidate: Candidate
     owner: str | None = None
     answered: bool = False
+    # asked again after its host died: the answer goes to this future (ok, why), not to the
+    # player, which was told ``ok`` already
+    again: asyncio.Future[tuple[bool, str | None]] | None = None
 
 
 class ClusterMixed:
@@ -92,8 +97,11 @@ class ClusterMixed:
         self.cluster = cluster
         self.claims: dict[str, _Claim] = {}  # this node's players asking another node, by request id
         self.held: dict[tuple[str, str], Candidate] = {}  # other nodes' players waiting here
+        self.playing: dict[str, RemoteTable] = {}  # this node's players at tables hosted elsewhere
+        self.reclaims = 0  # waiting players asked again of the node that took their game over
         cluster.handlers.update({k: self._on_message for k in wire.MIXED})
         cluster._spawn(self._sweep(), limit=False)
+        cluster._spawn(self._watch_hosts(), limit=False)
 
     # ------------------------------------------------------------ the tournaments run here
     def tournament_running(self, t: Tournament) -> None:
@@ -160,20 +168,7 @@ class ClusterMixed:
             self._not_here(r)
             return
         cl.owner = owner
-        self.cluster.send(
-            owner,
-            {
-                "k": "mc",
-                "r": r,
-                "node": self.cluster.node,
-                "code": c.lobby_code,
-                "tok": c.token,
-                "name": c.seat.name,
-                "kind": c.seat.kind.value,
-                "cred": c.seat.credential,
-                "gt": c.game_type.value,
-            },
-        )
+        self.cluster.send(owner, self._ask_message(r, c))
         loop = asyncio.get_running_loop()
         end = loop.time() + ANSWER_TIMEOUT
         while loop.time() < end:
@@ -201,6 +196,10 @@ class ClusterMixed:
     def _answered(self, msg: dict[str, Any]) -> None:
         r = msg["r"]
         cl = self.claims.get(r)
+        if cl is not None and cl.again is not None:
+            if not cl.again.done():
+                cl.again.set_result((bool(msg["ok"]), None if msg["why"] is None else str(msg["why"])))
+            return
         if cl is None or cl.answered:
             return
         if msg["ok"]:
@@ -235,6 +234,7 @@ class ClusterMixed:
             rt.detach(rt.chair, None, "disconnected")
             return
         cluster.bindings[rt.binding] = Binding(rt.binding, seat, rt)
+        self.playing[rt.binding] = rt
         try:
             c.on_matched(cast(Table, rt), rt.chair)
         except Exception:
@@ -325,6 +325,150 @@ class ClusterMixed:
                             log.info("event=mixed_player_node_gone node=%s name=%s", node, c.seat.name)
                             self.app.release(c)
 
+    # ------------------------------------------------------------ the host died
+    async def _watch_hosts(self) -> None:
+        """Every lease: this node's players whose game's host has no heartbeat any more.
+
+        * waiting in an open game (told ``ok``, not yet seated): asked again of the node that
+          takes the game over (``_reclaim``), or told and freed when none does;
+        * playing at a table outside the directory (a tournament's game, which no node adopts:
+          the tournament goes on from the store on another node, its game restored with the
+          entrants' chairs waiting ``--show-up`` seconds): told that the session is closed and
+          to join again with the token. A table in the directory (an HTTP game) is adopted: its
+          adopter tells the player's node (``ad``) and the player plays on."""
+        cluster = self.cluster
+        while True:
+            await asyncio.sleep(cluster.lease)
+            try:
+                await self._check_hosts()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("event=mixed_watch_failed")
+
+    async def _check_hosts(self) -> None:
+        cluster = self.cluster
+        assert cluster.redis is not None
+        for b in [b for b in self.playing if b not in cluster.bindings]:
+            del self.playing[b]  # the game ended, or the player left
+        owners = {cl.owner for cl in self.claims.values() if cl.answered and cl.again is None and cl.owner}
+        owners |= {rt.owner for rt in self.playing.values()}
+        owners.discard(cluster.node)
+        for owner in owners:
+            if await cluster.node_alive(owner):
+                continue
+            for r, cl in list(self.claims.items()):
+                if cl.owner == owner and cl.answered and cl.again is None:
+                    cluster._spawn(self._reclaim(r, cl), limit=False)
+            for b, rt in list(self.playing.items()):
+                if rt.owner != owner or await cluster.redis.hexists(cluster.key("tables"), rt.id):
+                    continue  # adopted under its lease: the adopter says ``ad``
+                del self.playing[b]
+                bound = cluster.bindings.pop(b, None)
+                if bound is not None:
+                    log.info("event=mixed_host_gone table=%s name=%s", rt.id, bound.seat.name)
+                    end_session(
+                        bound.seat,
+                        f"the server process running game {rt.id} is gone; the tournament goes on "
+                        "on another process: join again with your token",
+                    )
+
+    async def _reclaim(self, r: str, cl: _Claim) -> None:
+        """A waiting player's open game lost its host: ask the node that takes it over (its
+        ``httpgame`` entry, or the tournament token's index, points at a live node again) to
+        seat the player there; this node itself, when it took the game. Told and freed when
+        no node takes the game within a few leases, or when the new host refuses it."""
+        cluster = self.cluster
+        dead, c = cl.owner, cl.candidate
+        loop = asyncio.get_running_loop()
+        end = loop.time() + 5 * cluster.lease + 10
+        cl.owner = None
+        cl.again = loop.create_future()
+        why = "the game's server process is gone and no other process took the game over"
+        while loop.time() < end and self.claims.get(r) is cl:
+            async with cluster._calls:
+                node = await self._holder(c)
+                gone = node is None and await self._gone(c)
+            if gone:
+                break
+            if node is None or node == dead:
+                await asyncio.sleep(0.2)
+                continue
+            if node == cluster.node:
+                taken = self._take_here(r, cl)
+                if taken is True:
+                    return
+                if isinstance(taken, str):
+                    why = taken
+                    break
+                await asyncio.sleep(0.2)  # not in this node's lobby yet (the store's copy loads)
+                continue
+            cl.owner = node
+            cl.again = loop.create_future()
+            cluster.send(node, self._ask_message(r, c))
+            try:
+                ok, refused = await asyncio.wait_for(asyncio.shield(cl.again), cluster.lease + 2)
+            except TimeoutError:
+                continue
+            if ok:
+                cl.again = None
+                self.reclaims += 1
+                log.info("event=mixed_reclaimed node=%s from=%s name=%s", node, dead, c.seat.name)
+                return
+            if refused is not None:
+                why = refused
+                break
+            await asyncio.sleep(0.2)  # "not here": the new host has not loaded the game yet
+        if self.claims.get(r) is cl:
+            del self.claims[r]
+            if cl.owner is not None:
+                cluster.send(cl.owner, {"k": "mx", "r": r, "node": cluster.node})
+            log.info("event=mixed_claim_dropped name=%s reason=%s", c.seat.name, json.dumps(why))
+            end_session(c.seat, f"{why}: you left game {c.lobby_code or 'of your token'}; join again")
+
+    async def _gone(self, c: Candidate) -> bool:
+        """The open game is gone for good: not open anywhere (no ``httpgame`` entry) and not
+        started. A tournament token: never known gone here (its host may still take it up)."""
+        cluster = self.cluster
+        assert cluster.redis is not None
+        code = c.lobby_code
+        if not code or c.token or len(code) > 100:
+            return False
+        if await cluster.redis.hexists(cluster.key("tourtoken"), token_digest(code)):
+            return False
+        return not await cluster.redis.hexists(cluster.key("httpgame"), code)
+
+    def _take_here(self, r: str, cl: _Claim) -> bool | str | None:
+        """This node took the player's game over: the single-process claim. True: seated; a
+        string: refused, why; None: not in this node's lobby yet."""
+        c = cl.candidate
+        del self.claims[r]
+        try:
+            here = self.app.tournaments.claim(c) if self.app.tournaments is not None else False
+            if not here and c.lobby_code and self.app.turbo is not None:
+                here = self.app.turbo.join_remote(c)
+        except LobbyError as e:
+            return str(e)
+        if not here:
+            self.claims[r] = cl
+            return None
+        self.reclaims += 1
+        log.info("event=mixed_reclaimed node=%s name=%s", self.cluster.node, c.seat.name)
+        return True
+
+    def _ask_message(self, r: str, c: Candidate) -> dict[str, Any]:
+        return {
+            "k": "mc",
+            "r": r,
+            "node": self.cluster.node,
+            "code": c.lobby_code,
+            "tok": c.token,
+            "name": c.seat.name,
+            "kind": c.seat.kind.value,
+            "cred": c.seat.credential,
+            "gt": c.game_type.value,
+        }
+
     # ------------------------------------------------------------ messages
     def _on_message(self, msg: dict[str, Any]) -> None:
         k = msg["k"]
@@ -338,6 +482,22 @@ class ClusterMixed:
             self._left(msg)
 
 
+def end_session(seat: object, reason: str) -> None:
+    """Tell a Sessions player that its session is over (``about: closed``) and forget it: its
+    game's host is gone and no chair waits for it. Its connection stays open for new joins."""
+    if not isinstance(seat, SessionSeat) or seat.closed:
+        return
+    seat.closed = True
+    seat.request = None
+    seat.table = None
+    seat.candidate = None
+    conn, sid = seat.conn, seat.session_id
+    conn.send(sc.error_message(f"session {sid}: {reason}", sid, "closed"))
+    conn.session_ended(seat, reason)
+    if conn.server.active.get(sid) is seat:
+        del conn.server.active[sid]
+
+
 def _settle(c: Candidate, why: str | None) -> None:
     c.pending = False
     if c.settle is not None:
@@ -347,4 +507,4 @@ def _settle(c: Candidate, why: str | None) -> None:
             log.exception("event=mixed_settle_failed")
 
 
-__all__ = ["ClusterMixed", "MixedSeat"]
+__all__ = ["ClusterMixed", "MixedSeat", "end_session"]
