@@ -23,13 +23,13 @@ import signal
 import httpx
 import pytest
 
-from moonshot.client import BotPlayer, Client, ProtocolError, RandomPlayer
+from moonshot.client import BotPlayer, Client, ProtocolError, RandomPlayer, SessionLost
 from moonshot.engine import replay
 from moonshot.sim import make_bot
 from moonshot.variants import find_variant
 from protocols.turbo.sse import SseReader
 
-from .test_cluster import Cluster, Node, cluster, free_port, new_http_game, start_node, stop_node, stored
+from .test_cluster import Cluster, Node, Slow, cluster, free_port, new_http_game, start_node, stop_node, stored
 from .test_turbo_play import Person, check_game
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(120)]
@@ -265,3 +265,59 @@ async def test_kill_9_of_an_open_mixed_games_process_the_waiting_sessions_player
             await stop_node(n)
     assert "event=adopted_open game=" + gid in c.text()
     assert "event=mixed_reclaimed" in b.text()
+
+
+async def test_kill_9_of_a_tournaments_process_its_external_entrant_on_another_joins_again(cluster: Cluster) -> None:
+    # A runs the tournament, its external Sessions entrant plays through B; A dies mid-game. B's
+    # player is told its session is closed (the game is not adopted: the tournament goes on
+    # from the store), joins again with its token, and B, which took the tournament over, seats
+    # it in the restored game, whose chair waited for it; the tournament finishes.
+    a = await start_node(cluster, free_port(), "a", http_port=free_port(), lease=2)
+    b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=2)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=60) as web:
+            body = {"variant": "standard", "sets": 1, "deals_per_set": 2, "seed": 9, "bots": ["random", "heuristic"],
+                    "externals": ["x"]}  # fmt: skip
+            r = await web.post("/api/tournaments", json=body)
+            assert r.status_code == 201, r.text
+            created = r.json()
+            token, tid = created["tokens"]["x"], created["id"]
+        results, lost = [], []
+        async with await Client.connect("127.0.0.1", b.port) as client:
+
+            async def entrant() -> None:  # joins with its token until the test stops it
+                while True:
+                    try:
+                        results.append(await client.play(Slow(0.02), lobby_code=token))
+                    except SessionLost as e:
+                        lost.append(str(e))
+
+            playing = asyncio.create_task(entrant())
+            try:
+                loop = asyncio.get_running_loop()
+                end = loop.time() + 60
+                while not results and loop.time() < end:
+                    await asyncio.sleep(0.05)
+                assert results, "the first game never ended"
+                await asyncio.sleep(0.3)  # the second game under way
+                os.kill(a.proc.pid, signal.SIGKILL)
+                await a.proc.wait()
+                async with httpx.AsyncClient(base_url=b.url(), timeout=30) as web:
+                    end = loop.time() + 90
+                    while True:
+                        r = await web.get(f"/api/tournaments/{tid}")
+                        status = r.json()
+                        if (r.status_code == 200 and status["status"] != "running") or loop.time() > end:
+                            break
+                        await asyncio.sleep(0.2)
+            finally:
+                playing.cancel()
+        assert len(lost) == 1 and "join again with your token" in lost[0], lost
+        assert status["status"] == "finished" and status["games_played"] == status["games_total"] == 4, status
+        x = next(e for e in status["standings"]["entrants"] if e["entrant"] == "x")
+        assert x["no_shows"] == 0 and x["games_substituted"] == 0, x
+    finally:
+        await stop_node(a)
+        await stop_node(b)
+    assert "event=mixed_host_gone" in b.text() and "event=tournaments_taken_over count=1" in b.text()
+    assert token not in a.text() + b.text()

@@ -168,6 +168,7 @@ MIXED = [
         "names": ["a", "b", "c", "d"],
         "rules": "standard",
         "cred": None,
+        "rs": False,
     },
     {"k": "mx", "r": "r1", "node": "host-1-ab"},
 ]

@@ -169,6 +169,7 @@ class ServerApp:
 
             self.mixed = ClusterMixed(self, self.cluster)
             self.tournaments.on_running = self.mixed.tournament_running
+            self.tournaments.published = self.cluster.drain
         if self.turbo is not None:
             self.turbo.tournaments = self.tournaments
             if self.cluster is not None:

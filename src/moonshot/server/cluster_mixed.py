@@ -62,6 +62,13 @@ log = logging.getLogger("moonshot.cluster.mixed")
 
 ANSWER_TIMEOUT = 15.0  # seconds a join waits for the hosting node's answer (while that node lives)
 MAX_CODE = 200  # longer codes are nobody's: never looked up
+TAKEOVER = "-"  # _holder: the code's tournament lost its node; a live node takes it over soon
+
+
+def takeover_wait(lease: float) -> float:
+    """Seconds a player waits for a live node to take over its dead host's game or tournament:
+    the heartbeat's expiry, the keepers' next look, the load from the store, with a margin."""
+    return 5 * lease + 10
 
 
 class MixedSeat(RemoteSeat):
@@ -137,13 +144,15 @@ class ClusterMixed:
         return False
 
     async def _holder(self, c: Candidate) -> str | None:
+        """The live node hosting the code's table; ``TAKEOVER`` when the code is a token of a
+        tournament whose node died (a live node takes it over within a few leases); None: no node."""
         cluster = self.cluster
         assert cluster.redis is not None
         for secret in (c.token, c.lobby_code):
             if secret:
                 raw = await cluster.redis.hget(cluster.key("tourtoken"), token_digest(secret))
-                if raw is not None and await cluster.node_alive(raw.decode()):
-                    return str(raw.decode())
+                if raw is not None:
+                    return str(raw.decode()) if await cluster.node_alive(raw.decode()) else TAKEOVER
         code = c.lobby_code
         if code and len(code) <= 100:
             return await cluster.game_node(code)
@@ -154,22 +163,31 @@ class ClusterMixed:
         if cl is None:
             return
         c = cl.candidate
-        try:
-            # bounded like every lobby call (the answer's wait below is not): a burst of joins
-            # with codes must not take every Redis connection of the node
-            async with self.cluster._calls:
-                owner = await self._holder(c)
-        except Exception:
-            log.exception("event=mixed_lookup_failed")
-            owner = None
-        if self.claims.get(r) is not cl:
-            return  # the player left meanwhile
+        loop = asyncio.get_running_loop()
+        end = loop.time() + takeover_wait(self.cluster.lease)
+        while True:
+            try:
+                # bounded like every lobby call (the answer's wait below is not): a burst of joins
+                # with codes must not take every Redis connection of the node
+                async with self.cluster._calls:
+                    owner = await self._holder(c)
+            except Exception:
+                log.exception("event=mixed_lookup_failed")
+                owner = None
+            if self.claims.get(r) is not cl:
+                return  # the player left meanwhile
+            if owner != TAKEOVER:
+                break
+            if loop.time() > end:  # the tournament's node died, and no live node took it over
+                del self.claims[r]
+                _settle(c, "the tournament's server process is gone and no other took it over yet: try again")
+                return
+            await asyncio.sleep(0.3)
         if owner is None or owner == self.cluster.node:
             self._not_here(r)
             return
         cl.owner = owner
         self.cluster.send(owner, self._ask_message(r, c))
-        loop = asyncio.get_running_loop()
         end = loop.time() + ANSWER_TIMEOUT
         while loop.time() < end:
             await asyncio.sleep(min(self.cluster.lease / 3, 0.5))
@@ -240,6 +258,9 @@ class ClusterMixed:
         except Exception:
             log.exception("event=on_matched_failed table=%s", rt.id)
             rt.detach(rt.chair, None, "matching callback failed")
+            return
+        if msg["rs"]:  # a restored game: the history so far is a replay, the round's pass is asked again
+            seat.joined_mid_game()
 
     # ------------------------------------------------------------ the hosting node
     def _claim_here(self, msg: dict[str, Any]) -> None:
@@ -297,6 +318,7 @@ class ClusterMixed:
                 "names": table.seat_names(),
                 "rules": table.rules.name,
                 "cred": seat.credential,
+                "rs": table.restored,
             },
             fence=table.id if fenced else None,
         )
@@ -381,7 +403,7 @@ class ClusterMixed:
         cluster = self.cluster
         dead, c = cl.owner, cl.candidate
         loop = asyncio.get_running_loop()
-        end = loop.time() + 5 * cluster.lease + 10
+        end = loop.time() + takeover_wait(cluster.lease)
         cl.owner = None
         cl.again = loop.create_future()
         why = "the game's server process is gone and no other process took the game over"
@@ -391,7 +413,7 @@ class ClusterMixed:
                 gone = node is None and await self._gone(c)
             if gone:
                 break
-            if node is None or node == dead:
+            if node is None or node in (dead, TAKEOVER):
                 await asyncio.sleep(0.2)
                 continue
             if node == cluster.node:
