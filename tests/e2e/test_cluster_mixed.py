@@ -19,6 +19,7 @@ import asyncio
 import os
 import random
 import signal
+import threading
 
 import httpx
 import pytest
@@ -28,6 +29,7 @@ from moonshot.engine import replay
 from moonshot.sim import make_bot
 from moonshot.variants import find_variant
 from protocols.turbo.sse import SseReader
+from trend_sdk import SdkBot
 
 from .test_cluster import Cluster, Node, Slow, cluster, free_port, new_http_game, start_node, stop_node, stored
 from .test_turbo_play import Person, check_game
@@ -321,3 +323,77 @@ async def test_kill_9_of_a_tournaments_process_its_external_entrant_on_another_j
         await stop_node(b)
     assert "event=mixed_host_gone" in b.text() and "event=tournaments_taken_over count=1" in b.text()
     assert token not in a.text() + b.text()
+
+
+# ---------------------------------------------------------------- Trend players on another process
+async def test_trend_bots_on_one_process_play_an_http_game_hosted_by_another(cluster: Cluster) -> None:
+    trend_a, trend_b = free_port(), free_port()
+    a = await start_node(cluster, free_port(), "a", "--trend-port", str(trend_a), http_port=free_port(), lease=3)
+    b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), lease=3)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "erin"}, timeout=60) as erin:
+            r = await erin.post("/lobby/new", json={"variant": "trend", "seed": 5})
+            assert r.status_code == 200, r.text
+            gid = r.json()
+            bots = [
+                SdkBot(f"ws://127.0.0.1:{trend_b}/", n, f"ai{n}", games=1, seed=n, lobby_code=gid) for n in (2, 3, 4)
+            ]
+            threads = [threading.Thread(target=bot.run, daemon=True) for bot in bots]
+            for t in threads:
+                t.start()
+            names = await wait_names(erin, gid, 4, timeout=30)
+            assert names[0] == "erin" and sorted(names[1:]) == ["ai2", "ai3", "ai4"]
+            person = Person(erin, gid, "erin", seed=9)
+            events = await asyncio.wait_for(person.play(), 120)
+            for t in threads:
+                await asyncio.to_thread(t.join, 60)
+        assert person.errors == []
+        for bot in bots:
+            assert bot.errors == [] and len(bot.seen) == 1 and bot.seen[0].deals == 4, bot.errors
+            assert "erin" in bot.seen[0].scores
+        assert [e for e in events if e["type"] == "game_complete"]
+        rec = await stored(cluster.db, lambda r: r.status == "finished")
+        assert rec.id == gid and rec.meta.get("mixed") is True
+        assert sorted(p["protocol"] for p in rec.players) == ["http", "trend", "trend", "trend"]
+        final = replay(find_variant("trend"), rec.seed, rec.actions)
+        assert final.over and list(final.totals) == rec.totals
+        by_name = {p["name"]: total for p, total in zip(rec.players, rec.totals)}
+        assert all(bot.seen[0].scores == by_name for bot in bots)
+    finally:
+        await stop_node(a)
+        await stop_node(b)
+    assert "event=mixed_claimed" in a.text() and "event=lobby_join" in b.text()
+
+
+async def test_a_tournaments_external_trend_entrant_plays_through_another_process(cluster: Cluster) -> None:
+    trend_a, trend_b = free_port(), free_port()
+    a = await start_node(cluster, free_port(), "a", "--trend-port", str(trend_a), http_port=free_port(), lease=3)
+    b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), lease=3)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=60) as web:
+            body = {"variant": "standard", "sets": 1, "deals_per_set": 1, "seed": 8, "bots": ["random", "heuristic"],
+                    "externals": ["t"]}  # fmt: skip
+            r = await web.post("/api/tournaments", json=body)
+            assert r.status_code == 201, r.text
+            created = r.json()
+            token = created["tokens"]["t"]
+            bot = SdkBot(f"ws://127.0.0.1:{trend_b}/", 1, "trend-sdk", token=token, games=4)
+            thread = threading.Thread(target=bot.run, daemon=True)
+            thread.start()
+            await asyncio.to_thread(thread.join, 90)
+            assert not thread.is_alive()
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 20
+            while True:
+                status = (await web.get(f"/api/tournaments/{created['id']}")).json()
+                if status["status"] == "finished" or loop.time() > end:
+                    break
+                await asyncio.sleep(0.2)
+        assert bot.errors == [] and len(bot.seen) == 4
+        assert status["status"] == "finished"
+        t = next(e for e in status["standings"]["entrants"] if e["entrant"] == "t")
+        assert t["no_shows"] == 0 and t["games_substituted"] == 0 and t["forced"] == 0
+    finally:
+        await stop_node(a)
+        await stop_node(b)
+    assert "event=mixed_claimed" in a.text() and token not in a.text() + b.text()

@@ -156,6 +156,7 @@ MIXED = [
         "kind": "bot",
         "cred": "c",
         "gt": "any",
+        "pr": "sessions",
     },
     {"k": "ma", "r": "r1", "ok": False, "why": "the game has already started"},
     {

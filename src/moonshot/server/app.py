@@ -380,6 +380,8 @@ class ServerApp:
 
             link = TrendCluster(self.cluster, self)
             link.attach_service(self.trend)
+            if self.mixed is not None:  # a code naming another process's table: asked there, else queued here
+                self.mixed.queues["trend"] = link.queue
             self.trend.lobby = TrendLobby(link, self.lobby)  # type: ignore[arg-type]
         self.trend_port = await self.trend.start(host, port, self.config.reuse_port)
         log.info("event=listening protocol=trend host=%s port=%d", host, self.trend_port)
@@ -663,23 +665,25 @@ class ServerApp:
         its binding: it goes on playing, told of the adopter as after any adoption); one whose
         connection died with the game's process gets an empty chair, which it takes back with
         ``resume_session`` on any process within ``--restore-grace`` (then a bot plays it)."""
-        from moonshot.server.cluster_mixed import MixedSeat
+        from moonshot.server.cluster_mixed import MixedSeat, mixed_seat
         from moonshot.server.table import SeatKind
 
         chairs: dict[int, Seat | None] = {}
         kept: list[MixedSeat] = []
         for chair, p in enumerate(rec.players):
-            if p.get("protocol") != "sessions":
+            protocol = p.get("protocol")
+            if protocol not in ("sessions", "trend"):
                 continue
             name, cred = str(p.get("name", "")), p.get("credential")
             if chair in live:
                 node, binding = live[chair]
                 kind = SeatKind.HUMAN if p.get("kind") == "human" else SeatKind.BOT
-                seat = MixedSeat(self.cluster, node, binding, name, kind, cred if isinstance(cred, str) else None)
+                made = mixed_seat(str(protocol))
+                seat = made(self.cluster, node, binding, name, kind, cred if isinstance(cred, str) else None)
                 chairs[chair] = seat
                 kept.append(seat)
-            elif isinstance(cred, str) and name.endswith(")"):
-                chairs[chair] = None
+            elif protocol == "sessions" and isinstance(cred, str) and name.endswith(")"):
+                chairs[chair] = None  # resume_session on any process; a Trend bot's socket is gone: a bot
         return chairs, kept
 
     async def _restore_turbo(self, rec: Any, chairs: dict[int, Seat | None] | None = None) -> Table | None:

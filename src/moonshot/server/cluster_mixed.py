@@ -39,15 +39,19 @@ import functools
 import json
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from moonshot.protocols.sessions import codec as sc
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionSeat
+from moonshot.protocols.trend import codec as tc
+from moonshot.protocols.trend.seat import TrendSeat
 from moonshot.rules import Rules
 from moonshot.server import wire
 from moonshot.server.cluster import Binding, RemoteSeat, RemoteTable
+from moonshot.server.cluster_trend import TrendRemoteSeat, TrendRemoteTable, credential
 from moonshot.server.lobby import Candidate, GameType, LobbyError
 from moonshot.server.table import SeatKind, Table
 from moonshot.store import rules_named
@@ -84,6 +88,18 @@ class MixedSeat(RemoteSeat):
         self.cluster.send(self.node, msg, fence=table.id if table.id in self.cluster.owned else None)
 
 
+class MixedTrendSeat(MixedSeat, TrendRemoteSeat):
+    """A :class:`MixedSeat` whose player came over Trend: its events carry each chair's Trend
+    status and counts (``tev``), as at a Trend table owned elsewhere."""
+
+    protocol = "trend"
+
+
+def mixed_seat(protocol: str) -> type[MixedSeat]:
+    """The chair's class for a player of ``protocol`` (sessions or trend)."""
+    return MixedTrendSeat if protocol == "trend" else MixedSeat
+
+
 @dataclass(eq=False)
 class _Claim:
     """A player of this node whose code names a table on ``owner``."""
@@ -105,6 +121,8 @@ class ClusterMixed:
         self.claims: dict[str, _Claim] = {}  # this node's players asking another node, by request id
         self.held: dict[tuple[str, str], Candidate] = {}  # other nodes' players waiting here
         self.playing: dict[str, RemoteTable] = {}  # this node's players at tables hosted elsewhere
+        # how a code that no node hosts is queued, per protocol (an ordinary private code)
+        self.queues: dict[str, Callable[[Candidate], None]] = {"sessions": self._queue_sessions}
         self.reclaims = 0  # waiting players asked again of the node that took their game over
         cluster.handlers.update({k: self._on_message for k in wire.MIXED})
         cluster._spawn(self._sweep(), limit=False)
@@ -123,10 +141,12 @@ class ClusterMixed:
         """The router's last resort: a Sessions join with a code is looked up on the other nodes
         (answered later through ``c.settle``). False: nothing to look up."""
         code, token = c.lobby_code, c.token
-        if c.settle is None or c.protocol != "sessions" or not (code or token):
+        if c.settle is None or c.protocol not in self.queues or not (code or token):
             return False
         if len(code or "") > MAX_CODE or len(token or "") > MAX_CODE:
             return False
+        if c.protocol == "trend":  # the chair's credential: the token's digest, as at any Trend table here
+            c.seat.credential = credential(token or "")
         r = secrets.token_hex(8)
         self.claims[r] = _Claim(c)
         c.pending = True
@@ -207,6 +227,9 @@ class ClusterMixed:
             return
         c = cl.candidate
         _settle(c, None)
+        self.queues[c.protocol](c)
+
+    def _queue_sessions(self, c: Candidate) -> None:
         lobby = self.app.lobby
         fill_wait = lobby.fill_wait if lobby is not None and c.game_type is GameType.ANY else None
         self.cluster.queue(c, fill_wait)
@@ -236,10 +259,10 @@ class ClusterMixed:
             rules: Rules = rules_named(msg["rules"])
         except (KeyError, ValueError):
             rules = SESSIONS_RULES  # a tournament's own rules: the adapter reads only the pass count
-        rt = RemoteTable(
-            cluster, msg["t"], msg["owner"], msg["b"], int(msg["c"]), list(msg["names"]), rules, msg["cred"]
-        )
         cl = self.claims.pop(msg["r"], None)
+        trend = cl is not None and cl.candidate.protocol == "trend"
+        kind = TrendRemoteTable if trend else RemoteTable
+        rt = kind(cluster, msg["t"], msg["owner"], msg["b"], int(msg["c"]), list(msg["names"]), rules, msg["cred"])
         if cl is None:  # the player left after the hosting node seated it: the chair is empty
             rt.detach(rt.chair, None, "left the lobby")
             return
@@ -248,10 +271,13 @@ class ClusterMixed:
             cl.answered = True
             _settle(c, None)
         seat = c.seat
-        if not isinstance(seat, SessionSeat) or seat.conn.closed:
+        gone = (
+            seat.peer.closed if isinstance(seat, TrendSeat) else not isinstance(seat, SessionSeat) or seat.conn.closed
+        )
+        if gone:
             rt.detach(rt.chair, None, "disconnected")
             return
-        cluster.bindings[rt.binding] = Binding(rt.binding, seat, rt)
+        cluster.bindings[rt.binding] = Binding(rt.binding, cast(Any, seat), rt)
         self.playing[rt.binding] = rt
         try:
             c.on_matched(cast(Table, rt), rt.chair)
@@ -259,7 +285,7 @@ class ClusterMixed:
             log.exception("event=on_matched_failed table=%s", rt.id)
             rt.detach(rt.chair, None, "matching callback failed")
             return
-        if msg["rs"]:  # a restored game: the history so far is a replay, the round's pass is asked again
+        if msg["rs"] and isinstance(seat, SessionSeat):  # a restored game: the history so far is a replay
             seat.joined_mid_game()
 
     # ------------------------------------------------------------ the hosting node
@@ -275,8 +301,12 @@ class ClusterMixed:
         except ValueError:
             answer(False, "malformed claim")
             return
-        seat = MixedSeat(cluster, node, secrets.token_hex(8), msg["name"], kind, msg["cred"])
-        c = Candidate(seat, game_type, msg["code"], protocol="sessions", token=msg["tok"])
+        protocol = msg["pr"]
+        if protocol not in ("sessions", "trend"):
+            answer(False, f"players of protocol {protocol!r} cannot sit at a table of another process")
+            return
+        seat = mixed_seat(protocol)(cluster, node, secrets.token_hex(8), msg["name"], kind, msg["cred"])
+        c = Candidate(seat, game_type, msg["code"], protocol=protocol, token=msg["tok"])
         c.on_matched = functools.partial(self._seated, node, r, seat)
         c.joined_at = asyncio.get_running_loop().time()
         self.held[(node, r)] = c
@@ -489,6 +519,7 @@ class ClusterMixed:
             "kind": c.seat.kind.value,
             "cred": c.seat.credential,
             "gt": c.game_type.value,
+            "pr": c.protocol,
         }
 
     # ------------------------------------------------------------ messages
@@ -505,8 +536,14 @@ class ClusterMixed:
 
 
 def end_session(seat: object, reason: str) -> None:
-    """Tell a Sessions player that its session is over (``about: closed``) and forget it: its
-    game's host is gone and no chair waits for it. Its connection stays open for new joins."""
+    """Tell a player that its seat is gone (Sessions: the session is over, ``about: closed``;
+    Trend: an error frame) and forget it: its game's host died and no chair waits for it. Its
+    connection stays open for new joins."""
+    if isinstance(seat, TrendSeat):
+        if not seat.peer.closed:
+            seat.peer.send(tc.error_frame(reason))
+        seat.on_closed(cast(Table, None), reason)
+        return
     if not isinstance(seat, SessionSeat) or seat.closed:
         return
     seat.closed = True
@@ -529,4 +566,4 @@ def _settle(c: Candidate, why: str | None) -> None:
             log.exception("event=mixed_settle_failed")
 
 
-__all__ = ["ClusterMixed", "MixedSeat", "end_session"]
+__all__ = ["ClusterMixed", "MixedSeat", "MixedTrendSeat", "end_session", "mixed_seat"]

@@ -267,6 +267,7 @@ MESSAGES: dict[str, dict[str, _F]] = {
         "kind": _str,
         "cred": _opt_str,
         "gt": _str,
+        "pr": _str,  # the player's protocol: sessions or trend
     },
     "ma": {"r": _str, "ok": _bool, "why": _opt_str},
     # rs: the table is a restored game (a tournament's, after its node died): the player joins mid-game
