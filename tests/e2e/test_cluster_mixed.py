@@ -217,7 +217,7 @@ async def test_kill_9_of_a_mixed_games_process_mid_game_the_sessions_player_play
     finally:
         for n in (a, b, c):
             await stop_node(n)
-    assert "event=mixed_adopted" in c.text() and "sessions_kept=1" in c.text()
+    assert "event=mixed_adopted" in c.text() and "players_kept=1" in c.text()
     assert "event=adopted" not in b.text()  # B has no HTTP port: it leaves HTTP games to C
 
 
@@ -397,3 +397,58 @@ async def test_a_tournaments_external_trend_entrant_plays_through_another_proces
         await stop_node(a)
         await stop_node(b)
     assert "event=mixed_claimed" in a.text() and token not in a.text() + b.text()
+
+
+async def test_kill_9_of_a_mixed_games_process_mid_game_its_trend_bots_on_another_play_on(cluster: Cluster) -> None:
+    # as the Sessions test above: A hosts, B holds three Trend bots' sockets (no HTTP: it adopts
+    # no HTTP game), C takes the game over and seats the bots again through B
+    trend_a, trend_b = free_port(), free_port()
+    a = await start_node(cluster, free_port(), "a", "--trend-port", str(trend_a), http_port=free_port(), lease=2)
+    b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), lease=2)
+    c = await start_node(cluster, free_port(), "c", http_port=free_port(), lease=2)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "erin"}, timeout=60) as erin_a:
+            r = await erin_a.post("/lobby/new", json={"variant": "trend", "seed": 7})
+            assert r.status_code == 200, r.text
+            gid = r.json()
+            cookies = dict(erin_a.cookies)
+            url = f"ws://127.0.0.1:{trend_b}/"
+            bots = [SdkBot(url, n, f"ai{n}", games=1, seed=n, lobby_code=gid) for n in (2, 3, 4)]
+            threads = [threading.Thread(target=bot.run, daemon=True) for bot in bots]
+            for t in threads:
+                t.start()
+            await wait_names(erin_a, gid, 4, timeout=30)
+        erin = httpx.AsyncClient(base_url=c.url(), cookies=cookies, timeout=60)
+        try:
+            before = await asyncio.wait_for(Person(erin, gid, "erin", seed=3).play(stop_after=5), 60)
+            async with erin.stream("GET", f"/game/subscribe/{gid}") as resp:
+                last_id = (await SseReader(resp).until("end_replay"))[-2].id
+            assert last_id
+            os.kill(a.proc.pid, signal.SIGKILL)
+            await a.proc.wait()
+            async with erin.stream("GET", f"/game/subscribe/{gid}", headers={"Last-Event-ID": last_id}) as resp:
+                assert resp.status_code == 200
+                await asyncio.wait_for(SseReader(resp).until("end_replay"), 60)
+            person = Person(erin, gid, "erin", seed=4)
+            after = await asyncio.wait_for(person.play(), 120)
+            for t in threads:
+                await asyncio.to_thread(t.join, 60)
+        finally:
+            await erin.aclose()
+        assert person.errors == []
+        game_before = [e for e in before if e["type"] != "end_replay"]
+        assert [e for e in after if e["type"] != "end_replay"][: len(game_before)] == game_before
+        rec = await stored(cluster.db, lambda r: r.status == "finished")
+        assert rec.id == gid
+        final = replay(find_variant("trend"), rec.seed, rec.actions)
+        assert final.over and list(final.totals) == rec.totals
+        by_name = {p["name"]: total for p, total in zip(rec.players, rec.totals)}
+        for bot in bots:
+            assert bot.errors == [] and len(bot.seen) == 1 and bot.seen[0].scores == by_name, bot.errors
+            # one connection for the game (the second is the SDK's re-join after game_end): its
+            # process lived, and its chair went on through the adoption
+            assert bot.connections == 2 and not [f for f in bot.frames if f.get("eventName") == "error"]
+    finally:
+        for n in (a, b, c):
+            await stop_node(n)
+    assert "event=mixed_adopted" in c.text() and "players_kept=3" in c.text()

@@ -652,7 +652,7 @@ class ServerApp:
                 self.cluster.send(seat.node, ad, fence=tid)
             if kept or chairs:
                 log.info(
-                    "event=mixed_adopted game=%s sessions_kept=%d sessions_waiting=%d",
+                    "event=mixed_adopted game=%s players_kept=%d players_waiting=%d",
                     tid,
                     len(kept),
                     len(chairs) - len(kept),

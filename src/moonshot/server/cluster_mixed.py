@@ -285,7 +285,7 @@ class ClusterMixed:
             log.exception("event=on_matched_failed table=%s", rt.id)
             rt.detach(rt.chair, None, "matching callback failed")
             return
-        if msg["rs"] and isinstance(seat, SessionSeat):  # a restored game: the history so far is a replay
+        if msg["rs"] and isinstance(seat, (SessionSeat, TrendSeat)):  # a restored game: a replay, a catch-up
             seat.joined_mid_game()
 
     # ------------------------------------------------------------ the hosting node
