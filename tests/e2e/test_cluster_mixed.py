@@ -16,6 +16,7 @@ Skipped, with the reason, when Redis or PostgreSQL is not there (fixtures of tes
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import signal
@@ -327,6 +328,8 @@ async def test_kill_9_of_a_tournaments_process_its_external_entrant_on_another_j
 
 # ---------------------------------------------------------------- Trend players on another process
 async def test_trend_bots_on_one_process_play_an_http_game_hosted_by_another(cluster: Cluster) -> None:
+    # three Trend bots connect to B with A's game id as their lobbyCode; one leaves mid-game and
+    # joins again on A, where it takes its chair back (a bot played it meanwhile)
     trend_a, trend_b = free_port(), free_port()
     a = await start_node(cluster, free_port(), "a", "--trend-port", str(trend_a), http_port=free_port(), lease=3)
     b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), lease=3)
@@ -335,10 +338,24 @@ async def test_trend_bots_on_one_process_play_an_http_game_hosted_by_another(clu
             r = await erin.post("/lobby/new", json={"variant": "trend", "seed": 5})
             assert r.status_code == 200, r.text
             gid = r.json()
-            bots = [
-                SdkBot(f"ws://127.0.0.1:{trend_b}/", n, f"ai{n}", games=1, seed=n, lobby_code=gid) for n in (2, 3, 4)
-            ]
-            threads = [threading.Thread(target=bot.run, daemon=True) for bot in bots]
+            url = f"ws://127.0.0.1:{trend_b}/"
+            bots = [SdkBot(url, n, f"ai{n}", games=1, seed=n, lobby_code=gid) for n in (2, 3, 4)]
+            leaver = bots[0]
+
+            def leave_and_come_back() -> None:
+                ws = leaver.connect()
+                turns = 0
+                while turns < 3:
+                    msg = json.loads(ws.recv())
+                    leaver.frames.append(msg)
+                    leaver.handle(ws, msg)
+                    turns += msg["eventName"] == "your_turn"
+                ws.close()  # gone mid-game: a bot plays the chair meanwhile
+                leaver.url = f"ws://127.0.0.1:{trend_a}/"
+                leaver.run()  # the same join on the other process: the chair, then the game to its end
+
+            threads = [threading.Thread(target=leave_and_come_back, daemon=True)]
+            threads += [threading.Thread(target=bot.run, daemon=True) for bot in bots[1:]]
             for t in threads:
                 t.start()
             names = await wait_names(erin, gid, 4, timeout=30)
@@ -351,6 +368,7 @@ async def test_trend_bots_on_one_process_play_an_http_game_hosted_by_another(clu
         for bot in bots:
             assert bot.errors == [] and len(bot.seen) == 1 and bot.seen[0].deals == 4, bot.errors
             assert "erin" in bot.seen[0].scores
+        assert len([f for f in leaver.frames if f["eventName"] == "new_game"]) == 2  # the join, the catch-up
         assert [e for e in events if e["type"] == "game_complete"]
         rec = await stored(cluster.db, lambda r: r.status == "finished")
         assert rec.id == gid and rec.meta.get("mixed") is True
@@ -363,6 +381,7 @@ async def test_trend_bots_on_one_process_play_an_http_game_hosted_by_another(clu
         await stop_node(a)
         await stop_node(b)
     assert "event=mixed_claimed" in a.text() and "event=lobby_join" in b.text()
+    assert "event=rejoined" in a.text()
 
 
 async def test_a_tournaments_external_trend_entrant_plays_through_another_process(cluster: Cluster) -> None:
@@ -399,22 +418,24 @@ async def test_a_tournaments_external_trend_entrant_plays_through_another_proces
     assert "event=mixed_claimed" in a.text() and token not in a.text() + b.text()
 
 
-async def test_kill_9_of_a_mixed_games_process_mid_game_its_trend_bots_on_another_play_on(cluster: Cluster) -> None:
-    # as the Sessions test above: A hosts, B holds three Trend bots' sockets (no HTTP: it adopts
-    # no HTTP game), C takes the game over and seats the bots again through B
+async def test_kill_9_of_a_mixed_games_process_mid_game_its_trend_bots_play_on(cluster: Cluster) -> None:
+    # as the Sessions test above: A hosts, B holds two Trend bots' sockets (no HTTP: it adopts no
+    # HTTP game), C takes the game over and seats them again through B; the third bot's socket
+    # is on A and dies with it: it joins again on B and takes its chair back from C
     trend_a, trend_b = free_port(), free_port()
     a = await start_node(cluster, free_port(), "a", "--trend-port", str(trend_a), http_port=free_port(), lease=2)
     b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), lease=2)
-    c = await start_node(cluster, free_port(), "c", http_port=free_port(), lease=2)
+    # C serves Trend too (as every worker of `--workers N` does): the re-joining bot's chair is asked of it
+    c = await start_node(cluster, free_port(), "c", "--trend-port", str(free_port()), http_port=free_port(), lease=2)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "erin"}, timeout=60) as erin_a:
             r = await erin_a.post("/lobby/new", json={"variant": "trend", "seed": 7})
             assert r.status_code == 200, r.text
             gid = r.json()
             cookies = dict(erin_a.cookies)
-            url = f"ws://127.0.0.1:{trend_b}/"
-            bots = [SdkBot(url, n, f"ai{n}", games=1, seed=n, lobby_code=gid) for n in (2, 3, 4)]
-            threads = [threading.Thread(target=bot.run, daemon=True) for bot in bots]
+            on_b = [SdkBot(f"ws://127.0.0.1:{trend_b}/", n, f"ai{n}", games=1, seed=n, lobby_code=gid) for n in (2, 3)]
+            on_a = SdkBot(f"ws://127.0.0.1:{trend_a}/", 4, "ai4", games=1, seed=4, lobby_code=gid)
+            threads = [threading.Thread(target=bot.run, daemon=True) for bot in (*on_b, on_a)]
             for t in threads:
                 t.start()
             await wait_names(erin_a, gid, 4, timeout=30)
@@ -426,6 +447,11 @@ async def test_kill_9_of_a_mixed_games_process_mid_game_its_trend_bots_on_anothe
             assert last_id
             os.kill(a.proc.pid, signal.SIGKILL)
             await a.proc.wait()
+            await asyncio.to_thread(threads[2].join, 30)  # A's bot lost its socket
+            assert not on_a.seen and "the server closed the connection" in on_a.errors
+            again = SdkBot(f"ws://127.0.0.1:{trend_b}/", 4, "ai4", games=1, seed=14, lobby_code=gid)
+            threads[2] = threading.Thread(target=again.run, daemon=True)
+            threads[2].start()
             async with erin.stream("GET", f"/game/subscribe/{gid}", headers={"Last-Event-ID": last_id}) as resp:
                 assert resp.status_code == 200
                 await asyncio.wait_for(SseReader(resp).until("end_replay"), 60)
@@ -443,12 +469,15 @@ async def test_kill_9_of_a_mixed_games_process_mid_game_its_trend_bots_on_anothe
         final = replay(find_variant("trend"), rec.seed, rec.actions)
         assert final.over and list(final.totals) == rec.totals
         by_name = {p["name"]: total for p, total in zip(rec.players, rec.totals)}
-        for bot in bots:
+        for bot in (*on_b, again):
             assert bot.errors == [] and len(bot.seen) == 1 and bot.seen[0].scores == by_name, bot.errors
+        for bot in on_b:
             # one connection for the game (the second is the SDK's re-join after game_end): its
             # process lived, and its chair went on through the adoption
             assert bot.connections == 2 and not [f for f in bot.frames if f.get("eventName") == "error"]
+        assert len([f for f in again.frames if f["eventName"] == "new_game"]) >= 1  # the catch-up
     finally:
         for n in (a, b, c):
             await stop_node(n)
-    assert "event=mixed_adopted" in c.text() and "players_kept=3" in c.text()
+    assert "event=mixed_adopted" in c.text() and "players_kept=2 players_waiting=1" in c.text()
+    assert "event=rejoined" in b.text()

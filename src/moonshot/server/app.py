@@ -176,6 +176,8 @@ class ServerApp:
                 from moonshot.server.cluster_http import HttpPeers
 
                 self.turbo.peers = HttpPeers(self.cluster, self.turbo)
+                if self.mixed is not None:
+                    self.turbo.peers.trend_index = self.mixed.index_trend_chairs
                 self.cluster.adopters["turbo"] = self._adopt_turbo
         resumed: set[str] = set()
         if self.store is not None:
@@ -647,6 +649,9 @@ class ServerApp:
         chairs, kept = self._mixed_chairs(rec, meta.get("live_binds") or {})
         table = await self._restore_turbo(rec, chairs)
         if table is not None:
+            trend = [i for i, p in enumerate(rec.players) if p.get("protocol") == "trend" and i in chairs]
+            if trend and self.mixed is not None:  # re-joins of its Trend bots, on any process
+                self.mixed.index_trend_chairs(table, trend)
             for seat in kept:  # before the table's first event: the player's node follows the adopter
                 ad = {"k": "ad", "t": tid, "b": seat.binding, "owner": self.cluster.node}
                 self.cluster.send(seat.node, ad, fence=tid)
@@ -682,8 +687,8 @@ class ServerApp:
                 seat = made(self.cluster, node, binding, name, kind, cred if isinstance(cred, str) else None)
                 chairs[chair] = seat
                 kept.append(seat)
-            elif protocol == "sessions" and isinstance(cred, str) and name.endswith(")"):
-                chairs[chair] = None  # resume_session on any process; a Trend bot's socket is gone: a bot
+            elif isinstance(cred, str) and (protocol == "trend" or name.endswith(")")):
+                chairs[chair] = None  # taken back with resume_session (Sessions) or a join (Trend)
         return chairs, kept
 
     async def _restore_turbo(self, rec: Any, chairs: dict[int, Seat | None] | None = None) -> Table | None:

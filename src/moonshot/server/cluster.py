@@ -531,6 +531,9 @@ class Cluster:
         # writer sent it would find no lease and stop the table)
         self._leased: set[str] = set()
         self._calls = asyncio.Semaphore(LOBBY_CALLS)
+        # lobby events go to every node (send_all); a node without an HTTP port has no lobby to
+        # show them in (HttpPeers replaces this)
+        self.handlers.setdefault("lb", lambda msg: None)
 
     def key(self, kind: str, name: str = "") -> str:
         return f"{self.prefix}{kind}:{name}" if name else f"{self.prefix}{kind}"

@@ -51,9 +51,9 @@ from moonshot.protocols.trend.seat import TrendSeat
 from moonshot.rules import Rules
 from moonshot.server import wire
 from moonshot.server.cluster import Binding, RemoteSeat, RemoteTable
-from moonshot.server.cluster_trend import TrendRemoteSeat, TrendRemoteTable, credential
+from moonshot.server.cluster_trend import INDEX_TTL_S, TrendRemoteSeat, TrendRemoteTable, credential, seat_key
 from moonshot.server.lobby import Candidate, GameType, LobbyError
-from moonshot.server.table import SeatKind, Table
+from moonshot.server.table import SeatKind, Table, TableStatus
 from moonshot.store import rules_named
 from moonshot.tournament import token_digest
 
@@ -135,6 +135,24 @@ class ClusterMixed:
         for e in t.spec.entrants:
             if e.external and e.token_digest:
                 c.write("", "h", c.key("tourtoken"), e.token_digest, c.node)
+
+    def index_trend_chairs(self, table: Table, chairs: list[int]) -> None:
+        """A mixed HTTP game's Trend chairs, in the Trend re-join index (``trendseat``, under each
+        player number: the join's number is not kept), so that a bot whose socket closed takes its
+        chair back by joining again on any node, as at a Trend table; out again when it ends."""
+        cl = self.cluster
+        lease = cl.key("lease", table.id)
+        keys = [cl.key("trendseat", seat_key(n, table.names[chair])) for chair in chairs for n in range(1, 5)]
+        for i, key in enumerate(keys):
+            cl.write(lease, "h", key, table.id, str(chairs[i // 4]))
+            cl.write("", "e", key, str(INDEX_TTL_S))
+
+        def unindex(_: object) -> None:
+            if table.status is not TableStatus.STOPPED:  # stopped here: it goes on elsewhere
+                for key in keys:
+                    cl.write("", "hd", key, table.id)
+
+        table.done.add_done_callback(unindex)
 
     # ------------------------------------------------------------ the player's node
     def claim(self, c: Candidate) -> bool:
