@@ -1,4 +1,5 @@
-"""Mixed tables on a cluster: a Sessions player whose lobby code names a table another node hosts.
+"""Mixed tables on a cluster: a Sessions or Trend player whose lobby code names a table another
+node hosts.
 
 A lobby code may name a table hosted elsewhere (:mod:`moonshot.server.lobby`, "Mixed tables"): an
 open HTTP game (its id) or a tournament's seat (an external entrant's token). In one process the
@@ -9,27 +10,37 @@ node, and the player's connection may have landed on another; this module carrie
   Redis: a tournament token's digest in ``tourtoken`` (digest -> node, written by the node that
   runs the tournament), else the game's node (``httpgame``, or the table directory for a game that
   started). No node: the code is an ordinary private code, and the player waits in the Redis pool
-  as before. Otherwise B asks that node (``mc``, with the code: for a tournament that is the
-  token, sent to that node only, which checks it as one process would) and the Sessions join
-  waits for the answer (:attr:`Candidate.settle <moonshot.server.lobby.Candidate.settle>`): the
-  client's ``game_session_response`` says ``ok`` or the refusal's reason, as with one process;
+  of its protocol as before (:attr:`ClusterMixed.queues`). Otherwise B asks that node (``mc``, with
+  the code and the player's protocol: for a tournament the token, sent to that node only, which
+  checks it as one process would) and the join waits for the answer
+  (:attr:`Candidate.settle <moonshot.server.lobby.Candidate.settle>`): a Sessions client's
+  ``game_session_response`` says ``ok`` or the refusal's reason, a refused Trend join gets the
+  ``error`` frame, as with one process;
 * the **hosting node** (A) builds a candidate whose seat is a :class:`MixedSeat` (a
-  :class:`~moonshot.server.cluster.RemoteSeat` bound to B) and runs it through its own router
+  :class:`~moonshot.server.cluster.RemoteSeat` bound to B; :class:`MixedTrendSeat` for Trend, whose
+  events carry the chairs' Trend status) and runs it through its own router
   (``TurboLobby.join_remote``, ``TournamentHost.claim``), so the checks and the refusals (the rules
   the protocol cannot express, a full or started game, a tournament that is over) are the
   single-process ones. It answers ``ma`` (waiting, refused with the reason, or not here: B then
   queues the player as for an unknown code). When the game starts, A tells B ``mm`` (the table,
-  the chair, the binding); B plays the chair through a :class:`~moonshot.server.cluster.RemoteTable`
-  exactly as for a Sessions table another node owns (``sb``, ``dt``... go to A's table);
+  the chair, the binding, whether the game is a restored one); B plays the chair through a
+  :class:`~moonshot.server.cluster.RemoteTable` exactly as for a table another node owns (``sb``,
+  ``dt``... go to A's table);
 * a player that **leaves** before its game starts (its connection closes) makes B send ``mx``: A
   frees the chair (``leave_remote``, the tournament's arrivals). A node that dies takes its
   waiting players with it: the other nodes free their chairs once its heartbeat is gone.
+* the **hosting node dies** (B watches the heartbeat of every host its players depend on): a
+  waiting player is asked again of the node that takes its open game or tournament over
+  (``_reclaim``), and is told and freed only when none does; a player in a tournament's game is
+  told that its session is over and to join again with its token (nobody adopts that table: the
+  tournament goes on from the store). A started HTTP game is adopted under its lease, and its
+  adopter seats B's players again through B (``ServerApp._adopt_turbo``, ``ad``).
 
 An HTTP game is in the table directory (lease, log, ``bind``, ``sess``) once it starts, so its
-remote chairs are fenced, adopted and resumable like any cluster table's. A tournament's table is
-not in the directory (a tournament goes on from the store on another node when its node dies):
-its remote chairs are served through :attr:`Cluster.served <moonshot.server.cluster.Cluster.served>`
-and their messages are not fenced.
+remote chairs are fenced, adopted and resumable like any cluster table's; its Trend chairs are in
+the Trend re-join index (:meth:`ClusterMixed.index_trend_chairs`). A tournament's table is not in
+the directory: its remote chairs are served through
+:attr:`Cluster.served <moonshot.server.cluster.Cluster.served>` and their messages are not fenced.
 """
 
 from __future__ import annotations
@@ -461,7 +472,10 @@ class ClusterMixed:
                 gone = node is None and await self._gone(c)
             if gone:
                 break
-            if node is None or node in (dead, TAKEOVER):
+            if node == dead:  # it was only stalled past its heartbeat: the chair is still held there
+                cl.owner, cl.again = dead, None
+                return
+            if node is None or node == TAKEOVER:
                 await asyncio.sleep(0.2)
                 continue
             if node == cluster.node:
