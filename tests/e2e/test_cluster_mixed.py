@@ -24,6 +24,7 @@ import threading
 
 import httpx
 import pytest
+import websockets
 
 from moonshot.client import BotPlayer, Client, ProtocolError, RandomPlayer, SessionLost
 from moonshot.engine import replay
@@ -382,6 +383,31 @@ async def test_trend_bots_on_one_process_play_an_http_game_hosted_by_another(clu
         await stop_node(b)
     assert "event=mixed_claimed" in a.text() and "event=lobby_join" in b.text()
     assert "event=rejoined" in a.text()
+
+
+async def test_a_trend_join_through_another_process_is_refused_with_the_single_process_reason(
+    cluster: Cluster,
+) -> None:
+    trend_b = free_port()
+    a = await start_node(cluster, free_port(), "a", http_port=free_port(), lease=3)
+    b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), lease=3)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "host"}, timeout=60) as web:
+            kierki_id = (await web.post("/lobby/new", json={"variant": "kierki"})).json()
+            trend_id = (await web.post("/lobby/new", json={"variant": "trend"})).json()
+            async with websockets.connect(f"ws://127.0.0.1:{trend_b}/") as ws:
+                join = {"playerNumber": 1, "playerName": "t", "token": "12345678", "lobbyCode": kierki_id}
+                await ws.send(json.dumps({"eventName": "join", "data": join}))
+                frame = json.loads(await asyncio.wait_for(ws.recv(), 20))
+                assert "Trend protocol cannot express the 'kierki' rules" in json.dumps(frame)
+                # refused, the socket is free again: a join naming A's trend game sits there
+                join["lobbyCode"] = trend_id
+                await ws.send(json.dumps({"eventName": "join", "data": join}))
+                assert await wait_names(web, trend_id, 2) == ["host", "t"]
+            assert await wait_names(web, trend_id, 1) == ["host"]  # its socket closed: the chair is freed
+    finally:
+        await stop_node(a)
+        await stop_node(b)
 
 
 async def test_a_tournaments_external_trend_entrant_plays_through_another_process(cluster: Cluster) -> None:
