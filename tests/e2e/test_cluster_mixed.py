@@ -24,6 +24,7 @@ import threading
 
 import httpx
 import pytest
+import websocket
 import websockets
 
 from moonshot.client import BotPlayer, Client, ProtocolError, RandomPlayer, SessionLost
@@ -507,3 +508,81 @@ async def test_kill_9_of_a_mixed_games_process_mid_game_its_trend_bots_play_on(c
             await stop_node(n)
     assert "event=mixed_adopted" in c.text() and "players_kept=2 players_waiting=1" in c.text()
     assert "event=rejoined" in b.text()
+
+
+async def test_kill_9_of_a_tournaments_process_its_external_trend_entrant_on_another_joins_again(
+    cluster: Cluster,
+) -> None:
+    # the Sessions test above, for a Trend entrant: told by an error frame, it joins again on the
+    # same socket with its token and is seated in the restored game with the catch-up
+    trend_a, trend_b = free_port(), free_port()
+    a = await start_node(cluster, free_port(), "a", "--trend-port", str(trend_a), http_port=free_port(), lease=2)
+    b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), http_port=free_port(), lease=2)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=60) as web:
+            body = {"variant": "standard", "sets": 1, "deals_per_set": 2, "seed": 10, "bots": ["random", "heuristic"],
+                    "externals": ["t"]}  # fmt: skip
+            r = await web.post("/api/tournaments", json=body)
+            assert r.status_code == 201, r.text
+            created = r.json()
+            token, tid = created["tokens"]["t"], created["id"]
+        bot = SdkBot(f"ws://127.0.0.1:{trend_b}/", 1, "trend-sdk", token=token, think=0.01)
+        told: list[dict[str, object]] = []
+        stop = threading.Event()
+
+        def entrant() -> None:  # an SDK bot that also joins again when told to
+            ws = bot.connect()
+            ws.settimeout(0.5)
+            try:
+                while not stop.is_set():
+                    try:
+                        msg = json.loads(ws.recv())
+                    except websocket.WebSocketTimeoutException:
+                        continue
+                    bot.frames.append(msg)
+                    if msg["eventName"] == "error":  # after the last game: "is over", and it stops asking
+                        if "join again" in json.dumps(msg):
+                            told.append(msg)
+                            join = {"playerNumber": "1", "playerName": bot.name, "token": token}
+                            ws.send(json.dumps({"eventName": "join", "data": join}))
+                        continue
+                    bot.handle(ws, msg)
+                    if msg["eventName"] == "game_end":
+                        ws.close()
+                        ws = bot.connect()
+                        ws.settimeout(0.5)
+            finally:
+                ws.close()
+
+        thread = threading.Thread(target=entrant, daemon=True)
+        thread.start()
+        try:
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 60
+            while not bot.seen and loop.time() < end:
+                await asyncio.sleep(0.05)
+            assert bot.seen, "the first game never ended"
+            await asyncio.sleep(0.3)  # the second game under way
+            os.kill(a.proc.pid, signal.SIGKILL)
+            await a.proc.wait()
+            async with httpx.AsyncClient(base_url=b.url(), timeout=30) as web:
+                end = loop.time() + 90
+                while True:
+                    r = await web.get(f"/api/tournaments/{tid}")
+                    status = r.json()
+                    if (r.status_code == 200 and status["status"] != "running") or loop.time() > end:
+                        break
+                    await asyncio.sleep(0.2)
+        finally:
+            stop.set()
+            await asyncio.to_thread(thread.join, 10)
+        assert len(told) == 1 and "join again with your token" in json.dumps(told[0]), told
+        assert bot.errors == []
+        assert status["status"] == "finished" and status["games_played"] == status["games_total"] == 4, status
+        t = next(e for e in status["standings"]["entrants"] if e["entrant"] == "t")
+        assert t["no_shows"] == 0 and t["games_substituted"] == 0, t
+    finally:
+        await stop_node(a)
+        await stop_node(b)
+    assert "event=mixed_host_gone" in b.text() and "event=tournaments_taken_over count=1" in b.text()
+    assert token not in a.text() + b.text()
