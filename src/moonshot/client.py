@@ -161,7 +161,9 @@ class ProtocolError(RuntimeError):
 
 class SessionLost(ProtocolError):
     """A server bot now plays the session's chair (too many timeouts), or the chair was taken
-    back on another connection; ``Client.resume`` with the session's secret takes it back."""
+    back on another connection; ``Client.resume`` with the session's secret takes it back. Also
+    raised when the server closed the session (``about: closed``: a cluster process that hosted
+    its game died and no chair waits for it): join again."""
 
 
 async def _maybe_await(v: Any) -> Any:
@@ -362,7 +364,7 @@ class _Session:
             elif t == "error":
                 self.errors.append(str(msg.get("reason")))
                 log.warning("event=server_error session=%d reason=%s", self.id, msg.get("reason"))
-                if msg.get("about") in ("substituted", "replaced"):
+                if msg.get("about") in ("substituted", "replaced", "closed"):
                     raise SessionLost(str(msg.get("reason")))
 
     def _view(self, k: _Knowledge, scores: dict[str, int], legal: list[str], trick_index: int, phase: Phase, mask: int):  # type: ignore[no-untyped-def]
@@ -393,6 +395,8 @@ class _Session:
                 return msg
             if msg.get("type") == "error":
                 self.errors.append(str(msg.get("reason")))
+                if msg.get("about") == "closed":  # the server forgot the session (its game's host died)
+                    raise SessionLost(str(msg.get("reason")))
                 continue
             raise ProtocolError(f"session {self.id}: expected {kind}, got {msg.get('type')}")
 

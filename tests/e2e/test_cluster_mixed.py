@@ -16,18 +16,25 @@ Skipped, with the reason, when Redis or PostgreSQL is not there (fixtures of tes
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import random
+import signal
+import threading
 
 import httpx
 import pytest
+import websocket
+import websockets
 
-from moonshot.client import BotPlayer, Client, ProtocolError, RandomPlayer
+from moonshot.client import BotPlayer, Client, ProtocolError, RandomPlayer, SessionLost
 from moonshot.engine import replay
 from moonshot.sim import make_bot
 from moonshot.variants import find_variant
 from protocols.turbo.sse import SseReader
+from trend_sdk import SdkBot
 
-from .test_cluster import Cluster, cluster, free_port, new_http_game, start_node, stop_node, stored
+from .test_cluster import Cluster, Node, Slow, cluster, free_port, new_http_game, start_node, stop_node, stored
 from .test_turbo_play import Person, check_game
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(120)]
@@ -152,3 +159,430 @@ async def test_a_tournaments_external_sessions_entrant_plays_through_another_pro
         await stop_node(a)
         await stop_node(b)
     assert "event=mixed_claimed" in a.text() and token not in a.text() + b.text()
+
+
+# ---------------------------------------------------------------- the hosting process dies
+# Three processes: A hosts the HTTP game, B (no HTTP port, so it can adopt no HTTP game) holds the
+# Sessions player's connection, C (HTTP) is where the person plays and what takes the game over.
+# So the adopter is always another process than the player's: the chair goes back through B.
+
+
+async def three_nodes(cluster: Cluster) -> tuple[Node, Node, Node]:
+    a = await start_node(cluster, free_port(), "a", http_port=free_port(), lease=2)
+    b = await start_node(cluster, free_port(), "b", lease=2)
+    c = await start_node(cluster, free_port(), "c", http_port=free_port(), lease=2)
+    return a, b, c
+
+
+async def test_kill_9_of_a_mixed_games_process_mid_game_the_sessions_player_plays_on(cluster: Cluster) -> None:
+    a, b, c = await three_nodes(cluster)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann_a:
+            gid = await new_http_game(ann_a, 41)
+            cookies = dict(ann_a.cookies)
+            async with await Client.connect("127.0.0.1", b.port) as sdk:
+                bot = asyncio.create_task(sdk.play(BotPlayer(make_bot("heuristic"), random.Random(5)), lobby_code=gid))
+                await wait_names(ann_a, gid, 2)
+                for _ in range(2):
+                    r = await ann_a.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})
+                    assert r.status_code == 200, r.text
+                ann = httpx.AsyncClient(base_url=c.url(), cookies=cookies, timeout=60)
+                try:
+                    before = await asyncio.wait_for(Person(ann, gid, "ann", seed=7).play(stop_after=5), 60)
+                    async with ann.stream("GET", f"/game/subscribe/{gid}") as resp:  # through C, from A
+                        past = await SseReader(resp).until("end_replay")
+                    last_id = past[-2].id
+                    assert last_id
+                    os.kill(a.proc.pid, signal.SIGKILL)
+                    await a.proc.wait()
+                    # C adopts the game; the stream resumes there; B's player is seated again
+                    async with ann.stream("GET", f"/game/subscribe/{gid}", headers={"Last-Event-ID": last_id}) as resp:
+                        assert resp.status_code == 200
+                        await asyncio.wait_for(SseReader(resp).until("end_replay"), 60)
+                    person = Person(ann, gid, "ann", seed=8)
+                    after, result = await asyncio.wait_for(asyncio.gather(person.play(), bot), 120)
+                finally:
+                    await ann.aclose()
+                    bot.cancel()
+        assert person.errors == []
+        game_before = [e for e in before if e["type"] != "end_replay"]
+        game_after = [e for e in after if e["type"] != "end_replay"]
+        assert game_after[: len(game_before)] == game_before  # the same game, replayed by the adopter
+        check_game(after, "standard")
+        assert not any("substituted" in e or "server bot" in e for e in result.errors), result.errors
+        rec = await stored(cluster.db, lambda r: r.status == "finished")
+        assert rec.id == gid and rec.meta.get("mixed") is True
+        final = replay(find_variant("standard"), rec.seed, rec.actions)
+        assert final.over and list(final.totals) == rec.totals
+        assert sorted(result.scores.values()) == sorted(rec.totals)  # the Sessions player saw the end
+        sessions_chair = next(i for i, p in enumerate(rec.players) if p["protocol"] == "sessions")
+        assert rec.totals[sessions_chair] == result.scores[rec.players[sessions_chair]["name"]]
+    finally:
+        for n in (a, b, c):
+            await stop_node(n)
+    assert "event=mixed_adopted" in c.text() and "players_kept=1" in c.text()
+    assert "event=adopted" not in b.text()  # B has no HTTP port: it leaves HTTP games to C
+
+
+async def test_kill_9_of_an_open_mixed_games_process_the_waiting_sessions_player_keeps_its_chair(
+    cluster: Cluster,
+) -> None:
+    a, b, c = await three_nodes(cluster)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann_a:
+            gid = await new_http_game(ann_a, 43)
+            cookies = dict(ann_a.cookies)
+            async with await Client.connect("127.0.0.1", b.port) as sdk:
+                bot = asyncio.create_task(sdk.play(BotPlayer(make_bot("heuristic"), random.Random(6)), lobby_code=gid))
+                names = await wait_names(ann_a, gid, 2)
+                await asyncio.sleep(0.5)  # the store's writer has the open game
+                os.kill(a.proc.pid, signal.SIGKILL)
+                await a.proc.wait()
+                async with httpx.AsyncClient(base_url=c.url(), cookies={"name": "bob"}, timeout=60) as bob:
+                    # C takes the open game over, and B's player is seated in it again
+                    loop = asyncio.get_running_loop()
+                    end = loop.time() + 40
+                    while "event=mixed_reclaimed" not in b.text() and loop.time() < end:
+                        await asyncio.sleep(0.2)
+                    assert "event=adopted_open game=" + gid in c.text()
+                    assert await wait_names(bob, gid, 2) == names
+                    r = await bob.post("/lobby/join", json={"id": gid})
+                    assert r.status_code == 200, r.text
+                    r = await bob.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})
+                    assert r.status_code == 200, r.text
+                    ann = httpx.AsyncClient(base_url=c.url(), cookies=cookies, timeout=60)
+                    try:
+                        people = [Person(ann, gid, "ann", seed=3), Person(bob, gid, "bob", seed=4)]
+                        *streams, result = await asyncio.wait_for(asyncio.gather(*(p.play() for p in people), bot), 120)
+                    finally:
+                        await ann.aclose()
+                        bot.cancel()
+        assert all(p.errors == [] for p in people)
+        for events in streams:
+            check_game(events, "standard")
+        rec = await stored(cluster.db, lambda r: r.status == "finished")
+        assert rec.id == gid
+        assert sorted(p["protocol"] for p in rec.players) == ["http", "http", "server", "sessions"]
+        assert sorted(result.scores.values()) == sorted(rec.totals)
+        assert not any(rec.forced)
+    finally:
+        for n in (a, b, c):
+            await stop_node(n)
+    assert "event=adopted_open game=" + gid in c.text()
+    assert "event=mixed_reclaimed" in b.text()
+
+
+async def test_kill_9_of_a_tournaments_process_its_external_entrant_on_another_joins_again(cluster: Cluster) -> None:
+    # A runs the tournament, its external Sessions entrant plays through B; A dies mid-game. B's
+    # player is told its session is closed (the game is not adopted: the tournament goes on
+    # from the store), joins again with its token, and B, which took the tournament over, seats
+    # it in the restored game, whose chair waited for it; the tournament finishes.
+    a = await start_node(cluster, free_port(), "a", http_port=free_port(), lease=2)
+    b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=2)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=60) as web:
+            body = {"variant": "standard", "sets": 1, "deals_per_set": 2, "seed": 9, "bots": ["random", "heuristic"],
+                    "externals": ["x"]}  # fmt: skip
+            r = await web.post("/api/tournaments", json=body)
+            assert r.status_code == 201, r.text
+            created = r.json()
+            token, tid = created["tokens"]["x"], created["id"]
+        results, lost = [], []
+        async with await Client.connect("127.0.0.1", b.port) as client:
+
+            async def entrant() -> None:  # joins with its token until the test stops it
+                while True:
+                    try:
+                        results.append(await client.play(Slow(0.02), lobby_code=token))
+                    except SessionLost as e:
+                        lost.append(str(e))
+
+            playing = asyncio.create_task(entrant())
+            try:
+                loop = asyncio.get_running_loop()
+                end = loop.time() + 60
+                while not results and loop.time() < end:
+                    await asyncio.sleep(0.05)
+                assert results, "the first game never ended"
+                await asyncio.sleep(0.3)  # the second game under way
+                os.kill(a.proc.pid, signal.SIGKILL)
+                await a.proc.wait()
+                async with httpx.AsyncClient(base_url=b.url(), timeout=30) as web:
+                    end = loop.time() + 90
+                    while True:
+                        r = await web.get(f"/api/tournaments/{tid}")
+                        status = r.json()
+                        if (r.status_code == 200 and status["status"] != "running") or loop.time() > end:
+                            break
+                        await asyncio.sleep(0.2)
+            finally:
+                playing.cancel()
+        assert len(lost) == 1 and "join again with your token" in lost[0], lost
+        assert status["status"] == "finished" and status["games_played"] == status["games_total"] == 4, status
+        x = next(e for e in status["standings"]["entrants"] if e["entrant"] == "x")
+        assert x["no_shows"] == 0 and x["games_substituted"] == 0, x
+    finally:
+        await stop_node(a)
+        await stop_node(b)
+    assert "event=mixed_host_gone" in b.text() and "event=tournaments_taken_over count=1" in b.text()
+    assert token not in a.text() + b.text()
+
+
+# ---------------------------------------------------------------- Trend players on another process
+async def test_trend_bots_on_one_process_play_an_http_game_hosted_by_another(cluster: Cluster) -> None:
+    # three Trend bots connect to B with A's game id as their lobbyCode; one leaves mid-game and
+    # joins again on A, where it takes its chair back (a bot played it meanwhile)
+    trend_a, trend_b = free_port(), free_port()
+    a = await start_node(cluster, free_port(), "a", "--trend-port", str(trend_a), http_port=free_port(), lease=3)
+    b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), lease=3)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "erin"}, timeout=60) as erin:
+            r = await erin.post("/lobby/new", json={"variant": "trend", "seed": 5})
+            assert r.status_code == 200, r.text
+            gid = r.json()
+            url = f"ws://127.0.0.1:{trend_b}/"
+            bots = [SdkBot(url, n, f"ai{n}", games=1, seed=n, lobby_code=gid) for n in (2, 3, 4)]
+            leaver = bots[0]
+
+            def leave_and_come_back() -> None:
+                ws = leaver.connect()
+                turns = 0
+                while turns < 3:
+                    msg = json.loads(ws.recv())
+                    leaver.frames.append(msg)
+                    leaver.handle(ws, msg)
+                    turns += msg["eventName"] == "your_turn"
+                ws.close()  # gone mid-game: a bot plays the chair meanwhile
+                leaver.url = f"ws://127.0.0.1:{trend_a}/"
+                leaver.run()  # the same join on the other process: the chair, then the game to its end
+
+            threads = [threading.Thread(target=leave_and_come_back, daemon=True)]
+            threads += [threading.Thread(target=bot.run, daemon=True) for bot in bots[1:]]
+            for t in threads:
+                t.start()
+            names = await wait_names(erin, gid, 4, timeout=30)
+            assert names[0] == "erin" and sorted(names[1:]) == ["ai2", "ai3", "ai4"]
+            person = Person(erin, gid, "erin", seed=9)
+            events = await asyncio.wait_for(person.play(), 120)
+            for t in threads:
+                await asyncio.to_thread(t.join, 60)
+        assert person.errors == []
+        for bot in bots:
+            assert bot.errors == [] and len(bot.seen) == 1 and bot.seen[0].deals == 4, bot.errors
+            assert "erin" in bot.seen[0].scores
+        assert len([f for f in leaver.frames if f["eventName"] == "new_game"]) == 2  # the join, the catch-up
+        assert [e for e in events if e["type"] == "game_complete"]
+        rec = await stored(cluster.db, lambda r: r.status == "finished")
+        assert rec.id == gid and rec.meta.get("mixed") is True
+        assert sorted(p["protocol"] for p in rec.players) == ["http", "trend", "trend", "trend"]
+        final = replay(find_variant("trend"), rec.seed, rec.actions)
+        assert final.over and list(final.totals) == rec.totals
+        by_name = {p["name"]: total for p, total in zip(rec.players, rec.totals)}
+        assert all(bot.seen[0].scores == by_name for bot in bots)
+    finally:
+        await stop_node(a)
+        await stop_node(b)
+    assert "event=mixed_claimed" in a.text() and "event=lobby_join" in b.text()
+    assert "event=rejoined" in a.text()
+
+
+async def test_a_trend_join_through_another_process_is_refused_with_the_single_process_reason(
+    cluster: Cluster,
+) -> None:
+    trend_b = free_port()
+    a = await start_node(cluster, free_port(), "a", http_port=free_port(), lease=3)
+    b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), lease=3)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "host"}, timeout=60) as web:
+            kierki_id = (await web.post("/lobby/new", json={"variant": "kierki"})).json()
+            trend_id = (await web.post("/lobby/new", json={"variant": "trend"})).json()
+            async with websockets.connect(f"ws://127.0.0.1:{trend_b}/") as ws:
+                join = {"playerNumber": 1, "playerName": "t", "token": "12345678", "lobbyCode": kierki_id}
+                await ws.send(json.dumps({"eventName": "join", "data": join}))
+                frame = json.loads(await asyncio.wait_for(ws.recv(), 20))
+                assert "Trend protocol cannot express the 'kierki' rules" in json.dumps(frame)
+                # refused, the socket is free again: a join naming A's trend game sits there
+                join["lobbyCode"] = trend_id
+                await ws.send(json.dumps({"eventName": "join", "data": join}))
+                assert await wait_names(web, trend_id, 2) == ["host", "t"]
+            assert await wait_names(web, trend_id, 1) == ["host"]  # its socket closed: the chair is freed
+    finally:
+        await stop_node(a)
+        await stop_node(b)
+
+
+async def test_a_tournaments_external_trend_entrant_plays_through_another_process(cluster: Cluster) -> None:
+    trend_a, trend_b = free_port(), free_port()
+    a = await start_node(cluster, free_port(), "a", "--trend-port", str(trend_a), http_port=free_port(), lease=3)
+    b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), lease=3)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=60) as web:
+            body = {"variant": "standard", "sets": 1, "deals_per_set": 1, "seed": 8, "bots": ["random", "heuristic"],
+                    "externals": ["t"]}  # fmt: skip
+            r = await web.post("/api/tournaments", json=body)
+            assert r.status_code == 201, r.text
+            created = r.json()
+            token = created["tokens"]["t"]
+            bot = SdkBot(f"ws://127.0.0.1:{trend_b}/", 1, "trend-sdk", token=token, games=4)
+            thread = threading.Thread(target=bot.run, daemon=True)
+            thread.start()
+            await asyncio.to_thread(thread.join, 90)
+            assert not thread.is_alive()
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 20
+            while True:
+                status = (await web.get(f"/api/tournaments/{created['id']}")).json()
+                if status["status"] == "finished" or loop.time() > end:
+                    break
+                await asyncio.sleep(0.2)
+        assert bot.errors == [] and len(bot.seen) == 4
+        assert status["status"] == "finished"
+        t = next(e for e in status["standings"]["entrants"] if e["entrant"] == "t")
+        assert t["no_shows"] == 0 and t["games_substituted"] == 0 and t["forced"] == 0
+    finally:
+        await stop_node(a)
+        await stop_node(b)
+    assert "event=mixed_claimed" in a.text() and token not in a.text() + b.text()
+
+
+async def test_kill_9_of_a_mixed_games_process_mid_game_its_trend_bots_play_on(cluster: Cluster) -> None:
+    # as the Sessions test above: A hosts, B holds two Trend bots' sockets (no HTTP: it adopts no
+    # HTTP game), C takes the game over and seats them again through B; the third bot's socket
+    # is on A and dies with it: it joins again on B and takes its chair back from C
+    trend_a, trend_b = free_port(), free_port()
+    a = await start_node(cluster, free_port(), "a", "--trend-port", str(trend_a), http_port=free_port(), lease=2)
+    b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), lease=2)
+    # C serves Trend too (as every worker of `--workers N` does): the re-joining bot's chair is asked of it
+    c = await start_node(cluster, free_port(), "c", "--trend-port", str(free_port()), http_port=free_port(), lease=2)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "erin"}, timeout=60) as erin_a:
+            r = await erin_a.post("/lobby/new", json={"variant": "trend", "seed": 7})
+            assert r.status_code == 200, r.text
+            gid = r.json()
+            cookies = dict(erin_a.cookies)
+            on_b = [SdkBot(f"ws://127.0.0.1:{trend_b}/", n, f"ai{n}", games=1, seed=n, lobby_code=gid) for n in (2, 3)]
+            on_a = SdkBot(f"ws://127.0.0.1:{trend_a}/", 4, "ai4", games=1, seed=4, lobby_code=gid)
+            threads = [threading.Thread(target=bot.run, daemon=True) for bot in (*on_b, on_a)]
+            for t in threads:
+                t.start()
+            await wait_names(erin_a, gid, 4, timeout=30)
+        erin = httpx.AsyncClient(base_url=c.url(), cookies=cookies, timeout=60)
+        try:
+            before = await asyncio.wait_for(Person(erin, gid, "erin", seed=3).play(stop_after=5), 60)
+            async with erin.stream("GET", f"/game/subscribe/{gid}") as resp:
+                last_id = (await SseReader(resp).until("end_replay"))[-2].id
+            assert last_id
+            os.kill(a.proc.pid, signal.SIGKILL)
+            await a.proc.wait()
+            await asyncio.to_thread(threads[2].join, 30)  # A's bot lost its socket
+            assert not on_a.seen and "the server closed the connection" in on_a.errors
+            again = SdkBot(f"ws://127.0.0.1:{trend_b}/", 4, "ai4", games=1, seed=14, lobby_code=gid)
+            threads[2] = threading.Thread(target=again.run, daemon=True)
+            threads[2].start()
+            async with erin.stream("GET", f"/game/subscribe/{gid}", headers={"Last-Event-ID": last_id}) as resp:
+                assert resp.status_code == 200
+                await asyncio.wait_for(SseReader(resp).until("end_replay"), 60)
+            person = Person(erin, gid, "erin", seed=4)
+            after = await asyncio.wait_for(person.play(), 120)
+            for t in threads:
+                await asyncio.to_thread(t.join, 60)
+        finally:
+            await erin.aclose()
+        assert person.errors == []
+        game_before = [e for e in before if e["type"] != "end_replay"]
+        assert [e for e in after if e["type"] != "end_replay"][: len(game_before)] == game_before
+        rec = await stored(cluster.db, lambda r: r.status == "finished")
+        assert rec.id == gid
+        final = replay(find_variant("trend"), rec.seed, rec.actions)
+        assert final.over and list(final.totals) == rec.totals
+        by_name = {p["name"]: total for p, total in zip(rec.players, rec.totals)}
+        for bot in (*on_b, again):
+            assert bot.errors == [] and len(bot.seen) == 1 and bot.seen[0].scores == by_name, bot.errors
+        for bot in on_b:
+            # one connection for the game (the second is the SDK's re-join after game_end): its
+            # process lived, and its chair went on through the adoption
+            assert bot.connections == 2 and not [f for f in bot.frames if f.get("eventName") == "error"]
+        assert len([f for f in again.frames if f["eventName"] == "new_game"]) >= 1  # the catch-up
+    finally:
+        for n in (a, b, c):
+            await stop_node(n)
+    assert "event=mixed_adopted" in c.text() and "players_kept=2 players_waiting=1" in c.text()
+    assert "event=rejoined" in b.text()
+
+
+async def test_kill_9_of_a_tournaments_process_its_external_trend_entrant_on_another_joins_again(
+    cluster: Cluster,
+) -> None:
+    # the Sessions test above, for a Trend entrant: told by an error frame, it joins again on the
+    # same socket with its token and is seated in the restored game with the catch-up
+    trend_a, trend_b = free_port(), free_port()
+    a = await start_node(cluster, free_port(), "a", "--trend-port", str(trend_a), http_port=free_port(), lease=2)
+    b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), http_port=free_port(), lease=2)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=60) as web:
+            body = {"variant": "standard", "sets": 1, "deals_per_set": 2, "seed": 10, "bots": ["random", "heuristic"],
+                    "externals": ["t"]}  # fmt: skip
+            r = await web.post("/api/tournaments", json=body)
+            assert r.status_code == 201, r.text
+            created = r.json()
+            token, tid = created["tokens"]["t"], created["id"]
+        bot = SdkBot(f"ws://127.0.0.1:{trend_b}/", 1, "trend-sdk", token=token, think=0.01)
+        told: list[dict[str, object]] = []
+        stop = threading.Event()
+
+        def entrant() -> None:  # an SDK bot that also joins again when told to
+            ws = bot.connect()
+            ws.settimeout(0.5)
+            try:
+                while not stop.is_set():
+                    try:
+                        msg = json.loads(ws.recv())
+                    except websocket.WebSocketTimeoutException:
+                        continue
+                    bot.frames.append(msg)
+                    if msg["eventName"] == "error":  # after the last game: "is over", and it stops asking
+                        if "join again" in json.dumps(msg):
+                            told.append(msg)
+                            join = {"playerNumber": "1", "playerName": bot.name, "token": token}
+                            ws.send(json.dumps({"eventName": "join", "data": join}))
+                        continue
+                    bot.handle(ws, msg)
+                    if msg["eventName"] == "game_end":
+                        ws.close()
+                        ws = bot.connect()
+                        ws.settimeout(0.5)
+            finally:
+                ws.close()
+
+        thread = threading.Thread(target=entrant, daemon=True)
+        thread.start()
+        try:
+            loop = asyncio.get_running_loop()
+            end = loop.time() + 60
+            while not bot.seen and loop.time() < end:
+                await asyncio.sleep(0.05)
+            assert bot.seen, "the first game never ended"
+            await asyncio.sleep(0.3)  # the second game under way
+            os.kill(a.proc.pid, signal.SIGKILL)
+            await a.proc.wait()
+            async with httpx.AsyncClient(base_url=b.url(), timeout=30) as web:
+                end = loop.time() + 90
+                while True:
+                    r = await web.get(f"/api/tournaments/{tid}")
+                    status = r.json()
+                    if (r.status_code == 200 and status["status"] != "running") or loop.time() > end:
+                        break
+                    await asyncio.sleep(0.2)
+        finally:
+            stop.set()
+            await asyncio.to_thread(thread.join, 10)
+        assert len(told) == 1 and "join again with your token" in json.dumps(told[0]), told
+        assert bot.errors == []
+        assert status["status"] == "finished" and status["games_played"] == status["games_total"] == 4, status
+        t = next(e for e in status["standings"]["entrants"] if e["entrant"] == "t")
+        assert t["no_shows"] == 0 and t["games_substituted"] == 0, t
+    finally:
+        await stop_node(a)
+        await stop_node(b)
+    assert "event=mixed_host_gone" in b.text() and "event=tournaments_taken_over count=1" in b.text()
+    assert token not in a.text() + b.text()

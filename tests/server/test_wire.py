@@ -156,6 +156,7 @@ MIXED = [
         "kind": "bot",
         "cred": "c",
         "gt": "any",
+        "pr": "sessions",
     },
     {"k": "ma", "r": "r1", "ok": False, "why": "the game has already started"},
     {
@@ -168,6 +169,7 @@ MIXED = [
         "names": ["a", "b", "c", "d"],
         "rules": "standard",
         "cred": None,
+        "rs": False,
     },
     {"k": "mx", "r": "r1", "node": "host-1-ab"},
 ]

@@ -169,12 +169,15 @@ class ServerApp:
 
             self.mixed = ClusterMixed(self, self.cluster)
             self.tournaments.on_running = self.mixed.tournament_running
+            self.tournaments.published = self.cluster.drain
         if self.turbo is not None:
             self.turbo.tournaments = self.tournaments
             if self.cluster is not None:
                 from moonshot.server.cluster_http import HttpPeers
 
                 self.turbo.peers = HttpPeers(self.cluster, self.turbo)
+                if self.mixed is not None:
+                    self.turbo.peers.trend_index = self.mixed.index_trend_chairs
                 self.cluster.adopters["turbo"] = self._adopt_turbo
         resumed: set[str] = set()
         if self.store is not None:
@@ -379,6 +382,8 @@ class ServerApp:
 
             link = TrendCluster(self.cluster, self)
             link.attach_service(self.trend)
+            if self.mixed is not None:  # a code naming another process's table: asked there, else queued here
+                self.mixed.queues["trend"] = link.queue
             self.trend.lobby = TrendLobby(link, self.lobby)  # type: ignore[arg-type]
         self.trend_port = await self.trend.start(host, port, self.config.reuse_port)
         log.info("event=listening protocol=trend host=%s port=%d", host, self.trend_port)
@@ -641,15 +646,62 @@ class ServerApp:
         old = self.turbo.games.pop(tid, None)  # a stale copy (this node lost the lease earlier)
         if old is not None and old.stream is not None:
             old.stream.close()
-        return await self._restore_turbo(rec)
+        chairs, kept = self._mixed_chairs(rec, meta.get("live_binds") or {})
+        table = await self._restore_turbo(rec, chairs)
+        if table is not None:
+            trend = [i for i, p in enumerate(rec.players) if p.get("protocol") == "trend" and i in chairs]
+            if trend and self.mixed is not None:  # re-joins of its Trend bots, on any process
+                self.mixed.index_trend_chairs(table, trend)
+            for seat in kept:  # before the table's first event: the player's node follows the adopter
+                ad = {"k": "ad", "t": tid, "b": seat.binding, "owner": self.cluster.node}
+                self.cluster.send(seat.node, ad, fence=tid)
+            if kept or chairs:
+                log.info(
+                    "event=mixed_adopted game=%s players_kept=%d players_waiting=%d",
+                    tid,
+                    len(kept),
+                    len(chairs) - len(kept),
+                )
+        return table
 
-    async def _restore_turbo(self, rec: Any) -> Table | None:
+    def _mixed_chairs(self, rec: Any, live: dict[int, tuple[str, str]]) -> tuple[dict[int, Seat | None], list[Any]]:
+        """An adopted mixed HTTP game's Sessions chairs (its players' connections were on other
+        processes): a player whose process lives is seated again through it (a ``MixedSeat`` on
+        its binding: it goes on playing, told of the adopter as after any adoption); one whose
+        connection died with the game's process gets an empty chair, which it takes back with
+        ``resume_session`` on any process within ``--restore-grace`` (then a bot plays it)."""
+        from moonshot.server.cluster_mixed import MixedSeat, mixed_seat
+        from moonshot.server.table import SeatKind
+
+        chairs: dict[int, Seat | None] = {}
+        kept: list[MixedSeat] = []
+        for chair, p in enumerate(rec.players):
+            protocol = p.get("protocol")
+            if protocol not in ("sessions", "trend"):
+                continue
+            name, cred = str(p.get("name", "")), p.get("credential")
+            if chair in live:
+                node, binding = live[chair]
+                kind = SeatKind.HUMAN if p.get("kind") == "human" else SeatKind.BOT
+                made = mixed_seat(str(protocol))
+                seat = made(self.cluster, node, binding, name, kind, cred if isinstance(cred, str) else None)
+                chairs[chair] = seat
+                kept.append(seat)
+            elif isinstance(cred, str) and (protocol == "trend" or name.endswith(")")):
+                chairs[chair] = None  # taken back with resume_session (Sessions) or a join (Trend)
+        return chairs, kept
+
+    async def _restore_turbo(self, rec: Any, chairs: dict[int, Seat | None] | None = None) -> Table | None:
         """A Turbo game: its people keep their chairs by name (no substitute bots; they play at
-        their own pace) and its bots are made again by algorithm. Without HTTP it waits."""
+        their own pace) and its bots are made again by algorithm. Without HTTP it waits.
+        ``chairs``: other protocols' players seated again (or left empty for a while) in a
+        cluster's adoption; the table then follows the server's policy, as a mixed game does."""
         if self.turbo is None:
             log.info("event=restore_skipped game=%s reason=no_http", rec.id)
             return None
         recorder = self.turbo.recorder
+        names = [str(p.get("name", "")) for p in rec.players]
+        creds = [c if isinstance(c := p.get("credential"), str) else None for p in rec.players]
 
         def table(rec: Any, seats: list[Seat], policy: TablePolicy) -> Table:
             return Table(
@@ -662,11 +714,16 @@ class ServerApp:
                 actions=rec.actions,
                 forced=rec.forced,
                 restored=True,
+                names=names,
+                credentials=creds,
                 meta={**rec.meta, "restored": True},
             )
 
+        policy = None
+        if chairs:
+            policy = dataclasses.replace(self.turbo.mixed_policy, reconnect_grace=self.config.restore_grace)
         try:
-            restored = await self.turbo.restore_running(rec, table)
+            restored = await self.turbo.restore_running(rec, table, chairs, policy)
         except Exception as e:
             assert self.store is not None
             log.exception("event=restore_failed game=%s", rec.id)

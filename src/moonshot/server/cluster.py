@@ -531,6 +531,9 @@ class Cluster:
         # writer sent it would find no lease and stop the table)
         self._leased: set[str] = set()
         self._calls = asyncio.Semaphore(LOBBY_CALLS)
+        # lobby events go to every node (send_all); a node without an HTTP port has no lobby to
+        # show them in (HttpPeers replaces this)
+        self.handlers.setdefault("lb", lambda msg: None)
 
     def key(self, kind: str, name: str = "") -> str:
         return f"{self.prefix}{kind}:{name}" if name else f"{self.prefix}{kind}"
@@ -673,9 +676,16 @@ class Cluster:
     def register_table(self, table: Table) -> None:
         """A table of another protocol (HTTP) started here: directory, lease and log, so that it
         is adopted when this node dies. Call before the table starts."""
-        players = [
-            {"name": n, "kind": "human" if c.occupant is not None and c.occupant.kind is SeatKind.HUMAN else "bot"}
-            for n, c in zip(table.seat_names(), table.chairs)
+        players: list[dict[str, Any]] = [
+            {
+                "name": n,
+                "kind": "human" if c.occupant is not None and c.occupant.kind is SeatKind.HUMAN else "bot",
+                # as the store's game row has them: an adopter whose store lacks the row (not yet
+                # written) still knows which chairs are other protocols' players, and their hashes
+                "protocol": str(getattr(c.occupant, "protocol", "server")) if c.occupant is not None else "empty",
+                **({"credential": cred} if cred is not None else {}),
+            }
+            for n, c, cred in zip(table.seat_names(), table.chairs, table.credentials)
         ]
         tmeta = {k: v for k, v in table.meta.items() if isinstance(v, (str, int, float, bool))}
         self._register(table, {"protocol": table.meta.get("protocol", "turbo"), "players": players, "tmeta": tmeta})
@@ -1208,6 +1218,8 @@ class Cluster:
         for (tid, owner), alive in zip(others, held):
             if alive or self._closing:
                 continue
+            if not await self._can_adopt(tid):
+                continue  # another protocol's table this node does not serve (an HTTP game here without HTTP)
             ok = await self.redis.set(self.key("lease", tid), self.node, nx=True, px=int(self.lease * 1000))
             if not ok:
                 continue
@@ -1221,6 +1233,19 @@ class Cluster:
             finally:
                 self._adopting.discard(tid)
         return count
+
+    async def _can_adopt(self, tid: str) -> bool:
+        """Whether this node serves the table's protocol (Sessions, or one with an adopter here):
+        a node without an HTTP port must leave a dead node's HTTP games to one that has one."""
+        assert self.redis is not None
+        raw = await self.redis.get(self.key("meta", tid))
+        if raw is None:
+            return True  # nothing to restore: _adopt drops the entry
+        try:
+            protocol = json.loads(raw).get("protocol", "sessions")
+        except (ValueError, AttributeError):
+            return True
+        return protocol == "sessions" or protocol in self.adopters
 
     async def _adopt(self, tid: str, old_owner: str) -> bool:
         """Restore table ``tid`` by replay (Redis log, store completed from it) and seat its players."""
@@ -1246,6 +1271,14 @@ class Cluster:
         await self._complete_store(tid, meta, actions, forced)
         adopter = self.adopters.get(meta.get("protocol", "sessions"))
         if adopter is not None:
+            # the chairs whose players' connections live on other live nodes (a mixed HTTP game's
+            # Sessions players): chair -> (node, binding), for the adopter to seat them again
+            live: dict[int, tuple[str, str]] = {}
+            for raw_chair, bound in binds.items():
+                node, binding = bound.decode().split()
+                if node != old_owner and await self.node_alive(node):
+                    live[int(raw_chair)] = (node, binding)
+            meta["live_binds"] = live
             other = await adopter(tid, meta)
             if other is None:
                 return False

@@ -84,6 +84,8 @@ class HttpPeers:
         self.pending: dict[str, _Pending] = {}
         self.serving: dict[str, asyncio.Event] = {}  # requests run here for another node: cancel
         self.remote_games: dict[str, list[str]] = {}  # games hosted elsewhere: id -> names
+        # indexes a mixed game's Trend chairs for re-joins (ClusterMixed.index_trend_chairs)
+        self.trend_index: Callable[[Table, list[int]], None] | None = None
         self.forwarded = 0
         cluster.handlers.update({k: self._on_message for k in ("hr", "hs", "hc", "he", "hx", "lb")})
         cluster.on_lease_lost.append(self._lost)
@@ -139,8 +141,16 @@ class HttpPeers:
         return _DeferredStream(self.cluster, stream)
 
     def started(self, table: Table) -> None:
-        """A game starts here: it enters the directory (lease, log) before its first action."""
+        """A game starts here: it enters the directory (lease, log) before its first action; its
+        Trend players' chairs are indexed for their re-joins on any node (``trend_index``)."""
         self.cluster.register_table(table)
+        trend = [
+            i
+            for i, ch in enumerate(table.chairs)
+            if getattr(ch.occupant, "protocol", None) == "trend" and table.credentials[i] is not None
+        ]
+        if trend and self.trend_index is not None:
+            self.trend_index(table, trend)
 
     def broadcast(self, event: dict[str, Any]) -> None:
         self.cluster.send_all({"k": "lb", "e": event, "node": self.cluster.node})

@@ -1,4 +1,5 @@
-"""Mixed tables on a cluster: a Sessions player whose lobby code names a table another node hosts.
+"""Mixed tables on a cluster: a Sessions or Trend player whose lobby code names a table another
+node hosts.
 
 A lobby code may name a table hosted elsewhere (:mod:`moonshot.server.lobby`, "Mixed tables"): an
 open HTTP game (its id) or a tournament's seat (an external entrant's token). In one process the
@@ -9,45 +10,61 @@ node, and the player's connection may have landed on another; this module carrie
   Redis: a tournament token's digest in ``tourtoken`` (digest -> node, written by the node that
   runs the tournament), else the game's node (``httpgame``, or the table directory for a game that
   started). No node: the code is an ordinary private code, and the player waits in the Redis pool
-  as before. Otherwise B asks that node (``mc``, with the code: for a tournament that is the
-  token, sent to that node only, which checks it as one process would) and the Sessions join
-  waits for the answer (:attr:`Candidate.settle <moonshot.server.lobby.Candidate.settle>`): the
-  client's ``game_session_response`` says ``ok`` or the refusal's reason, as with one process;
+  of its protocol as before (:attr:`ClusterMixed.queues`). Otherwise B asks that node (``mc``, with
+  the code and the player's protocol: for a tournament the token, sent to that node only, which
+  checks it as one process would) and the join waits for the answer
+  (:attr:`Candidate.settle <moonshot.server.lobby.Candidate.settle>`): a Sessions client's
+  ``game_session_response`` says ``ok`` or the refusal's reason, a refused Trend join gets the
+  ``error`` frame, as with one process;
 * the **hosting node** (A) builds a candidate whose seat is a :class:`MixedSeat` (a
-  :class:`~moonshot.server.cluster.RemoteSeat` bound to B) and runs it through its own router
+  :class:`~moonshot.server.cluster.RemoteSeat` bound to B; :class:`MixedTrendSeat` for Trend, whose
+  events carry the chairs' Trend status) and runs it through its own router
   (``TurboLobby.join_remote``, ``TournamentHost.claim``), so the checks and the refusals (the rules
   the protocol cannot express, a full or started game, a tournament that is over) are the
   single-process ones. It answers ``ma`` (waiting, refused with the reason, or not here: B then
   queues the player as for an unknown code). When the game starts, A tells B ``mm`` (the table,
-  the chair, the binding); B plays the chair through a :class:`~moonshot.server.cluster.RemoteTable`
-  exactly as for a Sessions table another node owns (``sb``, ``dt``... go to A's table);
+  the chair, the binding, whether the game is a restored one); B plays the chair through a
+  :class:`~moonshot.server.cluster.RemoteTable` exactly as for a table another node owns (``sb``,
+  ``dt``... go to A's table);
 * a player that **leaves** before its game starts (its connection closes) makes B send ``mx``: A
   frees the chair (``leave_remote``, the tournament's arrivals). A node that dies takes its
   waiting players with it: the other nodes free their chairs once its heartbeat is gone.
+* the **hosting node dies** (B watches the heartbeat of every host its players depend on): a
+  waiting player is asked again of the node that takes its open game or tournament over
+  (``_reclaim``), and is told and freed only when none does; a player in a tournament's game is
+  told that its session is over and to join again with its token (nobody adopts that table: the
+  tournament goes on from the store). A started HTTP game is adopted under its lease, and its
+  adopter seats B's players again through B (``ServerApp._adopt_turbo``, ``ad``).
 
 An HTTP game is in the table directory (lease, log, ``bind``, ``sess``) once it starts, so its
-remote chairs are fenced, adopted and resumable like any cluster table's. A tournament's table is
-not in the directory (a tournament goes on from the store on another node when its node dies):
-its remote chairs are served through :attr:`Cluster.served <moonshot.server.cluster.Cluster.served>`
-and their messages are not fenced.
+remote chairs are fenced, adopted and resumable like any cluster table's; its Trend chairs are in
+the Trend re-join index (:meth:`ClusterMixed.index_trend_chairs`). A tournament's table is not in
+the directory: its remote chairs are served through
+:attr:`Cluster.served <moonshot.server.cluster.Cluster.served>` and their messages are not fenced.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from moonshot.protocols.sessions import codec as sc
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionSeat
+from moonshot.protocols.trend import codec as tc
+from moonshot.protocols.trend.seat import TrendSeat
 from moonshot.rules import Rules
 from moonshot.server import wire
 from moonshot.server.cluster import Binding, RemoteSeat, RemoteTable
+from moonshot.server.cluster_trend import INDEX_TTL_S, TrendRemoteSeat, TrendRemoteTable, credential, seat_key
 from moonshot.server.lobby import Candidate, GameType, LobbyError
-from moonshot.server.table import SeatKind, Table
+from moonshot.server.table import SeatKind, Table, TableStatus
 from moonshot.store import rules_named
 from moonshot.tournament import token_digest
 
@@ -60,6 +77,13 @@ log = logging.getLogger("moonshot.cluster.mixed")
 
 ANSWER_TIMEOUT = 15.0  # seconds a join waits for the hosting node's answer (while that node lives)
 MAX_CODE = 200  # longer codes are nobody's: never looked up
+TAKEOVER = "-"  # _holder: the code's tournament lost its node; a live node takes it over soon
+
+
+def takeover_wait(lease: float) -> float:
+    """Seconds a player waits for a live node to take over its dead host's game or tournament:
+    the heartbeat's expiry, the keepers' next look, the load from the store, with a margin."""
+    return 5 * lease + 10
 
 
 class MixedSeat(RemoteSeat):
@@ -75,6 +99,18 @@ class MixedSeat(RemoteSeat):
         self.cluster.send(self.node, msg, fence=table.id if table.id in self.cluster.owned else None)
 
 
+class MixedTrendSeat(MixedSeat, TrendRemoteSeat):
+    """A :class:`MixedSeat` whose player came over Trend: its events carry each chair's Trend
+    status and counts (``tev``), as at a Trend table owned elsewhere."""
+
+    protocol = "trend"
+
+
+def mixed_seat(protocol: str) -> type[MixedSeat]:
+    """The chair's class for a player of ``protocol`` (sessions or trend)."""
+    return MixedTrendSeat if protocol == "trend" else MixedSeat
+
+
 @dataclass(eq=False)
 class _Claim:
     """A player of this node whose code names a table on ``owner``."""
@@ -82,6 +118,9 @@ class _Claim:
     candidate: Candidate
     owner: str | None = None
     answered: bool = False
+    # asked again after its host died: the answer goes to this future (ok, why), not to the
+    # player, which was told ``ok`` already
+    again: asyncio.Future[tuple[bool, str | None]] | None = None
 
 
 class ClusterMixed:
@@ -92,8 +131,13 @@ class ClusterMixed:
         self.cluster = cluster
         self.claims: dict[str, _Claim] = {}  # this node's players asking another node, by request id
         self.held: dict[tuple[str, str], Candidate] = {}  # other nodes' players waiting here
+        self.playing: dict[str, RemoteTable] = {}  # this node's players at tables hosted elsewhere
+        # how a code that no node hosts is queued, per protocol (an ordinary private code)
+        self.queues: dict[str, Callable[[Candidate], None]] = {"sessions": self._queue_sessions}
+        self.reclaims = 0  # waiting players asked again of the node that took their game over
         cluster.handlers.update({k: self._on_message for k in wire.MIXED})
         cluster._spawn(self._sweep(), limit=False)
+        cluster._spawn(self._watch_hosts(), limit=False)
 
     # ------------------------------------------------------------ the tournaments run here
     def tournament_running(self, t: Tournament) -> None:
@@ -103,15 +147,35 @@ class ClusterMixed:
             if e.external and e.token_digest:
                 c.write("", "h", c.key("tourtoken"), e.token_digest, c.node)
 
+    def index_trend_chairs(self, table: Table, chairs: list[int]) -> None:
+        """A mixed HTTP game's Trend chairs, in the Trend re-join index (``trendseat``, under each
+        player number: the join's number is not kept), so that a bot whose socket closed takes its
+        chair back by joining again on any node, as at a Trend table; out again when it ends."""
+        cl = self.cluster
+        lease = cl.key("lease", table.id)
+        keys = [cl.key("trendseat", seat_key(n, table.names[chair])) for chair in chairs for n in range(1, 5)]
+        for i, key in enumerate(keys):
+            cl.write(lease, "h", key, table.id, str(chairs[i // 4]))
+            cl.write("", "e", key, str(INDEX_TTL_S))
+
+        def unindex(_: object) -> None:
+            if table.status is not TableStatus.STOPPED:  # stopped here: it goes on elsewhere
+                for key in keys:
+                    cl.write("", "hd", key, table.id)
+
+        table.done.add_done_callback(unindex)
+
     # ------------------------------------------------------------ the player's node
     def claim(self, c: Candidate) -> bool:
         """The router's last resort: a Sessions join with a code is looked up on the other nodes
         (answered later through ``c.settle``). False: nothing to look up."""
         code, token = c.lobby_code, c.token
-        if c.settle is None or c.protocol != "sessions" or not (code or token):
+        if c.settle is None or c.protocol not in self.queues or not (code or token):
             return False
         if len(code or "") > MAX_CODE or len(token or "") > MAX_CODE:
             return False
+        if c.protocol == "trend":  # the chair's credential: the token's digest, as at any Trend table here
+            c.seat.credential = credential(token or "")
         r = secrets.token_hex(8)
         self.claims[r] = _Claim(c)
         c.pending = True
@@ -129,13 +193,15 @@ class ClusterMixed:
         return False
 
     async def _holder(self, c: Candidate) -> str | None:
+        """The live node hosting the code's table; ``TAKEOVER`` when the code is a token of a
+        tournament whose node died (a live node takes it over within a few leases); None: no node."""
         cluster = self.cluster
         assert cluster.redis is not None
         for secret in (c.token, c.lobby_code):
             if secret:
                 raw = await cluster.redis.hget(cluster.key("tourtoken"), token_digest(secret))
-                if raw is not None and await cluster.node_alive(raw.decode()):
-                    return str(raw.decode())
+                if raw is not None:
+                    return str(raw.decode()) if await cluster.node_alive(raw.decode()) else TAKEOVER
         code = c.lobby_code
         if code and len(code) <= 100:
             return await cluster.game_node(code)
@@ -146,35 +212,31 @@ class ClusterMixed:
         if cl is None:
             return
         c = cl.candidate
-        try:
-            # bounded like every lobby call (the answer's wait below is not): a burst of joins
-            # with codes must not take every Redis connection of the node
-            async with self.cluster._calls:
-                owner = await self._holder(c)
-        except Exception:
-            log.exception("event=mixed_lookup_failed")
-            owner = None
-        if self.claims.get(r) is not cl:
-            return  # the player left meanwhile
+        loop = asyncio.get_running_loop()
+        end = loop.time() + takeover_wait(self.cluster.lease)
+        while True:
+            try:
+                # bounded like every lobby call (the answer's wait below is not): a burst of joins
+                # with codes must not take every Redis connection of the node
+                async with self.cluster._calls:
+                    owner = await self._holder(c)
+            except Exception:
+                log.exception("event=mixed_lookup_failed")
+                owner = None
+            if self.claims.get(r) is not cl:
+                return  # the player left meanwhile
+            if owner != TAKEOVER:
+                break
+            if loop.time() > end:  # the tournament's node died, and no live node took it over
+                del self.claims[r]
+                _settle(c, "the tournament's server process is gone and no other took it over yet: try again")
+                return
+            await asyncio.sleep(0.3)
         if owner is None or owner == self.cluster.node:
             self._not_here(r)
             return
         cl.owner = owner
-        self.cluster.send(
-            owner,
-            {
-                "k": "mc",
-                "r": r,
-                "node": self.cluster.node,
-                "code": c.lobby_code,
-                "tok": c.token,
-                "name": c.seat.name,
-                "kind": c.seat.kind.value,
-                "cred": c.seat.credential,
-                "gt": c.game_type.value,
-            },
-        )
-        loop = asyncio.get_running_loop()
+        self.cluster.send(owner, self._ask_message(r, c))
         end = loop.time() + ANSWER_TIMEOUT
         while loop.time() < end:
             await asyncio.sleep(min(self.cluster.lease / 3, 0.5))
@@ -194,6 +256,9 @@ class ClusterMixed:
             return
         c = cl.candidate
         _settle(c, None)
+        self.queues[c.protocol](c)
+
+    def _queue_sessions(self, c: Candidate) -> None:
         lobby = self.app.lobby
         fill_wait = lobby.fill_wait if lobby is not None and c.game_type is GameType.ANY else None
         self.cluster.queue(c, fill_wait)
@@ -201,6 +266,10 @@ class ClusterMixed:
     def _answered(self, msg: dict[str, Any]) -> None:
         r = msg["r"]
         cl = self.claims.get(r)
+        if cl is not None and cl.again is not None:
+            if not cl.again.done():
+                cl.again.set_result((bool(msg["ok"]), None if msg["why"] is None else str(msg["why"])))
+            return
         if cl is None or cl.answered:
             return
         if msg["ok"]:
@@ -219,10 +288,10 @@ class ClusterMixed:
             rules: Rules = rules_named(msg["rules"])
         except (KeyError, ValueError):
             rules = SESSIONS_RULES  # a tournament's own rules: the adapter reads only the pass count
-        rt = RemoteTable(
-            cluster, msg["t"], msg["owner"], msg["b"], int(msg["c"]), list(msg["names"]), rules, msg["cred"]
-        )
         cl = self.claims.pop(msg["r"], None)
+        trend = cl is not None and cl.candidate.protocol == "trend"
+        kind = TrendRemoteTable if trend else RemoteTable
+        rt = kind(cluster, msg["t"], msg["owner"], msg["b"], int(msg["c"]), list(msg["names"]), rules, msg["cred"])
         if cl is None:  # the player left after the hosting node seated it: the chair is empty
             rt.detach(rt.chair, None, "left the lobby")
             return
@@ -231,15 +300,22 @@ class ClusterMixed:
             cl.answered = True
             _settle(c, None)
         seat = c.seat
-        if not isinstance(seat, SessionSeat) or seat.conn.closed:
+        gone = (
+            seat.peer.closed if isinstance(seat, TrendSeat) else not isinstance(seat, SessionSeat) or seat.conn.closed
+        )
+        if gone:
             rt.detach(rt.chair, None, "disconnected")
             return
-        cluster.bindings[rt.binding] = Binding(rt.binding, seat, rt)
+        cluster.bindings[rt.binding] = Binding(rt.binding, cast(Any, seat), rt)
+        self.playing[rt.binding] = rt
         try:
             c.on_matched(cast(Table, rt), rt.chair)
         except Exception:
             log.exception("event=on_matched_failed table=%s", rt.id)
             rt.detach(rt.chair, None, "matching callback failed")
+            return
+        if msg["rs"] and isinstance(seat, (SessionSeat, TrendSeat)):  # a restored game: a replay, a catch-up
+            seat.joined_mid_game()
 
     # ------------------------------------------------------------ the hosting node
     def _claim_here(self, msg: dict[str, Any]) -> None:
@@ -254,8 +330,12 @@ class ClusterMixed:
         except ValueError:
             answer(False, "malformed claim")
             return
-        seat = MixedSeat(cluster, node, secrets.token_hex(8), msg["name"], kind, msg["cred"])
-        c = Candidate(seat, game_type, msg["code"], protocol="sessions", token=msg["tok"])
+        protocol = msg["pr"]
+        if protocol not in ("sessions", "trend"):
+            answer(False, f"players of protocol {protocol!r} cannot sit at a table of another process")
+            return
+        seat = mixed_seat(protocol)(cluster, node, secrets.token_hex(8), msg["name"], kind, msg["cred"])
+        c = Candidate(seat, game_type, msg["code"], protocol=protocol, token=msg["tok"])
         c.on_matched = functools.partial(self._seated, node, r, seat)
         c.joined_at = asyncio.get_running_loop().time()
         self.held[(node, r)] = c
@@ -297,6 +377,7 @@ class ClusterMixed:
                 "names": table.seat_names(),
                 "rules": table.rules.name,
                 "cred": seat.credential,
+                "rs": table.restored,
             },
             fence=table.id if fenced else None,
         )
@@ -325,6 +406,154 @@ class ClusterMixed:
                             log.info("event=mixed_player_node_gone node=%s name=%s", node, c.seat.name)
                             self.app.release(c)
 
+    # ------------------------------------------------------------ the host died
+    async def _watch_hosts(self) -> None:
+        """Every lease: this node's players whose game's host has no heartbeat any more.
+
+        * waiting in an open game (told ``ok``, not yet seated): asked again of the node that
+          takes the game over (``_reclaim``), or told and freed when none does;
+        * playing at a table outside the directory (a tournament's game, which no node adopts:
+          the tournament goes on from the store on another node, its game restored with the
+          entrants' chairs waiting ``--show-up`` seconds): told that the session is closed and
+          to join again with the token. A table in the directory (an HTTP game) is adopted: its
+          adopter tells the player's node (``ad``) and the player plays on."""
+        cluster = self.cluster
+        while True:
+            await asyncio.sleep(cluster.lease)
+            try:
+                await self._check_hosts()
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                log.exception("event=mixed_watch_failed")
+
+    async def _check_hosts(self) -> None:
+        cluster = self.cluster
+        assert cluster.redis is not None
+        for b in [b for b in self.playing if b not in cluster.bindings]:
+            del self.playing[b]  # the game ended, or the player left
+        owners = {cl.owner for cl in self.claims.values() if cl.answered and cl.again is None and cl.owner}
+        owners |= {rt.owner for rt in self.playing.values()}
+        owners.discard(cluster.node)
+        for owner in owners:
+            if await cluster.node_alive(owner):
+                continue
+            for r, cl in list(self.claims.items()):
+                if cl.owner == owner and cl.answered and cl.again is None:
+                    cluster._spawn(self._reclaim(r, cl), limit=False)
+            for b, rt in list(self.playing.items()):
+                if rt.owner != owner or await cluster.redis.hexists(cluster.key("tables"), rt.id):
+                    continue  # adopted under its lease: the adopter says ``ad``
+                del self.playing[b]
+                bound = cluster.bindings.pop(b, None)
+                if bound is not None:
+                    log.info("event=mixed_host_gone table=%s name=%s", rt.id, bound.seat.name)
+                    end_session(
+                        bound.seat,
+                        f"the server process running game {rt.id} is gone; the tournament goes on "
+                        "on another process: join again with your token",
+                    )
+
+    async def _reclaim(self, r: str, cl: _Claim) -> None:
+        """A waiting player's open game lost its host: ask the node that takes it over (its
+        ``httpgame`` entry, or the tournament token's index, points at a live node again) to
+        seat the player there; this node itself, when it took the game. Told and freed when
+        no node takes the game within a few leases, or when the new host refuses it."""
+        cluster = self.cluster
+        dead, c = cl.owner, cl.candidate
+        loop = asyncio.get_running_loop()
+        end = loop.time() + takeover_wait(cluster.lease)
+        cl.owner = None
+        cl.again = loop.create_future()
+        why = "the game's server process is gone and no other process took the game over"
+        while loop.time() < end and self.claims.get(r) is cl:
+            async with cluster._calls:
+                node = await self._holder(c)
+                gone = node is None and await self._gone(c)
+            if gone:
+                break
+            if node == dead:  # it was only stalled past its heartbeat: the chair is still held there
+                cl.owner, cl.again = dead, None
+                return
+            if node is None or node == TAKEOVER:
+                await asyncio.sleep(0.2)
+                continue
+            if node == cluster.node:
+                taken = self._take_here(r, cl)
+                if taken is True:
+                    return
+                if isinstance(taken, str):
+                    why = taken
+                    break
+                await asyncio.sleep(0.2)  # not in this node's lobby yet (the store's copy loads)
+                continue
+            cl.owner = node
+            cl.again = loop.create_future()
+            cluster.send(node, self._ask_message(r, c))
+            try:
+                ok, refused = await asyncio.wait_for(asyncio.shield(cl.again), cluster.lease + 2)
+            except TimeoutError:
+                continue
+            if ok:
+                cl.again = None
+                self.reclaims += 1
+                log.info("event=mixed_reclaimed node=%s from=%s name=%s", node, dead, c.seat.name)
+                return
+            if refused is not None:
+                why = refused
+                break
+            await asyncio.sleep(0.2)  # "not here": the new host has not loaded the game yet
+        if self.claims.get(r) is cl:
+            del self.claims[r]
+            if cl.owner is not None:
+                cluster.send(cl.owner, {"k": "mx", "r": r, "node": cluster.node})
+            log.info("event=mixed_claim_dropped name=%s reason=%s", c.seat.name, json.dumps(why))
+            end_session(c.seat, f"{why}: you left game {c.lobby_code or 'of your token'}; join again")
+
+    async def _gone(self, c: Candidate) -> bool:
+        """The open game is gone for good: not open anywhere (no ``httpgame`` entry) and not
+        started. A tournament token: never known gone here (its host may still take it up)."""
+        cluster = self.cluster
+        assert cluster.redis is not None
+        code = c.lobby_code
+        if not code or c.token or len(code) > 100:
+            return False
+        if await cluster.redis.hexists(cluster.key("tourtoken"), token_digest(code)):
+            return False
+        return not await cluster.redis.hexists(cluster.key("httpgame"), code)
+
+    def _take_here(self, r: str, cl: _Claim) -> bool | str | None:
+        """This node took the player's game over: the single-process claim. True: seated; a
+        string: refused, why; None: not in this node's lobby yet."""
+        c = cl.candidate
+        del self.claims[r]
+        try:
+            here = self.app.tournaments.claim(c) if self.app.tournaments is not None else False
+            if not here and c.lobby_code and self.app.turbo is not None:
+                here = self.app.turbo.join_remote(c)
+        except LobbyError as e:
+            return str(e)
+        if not here:
+            self.claims[r] = cl
+            return None
+        self.reclaims += 1
+        log.info("event=mixed_reclaimed node=%s name=%s", self.cluster.node, c.seat.name)
+        return True
+
+    def _ask_message(self, r: str, c: Candidate) -> dict[str, Any]:
+        return {
+            "k": "mc",
+            "r": r,
+            "node": self.cluster.node,
+            "code": c.lobby_code,
+            "tok": c.token,
+            "name": c.seat.name,
+            "kind": c.seat.kind.value,
+            "cred": c.seat.credential,
+            "gt": c.game_type.value,
+            "pr": c.protocol,
+        }
+
     # ------------------------------------------------------------ messages
     def _on_message(self, msg: dict[str, Any]) -> None:
         k = msg["k"]
@@ -338,6 +567,28 @@ class ClusterMixed:
             self._left(msg)
 
 
+def end_session(seat: object, reason: str) -> None:
+    """Tell a player that its seat is gone (Sessions: the session is over, ``about: closed``;
+    Trend: an error frame) and forget it: its game's host died and no chair waits for it. Its
+    connection stays open for new joins."""
+    if isinstance(seat, TrendSeat):
+        if not seat.peer.closed:
+            seat.peer.send(tc.error_frame(reason))
+        seat.on_closed(cast(Table, None), reason)
+        return
+    if not isinstance(seat, SessionSeat) or seat.closed:
+        return
+    seat.closed = True
+    seat.request = None
+    seat.table = None
+    seat.candidate = None
+    conn, sid = seat.conn, seat.session_id
+    conn.send(sc.error_message(f"session {sid}: {reason}", sid, "closed"))
+    conn.session_ended(seat, reason)
+    if conn.server.active.get(sid) is seat:
+        del conn.server.active[sid]
+
+
 def _settle(c: Candidate, why: str | None) -> None:
     c.pending = False
     if c.settle is not None:
@@ -347,4 +598,4 @@ def _settle(c: Candidate, why: str | None) -> None:
             log.exception("event=mixed_settle_failed")
 
 
-__all__ = ["ClusterMixed", "MixedSeat"]
+__all__ = ["ClusterMixed", "MixedSeat", "MixedTrendSeat", "end_session", "mixed_seat"]

@@ -118,6 +118,7 @@ class TrendLobby:
         if c.game_type is not GameType.ANY:
             raise LobbyError("Trend games are of type any")
         c.joined_at = asyncio.get_running_loop().time()
+        c.seat.credential = credential(c.token or "")  # a chair of a mixed table here: re-joinable
         if self.lobby.router is not None and self.lobby.router.claim(c):
             return  # a code naming a table hosted in this process (an HTTP game, a tournament seat)
         self.link.queue(c)
@@ -368,7 +369,8 @@ class TrendCluster:
         if (
             table is None
             or table.done.done()
-            or table.meta.get("protocol") != "trend"
+            # a Trend table, or a Trend chair (a credential) of a mixed HTTP game
+            or not (table.meta.get("protocol") == "trend" or table.credentials[chair] is not None)
             or not 0 <= chair < 4
             or table.chairs[chair].occupant is not None
         ):

@@ -239,6 +239,9 @@ class TournamentHost:
         self._claims: set[asyncio.Future[bool]] = set()
         # told of each tournament that runs here (a cluster indexes its tokens: cluster_mixed)
         self.on_running: Callable[[Tournament], None] | None = None
+        # awaited before a new tournament's tokens are handed out (a cluster: until the token
+        # index is in Redis, so an entrant on any process finds the tournament at once)
+        self.published: Callable[[], Awaitable[None]] | None = None
 
     # ------------------------------------------------------------ creating
     def _check_share(self, spec: TournamentSpec, creator: str) -> None:
@@ -496,6 +499,9 @@ class TournamentHost:
             if c is not None:
                 try:
                     c.on_matched(table, chair)
+                    mid_game = getattr(c.seat, "joined_mid_game", None)
+                    if rec is not None and callable(mid_game):  # the game a restart cut goes on
+                        mid_game()
                 except Exception:
                     log.exception("event=on_matched_failed table=%s seat=%d", table.id, chair)
                     table.detach(chair, c.seat, "matching callback failed")

@@ -267,9 +267,11 @@ MESSAGES: dict[str, dict[str, _F]] = {
         "kind": _str,
         "cred": _opt_str,
         "gt": _str,
+        "pr": _str,  # the player's protocol: sessions or trend
     },
     "ma": {"r": _str, "ok": _bool, "why": _opt_str},
-    "mm": {**_T, "r": _str, "c": _int, "owner": _str, "names": _strs, "rules": _str, "cred": _opt_str},
+    # rs: the table is a restored game (a tournament's, after its node died): the player joins mid-game
+    "mm": {**_T, "r": _str, "c": _int, "owner": _str, "names": _strs, "rules": _str, "cred": _opt_str, "rs": _bool},
     "mx": {"r": _str, "node": _str},
 }
 # kinds a player's node sends to a table's owner (the rest go the other way)

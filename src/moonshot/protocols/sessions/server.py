@@ -134,6 +134,11 @@ class SessionSeat(Seat):
         self.candidate = None
         self.codec.seat_at(seat, table.seat_names())
 
+    def joined_mid_game(self) -> None:
+        """Seated in a game restored from its actions (a tournament's, after a restart): what
+        happened so far comes as a replay, and the round's pass is asked for, as on a resume."""
+        self.resuming = self.owes_pass = True
+
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
         replayed, self.resuming = self.resuming, False
         msgs = self.codec.messages([(te.event, te.forced) for te in events], replayed)

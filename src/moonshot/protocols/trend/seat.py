@@ -261,6 +261,11 @@ class TrendSeat(Seat):
         self.catching_up = False  # the next on_events is the replay for a rejoined chair
         self._on_closed = on_closed
 
+    def joined_mid_game(self) -> None:
+        """Seated in a game restored from its actions (a tournament's, after a restart): the
+        first events are a catch-up, as for a rejoined chair."""
+        self.catching_up = True
+
     def seated(self, chair: int, players: Sequence[tc.PlayerInfo], rules: Rules | None = None) -> None:
         """The chair and the four players are known (before the table's first event); ``rules``:
         the table's, when not Trend's own (a mixed table, a tournament)."""

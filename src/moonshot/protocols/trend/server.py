@@ -227,6 +227,18 @@ class TrendService:
         cand = Candidate(
             seat, GameType.ANY, j.lobby_code, matched, protocol="trend", chair=j.number - 1, token=j.token or None
         )
+
+        def settle(why: str | None) -> None:
+            """The late answer of a cluster's other process (the code names its table): a refusal
+            is this join's error frame, as with one process; an acceptance says nothing."""
+            if why is not None and self.candidates.get(peer) is cand:
+                del self.candidates[peer]
+                if self.seat_of.get(peer) is seat:
+                    del self.seat_of[peer]
+                self.joins.pop(seat, None)
+                peer.send(tc.error_frame(why))
+
+        cand.settle = settle
         try:
             self.lobby.join(cand)
         except LobbyError as e:

@@ -785,13 +785,26 @@ class TurboLobby:
         log.info("event=open_game_adopted game=%s players=%d", g.id, len(g.members))
         return True
 
-    async def restore_running(self, rec: Any, restored_table: Callable[..., Table]) -> Table | None:
+    async def restore_running(
+        self,
+        rec: Any,
+        restored_table: Callable[..., Table],
+        chairs: dict[int, Seat | None] | None = None,
+        policy: TablePolicy | None = None,
+    ) -> Table | None:
         """Rebuild a running Turbo game from its store record: people get their chairs back by
-        name (their next request finds them), bots are re-created by algorithm."""
+        name (their next request finds them), bots are re-created by algorithm. ``chairs``: the
+        seats of other protocols' players that a cluster's adopter keeps (None: empty until the
+        player resumes), shown as programs of their protocol as before; ``policy`` replaces the
+        people's (no deadlines) for such a mixed game."""
+        chairs = chairs or {}
         algorithms = json.loads(rec.meta.get("algorithms", "[]") or "[]")
         members = []
         for s, p in enumerate(rec.players):
             name = str(p.get("name", ""))
+            if s in chairs:
+                members.append(Member(name, "bot", str(p.get("protocol", "program"))))
+                continue
             kind = str(p.get("kind", "human"))
             alg = algorithms[s] if s < len(algorithms) else None
             if p.get("protocol") in ("sessions", "trend", "kierki"):
@@ -808,8 +821,8 @@ class TurboLobby:
         chats: list[dict[str, Any]] = []
         if self.store is not None:
             chats = await self.store.get_value(f"turbo:chat:{rec.id}") or []
-        seats = [self._seat_for(m) for m in members]
-        table = restored_table(rec, seats, PEOPLE_POLICY)
+        seats = [chairs[s] if s in chairs else self._seat_for(m) for s, m in enumerate(members)]
+        table = restored_table(rec, seats, policy or PEOPLE_POLICY)
         self._host(g, table, chats)
         return table
 

@@ -92,6 +92,8 @@ def routes(
             raise RequestError(429, str(e)) from None
         except (TournamentError, ValueError, KeyError) as e:
             raise RequestError(400, str(e).strip("'\"")) from None
+        if host().published is not None:  # a cluster: the other processes can find the tokens now
+            await host().published()
         out = {"id": t.id, "games_total": len(t.games), "tokens": tokens, "by": caller.name}
         return JSONResponse(out, status_code=201)
 
