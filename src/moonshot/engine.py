@@ -80,7 +80,10 @@ _KEEPER: Final = PassDirection.KEEPER
 _HOLD: Final = PassDirection.HOLD
 _DEALS: Final = EndRule.DEALS
 _BLOCKING: Final = ClaimFlow.BLOCKING
-_ONE_SEAT: Final = ((0,), (1,), (2,), (3,))  # to_act while playing: no tuple made per call
+# to_act while playing: no tuple made per call. Typed as a variable-length tuple on purpose:
+# compiled, a fixed-length tuple type is an unboxed C struct, and indexing it with a variable
+# boxes all of it (five new tuples) at every call.
+_ONE_SEAT: Final[tuple[tuple[int, ...], ...]] = ((0,), (1,), (2,), (3,))
 
 
 class IllegalAction(ValueError):
@@ -679,7 +682,7 @@ class Game:
             voids = self.voids
             if not voids[seat] >> led & 1:
                 voids[seat] = voids[seat] | 1 << led
-                self._public_changed()
+                self.view_cache = None  # public, but no points change: _points stays
         if suit == 2 or (c == QUEEN_SPADES and self.rules.queen_breaks_hearts):
             self.hearts_broken = True
         if self.record:
@@ -823,8 +826,9 @@ class Game:
     def _count_deal_points(self) -> tuple[int, int, int, int]:
         sc = self._scoring
         out = []
+        point_cards = self._point_cards
         for s in range(4):
-            t = self.taken[s]
+            t = self.taken[s] & point_cards  # the cards worth nothing need no look
             pts = sc.per_trick * self.tricks_won[s]
             for number, p in sc.trick_number_points:  # Kierki's 7th and last trick
                 if self.trick_numbers_won[s] >> number & 1:

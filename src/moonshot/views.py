@@ -62,6 +62,12 @@ _EXPOSE: Final = Phase.EXPOSE
 _HOLD: Final = PassDirection.HOLD
 _KEEPER: Final = PassDirection.KEEPER
 
+# One entry per seat (N, E, S, W): always four. Typed as a variable-length tuple on purpose:
+# compiled with mypyc, a fixed-length tuple type is an unboxed struct, so every ``view.voids[s]``
+# with a seat in a variable built a new tuple of all four, and every read from Python code too;
+# as plain tuples the views share those ``_Public`` made once per change of the public state.
+PerSeat = tuple[int, ...]
+
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 class Choices:
@@ -129,9 +135,13 @@ class Choices:
 
 def choices_of(game: Game, seat: int) -> Choices:
     """What :meth:`Game.legal_actions` would list for ``seat`` now, not listed yet."""
+    return _choices(game, seat, game.legal_play_mask(seat))
+
+
+def _choices(game: Game, seat: int, mask: CardSet) -> Choices:
+    """:func:`choices_of`, given ``game.legal_play_mask(seat)``."""
     ph = game.phase
     if ph is _PLAY:
-        mask = game.legal_play_mask(seat)
         if not game.rules.claims:
             return Choices(seat, PLAYS, mask)
         # claims: the plays come first, then claim, accepts and rejections (as legal_actions lists them)
@@ -181,15 +191,15 @@ class SeatView:
     played: CardSet  # every card played this deal (current trick included)
     led_suits: int  # 4-bit mask of suits already led (completed tricks)
     hearts_broken: bool
-    voids: tuple[int, int, int, int]  # 4-bit suit masks each seat has shown void in
-    taken: tuple[CardSet, CardSet, CardSet, CardSet]  # cards each seat took (public)
-    tricks_won: tuple[int, int, int, int]
-    points: tuple[int, int, int, int]  # raw points taken this deal
-    totals: tuple[int, int, int, int]
-    charged: tuple[CardSet, CardSet, CardSet, CardSet]  # charges I can see
-    exposed: tuple[CardSet, CardSet, CardSet, CardSet]
-    revealed: tuple[CardSet, CardSet, CardSet, CardSet]  # hands shown by claims (as shown)
-    known_cards: tuple[CardSet, CardSet, CardSet, CardSet]  # cards I know each other seat holds now
+    voids: PerSeat  # 4-bit suit masks each seat has shown void in
+    taken: PerSeat  # cards each seat took (public)
+    tricks_won: PerSeat
+    points: PerSeat  # raw points taken this deal
+    totals: PerSeat
+    charged: PerSeat  # charges I can see
+    exposed: PerSeat
+    revealed: PerSeat  # hands shown by claims (as shown)
+    known_cards: PerSeat  # cards I know each other seat holds now
     # the claim play waits on (ClaimFlow.BLOCKING); always None under concurrent claims
     claimer: int | None
     claims: tuple[OpenClaim, ...]  # every open claim, in seat order (both flows); hands in ``revealed``
@@ -218,15 +228,15 @@ class SeatView:
         played: CardSet,
         led_suits: int,
         hearts_broken: bool,
-        voids: tuple[int, int, int, int],
-        taken: tuple[CardSet, CardSet, CardSet, CardSet],
-        tricks_won: tuple[int, int, int, int],
-        points: tuple[int, int, int, int],
-        totals: tuple[int, int, int, int],
-        charged: tuple[CardSet, CardSet, CardSet, CardSet],
-        exposed: tuple[CardSet, CardSet, CardSet, CardSet],
-        revealed: tuple[CardSet, CardSet, CardSet, CardSet],
-        known_cards: tuple[CardSet, CardSet, CardSet, CardSet],
+        voids: PerSeat,
+        taken: PerSeat,
+        tricks_won: PerSeat,
+        points: PerSeat,
+        totals: PerSeat,
+        charged: PerSeat,
+        exposed: PerSeat,
+        revealed: PerSeat,
+        known_cards: PerSeat,
         claimer: int | None,
         claims: tuple[OpenClaim, ...],
         legal_plays: CardSet,
@@ -310,17 +320,19 @@ class _Public:
     shared by the views made until then (``Game.view_cache``), rather than once per view."""
 
     def __init__(self, game: Game) -> None:
-        voids, taken, won, totals = game.voids, game.taken, game.tricks_won, game.totals
-        charged, exposed, revealed = game.charged, game.exposed, game.revealed
         self.tricks = tuple(game.tricks)
-        self.voids = (voids[0], voids[1], voids[2], voids[3])
-        self.taken = (taken[0], taken[1], taken[2], taken[3])
-        self.tricks_won = (won[0], won[1], won[2], won[3])
-        self.points = game.deal_points()
-        self.totals = (totals[0], totals[1], totals[2], totals[3])
-        self.charged = (charged[0], charged[1], charged[2], charged[3])
-        self.exposed = (exposed[0], exposed[1], exposed[2], exposed[3])
-        self.revealed = (revealed[0], revealed[1], revealed[2], revealed[3])
+        self.voids: PerSeat = tuple(game.voids)
+        self.taken: PerSeat = tuple(game.taken)
+        self.tricks_won: PerSeat = tuple(game.tricks_won)
+        self.points: PerSeat = game.deal_points()
+        self.totals: PerSeat = tuple(game.totals)
+        self.charged: PerSeat = tuple(game.charged)
+        self.exposed: PerSeat = tuple(game.exposed)
+        self.revealed: PerSeat = tuple(game.revealed)
+
+
+# every (seat, card) pair of a trick, made once: a view's ``trick`` is a tuple of these
+_PAIRS: Final[list[Any]] = [(s, c) for s in range(4) for c in range(52)]
 
 
 def _public(game: Game) -> _Public:
@@ -373,8 +385,15 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
         0 if seat == 2 else k2 & gone,
         0 if seat == 3 else k3 & gone,
     )
-    choices = choices_of(game, seat) if with_legal else Choices(seat, NOTHING)
+    mask = game.legal_play_mask(seat)
+    choices = _choices(game, seat, mask) if with_legal else Choices(seat, NOTHING)
     claims = game.open_claims()
+    tc = game.trick_cards
+    if tc:
+        ts = game.trick_seats
+        trick: tuple[tuple[int, int], ...] = tuple([_PAIRS[ts[i] * 52 + tc[i]] for i in range(len(tc))])
+    else:
+        trick = ()
     return SeatView(
         seat=seat,
         rules=rules,
@@ -390,7 +409,7 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
         received=game.received[seat],
         trick_no=game.trick_no,
         leader=game.leader,
-        trick=tuple(zip(game.trick_seats, game.trick_cards)),
+        trick=trick,
         tricks=pub.tricks,
         played=in_play,
         led_suits=game.led_suits,
@@ -406,7 +425,7 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
         known_cards=known,
         claimer=game.claimer,
         claims=tuple([OpenClaim(c, game.claim_accepts[c]) for c in claims]) if claims else (),
-        legal_plays=game.legal_play_mask(seat),
+        legal_plays=mask,
         choices=choices,
     )
 

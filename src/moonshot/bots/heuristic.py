@@ -315,8 +315,10 @@ class _Eval:
             n += 1
             if vals[x] > 0:
                 pts += vals[x]
-        avg = pts / max(1.0, (n + (self.view.hand & SUIT_MASKS[s]).bit_count()) / 4.0)
-        risk = w.risk * wp * wp * (self.base + 0.3 + min(avg, 6.0))
+        # comparisons rather than min and max: compiled, those are generic calls of builtins
+        spread = (n + (self.view.hand & SUIT_MASKS[s]).bit_count()) / 4.0
+        avg = pts / spread if spread > 1.0 else pts
+        risk = w.risk * wp * wp * (self.base + 0.3 + (avg if avg < 6.0 else 6.0))
         # a big card outstanding below mine can land on it
         m = suit_out & _below(c)
         while m:
@@ -345,10 +347,14 @@ class _Eval:
         if self.view.voids[seat] >> suit & 1:
             return 1.0
         out = self.unseen & SUIT_MASKS[suit]
-        holders = sum(1 for s in range(4) if s != self.me and not self.view.voids[s] >> suit & 1)
         if not out:
             return 1.0
-        return 0.8 * math.exp(-out.bit_count() / max(1, holders))
+        voids = self.view.voids
+        holders = 0
+        for s in range(4):
+            if s != self.me and not voids[s] >> suit & 1:
+                holders += 1
+        return 0.8 * math.exp(-out.bit_count() / (holders if holders > 1 else 1))
 
     def trick_cost(self, cards_in_trick: list[int], c: int, later: list[int], trick_no: int) -> tuple[float, float]:
         """(chance ``c`` wins the trick, cost to me of winning it) given the later players."""
@@ -382,16 +388,24 @@ class _Eval:
         # what the later players add
         add = 0.0
         if opponents:
-            big: list[float] = []
+            # the point cards below mine: their sum and the biggest (no list, no min/max calls)
+            n_big = 0
+            top = 0.0
+            total = 0.0
             m = lower
             while m:  # lowest card first, as cards_in (compiled, a bit loop costs less)
                 low = m & -m
                 m ^= low
                 v = vals[low.bit_length() - 1]
                 if v > 0:
-                    big.append(v)
-            if big and following:
-                add += min(following * max(big), sum(big) * self.w.follow_points * following / 3.0)
+                    n_big += 1
+                    total += v
+                    if v > top:
+                        top = v
+            if n_big and following:
+                most = following * top
+                spread = total * self.w.follow_points * following / 3.0
+                add += most if most < spread else spread
             for s in later:
                 if s != me:
                     add += self.p_void(s, led) * self.dump
