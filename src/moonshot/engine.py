@@ -181,6 +181,8 @@ class Game:
         # taken, totals, charges, exposures, hands shown), kept there until any of it changes:
         # every change below goes through _public_changed, which drops it (None)
         self.view_cache: Any = None
+        # each seat's last ``known_cards`` tuple, reused by its next view while equal (the views' own)
+        self.view_known: list[Any] = [None, None, None, None]
         self._scoring = rules.scoring_for(0)
         self._point_cards = self._scoring.cards_with_points  # cards whose trick needs points counted
         # legal_play_mask's last answer, for apply to reuse: valid while the log has this length

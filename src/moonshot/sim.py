@@ -16,10 +16,12 @@ import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any
+from typing import Any, cast
 
 from moonshot.actions import AcceptClaim, Action, Claim, RejectClaim, action_from_dict, action_to_dict
 from moonshot.bots.base import Bot, answer_claim
+from moonshot.bots.heuristic import HeuristicBot
+from moonshot.bots.random import RandomBot
 from moonshot.engine import Game, replay
 from moonshot.events import DealEnded
 from moonshot.rules import Rules
@@ -198,7 +200,17 @@ def play_out(game: Game, players: Sequence[Bot], rngs: Sequence[random.Random]) 
     blocking claim is answered by the others at once."""
     while not game.over:
         seat = game.to_act()[0]
-        action = players[seat].act(seat_view(game, seat), rngs[seat])
+        bot = players[seat]
+        view = seat_view(game, seat)
+        # the same ``act``, called directly on moonshot's own bots: compiled, a call through
+        # the Bot protocol looks the method up by name and parses its arguments every time
+        kind = type(bot)
+        if kind is RandomBot:
+            action = cast(RandomBot, bot).act(view, rngs[seat])
+        elif kind is HeuristicBot:
+            action = cast(HeuristicBot, bot).act(view, rngs[seat])
+        else:
+            action = bot.act(view, rngs[seat])
         game.apply(action)
         if type(action) is Claim and game.claimer is None and not game.over:
             answer_claims(game, seat, players, rngs)

@@ -379,12 +379,16 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
         else:
             k3 |= mine
     gone = ~in_play
-    known = (
-        0 if seat == 0 else k0 & gone,
-        0 if seat == 1 else k1 & gone,
-        0 if seat == 2 else k2 & gone,
-        0 if seat == 3 else k3 & gone,
-    )
+    k0 = 0 if seat == 0 else k0 & gone
+    k1 = 0 if seat == 1 else k1 & gone
+    k2 = 0 if seat == 2 else k2 & gone
+    k3 = 0 if seat == 3 else k3 & gone
+    # what a seat knows changes seldom (a known card played, a charge, a claim): its last tuple
+    # is used again while equal rather than a new one (and its numbers) made for every view
+    known: PerSeat | None = game.view_known[seat]
+    if known is None or known[0] != k0 or known[1] != k1 or known[2] != k2 or known[3] != k3:
+        known = (k0, k1, k2, k3)
+        game.view_known[seat] = known
     mask = game.legal_play_mask(seat)
     choices = _choices(game, seat, mask) if with_legal else Choices(seat, NOTHING)
     claims = game.open_claims()
