@@ -36,6 +36,7 @@ from moonshot.cards import (
     TEN_CLUBS,
     CardSet,
     cards_in,
+    count,
 )
 from moonshot.engine import Phase
 from moonshot.rules import MoonRule, Scoring
@@ -239,6 +240,7 @@ class _Eval:
         else:
             self.dump = 0.0
         self.p_voids = [-1.0] * 16  # p_void(seat, suit) once worked out, at seat * 4 + suit
+        self.suit_avg = [-1.0] * 4  # hold_cost's points per round of each suit, once worked out
         self.moon_threat, self.moon_stake = self._moon_threat()
 
     # a method, not a staticmethod: compiled code calls a static method directly, so a Python
@@ -253,7 +255,7 @@ class _Eval:
         got = view.taken[me] & _MOON_CARDS
         if not (got >> QUEEN_SPADES & 1 or view.hand >> QUEEN_SPADES & 1):
             return False
-        if (got & HEARTS_MASK).bit_count() < 3:
+        if count(got & HEARTS_MASK) < 3:
             return False
         unseen = view.unseen
         losers = 0
@@ -278,8 +280,8 @@ class _Eval:
         if not (self.unseen | view.hand) & HEARTS_MASK & ~view.taken[x]:
             return None, 0.0  # too late: no heart left to take
         got = view.taken[x] & _MOON_CARDS
-        have = (got & HEARTS_MASK).bit_count() + (13 if got >> QUEEN_SPADES & 1 else 0)
-        left = (_MOON_CARDS & ~view.played).bit_count() + (12 if not view.played >> QUEEN_SPADES & 1 else 0)
+        have = count(got & HEARTS_MASK) + (13 if got >> QUEEN_SPADES & 1 else 0)
+        left = count(_MOON_CARDS & ~view.played) + (12 if not view.played >> QUEEN_SPADES & 1 else 0)
         level = have / (have + left)
         if level < self.w.moon_alert:
             return None, 0.0
@@ -289,8 +291,8 @@ class _Eval:
     def win_share(self, c: int) -> float:
         """How often ``c`` tends to win when its suit is played: share of outstanding cards below it."""
         out = self.unseen & SUIT_MASKS[c // 13]
-        lo = (out & _below(c)).bit_count()
-        hi = (out & _above(c)).bit_count()
+        lo = count(out & _below(c))
+        hi = count(out & _above(c))
         if lo + hi == 0:
             return 0.3  # only a lead into voids can win with it
         return lo / (lo + hi)
@@ -304,6 +306,29 @@ class _Eval:
         w = self.w
         own = v * (w.own_base + w.own_win * wp if v > 0 else wp)
         suit_out = self.unseen & SUIT_MASKS[s]
+        avg = self.suit_avg[s]
+        if avg < 0.0:  # once per suit and decision: the same for every card of the suit
+            avg = self._suit_avg(suit_out, s)
+            self.suit_avg[s] = avg
+        risk = w.risk * wp * wp * (self.base + 0.3 + (avg if avg < 6.0 else 6.0))
+        # a big card outstanding below mine can land on it
+        m = suit_out & _below(c)
+        while m:
+            low = m & -m
+            m ^= low
+            x = low.bit_length() - 1
+            if abs(vals[x]) >= 5:
+                risk += w.big_below * vals[x]
+        mine_big = self.view.hand & SUIT_MASKS[s] & _above(c) & self.big
+        if mine_big:
+            guards = count(self.view.hand & SUIT_MASKS[s] & ~_above(c))
+            for x in cards_in(mine_big):
+                risk += w.guard * vals[x] / guards
+        return own + risk + 0.01 * (c % 13)  # ties: shed the higher card
+
+    def _suit_avg(self, suit_out: CardSet, s: int) -> float:
+        """The points still out in suit ``s`` per round of it left (at most 1 round counted as 1)."""
+        vals = self.vals
         pts = 0.0
         n = 0
         # bit loops rather than cards_in: compiled, a generator per call cost more than the sums
@@ -316,23 +341,8 @@ class _Eval:
             if vals[x] > 0:
                 pts += vals[x]
         # comparisons rather than min and max: compiled, those are generic calls of builtins
-        spread = (n + (self.view.hand & SUIT_MASKS[s]).bit_count()) / 4.0
-        avg = pts / spread if spread > 1.0 else pts
-        risk = w.risk * wp * wp * (self.base + 0.3 + (avg if avg < 6.0 else 6.0))
-        # a big card outstanding below mine can land on it
-        m = suit_out & _below(c)
-        while m:
-            low = m & -m
-            m ^= low
-            x = low.bit_length() - 1
-            if abs(vals[x]) >= 5:
-                risk += w.big_below * vals[x]
-        mine_big = self.view.hand & SUIT_MASKS[s] & _above(c) & self.big
-        if mine_big:
-            guards = (self.view.hand & SUIT_MASKS[s] & ~_above(c)).bit_count()
-            for x in cards_in(mine_big):
-                risk += w.guard * vals[x] / guards
-        return own + risk + 0.01 * (c % 13)  # ties: shed the higher card
+        spread = (n + count(self.view.hand & SUIT_MASKS[s])) / 4.0
+        return pts / spread if spread > 1.0 else pts
 
     def p_void(self, seat: int, suit: int) -> float:
         """The chance ``seat`` has no card of ``suit`` (worked out once per decision)."""
@@ -354,7 +364,7 @@ class _Eval:
         for s in range(4):
             if s != self.me and not voids[s] >> suit & 1:
                 holders += 1
-        return 0.8 * math.exp(-out.bit_count() / (holders if holders > 1 else 1))
+        return 0.8 * math.exp(-count(out) / (holders if holders > 1 else 1))
 
     def trick_cost(self, cards_in_trick: list[int], c: int, later: list[int], trick_no: int) -> tuple[float, float]:
         """(chance ``c`` wins the trick, cost to me of winning it) given the later players."""
@@ -382,8 +392,8 @@ class _Eval:
         elif not higher or not following:
             p_win = 1.0
         else:
-            lo = lower.bit_count()
-            share = lo / (lo + higher.bit_count())
+            lo = count(lower)
+            share = lo / (lo + count(higher))
             p_win = share ** (self.w.follower_over + following)
         # what the later players add
         add = 0.0
@@ -538,7 +548,7 @@ class HeuristicBot:
             adj -= ev.w.flush_queen  # flush the queen while I hold nothing she can fall on
         if ev.moon_threat is not None and s == HEARTS and p_win >= 0.99 and ev.unseen & HEARTS_MASK:
             adj -= ev.moon_stake  # a winning heart lead picks up someone's heart and stops the moon
-        length = (hand & SUIT_MASKS[s]).bit_count()
+        length = count(hand & SUIT_MASKS[s])
         if ev.vals[c] >= 5 and p_win > 0:
             adj += ev.w.lead_big * ev.vals[c]  # leading the queen (or the like) into possible winners
         if length <= 2 and p_win < 0.5:
@@ -554,9 +564,9 @@ def pass_priority(view: SeatView, c: int) -> float:
     hand = view.hand
     s, r = c // 13, c % 13
     suit = hand & SUIT_MASKS[s]
-    length = suit.bit_count()
+    length = count(suit)
     v = sc.card_points[c]
-    low_spades = (hand & SPADES_MASK & _below(QUEEN_SPADES)).bit_count()
+    low_spades = count(hand & SPADES_MASK & _below(QUEEN_SPADES))
     qs_pts = sc.card_points[QUEEN_SPADES]
     if v < 0:
         return -50.0 + r  # keep the jack of diamonds

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from moonshot.actions import AcceptClaim, Action, Claim, Pass, Play, RejectClaim
 from moonshot.bots.heuristic import claim_is_sure
-from moonshot.cards import CardSet, card_list
+from moonshot.cards import CardSet, card_list, count
 from moonshot.engine import Phase
 from moonshot.views import SeatView
 
@@ -32,7 +32,7 @@ def choose_card(cards: CardSet, rng: random.Random) -> int:
     set's ``i``-th lowest card. tests/bots/test_random.py holds the two to the same answers."""
     if type(rng) is not random.Random:  # a subclass may draw otherwise: ask it
         return rng.choice(card_list(cards))
-    n = cards.bit_count()
+    n = count(cards)
     k = n.bit_length()
     i = rng.getrandbits(k)
     while i >= n:
