@@ -135,7 +135,7 @@ def count(cards: CardSet) -> int:
     Compiled (mypyc), ``int.bit_count`` is a method looked up by name on a boxed number, about
     five times the cost of counting the bits of a 64-bit word in registers; the bots count
     cards a dozen times a decision. As Python, the method is the fastest way."""
-    if _NATIVE and 0 <= cards <= _I64_MAX:
+    if _NATIVE and 0 <= cards < _SMALL:
         return int(_popcount64(i64(cards)))
     return cards.bit_count()
 
@@ -150,7 +150,9 @@ def _popcount64(v: i64) -> i64:
 
 # True when this module runs compiled: a compiled module's file is its extension module
 _NATIVE: Final = not __file__.endswith(".py")
-_I64_MAX: Final = (1 << 63) - 1
+# below 2**62: compiled, such a number is held in the machine word itself (a bigger one is an
+# object, and comparing with it would be a generic call)
+_SMALL: Final = 1 << 61
 
 
 def parse_cards(texts: Iterable[str]) -> list[Card]:
