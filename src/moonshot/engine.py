@@ -181,8 +181,9 @@ class Game:
         # taken, totals, charges, exposures, hands shown), kept there until any of it changes:
         # every change below goes through _public_changed, which drops it (None)
         self.view_cache: Any = None
-        # each seat's last ``known_cards`` tuple, reused by its next view while equal (the views' own)
-        self.view_known: list[Any] = [None, None, None, None]
+        # the views' own memo, kept across changes: each seat's last ``known_cards`` tuple and
+        # the last public part, whose tuples are reused by the next while equal
+        self.view_memo: list[Any] = [None, None, None, None, None]
         self._scoring = rules.scoring_for(0)
         self._point_cards = self._scoring.cards_with_points  # cards whose trick needs points counted
         # legal_play_mask's last answer, for apply to reuse: valid while the log has this length
@@ -202,6 +203,7 @@ class Game:
         else:
             state = {n: getattr(self, n) for n in names if n != "__dict__"}
         state["view_cache"] = None  # the views' own: made again when needed
+        state["view_memo"] = [None, None, None, None, None]
         return (Game, (self.rules, self.seed, self.deal_specs), state)
 
     def __setstate__(self, state: dict[str, object]) -> None:

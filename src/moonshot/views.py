@@ -319,16 +319,29 @@ class _Public:
     state changes (a trick ends, a void shows, a charge, an exposure, a claim, a deal ends) and
     shared by the views made until then (``Game.view_cache``), rather than once per view."""
 
-    def __init__(self, game: Game) -> None:
+    def __init__(self, game: Game, last: _Public | None) -> None:
         self.tricks = tuple(game.tricks)
         self.voids: PerSeat = tuple(game.voids)
         self.taken: PerSeat = tuple(game.taken)
         self.tricks_won: PerSeat = tuple(game.tricks_won)
         self.points: PerSeat = game.deal_points()
-        self.totals: PerSeat = tuple(game.totals)
-        self.charged: PerSeat = tuple(game.charged)
-        self.exposed: PerSeat = tuple(game.exposed)
-        self.revealed: PerSeat = tuple(game.revealed)
+        if last is None:
+            self.totals: PerSeat = tuple(game.totals)
+            self.charged: PerSeat = tuple(game.charged)
+            self.exposed: PerSeat = tuple(game.exposed)
+            self.revealed: PerSeat = tuple(game.revealed)
+        else:  # these change a few times a deal at most: the last tuples while they still hold
+            self.totals = _same(last.totals, game.totals)
+            self.charged = _same(last.charged, game.charged)
+            self.exposed = _same(last.exposed, game.exposed)
+            self.revealed = _same(last.revealed, game.revealed)
+
+
+def _same(old: PerSeat, now: list[int]) -> PerSeat:
+    """``old`` if it still holds the numbers of ``now``, else a new tuple of them."""
+    if old[0] == now[0] and old[1] == now[1] and old[2] == now[2] and old[3] == now[3]:
+        return old
+    return tuple(now)
 
 
 # every (seat, card) pair of a trick, made once: a view's ``trick`` is a tuple of these
@@ -338,8 +351,11 @@ _PAIRS: Final[list[Any]] = [(s, c) for s in range(4) for c in range(52)]
 def _public(game: Game) -> _Public:
     pub = game.view_cache
     if type(pub) is not _Public:  # None: the public state changed since the last view
-        pub = _Public(game)
+        memo = game.view_memo
+        last = memo[4]
+        pub = _Public(game, last if type(last) is _Public else None)
         game.view_cache = pub
+        memo[4] = pub
     return pub
 
 
@@ -385,10 +401,10 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
     k3 = 0 if seat == 3 else k3 & gone
     # what a seat knows changes seldom (a known card played, a charge, a claim): its last tuple
     # is used again while equal rather than a new one (and its numbers) made for every view
-    known: PerSeat | None = game.view_known[seat]
+    known: PerSeat | None = game.view_memo[seat]
     if known is None or known[0] != k0 or known[1] != k1 or known[2] != k2 or known[3] != k3:
         known = (k0, k1, k2, k3)
-        game.view_known[seat] = known
+        game.view_memo[seat] = known
     mask = game.legal_play_mask(seat)
     choices = _choices(game, seat, mask) if with_legal else Choices(seat, NOTHING)
     claims = game.open_claims()

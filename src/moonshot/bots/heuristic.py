@@ -229,14 +229,21 @@ class _Eval:
         else:
             positive_cards, self.big = _value_masks(vals)
         # the points still out, lowest card first (a bit loop: compiled, cheaper than cards_in)
-        positive: list[float] = []
+        # (their sum, count and biggest in a loop: compiled, max and sum are generic calls)
+        n_out = 0
+        top = total = 0.0
         m = self.unseen & positive_cards
         while m:
             low = m & -m
             m ^= low
-            positive.append(vals[low.bit_length() - 1])
-        if positive:
-            self.dump = max(max(positive) / w.dump_spread, sum(positive) / len(positive))
+            v = vals[low.bit_length() - 1]
+            n_out += 1
+            total += v
+            if n_out == 1 or v > top:
+                top = v
+        if n_out:
+            spread, mean = top / w.dump_spread, total / n_out
+            self.dump = mean if mean > spread else spread
         else:
             self.dump = 0.0
         self.p_voids = [-1.0] * 16  # p_void(seat, suit) once worked out, at seat * 4 + suit
@@ -503,9 +510,13 @@ class HeuristicBot:
         trick_cards = [c for _, c in view.trick]
         best_card, best_cost = -1, math.inf
         if trick_cards:
+            # the card winning so far and its seat (a loop: compiled, max and next over
+            # generators are generic calls)
             led = trick_cards[0] // 13
-            winner_card = max(c for c in trick_cards if c // 13 == led)
-            winner_seat = next(s for s, c in view.trick if c == winner_card)
+            winner_seat, winner_card = view.trick[0]
+            for s, c in view.trick:
+                if c // 13 == led and c > winner_card:
+                    winner_seat, winner_card = s, c
         # who plays after me depends on my card only with nines (a nine extends the trick)
         same_later = None if view.rules.nines else _later_seats(view, legal.bit_length() - 1)
         for c in cards_in(legal):
