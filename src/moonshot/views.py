@@ -321,16 +321,17 @@ class _Public:
 
     def __init__(self, game: Game, last: _Public | None) -> None:
         self.tricks = tuple(game.tricks)
-        self.voids: PerSeat = tuple(game.voids)
         self.taken: PerSeat = tuple(game.taken)
         self.tricks_won: PerSeat = tuple(game.tricks_won)
         self.points: PerSeat = game.deal_points()
         if last is None:
+            self.voids: PerSeat = tuple(game.voids)
             self.totals: PerSeat = tuple(game.totals)
             self.charged: PerSeat = tuple(game.charged)
             self.exposed: PerSeat = tuple(game.exposed)
             self.revealed: PerSeat = tuple(game.revealed)
         else:  # these change a few times a deal at most: the last tuples while they still hold
+            self.voids = _same(last.voids, game.voids)
             self.totals = _same(last.totals, game.totals)
             self.charged = _same(last.charged, game.charged)
             self.exposed = _same(last.exposed, game.exposed)

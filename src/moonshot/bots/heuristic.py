@@ -519,7 +519,11 @@ class HeuristicBot:
                     winner_seat, winner_card = s, c
         # who plays after me depends on my card only with nines (a nine extends the trick)
         same_later = None if view.rules.nines else _later_seats(view, legal.bit_length() - 1)
-        for c in cards_in(legal):
+        rest = legal
+        while rest:  # lowest card first, as cards_in (compiled, a bit loop costs less)
+            low = rest & -rest
+            rest ^= low
+            c = low.bit_length() - 1
             later = same_later if same_later is not None else _later_seats(view, c)
             if trick_cards:
                 beats = c // 13 == led and c > winner_card

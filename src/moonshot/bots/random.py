@@ -25,6 +25,11 @@ _PASS: Final = Phase.PASS
 _PILE: Final = Phase.PILE
 
 
+# the method itself, called with the RNG (exactly a random.Random here): compiled, ``rng.getrandbits``
+# would look it up by name on every call
+_getrandbits: Final = random.Random.getrandbits
+
+
 def choose_card(cards: CardSet, rng: random.Random) -> int:
     """``rng.choice(card_list(cards))`` (``cards`` not empty), the same card for the same RNG state,
     without the list: for a plain ``random.Random``, ``choice(seq)`` is ``seq[i]`` with ``i`` drawn
@@ -34,9 +39,9 @@ def choose_card(cards: CardSet, rng: random.Random) -> int:
         return rng.choice(card_list(cards))
     n = count(cards)
     k = n.bit_length()
-    i = rng.getrandbits(k)
+    i = _getrandbits(rng, k)
     while i >= n:
-        i = rng.getrandbits(k)
+        i = _getrandbits(rng, k)
     while i:
         cards &= cards - 1
         i -= 1
