@@ -162,6 +162,7 @@ class Game:
         self.taken = [0, 0, 0, 0]
         self.tricks_won = [0, 0, 0, 0]
         self.trick_numbers_won = [0, 0, 0, 0]
+        self._taken_points = [0, 0, 0, 0]  # card points in ``taken``, counted as tricks end
         # Claims. ``claiming``: a seat mask of open claims; ``claim_accepts[c]``: the seats that
         # accepted seat c's open claim. ``claimer`` is set only while play waits for answers
         # (ClaimFlow.BLOCKING); under CONCURRENT play never waits, so it stays None and the
@@ -181,9 +182,8 @@ class Game:
         # taken, totals, charges, exposures, hands shown), kept there until any of it changes:
         # every change below goes through _public_changed, which drops it (None)
         self.view_cache: Any = None
-        # the views' own memo, kept across changes: each seat's last ``known_cards`` tuple and
-        # the last public part, whose tuples are reused by the next while equal
-        self.view_memo: list[Any] = [None, None, None, None, None]
+        # the views' own memo, kept across changes: each seat's last ``known_cards``
+        self.view_memo: list[Any] = [None, None, None, None]
         self._scoring = rules.scoring_for(0)
         self._point_cards = self._scoring.cards_with_points  # cards whose trick needs points counted
         # legal_play_mask's last answer, for apply to reuse: valid while the log has this length
@@ -203,7 +203,7 @@ class Game:
         else:
             state = {n: getattr(self, n) for n in names if n != "__dict__"}
         state["view_cache"] = None  # the views' own: made again when needed
-        state["view_memo"] = [None, None, None, None, None]
+        state["view_memo"] = [None, None, None, None]
         return (Game, (self.rules, self.seed, self.deal_specs), state)
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -543,6 +543,7 @@ class Game:
         self.taken = [0, 0, 0, 0]
         self.tricks_won = [0, 0, 0, 0]
         self.trick_numbers_won = [0, 0, 0, 0]
+        self._taken_points = [0, 0, 0, 0]  # card points in ``taken``, counted as tricks end
         self._public_changed()
         self.claim_blocked = [-1, -1, -1, -1]
         self.revealed = [0, 0, 0, 0]
@@ -724,6 +725,8 @@ class Game:
             cp = self._scoring.card_points
             for c in tc:
                 pts += cp[c]
+            tp = self._taken_points
+            tp[winner] = tp[winner] + pts
         e = TrickEnded(self.trick_no, winner, tuple(tc), tuple(ts), pts)
         self.tricks.append(e)
         if self.record:
@@ -767,6 +770,9 @@ class Game:
         for c in self.trick_cards:
             rest |= 1 << c
         self.taken[claimer] |= rest
+        cp = self._scoring.card_points
+        for c in card_list(rest & self._point_cards):
+            self._taken_points[claimer] += cp[c]
         self._public_changed()
         # The claimer wins every trick left (the one in progress included), so per-trick and
         # trick-number scoring count them too: as many tricks as the fullest hand has cards.
@@ -830,17 +836,12 @@ class Game:
     def _count_deal_points(self) -> tuple[int, int, int, int]:
         sc = self._scoring
         out = []
-        point_cards = self._point_cards
         for s in range(4):
-            t = self.taken[s] & point_cards  # the cards worth nothing need no look
-            pts = sc.per_trick * self.tricks_won[s]
+            # the card points were summed as the tricks ended (and a claim succeeded)
+            pts = self._taken_points[s] + sc.per_trick * self.tricks_won[s]
             for number, p in sc.trick_number_points:  # Kierki's 7th and last trick
                 if self.trick_numbers_won[s] >> number & 1:
                     pts += p
-            while t:
-                low = t & -t
-                pts += sc.card_points[low.bit_length() - 1]
-                t ^= low
             out.append(pts)
         return (out[0], out[1], out[2], out[3])
 

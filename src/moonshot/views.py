@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from itertools import combinations
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from moonshot.actions import Action, Charge, Expose, Pass, Play
 from moonshot.cards import ALL_CARDS, CardSet, card_list
@@ -319,30 +319,35 @@ class _Public:
     state changes (a trick ends, a void shows, a charge, an exposure, a claim, a deal ends) and
     shared by the views made until then (``Game.view_cache``), rather than once per view."""
 
-    def __init__(self, game: Game, last: _Public | None) -> None:
+    def __init__(self, game: Game) -> None:
         self.tricks = tuple(game.tricks)
+        self.voids: PerSeat = tuple(game.voids)
         self.taken: PerSeat = tuple(game.taken)
         self.tricks_won: PerSeat = tuple(game.tricks_won)
         self.points: PerSeat = game.deal_points()
-        if last is None:
-            self.voids: PerSeat = tuple(game.voids)
-            self.totals: PerSeat = tuple(game.totals)
-            self.charged: PerSeat = tuple(game.charged)
-            self.exposed: PerSeat = tuple(game.exposed)
-            self.revealed: PerSeat = tuple(game.revealed)
-        else:  # these change a few times a deal at most: the last tuples while they still hold
-            self.voids = _same(last.voids, game.voids)
-            self.totals = _same(last.totals, game.totals)
-            self.charged = _same(last.charged, game.charged)
-            self.exposed = _same(last.exposed, game.exposed)
-            self.revealed = _same(last.revealed, game.revealed)
+        self.totals: PerSeat = tuple(game.totals)
+        charged, exposed, revealed = game.charged, game.exposed, game.revealed
+        self.charged: PerSeat = tuple(charged)
+        self.exposed: PerSeat = tuple(exposed)
+        self.revealed: PerSeat = tuple(revealed)
+        # the cards each seat is known to hold by everyone (charges seen, exposures, hands shown),
+        # as plain numbers: every view starts its known_cards from these
+        self.k0 = charged[0] | exposed[0] | revealed[0]
+        self.k1 = charged[1] | exposed[1] | revealed[1]
+        self.k2 = charged[2] | exposed[2] | revealed[2]
+        self.k3 = charged[3] | exposed[3] | revealed[3]
 
 
-def _same(old: PerSeat, now: list[int]) -> PerSeat:
-    """``old`` if it still holds the numbers of ``now``, else a new tuple of them."""
-    if old[0] == now[0] and old[1] == now[1] and old[2] == now[2] and old[3] == now[3]:
-        return old
-    return tuple(now)
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
+class _Known:
+    """A seat's last ``known_cards``: the tuple and its numbers (compared without unboxing)."""
+
+    def __init__(self, k0: CardSet, k1: CardSet, k2: CardSet, k3: CardSet) -> None:
+        self.k0 = k0
+        self.k1 = k1
+        self.k2 = k2
+        self.k3 = k3
+        self.cards: PerSeat = (k0, k1, k2, k3)
 
 
 # every (seat, card) pair of a trick, made once: a view's ``trick`` is a tuple of these
@@ -352,11 +357,8 @@ _PAIRS: Final[list[Any]] = [(s, c) for s in range(4) for c in range(52)]
 def _public(game: Game) -> _Public:
     pub = game.view_cache
     if type(pub) is not _Public:  # None: the public state changed since the last view
-        memo = game.view_memo
-        last = memo[4]
-        pub = _Public(game, last if type(last) is _Public else None)
+        pub = _Public(game)
         game.view_cache = pub
-        memo[4] = pub
     return pub
 
 
@@ -366,25 +368,26 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
     pub = _public(game)
     charging = rules.charging
     charged = pub.charged
-    c0, c1, c2, c3 = charged[0], charged[1], charged[2], charged[3]
+    exposed = pub.exposed
+    revealed = pub.revealed
     blind = charging is not None and charging.blind and game.phase is _CHARGE
     if blind:
         # blind charges stay hidden from the others until the charging round ends
         c0, c1, c2, c3 = (
-            (c0 if seat == 0 else 0),
-            (c1 if seat == 1 else 0),
-            (c2 if seat == 2 else 0),
-            (c3 if seat == 3 else 0),
+            (charged[0] if seat == 0 else 0),
+            (charged[1] if seat == 1 else 0),
+            (charged[2] if seat == 2 else 0),
+            (charged[3] if seat == 3 else 0),
         )
+        k0 = c0 | exposed[0] | revealed[0]
+        k1 = c1 | exposed[1] | revealed[1]
+        k2 = c2 | exposed[2] | revealed[2]
+        k3 = c3 | exposed[3] | revealed[3]
+    else:
+        k0, k1, k2, k3 = pub.k0, pub.k1, pub.k2, pub.k3
     d = game.direction
     pass_to = None if d is _HOLD or d is _KEEPER else (seat + game.pass_offset) & 3
     in_play = game.played
-    exposed = pub.exposed
-    revealed = pub.revealed
-    k0 = c0 | exposed[0] | revealed[0]
-    k1 = c1 | exposed[1] | revealed[1]
-    k2 = c2 | exposed[2] | revealed[2]
-    k3 = c3 | exposed[3] | revealed[3]
     if pass_to is not None and game.received[pass_to] is not None:  # delivered only once all four passed
         mine = game.passed[seat] or 0
         if pass_to == 0:
@@ -402,10 +405,17 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
     k3 = 0 if seat == 3 else k3 & gone
     # what a seat knows changes seldom (a known card played, a charge, a claim): its last tuple
     # is used again while equal rather than a new one (and its numbers) made for every view
-    known: PerSeat | None = game.view_memo[seat]
-    if known is None or known[0] != k0 or known[1] != k1 or known[2] != k2 or known[3] != k3:
-        known = (k0, k1, k2, k3)
-        game.view_memo[seat] = known
+    memo = game.view_memo
+    last = memo[seat]
+    if type(last) is _Known:
+        mine_known = cast(_Known, last)
+        if mine_known.k0 != k0 or mine_known.k1 != k1 or mine_known.k2 != k2 or mine_known.k3 != k3:
+            mine_known = _Known(k0, k1, k2, k3)
+            memo[seat] = mine_known
+    else:
+        mine_known = _Known(k0, k1, k2, k3)
+        memo[seat] = mine_known
+    known = mine_known.cards
     mask = game.legal_play_mask(seat)
     choices = _choices(game, seat, mask) if with_legal else Choices(seat, NOTHING)
     claims = game.open_claims()
