@@ -24,7 +24,7 @@ from typing import Final
 try:
     from mypy_extensions import i64
 except ImportError:  # pragma: no cover - without mypy nothing is compiled, and count never needs it
-    i64 = int  # type: ignore[misc,assignment]
+    i64 = int  # type: ignore[misc]
 
 Card = int
 CardSet = int

@@ -74,17 +74,24 @@ def make_bot(name: str, **options: Any) -> Bot:
     target = BOT_REGISTRY.get(name)
     if target is None:
         raise UnknownBot(f"unknown bot {name!r}; known: {', '.join(BOT_REGISTRY)}")
-    module_name, _, cls_name = target.partition(":")
-    try:
-        cls = getattr(import_module(module_name), cls_name)
-    except (ImportError, AttributeError) as e:
-        raise UnknownBot(f"bot {name!r} is not available in this installation ({e})") from e
+    found = _CLASSES.get(target)
+    if found is None:
+        module_name, _, cls_name = target.partition(":")
+        try:
+            found = getattr(import_module(module_name), cls_name)
+        except (ImportError, AttributeError) as e:
+            raise UnknownBot(f"bot {name!r} is not available in this installation ({e})") from e
+        _CLASSES[target] = found
+    cls: Any = found
     bot: Bot = cls(**options)
     # the name it is rated under (moonshot.ratings); setattr: a Bot need not declare it
     with contextlib.suppress(AttributeError):
         setattr(bot, "spec", bot_spec(name, options, cls))  # noqa: B010
     return bot
 
+
+# "module:Class" -> the class, once imported (the simulator makes four bots a game)
+_CLASSES: dict[str, Any] = {}
 
 # a bot class's constructor defaults: inspect.signature parses a compiled class's text
 # signature, which cost more than the rest of a game of random bots (four bots a game)

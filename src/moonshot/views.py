@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from itertools import combinations
-from typing import Any, Final, cast
+from typing import Any, Final
 
 from moonshot.actions import Action, Charge, Expose, Pass, Play
 from moonshot.cards import ALL_CARDS, CardSet, card_list
@@ -408,7 +408,7 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
     memo = game.view_memo
     last = memo[seat]
     if type(last) is _Known:
-        mine_known = cast(_Known, last)
+        mine_known: _Known = last
         if mine_known.k0 != k0 or mine_known.k1 != k1 or mine_known.k2 != k2 or mine_known.k3 != k3:
             mine_known = _Known(k0, k1, k2, k3)
             memo[seat] = mine_known
