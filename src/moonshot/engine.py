@@ -182,6 +182,9 @@ class Game:
         # taken, totals, charges, exposures, hands shown), kept there until any of it changes:
         # every change below goes through _public_changed, which drops it (None)
         self.view_cache: Any = None
+        # what views derive from the public state that changes a few times a deal at most
+        # (totals, charges, exposures, hands shown): dropped (None) wherever any of it changes
+        self.view_rare: Any = None
         # the views' own memo, kept across changes: each seat's last ``known_cards``
         self.view_memo: list[Any] = [None, None, None, None]
         self._scoring = rules.scoring_for(0)
@@ -203,6 +206,7 @@ class Game:
         else:
             state = {n: getattr(self, n) for n in names if n != "__dict__"}
         state["view_cache"] = None  # the views' own: made again when needed
+        state["view_rare"] = None
         state["view_memo"] = [None, None, None, None]
         return (Game, (self.rules, self.seed, self.deal_specs), state)
 
@@ -545,6 +549,7 @@ class Game:
         self.trick_numbers_won = [0, 0, 0, 0]
         self._taken_points = [0, 0, 0, 0]  # card points in ``taken``, counted as tricks end
         self._public_changed()
+        self.view_rare = None  # totals, charges, exposures or shown hands: the views' own
         self.claim_blocked = [-1, -1, -1, -1]
         self.revealed = [0, 0, 0, 0]
         if rules.two_of_clubs_leads:
@@ -614,6 +619,7 @@ class Game:
         assert order is not None
         self.charged[seat] |= cards
         self._public_changed()
+        self.view_rare = None  # totals, charges, exposures or shown hands: the views' own
         if self.next_charger is not None:
             self.next_charger = (self.next_charger + 1) % 4
         if cards:
@@ -650,6 +656,7 @@ class Game:
     def _expose(self, seat: int, cards: CardSet) -> None:
         self.exposed[seat] |= cards
         self._public_changed()
+        self.view_rare = None  # totals, charges, exposures or shown hands: the views' own
         self.expose_pending &= ~(1 << seat)
         self._emit(Exposed(seat, cards))
         if not self.expose_pending:
@@ -751,6 +758,7 @@ class Game:
         self.claim_accepts[seat] = 0
         self.revealed[seat] = self.hands[seat]
         self._public_changed()
+        self.view_rare = None  # totals, charges, exposures or shown hands: the views' own
         self._emit(ClaimMade(seat, self.hands[seat]))
 
     def _answer_claim(self, seat: int, claimer: int, accepted: bool) -> None:
@@ -799,6 +807,7 @@ class Game:
         for s in range(4):
             self.totals[s] += points[s]
         self._public_changed()
+        self.view_rare = None  # totals, charges, exposures or shown hands: the views' own
         self.last_deal_points = points
         ended = DealEnded(self.deal_index, points, tuple(self.totals), moon, tuple(self.taken), len(self.tricks), early)
         self.deals_ended.append(ended)

@@ -319,12 +319,26 @@ class _Public:
     state changes (a trick ends, a void shows, a charge, an exposure, a claim, a deal ends) and
     shared by the views made until then (``Game.view_cache``), rather than once per view."""
 
-    def __init__(self, game: Game) -> None:
+    def __init__(self, game: Game, rare: _Rare) -> None:
         self.tricks = tuple(game.tricks)
         self.voids: PerSeat = tuple(game.voids)
         self.taken: PerSeat = tuple(game.taken)
         self.tricks_won: PerSeat = tuple(game.tricks_won)
         self.points: PerSeat = game.deal_points()
+        self.totals = rare.totals
+        self.charged = rare.charged
+        self.exposed = rare.exposed
+        self.revealed = rare.revealed
+        self.k0, self.k1, self.k2, self.k3 = rare.k0, rare.k1, rare.k2, rare.k3
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
+class _Rare:
+    """The public state that changes a few times a deal at most (totals, charges, exposures,
+    hands shown), as tuples: made again only after one of them changed (``Game.view_rare``),
+    not after every trick as the rest of :class:`_Public`."""
+
+    def __init__(self, game: Game) -> None:
         self.totals: PerSeat = tuple(game.totals)
         charged, exposed, revealed = game.charged, game.exposed, game.revealed
         self.charged: PerSeat = tuple(charged)
@@ -357,7 +371,11 @@ _PAIRS: Final[list[Any]] = [(s, c) for s in range(4) for c in range(52)]
 def _public(game: Game) -> _Public:
     pub = game.view_cache
     if type(pub) is not _Public:  # None: the public state changed since the last view
-        pub = _Public(game)
+        rare = game.view_rare
+        if type(rare) is not _Rare:  # None: totals, charges, exposures or shown hands changed
+            rare = _Rare(game)
+            game.view_rare = rare
+        pub = _Public(game, rare)
         game.view_cache = pub
     return pub
 
