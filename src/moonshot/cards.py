@@ -133,7 +133,7 @@ def count(cards: CardSet) -> int:
     """How many cards ``cards`` holds (``cards.bit_count()``).
 
     Compiled (mypyc), ``int.bit_count`` is a method looked up by name on a boxed number, about
-    five times the cost of counting the bits of a 64-bit word in registers; the bots count
+    three times the cost of counting the bits of a 64-bit word in registers; the bots count
     cards a dozen times a decision. As Python, the method is the fastest way."""
     if _NATIVE and 0 <= cards < _SMALL:
         return int(_popcount64(i64(cards)))
