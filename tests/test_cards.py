@@ -167,3 +167,14 @@ def test_kierki_lists_round_trip(cards: list[int]) -> None:
 
 def test_describe_groups_by_suit() -> None:
     assert describe(parse_card_set(["2C", "5C", "KC", "AH", "QS"])) == "C: 2 5 K | D: - | H: A | S: Q"
+
+
+@given(st.integers(min_value=-(1 << 70), max_value=1 << 70))
+def test_count_is_bit_count_for_any_int(x: int) -> None:
+    """Compiled, count takes another way for card sets (a popcount of a machine word): the same answers."""
+    assert count(x) == x.bit_count()
+
+
+def test_count_at_the_edges_of_a_machine_word() -> None:
+    for x in (0, 1, (1 << 52) - 1, (1 << 61) - 1, 1 << 61, (1 << 62) - 1, (1 << 63) - 1, 1 << 63, -1):
+        assert count(x) == x.bit_count()

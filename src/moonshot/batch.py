@@ -329,8 +329,13 @@ class ProcessPool:
         # not copy the parent's pages by the collector's writes to every object it scans
         gc.freeze()
         ctx = multiprocessing.get_context("spawn" if sys.platform == "darwin" else "fork")
+        # tasks go out (and results come back) a few at a time: one message per task through the
+        # pool's pipes and threads cost about 1.5 ms of CPU a task on a loaded 2-core machine
+        # (benchmarks/simulate_costs.py), a quarter of nine games of random bots; about four
+        # chunks per worker still share the work out evenly
+        chunk = max(1, len(items) // (self.workers * 4))
         with ctx.Pool(min(self.workers, max(1, len(items)))) as pool:
-            yield from pool.imap(fn, items, chunksize=1)
+            yield from pool.imap(fn, items, chunksize=chunk)
 
     def close(self) -> None:
         pass

@@ -21,6 +21,11 @@ from collections.abc import Iterable, Iterator
 from enum import Enum
 from typing import Final
 
+try:
+    from mypy_extensions import i64
+except ImportError:  # pragma: no cover - without mypy nothing is compiled, and count never needs it
+    i64 = int  # type: ignore[misc]
+
 Card = int
 CardSet = int
 
@@ -125,7 +130,29 @@ def to_set(cards: Iterable[Card]) -> CardSet:
 
 
 def count(cards: CardSet) -> int:
+    """How many cards ``cards`` holds (``cards.bit_count()``).
+
+    Compiled (mypyc), ``int.bit_count`` is a method looked up by name on a boxed number, about
+    three times the cost of counting the bits of a 64-bit word in registers; the bots count
+    cards a dozen times a decision. As Python, the method is the fastest way."""
+    if _NATIVE and 0 <= cards < _SMALL:
+        return int(_popcount64(i64(cards)))
     return cards.bit_count()
+
+
+def _popcount64(v: i64) -> i64:
+    # the bits of each 2, 4 and 8-bit field summed in place, then the eight bytes summed
+    v = v - ((v >> 1) & 0x5555555555555555)
+    v = (v & 0x3333333333333333) + ((v >> 2) & 0x3333333333333333)
+    v = (v + (v >> 4)) & 0x0F0F0F0F0F0F0F0F
+    return ((v * 0x0101010101010101) >> 56) & 0xFF
+
+
+# True when this module runs compiled: a compiled module's file is its extension module
+_NATIVE: Final = not __file__.endswith(".py")
+# below 2**62: compiled, such a number is held in the machine word itself (a bigger one is an
+# object, and comparing with it would be a generic call)
+_SMALL: Final = 1 << 61
 
 
 def parse_cards(texts: Iterable[str]) -> list[Card]:

@@ -80,7 +80,10 @@ _KEEPER: Final = PassDirection.KEEPER
 _HOLD: Final = PassDirection.HOLD
 _DEALS: Final = EndRule.DEALS
 _BLOCKING: Final = ClaimFlow.BLOCKING
-_ONE_SEAT: Final = ((0,), (1,), (2,), (3,))  # to_act while playing: no tuple made per call
+# to_act while playing: no tuple made per call. Typed as a variable-length tuple on purpose:
+# compiled, a fixed-length tuple type is an unboxed C struct, and indexing it with a variable
+# boxes all of it (five new tuples) at every call.
+_ONE_SEAT: Final[tuple[tuple[int, ...], ...]] = ((0,), (1,), (2,), (3,))
 
 
 class IllegalAction(ValueError):
@@ -159,6 +162,7 @@ class Game:
         self.taken = [0, 0, 0, 0]
         self.tricks_won = [0, 0, 0, 0]
         self.trick_numbers_won = [0, 0, 0, 0]
+        self._taken_points = [0, 0, 0, 0]  # card points in ``taken``, counted as tricks end
         # Claims. ``claiming``: a seat mask of open claims; ``claim_accepts[c]``: the seats that
         # accepted seat c's open claim. ``claimer`` is set only while play waits for answers
         # (ClaimFlow.BLOCKING); under CONCURRENT play never waits, so it stays None and the
@@ -178,6 +182,11 @@ class Game:
         # taken, totals, charges, exposures, hands shown), kept there until any of it changes:
         # every change below goes through _public_changed, which drops it (None)
         self.view_cache: Any = None
+        # what views derive from the public state that changes a few times a deal at most
+        # (totals, charges, exposures, hands shown): dropped (None) wherever any of it changes
+        self.view_rare: Any = None
+        # the views' own memo, kept across changes: each seat's last ``known_cards``
+        self.view_memo: list[Any] = [None, None, None, None]
         self._scoring = rules.scoring_for(0)
         self._point_cards = self._scoring.cards_with_points  # cards whose trick needs points counted
         # legal_play_mask's last answer, for apply to reuse: valid while the log has this length
@@ -197,6 +206,8 @@ class Game:
         else:
             state = {n: getattr(self, n) for n in names if n != "__dict__"}
         state["view_cache"] = None  # the views' own: made again when needed
+        state["view_rare"] = None
+        state["view_memo"] = [None, None, None, None]
         return (Game, (self.rules, self.seed, self.deal_specs), state)
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -536,7 +547,9 @@ class Game:
         self.taken = [0, 0, 0, 0]
         self.tricks_won = [0, 0, 0, 0]
         self.trick_numbers_won = [0, 0, 0, 0]
+        self._taken_points = [0, 0, 0, 0]  # card points in ``taken``, counted as tricks end
         self._public_changed()
+        self.view_rare = None  # totals, charges, exposures or shown hands: the views' own
         self.claim_blocked = [-1, -1, -1, -1]
         self.revealed = [0, 0, 0, 0]
         if rules.two_of_clubs_leads:
@@ -606,6 +619,7 @@ class Game:
         assert order is not None
         self.charged[seat] |= cards
         self._public_changed()
+        self.view_rare = None  # totals, charges, exposures or shown hands: the views' own
         if self.next_charger is not None:
             self.next_charger = (self.next_charger + 1) % 4
         if cards:
@@ -642,6 +656,7 @@ class Game:
     def _expose(self, seat: int, cards: CardSet) -> None:
         self.exposed[seat] |= cards
         self._public_changed()
+        self.view_rare = None  # totals, charges, exposures or shown hands: the views' own
         self.expose_pending &= ~(1 << seat)
         self._emit(Exposed(seat, cards))
         if not self.expose_pending:
@@ -679,7 +694,7 @@ class Game:
             voids = self.voids
             if not voids[seat] >> led & 1:
                 voids[seat] = voids[seat] | 1 << led
-                self._public_changed()
+                self.view_cache = None  # public, but no points change: _points stays
         if suit == 2 or (c == QUEEN_SPADES and self.rules.queen_breaks_hearts):
             self.hearts_broken = True
         if self.record:
@@ -717,6 +732,8 @@ class Game:
             cp = self._scoring.card_points
             for c in tc:
                 pts += cp[c]
+            tp = self._taken_points
+            tp[winner] = tp[winner] + pts
         e = TrickEnded(self.trick_no, winner, tuple(tc), tuple(ts), pts)
         self.tricks.append(e)
         if self.record:
@@ -741,6 +758,7 @@ class Game:
         self.claim_accepts[seat] = 0
         self.revealed[seat] = self.hands[seat]
         self._public_changed()
+        self.view_rare = None  # totals, charges, exposures or shown hands: the views' own
         self._emit(ClaimMade(seat, self.hands[seat]))
 
     def _answer_claim(self, seat: int, claimer: int, accepted: bool) -> None:
@@ -760,6 +778,9 @@ class Game:
         for c in self.trick_cards:
             rest |= 1 << c
         self.taken[claimer] |= rest
+        cp = self._scoring.card_points
+        for c in card_list(rest & self._point_cards):
+            self._taken_points[claimer] += cp[c]
         self._public_changed()
         # The claimer wins every trick left (the one in progress included), so per-trick and
         # trick-number scoring count them too: as many tricks as the fullest hand has cards.
@@ -786,6 +807,7 @@ class Game:
         for s in range(4):
             self.totals[s] += points[s]
         self._public_changed()
+        self.view_rare = None  # totals, charges, exposures or shown hands: the views' own
         self.last_deal_points = points
         ended = DealEnded(self.deal_index, points, tuple(self.totals), moon, tuple(self.taken), len(self.tricks), early)
         self.deals_ended.append(ended)
@@ -824,15 +846,11 @@ class Game:
         sc = self._scoring
         out = []
         for s in range(4):
-            t = self.taken[s]
-            pts = sc.per_trick * self.tricks_won[s]
+            # the card points were summed as the tricks ended (and a claim succeeded)
+            pts = self._taken_points[s] + sc.per_trick * self.tricks_won[s]
             for number, p in sc.trick_number_points:  # Kierki's 7th and last trick
                 if self.trick_numbers_won[s] >> number & 1:
                     pts += p
-            while t:
-                low = t & -t
-                pts += sc.card_points[low.bit_length() - 1]
-                t ^= low
             out.append(pts)
         return (out[0], out[1], out[2], out[3])
 

@@ -16,10 +16,12 @@ import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
-from typing import Any
+from typing import Any, cast
 
 from moonshot.actions import AcceptClaim, Action, Claim, RejectClaim, action_from_dict, action_to_dict
 from moonshot.bots.base import Bot, answer_claim
+from moonshot.bots.heuristic import HeuristicBot
+from moonshot.bots.random import RandomBot
 from moonshot.engine import Game, replay
 from moonshot.events import DealEnded
 from moonshot.rules import Rules
@@ -72,17 +74,24 @@ def make_bot(name: str, **options: Any) -> Bot:
     target = BOT_REGISTRY.get(name)
     if target is None:
         raise UnknownBot(f"unknown bot {name!r}; known: {', '.join(BOT_REGISTRY)}")
-    module_name, _, cls_name = target.partition(":")
-    try:
-        cls = getattr(import_module(module_name), cls_name)
-    except (ImportError, AttributeError) as e:
-        raise UnknownBot(f"bot {name!r} is not available in this installation ({e})") from e
+    found = _CLASSES.get(target)
+    if found is None:
+        module_name, _, cls_name = target.partition(":")
+        try:
+            found = getattr(import_module(module_name), cls_name)
+        except (ImportError, AttributeError) as e:
+            raise UnknownBot(f"bot {name!r} is not available in this installation ({e})") from e
+        _CLASSES[target] = found
+    cls: Any = found
     bot: Bot = cls(**options)
     # the name it is rated under (moonshot.ratings); setattr: a Bot need not declare it
     with contextlib.suppress(AttributeError):
         setattr(bot, "spec", bot_spec(name, options, cls))  # noqa: B010
     return bot
 
+
+# "module:Class" -> the class, once imported (the simulator makes four bots a game)
+_CLASSES: dict[str, Any] = {}
 
 # a bot class's constructor defaults: inspect.signature parses a compiled class's text
 # signature, which cost more than the rest of a game of random bots (four bots a game)
@@ -198,7 +207,17 @@ def play_out(game: Game, players: Sequence[Bot], rngs: Sequence[random.Random]) 
     blocking claim is answered by the others at once."""
     while not game.over:
         seat = game.to_act()[0]
-        action = players[seat].act(seat_view(game, seat), rngs[seat])
+        bot = players[seat]
+        view = seat_view(game, seat)
+        # the same ``act``, called directly on moonshot's own bots: compiled, a call through
+        # the Bot protocol looks the method up by name and parses its arguments every time
+        kind = type(bot)
+        if kind is RandomBot:
+            action = cast(RandomBot, bot).act(view, rngs[seat])
+        elif kind is HeuristicBot:
+            action = cast(HeuristicBot, bot).act(view, rngs[seat])
+        else:
+            action = bot.act(view, rngs[seat])
         game.apply(action)
         if type(action) is Claim and game.claimer is None and not game.over:
             answer_claims(game, seat, players, rngs)

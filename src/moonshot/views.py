@@ -62,6 +62,12 @@ _EXPOSE: Final = Phase.EXPOSE
 _HOLD: Final = PassDirection.HOLD
 _KEEPER: Final = PassDirection.KEEPER
 
+# One entry per seat (N, E, S, W): always four. Typed as a variable-length tuple on purpose:
+# compiled with mypyc, a fixed-length tuple type is an unboxed struct, so every ``view.voids[s]``
+# with a seat in a variable built a new tuple of all four, and every read from Python code too;
+# as plain tuples the views share those ``_Public`` made once per change of the public state.
+PerSeat = tuple[int, ...]
+
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
 class Choices:
@@ -129,9 +135,13 @@ class Choices:
 
 def choices_of(game: Game, seat: int) -> Choices:
     """What :meth:`Game.legal_actions` would list for ``seat`` now, not listed yet."""
+    return _choices(game, seat, game.legal_play_mask(seat))
+
+
+def _choices(game: Game, seat: int, mask: CardSet) -> Choices:
+    """:func:`choices_of`, given ``game.legal_play_mask(seat)``."""
     ph = game.phase
     if ph is _PLAY:
-        mask = game.legal_play_mask(seat)
         if not game.rules.claims:
             return Choices(seat, PLAYS, mask)
         # claims: the plays come first, then claim, accepts and rejections (as legal_actions lists them)
@@ -181,15 +191,15 @@ class SeatView:
     played: CardSet  # every card played this deal (current trick included)
     led_suits: int  # 4-bit mask of suits already led (completed tricks)
     hearts_broken: bool
-    voids: tuple[int, int, int, int]  # 4-bit suit masks each seat has shown void in
-    taken: tuple[CardSet, CardSet, CardSet, CardSet]  # cards each seat took (public)
-    tricks_won: tuple[int, int, int, int]
-    points: tuple[int, int, int, int]  # raw points taken this deal
-    totals: tuple[int, int, int, int]
-    charged: tuple[CardSet, CardSet, CardSet, CardSet]  # charges I can see
-    exposed: tuple[CardSet, CardSet, CardSet, CardSet]
-    revealed: tuple[CardSet, CardSet, CardSet, CardSet]  # hands shown by claims (as shown)
-    known_cards: tuple[CardSet, CardSet, CardSet, CardSet]  # cards I know each other seat holds now
+    voids: PerSeat  # 4-bit suit masks each seat has shown void in
+    taken: PerSeat  # cards each seat took (public)
+    tricks_won: PerSeat
+    points: PerSeat  # raw points taken this deal
+    totals: PerSeat
+    charged: PerSeat  # charges I can see
+    exposed: PerSeat
+    revealed: PerSeat  # hands shown by claims (as shown)
+    known_cards: PerSeat  # cards I know each other seat holds now
     # the claim play waits on (ClaimFlow.BLOCKING); always None under concurrent claims
     claimer: int | None
     claims: tuple[OpenClaim, ...]  # every open claim, in seat order (both flows); hands in ``revealed``
@@ -218,15 +228,15 @@ class SeatView:
         played: CardSet,
         led_suits: int,
         hearts_broken: bool,
-        voids: tuple[int, int, int, int],
-        taken: tuple[CardSet, CardSet, CardSet, CardSet],
-        tricks_won: tuple[int, int, int, int],
-        points: tuple[int, int, int, int],
-        totals: tuple[int, int, int, int],
-        charged: tuple[CardSet, CardSet, CardSet, CardSet],
-        exposed: tuple[CardSet, CardSet, CardSet, CardSet],
-        revealed: tuple[CardSet, CardSet, CardSet, CardSet],
-        known_cards: tuple[CardSet, CardSet, CardSet, CardSet],
+        voids: PerSeat,
+        taken: PerSeat,
+        tricks_won: PerSeat,
+        points: PerSeat,
+        totals: PerSeat,
+        charged: PerSeat,
+        exposed: PerSeat,
+        revealed: PerSeat,
+        known_cards: PerSeat,
         claimer: int | None,
         claims: tuple[OpenClaim, ...],
         legal_plays: CardSet,
@@ -309,24 +319,63 @@ class _Public:
     state changes (a trick ends, a void shows, a charge, an exposure, a claim, a deal ends) and
     shared by the views made until then (``Game.view_cache``), rather than once per view."""
 
-    def __init__(self, game: Game) -> None:
-        voids, taken, won, totals = game.voids, game.taken, game.tricks_won, game.totals
-        charged, exposed, revealed = game.charged, game.exposed, game.revealed
+    def __init__(self, game: Game, rare: _Rare) -> None:
         self.tricks = tuple(game.tricks)
-        self.voids = (voids[0], voids[1], voids[2], voids[3])
-        self.taken = (taken[0], taken[1], taken[2], taken[3])
-        self.tricks_won = (won[0], won[1], won[2], won[3])
-        self.points = game.deal_points()
-        self.totals = (totals[0], totals[1], totals[2], totals[3])
-        self.charged = (charged[0], charged[1], charged[2], charged[3])
-        self.exposed = (exposed[0], exposed[1], exposed[2], exposed[3])
-        self.revealed = (revealed[0], revealed[1], revealed[2], revealed[3])
+        self.voids: PerSeat = tuple(game.voids)
+        self.taken: PerSeat = tuple(game.taken)
+        self.tricks_won: PerSeat = tuple(game.tricks_won)
+        self.points: PerSeat = game.deal_points()
+        self.totals = rare.totals
+        self.charged = rare.charged
+        self.exposed = rare.exposed
+        self.revealed = rare.revealed
+        self.k0, self.k1, self.k2, self.k3 = rare.k0, rare.k1, rare.k2, rare.k3
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
+class _Rare:
+    """The public state that changes a few times a deal at most (totals, charges, exposures,
+    hands shown), as tuples: made again only after one of them changed (``Game.view_rare``),
+    not after every trick as the rest of :class:`_Public`."""
+
+    def __init__(self, game: Game) -> None:
+        self.totals: PerSeat = tuple(game.totals)
+        charged, exposed, revealed = game.charged, game.exposed, game.revealed
+        self.charged: PerSeat = tuple(charged)
+        self.exposed: PerSeat = tuple(exposed)
+        self.revealed: PerSeat = tuple(revealed)
+        # the cards each seat is known to hold by everyone (charges seen, exposures, hands shown),
+        # as plain numbers: every view starts its known_cards from these
+        self.k0 = charged[0] | exposed[0] | revealed[0]
+        self.k1 = charged[1] | exposed[1] | revealed[1]
+        self.k2 = charged[2] | exposed[2] | revealed[2]
+        self.k3 = charged[3] | exposed[3] | revealed[3]
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
+class _Known:
+    """A seat's last ``known_cards``: the tuple and its numbers (compared without unboxing)."""
+
+    def __init__(self, k0: CardSet, k1: CardSet, k2: CardSet, k3: CardSet) -> None:
+        self.k0 = k0
+        self.k1 = k1
+        self.k2 = k2
+        self.k3 = k3
+        self.cards: PerSeat = (k0, k1, k2, k3)
+
+
+# every (seat, card) pair of a trick, made once: a view's ``trick`` is a tuple of these
+_PAIRS: Final[list[Any]] = [(s, c) for s in range(4) for c in range(52)]
 
 
 def _public(game: Game) -> _Public:
     pub = game.view_cache
     if type(pub) is not _Public:  # None: the public state changed since the last view
-        pub = _Public(game)
+        rare = game.view_rare
+        if type(rare) is not _Rare:  # None: totals, charges, exposures or shown hands changed
+            rare = _Rare(game)
+            game.view_rare = rare
+        pub = _Public(game, rare)
         game.view_cache = pub
     return pub
 
@@ -337,25 +386,26 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
     pub = _public(game)
     charging = rules.charging
     charged = pub.charged
-    c0, c1, c2, c3 = charged[0], charged[1], charged[2], charged[3]
+    exposed = pub.exposed
+    revealed = pub.revealed
     blind = charging is not None and charging.blind and game.phase is _CHARGE
     if blind:
         # blind charges stay hidden from the others until the charging round ends
         c0, c1, c2, c3 = (
-            (c0 if seat == 0 else 0),
-            (c1 if seat == 1 else 0),
-            (c2 if seat == 2 else 0),
-            (c3 if seat == 3 else 0),
+            (charged[0] if seat == 0 else 0),
+            (charged[1] if seat == 1 else 0),
+            (charged[2] if seat == 2 else 0),
+            (charged[3] if seat == 3 else 0),
         )
+        k0 = c0 | exposed[0] | revealed[0]
+        k1 = c1 | exposed[1] | revealed[1]
+        k2 = c2 | exposed[2] | revealed[2]
+        k3 = c3 | exposed[3] | revealed[3]
+    else:
+        k0, k1, k2, k3 = pub.k0, pub.k1, pub.k2, pub.k3
     d = game.direction
     pass_to = None if d is _HOLD or d is _KEEPER else (seat + game.pass_offset) & 3
     in_play = game.played
-    exposed = pub.exposed
-    revealed = pub.revealed
-    k0 = c0 | exposed[0] | revealed[0]
-    k1 = c1 | exposed[1] | revealed[1]
-    k2 = c2 | exposed[2] | revealed[2]
-    k3 = c3 | exposed[3] | revealed[3]
     if pass_to is not None and game.received[pass_to] is not None:  # delivered only once all four passed
         mine = game.passed[seat] or 0
         if pass_to == 0:
@@ -367,14 +417,32 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
         else:
             k3 |= mine
     gone = ~in_play
-    known = (
-        0 if seat == 0 else k0 & gone,
-        0 if seat == 1 else k1 & gone,
-        0 if seat == 2 else k2 & gone,
-        0 if seat == 3 else k3 & gone,
-    )
-    choices = choices_of(game, seat) if with_legal else Choices(seat, NOTHING)
+    k0 = 0 if seat == 0 else k0 & gone
+    k1 = 0 if seat == 1 else k1 & gone
+    k2 = 0 if seat == 2 else k2 & gone
+    k3 = 0 if seat == 3 else k3 & gone
+    # what a seat knows changes seldom (a known card played, a charge, a claim): its last tuple
+    # is used again while equal rather than a new one (and its numbers) made for every view
+    memo = game.view_memo
+    last = memo[seat]
+    if type(last) is _Known:
+        mine_known: _Known = last
+        if mine_known.k0 != k0 or mine_known.k1 != k1 or mine_known.k2 != k2 or mine_known.k3 != k3:
+            mine_known = _Known(k0, k1, k2, k3)
+            memo[seat] = mine_known
+    else:
+        mine_known = _Known(k0, k1, k2, k3)
+        memo[seat] = mine_known
+    known = mine_known.cards
+    mask = game.legal_play_mask(seat)
+    choices = _choices(game, seat, mask) if with_legal else Choices(seat, NOTHING)
     claims = game.open_claims()
+    tc = game.trick_cards
+    if tc:
+        ts = game.trick_seats
+        trick: tuple[tuple[int, int], ...] = tuple([_PAIRS[ts[i] * 52 + tc[i]] for i in range(len(tc))])
+    else:
+        trick = ()
     return SeatView(
         seat=seat,
         rules=rules,
@@ -390,7 +458,7 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
         received=game.received[seat],
         trick_no=game.trick_no,
         leader=game.leader,
-        trick=tuple(zip(game.trick_seats, game.trick_cards)),
+        trick=trick,
         tricks=pub.tricks,
         played=in_play,
         led_suits=game.led_suits,
@@ -406,7 +474,7 @@ def seat_view(game: Game, seat: int, with_legal: bool = True) -> SeatView:
         known_cards=known,
         claimer=game.claimer,
         claims=tuple([OpenClaim(c, game.claim_accepts[c]) for c in claims]) if claims else (),
-        legal_plays=game.legal_play_mask(seat),
+        legal_plays=mask,
         choices=choices,
     )
 

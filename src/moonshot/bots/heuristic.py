@@ -36,6 +36,7 @@ from moonshot.cards import (
     TEN_CLUBS,
     CardSet,
     cards_in,
+    count,
 )
 from moonshot.engine import Phase
 from moonshot.rules import MoonRule, Scoring
@@ -228,17 +229,25 @@ class _Eval:
         else:
             positive_cards, self.big = _value_masks(vals)
         # the points still out, lowest card first (a bit loop: compiled, cheaper than cards_in)
-        positive: list[float] = []
+        # (their sum, count and biggest in a loop: compiled, max and sum are generic calls)
+        n_out = 0
+        top = total = 0.0
         m = self.unseen & positive_cards
         while m:
             low = m & -m
             m ^= low
-            positive.append(vals[low.bit_length() - 1])
-        if positive:
-            self.dump = max(max(positive) / w.dump_spread, sum(positive) / len(positive))
+            v = vals[low.bit_length() - 1]
+            n_out += 1
+            total += v
+            if n_out == 1 or v > top:
+                top = v
+        if n_out:
+            spread, mean = top / w.dump_spread, total / n_out
+            self.dump = mean if mean > spread else spread
         else:
             self.dump = 0.0
         self.p_voids = [-1.0] * 16  # p_void(seat, suit) once worked out, at seat * 4 + suit
+        self.suit_avg = [-1.0] * 4  # hold_cost's points per round of each suit, once worked out
         self.moon_threat, self.moon_stake = self._moon_threat()
 
     # a method, not a staticmethod: compiled code calls a static method directly, so a Python
@@ -253,7 +262,7 @@ class _Eval:
         got = view.taken[me] & _MOON_CARDS
         if not (got >> QUEEN_SPADES & 1 or view.hand >> QUEEN_SPADES & 1):
             return False
-        if (got & HEARTS_MASK).bit_count() < 3:
+        if count(got & HEARTS_MASK) < 3:
             return False
         unseen = view.unseen
         losers = 0
@@ -278,8 +287,8 @@ class _Eval:
         if not (self.unseen | view.hand) & HEARTS_MASK & ~view.taken[x]:
             return None, 0.0  # too late: no heart left to take
         got = view.taken[x] & _MOON_CARDS
-        have = (got & HEARTS_MASK).bit_count() + (13 if got >> QUEEN_SPADES & 1 else 0)
-        left = (_MOON_CARDS & ~view.played).bit_count() + (12 if not view.played >> QUEEN_SPADES & 1 else 0)
+        have = count(got & HEARTS_MASK) + (13 if got >> QUEEN_SPADES & 1 else 0)
+        left = count(_MOON_CARDS & ~view.played) + (12 if not view.played >> QUEEN_SPADES & 1 else 0)
         level = have / (have + left)
         if level < self.w.moon_alert:
             return None, 0.0
@@ -289,8 +298,8 @@ class _Eval:
     def win_share(self, c: int) -> float:
         """How often ``c`` tends to win when its suit is played: share of outstanding cards below it."""
         out = self.unseen & SUIT_MASKS[c // 13]
-        lo = (out & _below(c)).bit_count()
-        hi = (out & _above(c)).bit_count()
+        lo = count(out & _below(c))
+        hi = count(out & _above(c))
         if lo + hi == 0:
             return 0.3  # only a lead into voids can win with it
         return lo / (lo + hi)
@@ -304,6 +313,29 @@ class _Eval:
         w = self.w
         own = v * (w.own_base + w.own_win * wp if v > 0 else wp)
         suit_out = self.unseen & SUIT_MASKS[s]
+        avg = self.suit_avg[s]
+        if avg < 0.0:  # once per suit and decision: the same for every card of the suit
+            avg = self._suit_avg(suit_out, s)
+            self.suit_avg[s] = avg
+        risk = w.risk * wp * wp * (self.base + 0.3 + (avg if avg < 6.0 else 6.0))
+        # a big card outstanding below mine can land on it
+        m = suit_out & _below(c)
+        while m:
+            low = m & -m
+            m ^= low
+            x = low.bit_length() - 1
+            if abs(vals[x]) >= 5:
+                risk += w.big_below * vals[x]
+        mine_big = self.view.hand & SUIT_MASKS[s] & _above(c) & self.big
+        if mine_big:
+            guards = count(self.view.hand & SUIT_MASKS[s] & ~_above(c))
+            for x in cards_in(mine_big):
+                risk += w.guard * vals[x] / guards
+        return own + risk + 0.01 * (c % 13)  # ties: shed the higher card
+
+    def _suit_avg(self, suit_out: CardSet, s: int) -> float:
+        """The points still out in suit ``s`` per round of it left (at most 1 round counted as 1)."""
+        vals = self.vals
         pts = 0.0
         n = 0
         # bit loops rather than cards_in: compiled, a generator per call cost more than the sums
@@ -315,22 +347,9 @@ class _Eval:
             n += 1
             if vals[x] > 0:
                 pts += vals[x]
-        avg = pts / max(1.0, (n + (self.view.hand & SUIT_MASKS[s]).bit_count()) / 4.0)
-        risk = w.risk * wp * wp * (self.base + 0.3 + min(avg, 6.0))
-        # a big card outstanding below mine can land on it
-        m = suit_out & _below(c)
-        while m:
-            low = m & -m
-            m ^= low
-            x = low.bit_length() - 1
-            if abs(vals[x]) >= 5:
-                risk += w.big_below * vals[x]
-        mine_big = self.view.hand & SUIT_MASKS[s] & _above(c) & self.big
-        if mine_big:
-            guards = (self.view.hand & SUIT_MASKS[s] & ~_above(c)).bit_count()
-            for x in cards_in(mine_big):
-                risk += w.guard * vals[x] / guards
-        return own + risk + 0.01 * (c % 13)  # ties: shed the higher card
+        # comparisons rather than min and max: compiled, those are generic calls of builtins
+        spread = (n + count(self.view.hand & SUIT_MASKS[s])) / 4.0
+        return pts / spread if spread > 1.0 else pts
 
     def p_void(self, seat: int, suit: int) -> float:
         """The chance ``seat`` has no card of ``suit`` (worked out once per decision)."""
@@ -345,10 +364,14 @@ class _Eval:
         if self.view.voids[seat] >> suit & 1:
             return 1.0
         out = self.unseen & SUIT_MASKS[suit]
-        holders = sum(1 for s in range(4) if s != self.me and not self.view.voids[s] >> suit & 1)
         if not out:
             return 1.0
-        return 0.8 * math.exp(-out.bit_count() / max(1, holders))
+        voids = self.view.voids
+        holders = 0
+        for s in range(4):
+            if s != self.me and not voids[s] >> suit & 1:
+                holders += 1
+        return 0.8 * math.exp(-count(out) / (holders if holders > 1 else 1))
 
     def trick_cost(self, cards_in_trick: list[int], c: int, later: list[int], trick_no: int) -> tuple[float, float]:
         """(chance ``c`` wins the trick, cost to me of winning it) given the later players."""
@@ -376,22 +399,30 @@ class _Eval:
         elif not higher or not following:
             p_win = 1.0
         else:
-            lo = lower.bit_count()
-            share = lo / (lo + higher.bit_count())
+            lo = count(lower)
+            share = lo / (lo + count(higher))
             p_win = share ** (self.w.follower_over + following)
         # what the later players add
         add = 0.0
         if opponents:
-            big: list[float] = []
+            # the point cards below mine: their sum and the biggest (no list, no min/max calls)
+            n_big = 0
+            top = 0.0
+            total = 0.0
             m = lower
             while m:  # lowest card first, as cards_in (compiled, a bit loop costs less)
                 low = m & -m
                 m ^= low
                 v = vals[low.bit_length() - 1]
                 if v > 0:
-                    big.append(v)
-            if big and following:
-                add += min(following * max(big), sum(big) * self.w.follow_points * following / 3.0)
+                    n_big += 1
+                    total += v
+                    if v > top:
+                        top = v
+            if n_big and following:
+                most = following * top
+                spread = total * self.w.follow_points * following / 3.0
+                add += most if most < spread else spread
             for s in later:
                 if s != me:
                     add += self.p_void(s, led) * self.dump
@@ -479,12 +510,20 @@ class HeuristicBot:
         trick_cards = [c for _, c in view.trick]
         best_card, best_cost = -1, math.inf
         if trick_cards:
+            # the card winning so far and its seat (a loop: compiled, max and next over
+            # generators are generic calls)
             led = trick_cards[0] // 13
-            winner_card = max(c for c in trick_cards if c // 13 == led)
-            winner_seat = next(s for s, c in view.trick if c == winner_card)
+            winner_seat, winner_card = view.trick[0]
+            for s, c in view.trick:
+                if c // 13 == led and c > winner_card:
+                    winner_seat, winner_card = s, c
         # who plays after me depends on my card only with nines (a nine extends the trick)
         same_later = None if view.rules.nines else _later_seats(view, legal.bit_length() - 1)
-        for c in cards_in(legal):
+        rest = legal
+        while rest:  # lowest card first, as cards_in (compiled, a bit loop costs less)
+            low = rest & -rest
+            rest ^= low
+            c = low.bit_length() - 1
             later = same_later if same_later is not None else _later_seats(view, c)
             if trick_cards:
                 beats = c // 13 == led and c > winner_card
@@ -524,7 +563,7 @@ class HeuristicBot:
             adj -= ev.w.flush_queen  # flush the queen while I hold nothing she can fall on
         if ev.moon_threat is not None and s == HEARTS and p_win >= 0.99 and ev.unseen & HEARTS_MASK:
             adj -= ev.moon_stake  # a winning heart lead picks up someone's heart and stops the moon
-        length = (hand & SUIT_MASKS[s]).bit_count()
+        length = count(hand & SUIT_MASKS[s])
         if ev.vals[c] >= 5 and p_win > 0:
             adj += ev.w.lead_big * ev.vals[c]  # leading the queen (or the like) into possible winners
         if length <= 2 and p_win < 0.5:
@@ -540,9 +579,9 @@ def pass_priority(view: SeatView, c: int) -> float:
     hand = view.hand
     s, r = c // 13, c % 13
     suit = hand & SUIT_MASKS[s]
-    length = suit.bit_count()
+    length = count(suit)
     v = sc.card_points[c]
-    low_spades = (hand & SPADES_MASK & _below(QUEEN_SPADES)).bit_count()
+    low_spades = count(hand & SPADES_MASK & _below(QUEEN_SPADES))
     qs_pts = sc.card_points[QUEEN_SPADES]
     if v < 0:
         return -50.0 + r  # keep the jack of diamonds
@@ -575,8 +614,13 @@ def pass_priority(view: SeatView, c: int) -> float:
 
 def choose_pass(view: SeatView) -> CardSet:
     k = view.rules.pass_count
-    ranked = sorted(cards_in(view.hand), key=lambda c: (-pass_priority(view, c), -c))
-    return sum(1 << c for c in ranked[:k])
+    # (-priority, -card) pairs sorted as they are: the order a key function giving them would
+    # give (no two pairs are equal), without calling one per card (compiled, a generic call)
+    ranked = sorted([(-pass_priority(view, c), -c) for c in cards_in(view.hand)])
+    out = 0
+    for _, c in ranked[:k]:
+        out |= 1 << -c
+    return out
 
 
 def choose_charge(view: SeatView) -> CardSet:

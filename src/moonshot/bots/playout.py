@@ -19,7 +19,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from moonshot.cards import ALL_CARDS, HEARTS_MASK, NINES, QUEEN_SPADES, SPADES_MASK, SUIT_MASKS, TWO_CLUBS, CardSet
+from moonshot.cards import (
+    ALL_CARDS,
+    HEARTS_MASK,
+    NINES,
+    QUEEN_SPADES,
+    SPADES_MASK,
+    SUIT_MASKS,
+    TWO_CLUBS,
+    CardSet,
+    count,
+)
 from moonshot.engine import legal_plays
 from moonshot.rules import MoonRule, Rules, score_deal
 
@@ -290,7 +300,7 @@ Policy = Callable[[Deal, int, CardSet, random.Random], int]
 # ---------------------------------------------------------------------- rollout policies
 def random_policy(deal: Deal, seat: int, legal: CardSet, rng: random.Random) -> int:
     """A uniformly random legal card."""
-    n = legal.bit_count()
+    n = count(legal)
     k = rng.randrange(n)
     while k:
         legal &= legal - 1

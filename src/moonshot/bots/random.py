@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from moonshot.actions import AcceptClaim, Action, Claim, Pass, Play, RejectClaim
 from moonshot.bots.heuristic import claim_is_sure
-from moonshot.cards import CardSet, card_list
+from moonshot.cards import CardSet, card_list, count
 from moonshot.engine import Phase
 from moonshot.views import SeatView
 
@@ -25,6 +25,11 @@ _PASS: Final = Phase.PASS
 _PILE: Final = Phase.PILE
 
 
+# the method itself, called with the RNG (exactly a random.Random here): compiled, ``rng.getrandbits``
+# would look it up by name on every call
+_getrandbits: Final = random.Random.getrandbits
+
+
 def choose_card(cards: CardSet, rng: random.Random) -> int:
     """``rng.choice(card_list(cards))`` (``cards`` not empty), the same card for the same RNG state,
     without the list: for a plain ``random.Random``, ``choice(seq)`` is ``seq[i]`` with ``i`` drawn
@@ -32,15 +37,37 @@ def choose_card(cards: CardSet, rng: random.Random) -> int:
     set's ``i``-th lowest card. tests/bots/test_random.py holds the two to the same answers."""
     if type(rng) is not random.Random:  # a subclass may draw otherwise: ask it
         return rng.choice(card_list(cards))
-    n = cards.bit_count()
+    n = count(cards)
     k = n.bit_length()
-    i = rng.getrandbits(k)
+    i = _getrandbits(rng, k)
     while i >= n:
-        i = rng.getrandbits(k)
+        i = _getrandbits(rng, k)
     while i:
         cards &= cards - 1
         i -= 1
     return (cards & -cards).bit_length() - 1
+
+
+def sample_cards(cards: CardSet, k: int, rng: random.Random) -> CardSet:
+    """The cards of ``rng.sample(card_list(cards), k)`` as a set: the same cards for the same RNG
+    state. ``random.sample`` is Python code (a pass of the random bot cost more than the rest of
+    its deal's decisions); for a plain ``random.Random``, a population of at most 21 and
+    ``k <= 5`` it draws from a pool as below (``Random.sample``'s small-population branch, with
+    ``_randbelow_with_getrandbits``). tests/bots/test_random.py holds the two to the same answers."""
+    if type(rng) is not random.Random or k > 5 or not 0 <= k <= count(cards) <= 21:
+        return sum(1 << c for c in rng.sample(card_list(cards), k))
+    pool = card_list(cards)
+    n = len(pool)
+    out = 0
+    for i in range(k):
+        m = n - i
+        bits = m.bit_length()
+        j = _getrandbits(rng, bits)
+        while j >= m:
+            j = _getrandbits(rng, bits)
+        out |= 1 << pool[j]
+        pool[j] = pool[m - 1]  # the last card not chosen takes the place of the chosen one
+    return out
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)  # compiled, it may still be subclassed in Python
@@ -59,8 +86,7 @@ class RandomBot:
         if phase is _PLAY and view.legal_plays:
             return Play.of(view.seat, choose_card(view.legal_plays, rng))
         if phase is _PASS or phase is _PILE:
-            chosen = rng.sample(card_list(view.hand), view.rules.pass_count)
-            return Pass(view.seat, sum(1 << c for c in chosen))
+            return Pass(view.seat, sample_cards(view.hand, view.rules.pass_count, rng))
         options = [a for a in view.legal if not isinstance(a, Claim)]
         if not options:
             raise ValueError(f"seat {view.seat} has nothing to do in phase {view.phase.value}")
