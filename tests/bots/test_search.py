@@ -460,9 +460,10 @@ def test_the_learned_prior_narrows_the_search_to_the_networks_best_cards() -> No
     assert checked >= 3
 
 
-def test_the_learned_prior_stays_out_of_variants_the_network_was_not_trained_for() -> None:
-    def run(prior: int) -> list[object]:
-        bots = [SearchBot(simulations=24, prior=prior), RandomBot(), RandomBot(), RandomBot()]
-        return list(_play_deal("kierki", 2, bots).actions)
+@pytest.mark.parametrize("variant", ["kierki", "turbo", "omnibus"])
+def test_search_plays_as_before_where_the_new_rules_were_not_measured(variant: str) -> None:
+    def run(**options: object) -> list[object]:
+        bots = [SearchBot(simulations=24, **options), RandomBot(), RandomBot(), RandomBot()]  # type: ignore[arg-type]
+        return list(_play_deal(variant, 2, bots).actions)
 
-    assert run(3) == run(0)
+    assert run() == run(root="flat", prior=0, endgame=3)

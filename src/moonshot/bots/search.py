@@ -448,9 +448,11 @@ def halving_cuts(budget: int, k: int) -> list[int]:
 
 
 ROOT_RULES = ("halving", "distinct", "flat")
-# variants where the endgame solver starts at two cards each by default (three elsewhere): in
-# standard it measured as strong as three at equal playouts for a quarter less CPU a move
-QUICK_ENDGAME_VARIANTS = frozenset({"standard", "gym", "trend"})
+# variants where search's card play defaults to the rules measured in session 6 (one card per run
+# of equivalent cards, the endgame solver from two cards each); elsewhere (Turbo, Kierki, Omnibus,
+# where they were not measured better) the defaults are the rules before: every legal card played
+# out, the solver from three cards each (and the learned prior plays only where it was trained)
+TUNED_VARIANTS = frozenset({"standard", "gym", "trend"})
 
 
 class SearchBot:
@@ -459,12 +461,14 @@ class SearchBot:
     ``think_ms``: time per decision (default 200 ms; machine-dependent results). ``simulations``:
     playouts per decision instead (deterministic; the clock is then never read). ``rollout``: the
     playout policy (``heuristic``/``greedy``, ``noisy``, ``random``). ``endgame``: solve exactly
-    once every hand has at most this many cards (default: 2 in :data:`QUICK_ENDGAME_VARIANTS`, else 3). ``others_weight``: the objective is own cost minus
-    this times the others' mean cost (1: the duplicate difference; 0: own points only).
+    once every hand has at most this many cards (default: 2 in :data:`TUNED_VARIANTS`, else 3).
+    ``others_weight``: the objective is own cost minus this times the others' mean cost (1: the
+    duplicate difference; 0: own points only).
     ``inference``: sample with what the play says beyond voids (:mod:`moonshot.bots.inference`).
     ``rollout`` may also be ``alert`` or ``guard`` (moon-aware, :mod:`moonshot.bots.moon`).
 
-    The root decision rule for cards (``root``): ``distinct`` (the default) plays out one card of
+    The root decision rule for cards (``root``; default ``distinct`` in :data:`TUNED_VARIANTS`,
+    ``flat`` elsewhere): ``distinct`` plays out one card of
     each run of equivalent cards (same suit and points, every card between them mine or gone, no
     special role: they have the same value in every world), each on every world; ``flat`` plays
     out every legal card (the rule before); ``halving`` is ``distinct`` with successive halving
@@ -487,7 +491,7 @@ class SearchBot:
         others_weight: float = 1.0,
         clock: Clock | None = None,
         inference: bool = False,
-        root: str = "distinct",
+        root: str | None = None,
         prior: int = 3,
     ) -> None:
         from .moon import SEARCH_POLICIES
@@ -496,7 +500,7 @@ class SearchBot:
             raise ValueError(f"unknown rollout policy {rollout!r}; known: {', '.join(SEARCH_POLICIES)}")
         if simulations is None and think_ms is None:
             raise ValueError("give think_ms or simulations")
-        if root not in ROOT_RULES:
+        if root is not None and root not in ROOT_RULES:
             raise ValueError(f"unknown root rule {root!r}; known: {', '.join(ROOT_RULES)}")
         self.root = root
         if prior < 0:
@@ -570,14 +574,17 @@ class SearchBot:
         spent = self._budget()
         endgame = self.endgame
         if endgame is None:
-            endgame = 2 if view.rules.name in QUICK_ENDGAME_VARIANTS else 3
+            endgame = 2 if view.rules.name in TUNED_VARIANTS else 3
         exact = max(view.cards_left) <= endgame
         policy = self._card_policy(me)
         w = self.others_weight
         sampler = self._sampler(view)
         timed = self.simulations is None
         deal = deal_from_view(view, sampler(rng))
-        if self.root == "flat":
+        root = self.root
+        if root is None:
+            root = "distinct" if view.rules.name in TUNED_VARIANTS else "flat"
+        if root == "flat":
             cards = card_list(legal)
         else:
             # equivalent cards (same suit and points, nothing that another seat may hold between
@@ -591,7 +598,7 @@ class SearchBot:
         values = [0.0] * k
         alive = list(range(k))
         cuts: list[int] = []
-        if self.root == "halving" and k > 2 and not timed:
+        if root == "halving" and k > 2 and not timed:
             assert self.simulations is not None
             cuts = halving_cuts(self.simulations, k)
         worlds = 0
@@ -616,7 +623,7 @@ class SearchBot:
             done += len(alive)
             if len(cards) == 1 and worlds >= 8:
                 break
-            if self.root == "halving" and timed and worlds == 1 and k > 2:
+            if root == "halving" and timed and worlds == 1 and k > 2:
                 # the playouts this decision can afford, estimated from the first world's time
                 cuts = halving_cuts(spent.estimate(done), k)
             while cuts and worlds >= cuts[0]:
