@@ -7,7 +7,9 @@ passing. The reference values every legal card of a position with ``--reference`
 (the same evaluator as ``search``: greedy playouts, the exact solver at three cards each). Each
 root rule then decides every position ``--repeats`` times with ``--budget`` playouts, and its
 *regret* is the reference value of its card minus the best card's (points per deal, lower is
-better); the anchor is ``flat`` (every card on every world, the rule before successive halving).
+better); the anchor is ``flat`` (every card on every world, the rule before session 6). The root
+rules run with no prior and the solver from three cards each (as the reference); ``--rules`` also
+takes bot specs (``search``, ``search:prior=2``), which run with their own options.
 Deterministic: no clock is read. It measures only how the budget is spent, not the evaluator.
 """
 
@@ -80,7 +82,7 @@ def main() -> None:
     rows: dict[str, list[float]] = {}
     for rule in args.rules.split(","):
         if rule in ROOT_RULES:
-            bot = SearchBot(simulations=args.budget, root=rule)
+            bot = SearchBot(simulations=args.budget, root=rule, prior=0, endgame=3)
         else:
             name, options = bot_spec(rule)
             bot = make_bot(name, simulations=args.budget, **options)

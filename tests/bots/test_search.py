@@ -467,3 +467,21 @@ def test_search_plays_as_before_where_the_new_rules_were_not_measured(variant: s
         return list(_play_deal(variant, 2, bots).actions)
 
     assert run() == run(root="flat", prior=0, endgame=3)
+
+
+def test_successive_halving_under_a_time_budget_estimates_the_playouts_it_can_afford() -> None:
+    from moonshot.bots.search import Budget
+
+    now = [0.0]
+    budget = Budget(lambda: now[0], 100, None)
+    now[0] = 0.010
+    assert budget.estimate(30) == 300  # 30 playouts in 10 ms: 300 fit in the 100 ms
+    assert Budget(lambda: 0.0, None, 70).estimate(5) == 70
+    ticks = iter(range(10**6))
+    bot = SearchBot(think_ms=40, root="halving", prior=0, clock=lambda: next(ticks) / 1000.0)
+    game = Game(find_variant("standard").replace(pass_cycle=(PassDirection.HOLD,)), 3)
+    view = seat_view(game, game.to_act()[0])
+    while view.legal_plays.bit_count() < 4:
+        game.apply(RandomBot().act(view, random.Random(1)))
+        view = seat_view(game, game.to_act()[0])
+    assert bot.act(view, random.Random(0)) in view.legal
