@@ -67,12 +67,19 @@ def teacher_seats(index: int) -> tuple[int, int]:
 
 
 _BOTS: dict[tuple[str, int], Bot] = {}
+# the teacher's card rules are those the shipped weights were trained with: since session 6
+# `search`'s defaults use this very network as a prior (and other card rules), which would make
+# the teacher imitate its pupil and the shipped weights no longer reproducible
+TEACHER_OPTIONS: dict[str, dict[str, Any]] = {"search": {"root": "flat", "prior": 0, "endgame": 3}}
 
 
 def _bot(name: str, simulations: int) -> Bot:
     key = (name, simulations)
     if key not in _BOTS:
-        _BOTS[key] = make_bot(name, simulations=simulations) if name in ("search", "pimc") else make_bot(name)
+        if name in ("search", "pimc"):
+            _BOTS[key] = make_bot(name, simulations=simulations, **TEACHER_OPTIONS.get(name, {}))
+        else:
+            _BOTS[key] = make_bot(name)
     return _BOTS[key]
 
 

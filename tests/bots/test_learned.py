@@ -216,3 +216,13 @@ def test_search_with_the_learned_prior_searches_only_the_top_cards() -> None:
             continue
         game.apply(action)
     assert seen
+
+
+def test_the_teacher_is_the_search_the_shipped_weights_learned_from() -> None:
+    from moonshot.bots.search import SearchBot
+    from moonshot.learn import _bot
+
+    teacher = _bot("search", 10)
+    assert isinstance(teacher, SearchBot)
+    # not today's defaults, which use this network as a prior: the pupil would teach itself
+    assert (teacher.root, teacher.prior_top, teacher.endgame) == ("flat", 0, 3)

@@ -12,15 +12,20 @@ from moonshot.actions import AcceptClaim, Claim, Pass
 from moonshot.bots.playout import greedy_policy, start_of_play
 from moonshot.bots.random import RandomBot
 from moonshot.bots.search import (
+    Budget,
     Inconsistent,
     SearchBot,
+    _distinct,
+    _matters,
+    deal_from_view,
+    halving_cuts,
     minimax,
     pass_candidates,
     sample_hands,
     sample_view,
     solve,
 )
-from moonshot.cards import ALL_CARDS, JACK_DIAMONDS, QUEEN_SPADES, SUIT_MASKS, TEN_CLUBS, parse_card_set
+from moonshot.cards import ALL_CARDS, JACK_DIAMONDS, QUEEN_SPADES, SUIT_MASKS, TEN_CLUBS, card_list, parse_card_set
 from moonshot.engine import Game, Phase, replay
 from moonshot.events import DealEnded
 from moonshot.rules import ClaimFlow, EndRule, PassDirection
@@ -347,3 +352,136 @@ def test_time_budget_cuts_a_world_short_once_the_deadline_has_passed() -> None:
     action = bot.act(view, random.Random(0))
     assert action in view.legal
     assert next(ticks) < 60  # it stopped near the 5 ms deadline (each clock read is 1 ms here)
+
+
+# ---------------------------------------------------------------------- the root decision rule
+class _CountingBudget(Budget):
+    """A simulation budget that records how many playouts each world added (one per option alive)."""
+
+    def __init__(self, simulations: int, log: list[int]) -> None:
+        super().__init__(lambda: 0.0, None, simulations)
+        self.log = log
+        self.seen = 0
+
+    def __call__(self, n: int) -> bool:
+        self.log.append(n - self.seen)
+        self.seen = n
+        return super().__call__(n)
+
+
+def _spied(bot_options: dict[str, object], log: list[int]) -> SearchBot:
+    simulations = int(bot_options.pop("simulations"))  # type: ignore[call-overload]
+
+    class Spied(SearchBot):
+        def _budget(self) -> Budget:
+            return _CountingBudget(simulations, log)
+
+    return Spied(simulations=simulations, **bot_options)  # type: ignore[arg-type]
+
+
+def _position_with_equivalent_cards() -> SeatView:
+    """A standard card decision where two legal cards are equivalent (nothing unseen between them)."""
+    rules = find_variant("standard").replace(pass_cycle=(PassDirection.HOLD,))
+    for seed in range(200):
+        game = Game(rules, seed)
+        rng = random.Random(seed)
+        while not game.over and game.deal_index == 0:
+            view = seat_view(game, game.to_act()[0])
+            if view.phase is Phase.PLAY and view.legal_plays.bit_count() >= 3:
+                deal = deal_from_view(view, sample_view(view, rng))
+                if len(_distinct(deal, view.legal_plays, _matters(deal))) < view.legal_plays.bit_count():
+                    return view
+            game.apply(RandomBot().act(view, rng))
+    raise AssertionError("no position with equivalent cards found")
+
+
+def test_search_plays_out_one_card_of_each_run_of_equivalent_cards() -> None:
+    view = _position_with_equivalent_cards()
+    deal = deal_from_view(view, sample_view(view, random.Random(0)))
+    distinct = _distinct(deal, view.legal_plays, _matters(deal))
+    log: list[int] = []
+    card, _ = _spied({"simulations": 60, "prior": 0}, log)._choose_card(view, random.Random(3))
+    assert card in distinct
+    assert set(log) == {len(distinct)}  # every world plays out each distinct card once, nothing else
+    flat: list[int] = []
+    card, _ = _spied({"simulations": 60, "root": "flat", "prior": 0}, flat)._choose_card(view, random.Random(3))
+    assert view.legal_plays >> card & 1
+    assert set(flat) == {view.legal_plays.bit_count()}
+
+
+def test_successive_halving_drops_the_worse_half_of_the_cards_as_it_goes() -> None:
+    assert halving_cuts(50, 8) == [2, 6]  # 16.7 playouts a round: 2 worlds of 8 cards, 4 of 4, the rest of 2
+    assert halving_cuts(50, 2) == [] and halving_cuts(10, 13) == [1, 2, 3]
+    rules = find_variant("standard").replace(pass_cycle=(PassDirection.HOLD,))
+    game = Game(rules, 4)
+    rng = random.Random(4)
+    while True:
+        view = seat_view(game, game.to_act()[0])
+        deal = deal_from_view(view, sample_view(view, rng))
+        if view.phase is Phase.PLAY and len(_distinct(deal, view.legal_plays, _matters(deal))) >= 5:
+            break
+        game.apply(RandomBot().act(view, rng))
+    k = len(_distinct(deal, view.legal_plays, _matters(deal)))
+    log: list[int] = []
+    card, _ = _spied({"simulations": 80, "root": "halving", "prior": 0}, log)._choose_card(view, random.Random(0))
+    assert view.legal_plays >> card & 1
+    assert log[0] == k and log[-1] == 2 and sorted(log, reverse=True) == log  # fewer cards each round
+    assert sum(log) >= 80 and sum(log) - log[-1] < 80
+
+
+def test_the_learned_prior_narrows_the_search_to_the_networks_best_cards() -> None:
+    pytest.importorskip("numpy")
+    from moonshot.bots.learned import card_features, default_policy
+
+    rules = find_variant("standard").replace(pass_cycle=(PassDirection.HOLD,))
+    game = Game(rules, 11)
+    rng = random.Random(11)
+    checked = 0
+    while not game.over and game.deal_index == 0:
+        view = seat_view(game, game.to_act()[0])
+        if view.phase is Phase.PLAY and view.legal_plays.bit_count() >= 4:
+            legal = card_list(view.legal_plays)
+            scores = default_policy().scores(card_features(view, legal)).tolist()
+            deal = deal_from_view(view, sample_view(view, rng))
+            kept = _distinct(deal, view.legal_plays, _matters(deal))
+            # each card searched stands for its run of equivalent cards: the run's best score
+            run_score = {
+                c: max(x for d, x in zip(legal, scores) if d >= c and not [k for k in kept if c < k <= d]) for c in kept
+            }
+            top2 = sorted(kept, key=lambda c: -run_score[c])[:2]
+            log: list[int] = []
+            card, _ = _spied({"simulations": 40, "prior": 2}, log)._choose_card(view, random.Random(0))
+            if len(kept) > 2:
+                assert set(log) == {2}  # two cards played out in every world
+                assert card in top2
+                checked += 1
+            checked += 1
+        game.apply(RandomBot().act(view, rng))
+    assert checked >= 3
+
+
+@pytest.mark.parametrize("variant", ["kierki", "turbo", "omnibus"])
+def test_search_plays_as_before_where_the_new_rules_were_not_measured(variant: str) -> None:
+    def run(**options: object) -> list[object]:
+        bots = [SearchBot(simulations=24, **options), RandomBot(), RandomBot(), RandomBot()]  # type: ignore[arg-type]
+        return list(_play_deal(variant, 2, bots).actions)
+
+    assert run() == run(root="flat", prior=0, endgame=3)
+
+
+def test_successive_halving_under_a_time_budget_estimates_the_playouts_it_can_afford() -> None:
+    from moonshot.bots.search import Budget
+
+    now = [0.0]
+    budget = Budget(lambda: now[0], 100, None)
+    now[0] = 0.010
+    assert budget.estimate(30) == 300  # 30 playouts in 10 ms: 300 fit in the 100 ms
+    assert Budget(lambda: 0.0, None, 70).estimate(5) == 70
+    ticks = iter(range(10**6))
+    bot = SearchBot(think_ms=40, root="halving", prior=0, clock=lambda: next(ticks) / 1000.0)
+    game = Game(find_variant("standard").replace(pass_cycle=(PassDirection.HOLD,)), 3)
+    view = seat_view(game, game.to_act()[0])
+    while view.legal_plays.bit_count() < 4:
+        game.apply(RandomBot().act(view, random.Random(1)))
+        view = seat_view(game, game.to_act()[0])
+    assert bot.act(view, random.Random(0)) in view.legal

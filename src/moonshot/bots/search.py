@@ -14,7 +14,8 @@ The objective is *relative*: the bot minimises its own cost minus the mean cost 
 three (cost = points where lower is better), which is what a duplicate comparison rewards and what
 makes charging (it doubles what the others take) worth anything.
 
-Decisions: cards (PIMC, exact at the end), passes (the top candidates of a danger ranking, each
+Decisions: cards (PIMC, exact at the end; only the learned policy's best few cards in the variants
+it was trained for, and one card of each run of equivalent cards), passes (the top candidates of a danger ranking, each
 played out in the same sampled worlds, the other seats passing by the same ranking), Turbo
 charges and Trend exposures (every subset, played out), Turbo claims (claim when taking every
 remaining card beats playing on; accept when conceding them costs less than playing on).
@@ -411,6 +412,48 @@ class Budget:
         """Past the deadline now (always False under a simulation budget)."""
         return self.limit is None and self.clock() >= self.deadline
 
+    def lap(self) -> None:
+        """Start the next batch's timing now: time spent before it (setting up the decision) still
+        counts against the deadline, but is not taken for the length of a batch."""
+        if self.limit is None:
+            self.last = self.clock()
+
+    def estimate(self, n: int) -> int:
+        """The playouts the whole decision can afford, judged from the ``n`` done so far."""
+        if self.limit is not None:
+            return self.limit
+        elapsed = self.clock() - self.start
+        if elapsed <= 0.0:
+            return n
+        return max(n, int(n * (self.deadline - self.start) / elapsed))
+
+
+def halving_cuts(budget: int, k: int) -> list[int]:
+    """Successive halving over ``k`` options with ``budget`` playouts: after how many worlds each
+    halving happens (the options still alive keep the better half of their number).
+
+    The budget is split evenly over ceil(log2 k) rounds; a round gives each option alive the same
+    number of new worlds (at least one). The last round has no cut: its options run until the
+    budget is spent, and the best mean wins."""
+    rounds = max(1, (k - 1).bit_length())
+    per_round = budget / rounds
+    cuts: list[int] = []
+    alive = k
+    worlds = 0
+    for _ in range(rounds - 1):
+        worlds += max(1, int(per_round / alive))
+        cuts.append(worlds)
+        alive = (alive + 1) // 2
+    return cuts
+
+
+ROOT_RULES = ("halving", "distinct", "flat")
+# variants where search's card play defaults to the rules measured in session 6 (one card per run
+# of equivalent cards, the endgame solver from two cards each); elsewhere (Turbo, Kierki, Omnibus,
+# where they were not measured better) the defaults are the rules before: every legal card played
+# out, the solver from three cards each (and the learned prior plays only where it was trained)
+TUNED_VARIANTS = frozenset({"standard", "gym", "trend"})
+
 
 class SearchBot:
     """Determinized Monte Carlo search with fast playouts and an exact endgame.
@@ -418,10 +461,21 @@ class SearchBot:
     ``think_ms``: time per decision (default 200 ms; machine-dependent results). ``simulations``:
     playouts per decision instead (deterministic; the clock is then never read). ``rollout``: the
     playout policy (``heuristic``/``greedy``, ``noisy``, ``random``). ``endgame``: solve exactly
-    once every hand has at most this many cards. ``others_weight``: the objective is own cost minus
-    this times the others' mean cost (1: the duplicate difference; 0: own points only).
+    once every hand has at most this many cards (default: 2 in :data:`TUNED_VARIANTS`, else 3).
+    ``others_weight``: the objective is own cost minus this times the others' mean cost (1: the
+    duplicate difference; 0: own points only).
     ``inference``: sample with what the play says beyond voids (:mod:`moonshot.bots.inference`).
     ``rollout`` may also be ``alert`` or ``guard`` (moon-aware, :mod:`moonshot.bots.moon`).
+
+    The root decision rule for cards (``root``; default ``distinct`` in :data:`TUNED_VARIANTS`,
+    ``flat`` elsewhere): ``distinct`` plays out one card of
+    each run of equivalent cards (same suit and points, every card between them mine or gone, no
+    special role: they have the same value in every world), each on every world; ``flat`` plays
+    out every legal card (the rule before); ``halving`` is ``distinct`` with successive halving
+    (:func:`halving_cuts`: the worse half of the cards alive is dropped after each round of worlds).
+    ``prior``: in the variants the learned network was trained for
+    (:data:`moonshot.bots.learned.NETWORK_VARIANTS`), only the network's ``prior`` best cards are
+    played out, so the same budget buys more worlds for each; 0 turns it off.
     """
 
     name = "search"
@@ -432,11 +486,13 @@ class SearchBot:
         think_ms: int | None = 200,
         simulations: int | None = None,
         rollout: str = "heuristic",
-        endgame: int = 3,
+        endgame: int | None = None,
         pass_candidates: int = 10,
         others_weight: float = 1.0,
         clock: Clock | None = None,
         inference: bool = False,
+        root: str | None = None,
+        prior: int = 3,
     ) -> None:
         from .moon import SEARCH_POLICIES
 
@@ -444,6 +500,12 @@ class SearchBot:
             raise ValueError(f"unknown rollout policy {rollout!r}; known: {', '.join(SEARCH_POLICIES)}")
         if simulations is None and think_ms is None:
             raise ValueError("give think_ms or simulations")
+        if root is not None and root not in ROOT_RULES:
+            raise ValueError(f"unknown root rule {root!r}; known: {', '.join(ROOT_RULES)}")
+        self.root = root
+        if prior < 0:
+            raise ValueError("prior must be 0 (off) or the number of cards to search")
+        self.prior_top = prior
         self.think_ms = think_ms
         self.simulations = simulations
         self.rollout = rollout
@@ -509,40 +571,96 @@ class SearchBot:
     def _choose_card(self, view: SeatView, rng: random.Random) -> tuple[int, float]:
         me = view.seat
         legal = view.legal_plays
-        cards = card_list(legal)
         spent = self._budget()
-        totals = [0.0] * len(cards)
-        worlds = 0
-        done = 0
-        exact = max(view.cards_left) <= self.endgame
+        endgame = self.endgame
+        if endgame is None:
+            endgame = 2 if view.rules.name in TUNED_VARIANTS else 3
+        exact = max(view.cards_left) <= endgame
         policy = self._card_policy(me)
         w = self.others_weight
         sampler = self._sampler(view)
         timed = self.simulations is None
-        values = [0.0] * len(cards)
-        while worlds == 0 or not spent(done):
-            deal = deal_from_view(view, sampler(rng))
+        deal = deal_from_view(view, sampler(rng))
+        root = self.root
+        if root is None:
+            root = "distinct" if view.rules.name in TUNED_VARIANTS else "flat"
+        if root == "flat":
+            cards = card_list(legal)
+        else:
+            # equivalent cards (same suit and points, nothing that another seat may hold between
+            # them, no special role) have the same value in every world: keep the lowest of each run
+            cards = _distinct(deal, legal, _matters(deal))
+        if self.prior_top and len(cards) > self.prior_top:
+            cards = self._prior_cards(view, cards)
+        spent.lap()
+        k = len(cards)
+        totals = [0.0] * k
+        values = [0.0] * k
+        alive = list(range(k))
+        cuts: list[int] = []
+        if root == "halving" and k > 2 and not timed:
+            assert self.simulations is not None
+            cuts = halving_cuts(self.simulations, k)
+        worlds = 0
+        done = 0
+        while True:
             complete = True
-            for i, c in enumerate(cards):
-                if timed and worlds and i and spent.overdue():
+            for j, i in enumerate(alive):
+                if timed and worlds and j and spent.overdue():
                     complete = False  # out of time mid-world: drop it (every option sees the same worlds)
                     break
                 child = deal.copy()
-                child.play(c)
+                child.play(cards[i])
                 if exact:
                     values[i] = solve(child, me, w)
                 else:
                     values[i] = relative(child.finish(policy, rng), me, w)
             if not complete:
                 break
-            for i in range(len(cards)):
+            for i in alive:
                 totals[i] += values[i]
             worlds += 1
-            done += len(cards)
+            done += len(alive)
             if len(cards) == 1 and worlds >= 8:
                 break
-        best = min(range(len(cards)), key=lambda i: (totals[i], i))
+            if root == "halving" and timed and worlds == 1 and k > 2:
+                # the playouts this decision can afford, estimated from the first world's time
+                cuts = halving_cuts(spent.estimate(done), k)
+            while cuts and worlds >= cuts[0]:
+                cuts.pop(0)
+                # every option still alive has seen the same worlds: keep the better half
+                alive.sort(key=lambda i: (totals[i], i))
+                alive = sorted(alive[: (len(alive) + 1) // 2])
+            if spent(done):
+                break
+            deal = deal_from_view(view, sampler(rng))
+        best = min(alive, key=lambda i: (totals[i], i))
         return cards[best], totals[best] / worlds
+
+    def _prior_cards(self, view: SeatView, cards: list[int]) -> list[int]:
+        """The learned policy's ``prior`` best of ``cards`` (the cards a world is played out with),
+        in card order; all of ``cards`` where the network does not play (other variants, no NumPy).
+
+        The network scores every legal card; a card left out of ``cards`` as equivalent to a lower
+        one lends its score to that one."""
+        try:
+            from .learned import NETWORK_VARIANTS, card_features, default_policy
+        except ImportError:  # pragma: no cover - NumPy is a dependency; without it, no prior
+            return cards
+        if view.rules.name not in NETWORK_VARIANTS:
+            return cards
+        legal = card_list(view.legal_plays)
+        scores = default_policy().scores(card_features(view, legal))
+        keep = set(cards)
+        rep = -1
+        best: dict[int, float] = {}
+        for c, score in zip(legal, scores.tolist()):
+            if c in keep:
+                rep = c  # (a card dropped as equivalent follows the card kept for its run)
+            if rep >= 0 and score > best.get(rep, -1e30):
+                best[rep] = score
+        kept = sorted(best, key=lambda c: (-best[c], c))[: self.prior_top]
+        return sorted(kept)
 
     def _should_claim(self, view: SeatView, value: float) -> bool:
         """Claim when taking every remaining card is worth more than the best play."""
