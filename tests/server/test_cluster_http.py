@@ -105,3 +105,30 @@ async def test_a_node_that_lost_a_games_lease_ends_its_streams(redis_prefix: str
     finally:
         await a.stop()
         await b.stop()
+
+
+@async_test
+async def test_a_new_game_is_found_by_the_next_request_whichever_node_it_reaches(redis_prefix: str) -> None:  # noqa: F811
+    # the browser's next request may reach another process at once (no kept-alive connection):
+    # /lobby/new answers only once the game's host is in Redis, however slow the writes are
+    a = await http_node(redis_prefix)
+    b = await http_node(redis_prefix)
+    try:
+        assert a.cluster is not None and a.cluster.redis is not None
+        real = a.cluster.redis.evalsha
+
+        async def slow_evalsha(*args: object, **kwargs: object) -> object:
+            await asyncio.sleep(0.2)  # a busy Redis: every batch of A's writes lands late
+            return await real(*args, **kwargs)  # type: ignore[arg-type]
+
+        a.cluster.redis.evalsha = slow_evalsha  # type: ignore[method-assign]
+        url_a, url_b = f"http://127.0.0.1:{a.http_port}", f"http://127.0.0.1:{b.http_port}"
+        # one browser (one cookie jar: cookies do not care about the port), two processes
+        async with httpx.AsyncClient(cookies={"name": "ann"}, timeout=30) as ann:
+            for _ in range(3):
+                gid = (await ann.post(f"{url_a}/lobby/new", json={"variant": "standard"})).json()
+                r = await ann.post(f"{url_b}/lobby/add_bot", json={"id": gid, "algorithm": "random"})
+                assert r.status_code == 200, r.text
+    finally:
+        await a.stop()
+        await b.stop()

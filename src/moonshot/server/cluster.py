@@ -597,6 +597,27 @@ class Cluster:
         while (self._ops or not self._idle.is_set()) and asyncio.get_running_loop().time() < end:
             await asyncio.sleep(0.01)
 
+    async def written(self, timeout: float = 5.0) -> bool:
+        """Wait until every write queued so far is in Redis (not the ones queued after): how a
+        request's answer follows what it wrote, so that the client's next request, which may
+        reach another process, finds it. False when Redis did not take them within ``timeout``."""
+        if self.redis is None or self._closing:
+            return False
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def mark() -> None:
+            if not done.done():
+                done.set_result(None)
+
+        self._ops.append(("L", "", mark))
+        self._wake.set()
+        try:
+            await asyncio.wait_for(done, timeout)
+        except TimeoutError:
+            log.warning("event=cluster_write_slow waited_s=%.1f", timeout)
+            return False
+        return True
+
     # -------------------------------------------------------------- writes (one ordered writer)
     def write(self, fence_key: str, kind: str, key: str, a: str | bytes = "", b: str | int = "") -> None:
         self._ops.append((fence_key, kind, key, a, str(b)))

@@ -133,6 +133,11 @@ class HttpPeers:
         c = self.cluster
         c.write("", "h", c.key("httpgame"), game_id, c.node)
 
+    async def settled(self) -> None:
+        """What a lobby request wrote (the game's host, its players) is in Redis: the browser's
+        next request may reach another process, which must find the game."""
+        await self.cluster.written()
+
     def dropped(self, game_id: str) -> None:
         c = self.cluster
         c.write("", "hd", c.key("httpgame"), game_id)

@@ -1081,7 +1081,12 @@ def lobby_routes(lobby: TurboLobby) -> list[BaseRoute]:
 
     def post(fn: Callable[[str, dict[str, Any]], Any]) -> Callable[[Request, Caller], Awaitable[Any]]:
         async def handle(request: Request, caller: Caller) -> Any:
-            return fn(caller.name, await read_body(request))
+            out = fn(caller.name, await read_body(request))
+            if lobby.peers is not None:
+                # in a cluster the answer waits until what the call wrote is in Redis: a new game
+                # made here must be found by the next request, which may reach another process
+                await lobby.peers.settled()
+            return out
 
         return handle
 
