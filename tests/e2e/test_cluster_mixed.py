@@ -21,6 +21,7 @@ import os
 import random
 import signal
 import threading
+from typing import Any
 
 import httpx
 import pytest
@@ -61,6 +62,17 @@ async def wait_names(c: httpx.AsyncClient, gid: str, count: int, timeout: float 
         if loop.time() > end:
             raise AssertionError(f"game {gid} has {names}, not {count} names")
         await asyncio.sleep(0.1)
+
+
+async def create_tournament(web: httpx.AsyncClient, deals_per_set: int, seed: int, external: str) -> dict[str, Any]:
+    """A one-set standard tournament of a random bot, a heuristic bot and one external entrant,
+    made over HTTP: its id and the entrant's token (``tokens``)."""
+    body = {"variant": "standard", "sets": 1, "deals_per_set": deals_per_set, "seed": seed,
+            "bots": ["random", "heuristic"], "externals": [external]}  # fmt: skip
+    r = await web.post("/api/tournaments", json=body)
+    assert r.status_code == 201, r.text
+    created: dict[str, Any] = r.json()
+    return created
 
 
 async def test_a_person_on_one_process_and_a_sessions_bot_on_another_play_a_standard_game(cluster: Cluster) -> None:
@@ -132,11 +144,7 @@ async def test_a_tournaments_external_sessions_entrant_plays_through_another_pro
     b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=3)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=60) as web:
-            body = {"variant": "standard", "sets": 1, "deals_per_set": 1, "seed": 8, "bots": ["random", "heuristic"],
-                    "externals": ["x"]}  # fmt: skip
-            r = await web.post("/api/tournaments", json=body)
-            assert r.status_code == 201, r.text
-            created = r.json()
+            created = await create_tournament(web, deals_per_set=1, seed=8, external="x")
             token = created["tokens"]["x"]
             async with await Client.connect("127.0.0.1", b.port) as client:
                 # a wrong token names nothing: it would wait in the pool, never take x's seat
@@ -281,11 +289,7 @@ async def test_kill_9_of_a_tournaments_process_its_external_entrant_on_another_j
     b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=2)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=60) as web:
-            body = {"variant": "standard", "sets": 1, "deals_per_set": 2, "seed": 9, "bots": ["random", "heuristic"],
-                    "externals": ["x"]}  # fmt: skip
-            r = await web.post("/api/tournaments", json=body)
-            assert r.status_code == 201, r.text
-            created = r.json()
+            created = await create_tournament(web, deals_per_set=2, seed=9, external="x")
             token, tid = created["tokens"]["x"], created["id"]
         results, lost = [], []
         async with await Client.connect("127.0.0.1", b.port) as client:
@@ -417,11 +421,7 @@ async def test_a_tournaments_external_trend_entrant_plays_through_another_proces
     b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), lease=3)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=60) as web:
-            body = {"variant": "standard", "sets": 1, "deals_per_set": 1, "seed": 8, "bots": ["random", "heuristic"],
-                    "externals": ["t"]}  # fmt: skip
-            r = await web.post("/api/tournaments", json=body)
-            assert r.status_code == 201, r.text
-            created = r.json()
+            created = await create_tournament(web, deals_per_set=1, seed=8, external="t")
             token = created["tokens"]["t"]
             bot = SdkBot(f"ws://127.0.0.1:{trend_b}/", 1, "trend-sdk", token=token, games=4)
             thread = threading.Thread(target=bot.run, daemon=True)
@@ -520,11 +520,7 @@ async def test_kill_9_of_a_tournaments_process_its_external_trend_entrant_on_ano
     b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), http_port=free_port(), lease=2)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=60) as web:
-            body = {"variant": "standard", "sets": 1, "deals_per_set": 2, "seed": 10, "bots": ["random", "heuristic"],
-                    "externals": ["t"]}  # fmt: skip
-            r = await web.post("/api/tournaments", json=body)
-            assert r.status_code == 201, r.text
-            created = r.json()
+            created = await create_tournament(web, deals_per_set=2, seed=10, external="t")
             token, tid = created["tokens"]["t"], created["id"]
         bot = SdkBot(f"ws://127.0.0.1:{trend_b}/", 1, "trend-sdk", token=token, think=0.01)
         told: list[dict[str, object]] = []
