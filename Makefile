@@ -30,9 +30,13 @@ install-dev: $(VENV)/.installed-dev
 core: install
 	$(VENV)/bin/moonshot compile --if-stale --optional
 
-# The server: every protocol on its default port (Sessions: 40405), games stored in ./moonshot.db.
+# The server: every protocol on its default port (Sessions 40405, web app and Turbo HTTP 7380, Trend
+# 8080 as the seed's node, Kierki 5000: the spec names none), games stored in ./moonshot.db.
+# `make serve TREND_PORT=0 KIERKI_PORT=0` picks free ports; `moonshot serve` alone leaves both off.
+TREND_PORT ?= 8080
+KIERKI_PORT ?= 5000
 serve: core
-	$(VENV)/bin/moonshot serve
+	$(VENV)/bin/moonshot serve --trend-port $(TREND_PORT) --kierki-port $(KIERKI_PORT)
 
 demo: core
 	$(VENV)/bin/moonshot demo
