@@ -497,6 +497,12 @@ class Game:
         self._points = None
         self.view_cache = None
 
+    def _rare_changed(self) -> None:
+        """Totals, charges, exposures or shown hands changed: the public state, and the views'
+        cache of these rarer parts (``view_rare``)."""
+        self._public_changed()
+        self.view_rare = None
+
     def _emit(self, e: Event) -> None:
         if self.record:
             self.log.append(e)
@@ -548,8 +554,7 @@ class Game:
         self.tricks_won = [0, 0, 0, 0]
         self.trick_numbers_won = [0, 0, 0, 0]
         self._taken_points = [0, 0, 0, 0]  # card points in ``taken``, counted as tricks end
-        self._public_changed()
-        self.view_rare = None  # totals, charges, exposures or shown hands: the views' own
+        self._rare_changed()
         self.claim_blocked = [-1, -1, -1, -1]
         self.revealed = [0, 0, 0, 0]
         if rules.two_of_clubs_leads:
@@ -618,8 +623,7 @@ class Game:
         order = self.rules.charging
         assert order is not None
         self.charged[seat] |= cards
-        self._public_changed()
-        self.view_rare = None  # totals, charges, exposures or shown hands: the views' own
+        self._rare_changed()
         if self.next_charger is not None:
             self.next_charger = (self.next_charger + 1) % 4
         if cards:
@@ -655,8 +659,7 @@ class Game:
 
     def _expose(self, seat: int, cards: CardSet) -> None:
         self.exposed[seat] |= cards
-        self._public_changed()
-        self.view_rare = None  # totals, charges, exposures or shown hands: the views' own
+        self._rare_changed()
         self.expose_pending &= ~(1 << seat)
         self._emit(Exposed(seat, cards))
         if not self.expose_pending:
@@ -757,8 +760,7 @@ class Game:
         self.claiming |= 1 << seat
         self.claim_accepts[seat] = 0
         self.revealed[seat] = self.hands[seat]
-        self._public_changed()
-        self.view_rare = None  # totals, charges, exposures or shown hands: the views' own
+        self._rare_changed()
         self._emit(ClaimMade(seat, self.hands[seat]))
 
     def _answer_claim(self, seat: int, claimer: int, accepted: bool) -> None:
@@ -806,8 +808,7 @@ class Game:
         points, moon = score_deal(rules, self.deal_kind, self.taken, self.trick_numbers_won, self.tricks_won, doubled)
         for s in range(4):
             self.totals[s] += points[s]
-        self._public_changed()
-        self.view_rare = None  # totals, charges, exposures or shown hands: the views' own
+        self._rare_changed()
         self.last_deal_points = points
         ended = DealEnded(self.deal_index, points, tuple(self.totals), moon, tuple(self.taken), len(self.tricks), early)
         self.deals_ended.append(ended)
