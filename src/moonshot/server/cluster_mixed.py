@@ -54,15 +54,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from moonshot.protocols.sessions import codec as sc
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionSeat
-from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import TrendSeat
 from moonshot.rules import Rules
 from moonshot.server import wire
 from moonshot.server.cluster import Binding, RemoteSeat, RemoteTable
-from moonshot.server.cluster_trend import INDEX_TTL_S, TrendRemoteSeat, TrendRemoteTable, credential, seat_key
+from moonshot.server.cluster_trend import INDEX_TTL_S, TrendRemoteSeat, TrendRemoteTable, seat_key
 from moonshot.server.lobby import Candidate, GameType, LobbyError
 from moonshot.server.table import SeatKind, Table, TableStatus
 from moonshot.store import rules_named
@@ -174,8 +172,6 @@ class ClusterMixed:
             return False
         if len(code or "") > MAX_CODE or len(token or "") > MAX_CODE:
             return False
-        if c.protocol == "trend":  # the chair's credential: the token's digest, as at any Trend table here
-            c.seat.credential = credential(token or "")
         r = secrets.token_hex(8)
         self.claims[r] = _Claim(c)
         c.pending = True
@@ -314,7 +310,7 @@ class ClusterMixed:
             log.exception("event=on_matched_failed table=%s", rt.id)
             rt.detach(rt.chair, None, "matching callback failed")
             return
-        if msg["rs"] and isinstance(seat, (SessionSeat, TrendSeat)):  # a restored game: a replay, a catch-up
+        if msg["rs"]:  # a restored game: a replay (Sessions), a catch-up (Trend)
             seat.joined_mid_game()
 
     # ------------------------------------------------------------ the hosting node
@@ -448,8 +444,7 @@ class ClusterMixed:
                 bound = cluster.bindings.pop(b, None)
                 if bound is not None:
                     log.info("event=mixed_host_gone table=%s name=%s", rt.id, bound.seat.name)
-                    end_session(
-                        bound.seat,
+                    bound.seat.end_session(
                         f"the server process running game {rt.id} is gone; the tournament goes on "
                         "on another process: join again with your token",
                     )
@@ -508,7 +503,7 @@ class ClusterMixed:
             if cl.owner is not None:
                 cluster.send(cl.owner, {"k": "mx", "r": r, "node": cluster.node})
             log.info("event=mixed_claim_dropped name=%s reason=%s", c.seat.name, json.dumps(why))
-            end_session(c.seat, f"{why}: you left game {c.lobby_code or 'of your token'}; join again")
+            c.seat.end_session(f"{why}: you left game {c.lobby_code or 'of your token'}; join again")
 
     async def _gone(self, c: Candidate) -> bool:
         """The open game is gone for good: not open anywhere (no ``httpgame`` entry) and not
@@ -567,28 +562,6 @@ class ClusterMixed:
             self._left(msg)
 
 
-def end_session(seat: object, reason: str) -> None:
-    """Tell a player that its seat is gone (Sessions: the session is over, ``about: closed``;
-    Trend: an error frame) and forget it: its game's host died and no chair waits for it. Its
-    connection stays open for new joins."""
-    if isinstance(seat, TrendSeat):
-        if not seat.peer.closed:
-            seat.peer.send(tc.error_frame(reason))
-        seat.on_closed(cast(Table, None), reason)
-        return
-    if not isinstance(seat, SessionSeat) or seat.closed:
-        return
-    seat.closed = True
-    seat.request = None
-    seat.table = None
-    seat.candidate = None
-    conn, sid = seat.conn, seat.session_id
-    conn.send(sc.error_message(f"session {sid}: {reason}", sid, "closed"))
-    conn.session_ended(seat, reason)
-    if conn.server.active.get(sid) is seat:
-        del conn.server.active[sid]
-
-
 def _settle(c: Candidate, why: str | None) -> None:
     c.pending = False
     if c.settle is not None:
@@ -598,4 +571,4 @@ def _settle(c: Candidate, why: str | None) -> None:
             log.exception("event=mixed_settle_failed")
 
 
-__all__ = ["ClusterMixed", "MixedSeat", "MixedTrendSeat", "end_session", "mixed_seat"]
+__all__ = ["ClusterMixed", "MixedSeat", "MixedTrendSeat", "mixed_seat"]

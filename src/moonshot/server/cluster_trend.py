@@ -118,7 +118,9 @@ class TrendLobby:
         if c.game_type is not GameType.ANY:
             raise LobbyError("Trend games are of type any")
         c.joined_at = asyncio.get_running_loop().time()
-        c.seat.credential = credential(c.token or "")  # a chair of a mixed table here: re-joinable
+        # the chair's credential (the token's digest), whichever table it gets: a Trend table
+        # here or elsewhere, or a Trend chair of a mixed HTTP game; a re-join proves it
+        c.seat.credential = credential(c.token or "")
         if self.lobby.router is not None and self.lobby.router.claim(c):
             return  # a code naming a table hosted in this process (an HTTP game, a tournament seat)
         self.link.queue(c)
@@ -160,8 +162,7 @@ class TrendCluster:
         """A ticket in the pool of the candidate's lobby code; four make a table (here or on
         the node whose join completed the group)."""
         cl = self.cluster
-        seat = c.seat
-        seat.credential = credential(c.token or "")
+        seat = c.seat  # its credential was set as it joined (TrendLobby.join)
         tid = secrets.token_hex(8)
         text = json.dumps(
             {

@@ -179,6 +179,14 @@ class Seat(ABC):
     def on_closed(self, table: Table, reason: str) -> None:  # noqa: B027
         """The table is over (finished, stopped or failed); no more callbacks follow."""
 
+    def joined_mid_game(self) -> None:  # noqa: B027
+        """Seated in a game restored from its actions (a tournament's, after its process
+        stopped): the first events are the game so far. Protocol seats tell their client so."""
+
+    def end_session(self, reason: str) -> None:  # noqa: B027
+        """The seat is gone for good while its connection lives (a cluster process that hosted
+        its game died, and no chair waits for it): tell the client why, and forget the seat."""
+
 
 class Spectator(Protocol):
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None: ...

@@ -499,9 +499,8 @@ class TournamentHost:
             if c is not None:
                 try:
                     c.on_matched(table, chair)
-                    mid_game = getattr(c.seat, "joined_mid_game", None)
-                    if rec is not None and callable(mid_game):  # the game a restart cut goes on
-                        mid_game()
+                    if rec is not None:  # the game a restart cut goes on
+                        c.seat.joined_mid_game()
                 except Exception:
                     log.exception("event=on_matched_failed table=%s seat=%d", table.id, chair)
                     table.detach(chair, c.seat, "matching callback failed")

@@ -177,6 +177,21 @@ class SessionSeat(Seat):
             else:
                 self.conn.send(sc.substituted_message(self.session_id, reason))
             log.info("event=session_substituted session=%d reason=%s peer=%s", self.session_id, reason, self.conn.peer)
+        self._forget(reason)
+
+    def end_session(self, reason: str) -> None:
+        """The server forgot this session (``about: closed``; the SDK raises ``SessionLost``)."""
+        if self.closed:
+            return
+        self.closed = True
+        self.request = None
+        self.table = None
+        self.candidate = None
+        sid = self.session_id
+        self.conn.send(sc.error_message(f"session {sid}: {reason}", sid, "closed"))
+        self._forget(reason)
+
+    def _forget(self, reason: str) -> None:
         self.conn.session_ended(self, reason)
         if self.conn.server.active.get(self.session_id) is self:
             del self.conn.server.active[self.session_id]

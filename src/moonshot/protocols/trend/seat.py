@@ -305,6 +305,16 @@ class TrendSeat(Seat):
         if self._on_closed is not None:
             self._on_closed(self, reason)
 
+    def end_session(self, reason: str) -> None:
+        """The chair is gone for good (its game's host died): an error frame says why; the socket
+        stays open for a new join."""
+        if not self.peer.closed:
+            self.peer.send(tc.error_frame(reason))
+        self.request = None
+        self.table = None
+        if self._on_closed is not None:
+            self._on_closed(self, reason)
+
     # ------------------------------------------------------------ the client's replies
     def reply(self, msg: tc.PassMyCards | tc.ExposeMyCards | tc.PickCard | tc.Malformed) -> None:
         table, req = self.table, self.request
