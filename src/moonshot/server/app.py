@@ -169,7 +169,7 @@ class ServerApp:
 
             self.mixed = ClusterMixed(self, self.cluster)
             self.tournaments.on_running = self.mixed.tournament_running
-            self.tournaments.published = self.cluster.drain
+            self.tournaments.published = self.cluster.written
         if self.turbo is not None:
             self.turbo.tournaments = self.tournaments
             if self.cluster is not None:
@@ -665,11 +665,12 @@ class ServerApp:
         return table
 
     def _mixed_chairs(self, rec: Any, live: dict[int, tuple[str, str]]) -> tuple[dict[int, Seat | None], list[Any]]:
-        """An adopted mixed HTTP game's Sessions chairs (its players' connections were on other
-        processes): a player whose process lives is seated again through it (a ``MixedSeat`` on
-        its binding: it goes on playing, told of the adopter as after any adoption); one whose
-        connection died with the game's process gets an empty chair, which it takes back with
-        ``resume_session`` on any process within ``--restore-grace`` (then a bot plays it)."""
+        """An adopted mixed HTTP game's Sessions and Trend chairs (its players' connections were
+        on other processes): a player whose process lives is seated again through it (a
+        ``MixedSeat`` on its binding: it goes on playing, told of the adopter as after any
+        adoption); one whose connection died with the game's process gets an empty chair, which
+        it takes back within ``--restore-grace`` (then a bot plays it) on any process: with
+        ``resume_session`` (Sessions) or by joining again (Trend)."""
         from moonshot.server.cluster_mixed import MixedSeat, mixed_seat
         from moonshot.server.table import SeatKind
 

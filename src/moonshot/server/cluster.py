@@ -597,12 +597,13 @@ class Cluster:
         while (self._ops or not self._idle.is_set()) and asyncio.get_running_loop().time() < end:
             await asyncio.sleep(0.01)
 
-    async def written(self, timeout: float = 5.0) -> bool:
-        """Wait until every write queued so far is in Redis (not the ones queued after): how a
-        request's answer follows what it wrote, so that the client's next request, which may
-        reach another process, finds it. False when Redis did not take them within ``timeout``."""
+    async def written(self, timeout: float = 5.0) -> None:
+        """Wait until every write queued so far is in Redis (not the ones queued after, unlike
+        :meth:`drain`): how a request's answer follows what it wrote, so that the client's next
+        request, which may reach another process, finds it. At most ``timeout`` seconds (a slow
+        Redis is logged; the answer then goes out anyway)."""
         if self.redis is None or self._closing:
-            return False
+            return
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         def mark() -> None:
@@ -615,8 +616,6 @@ class Cluster:
             await asyncio.wait_for(done, timeout)
         except TimeoutError:
             log.warning("event=cluster_write_slow waited_s=%.1f", timeout)
-            return False
-        return True
 
     # -------------------------------------------------------------- writes (one ordered writer)
     def write(self, fence_key: str, kind: str, key: str, a: str | bytes = "", b: str | int = "") -> None:
@@ -1293,7 +1292,7 @@ class Cluster:
         adopter = self.adopters.get(meta.get("protocol", "sessions"))
         if adopter is not None:
             # the chairs whose players' connections live on other live nodes (a mixed HTTP game's
-            # Sessions players): chair -> (node, binding), for the adopter to seat them again
+            # Sessions and Trend players): chair -> (node, binding), for the adopter to seat them again
             live: dict[int, tuple[str, str]] = {}
             for raw_chair, bound in binds.items():
                 node, binding = bound.decode().split()
