@@ -454,8 +454,7 @@ def test_the_learned_prior_narrows_the_search_to_the_networks_best_cards() -> No
             if len(kept) > 2:
                 assert set(log) == {2}  # two cards played out in every world
                 assert card in top2
-                checked += 1
-            checked += 1
+                checked += 1  # only positions where the prior had cards to drop count
         game.apply(RandomBot().act(view, rng))
     assert checked >= 3
 
