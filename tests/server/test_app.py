@@ -126,3 +126,56 @@ async def test_a_kierki_game_is_restored_with_the_kierki_port_only_and_given_up_
         assert [r["id"] for r in await again.store.list_games("aborted")] == [table.id]  # type: ignore[union-attr]
     finally:
         await again.stop()
+
+
+@pytest.mark.asyncio
+@pytest.mark.timeout(120)
+async def test_trend_players_take_their_chairs_back_in_a_game_restored_after_a_restart(tmp_path: Path) -> None:
+    from moonshot.protocols.trend.server import credential
+    from trend_sdk import SdkBot
+
+    db = f"sqlite+aiosqlite:///{tmp_path / 'g.db'}"
+    cfg = ServerConfig(sessions_port=None, trend_port=0, http_port=None, db_url=db, bot="random", restore_grace=60)
+
+    def bots(port: int, seed: int) -> list[SdkBot]:
+        url = f"ws://127.0.0.1:{port}/"
+        return [
+            SdkBot(url, k, f"p{k}", token=f"token-{k}", games=1, seed=seed + k, think=0.01, lobby_code="r")
+            for k in (1, 2, 3, 4)
+        ]
+
+    app = ServerApp(cfg)
+    await app.start()
+    assert app.trend_port
+    first = bots(app.trend_port, 0)
+    playing = asyncio.gather(*(asyncio.to_thread(b.run) for b in first), return_exceptions=True)
+    while not app.tables or next(iter(app.tables.values())).version < 60:
+        await asyncio.sleep(0.01)
+    (table,) = app.tables.values()
+    await app.stop()
+    await asyncio.wait_for(playing, 30)
+    assert all(not b.seen for b in first)  # the server went away mid-game
+
+    again = ServerApp(cfg)
+    await again.start()
+    try:
+        restored = again.tables[table.id]
+        n = len(restored.game.actions)
+        assert restored.game.actions[: len(table.game.actions)] == table.game.actions
+        # the store kept each chair's token digest (never the token): only that token opens it
+        assert restored.credentials == [credential(f"token-{k}") for k in (1, 2, 3, 4)]
+        assert "token-1" not in str(await again.store.load(table.id))  # type: ignore[union-attr]
+        assert again.find_trend_chair(1, "p1", "guess") is None
+        assert again.find_trend_chair(1, "p2", "token-1") is None
+        assert again.find_trend_chair(1, "p1", "token-1") == (restored, 0)
+        assert again.trend_port
+        back = bots(again.trend_port, 10)
+        await asyncio.wait_for(asyncio.gather(*(asyncio.to_thread(b.run) for b in back)), 60)
+        assert all(b.errors == [] and len(b.seen) == 1 for b in back)
+        assert all(b.seen[0].scores == back[0].seen[0].scores for b in back)
+        assert await asyncio.wait_for(restored.done, 30) is not None
+        # the players themselves played every card after the restart: no bot took a chair
+        assert len(restored.game.actions) > n and not any(restored.forced_log[n:])
+        assert [back[0].seen[0].scores[f"p{k}"] for k in (1, 2, 3, 4)] == list(restored.game.totals)
+    finally:
+        await again.stop()

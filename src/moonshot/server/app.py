@@ -377,6 +377,7 @@ class ServerApp:
         from moonshot.protocols.trend.server import TrendService
 
         self.trend = TrendService(self.lobby)  # type: ignore[arg-type]
+        self.trend.find_chair = lambda j: self.find_trend_chair(j.number, j.name, j.token or "")
         if self.cluster is not None:  # matched, rejoined and adopted through Redis, on every node
             from moonshot.server.cluster_trend import TrendCluster, TrendLobby
 
@@ -572,6 +573,28 @@ class ServerApp:
                 if name.endswith(suffix) and t.chairs[i].occupant is None:
                     return (t, i) if secret_matches(secret, t.credentials[i]) else None
         return None
+
+    def find_trend_chair(self, number: int, name: str, token: str) -> tuple[Table, int] | None:
+        """The chair of a running game of this process that a Trend join (``number``, ``name``,
+        ``token``) takes back although no connection of this process left it: a game restored
+        after a restart, whose chairs keep their players' token digests from the store. The
+        name and the token's digest must match; of several such chairs, the one the number asks
+        for (chair ``number - 1``) wins. Chairs someone sits in are never found."""
+        from moonshot.protocols.trend.server import credential
+
+        digest = credential(token)
+        found: tuple[Table, int] | None = None
+        for t in self.tables.values():
+            if t.done.done():
+                continue
+            for i, stored in enumerate(t.credentials):
+                if stored is None or t.names[i] != name or t.chairs[i].occupant is not None:
+                    continue
+                if secrets.compare_digest(stored, digest):
+                    if i == number - 1:
+                        return (t, i)
+                    found = found or (t, i)
+        return found
 
     def _make_bot(self) -> Seat:
         bot = self._bot()

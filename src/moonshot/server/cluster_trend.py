@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, cast
 from moonshot.actions import action_from_dict
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import PeerBase, TrendSeat, chair_status
-from moonshot.protocols.trend.server import TIMEOUTS, TrendService
+from moonshot.protocols.trend.server import TIMEOUTS, TrendService, credential
 from moonshot.server import wire
 from moonshot.server.cluster import Binding, Cluster, RemoteSeat, RemoteTable, _Ticket, place_in_chairs
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
@@ -64,11 +64,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("moonshot.cluster.trend")
 
 INDEX_TTL_S = 7 * 24 * 3600
-
-
-def credential(token: str) -> str:
-    """What a cluster keeps of a Trend player's token: a digest, never the token."""
-    return hashlib.sha256(b"trend\x00" + token.encode()).hexdigest()
 
 
 def seat_key(number: int, name: str) -> str:
@@ -118,9 +113,9 @@ class TrendLobby:
         if c.game_type is not GameType.ANY:
             raise LobbyError("Trend games are of type any")
         c.joined_at = asyncio.get_running_loop().time()
-        # the chair's credential (the token's digest), whichever table it gets: a Trend table
-        # here or elsewhere, or a Trend chair of a mixed HTTP game; a re-join proves it
-        c.seat.credential = credential(c.token or "")
+        # the seat carries its chair's credential (the token's digest, set by TrendService.to_lobby)
+        # to whichever table it gets: a Trend table here or elsewhere, or a Trend chair of a mixed
+        # HTTP game; a re-join proves it
         if self.lobby.router is not None and self.lobby.router.claim(c):
             return  # a code naming a table hosted in this process (an HTTP game, a tournament seat)
         self.link.queue(c)
@@ -162,7 +157,7 @@ class TrendCluster:
         """A ticket in the pool of the candidate's lobby code; four make a table (here or on
         the node whose join completed the group)."""
         cl = self.cluster
-        seat = c.seat  # its credential was set as it joined (TrendLobby.join)
+        seat = c.seat  # its credential was set as it joined (TrendService.to_lobby)
         tid = secrets.token_hex(8)
         text = json.dumps(
             {

@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import hmac
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -53,6 +55,18 @@ class RemoteLink(Protocol):
     :meth:`TrendService.rejoined` or :meth:`TrendService.to_lobby`."""
 
     def rejoin(self, peer: PeerBase, j: tc.Join) -> None: ...
+
+
+def credential(token: str) -> str:
+    """What a server keeps of a Trend player's token (a table's chair credential, the store's
+    player record, a cluster's Redis): a digest, never the token. Domain-separated from the other
+    protocols' secrets, so no other protocol's secret opens a Trend chair."""
+    return hashlib.sha256(b"trend\x00" + token.encode()).hexdigest()
+
+
+# finds the chair a join's token opens in a game of this process that no in-memory record names
+# (a game restored from the store after a restart): (table, chair) or None
+ChairFinder = Callable[[tc.Join], "tuple[Table, int] | None"]
 
 
 @dataclass(eq=False)
@@ -82,6 +96,8 @@ class TrendService:
         self.candidates: dict[PeerBase, Candidate] = {}  # players waiting in the lobby
         self.remote: RemoteLink | None = None  # the cluster's link (serve --redis), else None
         self.joining: set[PeerBase] = set()  # joins the cluster is looking up as rejoins
+        # one process (no cluster): the chairs of restored games, whose tokens no ``away`` entry holds
+        self.find_chair: ChairFinder | None = None
         self.app = Starlette(routes=[WebSocketRoute("/", self.serve_socket)])
         self.asgi = asgi if asgi is not None else os.environ.get("MOONSHOT_TREND_ASGI", "") not in ("", "0")
         self._wire: WireListener | None = None
@@ -183,13 +199,12 @@ class TrendService:
         back = self._find_away(j)
         if back is not None:
             self.away.remove(back)
-            seat = TrendSeat(peer, name=back.name, on_closed=self._closed)
-            seat.seated(back.chair, self._infos(back.table, j.raw_number), back.table.rules)
-            seat.catching_up = True
-            self.seat_of[peer] = seat
-            self.joins[seat] = j
-            back.table.attach(back.chair, seat, replay=True)
-            log.info("event=rejoined peer=%s table=%s seat=%d", peer.addr, back.table.id, back.chair)
+            back.table.attach(back.chair, self.rejoined(peer, j, back.table, back.chair), replay=True)
+            return
+        found = self.find_chair(j) if self.find_chair is not None and self.remote is None else None
+        if found is not None:  # a chair of a game restored after a restart: its token's digest was stored
+            table, chair = found
+            table.attach(chair, self.rejoined(peer, j, table, chair), replay=True)
             return
         if self.remote is not None:  # a chair on any process of the cluster, else the lobby
             self.joining.add(peer)
@@ -202,6 +217,7 @@ class TrendService:
         table's replay follows."""
         self.joining.discard(peer)
         seat = TrendSeat(peer, name=j.name, on_closed=self._closed)
+        seat.credential = credential(j.token or "")
         seat.seated(chair, self._infos(table, j.raw_number), table.rules)
         seat.catching_up = True
         seat.table = table  # a close before the replay arrives still gives the chair up
@@ -216,6 +232,9 @@ class TrendService:
         if peer.closed:
             return
         seat = TrendSeat(peer, name=j.name, on_closed=self._closed)
+        # the chair's credential, whichever table it gets: the store keeps it, so after a restart
+        # the same join (number, name, token) takes the restored chair back (``find_chair``)
+        seat.credential = credential(j.token or "")
         self.seat_of[peer] = seat
         self.joins[seat] = j
 
@@ -283,4 +302,4 @@ class TrendService:
         self.joins.pop(seat, None)
 
 
-__all__ = ["TIMEOUTS", "RemoteLink", "TrendService"]
+__all__ = ["TIMEOUTS", "ChairFinder", "RemoteLink", "TrendService", "credential"]
