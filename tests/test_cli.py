@@ -62,3 +62,28 @@ def test_variants_lists_every_variant() -> None:
     assert code == 0
     for name in ("standard", "omnibus", "trend", "turbo-blind-chain", "kierki", "gym"):
         assert name in text
+
+
+def test_help_lists_every_command_without_loading_the_server() -> None:
+    """`moonshot --help` names the lazy commands from their kept one-line help (importing them
+    all took half a second), and that help is each command's own."""
+    import importlib
+    import subprocess
+    import sys
+
+    from moonshot.cli import _LAZY_COMMANDS
+
+    for name, (target, short) in _LAZY_COMMANDS.items():
+        module, _, attr = target.partition(":")
+        assert getattr(importlib.import_module(module), attr).get_short_help_str(10**6) == short, name
+    code = (
+        "import sys; sys.argv = ['moonshot', '--help']\n"
+        "from moonshot.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = ('moonshot.server', 'moonshot.protocols', 'numpy')\n"
+        "print('LOADED', sorted(m for m in sys.modules if m.startswith(heavy)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "LOADED []" in out
+    for name in _LAZY_COMMANDS:
+        assert f"  {name} " in out

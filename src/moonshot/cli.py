@@ -57,6 +57,22 @@ class _Main(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         return super().get_command(ctx, cmd_name) or _lazy_command(cmd_name)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list of ``--help`` without importing the lazy commands (that took half a
+        second): their one-line help is kept beside their import path."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(len(n) for n in names)
+        rows = []
+        for name in names:
+            if name in _LAZY_COMMANDS and name not in self.commands:
+                rows.append((name, click.Command(name, help=_LAZY_COMMANDS[name][1]).get_short_help_str(limit)))
+                continue
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
 
 def store_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """``--db``, checked as the server's commands check it (imported only when given)."""
@@ -629,24 +645,43 @@ def compile_cmd(if_stale: bool, optional: bool, remove: bool) -> None:
 # ----------------------------------------------------------------------------- server, bots, stored games
 # Loaded when named (or listed by --help): they bring asyncio, the store and the protocols, which a
 # `moonshot simulate` run would otherwise import at every start.
+# Each with its one-line help for `moonshot --help` (a test checks it is the command's own).
 _LAZY_COMMANDS = {
-    "serve": "moonshot.server.commands:serve_cmd",
-    "bot": "moonshot.server.commands:bot_cmd",
-    "games": "moonshot.server.commands:games_cmd",
-    "trend-node": "moonshot.protocols.trend.commands:trend_node_cmd",
-    "tournament": "moonshot.server.tournament_cli:tournament_cmd",
-    "ratings": "moonshot.server.rating_commands:ratings_cmd",
-    "train-learned": "moonshot.learn:train_learned_cmd",
+    "serve": (
+        "moonshot.server.commands:serve_cmd",
+        "Run the moonshot server: every protocol on its port, one event loop, games stored in --db.",
+    ),
+    "bot": (
+        "moonshot.server.commands:bot_cmd",
+        "Play GAMES games of the Sessions protocol with a moonshot bot, SESSIONS at a time on one connection.",
+    ),
+    "games": ("moonshot.server.commands:games_cmd", "List stored games (newest first)."),
+    "trend-node": (
+        "moonshot.protocols.trend.commands:trend_node_cmd",
+        "Run a Trend Hearts game node: one table, its seat page and the Trend WebSocket on one port.",
+    ),
+    "tournament": (
+        "moonshot.server.tournament_cli:tournament_cmd",
+        "Duplicate tournaments between bots and external players (see docs/tournaments.md).",
+    ),
+    "ratings": (
+        "moonshot.server.rating_commands:ratings_cmd",
+        "The OpenSkill leaderboard: ordinal (mu - 3 sigma), mu, sigma and games, per variant.",
+    ),
+    "train-learned": (
+        "moonshot.learn:train_learned_cmd",
+        "Make the `learned` bot's weights: play deals with a teacher (search), imitate its card play.",
+    ),
 }
 
 
 def _lazy_command(name: str) -> click.Command | None:
     from importlib import import_module
 
-    target = _LAZY_COMMANDS.get(name)
-    if target is None:
+    entry = _LAZY_COMMANDS.get(name)
+    if entry is None:
         return None
-    module, _, attr = target.partition(":")
+    module, _, attr = entry[0].partition(":")
     command: click.Command = getattr(import_module(module), attr)
     return command
 
