@@ -508,35 +508,34 @@ def _position_with_a_lone_taker(variant: str = "standard") -> SeatView:
     raise AssertionError("no position found")
 
 
-def test_moon_options_default_to_the_model_in_the_tuned_variants_and_are_checked() -> None:
+def test_moon_options_default_to_off_and_are_checked() -> None:
     from moonshot.bots.moon import model_policy
 
     with pytest.raises(ValueError):
         SearchBot(simulations=10, moon="sometimes")
     view = _position_with_a_lone_taker()
-    assert SearchBot(simulations=10)._moon_model(view) == "model"
-    assert SearchBot(simulations=10, moon="off")._moon_model(view) == "off"
-    assert SearchBot(simulations=10, rollout="alert")._moon_model(view) == "off"  # (the older moon rollouts)
-    assert SearchBot(simulations=10)._moon_threat(view) >= 0
-    assert SearchBot(simulations=10, moon="off")._moon_threat(view) == -1
+    assert SearchBot(simulations=10)._moon_model(view) == "off"
+    assert SearchBot(simulations=10, moon="model")._moon_model(view) == "model"
+    assert SearchBot(simulations=10, moon="model")._moon_threat(view) >= 0
+    assert SearchBot(simulations=10)._moon_threat(view) == -1
     # the model builds its own rollout for the decision; off, the plain greedy player plays out
-    assert SearchBot(simulations=10)._card_policy(view).__qualname__ == model_policy(0, [1]).__qualname__
-    assert SearchBot(simulations=10, moon="off")._card_policy(view) is greedy_policy
+    model = SearchBot(simulations=10, moon="model")._card_policy(view)
+    assert model.__qualname__ == model_policy(0, [1]).__qualname__
+    assert SearchBot(simulations=10)._card_policy(view) is greedy_policy
+    assert SearchBot(simulations=10, moon="field")._card_policy(view).__qualname__ == model.__qualname__
     # the penalty (default 0) counts only where another seat alone has taken moon cards
     assert SearchBot(simulations=10)._moon_penalty(view) == 0
     assert SearchBot(simulations=10, moon_penalty=7.5)._moon_penalty(view) == 7.5
     assert SearchBot(simulations=10, moon="off", moon_penalty=7.5)._moon_penalty(view) == 7.5
     start = seat_view(Game(find_variant("standard").replace(pass_cycle=(PassDirection.HOLD,)), 1), 0)
     assert SearchBot(simulations=10, moon_penalty=7.5)._moon_penalty(start) == 0
-    turbo = _position_with_a_lone_taker("turbo")
-    assert SearchBot(simulations=10)._moon_model(turbo) == "off"
     bot = make_bot("search", simulations=10, moon="off", moon_penalty=5.0)
     assert isinstance(bot, SearchBot) and bot.moon == "off" and bot.moon_penalty == 5.0
 
 
 def test_moon_model_and_penalty_play_legal_cards_deterministically() -> None:
     view = _position_with_a_lone_taker()
-    for options in ({}, {"moon": "off"}, {"moon": "field"}, {"moon_penalty": 40.0}):
+    for options in ({}, {"moon": "model"}, {"moon": "field"}, {"moon": "model", "moon_penalty": 40.0}):
         a = SearchBot(simulations=30, **options).act(view, random.Random(3))  # type: ignore[arg-type]
         b = SearchBot(simulations=30, **options).act(view, random.Random(3))  # type: ignore[arg-type]
         assert a == b and a in view.legal

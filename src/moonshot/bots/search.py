@@ -473,10 +473,10 @@ class SearchBot:
     special role: they have the same value in every world), each on every world; ``flat`` plays
     out every legal card (the rule before); ``halving`` is ``distinct`` with successive halving
     (:func:`halving_cuts`: the worse half of the cards alive is dropped after each round of worlds).
-    ``moon``: the moon model of card decisions (default ``model`` in :data:`TUNED_VARIANTS` with the
-    greedy rollouts, ``off`` elsewhere; ``field`` also lets any other seat that can shoot do so in
-    the playouts): a seat that alone has taken moon cards is dealt shooting hands more often, and
-    where it holds one it shoots in the playouts while this seat defends (:mod:`moonshot.bots.moon`).
+    ``moon``: the moon model of card decisions (default ``off``; ``model``: a seat that alone has
+    taken moon cards is dealt shooting hands more often, and where it holds one it shoots in the
+    playouts while this seat defends; ``field``: also any other seat that can shoot does so in the
+    playouts; :mod:`moonshot.bots.moon`). Not the default: at 20 ms a move it conceded more moons.
     ``moon_penalty`` (default 0): in a decision where another seat alone has taken moon cards, a
     playout in which another seat shoots the moon costs this much more than its score.
     ``prior``: in the variants the learned network was trained for
@@ -499,7 +499,7 @@ class SearchBot:
         inference: bool = False,
         root: str | None = None,
         prior: int = 3,
-        moon: str | None = None,
+        moon: str = "off",
         moon_penalty: float = 0.0,
     ) -> None:
         from .moon import MOON_MODELS, SEARCH_POLICIES
@@ -511,7 +511,7 @@ class SearchBot:
         if root is not None and root not in ROOT_RULES:
             raise ValueError(f"unknown root rule {root!r}; known: {', '.join(ROOT_RULES)}")
         self.root = root
-        if moon is not None and moon not in MOON_MODELS:
+        if moon not in MOON_MODELS:
             raise ValueError(f"unknown moon model {moon!r}; known: {', '.join(MOON_MODELS)}")
         self.moon = moon
         self.moon_penalty = moon_penalty
@@ -534,12 +534,8 @@ class SearchBot:
         return Budget(self.clock, self.think_ms, self.simulations)
 
     def _moon_model(self, view: SeatView) -> str:
-        """The moon model of ``view``'s card decision: the ``moon`` option, else ``model`` in
-        :data:`TUNED_VARIANTS` with the greedy rollouts and ``off`` elsewhere (see :mod:`moonshot.bots.moon`)."""
-        moon = self.moon
-        if moon is None:
-            moon = "model" if view.rules.name in TUNED_VARIANTS and self.rollout in ("heuristic", "greedy") else "off"
-        return moon
+        """The moon model of ``view``'s card decisions (the ``moon`` option; see :mod:`moonshot.bots.moon`)."""
+        return self.moon
 
     def _moon_penalty(self, view: SeatView) -> float:
         """What a playout in which another seat shoots the moon costs on top of its score: the
