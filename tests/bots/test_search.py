@@ -484,3 +484,74 @@ def test_successive_halving_under_a_time_budget_estimates_the_playouts_it_can_af
         game.apply(RandomBot().act(view, random.Random(1)))
         view = seat_view(game, game.to_act()[0])
     assert bot.act(view, random.Random(0)) in view.legal
+
+
+# ---------------------------------------------------------------------- the moon model and the moon penalty
+def _position_with_a_lone_taker(variant: str = "standard") -> SeatView:
+    """A card decision (of at least two cards) where one other seat alone has taken moon cards."""
+    from moonshot.bots.moon import threat_of
+
+    rules = find_variant(variant).replace(pass_cycle=(PassDirection.HOLD,), end=EndRule.DEALS, deals=1)
+    for seed in range(200):
+        game = Game(rules, seed)
+        rng = random.Random(seed)
+        while not game.over:
+            view = seat_view(game, game.to_act()[0])
+            if (
+                view.phase is Phase.PLAY
+                and view.legal_plays.bit_count() >= 2
+                and max(view.cards_left) > 3
+                and threat_of(view) >= 0
+            ):
+                return view
+            game.apply(RandomBot().act(view, rng))
+    raise AssertionError("no position found")
+
+
+def test_moon_options_default_to_off_and_are_checked() -> None:
+    from moonshot.bots.moon import model_policy
+
+    with pytest.raises(ValueError):
+        SearchBot(simulations=10, moon="sometimes")
+    view = _position_with_a_lone_taker()
+    assert SearchBot(simulations=10)._moon_model(view) == "off"
+    assert SearchBot(simulations=10, moon="model")._moon_model(view) == "model"
+    assert SearchBot(simulations=10, moon="model")._moon_threat(view) >= 0
+    assert SearchBot(simulations=10)._moon_threat(view) == -1
+    # the model builds its own rollout for the decision; off, the plain greedy player plays out
+    model = SearchBot(simulations=10, moon="model")._card_policy(view)
+    assert model.__qualname__ == model_policy(0, [1]).__qualname__
+    assert SearchBot(simulations=10)._card_policy(view) is greedy_policy
+    assert SearchBot(simulations=10, moon="field")._card_policy(view).__qualname__ == model.__qualname__
+    # the penalty (default 0) counts only where another seat alone has taken moon cards
+    assert SearchBot(simulations=10)._moon_penalty(view) == 0
+    assert SearchBot(simulations=10, moon_penalty=7.5)._moon_penalty(view) == 7.5
+    assert SearchBot(simulations=10, moon="off", moon_penalty=7.5)._moon_penalty(view) == 7.5
+    start = seat_view(Game(find_variant("standard").replace(pass_cycle=(PassDirection.HOLD,)), 1), 0)
+    assert SearchBot(simulations=10, moon_penalty=7.5)._moon_penalty(start) == 0
+    bot = make_bot("search", simulations=10, moon="off", moon_penalty=5.0)
+    assert isinstance(bot, SearchBot) and bot.moon == "off" and bot.moon_penalty == 5.0
+
+
+def test_moon_model_and_penalty_play_legal_cards_deterministically() -> None:
+    view = _position_with_a_lone_taker()
+    for options in ({}, {"moon": "model"}, {"moon": "field"}, {"moon": "model", "moon_penalty": 40.0}):
+        a = SearchBot(simulations=30, **options).act(view, random.Random(3))  # type: ignore[arg-type]
+        b = SearchBot(simulations=30, **options).act(view, random.Random(3))  # type: ignore[arg-type]
+        assert a == b and a in view.legal
+
+
+def test_moon_by_other_sees_a_moon_shot_by_another_seat_only() -> None:
+    from moonshot.bots.playout import Deal, DealRules
+    from moonshot.bots.search import _moon_by_other
+
+    moon = parse_card_set(["QS"]) | SUIT_MASKS[2]
+    d = Deal(DealRules.of(find_variant("standard"), 0), [0, 0, 0, 0], turn=0, taken=[0, moon, 0, 0])
+    assert _moon_by_other(d, 0) and not _moon_by_other(d, 1)
+    d2 = Deal(
+        DealRules.of(find_variant("standard"), 0),
+        [0, 0, 0, 0],
+        turn=0,
+        taken=[0, moon & ~1 << QUEEN_SPADES, 1 << QUEEN_SPADES, 0],
+    )
+    assert not _moon_by_other(d2, 0)

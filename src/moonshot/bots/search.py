@@ -46,7 +46,7 @@ from moonshot.cards import (
     to_set,
 )
 from moonshot.engine import Phase
-from moonshot.rules import PassDirection, Rules, score_deal
+from moonshot.rules import MoonRule, PassDirection, Rules, score_deal
 from moonshot.views import SeatView
 
 from .playout import Deal, DealRules, Policy, start_of_play
@@ -473,6 +473,12 @@ class SearchBot:
     special role: they have the same value in every world), each on every world; ``flat`` plays
     out every legal card (the rule before); ``halving`` is ``distinct`` with successive halving
     (:func:`halving_cuts`: the worse half of the cards alive is dropped after each round of worlds).
+    ``moon``: the moon model of card decisions (default ``off``; ``model``: a seat that alone has
+    taken moon cards is dealt shooting hands more often, and where it holds one it shoots in the
+    playouts while this seat defends; ``field``: also any other seat that can shoot does so in the
+    playouts; :mod:`moonshot.bots.moon`). Not the default: at 20 ms a move it conceded more moons.
+    ``moon_penalty`` (default 0): in a decision where another seat alone has taken moon cards, a
+    playout in which another seat shoots the moon costs this much more than its score.
     ``prior``: in the variants the learned network was trained for
     (:data:`moonshot.bots.learned.NETWORK_VARIANTS`), only the network's ``prior`` best cards are
     played out, so the same budget buys more worlds for each; 0 turns it off.
@@ -493,8 +499,10 @@ class SearchBot:
         inference: bool = False,
         root: str | None = None,
         prior: int = 3,
+        moon: str = "off",
+        moon_penalty: float = 0.0,
     ) -> None:
-        from .moon import SEARCH_POLICIES
+        from .moon import MOON_MODELS, SEARCH_POLICIES
 
         if rollout not in SEARCH_POLICIES:
             raise ValueError(f"unknown rollout policy {rollout!r}; known: {', '.join(SEARCH_POLICIES)}")
@@ -503,6 +511,10 @@ class SearchBot:
         if root is not None and root not in ROOT_RULES:
             raise ValueError(f"unknown root rule {root!r}; known: {', '.join(ROOT_RULES)}")
         self.root = root
+        if moon not in MOON_MODELS:
+            raise ValueError(f"unknown moon model {moon!r}; known: {', '.join(MOON_MODELS)}")
+        self.moon = moon
+        self.moon_penalty = moon_penalty
         if prior < 0:
             raise ValueError("prior must be 0 (off) or the number of cards to search")
         self.prior_top = prior
@@ -521,12 +533,52 @@ class SearchBot:
         """The decision's budget (see :class:`Budget`)."""
         return Budget(self.clock, self.think_ms, self.simulations)
 
-    def _card_policy(self, me: int) -> Policy:
-        """The rollout policy for ``me``'s card decision (a seat-aware rollout is built for it)."""
-        from .moon import SEAT_POLICIES
+    def _moon_model(self, view: SeatView) -> str:
+        """The moon model of ``view``'s card decisions (the ``moon`` option; see :mod:`moonshot.bots.moon`)."""
+        return self.moon
 
+    def _moon_penalty(self, view: SeatView) -> float:
+        """What a playout in which another seat shoots the moon costs on top of its score: the
+        ``moon_penalty`` option in a decision where another seat alone has taken moon cards, else 0."""
+        if not self.moon_penalty:
+            return 0.0
+        from .moon import threat_of
+
+        return self.moon_penalty if threat_of(view) >= 0 else 0.0
+
+    def _moon_threat(self, view: SeatView) -> int:
+        """The seat the moon model watches in this card decision (-1: none, or the model is off)."""
+        if self._moon_model(view) == "off":
+            return -1
+        from .moon import threat_of
+
+        return threat_of(view)
+
+    def _card_policy(self, view: SeatView) -> Policy:
+        """The rollout policy for ``view``'s card decision (a seat-aware rollout is built for it)."""
+        from .moon import SEAT_POLICIES, model_policy, open_to
+
+        me = view.seat
+        moon = self._moon_model(view)
+        if moon == "field" and view.rules.moon is not MoonRule.NONE:
+            threats = [s for s in range(4) if s != me and open_to(view.taken, s)]
+            if threats:
+                return model_policy(me, threats)
+        x = self._moon_threat(view)
+        if x >= 0:
+            return model_policy(me, [x])
         factory = SEAT_POLICIES.get(self.rollout)
         return factory(me) if factory is not None else self.policy
+
+    def _card_sampler(self, view: SeatView) -> Callable[[random.Random], list[CardSet]]:
+        """The worlds for a card decision: :meth:`_sampler`'s, leaning towards a moon threat's shooting hands."""
+        base = self._sampler(view)
+        x = self._moon_threat(view)
+        if x < 0:
+            return base
+        from .moon import threat_sampler
+
+        return threat_sampler(view, x, base)
 
     def _sampler(self, view: SeatView) -> Callable[[random.Random], list[CardSet]]:
         """Deals of the hidden cards for ``view``: with ``inference``, weighed by what the play says."""
@@ -576,9 +628,10 @@ class SearchBot:
         if endgame is None:
             endgame = 2 if view.rules.name in TUNED_VARIANTS else 3
         exact = max(view.cards_left) <= endgame
-        policy = self._card_policy(me)
+        policy = self._card_policy(view)
+        penalty = self._moon_penalty(view)
         w = self.others_weight
-        sampler = self._sampler(view)
+        sampler = self._card_sampler(view)
         timed = self.simulations is None
         deal = deal_from_view(view, sampler(rng))
         root = self.root
@@ -615,6 +668,8 @@ class SearchBot:
                     values[i] = solve(child, me, w)
                 else:
                     values[i] = relative(child.finish(policy, rng), me, w)
+                    if penalty and _moon_by_other(child, me):
+                        values[i] += penalty
             if not complete:
                 break
             for i in alive:
@@ -774,6 +829,14 @@ def _after_passing(
     for s in range(4):
         out[(s + off) % 4] |= passes[s]
     return out
+
+
+def _moon_by_other(deal: Deal, me: int) -> bool:
+    """Another seat than ``me`` took every heart and the queen of spades in ``deal``."""
+    return any(s != me and deal.taken[s] & MOON_CARDS == MOON_CARDS for s in range(4))
+
+
+MOON_CARDS = HEARTS_MASK | 1 << QUEEN_SPADES
 
 
 def _claim_may_pay(view: SeatView) -> bool:
