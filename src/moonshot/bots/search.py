@@ -49,7 +49,7 @@ from moonshot.engine import Phase
 from moonshot.rules import PassDirection, Rules, score_deal
 from moonshot.views import SeatView
 
-from .playout import Deal, DealRules, Policy, start_of_play
+from .playout import Deal, DealRules, Policy, quick_deal, start_of_play
 
 Clock = Callable[[], float]
 NINES_MASK = sum(1 << (s * 13 + 7) for s in range(4))
@@ -200,6 +200,22 @@ def sample_view(view: SeatView, rng: random.Random) -> list[CardSet]:
         return sample_hands(me, view.dealt, unseen, (13, 13, 13, 13), (0, 0, 0, 0), (0, 0, 0, 0), rng)
     unseen = ALL_CARDS & ~view.hand & ~view.played
     return sample_hands(me, view.hand, unseen, view.cards_left, view.known_cards, view.voids, rng)
+
+
+def quick_sample_view(view: SeatView, rng: random.Random) -> list[CardSet]:
+    """:func:`sample_view` for card play, dealt by the compiled :func:`~moonshot.bots.playout.quick_deal`
+    (several times faster; the same rule, a different random stream); the exact sampler where it
+    finds no deal, and :func:`sample_view` itself while cards are being passed."""
+    if view.phase is Phase.PASS or view.phase is Phase.PILE:
+        return sample_view(view, rng)
+    unseen = ALL_CARDS & ~view.hand & ~view.played
+    counts = list(view.cards_left)
+    known = list(view.known_cards)
+    voids = list(view.voids)
+    hands = quick_deal(view.seat, view.hand, unseen, counts, known, voids, rng)
+    if hands is None:
+        return sample_hands(view.seat, view.hand, unseen, counts, known, voids, rng)
+    return hands
 
 
 # ---------------------------------------------------------------------- worlds and values
@@ -453,6 +469,7 @@ ROOT_RULES = ("halving", "distinct", "flat")
 # where they were not measured better) the defaults are the rules before: every legal card played
 # out, the solver from three cards each (and the learned prior plays only where it was trained)
 TUNED_VARIANTS = frozenset({"standard", "gym", "trend"})
+SAMPLERS = ("fast", "classic")
 
 
 class SearchBot:
@@ -493,6 +510,7 @@ class SearchBot:
         inference: bool = False,
         root: str | None = None,
         prior: int = 3,
+        sampler: str | None = None,
     ) -> None:
         from .moon import SEARCH_POLICIES
 
@@ -503,6 +521,9 @@ class SearchBot:
         if root is not None and root not in ROOT_RULES:
             raise ValueError(f"unknown root rule {root!r}; known: {', '.join(ROOT_RULES)}")
         self.root = root
+        if sampler is not None and sampler not in SAMPLERS:
+            raise ValueError(f"unknown sampler {sampler!r}; known: {', '.join(SAMPLERS)}")
+        self.sampler = sampler
         if prior < 0:
             raise ValueError("prior must be 0 (off) or the number of cards to search")
         self.prior_top = prior
@@ -529,8 +550,15 @@ class SearchBot:
         return factory(me) if factory is not None else self.policy
 
     def _sampler(self, view: SeatView) -> Callable[[random.Random], list[CardSet]]:
-        """Deals of the hidden cards for ``view``: with ``inference``, weighed by what the play says."""
+        """Deals of the hidden cards for ``view``: with ``inference``, weighed by what the play says;
+        else :func:`quick_sample_view` (``sampler="fast"``, the default in :data:`TUNED_VARIANTS`)
+        or :func:`sample_view` (``"classic"``)."""
         if not self.inference:
+            kind = self.sampler
+            if kind is None:
+                kind = "fast" if view.rules.name in TUNED_VARIANTS else "classic"
+            if kind == "fast":
+                return lambda rng: quick_sample_view(view, rng)
             return lambda rng: sample_view(view, rng)
         from .inference import infer, sample_inferred
 
@@ -580,7 +608,8 @@ class SearchBot:
         w = self.others_weight
         sampler = self._sampler(view)
         timed = self.simulations is None
-        deal = deal_from_view(view, sampler(rng))
+        base = deal_from_view(view, sampler(rng))
+        deal = base
         root = self.root
         if root is None:
             root = "distinct" if view.rules.name in TUNED_VARIANTS else "flat"
@@ -633,7 +662,9 @@ class SearchBot:
                 alive = sorted(alive[: (len(alive) + 1) // 2])
             if spent(done):
                 break
-            deal = deal_from_view(view, sampler(rng))
+            # (the same deal as deal_from_view(view, hands): only the hidden hands differ)
+            deal = base.copy()
+            deal.hands = sampler(rng)
         best = min(alive, key=lambda i: (totals[i], i))
         return cards[best], totals[best] / worlds
 
@@ -817,6 +848,7 @@ __all__ = [
     "minimax",
     "pass_candidates",
     "pass_danger",
+    "quick_sample_view",
     "relative",
     "sample_hands",
     "sample_view",
