@@ -552,18 +552,17 @@ class SearchBot:
     def _sampler(self, view: SeatView) -> Callable[[random.Random], list[CardSet]]:
         """Deals of the hidden cards for ``view``: with ``inference``, weighed by what the play says;
         else :func:`quick_sample_view` (``sampler="fast"``, the default in :data:`TUNED_VARIANTS`)
-        or :func:`sample_view` (``"classic"``)."""
+        or :func:`sample_view` (``"classic"``). (With ``inference`` and the fast sampler, the
+        cards the evidence does not place are dealt by the compiled sampler.)"""
         if not self.inference:
-            kind = self.sampler
-            if kind is None:
-                kind = "fast" if view.rules.name in TUNED_VARIANTS else "classic"
-            if kind == "fast":
+            if self.sampler == "fast" or (self.sampler is None and view.rules.name in TUNED_VARIANTS):
                 return lambda rng: quick_sample_view(view, rng)
             return lambda rng: sample_view(view, rng)
         from .inference import infer, sample_inferred
 
         facts = infer(view)
-        return lambda rng: sample_inferred(view, facts, rng)
+        fast = self.sampler == "fast" or (self.sampler is None and view.rules.name in TUNED_VARIANTS)
+        return lambda rng: sample_inferred(view, facts, rng, fast)
 
     # ------------------------------------------------------------------ act
     def act(self, view: SeatView, rng: random.Random) -> Action:
