@@ -493,6 +493,9 @@ class SearchBot:
     ``prior``: in the variants the learned network was trained for
     (:data:`moonshot.bots.learned.NETWORK_VARIANTS`), only the network's ``prior`` best cards are
     played out, so the same budget buys more worlds for each; 0 turns it off.
+    ``sampler`` (card play): ``fast`` deals the worlds with the compiled :func:`quick_sample_view`,
+    ``classic`` with :func:`sample_view` (the same distribution, another random stream); default
+    ``fast`` in :data:`TUNED_VARIANTS`, ``classic`` elsewhere (Turbo, Kierki, Omnibus play as before).
     """
 
     name = "search"
