@@ -82,15 +82,16 @@ def test_never_deals_a_card_to_a_seat_that_has_shown_it_cannot_hold_it(variant: 
                 for s in range(4):
                     if s != me:  # sound: never void in a suit the seat really holds
                         assert not facts.voids[s] & held_suits(game.hands[s]), (s, facts.voids, game.hands[s])
-                dealt = sample_inferred(view, facts, random.Random(seed))
-                assert dealt[me] == view.hand
-                hidden = ALL_CARDS & ~view.hand & ~view.played
-                assert dealt[0] | dealt[1] | dealt[2] | dealt[3] == hidden | view.hand
-                for s in range(4):
-                    if s != me:
-                        assert dealt[s].bit_count() == view.cards_left[s]
-                        assert not facts.voids[s] & held_suits(dealt[s])
-                        assert dealt[s] & view.known_cards[s] & hidden == view.known_cards[s] & hidden
+                for fast in (False, True):  # (fast: the compiled sampler deals the unweighted cards)
+                    dealt = sample_inferred(view, facts, random.Random(seed), fast)
+                    assert dealt[me] == view.hand
+                    hidden = ALL_CARDS & ~view.hand & ~view.played
+                    assert dealt[0] | dealt[1] | dealt[2] | dealt[3] == hidden | view.hand
+                    for s in range(4):
+                        if s != me:
+                            assert dealt[s].bit_count() == view.cards_left[s]
+                            assert not facts.voids[s] & held_suits(dealt[s])
+                            assert dealt[s] & view.known_cards[s] & hidden == view.known_cards[s] & hidden
         view = seat_view(game, seat)
         game.apply(bots[seat].act(view, rng))
 

@@ -8,8 +8,9 @@ import random
 import pytest
 
 from moonshot.actions import Charge, Expose, Play
-from moonshot.bots.playout import ROLLOUT_POLICIES, Deal, DealRules, start_of_play
+from moonshot.bots.playout import ROLLOUT_POLICIES, Deal, DealRules, quick_deal, start_of_play
 from moonshot.bots.random import RandomBot
+from moonshot.cards import ALL_CARDS, SUIT_MASKS
 from moonshot.engine import Game, Phase
 from moonshot.events import DealEnded, TrickEnded
 from moonshot.variants import VARIANTS
@@ -120,3 +121,61 @@ def test_deal_rules_are_cached_per_rules_and_kind() -> None:
     rules = VARIANTS["kierki"]
     assert DealRules.of(rules, 3) is DealRules.of(rules, 3)
     assert DealRules.of(rules, 3).bad_cards != DealRules.of(rules, 2).bad_cards
+
+
+# ---------------------------------------------------------------------- the fast sampler
+def _constrained_position(rng: random.Random) -> tuple[list[int], int, list[int], list[int], list[int]]:
+    """A true deal with some cards gone, random voids the truth allows and random known cards."""
+    deck = list(range(52))
+    rng.shuffle(deck)
+    truth = [sum(1 << c for c in deck[13 * s : 13 * s + 13]) for s in range(4)]
+    gone = 0
+    for s in range(1, 4):
+        cards = [c for c in range(52) if truth[s] >> c & 1]
+        for c in rng.sample(cards, rng.randrange(10)):
+            gone |= 1 << c
+            truth[s] &= ~(1 << c)
+    voids = [0, 0, 0, 0]
+    known = [0, 0, 0, 0]
+    for s in range(1, 4):
+        for suit in range(4):
+            if not truth[s] & SUIT_MASKS[suit] and rng.random() < 0.7:
+                voids[s] |= 1 << suit
+        known[s] = sum(1 << c for c in range(52) if truth[s] >> c & 1 and rng.random() < 0.1)
+    return truth, gone, voids, known, [h.bit_count() for h in truth]
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_quick_deal_respects_hand_sizes_voids_and_known_cards(seed: int) -> None:
+    rng = random.Random(seed)
+    truth, gone, voids, known, counts = _constrained_position(rng)
+    unseen = ALL_CARDS & ~truth[0] & ~gone
+    hands = quick_deal(0, truth[0], unseen, counts, known, voids, rng)
+    if hands is None:  # a dead end 8 times over (the caller falls back to the exact sampler)
+        return
+    assert hands[0] == truth[0]
+    assert hands[1] | hands[2] | hands[3] == unseen
+    assert not (hands[1] & hands[2] or hands[1] & hands[3] or hands[2] & hands[3])
+    for s in range(1, 4):
+        assert hands[s].bit_count() == counts[s]
+        assert hands[s] & known[s] == known[s]
+        for suit in range(4):
+            if voids[s] >> suit & 1:
+                assert not hands[s] & SUIT_MASKS[suit]
+
+
+def test_quick_deal_refuses_an_inconsistent_position_and_deals_uniformly_without_voids() -> None:
+    rng = random.Random(0)
+    mine = SUIT_MASKS[3]
+    assert quick_deal(0, mine, ALL_CARDS & ~mine, [13, 13, 13, 12], [0] * 4, [0] * 4, rng) is None
+    assert quick_deal(0, mine, ALL_CARDS & ~mine, [13] * 4, [0] * 4, [0, 1, 1, 1], rng) is None
+    # no voids: every unseen card lands in each seat in proportion to its hand size (13:13:13 here)
+    hits = [0, 0, 0, 0]
+    n = 3000
+    for _ in range(n):
+        hands = quick_deal(0, mine, ALL_CARDS & ~mine, [13] * 4, [0] * 4, [0] * 4, rng)
+        assert hands is not None
+        for s in range(1, 4):
+            hits[s] += hands[s] >> 5 & 1  # the seven of clubs
+    for s in range(1, 4):
+        assert abs(hits[s] / n - 1 / 3) < 0.04

@@ -21,6 +21,7 @@ from moonshot.bots.search import (
     halving_cuts,
     minimax,
     pass_candidates,
+    quick_sample_view,
     sample_hands,
     sample_view,
     solve,
@@ -85,6 +86,55 @@ def test_sampler_respects_what_the_seat_knows_in_real_games(seed: int, variant: 
     view = seat_view(game, viewer)
     for _ in range(5):
         _check_hands(view, sample_view(view, rng))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    seed=st.integers(0, 10**9),
+    variant=st.sampled_from(["standard", "turbo", "kierki", "trend", "omnibus"]),
+    cut=st.integers(0, 70),
+    viewer=st.integers(0, 3),
+)
+def test_the_fast_sampler_respects_what_the_seat_knows_in_real_games(
+    seed: int, variant: str, cut: int, viewer: int
+) -> None:
+    rules = VARIANTS[variant]
+    game = Game(rules, seed)
+    rng = random.Random(seed)
+    bot = RandomBot()
+    for _ in range(cut):
+        if game.over or game.deal_index > 0:
+            break
+        seat = game.to_act()[0]
+        game.apply(bot.act(seat_view(game, seat), rng))
+    if game.over or game.deal_index > 0:
+        return
+    view = seat_view(game, viewer)
+    for _ in range(5):
+        _check_hands(view, quick_sample_view(view, rng))
+
+
+def test_the_fast_sampler_falls_back_to_the_exact_one_on_a_dead_end(monkeypatch: pytest.MonkeyPatch) -> None:
+    import moonshot.bots.search as search_module
+
+    view = _position_with_equivalent_cards()
+    rng = random.Random(0)
+    fast = quick_sample_view(view, rng)
+    _check_hands(view, fast)
+    monkeypatch.setattr(search_module, "quick_deal", lambda *args: None)  # as after 8 dead ends
+    _check_hands(view, quick_sample_view(view, rng))
+
+
+def test_search_samples_with_the_fast_sampler_where_it_was_measured_and_the_classic_one_elsewhere() -> None:
+    def run(variant: str, **options: object) -> list[object]:
+        bots = [SearchBot(simulations=24, **options), RandomBot(), RandomBot(), RandomBot()]  # type: ignore[arg-type]
+        return list(_play_deal(variant, 2, bots).actions)
+
+    assert run("standard") == run("standard", sampler="fast")
+    assert run("standard") != run("standard", sampler="classic")  # another random stream
+    assert run("kierki") == run("kierki", sampler="classic")
+    with pytest.raises(ValueError, match="sampler"):
+        SearchBot(sampler="magic")
 
 
 @settings(max_examples=1000, deadline=None)

@@ -297,6 +297,82 @@ def _points(cp: tuple[int, ...], cards: CardSet) -> int:
 Policy = Callable[[Deal, int, CardSet, random.Random], int]
 
 
+# ---------------------------------------------------------------------- a fast sampler
+def quick_deal(
+    me: int,
+    my_hand: CardSet,
+    unseen: CardSet,
+    counts: list[int],
+    known: list[CardSet],
+    voids: list[int],
+    rng: random.Random,
+) -> list[CardSet] | None:
+    """Deal ``unseen`` to the three seats other than ``me`` as :func:`moonshot.bots.search.sample_hands`
+    does (``counts[s]`` cards each, all of ``known[s]``, nothing in a suit of ``voids[s]``), compiled.
+
+    Each free card goes to a seat that can take it with probability in proportion to the room that
+    seat has left, the suits with fewest eligible seats first (with no voids this is a uniformly
+    random deal; seats eligible for a suit take its cards exchangeably, so no shuffling is needed).
+    One ``rng.random()`` a card. ``None`` on an inconsistent position or after 8 dead ends (the
+    caller falls back to the exact sampler)."""
+    hands = [0, 0, 0, 0]
+    room = [0, 0, 0, 0]
+    hands[me] = my_hand
+    free = unseen
+    total = 0
+    for s in range(4):
+        if s == me:
+            continue
+        k = known[s] & unseen
+        hands[s] = k
+        free &= ~k
+        r = counts[s] - k.bit_count()
+        if r < 0:
+            return None
+        room[s] = r
+        total += r
+    if total != free.bit_count():
+        return None
+    elig = [0, 0, 0, 0]
+    for suit in range(4):
+        for s in range(4):
+            if s != me and not voids[s] >> suit & 1:
+                elig[suit] |= 1 << s
+    order = sorted(range(4), key=lambda su: elig[su].bit_count() * 4 + su)
+    for _attempt in range(8):
+        out = hands[:]
+        left = room[:]
+        ok = True
+        for su in order:
+            e = elig[su]
+            m = free & SUIT_MASKS[su]
+            while m:
+                low = m & -m
+                m ^= low
+                tot = 0
+                for s in range(4):
+                    if e >> s & 1:
+                        tot += left[s]
+                if tot == 0:
+                    ok = False
+                    break
+                pick = int(rng.random() * tot)
+                if pick >= tot:  # pragma: no cover - (float rounding; random() < 1)
+                    pick = tot - 1
+                for s in range(4):
+                    if e >> s & 1 and left[s]:
+                        if pick < left[s]:
+                            out[s] |= low
+                            left[s] -= 1
+                            break
+                        pick -= left[s]
+            if not ok:
+                break
+        if ok:
+            return out
+    return None
+
+
 # ---------------------------------------------------------------------- rollout policies
 def random_policy(deal: Deal, seat: int, legal: CardSet, rng: random.Random) -> int:
     """A uniformly random legal card."""
@@ -444,4 +520,13 @@ ROLLOUT_POLICIES: dict[str, Policy] = {
 }
 
 
-__all__ = ["ROLLOUT_POLICIES", "Deal", "DealRules", "Policy", "epsilon_greedy", "greedy_policy", "random_policy"]
+__all__ = [
+    "ROLLOUT_POLICIES",
+    "Deal",
+    "DealRules",
+    "Policy",
+    "epsilon_greedy",
+    "greedy_policy",
+    "quick_deal",
+    "random_policy",
+]
