@@ -70,3 +70,26 @@ def test_dumps_the_queen_on_a_sure_trick_when_void() -> None:
     view = seat_view(game, 0)
     action = PimcBot(simulations=200, worlds=10).act(view, random.Random(0))
     assert isinstance(action, Play) and format_card(action.card) == "QS"
+
+
+def test_prior_grows_the_roots_over_the_networks_best_cards_only() -> None:
+    """``prior=K``: the trees' roots hold only the learned network's K best cards, so every card
+    played is one of them (``prior=1``: always its best); the default searches every card."""
+    assert PimcBot().prior_top == 0 and make_bot("pimc", prior=3).prior_top == 3  # type: ignore[attr-defined]
+    for seed in range(6):
+        game = Game(STANDARD.replace(end=EndRule.DEALS, deals=1), seed)
+        rng = random.Random(seed)
+        checked = 0
+        while not game.over:
+            seat = game.to_act()[0]
+            view = seat_view(game, seat)
+            if view.phase.value == "play" and view.legal_plays.bit_count() > 3:
+                bot = PimcBot(simulations=30, worlds=3, prior=1)
+                (best,) = bot._prior_cards(view, [c for c in range(52) if view.legal_plays >> c & 1])
+                action = bot.act(view, rng)
+                assert isinstance(action, Play) and action.card == best
+                checked += 1
+            else:
+                action = HeuristicBot().act(view, rng)
+            game.apply(action)
+        assert checked

@@ -14,7 +14,8 @@ Passing, charging, exposing and claims are ``search``'s (the class derives from 
 play differs.
 
 Options: ``PimcBot(think_ms=200, simulations=None, worlds=20, exploration=0.7,
-rollout="heuristic", clock=None)``.
+rollout="heuristic", clock=None, prior=0)``. ``prior=K`` grows the trees' roots over the learned
+network's ``K`` best cards only (as ``search`` does; where the network plays), 0: every card.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import math
 import random
 
-from moonshot.cards import card_list
+from moonshot.cards import card_list, to_set
 from moonshot.views import SeatView
 
 from .playout import Deal
@@ -64,8 +65,11 @@ class PimcBot(SearchBot):
         exploration: float = 0.7,
         rollout: str = "heuristic",
         clock: Clock | None = None,
+        prior: int = 0,
     ) -> None:
-        super().__init__(think_ms=think_ms, simulations=simulations, rollout=rollout, endgame=0, clock=clock)
+        super().__init__(
+            think_ms=think_ms, simulations=simulations, rollout=rollout, endgame=0, clock=clock, prior=prior
+        )
         if worlds < 1:
             raise ValueError("worlds must be at least 1")
         self.worlds = worlds
@@ -74,6 +78,10 @@ class PimcBot(SearchBot):
     def _choose_card(self, view: SeatView, rng: random.Random) -> tuple[int, float]:
         cards = card_list(view.legal_plays)
         spent = self._budget()
+        if self.prior_top and len(cards) > self.prior_top:
+            cards = self._prior_cards(view, cards)
+            spent.lap()
+        root_cards = to_set(cards)
         sc = view.rules.scoring_for(view.deal_kind)
         scale = float(sum(abs(p) for p in sc.card_points) + 13 * abs(sc.per_trick)) or 1.0
         n_worlds = self.worlds
@@ -84,7 +92,9 @@ class PimcBot(SearchBot):
         i = 0
         while done == 0 or not spent(done):
             if len(roots) < n_worlds:
-                roots.append((deal_from_view(view, sample_view(view, rng)), _Node()))
+                node = _Node()
+                node.untried = root_cards  # (the prior's cards only, when it plays)
+                roots.append((deal_from_view(view, sample_view(view, rng)), node))
             deal, root = roots[i % len(roots)]
             self._iterate(deal, root, rng, scale)
             i += 1
