@@ -64,16 +64,9 @@ def _check_hands(view: SeatView, hands: list[int]) -> None:
 
 
 # ---------------------------------------------------------------------- sampler
-@settings(max_examples=400, deadline=None)
-@given(
-    seed=st.integers(0, 10**9),
-    variant=st.sampled_from(["standard", "turbo", "turbo-blind-chain", "kierki", "trend", "omnibus"]),
-    cut=st.integers(0, 70),
-    viewer=st.integers(0, 3),
-)
-def test_sampler_respects_what_the_seat_knows_in_real_games(seed: int, variant: str, cut: int, viewer: int) -> None:
-    rules = VARIANTS[variant]
-    game = Game(rules, seed)
+def _position(seed: int, variant: str, cut: int, viewer: int) -> tuple[SeatView | None, random.Random]:
+    """``viewer``'s view after ``cut`` random actions of the first deal (None: past it)."""
+    game = Game(VARIANTS[variant], seed)
     rng = random.Random(seed)
     bot = RandomBot()
     for _ in range(cut):
@@ -82,8 +75,21 @@ def test_sampler_respects_what_the_seat_knows_in_real_games(seed: int, variant: 
         seat = game.to_act()[0]
         game.apply(bot.act(seat_view(game, seat), rng))
     if game.over or game.deal_index > 0:
+        return None, rng
+    return seat_view(game, viewer), rng
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    seed=st.integers(0, 10**9),
+    variant=st.sampled_from(["standard", "turbo", "turbo-blind-chain", "kierki", "trend", "omnibus"]),
+    cut=st.integers(0, 70),
+    viewer=st.integers(0, 3),
+)
+def test_sampler_respects_what_the_seat_knows_in_real_games(seed: int, variant: str, cut: int, viewer: int) -> None:
+    view, rng = _position(seed, variant, cut, viewer)
+    if view is None:
         return
-    view = seat_view(game, viewer)
     for _ in range(5):
         _check_hands(view, sample_view(view, rng))
 
@@ -98,18 +104,9 @@ def test_sampler_respects_what_the_seat_knows_in_real_games(seed: int, variant: 
 def test_the_fast_sampler_respects_what_the_seat_knows_in_real_games(
     seed: int, variant: str, cut: int, viewer: int
 ) -> None:
-    rules = VARIANTS[variant]
-    game = Game(rules, seed)
-    rng = random.Random(seed)
-    bot = RandomBot()
-    for _ in range(cut):
-        if game.over or game.deal_index > 0:
-            break
-        seat = game.to_act()[0]
-        game.apply(bot.act(seat_view(game, seat), rng))
-    if game.over or game.deal_index > 0:
+    view, rng = _position(seed, variant, cut, viewer)
+    if view is None:
         return
-    view = seat_view(game, viewer)
     for _ in range(5):
         _check_hands(view, quick_sample_view(view, rng))
 
@@ -133,6 +130,7 @@ def test_search_samples_with_the_fast_sampler_where_it_was_measured_and_the_clas
     assert run("standard") == run("standard", sampler="fast")
     assert run("standard") != run("standard", sampler="classic")  # another random stream
     assert run("kierki") == run("kierki", sampler="classic")
+    assert run("trend") == run("trend", sampler="classic")  # it leaned worse there
     with pytest.raises(ValueError, match="sampler"):
         SearchBot(sampler="magic")
 

@@ -94,12 +94,7 @@ def alert_policy(deal: Deal, seat: int, legal: CardSet, rng: random.Random) -> i
     if not tc:
         return greedy_policy(deal, seat, legal, rng)
     led = tc[0] // 13
-    win, winner = -1, -1
-    trick_bits = 0
-    for c, s in zip(tc, deal.tseats):
-        trick_bits |= 1 << c
-        if c // 13 == led and c > win:
-            win, winner = c, s
+    win, winner, trick_bits = _trick_so_far(deal)
     follow = legal & SUIT_MASKS[led]
     if follow:
         if winner == x:
@@ -206,6 +201,19 @@ def threat_sampler(
     return sample
 
 
+def _trick_so_far(deal: Deal) -> tuple[int, int, CardSet]:
+    """The current trick's winning card so far, who played it, and the trick's cards (a mask)."""
+    tc = deal.trick
+    led = tc[0] // 13
+    win, winner = -1, -1
+    trick_bits = 0
+    for c, s in zip(tc, deal.tseats):
+        trick_bits |= 1 << c
+        if c // 13 == led and c > win:
+            win, winner = c, s
+    return win, winner, trick_bits
+
+
 def _shoot_play(deal: Deal, legal: CardSet) -> int:
     tc = deal.trick
     if not tc:
@@ -220,12 +228,7 @@ def _defend_play(deal: Deal, seat: int, x: int, legal: CardSet, rng: random.Rand
     if not tc:
         return greedy_policy(deal, seat, legal, rng)
     led = tc[0] // 13
-    win, winner = -1, -1
-    trick_bits = 0
-    for c, s in zip(tc, deal.tseats):
-        trick_bits |= 1 << c
-        if c // 13 == led and c > win:
-            win, winner = c, s
+    win, winner, trick_bits = _trick_so_far(deal)
     follow = legal & SUIT_MASKS[led]
     if follow:
         if winner == x:

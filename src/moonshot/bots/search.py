@@ -469,6 +469,9 @@ ROOT_RULES = ("halving", "distinct", "flat")
 # where they were not measured better) the defaults are the rules before: every legal card played
 # out, the solver from three cards each (and the learned prior plays only where it was trained)
 TUNED_VARIANTS = frozenset({"standard", "gym", "trend"})
+# where card play deals its worlds with the compiled sampler by default: not Trend, where two head
+# to heads against the classic sampler leaned worse (docs/search.md, session 8)
+FAST_SAMPLER_VARIANTS = frozenset({"standard", "gym"})
 SAMPLERS = ("fast", "classic")
 
 
@@ -501,7 +504,8 @@ class SearchBot:
     played out, so the same budget buys more worlds for each; 0 turns it off.
     ``sampler`` (card play): ``fast`` deals the worlds with the compiled :func:`quick_sample_view`,
     ``classic`` with :func:`sample_view` (the same distribution, another random stream); default
-    ``fast`` in :data:`TUNED_VARIANTS`, ``classic`` elsewhere (Turbo, Kierki, Omnibus play as before).
+    ``fast`` in :data:`FAST_SAMPLER_VARIANTS` (standard, Gym), ``classic`` elsewhere (Trend, Turbo,
+    Kierki, Omnibus).
     """
 
     name = "search"
@@ -606,17 +610,17 @@ class SearchBot:
 
     def _sampler(self, view: SeatView) -> Callable[[random.Random], list[CardSet]]:
         """Deals of the hidden cards for ``view``: with ``inference``, weighed by what the play says;
-        else :func:`quick_sample_view` (``sampler="fast"``, the default in :data:`TUNED_VARIANTS`)
+        else :func:`quick_sample_view` (``sampler="fast"``, the default in :data:`FAST_SAMPLER_VARIANTS`)
         or :func:`sample_view` (``"classic"``). (With ``inference`` and the fast sampler, the
         cards the evidence does not place are dealt by the compiled sampler.)"""
         if not self.inference:
-            if self.sampler == "fast" or (self.sampler is None and view.rules.name in TUNED_VARIANTS):
+            if self.sampler == "fast" or (self.sampler is None and view.rules.name in FAST_SAMPLER_VARIANTS):
                 return lambda rng: quick_sample_view(view, rng)
             return lambda rng: sample_view(view, rng)
         from .inference import infer, sample_inferred
 
         facts = infer(view)
-        fast = self.sampler == "fast" or (self.sampler is None and view.rules.name in TUNED_VARIANTS)
+        fast = self.sampler == "fast" or (self.sampler is None and view.rules.name in FAST_SAMPLER_VARIANTS)
         return lambda rng: sample_inferred(view, facts, rng, fast)
 
     # ------------------------------------------------------------------ act
