@@ -86,11 +86,7 @@ def alert_policy(deal: Deal, seat: int, legal: CardSet, rng: random.Random) -> i
     tc = deal.trick
     bad = deal.rules.bad_cards
     if seat == x:  # the threat shoots: win everything it can, keep its winners
-        if not tc:
-            return _rank_pick(legal, True)
-        led = tc[0] // 13
-        follow = legal & SUIT_MASKS[led]
-        return _highest(follow) if follow else _rank_pick(legal, False)
+        return _shoot_play(deal, legal)
     if not tc:
         return greedy_policy(deal, seat, legal, rng)
     led = tc[0] // 13
