@@ -34,8 +34,7 @@ from moonshot.engine import Phase, legal_plays
 from moonshot.rules import Rules
 from moonshot.views import SeatView
 
-from .playout import quick_deal
-from .search import Inconsistent, sample_hands
+from .search import Inconsistent, quick_hands, sample_hands
 
 DISCARD_BIG = 0.2  # a void seat that dumped something else holds a big (5+ point) card this much less often
 DISCARD_SMALL = 0.7  # ... and a bigger small point card
@@ -152,7 +151,7 @@ def infer(view: SeatView) -> Inference:
 def sample_inferred(view: SeatView, inference: Inference, rng: random.Random, fast: bool = False) -> list[CardSet]:
     """Four hands consistent with ``view`` and the hard facts of ``inference``, weighted by its soft
     evidence. ``fast``: the unweighted cards are dealt by the compiled
-    :func:`~moonshot.bots.playout.quick_deal` (the exact sampler where it finds no deal)."""
+    :func:`~moonshot.bots.search.quick_hands`."""
     me = view.seat
     if view.phase is Phase.PASS or view.phase is Phase.PILE:
         unseen = ALL_CARDS & ~view.dealt
@@ -160,7 +159,7 @@ def sample_inferred(view: SeatView, inference: Inference, rng: random.Random, fa
     unseen = ALL_CARDS & ~view.hand & ~view.played
     counts = view.cards_left
     voids = inference.voids
-    deal = _quick_hands if fast else sample_hands
+    deal = quick_hands if fast else sample_hands
     if not inference.soft:
         return deal(me, view.hand, unseen, counts, view.known_cards, voids, rng)
     known = list(view.known_cards)
@@ -169,21 +168,6 @@ def sample_inferred(view: SeatView, inference: Inference, rng: random.Random, fa
         return deal(me, view.hand, unseen, counts, known, voids, rng)
     except Inconsistent:
         return deal(me, view.hand, unseen, counts, view.known_cards, voids, rng)
-
-
-def _quick_hands(
-    me: int,
-    hand: CardSet,
-    unseen: CardSet,
-    counts: Sequence[int],
-    known: Sequence[CardSet],
-    voids: Sequence[int],
-    rng: random.Random,
-) -> list[CardSet]:
-    hands = quick_deal(me, hand, unseen, list(counts), list(known), list(voids), rng)
-    if hands is None:
-        return sample_hands(me, hand, unseen, counts, known, voids, rng)
-    return hands
 
 
 def _place_soft(

@@ -83,31 +83,9 @@ def alert_policy(deal: Deal, seat: int, legal: CardSet, rng: random.Random) -> i
     x = threat(deal)
     if x < 0:
         return greedy_policy(deal, seat, legal, rng)
-    tc = deal.trick
-    bad = deal.rules.bad_cards
     if seat == x:  # the threat shoots: win everything it can, keep its winners
         return _shoot_play(deal, legal)
-    if not tc:
-        return greedy_policy(deal, seat, legal, rng)
-    led = tc[0] // 13
-    win, winner, trick_bits = _trick_so_far(deal)
-    follow = legal & SUIT_MASKS[led]
-    if follow:
-        if winner == x:
-            above = follow & ~((1 << (win + 1)) - 1)
-            if above:  # take it from the shooter (points or not: it also takes the lead away)
-                return _lowest(above)
-        return greedy_policy(deal, seat, legal, rng)
-    if winner == x:  # void: feed the shooter nothing that counts
-        keep = legal & ~bad
-        if keep:
-            return _rank_pick(keep, True)
-        return greedy_policy(deal, seat, legal, rng)
-    # void, someone else wins: a heart there stops the moon
-    hearts = legal & HEARTS_MASK & bad
-    if hearts and not trick_bits & MOON_CARDS:
-        return _highest(hearts)
-    return greedy_policy(deal, seat, legal, rng)
+    return _defend_play(deal, seat, x, legal, rng, careful=False)
 
 
 def guard_policy(me: int) -> Policy:
@@ -218,8 +196,13 @@ def _shoot_play(deal: Deal, legal: CardSet) -> int:
     return _highest(follow) if follow else _rank_pick(legal, False)
 
 
-def _defend_play(deal: Deal, seat: int, x: int, legal: CardSet, rng: random.Random) -> int:
-    """Seat ``seat``'s card against shooter ``x``: take its tricks, feed it nothing, spoil the moon."""
+def _defend_play(deal: Deal, seat: int, x: int, legal: CardSet, rng: random.Random, careful: bool = True) -> int:
+    """Seat ``seat``'s card against shooter ``x``: take its tricks, feed it nothing, spoil the moon.
+
+    ``careful`` (the moon model's defender) keeps its high cards when it cannot beat the shooter's
+    card (to beat the shooter's later leads) and drops a heart only on a trick the shooter has
+    already lost; without it (the ``alert`` rollouts) those cases go to the greedy player, and a
+    heart goes on any trick someone else wins."""
     tc = deal.trick
     if not tc:
         return greedy_policy(deal, seat, legal, rng)
@@ -229,19 +212,20 @@ def _defend_play(deal: Deal, seat: int, x: int, legal: CardSet, rng: random.Rand
     if follow:
         if winner == x:
             above = follow & ~((1 << (win + 1)) - 1)
-            if above:
+            if above:  # take it from the shooter (points or not: it also takes the lead away)
                 return _lowest(above)
-            # it cannot be beaten now: keep the high cards, to beat the shooter's later leads
-            return _lowest(follow)
+            if careful:
+                return _lowest(follow)
         return greedy_policy(deal, seat, legal, rng)
     bad = deal.rules.bad_cards
-    if winner == x:
+    if winner == x:  # void: feed the shooter nothing that counts
         keep = legal & ~bad
         if keep:
             return _rank_pick(keep, True)
         return greedy_policy(deal, seat, legal, rng)
+    # void, someone else wins: a heart there stops the moon
     hearts = legal & HEARTS_MASK & bad
-    if hearts and not trick_bits & MOON_CARDS and x in deal.tseats:
+    if hearts and not trick_bits & MOON_CARDS and (not careful or x in deal.tseats):
         return _highest(hearts)
     return greedy_policy(deal, seat, legal, rng)
 

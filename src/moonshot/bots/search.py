@@ -209,12 +209,23 @@ def quick_sample_view(view: SeatView, rng: random.Random) -> list[CardSet]:
     if view.phase is Phase.PASS or view.phase is Phase.PILE:
         return sample_view(view, rng)
     unseen = ALL_CARDS & ~view.hand & ~view.played
-    counts = list(view.cards_left)
-    known = list(view.known_cards)
-    voids = list(view.voids)
-    hands = quick_deal(view.seat, view.hand, unseen, counts, known, voids, rng)
+    return quick_hands(view.seat, view.hand, unseen, view.cards_left, view.known_cards, view.voids, rng)
+
+
+def quick_hands(
+    me: int,
+    my_hand: CardSet,
+    unseen: CardSet,
+    counts: Sequence[int],
+    known: Sequence[CardSet],
+    voids: Sequence[int],
+    rng: random.Random,
+) -> list[CardSet]:
+    """:func:`sample_hands`'s deal by the compiled :func:`~moonshot.bots.playout.quick_deal` (the
+    same rule, another random stream), or by :func:`sample_hands` itself where that finds none."""
+    hands = quick_deal(me, my_hand, unseen, list(counts), list(known), list(voids), rng)
     if hands is None:
-        return sample_hands(view.seat, view.hand, unseen, counts, known, voids, rng)
+        return sample_hands(me, my_hand, unseen, counts, known, voids, rng)
     return hands
 
 
@@ -917,6 +928,7 @@ __all__ = [
     "minimax",
     "pass_candidates",
     "pass_danger",
+    "quick_hands",
     "quick_sample_view",
     "relative",
     "sample_hands",
