@@ -25,6 +25,7 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -112,6 +113,27 @@ class Node:
 
     def text(self) -> str:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    async def kill9(self) -> None:
+        """``kill -9`` the process, and wait until it is gone."""
+        os.kill(self.proc.pid, signal.SIGKILL)
+        await self.proc.wait()
+
+
+async def last_event_id(web: httpx.AsyncClient, gid: str) -> str:
+    """The id of the last game event a fresh stream of ``gid`` replays: where a browser resumes from."""
+    async with web.stream("GET", f"/game/subscribe/{gid}") as resp:
+        past = await SseReader(resp).until("end_replay")
+    last_id = past[-2].id
+    assert last_id
+    return last_id
+
+
+async def resume_stream(web: httpx.AsyncClient, gid: str, last_id: str, timeout: float = 60) -> list[Any]:
+    """Reconnect to ``gid``'s stream with ``Last-Event-ID``: the events missed, up to ``end_replay``."""
+    async with web.stream("GET", f"/game/subscribe/{gid}", headers={"Last-Event-ID": last_id}) as resp:
+        assert resp.status_code == 200
+        return await asyncio.wait_for(SseReader(resp).until("end_replay"), timeout)
 
 
 async def start_node(
@@ -252,8 +274,7 @@ async def test_kill_9_of_the_owner_the_game_is_adopted_and_finishes(cluster: Clu
         lost_ids = sorted(clients[owner].sessions)
         secrets_ = dict(clients[owner].session_secrets)
         assert len(lost_ids) == 2
-        os.kill(nodes[owner].proc.pid, signal.SIGKILL)
-        await nodes[owner].proc.wait()
+        await nodes[owner].kill9()
         # the dead process's players lose their connection; they come back on the survivor
         lost = [g for i, g in enumerate(games) if ("a", "b", "a", "b")[i] == owner]
         kept = [g for i, g in enumerate(games) if ("a", "b", "a", "b")[i] == survivor]
@@ -370,16 +391,10 @@ async def test_kill_9_of_an_http_games_process_the_game_is_adopted_and_its_strea
         ann = httpx.AsyncClient(base_url=b.url(), cookies=cookies, timeout=60)
         try:
             before = await asyncio.wait_for(Person(ann, gid, "ann", seed=5).play(stop_after=6), 90)
-            async with ann.stream("GET", f"/game/subscribe/{gid}") as resp:  # through B, from A
-                past = await SseReader(resp).until("end_replay")
-            last_id = past[-2].id
-            assert last_id
-            os.kill(a.proc.pid, signal.SIGKILL)
-            await a.proc.wait()
+            last_id = await last_event_id(ann, gid)  # through B, from A
+            await a.kill9()
             # the browser reconnects with Last-Event-ID: B waits for the adoption, then resumes
-            async with ann.stream("GET", f"/game/subscribe/{gid}", headers={"Last-Event-ID": last_id}) as resp:
-                assert resp.status_code == 200
-                missed = await asyncio.wait_for(SseReader(resp).until("end_replay"), 60)
+            missed = await resume_stream(ann, gid, last_id)
             assert missed[-1].data["type"] == "end_replay"
             person = Person(ann, gid, "ann", seed=6)
             after = await asyncio.wait_for(person.play(), 150)
@@ -435,8 +450,7 @@ async def test_kill_9_of_an_open_http_games_process_another_takes_the_game_at_on
             assert r.status_code == 200, r.text  # two of four: the game is open, not started
             cookies = dict(ann_a.cookies)
         await asyncio.sleep(0.5)  # the store's writer has the open game
-        os.kill(a.proc.pid, signal.SIGKILL)
-        await a.proc.wait()
+        await a.kill9()
         # no process is started again: B notices that A is gone and takes the open game
         async with httpx.AsyncClient(base_url=b.url(), cookies={"name": "bob"}, timeout=60) as bob:
             deadline = asyncio.get_running_loop().time() + 30
@@ -480,8 +494,7 @@ async def test_kill_9_of_a_tournaments_process_another_goes_on_with_it_at_once(c
             while (await web.get(f"/api/tournaments/{tid}")).json()["games_played"] < 1:
                 await asyncio.sleep(0.05)
         await asyncio.sleep(0.3)  # the second game under way
-        os.kill(a.proc.pid, signal.SIGKILL)
-        await a.proc.wait()
+        await a.kill9()
         # nobody starts a process again: B sees A gone and takes the tournament over
         async with httpx.AsyncClient(base_url=b.url(), timeout=30) as web:
             deadline = asyncio.get_running_loop().time() + 120

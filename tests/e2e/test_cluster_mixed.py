@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
-import signal
 import threading
 from typing import Any
 
@@ -35,7 +33,19 @@ from moonshot.variants import find_variant
 from protocols.turbo.sse import SseReader
 from trend_sdk import SdkBot
 
-from .test_cluster import Cluster, Node, Slow, cluster, free_port, new_http_game, start_node, stop_node, stored
+from .test_cluster import (
+    Cluster,
+    Node,
+    Slow,
+    cluster,
+    free_port,
+    last_event_id,
+    new_http_game,
+    resume_stream,
+    start_node,
+    stop_node,
+    stored,
+)
 from .test_turbo_play import Person, check_game
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(120)]
@@ -197,16 +207,10 @@ async def test_kill_9_of_a_mixed_games_process_mid_game_the_sessions_player_play
                 ann = httpx.AsyncClient(base_url=c.url(), cookies=cookies, timeout=60)
                 try:
                     before = await asyncio.wait_for(Person(ann, gid, "ann", seed=7).play(stop_after=5), 60)
-                    async with ann.stream("GET", f"/game/subscribe/{gid}") as resp:  # through C, from A
-                        past = await SseReader(resp).until("end_replay")
-                    last_id = past[-2].id
-                    assert last_id
-                    os.kill(a.proc.pid, signal.SIGKILL)
-                    await a.proc.wait()
+                    last_id = await last_event_id(ann, gid)  # through C, from A
+                    await a.kill9()
                     # C adopts the game; the stream resumes there; B's player is seated again
-                    async with ann.stream("GET", f"/game/subscribe/{gid}", headers={"Last-Event-ID": last_id}) as resp:
-                        assert resp.status_code == 200
-                        await asyncio.wait_for(SseReader(resp).until("end_replay"), 60)
+                    await resume_stream(ann, gid, last_id)
                     person = Person(ann, gid, "ann", seed=8)
                     after, result = await asyncio.wait_for(asyncio.gather(person.play(), bot), 120)
                 finally:
@@ -244,8 +248,7 @@ async def test_kill_9_of_an_open_mixed_games_process_the_waiting_sessions_player
                 bot = asyncio.create_task(sdk.play(BotPlayer(make_bot("heuristic"), random.Random(6)), lobby_code=gid))
                 names = await wait_names(ann_a, gid, 2)
                 await asyncio.sleep(0.5)  # the store's writer has the open game
-                os.kill(a.proc.pid, signal.SIGKILL)
-                await a.proc.wait()
+                await a.kill9()
                 async with httpx.AsyncClient(base_url=c.url(), cookies={"name": "bob"}, timeout=60) as bob:
                     # C takes the open game over, and B's player is seated in it again
                     loop = asyncio.get_running_loop()
@@ -309,8 +312,7 @@ async def test_kill_9_of_a_tournaments_process_its_external_entrant_on_another_j
                     await asyncio.sleep(0.05)
                 assert results, "the first game never ended"
                 await asyncio.sleep(0.3)  # the second game under way
-                os.kill(a.proc.pid, signal.SIGKILL)
-                await a.proc.wait()
+                await a.kill9()
                 async with httpx.AsyncClient(base_url=b.url(), timeout=30) as web:
                     end = loop.time() + 90
                     while True:
@@ -469,19 +471,14 @@ async def test_kill_9_of_a_mixed_games_process_mid_game_its_trend_bots_play_on(c
         erin = httpx.AsyncClient(base_url=c.url(), cookies=cookies, timeout=60)
         try:
             before = await asyncio.wait_for(Person(erin, gid, "erin", seed=3).play(stop_after=5), 60)
-            async with erin.stream("GET", f"/game/subscribe/{gid}") as resp:
-                last_id = (await SseReader(resp).until("end_replay"))[-2].id
-            assert last_id
-            os.kill(a.proc.pid, signal.SIGKILL)
-            await a.proc.wait()
+            last_id = await last_event_id(erin, gid)
+            await a.kill9()
             await asyncio.to_thread(threads[2].join, 30)  # A's bot lost its socket
             assert not on_a.seen and "the server closed the connection" in on_a.errors
             again = SdkBot(f"ws://127.0.0.1:{trend_b}/", 4, "ai4", games=1, seed=14, lobby_code=gid)
             threads[2] = threading.Thread(target=again.run, daemon=True)
             threads[2].start()
-            async with erin.stream("GET", f"/game/subscribe/{gid}", headers={"Last-Event-ID": last_id}) as resp:
-                assert resp.status_code == 200
-                await asyncio.wait_for(SseReader(resp).until("end_replay"), 60)
+            await resume_stream(erin, gid, last_id)
             person = Person(erin, gid, "erin", seed=4)
             after = await asyncio.wait_for(person.play(), 120)
             for t in threads:
@@ -559,8 +556,7 @@ async def test_kill_9_of_a_tournaments_process_its_external_trend_entrant_on_ano
                 await asyncio.sleep(0.05)
             assert bot.seen, "the first game never ended"
             await asyncio.sleep(0.3)  # the second game under way
-            os.kill(a.proc.pid, signal.SIGKILL)
-            await a.proc.wait()
+            await a.kill9()
             async with httpx.AsyncClient(base_url=b.url(), timeout=30) as web:
                 end = loop.time() + 90
                 while True:

@@ -18,9 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import re
-import signal
 
 import pytest
 
@@ -178,8 +176,7 @@ async def test_kill_9_mid_game_the_bots_of_the_dead_process_rejoin_and_the_game_
         owner_node = (await r.hget(f"{cluster.prefix}tables", before.id)).decode()
         owning = next(n for n, node in nodes.items() if f"-{node.proc.pid}-" in owner_node)  # type: ignore[attr-defined]
         dead = owning if victim == "owner" else next(n for n in nodes if n != owning)
-        os.kill(nodes[dead].proc.pid, signal.SIGKILL)  # type: ignore[attr-defined]
-        await nodes[dead].proc.wait()  # type: ignore[attr-defined]
+        await nodes[dead].kill9()  # type: ignore[attr-defined]
         killed.append(dead)
         bots = await asyncio.wait_for(asyncio.gather(*games), 120)
         scores = bots[0].seen[0].scores
