@@ -579,14 +579,15 @@ class ServerApp:
         ``token``) takes back although no connection of this process left it: a game restored
         after a restart, whose chairs keep their players' token digests from the store. The
         name and the token's digest must match; of several such chairs, the one the number asks
-        for (chair ``number - 1``) wins. Chairs someone sits in are never found."""
+        for (chair ``number - 1``) wins. Chairs someone sits in are never found. Only restored games
+        are looked at (every join that takes no chair back passes here)."""
         from moonshot.protocols.trend.server import credential
 
         digest = credential(token)
         found: tuple[Table, int] | None = None
         for t in self.tables.values():
-            if t.done.done():
-                continue
+            if not t.restored or t.done.done():
+                continue  # (a live game's chairs are taken back through TrendService.away)
             for i, stored in enumerate(t.credentials):
                 if stored is None or t.names[i] != name or t.chairs[i].occupant is not None:
                     continue
