@@ -46,6 +46,7 @@ MODULES = (
     "bots.heuristic",
     "bots.random",
     "bots.playout",
+    "bots.tree",
     "sim",
 )
 GROUP = "moonshot._core"
