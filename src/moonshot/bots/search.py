@@ -259,6 +259,13 @@ def deal_from_view(view: SeatView, hands: list[CardSet]) -> Deal:
     )
 
 
+def point_scale(view: SeatView) -> float:
+    """The points at stake in ``view``'s deal (every card's points and every trick's, taken as
+    positive): what tree values are divided by, so that one exploration constant fits every scoring."""
+    sc = view.rules.scoring_for(view.deal_kind)
+    return float(sum(abs(p) for p in sc.card_points) + 13 * abs(sc.per_trick)) or 1.0
+
+
 def relative(costs: Sequence[int], me: int, weight: float = 1.0) -> float:
     """My cost minus ``weight`` times the others' mean cost (lower is better)."""
     return costs[me] - weight * (costs[0] + costs[1] + costs[2] + costs[3] - costs[me]) / 3.0
@@ -474,7 +481,7 @@ def halving_cuts(budget: int, k: int) -> list[int]:
     return cuts
 
 
-ROOT_RULES = ("halving", "distinct", "flat")
+ROOT_RULES = ("tree", "halving", "distinct", "flat")
 # variants where search's card play defaults to the rules measured in session 6 (one card per run
 # of equivalent cards, the endgame solver from two cards each); elsewhere (Turbo, Kierki, Omnibus,
 # where they were not measured better) the defaults are the rules before: every legal card played
@@ -503,7 +510,15 @@ class SearchBot:
     each run of equivalent cards (same suit and points, every card between them mine or gone, no
     special role: they have the same value in every world), each on every world; ``flat`` plays
     out every legal card (the rule before); ``halving`` is ``distinct`` with successive halving
-    (:func:`halving_cuts`: the worse half of the cards alive is dropped after each round of worlds).
+    (:func:`halving_cuts`: the worse half of the cards alive is dropped after each round of worlds);
+    ``tree`` grows a UCT tree in each of ``worlds`` sampled worlds (default 20) over the
+    ``distinct`` cards, every seat choosing by UCB1 (constant ``exploration``, default 0.7) on its
+    own relative cost (``others_weight`` 1), as ``pimc`` does (:mod:`moonshot.bots.tree`);
+    ``tree_distinct`` (default off) lets the tree's nodes below the root expand one card of each
+    run of equivalent cards too (judged in the world, where every hand is known); ``per_world=K``
+    (default 0: ``worlds`` worlds) deals more worlds as the budget allows, one for every K
+    iterations it can afford (estimated after the first round). ``tree`` is not the default: at
+    20 ms a move it measured no better than ``distinct`` against ``pimc`` (docs/search.md, session 9).
     ``moon``: the moon model of card decisions (default ``off``; ``model``: a seat that alone has
     taken moon cards is dealt shooting hands more often, and where it holds one it shoots in the
     playouts while this seat defends; ``field``: also any other seat that can shoot does so in the
@@ -537,6 +552,10 @@ class SearchBot:
         moon: str = "off",
         moon_penalty: float = 0.0,
         sampler: str | None = None,
+        worlds: int = 20,
+        exploration: float = 0.7,
+        tree_distinct: bool = False,
+        per_world: int = 0,
     ) -> None:
         from .moon import MOON_MODELS, SEARCH_POLICIES
 
@@ -554,6 +573,14 @@ class SearchBot:
         if sampler is not None and sampler not in SAMPLERS:
             raise ValueError(f"unknown sampler {sampler!r}; known: {', '.join(SAMPLERS)}")
         self.sampler = sampler
+        if worlds < 1:
+            raise ValueError("worlds must be at least 1")
+        self.worlds = worlds
+        self.exploration = exploration
+        self.tree_distinct = tree_distinct
+        if per_world < 0:
+            raise ValueError("per_world must be 0 (a fixed number of worlds) or the iterations a world")
+        self.per_world = per_world
         if prior < 0:
             raise ValueError("prior must be 0 (off) or the number of cards to search")
         self.prior_top = prior
@@ -692,6 +719,8 @@ class SearchBot:
         if self.prior_top and len(cards) > self.prior_top:
             cards = self._prior_cards(view, cards)
         spent.lap()
+        if root == "tree" and not exact and len(cards) > 1:
+            return self._grow_trees(view, base, cards, sampler, policy, penalty, spent, rng)
         k = len(cards)
         totals = [0.0] * k
         values = [0.0] * k
@@ -739,6 +768,54 @@ class SearchBot:
             deal.hands = sampler(rng)
         best = min(alive, key=lambda i: (totals[i], i))
         return cards[best], totals[best] / worlds
+
+    def _grow_trees(
+        self,
+        view: SeatView,
+        first: Deal,
+        cards: list[int],
+        sampler: Callable[[random.Random], list[CardSet]],
+        policy: Policy,
+        penalty: float,
+        spent: Budget,
+        rng: random.Random,
+    ) -> tuple[int, float]:
+        """``root=tree``: a UCT tree in each of ``worlds`` sampled worlds over ``cards`` (the
+        first world is ``first``; :func:`moonshot.bots.tree.grow_trees`)."""
+        from .tree import grow_trees
+
+        me = view.seat
+        pending = [first]
+
+        def world(rng: random.Random) -> Deal:
+            if pending:
+                return pending.pop()
+            d = first.copy()
+            d.hands = sampler(rng)
+            return d
+
+        n_worlds = self.worlds
+        if self.simulations is not None:
+            n_worlds = max(1, min(n_worlds, self.simulations // len(cards)))
+        moon = (lambda d: penalty if _moon_by_other(d, me) else 0.0) if penalty else None
+        choices = None
+        if self.tree_distinct:
+            matters = _matters(first)
+            choices = lambda d: to_set(_distinct(d, d.legal(), matters))  # noqa: E731
+        return grow_trees(
+            cards,
+            world,
+            policy,
+            spent,
+            n_worlds,
+            self.exploration,
+            rng,
+            point_scale(view),
+            moon,
+            choices,
+            self.per_world,
+            spent.estimate,
+        )
 
     def _prior_cards(self, view: SeatView, cards: list[int]) -> list[int]:
         """The learned policy's ``prior`` best of ``cards`` (the cards a world is played out with),
