@@ -1,7 +1,7 @@
 """Perfect-information Monte Carlo with a UCT tree in every sampled world.
 
-The card decision of :class:`~moonshot.bots.pimc.PimcBot` and of ``search:root=tree`` (the
-default card play of :class:`~moonshot.bots.search.SearchBot` where the learned prior plays):
+The card decision of :class:`~moonshot.bots.pimc.PimcBot` and of ``search:root=tree`` (an
+option of :class:`~moonshot.bots.search.SearchBot`, over its own root cards and sampler):
 sample ``worlds`` deals of the hidden cards consistent with what the seat knows, grow one UCT
 tree per world over the rest of the deal with every hand visible (each seat choosing, at its own
 nodes, by UCB1 on its own relative cost), finish each iteration with a rollout, and play the card
@@ -73,7 +73,8 @@ def grow_trees(
     is the cards a tree node below the root expands (default: every legal card). With
     ``per_world`` (and ``affordable(done)``: the iterations the whole decision can afford, judged
     from the ``done`` so far), once the first ``n_worlds`` have one iteration each, more worlds are
-    dealt, up to one for every ``per_world`` iterations the decision can afford."""
+    dealt: one for every ``per_world`` iterations the decision can afford (never fewer than
+    ``n_worlds``)."""
     root_cards: CardSet = to_set(cards)
     roots: list[tuple[Deal, Node]] = []
     done = 0
