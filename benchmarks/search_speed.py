@@ -13,6 +13,7 @@ import random
 import time
 
 from moonshot.actions import Play
+from moonshot.bots.pimc import PimcBot
 from moonshot.bots.playout import ROLLOUT_POLICIES, greedy_policy, start_of_play
 from moonshot.bots.search import SearchBot, solve
 from moonshot.engine import Game, Phase
@@ -85,10 +86,12 @@ def search_ms(simulations: int | None, think_ms: int | None, deals: int = 2) -> 
     return 1000 * total / moves
 
 
-def search_playouts(simulations: int, deals: int = 2) -> float:
-    """Playouts per second of the search bot's card decisions (those with a choice to make)."""
+def search_playouts(simulations: int, deals: int = 2, bot: SearchBot | None = None) -> float:
+    """Playouts (tree iterations for ``pimc`` and ``root=tree``) per second of CPU of the search
+    bot's card decisions (those with a choice to make)."""
     rules = find_variant("standard").replace(deals=1)
-    bot = SearchBot(think_ms=None, simulations=simulations)
+    if bot is None:
+        bot = SearchBot(think_ms=None, simulations=simulations)
     total, searched = 0.0, 0
     for seed in range(deals):
         game = Game(rules, seed)
@@ -119,6 +122,11 @@ def main() -> None:
         ("search: ms/move, 300 playouts", f"{search_ms(300, None):.1f}"),
         ("search: ms/move, think_ms=200", f"{search_ms(None, 200):.1f}"),
         ("search: playouts/s per core, 100 per move", f"{search_playouts(100):.0f}"),
+        (
+            "search:root=tree: iterations/s per core, 300 per move",
+            f"{search_playouts(300, bot=SearchBot(think_ms=None, simulations=300, root='tree')):.0f}",
+        ),
+        ("pimc: iterations/s per core, 300 per move", f"{search_playouts(300, bot=PimcBot(None, 300)):.0f}"),
     ]
     width = max(len(r[0]) for r in rows)
     print(f"{'measure'.ljust(width)}  value")

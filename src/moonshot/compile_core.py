@@ -1,7 +1,8 @@
 """Compile moonshot's hot core with mypyc: ``moonshot compile`` (``make core`` runs it).
 
 Builds ``cards``, ``rules``, ``actions``, ``events`` and ``engine``, and what runs for every decision
-of a simulated game (``views``, ``bots.random``, ``bots.heuristic``, ``bots.playout``, ``sim``), into
+of a simulated game (``views``, ``bots.random``, ``bots.heuristic``, ``bots.playout``, ``sim``) and
+``bots.tree`` (the per-world trees of ``pimc`` and ``search:root=tree``), into
 extension modules next to their sources (one shared library ``_core__mypyc`` plus a small shim per
 module) and writes
 ``_compiled.json`` beside them: the hash of each source as compiled. ``moonshot/__init__`` uses
@@ -35,7 +36,7 @@ PACKAGE = os.path.dirname(os.path.abspath(__file__))
 STAMP = os.path.join(PACKAGE, STAMP_NAME)
 # Compiled as one group: the modules call each other natively, so they stand or fall together.
 # The engine, and what runs for every decision of a simulated game: the seat's view, the random
-# and heuristic bots, the search bot's playouts and the simulator's game loop.
+# and heuristic bots, the search bot's playouts and the simulator's game loop; and pimc's trees.
 MODULES = (
     "cards",
     "rules",
