@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 
 import pytest
 
@@ -30,7 +31,7 @@ def _view(seed: int, min_cards: int = 4) -> SeatView:
         game.apply(HeuristicBot().act(view, rng))
 
 
-def _counter(limit: int) -> tuple[list[int], object]:
+def _counter(limit: int) -> tuple[list[int], Callable[[int], bool]]:
     seen: list[int] = []
 
     def spent(n: int) -> bool:
@@ -64,10 +65,10 @@ def test_grows_the_worlds_round_robin_and_picks_one_of_the_root_cards() -> None:
         return dealt[-1]
 
     seen, spent = _counter(90)
-    card, value = grow_trees(cards, world, greedy_policy, spent, 6, 0.7, random.Random(2), point_scale(view))  # type: ignore[arg-type]
+    card, value = grow_trees(cards, world, greedy_policy, spent, 6, 0.7, random.Random(2), point_scale(view))
     assert card in cards and len(dealt) == 6 and seen[-1] == 90
     assert -26.0 <= value <= 26.0
-    again = grow_trees(cards, world, greedy_policy, _counter(90)[1], 6, 0.7, random.Random(2), point_scale(view))  # type: ignore[arg-type]
+    again = grow_trees(cards, world, greedy_policy, _counter(90)[1], 6, 0.7, random.Random(2), point_scale(view))
     assert again == (card, value)  # deterministic given the rng
 
 
@@ -113,17 +114,17 @@ def test_a_penalty_is_added_to_the_root_seats_cost_of_every_playout() -> None:
     view = _view(5)
     cards = card_list(view.legal_plays)[:2]
 
-    def run(penalty: object) -> float:
+    def run(penalty: Callable[[Deal], float] | None) -> float:
         _, value = grow_trees(
             cards,
             lambda rng: deal_from_view(view, sample_view(view, rng)),
             greedy_policy,
-            _counter(60)[1],  # type: ignore[arg-type]
+            _counter(60)[1],
             4,
             0.7,
             random.Random(7),
             point_scale(view),
-            penalty,  # type: ignore[arg-type]
+            penalty,
         )
         return value
 
@@ -210,7 +211,7 @@ def test_per_world_deals_more_worlds_as_the_budget_allows() -> None:
             cards,
             world,
             greedy_policy,
-            _counter(iterations)[1],  # type: ignore[arg-type]
+            _counter(iterations)[1],
             4,
             0.7,
             random.Random(1),
