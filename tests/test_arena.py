@@ -145,7 +145,9 @@ def test_no_passing_worlds_and_the_bots_clock() -> None:
     def tick() -> float:
         return 0.0
 
-    assert bot_options("search", config, clock=tick) == {"think_ms": 5, "clock": tick}
+    # (search takes worlds too: its trees use them with root=tree)
+    assert bot_options("search", config, clock=tick) == {"think_ms": 5, "worlds": 7, "clock": tick}
+    assert bot_options("heuristic", config, clock=tick) == {}
     ticks = iter(range(10**6))
     config = ArenaConfig(candidate="pimc", field="heuristic", deals=1, think_ms=3, passing=False)
     r = play_deal(config, 1, bot_clock=lambda: next(ticks) / 1000.0)

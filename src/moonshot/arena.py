@@ -47,7 +47,7 @@ class ArenaConfig:
     think_ms: int | None = None  # for bots that take a time budget (search)
     simulations: int | None = None  # for bots that take a playout budget (search)
     passing: bool = True  # False: every deal is played as dealt (no passing)
-    worlds: int | None = None  # for bots that sample a fixed number of worlds (pimc)
+    worlds: int | None = None  # for bots that grow a tree in each of a number of worlds (pimc, search:root=tree)
     cpu_time: bool = False  # time budgets count the process's CPU time, not the wall clock
 
     def seatings(self) -> list[tuple[str, str, str, str]]:

@@ -388,7 +388,11 @@ def _print_summary(records: list[GameRecord], variant: str, negative: bool, dupl
 @click.option(
     "--simulations", type=click.IntRange(min=1), help="Playouts per decision for search bots (deterministic)."
 )
-@click.option("--worlds", type=click.IntRange(min=1), help="Sampled worlds per decision for bots that take it (pimc).")
+@click.option(
+    "--worlds",
+    type=click.IntRange(min=1),
+    help="Sampled worlds per decision for bots that grow a tree in each (pimc, search:root=tree).",
+)
 @click.option("--no-passing", is_flag=True, help="Play every deal as dealt (no passing).")
 @click.option(
     "--cpu-time", is_flag=True, help="--think-ms counts each process's CPU time (equal CPU on a loaded machine)."
