@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
+from moonshot.bots.pimc import PimcBot
 from moonshot.bots.search import SearchBot
 from moonshot.sim import make_bot, play_game
 from moonshot.variants import VARIANTS, find_variant
@@ -28,8 +29,11 @@ SEATINGS: dict[str, tuple[str, ...]] = {
     "heuristic": ("heuristic", "heuristic", "heuristic", "heuristic"),
     "mixed": ("heuristic", "random", "heuristic", "random"),
     "search": ("search", "heuristic", "random", "heuristic"),
+    # pimc and search:root=tree share bots/tree.py's trees
+    "pimc": ("pimc", "heuristic", "random", "heuristic"),
+    "tree": ("search:root=tree", "heuristic", "random", "heuristic"),
 }
-SEEDS = {"random": (1, 2), "heuristic": (3,), "mixed": (4,), "search": (5,)}
+SEEDS = {"random": (1, 2), "heuristic": (3,), "mixed": (4,), "search": (5,), "pimc": (6,), "tree": (7,)}
 
 
 def cases() -> Iterator[tuple[str, str, int, int]]:
@@ -43,7 +47,12 @@ def cases() -> Iterator[tuple[str, str, int, int]]:
 def _bots(seating: str, rotation: int) -> list[Any]:
     names = SEATINGS[seating]
     rotated = [names[(i - rotation) % 4] for i in range(4)]
-    return [SearchBot(think_ms=None, simulations=6) if n == "search" else make_bot(n) for n in rotated]
+    made: dict[str, Callable[[], Any]] = {
+        "search": lambda: SearchBot(think_ms=None, simulations=6),
+        "pimc": lambda: PimcBot(think_ms=None, simulations=6, worlds=3),
+        "search:root=tree": lambda: SearchBot(think_ms=None, simulations=6, root="tree", worlds=3),
+    }
+    return [made[n]() if n in made else make_bot(n) for n in rotated]
 
 
 def record(variant: str, seating: str, seed: int, rotation: int) -> dict[str, Any]:
