@@ -518,7 +518,7 @@ class SearchBot:
     run of equivalent cards too (judged in the world, where every hand is known); ``per_world=K``
     (default 0: ``worlds`` worlds) deals more worlds as the budget allows, one for every K
     iterations it can afford (estimated after the first round). ``tree`` is not the default: at
-    20 ms a move it measured no better than ``distinct`` against ``pimc`` (docs/search.md, session 9).
+    20 ms a move it was not shown better than ``distinct`` against ``pimc`` (docs/search.md, session 9).
     ``moon``: the moon model of card decisions (default ``off``; ``model``: a seat that alone has
     taken moon cards is dealt shooting hands more often, and where it holds one it shoots in the
     playouts while this seat defends; ``field``: also any other seat that can shoot does so in the
