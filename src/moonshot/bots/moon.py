@@ -9,8 +9,8 @@ with the queen or a few hearts among them, past the opening tricks) is modelled 
 the other seats defend against it: take a trick it would win when it carries points, and when
 void, never feed it point cards but give them to anyone else (one heart elsewhere stops a moon).
 
-:func:`model_policy` and :func:`threat_sampler` are ``search``'s moon model (``moon=model``, its
-default in standard, Gym and Trend): the *threat* is the seat that alone has taken moon cards;
+:func:`model_policy` and :func:`threat_sampler` are ``search``'s moon model (``moon=model``, an
+option; the default is ``off``): the *threat* is the seat that alone has taken moon cards;
 the sampler leans towards worlds where its hand can shoot (by the rule ``shooter`` plays by), and
 in those worlds it shoots in the playouts from the decision on while the deciding seat defends
 (takes its tricks, keeps its high cards under the shooter's, feeds it nothing, spoils the moon

@@ -36,7 +36,6 @@ from itertools import combinations
 from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
 from moonshot.cards import (
     ALL_CARDS,
-    HEARTS_MASK,
     QUEEN_SPADES,
     SPADES_MASK,
     SUIT_MASKS,
@@ -49,7 +48,7 @@ from moonshot.engine import Phase
 from moonshot.rules import MoonRule, PassDirection, Rules, score_deal
 from moonshot.views import SeatView
 
-from .playout import Deal, DealRules, Policy, quick_deal, start_of_play
+from .playout import MOON_CARDS, Deal, DealRules, Policy, quick_deal, start_of_play
 
 Clock = Callable[[], float]
 NINES_MASK = sum(1 << (s * 13 + 7) for s in range(4))
@@ -961,8 +960,6 @@ def _moon_by_other(deal: Deal, me: int) -> bool:
     return any(s != me and deal.taken[s] & MOON_CARDS == MOON_CARDS for s in range(4))
 
 
-MOON_CARDS = HEARTS_MASK | 1 << QUEEN_SPADES
-
 
 def _claim_may_pay(view: SeatView) -> bool:
     """Whether claiming could beat playing on: a moon is still open to this seat (nobody else has
@@ -972,7 +969,7 @@ def _claim_may_pay(view: SeatView) -> bool:
     for s in range(4):
         if s != me:
             others |= view.taken[s]
-    if not others & (HEARTS_MASK | 1 << QUEEN_SPADES):
+    if not others & MOON_CARDS:
         return True
     sc = view.rules.scoring_for(view.deal_kind)
     rest = ALL_CARDS & ~view.played
