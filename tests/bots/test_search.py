@@ -562,8 +562,8 @@ def test_moon_options_default_to_off_and_are_checked() -> None:
     with pytest.raises(ValueError):
         SearchBot(simulations=10, moon="sometimes")
     view = _position_with_a_lone_taker()
-    assert SearchBot(simulations=10)._moon_model(view) == "off"
-    assert SearchBot(simulations=10, moon="model")._moon_model(view) == "model"
+    assert SearchBot(simulations=10).moon == "off"
+    assert SearchBot(simulations=10, moon="model").moon == "model"
     assert SearchBot(simulations=10, moon="model")._moon_threat(view) >= 0
     assert SearchBot(simulations=10)._moon_threat(view) == -1
     # the model builds its own rollout for the decision; off, the plain greedy player plays out

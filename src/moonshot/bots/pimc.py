@@ -65,15 +65,12 @@ class PimcBot(SearchBot):
         if self.prior_top and len(cards) > self.prior_top:
             cards = self._prior_cards(view, cards)
             spent.lap()
-        n_worlds = self.worlds
-        if self.simulations is not None:
-            n_worlds = max(1, min(n_worlds, self.simulations // max(1, len(cards))))
         return grow_trees(
             cards,
             lambda rng: deal_from_view(view, sample_view(view, rng)),
             self.policy,
             spent,
-            n_worlds,
+            self._tree_worlds(len(cards)),
             self.exploration,
             rng,
             point_scale(view),

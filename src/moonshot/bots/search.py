@@ -598,10 +598,6 @@ class SearchBot:
         """The decision's budget (see :class:`Budget`)."""
         return Budget(self.clock, self.think_ms, self.simulations)
 
-    def _moon_model(self, view: SeatView) -> str:
-        """The moon model of ``view``'s card decisions (the ``moon`` option; see :mod:`moonshot.bots.moon`)."""
-        return self.moon
-
     def _moon_penalty(self, view: SeatView) -> float:
         """What a playout in which another seat shoots the moon costs on top of its score: the
         ``moon_penalty`` option in a decision where another seat alone has taken moon cards, else 0."""
@@ -613,7 +609,7 @@ class SearchBot:
 
     def _moon_threat(self, view: SeatView) -> int:
         """The seat the moon model watches in this card decision (-1: none, or the model is off)."""
-        if self._moon_model(view) == "off":
+        if self.moon == "off":
             return -1
         from .moon import threat_of
 
@@ -624,8 +620,7 @@ class SearchBot:
         from .moon import SEAT_POLICIES, model_policy, open_to
 
         me = view.seat
-        moon = self._moon_model(view)
-        if moon == "field" and view.rules.moon is not MoonRule.NONE:
+        if self.moon == "field" and view.rules.moon is not MoonRule.NONE:
             threats = [s for s in range(4) if s != me and open_to(view.taken, s)]
             if threats:
                 return model_policy(me, threats)
@@ -793,9 +788,6 @@ class SearchBot:
             d.hands = sampler(rng)
             return d
 
-        n_worlds = self.worlds
-        if self.simulations is not None:
-            n_worlds = max(1, min(n_worlds, self.simulations // len(cards)))
         moon = (lambda d: penalty if _moon_by_other(d, me) else 0.0) if penalty else None
         choices = None
         if self.tree_distinct:
@@ -806,7 +798,7 @@ class SearchBot:
             world,
             policy,
             spent,
-            n_worlds,
+            self._tree_worlds(len(cards)),
             self.exploration,
             rng,
             point_scale(view),
@@ -815,6 +807,13 @@ class SearchBot:
             self.per_world,
             spent.estimate,
         )
+
+    def _tree_worlds(self, n_cards: int) -> int:
+        """How many worlds the trees grow over ``n_cards`` root cards: ``worlds``, and under a
+        playout budget no more than give each root card one playout in each."""
+        if self.simulations is None:
+            return self.worlds
+        return max(1, min(self.worlds, self.simulations // max(1, n_cards)))
 
     def _prior_cards(self, view: SeatView, cards: list[int]) -> list[int]:
         """The learned policy's ``prior`` best of ``cards`` (the cards a world is played out with),
@@ -958,7 +957,6 @@ def _after_passing(
 def _moon_by_other(deal: Deal, me: int) -> bool:
     """Another seat than ``me`` took every heart and the queen of spades in ``deal``."""
     return any(s != me and deal.taken[s] & MOON_CARDS == MOON_CARDS for s in range(4))
-
 
 
 def _claim_may_pay(view: SeatView) -> bool:
