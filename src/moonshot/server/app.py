@@ -377,7 +377,7 @@ class ServerApp:
         from moonshot.protocols.trend.server import TrendService
 
         self.trend = TrendService(self.lobby)  # type: ignore[arg-type]
-        self.trend.find_chair = lambda j: self.find_trend_chair(j.number, j.name, j.token or "")
+        self.trend.find_chair = lambda j: self.find_trend_chair(j.number, j.name, j.token)
         if self.cluster is not None:  # matched, rejoined and adopted through Redis, on every node
             from moonshot.server.cluster_trend import TrendCluster, TrendLobby
 

@@ -217,7 +217,7 @@ class TrendService:
         table's replay follows."""
         self.joining.discard(peer)
         seat = TrendSeat(peer, name=j.name, on_closed=self._closed)
-        seat.credential = credential(j.token or "")
+        seat.credential = credential(j.token)
         seat.seated(chair, self._infos(table, j.raw_number), table.rules)
         seat.catching_up = True
         seat.table = table  # a close before the replay arrives still gives the chair up
@@ -234,7 +234,7 @@ class TrendService:
         seat = TrendSeat(peer, name=j.name, on_closed=self._closed)
         # the chair's credential, whichever table it gets: the store keeps it, so after a restart
         # the same join (number, name, token) takes the restored chair back (``find_chair``)
-        seat.credential = credential(j.token or "")
+        seat.credential = credential(j.token)
         self.seat_of[peer] = seat
         self.joins[seat] = j
 
