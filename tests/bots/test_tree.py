@@ -7,7 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
+from moonshot.actions import Play
 from moonshot.bots.heuristic import HeuristicBot
+from moonshot.bots.pimc import PimcBot
 from moonshot.bots.playout import Deal, greedy_policy
 from moonshot.bots.search import SearchBot, deal_from_view, point_scale, relative, sample_view
 from moonshot.bots.tree import Node, _iterate, grow_trees, pick, relative_all
@@ -224,3 +226,17 @@ def test_per_world_deals_more_worlds_as_the_budget_allows() -> None:
     assert worlds_dealt(0, 120) == 4
     assert worlds_dealt(5, 120) == 24
     assert worlds_dealt(50, 120) == 4  # never fewer than asked
+
+
+def test_a_decisions_trees_are_freed_by_the_next_decision_not_after_the_deadline() -> None:
+    """Freeing a decision's trees takes milliseconds: ``grow_trees`` hands them to the bot, and
+    the next decision frees them inside its own budget, so only the last decision's are held."""
+    for bot in (PimcBot(simulations=60, worlds=4), SearchBot(simulations=60, root="tree", worlds=4)):
+        assert bot._spent_trees == []
+        first = bot.act(_view(7), random.Random(0))
+        assert len(bot._spent_trees) == 1
+        held = bot._spent_trees[0]
+        assert isinstance(held, list) and len(held) == 4  # the four worlds' (deal, root) pairs
+        again = bot.act(_view(8), random.Random(0))
+        assert len(bot._spent_trees) == 1 and bot._spent_trees[0] is not held
+        assert isinstance(first, Play) and isinstance(again, Play)

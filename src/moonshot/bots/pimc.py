@@ -74,6 +74,7 @@ class PimcBot(SearchBot):
             self.exploration,
             rng,
             point_scale(view),
+            keep=self._spent_trees,
         )
 
 

@@ -592,11 +592,19 @@ class SearchBot:
         self.n_pass_candidates = pass_candidates
         self.others_weight = others_weight
         self.clock: Clock = clock if clock is not None else time.perf_counter
+        # the last decision's trees (pimc, root=tree), freed by the next decision inside its own
+        # budget: freeing thousands of nodes takes milliseconds, which past a deadline made every
+        # tree decision late
+        self._spent_trees: list[object] = []
 
     # ------------------------------------------------------------------ budget
     def _budget(self) -> Budget:
-        """The decision's budget (see :class:`Budget`)."""
-        return Budget(self.clock, self.think_ms, self.simulations)
+        """The decision's budget (see :class:`Budget`); the last decision's trees are freed in it."""
+        budget = Budget(self.clock, self.think_ms, self.simulations)
+        if self._spent_trees:
+            self._spent_trees.clear()
+            budget.lap()  # (counted against the deadline, not taken for a batch's length)
+        return budget
 
     def _moon_penalty(self, view: SeatView) -> float:
         """What a playout in which another seat shoots the moon costs on top of its score: the
@@ -806,6 +814,7 @@ class SearchBot:
             choices,
             self.per_world,
             spent.estimate,
+            self._spent_trees,
         )
 
     def _tree_worlds(self, n_cards: int) -> int:

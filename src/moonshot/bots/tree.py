@@ -63,6 +63,7 @@ def grow_trees(
     choices: Callable[[Deal], CardSet] | None = None,
     per_world: int = 0,
     affordable: Callable[[int], int] | None = None,
+    keep: list[object] | None = None,
 ) -> tuple[int, float]:
     """The best of ``cards`` (the root's choices) and its mean value in points.
 
@@ -74,7 +75,9 @@ def grow_trees(
     ``per_world`` (and ``affordable(done)``: the iterations the whole decision can afford, judged
     from the ``done`` so far), once the first ``n_worlds`` have one iteration each, more worlds are
     dealt: one for every ``per_world`` iterations the decision can afford (never fewer than
-    ``n_worlds``)."""
+    ``n_worlds``). ``keep`` (optional) is handed the trees, for the caller to free them when it
+    has time: freeing thousands of nodes takes milliseconds, which after the budget is spent
+    would make the decision late."""
     root_cards: CardSet = to_set(cards)
     roots: list[tuple[Deal, Node]] = []
     done = 0
@@ -97,6 +100,8 @@ def grow_trees(
             # an unvisited card counts as the mean of what was tried (no evidence either way)
             totals[k] += child.total / child.n if child is not None and child.n else root.total / max(1, root.n)
     best = min(range(len(cards)), key=lambda k: (totals[k], k))
+    if keep is not None:
+        keep.append(roots)
     return cards[best], totals[best] * scale / len(roots)
 
 
