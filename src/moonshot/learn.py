@@ -57,39 +57,74 @@ class GenConfig:
     variant: str = "standard"
     seed: int = 1_000_000  # far from the arena's seeds (0..), so evaluation deals are not trained on
     simulations: int = 100
+    # the teacher's bot spec: plain "search" is the round-one teacher (TEACHER_OPTIONS); with options
+    # after a colon, today's search with those ("search:network=round1.npz": expert iteration)
     teacher: str = "search"
     partner: str = "heuristic"
     passing: bool = True
+    # the SHA-256 of the weights file the teacher's `network=` option names (checked before playing)
+    network_sha256: str | None = None
+    # self-play: the teacher in all four seats (every seat's decisions are examples)
+    self_play: bool = False
 
 
-def teacher_seats(index: int) -> tuple[int, int]:
+def teacher_seats(index: int, self_play: bool = False) -> tuple[int, ...]:
+    if self_play:
+        return (0, 1, 2, 3)
     return (0, 2) if index % 2 == 0 else (1, 3)
 
 
+def file_sha256(path: str | Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def teacher_network(spec: str) -> str | None:
+    """The weights file a teacher spec's ``network=`` option names, if any."""
+    from moonshot.arena import bot_spec
+
+    network = bot_spec(spec)[1].get("network")
+    return None if network is None else str(network)
+
+
 _BOTS: dict[tuple[str, int], Bot] = {}
-# the teacher's card rules are those the shipped weights were trained with: since session 6
-# `search`'s defaults use this very network as a prior (and other card rules), which would make
-# the teacher imitate its pupil and the shipped weights no longer reproducible
+# the round-one teacher's card rules, those the first weights were trained with: today's `search`
+# uses a network as its prior, so the plain teacher keeps the rules it had before there was one
 TEACHER_OPTIONS: dict[str, dict[str, Any]] = {"search": {"root": "flat", "prior": 0, "endgame": 3}}
 
 
-def _bot(name: str, simulations: int) -> Bot:
-    key = (name, simulations)
+def _bot(spec: str, simulations: int, network_sha256: str | None = None) -> Bot:
+    """The generator's bot for a spec (``name`` or ``name:key=value,...``); search bots play
+    ``simulations`` playouts a decision. Plain ``search`` (or ``pimc``) is the round-one teacher
+    (:data:`TEACHER_OPTIONS`); with options, today's bot with those. ``network_sha256`` (optional)
+    must be the digest of the file the spec's ``network=`` names."""
+    from moonshot.arena import bot_spec
+
+    name, options = bot_spec(spec)
+    if network_sha256 is not None:
+        network = options.get("network")
+        if network is None or file_sha256(str(network)) != network_sha256:
+            raise ValueError(f"{network}: not the weights these games were played with (SHA-256 differs)")
+    key = (spec, simulations)
     if key not in _BOTS:
         if name in ("search", "pimc"):
-            _BOTS[key] = make_bot(name, simulations=simulations, **TEACHER_OPTIONS.get(name, {}))
+            _BOTS[key] = make_bot(name, simulations=simulations, **(options or TEACHER_OPTIONS.get(name, {})))
         else:
-            _BOTS[key] = make_bot(name)
+            _BOTS[key] = make_bot(name, **options)
     return _BOTS[key]
 
 
 def play_game(config: GenConfig, index: int) -> dict[str, Any]:
-    """Play generator game ``index``: the teacher in two seats, the partner bot in the others."""
+    """Play generator game ``index``: the teacher in two seats (all four in self-play), the partner
+    bot in the others."""
     rules = deal_rules(find_variant(config.variant), index, config.passing)
     seed = config.seed + index
-    teach = teacher_seats(index)
+    teach = teacher_seats(index, config.self_play)
     players = [
-        _bot(config.teacher, config.simulations) if s in teach else _bot(config.partner, config.simulations)
+        _bot(config.teacher, config.simulations, config.network_sha256)
+        if s in teach
+        else _bot(config.partner, config.simulations)
         for s in range(4)
     ]
     rngs = [random.Random(f"moonshot-learned:{seed}:{s}") for s in range(4)]
@@ -412,7 +447,7 @@ def _train_learned_cmd() -> Any:
         default=1500,
         show_default=True,
         type=click.IntRange(min=1),
-        help="Deals to play for the dataset (two teacher seats each).",
+        help="Deals to play for the dataset (two teacher seats each; four with --self-play).",
     )
     @click.option(
         "--simulations",
@@ -421,7 +456,20 @@ def _train_learned_cmd() -> Any:
         type=click.IntRange(min=1),
         help="The teacher's playouts per decision (a fixed budget: the same games on any machine).",
     )
-    @click.option("--teacher", default="search", show_default=True, help="The bot to imitate.")
+    @click.option(
+        "--teacher",
+        default="search",
+        show_default=True,
+        help="The bot to imitate, as a bot spec. Plain `search` is the round-one teacher (no network); "
+        "with options, today's search with them: `search:network=round1.npz` (expert iteration: a "
+        "search guided by an earlier round's network) or `search:prior=0`.",
+    )
+    @click.option(
+        "--self-play",
+        is_flag=True,
+        help="The teacher in all four seats (every seat's card plays are examples) instead of two "
+        "teacher and two heuristic seats.",
+    )
     @click.option("--variant", "-v", default="standard", show_default=True)
     @click.option(
         "--seed",
@@ -460,6 +508,7 @@ def _train_learned_cmd() -> Any:
         games: int,
         simulations: int,
         teacher: str,
+        self_play: bool,
         variant: str,
         seed: int,
         workers: int,
@@ -484,7 +533,19 @@ def _train_learned_cmd() -> Any:
             records = records[:games]
             err_console.print(f"read {len(records)} games from {games_file}")
         else:
-            config = GenConfig(variant=variant, seed=seed, simulations=simulations, teacher=teacher)
+            try:  # a bad spec or weights file is an error now, not in a worker process
+                network = teacher_network(teacher)
+                _bot(teacher, simulations)
+            except ValueError as e:  # an unknown bot (UnknownBot) too
+                raise click.BadParameter(str(e), param_hint="--teacher") from e
+            config = GenConfig(
+                variant=variant,
+                seed=seed,
+                simulations=simulations,
+                teacher=teacher,
+                network_sha256=file_sha256(network) if network is not None else None,
+                self_play=self_play,
+            )
             with _progress(quiet) as progress:
                 bar = progress.add_task(f"{variant}: {teacher} games", total=games, status="")
                 stream = generate(config, games, workers, lambda n: progress.update(bar, advance=n))

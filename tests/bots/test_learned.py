@@ -20,6 +20,7 @@ from moonshot.bots.learned import (  # noqa: E402
     Policy,
     card_features,
     default_policy,
+    load_policy,
 )
 from moonshot.bots.random import RandomBot  # noqa: E402
 from moonshot.cards import card_list  # noqa: E402
@@ -28,7 +29,9 @@ from moonshot.engine import Game, Phase  # noqa: E402
 from moonshot.learn import (  # noqa: E402
     GenConfig,
     TrainConfig,
+    _bot,
     decisions,
+    file_sha256,
     generate,
     package_weights_path,
     read_games,
@@ -220,9 +223,114 @@ def test_search_with_the_learned_prior_searches_only_the_top_cards() -> None:
 
 def test_the_teacher_is_the_search_the_shipped_weights_learned_from() -> None:
     from moonshot.bots.search import SearchBot
-    from moonshot.learn import _bot
 
     teacher = _bot("search", 10)
     assert isinstance(teacher, SearchBot)
     # not today's defaults, which use this network as a prior: the pupil would teach itself
     assert (teacher.root, teacher.prior_top, teacher.endgame) == ("flat", 0, 3)
+
+
+def _prior_config(weights: Path, simulations: int = 6) -> GenConfig:
+    return GenConfig(
+        simulations=simulations,
+        teacher=f"search:network={weights}",
+        network_sha256=file_sha256(weights),
+        self_play=True,
+    )
+
+
+def test_self_play_with_a_prior_makes_every_seat_a_teacher(tmp_path: Path) -> None:
+    weights = tmp_path / "round1.npz"
+    weights.write_bytes(package_weights_path().read_bytes())
+    config = _prior_config(weights)
+    records = list(generate(config, 2))
+    assert [r["teacher_seats"] for r in records] == [[0, 1, 2, 3]] * 2
+    two_seats = decisions(GenConfig(simulations=6), list(generate(GenConfig(simulations=6), 2)))
+    assert len(decisions(config, records)) > 1.5 * len(two_seats)
+    # worker processes install the same network: the same games whatever the workers
+    assert list(generate(config, 2, workers=2)) == records
+    # the header keeps the weights' digest, and a file written then read gives the same config
+    path = tmp_path / "games.jsonl.gz"
+    write_games(path, config, records)
+    assert read_games(path) == (config, records)
+
+
+def test_the_prior_weights_steer_the_teacher(tmp_path: Path) -> None:
+    packaged = tmp_path / "a.npz"
+    packaged.write_bytes(package_weights_path().read_bytes())
+    other = tmp_path / "b.npz"
+    base = load_policy(packaged)
+    # the same network with its output negated: it ranks the cards the other way round
+    flipped = Policy(base.mean, base.scale, (*base.layers[:-1], (-base.layers[-1][0], -base.layers[-1][1])))
+    save_policy(flipped, other)
+    a = list(generate(_prior_config(packaged), 3))
+    b = list(generate(_prior_config(other), 3))
+    assert a != b
+    assert list(generate(_prior_config(packaged), 3)) == a  # switching back gives the first games again
+
+
+def test_prior_weights_that_changed_are_refused(tmp_path: Path) -> None:
+    weights = tmp_path / "w.npz"
+    weights.write_bytes(package_weights_path().read_bytes())
+    config = _prior_config(weights)
+    save_policy(load_policy(weights), weights, {"changed": True})  # another file, the same network
+    with pytest.raises(ValueError, match="not the weights these games were played with"):
+        list(generate(config, 1))
+
+
+def test_train_learned_command_expert_iteration(tmp_path: Path) -> None:
+    weights = tmp_path / "round1.npz"
+    weights.write_bytes(package_weights_path().read_bytes())
+    out = tmp_path / "round2.npz"
+    games = tmp_path / "games.jsonl"
+    args = ["train-learned", "--games", "2", "--simulations", "6", "--epochs", "1", "--hidden", "8"]
+    args += ["--teacher", f"search:network={weights}", "--self-play", "--games-file", str(games), "--out", str(out)]
+    result = CliRunner().invoke(main, [*args, "-q"])
+    assert result.exit_code == 0, result.output
+    config, records = read_games(games)
+    assert config.self_play and config.network_sha256 == file_sha256(weights)
+    assert all(r["teacher_seats"] == [0, 1, 2, 3] for r in records)
+    assert load_policy(out).layers[0][0].shape == (N_FEATURES, 8)
+    # a teacher with options is today's search with them; plain `search` the round-one teacher
+    assert _bot("search:prior=0", 6).prior_top == 0 and _bot("search:prior=0", 6).root is None
+    assert _bot(f"search:network={weights}", 6).prior_top == 3
+    # a bad teacher is refused before anything is played
+    for bad, words in (
+        (f"search:network={tmp_path / 'nope.npz'}", "cannot read network weights"),
+        ("search:prior", "want key=value"),
+        ("nobody", "unknown bot"),
+    ):
+        refused = CliRunner().invoke(main, [*args[:9], "--teacher", bad, "--out", str(tmp_path / "x.npz")])
+        assert refused.exit_code == 2 and words in refused.output, refused.output
+
+
+def test_a_network_file_per_bot(tmp_path: Path) -> None:
+    from moonshot.arena import ArenaConfig, arena_bot
+
+    base = default_policy()
+    flipped = Policy(base.mean, base.scale, (*base.layers[:-1], (-base.layers[-1][0], -base.layers[-1][1])))
+    path = tmp_path / "flipped.npz"
+    save_policy(flipped, path)
+    config = ArenaConfig(variant="standard", deals=1, candidate="learned", field="learned", simulations=30)
+    game = Game(VARIANTS["standard"], 11)
+    rng = random.Random(1)
+    while True:  # the heuristic plays until a seat has six or more cards to choose from
+        view = seat_view(game, game.to_act()[0])
+        if game.phase is Phase.PLAY and len(card_list(view.legal_plays)) >= 6:
+            break
+        game.apply(HeuristicBot().act(view, rng))
+    legal = card_list(view.legal_plays)
+    scores = base.scores(card_features(view, legal))
+    # learned: the file's network plays (here the packaged one's worst card)
+    assert arena_bot("learned", config).act(view, random.Random(0)).card == legal[int(np.argmax(scores))]
+    flipped_card = arena_bot(f"learned:network={path}", config).act(view, random.Random(0)).card
+    assert flipped_card == legal[int(np.argmin(scores))]
+    # search and pimc: the prior's three cards are the file's network's (the packaged one's worst three)
+    worst = sorted(legal[k] for k in np.argsort(scores)[:3])
+    best = sorted(legal[k] for k in np.argsort(scores)[-3:])
+    for name in ("search:prior=3", "pimc:prior=3"):
+        assert arena_bot(name, config)._prior_cards(view, legal) == best
+        assert arena_bot(f"{name},network={path}", config)._prior_cards(view, legal) == worst
+    assert default_policy() is base
+    with pytest.raises(ValueError, match="cannot read network weights"):
+        arena_bot(f"search:network={tmp_path / 'missing.npz'}", config)

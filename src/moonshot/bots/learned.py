@@ -259,6 +259,28 @@ def default_policy() -> Policy:
     return _DEFAULT
 
 
+def load_policy(path: Any) -> Policy:
+    """The network in a weights file ``moonshot train-learned`` wrote (a path or an open binary file)."""
+    with np.load(path) as arrays:
+        return Policy.from_arrays(dict(arrays))
+
+
+_FILES: dict[str, Policy] = {}
+
+
+def policy_file(path: str) -> Policy:
+    """The network in weights file ``path``, read once per process (the ``network=PATH`` option of
+    ``learned``, ``search`` and ``pimc``: ``--candidate "search:network=round2.npz"``)."""
+    found = _FILES.get(path)
+    if found is None:
+        try:
+            found = load_policy(path)
+        except (OSError, KeyError, ValueError) as e:
+            raise ValueError(f"cannot read network weights from {path!r}: {e}") from e
+        _FILES[path] = found
+    return found
+
+
 # Variants whose card play the network measured at least as good as the heuristic's (it was trained
 # on standard deals; docs/search.md has the arena rows). Elsewhere (Omnibus, Kierki, Turbo) the
 # bot plays the heuristic's card unless made with ``everywhere=True``.
@@ -269,14 +291,21 @@ class LearnedBot(HeuristicBot):
     """Plays the card its policy network scores best; everything else as the heuristic does.
 
     ``everywhere=True``: the network plays cards in every variant, not only in
-    :data:`NETWORK_VARIANTS`; ``temperature > 0`` samples the card from the softmax instead.
+    :data:`NETWORK_VARIANTS`; ``temperature > 0`` samples the card from the softmax instead;
+    ``network=PATH``: the network in that weights file instead of the packaged one.
     """
 
     name = "learned"
 
-    def __init__(self, policy: Policy | None = None, temperature: float = 0.0, everywhere: bool = False) -> None:
+    def __init__(
+        self,
+        policy: Policy | None = None,
+        temperature: float = 0.0,
+        everywhere: bool = False,
+        network: str | None = None,
+    ) -> None:
         super().__init__()
-        self.policy = policy or default_policy()
+        self.policy = policy or (policy_file(network) if network is not None else default_policy())
         self.temperature = temperature
         self.everywhere = everywhere
         self._rng: random.Random | None = None
@@ -343,4 +372,6 @@ __all__ = [
     "PriorSearchBot",
     "card_features",
     "default_policy",
+    "load_policy",
+    "policy_file",
 ]

@@ -17,8 +17,9 @@ Passing, charging, exposing and claims are ``search``'s (the class derives from 
 play differs.
 
 Options: ``PimcBot(think_ms=200, simulations=None, worlds=20, exploration=0.7,
-rollout="heuristic", clock=None, prior=0)``. ``prior=K`` grows the trees' roots over the learned
-network's ``K`` best cards only (as ``search`` does; where the network plays), 0: every card.
+rollout="heuristic", clock=None, prior=0, network=None)``. ``prior=K`` grows the trees' roots over
+the learned network's ``K`` best cards only (as ``search`` does; where the network plays), 0:
+every card; ``network=PATH``: the network in that weights file instead of the packaged one.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class PimcBot(SearchBot):
         rollout: str = "heuristic",
         clock: Clock | None = None,
         prior: int = 0,
+        network: str | None = None,
     ) -> None:
         super().__init__(
             think_ms=think_ms,
@@ -55,6 +57,7 @@ class PimcBot(SearchBot):
             endgame=0,
             clock=clock,
             prior=prior,
+            network=network,
             worlds=worlds,
             exploration=exploration,
         )

@@ -526,7 +526,9 @@ class SearchBot:
     playout in which another seat shoots the moon costs this much more than its score.
     ``prior``: in the variants the learned network was trained for
     (:data:`moonshot.bots.learned.NETWORK_VARIANTS`), only the network's ``prior`` best cards are
-    played out, so the same budget buys more worlds for each; 0 turns it off.
+    played out, so the same budget buys more worlds for each; 0 turns it off. ``network=PATH``:
+    the prior is the network in that weights file (``moonshot train-learned --out``) instead of
+    the packaged one, so two networks can meet in the arena.
     ``sampler`` (card play): ``fast`` deals the worlds with the compiled :func:`quick_sample_view`,
     ``classic`` with :func:`sample_view` (the same distribution, another random stream); default
     ``fast`` in :data:`FAST_SAMPLER_VARIANTS` (standard, Gym), ``classic`` elsewhere (Trend, Turbo,
@@ -555,6 +557,7 @@ class SearchBot:
         exploration: float = 0.7,
         tree_distinct: bool = False,
         per_world: int = 0,
+        network: str | None = None,
     ) -> None:
         from .moon import MOON_MODELS, SEARCH_POLICIES
 
@@ -583,6 +586,11 @@ class SearchBot:
         if prior < 0:
             raise ValueError("prior must be 0 (off) or the number of cards to search")
         self.prior_top = prior
+        self.network = network
+        if network is not None:
+            from .learned import policy_file
+
+            policy_file(network)  # a missing or foreign file is an error now, not at the first card
         self.think_ms = think_ms
         self.simulations = simulations
         self.rollout = rollout
@@ -831,13 +839,14 @@ class SearchBot:
         The network scores every legal card; a card left out of ``cards`` as equivalent to a lower
         one lends its score to that one."""
         try:
-            from .learned import NETWORK_VARIANTS, card_features, default_policy
+            from .learned import NETWORK_VARIANTS, card_features, default_policy, policy_file
         except ImportError:  # pragma: no cover - NumPy is a dependency; without it, no prior
             return cards
         if view.rules.name not in NETWORK_VARIANTS:
             return cards
         legal = card_list(view.legal_plays)
-        scores = default_policy().scores(card_features(view, legal))
+        policy = policy_file(self.network) if self.network is not None else default_policy()
+        scores = policy.scores(card_features(view, legal))
         keep = set(cards)
         rep = -1
         best: dict[int, float] = {}
