@@ -444,31 +444,33 @@ def _train_learned_cmd() -> Any:
     @click.option(
         "--games",
         "-n",
-        default=1500,
+        default=4000,
         show_default=True,
         type=click.IntRange(min=1),
-        help="Deals to play for the dataset (two teacher seats each; four with --self-play).",
+        help="Deals to play for the dataset (the teacher in four seats each; two with --no-self-play).",
     )
     @click.option(
         "--simulations",
-        default=100,
+        default=300,
         show_default=True,
         type=click.IntRange(min=1),
         help="The teacher's playouts per decision (a fixed budget: the same games on any machine).",
     )
     @click.option(
         "--teacher",
-        default="search",
+        default="search:prior=0",
         show_default=True,
-        help="The bot to imitate, as a bot spec. Plain `search` is the round-one teacher (no network); "
-        "with options, today's search with them: `search:network=round1.npz` (expert iteration: a "
-        "search guided by an earlier round's network) or `search:prior=0`.",
+        help="The bot to imitate, as a bot spec: today's search with the options given, e.g. "
+        "`search:prior=0` (no network: the shipped weights' teacher) or `search:network=round1.npz` "
+        "(expert iteration: a search guided by an earlier round's network). Plain `search` is the "
+        "round-one teacher of session 6 (root=flat, prior=0, endgame=3).",
     )
     @click.option(
-        "--self-play",
-        is_flag=True,
-        help="The teacher in all four seats (every seat's card plays are examples) instead of two "
-        "teacher and two heuristic seats.",
+        "--self-play/--no-self-play",
+        default=True,
+        show_default=True,
+        help="The teacher in all four seats (every seat's card plays are examples), or in two seats "
+        "across from each other with two heuristic seats.",
     )
     @click.option("--variant", "-v", default="standard", show_default=True)
     @click.option(
@@ -522,6 +524,7 @@ def _train_learned_cmd() -> Any:
     ) -> None:
         """Make the `learned` bot's weights: play deals with a teacher (search), imitate its card play.
 
+        The defaults are the recipe of the shipped weights (`-w 2`: about 12 minutes on two cores).
         Deterministic: the same options give the same games and the same weights.
         """
         from moonshot.cli import _progress, err_console

@@ -334,3 +334,29 @@ def test_a_network_file_per_bot(tmp_path: Path) -> None:
     assert default_policy() is base
     with pytest.raises(ValueError, match="cannot read network weights"):
         arena_bot(f"search:network={tmp_path / 'missing.npz'}", config)
+
+
+def test_the_command_defaults_are_the_recipe_of_the_shipped_weights() -> None:
+    import json
+
+    from moonshot.learn import train_learned_cmd
+
+    with np.load(package_weights_path()) as arrays:
+        meta = json.loads(str(arrays["meta"]))
+    defaults = {p.name: p.default for p in train_learned_cmd.params}
+    generator = meta["generator"]
+    assert meta["games"] == defaults["games"]
+    assert generator["teacher"] == defaults["teacher"] and generator["network_sha256"] is None
+    assert (generator["simulations"], generator["self_play"], generator["seed"], generator["variant"]) == (
+        defaults["simulations"],
+        defaults["self_play"],
+        defaults["seed"],
+        defaults["variant"],
+    )
+    train_meta = meta["train"]
+    assert (train_meta["hidden"], train_meta["epochs"], train_meta["lr"], train_meta["seed"]) == (
+        [int(x) for x in defaults["hidden"].split(",")],
+        defaults["epochs"],
+        defaults["lr"],
+        defaults["train_seed"],
+    )
