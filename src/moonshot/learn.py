@@ -1,10 +1,12 @@
 """``moonshot train-learned``: the dataset and the training that make the ``learned`` bot's weights.
 
 1. **Games** (:func:`generate`): arena-style single deals of a variant (deal ``i`` from seed
-   ``seed + i``, the pass direction of deal ``i``), two ``search`` seats (the teacher, a fixed
-   ``--simulations`` budget, so every machine plays the same games) across from each other and two
-   ``heuristic`` seats, the teacher's seats alternating between deals. A game is stored as its
-   seed and actions (JSON lines), so the features can change without playing again.
+   ``seed + i``, the pass direction of deal ``i``), the teacher (a bot spec, ``search`` at a fixed
+   ``--simulations`` budget, so every machine plays the same games) in all four seats
+   (self-play), or in two seats across from each other with two ``heuristic`` seats, the
+   teacher's seats alternating between deals. A teacher whose ``network=`` names an earlier
+   round's weights makes this expert iteration. A game is stored as its seed and actions (JSON
+   lines), so the features can change without playing again.
 2. **Decisions** (:func:`decisions`): every game is replayed through the engine; each card play
    of a teacher seat with more than one legal card becomes one example: the feature rows of the
    legal cards (:func:`moonshot.bots.learned.card_features`, from the seat's view) and the card
@@ -58,7 +60,9 @@ class GenConfig:
     seed: int = 1_000_000  # far from the arena's seeds (0..), so evaluation deals are not trained on
     simulations: int = 100
     # the teacher's bot spec: plain "search" is the round-one teacher (TEACHER_OPTIONS); with options
-    # after a colon, today's search with those ("search:network=round1.npz": expert iteration)
+    # after a colon, today's search with those ("search:network=round1.npz": expert iteration).
+    # These defaults are what games files from before session 10 left out; the command's own
+    # defaults are the shipped weights' recipe.
     teacher: str = "search"
     partner: str = "heuristic"
     passing: bool = True
@@ -109,7 +113,7 @@ def _bot(spec: str, simulations: int, network_sha256: str | None = None) -> Bot:
     key = (spec, simulations)
     if key not in _BOTS:
         if name in ("search", "pimc"):
-            _BOTS[key] = make_bot(name, simulations=simulations, **(options or TEACHER_OPTIONS.get(name, {})))
+            _BOTS[key] = make_bot(name, **{"simulations": simulations, **(options or TEACHER_OPTIONS.get(name, {}))})
         else:
             _BOTS[key] = make_bot(name, **options)
     return _BOTS[key]

@@ -15,8 +15,9 @@ card; play: the arg-max, deterministic). So it learns where ``search`` disagrees
 heuristic's sums, not Hearts from scratch, and a few tens of thousands of decisions are enough.
 
 The weights are package data (``moonshot/bots/data/learned.npz``, made by ``moonshot
-train-learned``), read once per process the first time a bot is made: the only file this pure
-module reads, the way importing a module reads one. NumPy is needed (the ``learned`` extra).
+train-learned``), read once per process the first time a bot is made, the way importing a module
+reads one; a bot made with ``network=PATH`` reads that weights file instead, once, when it is
+made. Those are the only files this pure module reads. NumPy is needed (the ``learned`` extra).
 """
 
 from __future__ import annotations
