@@ -221,12 +221,13 @@ def test_search_with_the_learned_prior_searches_only_the_top_cards() -> None:
     assert seen
 
 
-def test_the_teacher_is_the_search_the_shipped_weights_learned_from() -> None:
+def test_plain_search_is_the_round_one_teacher() -> None:
     from moonshot.bots.search import SearchBot
 
     teacher = _bot("search", 10)
     assert isinstance(teacher, SearchBot)
-    # not today's defaults, which use this network as a prior: the pupil would teach itself
+    # the card rules of session 6, so round one's weights stay reproducible (today's defaults use
+    # a network as their prior: `search:prior=0` is today's search without one)
     assert (teacher.root, teacher.prior_top, teacher.endgame) == ("flat", 0, 3)
 
 
@@ -247,7 +248,7 @@ def test_self_play_with_a_prior_makes_every_seat_a_teacher(tmp_path: Path) -> No
     assert [r["teacher_seats"] for r in records] == [[0, 1, 2, 3]] * 2
     two_seats = decisions(GenConfig(simulations=6), list(generate(GenConfig(simulations=6), 2)))
     assert len(decisions(config, records)) > 1.5 * len(two_seats)
-    # worker processes install the same network: the same games whatever the workers
+    # worker processes read the same network file: the same games whatever the workers
     assert list(generate(config, 2, workers=2)) == records
     # the header keeps the weights' digest, and a file written then read gives the same config
     path = tmp_path / "games.jsonl.gz"
