@@ -92,7 +92,7 @@ def teacher_network(spec: str) -> str | None:
     return None if network is None else str(network)
 
 
-_BOTS: dict[tuple[str, int], Bot] = {}
+_BOTS: dict[tuple[str, int], Bot] = {}  # (spec, simulations) -> the bot, made once per process
 # the round-one teacher's card rules, those the first weights were trained with: today's `search`
 # uses a network as its prior, so the plain teacher keeps the rules it had before there was one
 TEACHER_OPTIONS: dict[str, dict[str, Any]] = {"search": {"root": "flat", "prior": 0, "endgame": 3}}
@@ -105,13 +105,14 @@ def _bot(spec: str, simulations: int, network_sha256: str | None = None) -> Bot:
     must be the digest of the file the spec's ``network=`` names."""
     from moonshot.arena import bot_spec
 
-    name, options = bot_spec(spec)
-    if network_sha256 is not None:
-        network = options.get("network")
-        if network is None or file_sha256(str(network)) != network_sha256:
-            raise ValueError(f"{network}: not the weights these games were played with (SHA-256 differs)")
     key = (spec, simulations)
     if key not in _BOTS:
+        name, options = bot_spec(spec)
+        # checked when the bot is made, which is when it reads the file (once per process)
+        if network_sha256 is not None:
+            network = options.get("network")
+            if network is None or file_sha256(str(network)) != network_sha256:
+                raise ValueError(f"{network}: not the weights these games were played with (SHA-256 differs)")
         if name in ("search", "pimc"):
             _BOTS[key] = make_bot(name, **{"simulations": simulations, **(options or TEACHER_OPTIONS.get(name, {}))})
         else:
@@ -186,12 +187,19 @@ def write_games(path: Path, config: GenConfig, records: Iterable[dict[str, Any]]
 
 
 def read_games(path: Path) -> tuple[GenConfig, list[dict[str, Any]]]:
-    """The generator's settings and games from a file :func:`write_games` wrote."""
+    """The generator's settings and games from a file :func:`write_games` wrote (``ValueError``
+    saying what is wrong with any other file)."""
     with _open(path, "rt") as f:
-        header = json.loads(f.readline())
-        if header.pop("format", None) != DATA_FORMAT:
+        try:
+            header = json.loads(f.readline())
+        except (ValueError, OSError) as e:  # not JSON, not UTF-8, not gzip
+            raise ValueError(f"{path}: not a {DATA_FORMAT} file ({e})") from e
+        if not isinstance(header, dict) or header.pop("format", None) != DATA_FORMAT:
             raise ValueError(f"{path}: not a {DATA_FORMAT} file")
-        config = GenConfig(**header)
+        try:
+            config = GenConfig(**header)
+        except TypeError as e:
+            raise ValueError(f"{path}: a header this version does not know ({e})") from e
         records = []
         for line in f:
             if not line.strip():
@@ -536,7 +544,10 @@ def _train_learned_cmd() -> Any:
         sizes = tuple(int(x) for x in hidden.split(",") if x.strip())
         start = time.perf_counter()
         if games_file is not None and games_file.exists():
-            config, records = read_games(games_file)
+            try:
+                config, records = read_games(games_file)
+            except ValueError as e:
+                raise click.BadParameter(str(e), param_hint="--games-file") from e
             records = records[:games]
             err_console.print(f"read {len(records)} games from {games_file}")
         else:
@@ -567,7 +578,10 @@ def _train_learned_cmd() -> Any:
                     write_games(games_file, config, keep())
                 else:
                     records = list(stream)
-        data = decisions(config, records)
+        try:
+            data = decisions(config, records)
+        except (ValueError, KeyError, TypeError) as e:  # a game that does not replay (IllegalAction too)
+            raise click.ClickException(f"{games_file}: a game does not replay: {e!r}") from e
         err_console.print(
             f"{len(records)} games, {len(data)} decisions of the teacher ({time.perf_counter() - start:.0f} s)"
         )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -338,8 +340,6 @@ def test_a_network_file_per_bot(tmp_path: Path) -> None:
 
 
 def test_the_command_defaults_are_the_recipe_of_the_shipped_weights() -> None:
-    import json
-
     from moonshot.learn import train_learned_cmd
 
     with np.load(package_weights_path()) as arrays:
@@ -361,3 +361,29 @@ def test_the_command_defaults_are_the_recipe_of_the_shipped_weights() -> None:
         defaults["lr"],
         defaults["train_seed"],
     )
+
+
+def test_a_bad_games_file_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
+    _, records = _tiny_games()
+    header = {"format": "moonshot.learned-games/1", "simulations": 8}
+    broken_game = {**records[0], "actions": [*records[0]["actions"][:5], records[0]["actions"][3]]}
+    cases = {
+        "garbage.jsonl": ("not json at all\n", "not a moonshot.learned-games/1 file"),
+        "list.jsonl": ("[1, 2]\n", "not a moonshot.learned-games/1 file"),
+        "other.jsonl": ('{"format": "something-else"}\n', "not a moonshot.learned-games/1 file"),
+        "future.jsonl": (json.dumps({**header, "colour": "blue"}) + "\n", "a header this version does not know"),
+        "illegal.jsonl": (json.dumps(header) + "\n" + json.dumps(broken_game) + "\n", "a game does not replay"),
+    }
+    for name, (text, words) in cases.items():
+        path = tmp_path / name
+        path.write_text(text)
+        if name != "illegal.jsonl":
+            with pytest.raises(ValueError, match=re.escape(words)):
+                read_games(path)
+        result = CliRunner().invoke(main, ["train-learned", "--games-file", str(path), "-o", str(tmp_path / "w.npz")])
+        assert result.exit_code in (1, 2) and words in result.output, (name, result.output)
+        assert result.exception is None or isinstance(result.exception, SystemExit)
+    not_gzip = tmp_path / "plain.jsonl.gz"
+    not_gzip.write_text(json.dumps(header) + "\n")
+    with pytest.raises(ValueError, match=re.escape("not a moonshot.learned-games/1 file")):
+        read_games(not_gzip)
