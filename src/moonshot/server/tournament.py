@@ -210,6 +210,10 @@ def _shown(e: Entrant, arrived: Candidate | None) -> str:
 MAX_RUNNING = 4
 MAX_RUNNING_PER_CREATOR = 1
 BOT_BUDGET_LIMITS = {"think_ms": 1000, "simulations": 2000, "worlds": 100}
+# options a request over the network may not give a built-in bot: ``network`` names a file on the
+# server (reading /dev/stdin would stall the server; others would say which files exist), and
+# ``clock`` and ``policy`` take Python objects, not the text a request carries
+NETWORK_REFUSED_OPTIONS = frozenset({"network", "clock", "policy"})
 
 
 class TournamentHost:
@@ -244,12 +248,18 @@ class TournamentHost:
         self.published: Callable[[], Awaitable[None]] | None = None
 
     # ------------------------------------------------------------ creating
-    def _check_share(self, spec: TournamentSpec, creator: str) -> None:
+    def _check_options(self, spec: TournamentSpec) -> None:
+        """What a request over the network may ask of the built-in bots (before any is made)."""
         for e in spec.entrants:
+            refused = sorted(NETWORK_REFUSED_OPTIONS & set(e.options))
+            if refused:
+                raise ValueError(f"entrant {e.name}: --{refused[0].replace('_', '-')} is not taken over the network")
             for key, cap in BOT_BUDGET_LIMITS.items():
                 value = e.options.get(key)
                 if isinstance(value, (int, float)) and not isinstance(value, bool) and value > cap:
                     raise ValueError(f"entrant {e.name}: --{key.replace('_', '-')} is at most {cap} on this server")
+
+    def _check_share(self, creator: str) -> None:
         running = [t for t in self.tournaments.values() if t.status == "running"]
         if sum(t.creator == creator for t in running) >= MAX_RUNNING_PER_CREATOR:
             raise LimitError(f"{creator} already runs a tournament: wait for it to finish")
@@ -278,11 +288,13 @@ class TournamentHost:
             elif not hmac.compare_digest(token_digest(token), e.token_digest):
                 raise ValueError(f"the token given for {e.name} does not match")
         spec = dataclasses.replace(spec, entrants=tuple(entrants))
+        if creator is not None:
+            self._check_options(spec)
         for e in spec.entrants:
             if e.bot is not None:
                 make_bot(e.bot, **e.options)  # unknown bots and bad options fail here, not mid-way
         if creator is not None:  # a bad request hears what is wrong with it first, then the limits
-            self._check_share(spec, creator)
+            self._check_share(creator)
         tid = f"t{int(time.time()):x}{secrets.token_hex(3)}"  # never repeats across runs (the store key)
         t = Tournament(tid, spec, time.time())
         t.creator = creator
