@@ -127,8 +127,9 @@ def test_search_samples_with_the_fast_sampler_where_it_was_measured_and_the_clas
         bots = [SearchBot(simulations=24, **options), RandomBot(), RandomBot(), RandomBot()]  # type: ignore[arg-type]
         return list(_play_deal(variant, 2, bots).actions)
 
-    assert run("standard") == run("standard", sampler="fast")
-    assert run("standard") != run("standard", sampler="classic")  # another random stream
+    # (without the prior's weight, which at 24 playouts decides most cards whatever the worlds)
+    assert run("standard", prior_weight=0) == run("standard", sampler="fast", prior_weight=0)
+    assert run("standard", prior_weight=0) != run("standard", sampler="classic", prior_weight=0)  # another stream
     assert run("kierki") == run("kierki", sampler="classic")
     assert run("trend") == run("trend", sampler="classic")  # it leaned worse there
     with pytest.raises(ValueError, match="sampler"):
@@ -505,6 +506,42 @@ def test_the_learned_prior_narrows_the_search_to_the_networks_best_cards() -> No
                 checked += 1  # only positions where the prior had cards to drop count
         game.apply(RandomBot().act(view, rng))
     assert checked >= 3
+
+
+def test_the_prior_weight_leans_the_choice_towards_the_networks_cards() -> None:
+    pytest.importorskip("numpy")
+    from moonshot.bots.learned import card_features, default_policy
+
+    for bad in (-1, "abc"):
+        with pytest.raises(ValueError, match="prior_weight"):
+            SearchBot(simulations=10, prior_weight=bad)  # type: ignore[arg-type]
+    rules = find_variant("standard").replace(pass_cycle=(PassDirection.HOLD,))
+    game = Game(rules, 12)
+    rng = random.Random(12)
+    checked = differs = 0
+    while not game.over and game.deal_index == 0:
+        view = seat_view(game, game.to_act()[0])
+        if view.phase is Phase.PLAY and view.legal_plays.bit_count() >= 3 and max(view.cards_left) > 2:
+            legal = card_list(view.legal_plays)
+            scores = default_policy().scores(card_features(view, legal)).tolist()
+            deal = deal_from_view(view, sample_view(view, rng))
+            kept = _distinct(deal, view.legal_plays, _matters(deal))
+            run_score = {
+                c: max(x for d, x in zip(legal, scores) if d >= c and not [k for k in kept if c < k <= d]) for c in kept
+            }
+            if len(kept) > 1:
+                # an overwhelming weight plays the network's favourite run, whatever the playouts say
+                log: list[int] = []
+                card, _ = _spied({"simulations": 30, "prior": 0, "prior_weight": 1e6}, log)._choose_card(
+                    view, random.Random(0)
+                )
+                assert card == max(kept, key=lambda c: (run_score[c], -c))
+                assert set(log) == {len(kept)}  # the same playouts: the weight changes only the choice
+                plain, _ = _spied({"simulations": 30, "prior": 0}, [])._choose_card(view, random.Random(0))
+                differs += plain != card
+                checked += 1
+        game.apply(RandomBot().act(view, rng))
+    assert checked >= 5 and differs >= 1  # the weight did decide some choices the playouts alone made otherwise
 
 
 @pytest.mark.parametrize("variant", ["kierki", "turbo", "omnibus"])

@@ -28,6 +28,7 @@ and is the bot's only impurity; it is never read when ``simulations`` is set.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -490,6 +491,11 @@ TUNED_VARIANTS = frozenset({"standard", "gym", "trend"})
 # to heads against the classic sampler leaned worse (docs/search.md, session 8)
 FAST_SAMPLER_VARIANTS = frozenset({"standard", "gym"})
 SAMPLERS = ("fast", "classic")
+# the default prior_weight (session 11): the network's log-probability of a card, times this many
+# points, counts against the card's mean cost; head to head at 300 playouts 0.3, 1, 2 and 4 were
+# each clearly better than none, 4 the most (docs/search.md); measured in standard only so far
+PRIOR_WEIGHT = 4.0
+PRIOR_WEIGHT_VARIANTS = frozenset({"standard"})
 
 
 class SearchBot:
@@ -528,7 +534,12 @@ class SearchBot:
     (:data:`moonshot.bots.learned.NETWORK_VARIANTS`), only the network's ``prior`` best cards are
     played out, so the same budget buys more worlds for each; 0 turns it off. ``network=PATH``:
     the prior is the network in that weights file (``moonshot train-learned --out``) instead of
-    the packaged one, so two networks can meet in the arena.
+    the packaged one, so two networks can meet in the arena. ``prior_weight=W``: the card chosen
+    is the one with the lowest mean cost minus W times the network's log-probability of it (among
+    the cards played out): the network's judgement counts beside the playouts', not only in which
+    cards are played out. Default :data:`PRIOR_WEIGHT` (4 points) in
+    :data:`PRIOR_WEIGHT_VARIANTS` where ``prior`` is on, 0 (the choice by the playouts alone)
+    elsewhere; it does not apply to ``root=tree``.
     ``sampler`` (card play): ``fast`` deals the worlds with the compiled :func:`quick_sample_view`,
     ``classic`` with :func:`sample_view` (the same distribution, another random stream); default
     ``fast`` in :data:`FAST_SAMPLER_VARIANTS` (standard, Gym), ``classic`` elsewhere (Trend, Turbo,
@@ -558,6 +569,7 @@ class SearchBot:
         tree_distinct: bool = False,
         per_world: int = 0,
         network: str | None = None,
+        prior_weight: float | None = None,
     ) -> None:
         from .moon import MOON_MODELS, SEARCH_POLICIES
 
@@ -586,6 +598,9 @@ class SearchBot:
         if prior < 0:
             raise ValueError("prior must be 0 (off) or the number of cards to search")
         self.prior_top = prior
+        if prior_weight is not None and (not isinstance(prior_weight, (int, float)) or prior_weight < 0):
+            raise ValueError(f"prior_weight must be 0 (off) or a positive number of points, not {prior_weight!r}")
+        self.prior_weight = prior_weight
         self.network = network
         if network is not None:
             from .learned import policy_file
@@ -726,8 +741,10 @@ class SearchBot:
             # equivalent cards (same suit and points, nothing that another seat may hold between
             # them, no special role) have the same value in every world: keep the lowest of each run
             cards = _distinct(deal, legal, _matters(deal))
-        if self.prior_top and len(cards) > self.prior_top:
-            cards = self._prior_cards(view, cards)
+        bonus: list[float] | None = None
+        weight = self._prior_weight(view)
+        if len(cards) > 1 and (weight or (self.prior_top and len(cards) > self.prior_top)):
+            cards, bonus = self._with_prior(view, cards, weight)
         spent.lap()
         if root == "tree" and not exact and len(cards) > 1:
             return self._grow_trees(view, base, cards, sampler, policy, penalty, spent, rng)
@@ -776,7 +793,12 @@ class SearchBot:
             # (the same deal as deal_from_view(view, hands): only the hidden hands differ)
             deal = base.copy()
             deal.hands = sampler(rng)
-        best = min(alive, key=lambda i: (totals[i], i))
+        if bonus is not None:
+            # the network's log-probability, weighted, against the playouts' mean (a PUCT-like
+            # prior on the decision itself, not only on which cards are played out)
+            best = min(alive, key=lambda i: (totals[i] / worlds - bonus[i], i))
+        else:
+            best = min(alive, key=lambda i: (totals[i], i))
         return cards[best], totals[best] / worlds
 
     def _grow_trees(
@@ -832,18 +854,26 @@ class SearchBot:
             return self.worlds
         return max(1, min(self.worlds, self.simulations // max(1, n_cards)))
 
-    def _prior_cards(self, view: SeatView, cards: list[int]) -> list[int]:
-        """The learned policy's ``prior`` best of ``cards`` (the cards a world is played out with),
-        in card order; all of ``cards`` where the network does not play (other variants, no NumPy).
+    def _prior_weight(self, view: SeatView) -> float:
+        """The ``prior_weight`` of this decision: the option, or by default :data:`PRIOR_WEIGHT`
+        in :data:`PRIOR_WEIGHT_VARIANTS` where the prior is on, and 0 elsewhere (so ``prior=0``
+        is still the search without the network)."""
+        if self.prior_weight is not None:
+            return self.prior_weight
+        return PRIOR_WEIGHT if self.prior_top and view.rules.name in PRIOR_WEIGHT_VARIANTS else 0.0
+
+    def _prior_scores(self, view: SeatView, cards: list[int]) -> dict[int, float] | None:
+        """The learned policy's score (a logit) of each of ``cards`` (the cards a world is played
+        out with); None where the network does not play (other variants, no NumPy).
 
         The network scores every legal card; a card left out of ``cards`` as equivalent to a lower
-        one lends its score to that one."""
+        one lends its score to that one (each card scores its run's best)."""
         try:
             from .learned import NETWORK_VARIANTS, card_features, default_policy, policy_file
         except ImportError:  # pragma: no cover - NumPy is a dependency; without it, no prior
-            return cards
+            return None
         if view.rules.name not in NETWORK_VARIANTS:
-            return cards
+            return None
         legal = card_list(view.legal_plays)
         policy = policy_file(self.network) if self.network is not None else default_policy()
         scores = policy.scores(card_features(view, legal))
@@ -855,8 +885,31 @@ class SearchBot:
                 rep = c  # (a card dropped as equivalent follows the card kept for its run)
             if rep >= 0 and score > best.get(rep, -1e30):
                 best[rep] = score
-        kept = sorted(best, key=lambda c: (-best[c], c))[: self.prior_top]
-        return sorted(kept)
+        return best
+
+    def _prior_top(self, scores: dict[int, float]) -> list[int]:
+        """The ``prior`` best-scored cards, in card order."""
+        return sorted(sorted(scores, key=lambda c: (-scores[c], c))[: self.prior_top])
+
+    def _prior_cards(self, view: SeatView, cards: list[int]) -> list[int]:
+        """The learned policy's ``prior`` best of ``cards``, in card order; all of ``cards`` where
+        the network does not play."""
+        scores = self._prior_scores(view, cards)
+        return cards if scores is None else self._prior_top(scores)
+
+    def _with_prior(self, view: SeatView, cards: list[int], weight: float) -> tuple[list[int], list[float] | None]:
+        """``cards`` cut to the ``prior`` best (if more), and with a ``weight`` each one's bonus:
+        ``weight`` times the network's log-probability of it among the cards kept (else None)."""
+        scores = self._prior_scores(view, cards)
+        if scores is None:
+            return cards, None
+        if self.prior_top and len(cards) > self.prior_top:
+            cards = self._prior_top(scores)
+        if not weight:
+            return cards, None
+        top = max(scores[c] for c in cards)
+        norm = top + math.log(sum(math.exp(scores[c] - top) for c in cards))
+        return cards, [weight * (scores[c] - norm) for c in cards]
 
     def _should_claim(self, view: SeatView, value: float) -> bool:
         """Claim when taking every remaining card is worth more than the best play."""
