@@ -544,6 +544,20 @@ def test_the_prior_weight_leans_the_choice_towards_the_networks_cards() -> None:
     assert checked >= 5 and differs >= 1  # the weight did decide some choices the playouts alone made otherwise
 
 
+def test_the_prior_weight_is_on_by_default_only_where_it_was_measured() -> None:
+    pytest.importorskip("numpy")
+
+    def run(variant: str, **options: object) -> list[object]:
+        bots = [SearchBot(simulations=24, **options), RandomBot(), RandomBot(), RandomBot()]  # type: ignore[arg-type]
+        return list(_play_deal(variant, 2, bots).actions)
+
+    assert run("standard") == run("standard", prior_weight=4)
+    assert run("standard") != run("standard", prior_weight=0)
+    assert run("standard", prior=0) == run("standard", prior=0, prior_weight=0)  # prior=0: no network at all
+    assert run("trend") == run("trend", prior_weight=0)  # not measured there yet
+    assert run("gym") == run("gym", prior_weight=0)
+
+
 @pytest.mark.parametrize("variant", ["kierki", "turbo", "omnibus"])
 def test_search_plays_as_before_where_the_new_rules_were_not_measured(variant: str) -> None:
     def run(**options: object) -> list[object]:
