@@ -478,10 +478,23 @@ def test_successive_halving_drops_the_worse_half_of_the_cards_as_it_goes() -> No
     assert sum(log) >= 80 and sum(log) - log[-1] < 80
 
 
-def test_the_learned_prior_narrows_the_search_to_the_networks_best_cards() -> None:
-    pytest.importorskip("numpy")
+def _distinct_with_network_scores(view: SeatView, rng: random.Random) -> tuple[list[int], dict[int, float]]:
+    """The cards ``search`` plays out in ``view`` (one per run of equivalent cards) and the
+    packaged network's score of each: each card stands for its run, so it scores the run's best."""
     from moonshot.bots.learned import card_features, default_policy
 
+    legal = card_list(view.legal_plays)
+    scores = default_policy().scores(card_features(view, legal)).tolist()
+    deal = deal_from_view(view, sample_view(view, rng))
+    kept = _distinct(deal, view.legal_plays, _matters(deal))
+    run_score = {
+        c: max(x for d, x in zip(legal, scores) if d >= c and not [k for k in kept if c < k <= d]) for c in kept
+    }
+    return kept, run_score
+
+
+def test_the_learned_prior_narrows_the_search_to_the_networks_best_cards() -> None:
+    pytest.importorskip("numpy")
     rules = find_variant("standard").replace(pass_cycle=(PassDirection.HOLD,))
     game = Game(rules, 11)
     rng = random.Random(11)
@@ -489,14 +502,7 @@ def test_the_learned_prior_narrows_the_search_to_the_networks_best_cards() -> No
     while not game.over and game.deal_index == 0:
         view = seat_view(game, game.to_act()[0])
         if view.phase is Phase.PLAY and view.legal_plays.bit_count() >= 4:
-            legal = card_list(view.legal_plays)
-            scores = default_policy().scores(card_features(view, legal)).tolist()
-            deal = deal_from_view(view, sample_view(view, rng))
-            kept = _distinct(deal, view.legal_plays, _matters(deal))
-            # each card searched stands for its run of equivalent cards: the run's best score
-            run_score = {
-                c: max(x for d, x in zip(legal, scores) if d >= c and not [k for k in kept if c < k <= d]) for c in kept
-            }
+            kept, run_score = _distinct_with_network_scores(view, rng)
             top2 = sorted(kept, key=lambda c: -run_score[c])[:2]
             log: list[int] = []
             card, _ = _spied({"simulations": 40, "prior": 2}, log)._choose_card(view, random.Random(0))
@@ -510,8 +516,6 @@ def test_the_learned_prior_narrows_the_search_to_the_networks_best_cards() -> No
 
 def test_the_prior_weight_leans_the_choice_towards_the_networks_cards() -> None:
     pytest.importorskip("numpy")
-    from moonshot.bots.learned import card_features, default_policy
-
     for bad in (-1, "abc"):
         with pytest.raises(ValueError, match="prior_weight"):
             SearchBot(simulations=10, prior_weight=bad)  # type: ignore[arg-type]
@@ -522,13 +526,7 @@ def test_the_prior_weight_leans_the_choice_towards_the_networks_cards() -> None:
     while not game.over and game.deal_index == 0:
         view = seat_view(game, game.to_act()[0])
         if view.phase is Phase.PLAY and view.legal_plays.bit_count() >= 3 and max(view.cards_left) > 2:
-            legal = card_list(view.legal_plays)
-            scores = default_policy().scores(card_features(view, legal)).tolist()
-            deal = deal_from_view(view, sample_view(view, rng))
-            kept = _distinct(deal, view.legal_plays, _matters(deal))
-            run_score = {
-                c: max(x for d, x in zip(legal, scores) if d >= c and not [k for k in kept if c < k <= d]) for c in kept
-            }
+            kept, run_score = _distinct_with_network_scores(view, rng)
             if len(kept) > 1:
                 # an overwhelming weight plays the network's favourite run, whatever the playouts say
                 log: list[int] = []
