@@ -542,7 +542,7 @@ def test_the_prior_weight_leans_the_choice_towards_the_networks_cards() -> None:
     assert checked >= 5 and differs >= 1  # the weight did decide some choices the playouts alone made otherwise
 
 
-def test_the_prior_weight_is_on_by_default_only_where_it_was_measured() -> None:
+def test_the_prior_weight_is_on_by_default_where_the_network_plays() -> None:
     pytest.importorskip("numpy")
 
     def run(variant: str, **options: object) -> list[object]:
@@ -552,8 +552,9 @@ def test_the_prior_weight_is_on_by_default_only_where_it_was_measured() -> None:
     assert run("standard") == run("standard", prior_weight=4)
     assert run("standard") != run("standard", prior_weight=0)
     assert run("standard", prior=0) == run("standard", prior=0, prior_weight=0)  # prior=0: no network at all
-    assert run("trend") == run("trend", prior_weight=0)  # not measured there yet
-    assert run("gym") == run("gym", prior_weight=0)
+    assert run("trend") == run("trend", prior_weight=4) != run("trend", prior_weight=0)
+    assert run("gym") == run("gym", prior_weight=4)
+    assert run("kierki") == run("kierki", prior_weight=4)  # no network there: nothing to weigh
 
 
 @pytest.mark.parametrize("variant", ["kierki", "turbo", "omnibus"])

@@ -493,9 +493,10 @@ FAST_SAMPLER_VARIANTS = frozenset({"standard", "gym"})
 SAMPLERS = ("fast", "classic")
 # the default prior_weight (session 11): the network's log-probability of a card, times this many
 # points, counts against the card's mean cost; head to head at 300 playouts 0.3, 1, 2 and 4 were
-# each clearly better than none, 4 the most (docs/search.md); measured in standard only so far
+# each clearly better than none in standard, 4 the most, and 4 was better in Gym and Trend too
+# (docs/search.md): every variant the network plays in
 PRIOR_WEIGHT = 4.0
-PRIOR_WEIGHT_VARIANTS = frozenset({"standard"})
+PRIOR_WEIGHT_VARIANTS = frozenset({"standard", "gym", "trend"})
 
 
 class SearchBot:
