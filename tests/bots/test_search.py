@@ -516,7 +516,7 @@ def test_the_learned_prior_narrows_the_search_to_the_networks_best_cards() -> No
 
 def test_the_prior_weight_leans_the_choice_towards_the_networks_cards() -> None:
     pytest.importorskip("numpy")
-    for bad in (-1, "abc"):
+    for bad in (-1, "abc", float("nan"), float("inf"), True):
         with pytest.raises(ValueError, match="prior_weight"):
             SearchBot(simulations=10, prior_weight=bad)  # type: ignore[arg-type]
     rules = find_variant("standard").replace(pass_cycle=(PassDirection.HOLD,))
@@ -555,6 +555,26 @@ def test_the_prior_weight_is_on_by_default_where_the_network_plays() -> None:
     assert run("trend") == run("trend", prior_weight=4) != run("trend", prior_weight=0)
     assert run("gym") == run("gym", prior_weight=4)
     assert run("kierki") == run("kierki", prior_weight=4)  # no network there: nothing to weigh
+
+
+def test_the_trees_ask_the_network_only_to_cut_the_cards() -> None:
+    """root=tree chooses by its trees' visits, so the weight is not computed for it: the network
+    runs only where the prior drops cards (more than ``prior`` of them)."""
+    pytest.importorskip("numpy")
+    asked: list[int] = []
+
+    class Counting(SearchBot):
+        def _prior_scores(self, view: SeatView, cards: list[int]) -> dict[int, float] | None:
+            asked.append(len(cards))
+            return super()._prior_scores(view, cards)
+
+    bots = [Counting(simulations=24, root="tree", worlds=3), RandomBot(), RandomBot(), RandomBot()]
+    _play_deal("standard", 2, bots)
+    assert asked and min(asked) > 3
+    asked.clear()
+    bots[0] = Counting(simulations=24)  # the flat search weighs 2 or 3 cards too
+    _play_deal("standard", 2, bots)
+    assert min(asked) <= 3
 
 
 @pytest.mark.parametrize("variant", ["kierki", "turbo", "omnibus"])

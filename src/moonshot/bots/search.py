@@ -599,7 +599,11 @@ class SearchBot:
         if prior < 0:
             raise ValueError("prior must be 0 (off) or the number of cards to search")
         self.prior_top = prior
-        if prior_weight is not None and (not isinstance(prior_weight, (int, float)) or prior_weight < 0):
+        if prior_weight is not None and not (
+            isinstance(prior_weight, (int, float))
+            and not isinstance(prior_weight, bool)
+            and 0 <= prior_weight < math.inf
+        ):  # (a NaN or an infinite weight would make the choice arbitrary: refused like a negative one)
             raise ValueError(f"prior_weight must be 0 (off) or a positive number of points, not {prior_weight!r}")
         self.prior_weight = prior_weight
         self.network = network
@@ -743,7 +747,7 @@ class SearchBot:
             # them, no special role) have the same value in every world: keep the lowest of each run
             cards = _distinct(deal, legal, _matters(deal))
         bonus: list[float] | None = None
-        weight = self._prior_weight(view)
+        weight = 0.0 if root == "tree" else self._prior_weight(view)  # (the trees choose by their own visits)
         if len(cards) > 1 and (weight or (self.prior_top and len(cards) > self.prior_top)):
             cards, bonus = self._with_prior(view, cards, weight)
         spent.lap()
