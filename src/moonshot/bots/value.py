@@ -1,0 +1,145 @@
+"""The value network: what every seat will have taken at the end of a deal, from a position in it.
+
+``search`` plays each sampled world out to the end with a fast greedy policy and scores the end.
+Those playouts never try for the moon and defend against nobody's, and they play every seat
+alike, so their end is a poor guess of how a deal between real players ends (a constant guess
+beats it before the last tricks; docs/search.md has the figures). With ``value=...``,
+``search`` plays a world only to the end of the current trick and asks this network instead:
+a multi-layer perceptron (ReLU) over the *perfect-information* position of the sampled world
+(every hand, the points each seat has taken, the trick number, hearts broken), seen from the seat
+to lead, trained on where deals between strong players really ended (``moonshot
+train-value``). Its four outputs are the expected final costs of the four seats (moons
+included: a seat that may shoot raises the others' expected cost).
+
+Positions are only ever taken between tricks (no card on the table), so the seat to play is the
+leader and the input needs no trick cards. Inference is NumPy, batched over the positions of one
+world (:func:`leaf_costs`). The packaged weights are ``moonshot/bots/data/value.npz``, read once
+per process; ``value=PATH`` reads a file instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from moonshot.bots.playout import Deal
+from moonshot.cards import HEARTS_MASK, QUEEN_SPADES
+
+VALUE_FORMAT = "moonshot.value/1"
+# the input, seen from the seat to lead (slot k is seat leader + k): every card's holder (4 x 52),
+# then per slot its points taken / 26, hearts taken / 13, the queen taken, any points taken; then
+# the trick number / 13 and hearts broken
+N_VALUE_FEATURES = 4 * 52 + 4 * 4 + 2
+COST_SCALE = 26.0  # outputs are costs / 26
+_QS_BIT = 1 << QUEEN_SPADES
+
+
+def position_rows(deals: Sequence[Deal]) -> np.ndarray:
+    """The network's input for each of ``deals`` (positions between tricks): ``(n, N_VALUE_FEATURES)``."""
+    n = len(deals)
+    hands = np.empty((n, 4), dtype="<u8")
+    extra = np.zeros((n, 18), dtype=np.float32)
+    for i, d in enumerate(deals):
+        lead = d.turn
+        for k in range(4):
+            s = (lead + k) & 3
+            hands[i, k] = d.hands[s]
+            taken = d.taken[s]
+            p = d.pts[s]
+            o = 4 * k
+            extra[i, o] = p / 26.0
+            extra[i, o + 1] = (taken & HEARTS_MASK).bit_count() / 13.0
+            extra[i, o + 2] = 1.0 if taken & _QS_BIT else 0.0
+            extra[i, o + 3] = 1.0 if p else 0.0
+        extra[i, 16] = d.trick_no / 13.0
+        extra[i, 17] = 1.0 if d.broken else 0.0
+    bits = np.unpackbits(hands.view(np.uint8).reshape(n, 4, 8), axis=2, bitorder="little")[:, :, :52]
+    return np.concatenate([bits.reshape(n, 208).astype(np.float32), extra], axis=1)
+
+
+@dataclass(frozen=True)
+class ValueNet:
+    """ReLU layers to 4 outputs: the expected final cost of each slot (leader first) / 26."""
+
+    layers: tuple[tuple[np.ndarray, np.ndarray], ...]
+
+    def predict(self, rows: np.ndarray) -> np.ndarray:
+        """Expected final costs ``(n, 4)``, slot order (leader first), in points."""
+        h = rows
+        last = len(self.layers) - 1
+        for i, (wt, b) in enumerate(self.layers):
+            h = h @ wt + b
+            if i < last:
+                h = np.maximum(h, 0.0)
+        out: np.ndarray = h * COST_SCALE
+        return out
+
+    def to_arrays(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"format": np.array(VALUE_FORMAT)}
+        for i, (wt, b) in enumerate(self.layers):
+            out[f"w{i}"] = wt
+            out[f"b{i}"] = b
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: Any) -> ValueNet:
+        if "format" not in arrays or str(arrays["format"]) != VALUE_FORMAT:
+            raise ValueError(f"not a value network (format {VALUE_FORMAT}); make one with `moonshot train-value`")
+        layers = []
+        i = 0
+        while f"w{i}" in arrays:
+            layers.append((np.asarray(arrays[f"w{i}"], dtype=np.float32), np.asarray(arrays[f"b{i}"], np.float32)))
+            i += 1
+        if not layers or layers[0][0].shape[0] != N_VALUE_FEATURES or layers[-1][0].shape[1] != 4:
+            raise ValueError("the value network's shape does not fit this version's positions; retrain it")
+        return cls(tuple(layers))
+
+
+def leaf_costs(net: ValueNet, deals: Sequence[Deal]) -> list[tuple[float, float, float, float]]:
+    """The expected final cost of every seat (seat order) in each of ``deals``."""
+    pred = net.predict(position_rows(deals)).tolist()
+    out = []
+    for d, p in zip(deals, pred):
+        lead = d.turn
+        c = [0.0, 0.0, 0.0, 0.0]
+        for k in range(4):
+            c[(lead + k) & 3] = p[k]
+        out.append((c[0], c[1], c[2], c[3]))
+    return out
+
+
+_DEFAULT: ValueNet | None = None
+_FILES: dict[str, ValueNet] = {}
+WEIGHTS_RESOURCE = "value.npz"
+
+
+def load_value(path: Any) -> ValueNet:
+    """The network in a file ``moonshot train-value`` wrote (a path or an open binary file)."""
+    with np.load(path) as arrays:
+        return ValueNet.from_arrays(dict(arrays))
+
+
+def default_value() -> ValueNet:
+    """The packaged value network (``moonshot/bots/data/value.npz``), loaded once per process."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        from importlib.resources import files
+
+        with files("moonshot.bots.data").joinpath(WEIGHTS_RESOURCE).open("rb") as f:
+            _DEFAULT = load_value(f)
+    return _DEFAULT
+
+
+def value_file(path: str) -> ValueNet:
+    """The value network in file ``path``, read once per process (``search:value=PATH``)."""
+    found = _FILES.get(path)
+    if found is None:
+        try:
+            found = load_value(path)
+        except (OSError, KeyError, ValueError) as e:
+            raise ValueError(f"cannot read a value network from {path!r}: {e}") from e
+        _FILES[path] = found
+    return found

@@ -1,0 +1,374 @@
+"""Training the value network (:mod:`moonshot.bots.value`): positions of played deals, and the fit.
+
+Games are the generator's (:mod:`moonshot.learn`: a games file of seeds and actions); each game is
+replayed on a :class:`~moonshot.bots.playout.Deal` (the search's own position type, so training
+and search see the same features), and every position between two tricks before the last is one
+example: its features (:func:`~moonshot.bots.value.position_rows`) and the deal's final cost of
+every seat (slot order, leader first). The fit is mean squared error on costs / 26, Adam with
+cosine decay, hand-written backpropagation in NumPy; the validation split is by game (positions of
+one deal are never on both sides). Clubs and diamonds play the same role once the two of clubs is
+gone, so every training position also counts with those two suits swapped.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from moonshot.actions import Play, action_from_dict
+from moonshot.arena import deal_rules
+from moonshot.bots.playout import Deal, start_of_play
+from moonshot.bots.value import COST_SCALE, N_VALUE_FEATURES, ValueNet, position_rows
+from moonshot.engine import Game, Phase
+from moonshot.learn import GenConfig
+from moonshot.variants import find_variant
+
+
+@dataclass
+class Positions:
+    x: np.ndarray  # (n, N_VALUE_FEATURES) float32
+    y: np.ndarray  # (n, 4) final costs, slot order (leader first)
+    game: np.ndarray  # (n,) the game each position comes from
+    trick: np.ndarray  # (n,) tricks played before it
+
+    def __len__(self) -> int:
+        return len(self.y)
+
+
+def game_positions(config: GenConfig, record: dict[str, Any]) -> tuple[list[Deal], tuple[int, ...]]:
+    """The positions between tricks of one generator game (copies), and its final costs."""
+    rules = deal_rules(find_variant(config.variant), record["index"], config.passing)
+    game = Game(rules, record["seed"])
+    deal: Deal | None = None
+    out: list[Deal] = []
+    for d in record["actions"]:
+        action = action_from_dict(d)
+        if type(action) is Play and game.phase is Phase.PLAY:
+            if deal is None:
+                doubled = 0
+                for s in range(4):
+                    doubled |= game.exposed[s] | game.charged[s]
+                charged = game.charged[0] | game.charged[1] | game.charged[2] | game.charged[3]
+                deal = start_of_play(rules, game.deal_kind, list(game.hands), game.turn, doubled, charged)
+            deal.play(action.card)
+            if not deal.trick and not deal.done and max(h.bit_count() for h in deal.hands) > 1:
+                out.append(deal.copy())
+        game.apply(action)
+    if deal is None or not deal.done:
+        raise ValueError(f"game {record['index']} does not reach the end of its deal")
+    return out, deal.costs()
+
+
+def positions(config: GenConfig, records: Sequence[dict[str, Any]]) -> Positions:
+    """Every position between tricks of ``records`` (see the module's docstring)."""
+    rows: list[np.ndarray] = []
+    ys: list[list[int]] = []
+    games: list[int] = []
+    tricks: list[int] = []
+    for gi, r in enumerate(records):
+        deals, costs = game_positions(config, r)
+        if not deals:
+            continue
+        rows.append(position_rows(deals))
+        for d in deals:
+            ys.append([costs[(d.turn + k) & 3] for k in range(4)])
+            games.append(gi)
+            tricks.append(d.trick_no - 1)
+    x = np.concatenate(rows) if rows else np.zeros((0, N_VALUE_FEATURES), np.float32)
+    return Positions(x, np.asarray(ys, np.float32).reshape(-1, 4), np.asarray(games), np.asarray(tricks))
+
+
+def swap_minors(x: np.ndarray) -> np.ndarray:
+    """``x`` with clubs and diamonds swapped in every slot's hand."""
+    out = x.copy()
+    for k in range(4):
+        c, d = k * 52, k * 52 + 13
+        out[:, c : c + 13] = x[:, d : d + 13]
+        out[:, d : d + 13] = x[:, c : c + 13]
+    return out
+
+
+@dataclass(frozen=True)
+class ValueTrainConfig:
+    hidden: tuple[int, ...] = (128, 64)
+    epochs: int = 10
+    batch: int = 256
+    lr: float = 2e-3
+    weight_decay: float = 1e-4
+    seed: int = 0
+    validation: float = 0.1
+
+
+@dataclass
+class ValueTrainResult:
+    net: ValueNet
+    train_mse: float  # squared error of the costs, points^2 (each seat's cost)
+    val_mse: float
+    baseline_val_mse: float  # a constant guess: the training mean per slot
+    examples: int
+    history: list[tuple[int, float, float]]
+
+
+def _forward(params: list[np.ndarray], x: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    acts = [x]
+    h = x
+    n = len(params) // 2
+    for i in range(n):
+        h = h @ params[2 * i] + params[2 * i + 1]
+        if i < n - 1:
+            h = np.maximum(h, 0.0)
+            acts.append(h)
+    return h, acts
+
+
+def _mse(params: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> float:
+    if len(y) == 0:
+        return float("nan")
+    out = np.concatenate([_forward(params, x[i : i + 4096])[0] for i in range(0, len(x), 4096)])
+    return float(((out * COST_SCALE - y) ** 2).mean())
+
+
+def train_value(
+    data: Positions, config: ValueTrainConfig, progress: Callable[[int, float, float], None] | None = None
+) -> ValueTrainResult:
+    """Fit the value network to ``data`` (deterministic for a given ``config.seed``)."""
+    if len(data) == 0:
+        raise ValueError("no positions to train on")
+    rng = np.random.default_rng(config.seed)
+    n_games = int(data.game.max()) + 1
+    val_games = set(random.Random(config.seed).sample(range(n_games), int(n_games * config.validation)))
+    val = np.fromiter((g in val_games for g in data.game.tolist()), bool, len(data))
+    xt = np.concatenate([data.x[~val], swap_minors(data.x[~val])])
+    yt = np.concatenate([data.y[~val], data.y[~val]]) / COST_SCALE
+    xv, yv = data.x[val], data.y[val]
+    sizes = [N_VALUE_FEATURES, *config.hidden, 4]
+    params: list[np.ndarray] = []
+    for a, b in pairwise(sizes):
+        params.append((rng.standard_normal((a, b)) * np.sqrt(2.0 / a)).astype(np.float32))
+        params.append(np.zeros(b, np.float32))
+    m = [np.zeros_like(p) for p in params]
+    v = [np.zeros_like(p) for p in params]
+    b1, b2, step = 0.9, 0.999, 0
+    batches = max(1, len(xt) // config.batch)
+    total = config.epochs * batches
+    history: list[tuple[int, float, float]] = []
+    for epoch in range(config.epochs):
+        perm = rng.permutation(len(xt))
+        loss = 0.0
+        for bi in range(batches):
+            idx = perm[bi * config.batch : (bi + 1) * config.batch]
+            out, acts = _forward(params, xt[idx])
+            err = out - yt[idx]
+            loss += float((err**2).mean())
+            g = (2.0 / err.size) * err
+            grads: list[np.ndarray] = [np.zeros(0)] * len(params)
+            for li in reversed(range(len(params) // 2)):
+                grads[2 * li] = acts[li].T @ g + config.weight_decay * params[2 * li]
+                grads[2 * li + 1] = g.sum(axis=0)
+                if li:
+                    g = (g @ params[2 * li].T) * (acts[li] > 0)
+            step += 1
+            lr = config.lr * 0.5 * (1 + np.cos(np.pi * step / total))
+            for j, gj in enumerate(grads):
+                m[j] = b1 * m[j] + (1 - b1) * gj
+                v[j] = b2 * v[j] + (1 - b2) * gj * gj
+                params[j] -= (lr * (m[j] / (1 - b1**step)) / (np.sqrt(v[j] / (1 - b2**step)) + 1e-8)).astype(np.float32)
+        val_mse = _mse(params, xv, yv)
+        history.append((epoch + 1, loss / batches * COST_SCALE**2, val_mse))
+        if progress:
+            progress(epoch + 1, history[-1][1], val_mse)
+    baseline = float(((yv - data.y[~val].mean(axis=0)) ** 2).mean()) if len(yv) else float("nan")
+    net = ValueNet(tuple((params[2 * i], params[2 * i + 1]) for i in range(len(params) // 2)))
+    return ValueTrainResult(net, _mse(params, data.x[~val], data.y[~val]), history[-1][2], baseline, len(data), history)
+
+
+def save_value(net: ValueNet, path: Path, meta: dict[str, Any] | None = None) -> None:
+    arrays = net.to_arrays()
+    for k, val in (meta or {}).items():
+        arrays[f"meta_{k}"] = np.array(str(val))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as f:
+        np.savez_compressed(f, **arrays)
+
+
+def package_value_path() -> Path:
+    import moonshot.bots.data
+
+    return Path(moonshot.bots.data.__file__).parent / "value.npz"
+
+
+def read_positions(paths: Sequence[Path], limit: int | None = None) -> Positions:
+    """The positions of every game in ``paths`` (games files), the games numbered across files."""
+    from moonshot.learn import read_games
+
+    parts: list[Positions] = []
+    offset = 0
+    for path in paths:
+        config, records = read_games(path)
+        if limit is not None:
+            records = records[:limit]
+        p = positions(config, records)
+        p.game = p.game + offset
+        offset += len(records)
+        parts.append(p)
+    return Positions(
+        np.concatenate([p.x for p in parts]),
+        np.concatenate([p.y for p in parts]),
+        np.concatenate([p.game for p in parts]),
+        np.concatenate([p.trick for p in parts]),
+    )
+
+
+# ---------------------------------------------------------------------- the command
+def _train_value_cmd() -> Any:
+    import time
+    from dataclasses import asdict
+
+    import click
+
+    @click.command("train-value")
+    @click.option(
+        "--games",
+        "-n",
+        default=100_000,
+        show_default=True,
+        type=click.IntRange(min=10),
+        help="Deals to play for the dataset (the player in all four seats).",
+    )
+    @click.option(
+        "--player",
+        default="learned",
+        show_default=True,
+        help="Who plays the games, as a bot spec (in all four seats): the value learned is where "
+        "deals between such players end. `learned` plays about 300 deals a second on one core.",
+    )
+    @click.option("--variant", "-v", default="standard", show_default=True)
+    @click.option(
+        "--seed",
+        default=3_000_000,
+        show_default=True,
+        type=int,
+        help="Deal i is dealt from seed + i (far from the arena's seeds 0.. and train-learned's).",
+    )
+    @click.option(
+        "--workers",
+        "-w",
+        default=1,
+        show_default=True,
+        type=click.IntRange(min=1),
+        help="Processes playing the games (the result does not depend on it).",
+    )
+    @click.option(
+        "--games-file",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Keep the games here (.jsonl or .jsonl.gz); read them from it if it exists.",
+    )
+    @click.option(
+        "--also",
+        type=click.Path(dir_okay=False, exists=True, path_type=Path),
+        multiple=True,
+        help="Another games file to train on as well (train-learned's --games-file, say); repeatable.",
+    )
+    @click.option("--hidden", default="128,64", show_default=True, help="Hidden layer sizes.")
+    @click.option("--epochs", default=10, show_default=True, type=click.IntRange(min=1))
+    @click.option("--lr", default=2e-3, show_default=True, type=float)
+    @click.option("--train-seed", default=0, show_default=True, type=int, help="Initialisation and shuffling.")
+    @click.option(
+        "--out",
+        "-o",
+        type=click.Path(dir_okay=False, path_type=Path),
+        default=None,
+        help="Where to write the weights [default: the package's moonshot/bots/data/value.npz].",
+    )
+    @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+    def train_value_cmd(
+        games: int,
+        player: str,
+        variant: str,
+        seed: int,
+        workers: int,
+        games_file: Path | None,
+        also: tuple[Path, ...],
+        hidden: str,
+        epochs: int,
+        lr: float,
+        train_seed: int,
+        out: Path | None,
+        quiet: bool,
+    ) -> None:
+        """Make the value network `search:value=...` scores its playouts with: play deals, learn
+        where they end from every position between tricks.
+
+        The defaults are the recipe of the shipped weights (about 10 minutes on one core, most of
+        it playing). Deterministic: the same options give the same games and the same weights.
+        """
+        from moonshot.cli import _progress, err_console
+        from moonshot.learn import _bot, generate, read_games, write_games
+
+        try:
+            sizes = tuple(int(x) for x in hidden.split(",") if x.strip())
+        except ValueError as e:
+            raise click.BadParameter(f"{hidden!r}: give sizes like 128,64", param_hint="--hidden") from e
+        if not sizes or min(sizes) < 1:
+            raise click.BadParameter(f"{hidden!r}: give sizes like 128,64", param_hint="--hidden")
+        start = time.perf_counter()
+        if games_file is not None and games_file.exists():
+            try:
+                read_games(games_file)
+            except ValueError as e:
+                raise click.BadParameter(str(e), param_hint="--games-file") from e
+            err_console.print(f"reading the games of {games_file}")
+        else:
+            if games_file is None:
+                raise click.UsageError("give --games-file: the games are kept there (and read back from it)")
+            try:  # a bad spec is an error now, not in a worker process
+                _bot(player, 1)
+            except ValueError as e:
+                raise click.BadParameter(str(e), param_hint="--player") from e
+            config = GenConfig(
+                variant=variant, seed=seed, simulations=1, teacher=player, partner=player, self_play=True
+            )
+            with _progress(quiet) as progress:
+                bar = progress.add_task(f"{variant}: {player} games", total=games, status="")
+                write_games(
+                    games_file, config, generate(config, games, workers, lambda n: progress.update(bar, advance=n))
+                )
+        try:
+            data = read_positions([games_file, *also])
+        except (ValueError, KeyError, TypeError) as e:  # a game that does not replay (IllegalAction too)
+            raise click.ClickException(f"a game does not replay: {e!r}") from e
+        err_console.print(f"{len(data)} positions ({time.perf_counter() - start:.0f} s)")
+        tconf = ValueTrainConfig(hidden=sizes, epochs=epochs, lr=lr, seed=train_seed)
+        with _progress(quiet) as progress:
+            bar = progress.add_task("training", total=epochs, status="")
+
+            def report(epoch: int, loss: float, val: float) -> None:
+                progress.update(bar, completed=epoch, status=f"train {loss:.1f}  held out {val:.1f} (points²)")
+
+            result = train_value(data, tconf, report)
+        meta = {
+            "games_files": [str(p) for p in (games_file, *also)],
+            "positions": len(data),
+            "train": {**asdict(tconf), "hidden": list(sizes)},
+            "validation_mse": round(result.val_mse, 3),
+            "constant_validation_mse": round(result.baseline_val_mse, 3),
+        }
+        target = out or package_value_path()
+        save_value(result.net, target, meta)
+        click.echo(
+            f"squared error of the final costs (points², per seat): train {result.train_mse:.1f}, held out "
+            f"{result.val_mse:.1f} (a constant guess: {result.baseline_val_mse:.1f}); wrote {target} "
+            f"({target.stat().st_size / 1024:.0f} KiB)"
+        )
+
+    return train_value_cmd
+
+
+train_value_cmd = _train_value_cmd()
