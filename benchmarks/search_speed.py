@@ -121,7 +121,11 @@ def main() -> None:
         ("search: ms/move, 100 playouts", f"{search_ms(100, None):.1f}"),
         ("search: ms/move, 300 playouts", f"{search_ms(300, None):.1f}"),
         ("search: ms/move, think_ms=200", f"{search_ms(None, 200):.1f}"),
-        ("search: playouts/s per core, 100 per move", f"{search_playouts(100):.0f}"),
+        ("search: playouts/s per core, 100 per move (to the trick's end + network)", f"{search_playouts(100):.0f}"),
+        (
+            "search:value=off: playouts/s per core, 100 per move (to the deal's end)",
+            f"{search_playouts(100, bot=SearchBot(think_ms=None, simulations=100, value='off')):.0f}",
+        ),
         (
             "search:root=tree: iterations/s per core, 300 per move",
             f"{search_playouts(300, bot=SearchBot(think_ms=None, simulations=300, root='tree')):.0f}",

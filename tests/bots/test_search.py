@@ -673,3 +673,59 @@ def test_moon_by_other_sees_a_moon_shot_by_another_seat_only() -> None:
         taken=[0, moon & ~1 << QUEEN_SPADES, 1 << QUEEN_SPADES, 0],
     )
     assert not _moon_by_other(d2, 0)
+
+
+def test_the_value_network_scores_the_playouts_at_the_end_of_the_trick() -> None:
+    """``value=...``: each playout stops once the trick under way is over and the network values
+    the position (all of one world's at once); with fewer than ``value_cards`` cards left, or
+    where no network plays, the playouts run to the end as before."""
+    pytest.importorskip("numpy")
+    from moonshot.bots import value as value_module
+    from moonshot.bots.value import default_value
+
+    for bad in ({"value_mix": 0}, {"value_mix": 1.5}, {"value_mix": True}, {"value_cards": 1}):
+        with pytest.raises(ValueError, match="value_"):
+            SearchBot(simulations=10, **bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="cannot read a value network"):
+        SearchBot(simulations=10, value="/nonexistent/value.npz")
+    net = default_value()
+    seen: list[tuple[int, int, bool]] = []  # (positions in the batch, cards in the leader's hand, a card on the table)
+    real = value_module.leaf_costs
+
+    def spy(n: object, deals: list) -> list:  # type: ignore[type-arg]
+        seen.extend((len(deals), d.hands[d.turn].bit_count(), bool(d.trick)) for d in deals)
+        return real(n, deals)
+
+    value_module.leaf_costs = spy  # type: ignore[assignment]
+    try:
+        bots = [SearchBot(simulations=24, value="default"), RandomBot(), RandomBot(), RandomBot()]
+        game = _play_deal("standard", 2, bots)
+        assert seen and all(not on_table and cards >= 4 for _, cards, on_table in seen)
+        assert max(n for n, _, _ in seen) <= 3  # one world's cards (the prior keeps 3)
+        assert list(_play_deal("standard", 2, [SearchBot(simulations=24, value="default"), *bots[1:]]).actions) == list(
+            game.actions
+        )  # deterministic
+        seen.clear()
+        _play_deal("standard", 2, [SearchBot(simulations=24, value="default", value_cards=13), *bots[1:]])
+        assert not seen  # no position between tricks holds 13 cards: every playout ran to the end
+        _play_deal("kierki", 2, [SearchBot(simulations=24, value="default"), *bots[1:]])
+        assert not seen  # no network there
+    finally:
+        value_module.leaf_costs = real  # type: ignore[assignment]
+    assert net is default_value()
+    # the network changes the playouts' values (seen without the prior's vote, which at 24
+    # playouts against random seats decides most of these cards alone), and a mix is a third search
+
+    def run(**options: object) -> list[object]:
+        return [
+            list(_play_deal("standard", seed, [SearchBot(simulations=24, **options), *bots[1:]]).actions)  # type: ignore[arg-type]
+            for seed in (2, 3, 4, 5)
+        ]
+
+    plain, valued = run(value="off", prior_weight=0), run(value="default", prior_weight=0)
+    mixed = run(value="default", value_mix=0.5, prior_weight=0)
+    assert plain != valued and mixed != plain and mixed != valued
+    # the default: the packaged network where the prior is on; prior=0 is still no network at all
+    assert run(prior_weight=0) == valued
+    assert run(prior=0, prior_weight=0) == run(prior=0, prior_weight=0, value="off")
+    assert run(prior=0, prior_weight=0) != run(prior=0, prior_weight=0, value="default")

@@ -33,6 +33,7 @@ import random
 import time
 from collections.abc import Callable, Sequence
 from itertools import combinations
+from typing import Any
 
 from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
 from moonshot.cards import (
@@ -266,7 +267,7 @@ def point_scale(view: SeatView) -> float:
     return float(sum(abs(p) for p in sc.card_points) + 13 * abs(sc.per_trick)) or 1.0
 
 
-def relative(costs: Sequence[int], me: int, weight: float = 1.0) -> float:
+def relative(costs: Sequence[float], me: int, weight: float = 1.0) -> float:
     """My cost minus ``weight`` times the others' mean cost (lower is better)."""
     return costs[me] - weight * (costs[0] + costs[1] + costs[2] + costs[3] - costs[me]) / 3.0
 
@@ -497,6 +498,10 @@ SAMPLERS = ("fast", "classic")
 # (docs/search.md): every variant the network plays in
 PRIOR_WEIGHT = 4.0
 PRIOR_WEIGHT_VARIANTS = frozenset({"standard", "gym", "trend"})
+# where the value network (trained on standard deals) may score playouts, and what ``value`` may
+# name besides a file: the packaged network, or none
+VALUE_VARIANTS = frozenset({"standard", "gym", "trend"})
+VALUE_NAMES = ("default", "off")
 
 
 class SearchBot:
@@ -541,6 +546,15 @@ class SearchBot:
     cards are played out. Default :data:`PRIOR_WEIGHT` (4 points) in
     :data:`PRIOR_WEIGHT_VARIANTS` where ``prior`` is on, 0 (the choice by the playouts alone)
     elsewhere; it does not apply to ``root=tree``.
+    ``value``: the value network (:mod:`moonshot.bots.value`) as the leaf evaluator of the card
+    playouts in :data:`VALUE_VARIANTS`: each playout stops at the end of the trick under way and
+    the network's expected final costs of the position stand for the rest of the deal
+    (None, the default: the packaged network where ``prior`` is on, so ``prior=0`` is still the
+    search without any network; ``default``: the packaged network; a path: the network in that
+    file, ``moonshot train-value --out``; ``off``: playouts to the end, the search of session
+    11). Leaves where the seat to lead holds fewer than ``value_cards`` cards (default 4) are
+    played out to the end as before; ``value_mix=A`` (default 1) values a leaf A times the
+    network's estimate plus 1 - A times a playout from it. Not used by ``root=tree``.
     ``sampler`` (card play): ``fast`` deals the worlds with the compiled :func:`quick_sample_view`,
     ``classic`` with :func:`sample_view` (the same distribution, another random stream); default
     ``fast`` in :data:`FAST_SAMPLER_VARIANTS` (standard, Gym), ``classic`` elsewhere (Trend, Turbo,
@@ -571,6 +585,9 @@ class SearchBot:
         per_world: int = 0,
         network: str | None = None,
         prior_weight: float | None = None,
+        value: str | None = None,
+        value_mix: float = 1.0,
+        value_cards: int = 4,
     ) -> None:
         from .moon import MOON_MODELS, SEARCH_POLICIES
 
@@ -611,6 +628,17 @@ class SearchBot:
             from .learned import policy_file
 
             policy_file(network)  # a missing or foreign file is an error now, not at the first card
+        self.value = value
+        if value is not None and value not in VALUE_NAMES:
+            from .value import value_file
+
+            value_file(value)  # a missing or foreign file is an error now, not at the first card
+        if not (isinstance(value_mix, (int, float)) and not isinstance(value_mix, bool) and 0 < value_mix <= 1):
+            raise ValueError(f"value_mix must be a number in (0, 1], not {value_mix!r}")
+        self.value_mix = float(value_mix)
+        if value_cards < 2:
+            raise ValueError("value_cards must be at least 2")
+        self.value_cards = value_cards
         self.think_ms = think_ms
         self.simulations = simulations
         self.rollout = rollout
@@ -763,6 +791,9 @@ class SearchBot:
             cuts = halving_cuts(self.simulations, k)
         worlds = 0
         done = 0
+        net = None if exact else self._value_net(view)
+        mix = self.value_mix
+        leaves: list[tuple[int, Deal]] = []
         while True:
             complete = True
             for j, i in enumerate(alive):
@@ -773,12 +804,28 @@ class SearchBot:
                 child.play(cards[i])
                 if exact:
                     values[i] = solve(child, me, w)
-                else:
-                    values[i] = relative(child.finish(policy, rng), me, w)
-                    if penalty and _moon_by_other(child, me):
-                        values[i] += penalty
+                    continue
+                if net is not None:
+                    _to_trick_end(child, policy, rng)
+                    if not child.done and child.hands[child.turn].bit_count() >= self.value_cards:
+                        leaves.append((i, child))  # (valued below, all of this world's at once)
+                        continue
+                values[i] = relative(child.finish(policy, rng), me, w)
+                if penalty and _moon_by_other(child, me):
+                    values[i] += penalty
             if not complete:
+                leaves.clear()
                 break
+            if leaves:
+                assert net is not None
+                from .value import leaf_costs
+
+                for (i, child), costs in zip(leaves, leaf_costs(net, [c for _, c in leaves])):
+                    v = relative(costs, me, w)
+                    if mix < 1.0:
+                        v = mix * v + (1.0 - mix) * relative(child.finish(policy, rng), me, w)
+                    values[i] = v
+                leaves.clear()
             for i in alive:
                 totals[i] += values[i]
             worlds += 1
@@ -858,6 +905,21 @@ class SearchBot:
         if self.simulations is None:
             return self.worlds
         return max(1, min(self.worlds, self.simulations // max(1, n_cards)))
+
+    def _value_net(self, view: SeatView) -> Any:
+        """The value network that scores this decision's playouts at the end of the current trick
+        (None: the playouts run to the end of the deal). By default the packaged one in
+        :data:`VALUE_VARIANTS` where the prior is on; ``value=off`` never, ``value=PATH`` that file's."""
+        value = self.value
+        if value == "off" or view.rules.name not in VALUE_VARIANTS:
+            return None
+        if value is None:  # the default: the packaged network where the prior is on (prior=0: no network)
+            if not self.prior_top:
+                return None
+            value = "default"
+        from .value import default_value, value_file
+
+        return default_value() if value == "default" else value_file(value)
 
     def _prior_weight(self, view: SeatView) -> float:
         """The ``prior_weight`` of this decision: the option, or by default :data:`PRIOR_WEIGHT`
@@ -1028,6 +1090,13 @@ def _after_passing(
     for s in range(4):
         out[(s + off) % 4] |= passes[s]
     return out
+
+
+def _to_trick_end(deal: Deal, policy: Policy, rng: random.Random) -> None:
+    """Play ``deal`` with ``policy`` until no card is on the table (the trick under way is over)."""
+    while deal.trick and not deal.done:
+        legal = deal.legal()
+        deal.play(policy(deal, deal.turn, legal, rng) if legal & (legal - 1) else legal.bit_length() - 1)
 
 
 def _moon_by_other(deal: Deal, me: int) -> bool:
