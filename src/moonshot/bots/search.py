@@ -554,7 +554,8 @@ class SearchBot:
     file, ``moonshot train-value --out``; ``off``: playouts to the end, the search of session
     11). Leaves where the seat to lead holds fewer than ``value_cards`` cards (default 4) are
     played out to the end as before; ``value_mix=A`` (default 1) values a leaf A times the
-    network's estimate plus 1 - A times a playout from it. Not used by ``root=tree``.
+    network's estimate plus 1 - A times a playout from it. Not used by ``root=tree``;
+    ``moon_penalty`` counts only in the playouts that reach the deal's end.
     ``sampler`` (card play): ``fast`` deals the worlds with the compiled :func:`quick_sample_view`,
     ``classic`` with :func:`sample_view` (the same distribution, another random stream); default
     ``fast`` in :data:`FAST_SAMPLER_VARIANTS` (standard, Gym), ``classic`` elsewhere (Trend, Turbo,
@@ -917,8 +918,10 @@ class SearchBot:
             if not self.prior_top:
                 return None
             value = "default"
-        from .value import default_value, value_file
-
+        try:
+            from .value import default_value, value_file
+        except ImportError:  # pragma: no cover - NumPy is a dependency; without it, playouts to the end
+            return None
         return default_value() if value == "default" else value_file(value)
 
     def _prior_weight(self, view: SeatView) -> float:
