@@ -308,6 +308,29 @@ def _forward(params: list[np.ndarray], rows: np.ndarray) -> tuple[np.ndarray, li
     return h[:, 0], acts
 
 
+def adam_step(
+    params: list[np.ndarray],
+    grads: list[np.ndarray],
+    m: list[np.ndarray],
+    v: list[np.ndarray],
+    step: int,
+    lr: float,
+    weight_decay: float,
+    b1: float = 0.9,
+    b2: float = 0.999,
+) -> None:
+    """One Adam update of ``params`` (weights and biases alternating; weight decay on the weights),
+    in place; ``m`` and ``v`` are the moment estimates, ``step`` counts from 1."""
+    for j, g in enumerate(grads):
+        if j % 2 == 0:
+            g = g + weight_decay * params[j]
+        m[j] = b1 * m[j] + (1 - b1) * g
+        v[j] = b2 * v[j] + (1 - b2) * g * g
+        mh = m[j] / (1 - b1**step)
+        vh = v[j] / (1 - b2**step)
+        params[j] -= (lr * mh / (np.sqrt(vh) + 1e-8)).astype(np.float32)
+
+
 def _padded(scores: np.ndarray, mask: np.ndarray) -> np.ndarray:
     out = np.full(mask.shape, -np.inf, dtype=scores.dtype)
     out[mask] = scores
@@ -377,7 +400,7 @@ def train(
         params.append(np.zeros(sizes[i + 1], dtype=np.float32))
     m = [np.zeros_like(q) for q in params]
     v = [np.zeros_like(q) for q in params]
-    b1, b2, step = 0.9, 0.999, 0
+    step = 0
     history: list[tuple[int, float, float]] = []
     for epoch in range(config.epochs):
         perm = tr[rng.permutation(len(tr))]
@@ -388,14 +411,7 @@ def train(
             loss, grads = _loss_grad(params, xn[idx], data.mask[idx], data.target[idx])
             losses.append(loss)
             step += 1
-            for j, g in enumerate(grads):
-                if j % 2 == 0:
-                    g = g + config.weight_decay * params[j]
-                m[j] = b1 * m[j] + (1 - b1) * g
-                v[j] = b2 * v[j] + (1 - b2) * g * g
-                mh = m[j] / (1 - b1**step)
-                vh = v[j] / (1 - b2**step)
-                params[j] -= (lr * mh / (np.sqrt(vh) + 1e-8)).astype(np.float32)
+            adam_step(params, grads, m, v, step, lr, config.weight_decay)
         val_acc = _agreement(params, xn[val], data.mask[val], data.target[val])
         mean_loss = float(np.mean(losses)) if losses else float("nan")
         history.append((epoch + 1, mean_loss, val_acc))
@@ -447,6 +463,42 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------- the command
+def training_options(hidden: str, epochs: int, lr: float, weights: str) -> Callable[[Any], Any]:
+    """The options ``train-learned`` and ``train-value`` share (processes, the network's shape, the
+    fit, where the weights go), with each command's own defaults."""
+    import click
+
+    options = [
+        click.option(
+            "--workers",
+            "-w",
+            default=1,
+            show_default=True,
+            type=click.IntRange(min=1),
+            help="Processes playing the games (the result does not depend on it).",
+        ),
+        click.option("--hidden", default=hidden, show_default=True, help="Hidden layer sizes."),
+        click.option("--epochs", default=epochs, show_default=True, type=click.IntRange(min=1)),
+        click.option("--lr", default=lr, show_default=True, type=float),
+        click.option("--train-seed", default=0, show_default=True, type=int, help="Initialisation and shuffling."),
+        click.option(
+            "--out",
+            "-o",
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            help=f"Where to write the weights [default: the package's moonshot/bots/data/{weights}].",
+        ),
+        click.option("--quiet", "-q", is_flag=True, help="No progress bars."),
+    ]
+
+    def apply(command: Any) -> Any:
+        for option in reversed(options):  # (the first option listed first in --help)
+            command = option(command)
+        return command
+
+    return apply
+
+
 def _train_learned_cmd() -> Any:
     import time
 
@@ -493,31 +545,12 @@ def _train_learned_cmd() -> Any:
         help="Deal i is dealt from seed + i (far from the arena's seeds 0..).",
     )
     @click.option(
-        "--workers",
-        "-w",
-        default=1,
-        show_default=True,
-        type=click.IntRange(min=1),
-        help="Processes playing the games (the result does not depend on it).",
-    )
-    @click.option(
         "--games-file",
         type=click.Path(dir_okay=False, path_type=Path),
         default=None,
         help="Keep the games here (.jsonl or .jsonl.gz); read them from it if it exists.",
     )
-    @click.option("--hidden", default="64,32", show_default=True, help="Hidden layer sizes.")
-    @click.option("--epochs", default=30, show_default=True, type=click.IntRange(min=1))
-    @click.option("--lr", default=3e-3, show_default=True, type=float)
-    @click.option("--train-seed", default=0, show_default=True, type=int, help="Initialisation and shuffling.")
-    @click.option(
-        "--out",
-        "-o",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        help="Where to write the weights [default: the package's moonshot/bots/data/learned.npz].",
-    )
-    @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+    @training_options(hidden="64,32", epochs=30, lr=3e-3, weights="learned.npz")
     def train_learned_cmd(
         games: int,
         simulations: int,

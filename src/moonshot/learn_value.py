@@ -26,7 +26,7 @@ from moonshot.arena import deal_rules
 from moonshot.bots.playout import Deal, start_of_play
 from moonshot.bots.value import COST_SCALE, N_VALUE_FEATURES, ValueNet, position_rows
 from moonshot.engine import Game, Phase
-from moonshot.learn import GenConfig
+from moonshot.learn import GenConfig, adam_step, training_options
 from moonshot.variants import find_variant
 
 
@@ -154,7 +154,7 @@ def train_value(
         params.append(np.zeros(b, np.float32))
     m = [np.zeros_like(p) for p in params]
     v = [np.zeros_like(p) for p in params]
-    b1, b2, step = 0.9, 0.999, 0
+    step = 0
     batches = max(1, len(xt) // config.batch)
     total = config.epochs * batches
     history: list[tuple[int, float, float]] = []
@@ -169,16 +169,13 @@ def train_value(
             g = (2.0 / err.size) * err
             grads: list[np.ndarray] = [np.zeros(0)] * len(params)
             for li in reversed(range(len(params) // 2)):
-                grads[2 * li] = acts[li].T @ g + config.weight_decay * params[2 * li]
+                grads[2 * li] = acts[li].T @ g
                 grads[2 * li + 1] = g.sum(axis=0)
                 if li:
                     g = (g @ params[2 * li].T) * (acts[li] > 0)
             step += 1
             lr = config.lr * 0.5 * (1 + np.cos(np.pi * step / total))
-            for j, gj in enumerate(grads):
-                m[j] = b1 * m[j] + (1 - b1) * gj
-                v[j] = b2 * v[j] + (1 - b2) * gj * gj
-                params[j] -= (lr * (m[j] / (1 - b1**step)) / (np.sqrt(v[j] / (1 - b2**step)) + 1e-8)).astype(np.float32)
+            adam_step(params, grads, m, v, step, lr, config.weight_decay)
         val_mse = _mse(params, xv, yv)
         history.append((epoch + 1, loss / batches * COST_SCALE**2, val_mse))
         if progress:
@@ -263,14 +260,6 @@ def _train_value_cmd() -> Any:
         help="Deal i is dealt from seed + i (far from the arena's seeds 0.. and train-learned's).",
     )
     @click.option(
-        "--workers",
-        "-w",
-        default=1,
-        show_default=True,
-        type=click.IntRange(min=1),
-        help="Processes playing the games (the result does not depend on it).",
-    )
-    @click.option(
         "--games-file",
         type=click.Path(dir_okay=False, path_type=Path),
         default=None,
@@ -282,18 +271,7 @@ def _train_value_cmd() -> Any:
         multiple=True,
         help="Another games file to train on as well (train-learned's --games-file, say); repeatable.",
     )
-    @click.option("--hidden", default="128,64", show_default=True, help="Hidden layer sizes.")
-    @click.option("--epochs", default=10, show_default=True, type=click.IntRange(min=1))
-    @click.option("--lr", default=2e-3, show_default=True, type=float)
-    @click.option("--train-seed", default=0, show_default=True, type=int, help="Initialisation and shuffling.")
-    @click.option(
-        "--out",
-        "-o",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        help="Where to write the weights [default: the package's moonshot/bots/data/value.npz].",
-    )
-    @click.option("--quiet", "-q", is_flag=True, help="No progress bars.")
+    @training_options(hidden="128,64", epochs=10, lr=2e-3, weights="value.npz")
     def train_value_cmd(
         games: int,
         player: str,
