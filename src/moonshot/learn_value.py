@@ -312,7 +312,9 @@ def _train_value_cmd() -> Any:
                 read_games(games_file)
             except ValueError as e:
                 raise click.BadParameter(str(e), param_hint="--games-file") from e
-            err_console.print(f"reading the games of {games_file}")
+            err_console.print(
+                f"reading the games of {games_file} (all of them, whoever played: --games and --player make new files)"
+            )
         else:
             if games_file is None:
                 raise click.UsageError("give --games-file: the games are kept there (and read back from it)")
