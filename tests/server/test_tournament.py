@@ -190,3 +190,17 @@ async def test_a_claim_that_fails_leaves_the_tournament_for_a_later_start(tmp_pa
         assert await host.resume(store) == set() and host.tournaments == {}
     finally:
         await store.close()
+
+
+async def test_a_request_over_the_network_names_no_value_network_file() -> None:
+    """``search --value PATH`` reads a file on the server (as ``--network`` does): over the
+    network only the words ``default`` and ``off`` are taken."""
+    host = TournamentHost(policy=TablePolicy(decision_timeout=5), show_up=5)
+    for word in ("off", "default"):
+        spec = make_spec("standard", 1, ["random", f"search --value {word} --simulations 3"], deals_per_set=1)
+        host._check_options(spec)
+    for path in ("/dev/stdin", "/etc/passwd", "src/moonshot/bots/data/value.npz"):
+        spec = make_spec("standard", 1, ["random", f"search --value {path}"], deals_per_set=1)
+        with pytest.raises(ValueError, match="--value is not taken over the network"):
+            host._check_options(spec)
+    await host.close()

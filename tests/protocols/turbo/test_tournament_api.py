@@ -92,7 +92,12 @@ async def test_a_caller_gets_a_fair_share(env: Env) -> None:
         assert r.status_code == 400 and "--think-ms is at most 1000" in r.json()["error"], r.text
         # nor may a request name a file on the server (a weights file: /dev/stdin would stall the
         # server) or hand a bot what only Python code can
-        for bad in ("search --network /dev/stdin", "learned --network /etc/passwd", "search --clock now"):
+        for bad in (
+            "search --network /dev/stdin",
+            "learned --network /etc/passwd",
+            "search --clock now",
+            "search --value /dev/stdin",  # the value network's file, likewise
+        ):
             r = await c.post("/api/tournaments", json={"bots": ["random", bad]})
             assert r.status_code == 400 and "is not taken over the network" in r.json()["error"], r.text
         r = await c.post("/api/tournaments", json={"bots": ["random", "r2=random"], "sets": 1000})
