@@ -113,3 +113,8 @@ def test_train_value_command_errors_are_clear(tmp_path: Path) -> None:
     junk.write_text("not json\n")
     bad_file = runner.invoke(main, ["train-value", "--games-file", str(junk)])
     assert bad_file.exit_code != 0 and "Traceback" not in bad_file.output
+    assert "cannot train on these games" in bad_file.output
+    empty = tmp_path / "empty.jsonl"
+    write_games(empty, CONFIG, [])
+    no_games = runner.invoke(main, ["train-value", "--games-file", str(empty)])
+    assert no_games.exit_code == 1 and "no positions to train on" in no_games.output, no_games.output

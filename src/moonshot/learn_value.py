@@ -23,11 +23,13 @@ import numpy as np
 
 from moonshot.actions import Play, action_from_dict
 from moonshot.arena import deal_rules
-from moonshot.bots.playout import Deal, start_of_play
+from moonshot.bots.playout import Deal
+from moonshot.bots.search import deal_from_view
 from moonshot.bots.value import COST_SCALE, N_VALUE_FEATURES, ValueNet, position_rows
 from moonshot.engine import Game, Phase
 from moonshot.learn import GenConfig, adam_step, training_options
 from moonshot.variants import find_variant
+from moonshot.views import seat_view
 
 
 @dataclass
@@ -50,12 +52,8 @@ def game_positions(config: GenConfig, record: dict[str, Any]) -> tuple[list[Deal
     for d in record["actions"]:
         action = action_from_dict(d)
         if type(action) is Play and game.phase is Phase.PLAY:
-            if deal is None:
-                doubled = 0
-                for s in range(4):
-                    doubled |= game.exposed[s] | game.charged[s]
-                charged = game.charged[0] | game.charged[1] | game.charged[2] | game.charged[3]
-                deal = start_of_play(rules, game.deal_kind, list(game.hands), game.turn, doubled, charged)
+            if deal is None:  # the first card: the deal as search builds it, every hand known
+                deal = deal_from_view(seat_view(game, game.turn), list(game.hands))
             deal.play(action.card)
             if not deal.trick and not deal.done and max(h.bit_count() for h in deal.hands) > 1:
                 out.append(deal.copy())
@@ -298,7 +296,7 @@ def _train_value_cmd() -> Any:
         options give the same games and the same weights.
         """
         from moonshot.cli import _progress, err_console
-        from moonshot.learn import _bot, generate, read_games, write_games
+        from moonshot.learn import _bot, generate, write_games
 
         try:
             sizes = tuple(int(x) for x in hidden.split(",") if x.strip())
@@ -307,11 +305,7 @@ def _train_value_cmd() -> Any:
         if not sizes or min(sizes) < 1:
             raise click.BadParameter(f"{hidden!r}: give sizes like 128,64", param_hint="--hidden")
         start = time.perf_counter()
-        if games_file is not None and games_file.exists():
-            try:
-                read_games(games_file)
-            except ValueError as e:
-                raise click.BadParameter(str(e), param_hint="--games-file") from e
+        if games_file is not None and games_file.exists():  # (read once, below)
             err_console.print(
                 f"reading the games of {games_file} (all of them, whoever played: --games and --player make new files)"
             )
@@ -332,8 +326,10 @@ def _train_value_cmd() -> Any:
                 )
         try:
             data = read_positions([games_file, *also])
-        except (ValueError, KeyError, TypeError) as e:  # a game that does not replay (IllegalAction too)
-            raise click.ClickException(f"a game does not replay: {e!r}") from e
+        except (ValueError, KeyError, TypeError) as e:  # not a games file, or a game that does not replay
+            raise click.ClickException(f"cannot train on these games: {e}") from e
+        if not len(data):
+            raise click.ClickException(f"no positions to train on in {', '.join(map(str, (games_file, *also)))}")
         err_console.print(f"{len(data)} positions ({time.perf_counter() - start:.0f} s)")
         tconf = ValueTrainConfig(hidden=sizes, epochs=epochs, lr=lr, seed=train_seed)
         with _progress(quiet) as progress:
