@@ -125,11 +125,13 @@ def _forward(params: list[np.ndarray], x: np.ndarray) -> tuple[np.ndarray, list[
     return h, acts
 
 
-def _mse(params: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> float:
+def _mse(net: ValueNet, x: np.ndarray, y: np.ndarray) -> float:
+    """The squared error of ``net``'s costs on ``x`` against ``y`` (points², in slices: no copy of
+    the hidden layers of a million positions at once)."""
     if len(y) == 0:
         return float("nan")
-    out = np.concatenate([_forward(params, x[i : i + 4096])[0] for i in range(0, len(x), 4096)])
-    return float(((out * COST_SCALE - y) ** 2).mean())
+    out = np.concatenate([net.predict(x[i : i + 4096]) for i in range(0, len(x), 4096)])
+    return float(((out - y) ** 2).mean())
 
 
 def train_value(
@@ -141,9 +143,10 @@ def train_value(
     rng = np.random.default_rng(config.seed)
     n_games = int(data.game.max()) + 1
     val_games = set(random.Random(config.seed).sample(range(n_games), int(n_games * config.validation)))
-    val = np.fromiter((g in val_games for g in data.game.tolist()), bool, len(data))
-    xt = np.concatenate([data.x[~val], swap_minors(data.x[~val])])
-    yt = np.concatenate([data.y[~val], data.y[~val]]) / COST_SCALE
+    val = np.isin(data.game, sorted(val_games))
+    x_own, y_own = data.x[~val], data.y[~val]  # (a copy each: made once, the positions are large)
+    xt = np.concatenate([x_own, swap_minors(x_own)])
+    yt = np.concatenate([y_own, y_own]) / COST_SCALE
     xv, yv = data.x[val], data.y[val]
     sizes = [N_VALUE_FEATURES, *config.hidden, 4]
     params: list[np.ndarray] = []
@@ -174,13 +177,13 @@ def train_value(
             step += 1
             lr = config.lr * 0.5 * (1 + np.cos(np.pi * step / total))
             adam_step(params, grads, m, v, step, lr, config.weight_decay)
-        val_mse = _mse(params, xv, yv)
+        val_mse = _mse(ValueNet(tuple(zip(params[::2], params[1::2], strict=True))), xv, yv)
         history.append((epoch + 1, loss / batches * COST_SCALE**2, val_mse))
         if progress:
             progress(epoch + 1, history[-1][1], val_mse)
-    baseline = float(((yv - data.y[~val].mean(axis=0)) ** 2).mean()) if len(yv) else float("nan")
-    net = ValueNet(tuple((params[2 * i], params[2 * i + 1]) for i in range(len(params) // 2)))
-    return ValueTrainResult(net, _mse(params, data.x[~val], data.y[~val]), history[-1][2], baseline, len(data), history)
+    baseline = float(((yv - y_own.mean(axis=0)) ** 2).mean()) if len(yv) else float("nan")
+    net = ValueNet(tuple(zip(params[::2], params[1::2], strict=True)))
+    return ValueTrainResult(net, _mse(net, x_own, y_own), history[-1][2], baseline, len(data), history)
 
 
 def save_value(net: ValueNet, path: Path, meta: dict[str, Any] | None = None) -> None:
