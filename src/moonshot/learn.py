@@ -468,6 +468,15 @@ def training_options(hidden: str, epochs: int, lr: float, weights: str) -> Calla
     fit, where the weights go), with each command's own defaults."""
     import click
 
+    def sizes(ctx: click.Context, param: click.Parameter, text: str) -> tuple[int, ...]:
+        try:
+            out = tuple(int(x) for x in text.split(",") if x.strip())
+        except ValueError:
+            out = ()
+        if not out or min(out) < 1:
+            raise click.BadParameter(f"{text!r}: give layer sizes like {hidden}")
+        return out
+
     options = [
         click.option(
             "--workers",
@@ -477,7 +486,7 @@ def training_options(hidden: str, epochs: int, lr: float, weights: str) -> Calla
             type=click.IntRange(min=1),
             help="Processes playing the games (the result does not depend on it).",
         ),
-        click.option("--hidden", default=hidden, show_default=True, help="Hidden layer sizes."),
+        click.option("--hidden", default=hidden, show_default=True, callback=sizes, help="Hidden layer sizes."),
         click.option("--epochs", default=epochs, show_default=True, type=click.IntRange(min=1)),
         click.option("--lr", default=lr, show_default=True, type=float),
         click.option("--train-seed", default=0, show_default=True, type=int, help="Initialisation and shuffling."),
@@ -560,7 +569,7 @@ def _train_learned_cmd() -> Any:
         seed: int,
         workers: int,
         games_file: Path | None,
-        hidden: str,
+        hidden: tuple[int, ...],
         epochs: int,
         lr: float,
         train_seed: int,
@@ -574,7 +583,6 @@ def _train_learned_cmd() -> Any:
         """
         from moonshot.cli import _progress, err_console
 
-        sizes = tuple(int(x) for x in hidden.split(",") if x.strip())
         start = time.perf_counter()
         if games_file is not None and games_file.exists():
             try:
@@ -618,7 +626,7 @@ def _train_learned_cmd() -> Any:
         err_console.print(
             f"{len(records)} games, {len(data)} decisions of the teacher ({time.perf_counter() - start:.0f} s)"
         )
-        tconf = TrainConfig(hidden=sizes, epochs=epochs, lr=lr, seed=train_seed)
+        tconf = TrainConfig(hidden=hidden, epochs=epochs, lr=lr, seed=train_seed)
         with _progress(quiet) as progress:
             bar = progress.add_task("training", total=epochs, status="")
 
@@ -630,7 +638,7 @@ def _train_learned_cmd() -> Any:
             "games": len(records),
             "decisions": len(data),
             "generator": asdict(config),
-            "train": {**asdict(tconf), "hidden": list(sizes)},
+            "train": {**asdict(tconf), "hidden": list(hidden)},
             "validation_agreement": round(result.val_agreement, 4),
             "heuristic_validation_agreement": round(result.heuristic_val_agreement, 4),
         }

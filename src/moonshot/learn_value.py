@@ -281,7 +281,7 @@ def _train_value_cmd() -> Any:
         workers: int,
         games_file: Path | None,
         also: tuple[Path, ...],
-        hidden: str,
+        hidden: tuple[int, ...],
         epochs: int,
         lr: float,
         train_seed: int,
@@ -301,12 +301,6 @@ def _train_value_cmd() -> Any:
         from moonshot.cli import _progress, err_console
         from moonshot.learn import _bot, generate, write_games
 
-        try:
-            sizes = tuple(int(x) for x in hidden.split(",") if x.strip())
-        except ValueError as e:
-            raise click.BadParameter(f"{hidden!r}: give sizes like 128,64", param_hint="--hidden") from e
-        if not sizes or min(sizes) < 1:
-            raise click.BadParameter(f"{hidden!r}: give sizes like 128,64", param_hint="--hidden")
         start = time.perf_counter()
         if games_file is not None and games_file.exists():  # (read once, below)
             err_console.print(
@@ -334,7 +328,7 @@ def _train_value_cmd() -> Any:
         if not len(data):
             raise click.ClickException(f"no positions to train on in {', '.join(map(str, (games_file, *also)))}")
         err_console.print(f"{len(data)} positions ({time.perf_counter() - start:.0f} s)")
-        tconf = ValueTrainConfig(hidden=sizes, epochs=epochs, lr=lr, seed=train_seed)
+        tconf = ValueTrainConfig(hidden=hidden, epochs=epochs, lr=lr, seed=train_seed)
         with _progress(quiet) as progress:
             bar = progress.add_task("training", total=epochs, status="")
 
@@ -345,7 +339,7 @@ def _train_value_cmd() -> Any:
         meta = {
             "games_files": [str(p) for p in (games_file, *also)],
             "positions": len(data),
-            "train": {**asdict(tconf), "hidden": list(sizes)},
+            "train": {**asdict(tconf), "hidden": list(hidden)},
             "validation_mse": round(result.val_mse, 3),
             "constant_validation_mse": round(result.baseline_val_mse, 3),
         }
