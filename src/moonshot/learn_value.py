@@ -293,10 +293,9 @@ def _train_value_cmd() -> Any:
         Every position between tricks of the deals is one example: the network learns each seat's
         final cost from it (`search:value=FILE` tries a file).
 
-        The defaults are the recipe of the shipped weights (about 8 minutes on one core: 5 playing,
-        1 reading the games back, 2 training; the 1.1 million positions take 1 GB of memory, and
-        training holds them about three times over). Deterministic: the same
-        options give the same games and the same weights.
+        The defaults are the recipe of the shipped weights (about 6 minutes on one core: 5 playing,
+        half a minute reading the games back, a minute training; 5.5 GB of memory at the peak).
+        Deterministic: the same options give the same games and the same weights.
         """
         from moonshot.cli import _progress, err_console
         from moonshot.learn import _bot, generate, write_games
