@@ -27,7 +27,7 @@ from moonshot.bots.playout import Deal
 from moonshot.bots.search import deal_from_view
 from moonshot.bots.value import COST_SCALE, N_VALUE_FEATURES, ValueNet, position_rows
 from moonshot.engine import Game, Phase
-from moonshot.learn import GenConfig, adam_step, training_options
+from moonshot.learn import GenConfig, TrainConfig, adam_step, training_options
 from moonshot.variants import find_variant
 from moonshot.views import seat_view
 
@@ -93,14 +93,13 @@ def swap_minors(x: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class ValueTrainConfig:
+class ValueTrainConfig(TrainConfig):
+    """The policy network's fit settings (:class:`moonshot.learn.TrainConfig`), with the value
+    network's defaults."""
+
     hidden: tuple[int, ...] = (128, 64)
     epochs: int = 10
-    batch: int = 256
     lr: float = 2e-3
-    weight_decay: float = 1e-4
-    seed: int = 0
-    validation: float = 0.1
 
 
 @dataclass
