@@ -729,3 +729,46 @@ def test_the_value_network_scores_the_playouts_at_the_end_of_the_trick() -> None
     assert run(prior_weight=0) == valued
     assert run(prior=0, prior_weight=0) == run(prior=0, prior_weight=0, value="off")
     assert run(prior=0, prior_weight=0) != run(prior=0, prior_weight=0, value="default")
+
+
+def test_guard_searches_a_moon_threat_without_the_networks() -> None:
+    """``guard``: in a card decision where another seat alone has taken moon cards, no network
+    (neither the prior's cut and vote nor the value network's leaves): every distinct card is
+    played out to the deal's end; ``model`` also brings in the moon model. Elsewhere, the search
+    as without it."""
+    pytest.importorskip("numpy")
+    from moonshot.bots import value as value_module
+    from moonshot.bots.moon import model_policy
+
+    with pytest.raises(ValueError, match="guard"):
+        SearchBot(simulations=10, guard="always")
+    view = _position_with_a_lone_taker()
+    start = seat_view(Game(find_variant("standard").replace(pass_cycle=(PassDirection.HOLD,)), 1), 0)
+    assert not SearchBot(simulations=10)._guarded(view)
+    assert SearchBot(simulations=10, guard="plain")._guarded(view)
+    assert not SearchBot(simulations=10, guard="model")._guarded(start)
+    model = SearchBot(simulations=10, guard="model")
+    assert model._card_policy(view, True).__qualname__ == model_policy(0, [1]).__qualname__
+    assert SearchBot(simulations=10, guard="plain")._card_policy(view, True) is greedy_policy
+    calls = {"prior": 0, "leaves": 0}
+    real_leaves = value_module.leaf_costs
+
+    def leaves(net: object, deals: list) -> list:  # type: ignore[type-arg]
+        calls["leaves"] += 1
+        return real_leaves(net, deals)  # type: ignore[arg-type]
+
+    class Counted(SearchBot):
+        def _prior_scores(self, view: SeatView, cards: list[int]) -> dict[int, float] | None:
+            calls["prior"] += 1
+            return super()._prior_scores(view, cards)
+
+    value_module.leaf_costs = leaves  # type: ignore[assignment]
+    try:
+        for guard in ("plain", "model"):
+            a = Counted(simulations=40, guard=guard).act(view, random.Random(5))
+            assert calls == {"prior": 0, "leaves": 0}
+            assert a == Counted(simulations=40, guard=guard).act(view, random.Random(5)) and a in view.legal
+        Counted(simulations=40).act(view, random.Random(5))
+        assert calls["prior"] and calls["leaves"]  # unguarded, the same decision asks both networks
+    finally:
+        value_module.leaf_costs = real_leaves  # type: ignore[assignment]
