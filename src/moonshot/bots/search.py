@@ -492,9 +492,6 @@ TUNED_VARIANTS = frozenset({"standard", "gym", "trend"})
 # to heads against the classic sampler leaned worse (docs/search.md, session 8)
 FAST_SAMPLER_VARIANTS = frozenset({"standard", "gym"})
 SAMPLERS = ("fast", "classic")
-# guard (card decisions where another seat alone has taken moon cards): "off" searches them like any
-# other; "plain" with no network (every distinct card, playouts to the end); "model" also with the moon model
-GUARDS = ("off", "plain", "model")
 # the default prior_weight (session 11): the network's log-probability of a card, times this many
 # points, counts against the card's mean cost; head to head at 300 playouts 0.3, 1, 2 and 4 were
 # each clearly better than none in standard, 4 the most, and 4 was better in Gym and Trend too
@@ -592,7 +589,6 @@ class SearchBot:
         value: str | None = None,
         value_mix: float = 1.0,
         value_cards: int = 4,
-        guard: str = "off",
     ) -> None:
         from .moon import MOON_MODELS, SEARCH_POLICIES
 
@@ -607,9 +603,6 @@ class SearchBot:
             raise ValueError(f"unknown moon model {moon!r}; known: {', '.join(MOON_MODELS)}")
         self.moon = moon
         self.moon_penalty = moon_penalty
-        if guard not in GUARDS:
-            raise ValueError(f"unknown guard {guard!r}; known: {', '.join(GUARDS)}")
-        self.guard = guard
         if sampler is not None and sampler not in SAMPLERS:
             raise ValueError(f"unknown sampler {sampler!r}; known: {', '.join(SAMPLERS)}")
         self.sampler = sampler
@@ -679,23 +672,15 @@ class SearchBot:
 
         return self.moon_penalty if threat_of(view) >= 0 else 0.0
 
-    def _guarded(self, view: SeatView) -> bool:
-        """Whether ``guard`` holds this card decision: another seat alone has taken moon cards."""
-        if self.guard == "off":
-            return False
-        from .moon import threat_of
-
-        return threat_of(view) >= 0
-
-    def _moon_threat(self, view: SeatView, guarded: bool = False) -> int:
+    def _moon_threat(self, view: SeatView) -> int:
         """The seat the moon model watches in this card decision (-1: none, or the model is off)."""
-        if self.moon == "off" and not (guarded and self.guard == "model"):
+        if self.moon == "off":
             return -1
         from .moon import threat_of
 
         return threat_of(view)
 
-    def _card_policy(self, view: SeatView, guarded: bool = False) -> Policy:
+    def _card_policy(self, view: SeatView) -> Policy:
         """The rollout policy for ``view``'s card decision (a seat-aware rollout is built for it)."""
         from .moon import SEAT_POLICIES, model_policy, open_to
 
@@ -704,16 +689,16 @@ class SearchBot:
             threats = [s for s in range(4) if s != me and open_to(view.taken, s)]
             if threats:
                 return model_policy(me, threats)
-        x = self._moon_threat(view, guarded)
+        x = self._moon_threat(view)
         if x >= 0:
             return model_policy(me, [x])
         factory = SEAT_POLICIES.get(self.rollout)
         return factory(me) if factory is not None else self.policy
 
-    def _card_sampler(self, view: SeatView, guarded: bool = False) -> Callable[[random.Random], list[CardSet]]:
+    def _card_sampler(self, view: SeatView) -> Callable[[random.Random], list[CardSet]]:
         """The worlds for a card decision: :meth:`_sampler`'s, leaning towards a moon threat's shooting hands."""
         base = self._sampler(view)
-        x = self._moon_threat(view, guarded)
+        x = self._moon_threat(view)
         if x < 0:
             return base
         from .moon import threat_sampler
@@ -774,11 +759,10 @@ class SearchBot:
         if endgame is None:
             endgame = 2 if view.rules.name in TUNED_VARIANTS else 3
         exact = max(view.cards_left) <= endgame
-        guarded = self._guarded(view)
-        policy = self._card_policy(view, guarded)
+        policy = self._card_policy(view)
         penalty = self._moon_penalty(view)
         w = self.others_weight
-        sampler = self._card_sampler(view, guarded)
+        sampler = self._card_sampler(view)
         timed = self.simulations is None
         base = deal_from_view(view, sampler(rng))
         deal = base
@@ -792,8 +776,8 @@ class SearchBot:
             # them, no special role) have the same value in every world: keep the lowest of each run
             cards = _distinct(deal, legal, _matters(deal))
         bonus: list[float] | None = None
-        weight = 0.0 if root == "tree" or guarded else self._prior_weight(view)  # (trees: their own visits)
-        if not guarded and len(cards) > 1 and (weight or (self.prior_top and len(cards) > self.prior_top)):
+        weight = 0.0 if root == "tree" else self._prior_weight(view)  # (the trees choose by their own visits)
+        if len(cards) > 1 and (weight or (self.prior_top and len(cards) > self.prior_top)):
             cards, bonus = self._with_prior(view, cards, weight)
         spent.lap()
         if root == "tree" and not exact and len(cards) > 1:
@@ -808,7 +792,7 @@ class SearchBot:
             cuts = halving_cuts(self.simulations, k)
         worlds = 0
         done = 0
-        net = None if exact or guarded else self._value_net(view)
+        net = None if exact else self._value_net(view)
         mix = self.value_mix
         leaves: list[tuple[int, Deal]] = []
         while True:
