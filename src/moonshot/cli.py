@@ -676,6 +676,10 @@ _LAZY_COMMANDS = {
         "moonshot.learn:train_learned_cmd",
         "Make the `learned` bot's weights: play deals with a teacher (search), imitate its card play.",
     ),
+    "train-belief": (
+        "moonshot.learn_belief:train_belief_cmd",
+        "Make the belief network `search:belief=...` deals its worlds with: play deals, learn who held what.",
+    ),
     "train-value": (
         "moonshot.learn_value:train_value_cmd",
         "Make the value network `search` scores its playouts with: play deals, learn where they end.",

@@ -492,6 +492,9 @@ TUNED_VARIANTS = frozenset({"standard", "gym", "trend"})
 # to heads against the classic sampler leaned worse (docs/search.md, session 8)
 FAST_SAMPLER_VARIANTS = frozenset({"standard", "gym"})
 SAMPLERS = ("fast", "classic")
+# where search:belief=... deals with the belief network (it was trained on standard deals; Gym
+# plays the same cards and rules)
+BELIEF_VARIANTS = frozenset({"standard", "gym"})
 # the default prior_weight (session 11): the network's log-probability of a card, times this many
 # points, counts against the card's mean cost; head to head at 300 playouts 0.3, 1, 2 and 4 were
 # each clearly better than none in standard, 4 the most, and 4 was better in Gym and Trend too
@@ -556,6 +559,10 @@ class SearchBot:
     played out to the end as before; ``value_mix=A`` (default 1) values a leaf A times the
     network's estimate plus 1 - A times a playout from it. Not used by ``root=tree``;
     ``moon_penalty`` counts only in the playouts that reach the deal's end.
+    ``belief`` (session 13; default None, off): in :data:`BELIEF_VARIANTS` every unseen card of a
+    card decision's worlds is placed by the odds of the belief network (:mod:`moonshot.bots.belief`:
+    who holds it, read from the play so far; ``default``: the packaged network, a path: the one in
+    that file, ``moonshot train-belief --out``). Slower than the compiled sampler; not the default.
     ``sampler`` (card play): ``fast`` deals the worlds with the compiled :func:`quick_sample_view`,
     ``classic`` with :func:`sample_view` (the same distribution, another random stream); default
     ``fast`` in :data:`FAST_SAMPLER_VARIANTS` (standard, Gym), ``classic`` elsewhere (Trend, Turbo,
@@ -589,6 +596,7 @@ class SearchBot:
         value: str | None = None,
         value_mix: float = 1.0,
         value_cards: int = 4,
+        belief: str | None = None,
     ) -> None:
         from .moon import MOON_MODELS, SEARCH_POLICIES
 
@@ -640,6 +648,11 @@ class SearchBot:
         if value_cards < 2:
             raise ValueError("value_cards must be at least 2")
         self.value_cards = value_cards
+        self.belief = belief
+        if belief is not None and belief != "default":
+            from .belief import belief_file
+
+            belief_file(belief)  # a missing or foreign file is an error now, not at the first card
         self.think_ms = think_ms
         self.simulations = simulations
         self.rollout = rollout
@@ -707,18 +720,37 @@ class SearchBot:
 
     def _sampler(self, view: SeatView) -> Callable[[random.Random], list[CardSet]]:
         """Deals of the hidden cards for ``view``: with ``inference``, weighed by what the play says;
-        else :func:`quick_sample_view` (``sampler="fast"``, the default in :data:`FAST_SAMPLER_VARIANTS`)
-        or :func:`sample_view` (``"classic"``). (With ``inference`` and the fast sampler, the
-        cards the evidence does not place are dealt by the compiled sampler.)"""
-        if not self.inference:
-            if self.sampler == "fast" or (self.sampler is None and view.rules.name in FAST_SAMPLER_VARIANTS):
-                return lambda rng: quick_sample_view(view, rng)
-            return lambda rng: sample_view(view, rng)
-        from .inference import infer, sample_inferred
-
-        facts = infer(view)
+        with ``belief``, every unseen card placed by the belief network's odds (and ``inference``'s
+        on top); else :func:`quick_sample_view` (``sampler="fast"``, the default in
+        :data:`FAST_SAMPLER_VARIANTS`) or :func:`sample_view` (``"classic"``). (With ``inference``
+        and the fast sampler, the cards the evidence does not place are dealt by the compiled
+        sampler.)"""
         fast = self.sampler == "fast" or (self.sampler is None and view.rules.name in FAST_SAMPLER_VARIANTS)
+        net = self._belief_net(view)
+        if not self.inference and net is None:
+            return (lambda rng: quick_sample_view(view, rng)) if fast else (lambda rng: sample_view(view, rng))
+        from .inference import Inference, infer, sample_inferred
+
+        v = view.voids
+        facts = infer(view) if self.inference else Inference((v[0], v[1], v[2], v[3]), {})
+        if net is not None:
+            from .belief import soft_weights
+
+            soft = soft_weights(view, net.probs(view))
+            for c, ws in facts.soft.items():
+                if c in soft:
+                    soft[c] = (soft[c][0] * ws[0], soft[c][1] * ws[1], soft[c][2] * ws[2], soft[c][3] * ws[3])
+            facts = Inference(facts.voids, soft)
         return lambda rng: sample_inferred(view, facts, rng, fast)
+
+    def _belief_net(self, view: SeatView) -> Any:
+        """The belief network that deals this card decision's worlds (None: none, the default), in
+        :data:`BELIEF_VARIANTS` only."""
+        if self.belief is None or view.rules.name not in BELIEF_VARIANTS or view.phase is not Phase.PLAY:
+            return None
+        from .belief import belief_file, default_belief
+
+        return default_belief() if self.belief == "default" else belief_file(self.belief)
 
     # ------------------------------------------------------------------ act
     def act(self, view: SeatView, rng: random.Random) -> Action:

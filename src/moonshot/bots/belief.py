@@ -1,0 +1,243 @@
+"""The belief network: who holds each unseen card, read from the play so far (``search:belief=...``).
+
+``search`` deals its worlds uniformly, within the voids and the cards it knows (passes, claims),
+so a seat that has led aces and won every trick is dealt a hand like anyone else's. A shooter
+shows itself in just that way, long before it has taken enough points to look like a threat,
+and a search that cannot see it does not defend in time. This network reads a seat's
+information set (:class:`~moonshot.views.SeatView`: nothing it could not know) and gives, for
+every unseen card, the probability that each of the other three seats holds it. The sampler
+then places every unseen card in proportion to it (:func:`soft_weights` feeds
+:func:`moonshot.bots.inference.sample_inferred`, which keeps the voids, the known cards and the
+hand sizes exact).
+
+Input (:func:`belief_row`, seen from the deciding seat, the others in playing order after it):
+my hand and the unseen cards; per other seat the cards it played, the cards it won tricks with,
+the cards it led (and those I know it holds), its voids, cards left, points, hearts and the
+queen taken; the trick number and whether hearts are broken. Output: 52 x 3 logits, a softmax
+over the seats that can still hold each card. A ReLU perceptron in NumPy; trained by ``moonshot
+train-belief`` (:mod:`moonshot.learn_belief`) on where the cards really were, in deals between
+``learned`` players and shooters. The packaged weights are ``moonshot/bots/data/belief.npz``,
+read once per process; ``belief=PATH`` reads a file instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from moonshot.cards import HEARTS_MASK, QUEEN_SPADES, CardSet
+from moonshot.views import SeatView
+
+BELIEF_FORMAT = "moonshot.belief/1"
+_SLOT_EXTRA = 8  # voids (4), cards left, points, hearts, the queen
+N_BELIEF_FEATURES = 2 * 52 + 3 * (3 * 52 + _SLOT_EXTRA) + 2
+_QS_BIT = 1 << QUEEN_SPADES
+
+
+def _card_bits(masks: list[CardSet]) -> np.ndarray:
+    """``(len(masks), 52)`` 0/1 rows, card ``c`` in column ``c``."""
+    a = np.asarray(masks, dtype="<u8")
+    return np.unpackbits(a.view(np.uint8).reshape(len(masks), 8), axis=1, bitorder="little")[:, :52]
+
+
+def belief_row(view: SeatView) -> np.ndarray:
+    """The network's input for ``view`` (a card-play decision): ``(N_BELIEF_FEATURES,)`` float32."""
+    me = view.seat
+    played = [0, 0, 0, 0]
+    won_with = [0, 0, 0, 0]
+    led = [0, 0, 0, 0]
+    tricks = [(t.cards, t.seats) for t in view.tricks]
+    if view.trick:
+        tricks.append((tuple(c for _, c in view.trick), tuple(s for s, _ in view.trick)))
+    for cards, seats in tricks:
+        led[seats[0]] |= 1 << cards[0]
+        suit = cards[0] // 13
+        win, winner = -1, -1
+        for c, s in zip(cards, seats):
+            played[s] |= 1 << c
+            if c // 13 == suit and c > win:
+                win, winner = c, s
+        won_with[winner] |= 1 << win  # (the card winning the trick so far, for the trick under way)
+    unseen = view.unseen
+    masks = [view.hand, unseen]
+    extra = np.zeros((3, _SLOT_EXTRA), np.float32)
+    for j in range(3):
+        s = (me + 1 + j) & 3
+        masks += [played[s], won_with[s], led[s] | (view.known_cards[s] & unseen)]
+        for su in range(4):
+            extra[j, su] = view.voids[s] >> su & 1
+        taken = view.taken[s]
+        extra[j, 4] = view.cards_left[s] / 13.0
+        extra[j, 5] = view.points[s] / 26.0
+        extra[j, 6] = (taken & HEARTS_MASK).bit_count() / 13.0
+        extra[j, 7] = 1.0 if taken & _QS_BIT else 0.0
+    bits = _card_bits(masks).astype(np.float32)
+    parts = [bits[0], bits[1]]
+    for j in range(3):
+        parts += [bits[2 + 3 * j], bits[3 + 3 * j], bits[4 + 3 * j], extra[j]]
+    parts.append(np.asarray([view.trick_no / 13.0, 1.0 if view.hearts_broken else 0.0], np.float32))
+    return np.concatenate(parts)
+
+
+def possible(view: SeatView) -> np.ndarray:
+    """``(52, 3)``: 1 where the other seat ``j`` (playing order after me) may hold unseen card ``c``
+    (not void in its suit, cards left, not known to be elsewhere)."""
+    me = view.seat
+    out = np.zeros((52, 3), np.float32)
+    unseen = view.unseen
+    known = [view.known_cards[(me + 1 + j) & 3] & unseen for j in range(3)]
+    for j in range(3):
+        s = (me + 1 + j) & 3
+        if view.cards_left[s] == 0:
+            continue
+        for su in range(4):
+            if not view.voids[s] >> su & 1:
+                out[13 * su : 13 * su + 13, j] = 1.0
+    col = _card_bits([unseen])[0].astype(bool)
+    out[~col] = 0.0
+    for j in range(3):
+        k = _card_bits([known[j]])[0].astype(bool)
+        out[k] = 0.0
+        out[k, j] = 1.0
+    return out
+
+
+def holders(view: SeatView, hands: list[CardSet]) -> np.ndarray:
+    """``(52,)`` int8: which other seat (0..2, playing order after me) holds each unseen card in
+    ``hands``; -1 for cards that are not unseen."""
+    me = view.seat
+    y = np.full(52, -1, np.int8)
+    for j in range(3):
+        y[_card_bits([hands[(me + 1 + j) & 3] & view.unseen])[0].astype(bool)] = j
+    return y
+
+
+def masked_softmax(logits: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Softmax of ``logits`` ``(..., 3)`` over the entries where ``mask`` is set (rows with none: 0)."""
+    z = np.where(mask > 0, logits, -1e9)
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z) * (mask > 0)
+    total = e.sum(axis=-1, keepdims=True)
+    out: np.ndarray = e / np.where(total > 0, total, 1.0)
+    return out
+
+
+@dataclass(frozen=True)
+class BeliefNet:
+    """ReLU layers to 156 logits: card ``c`` held by the other seat ``j`` is logit ``3c + j``."""
+
+    layers: tuple[tuple[np.ndarray, np.ndarray], ...]
+
+    def logits(self, rows: np.ndarray) -> np.ndarray:
+        h = rows
+        last = len(self.layers) - 1
+        for i, (wt, b) in enumerate(self.layers):
+            h = h @ wt + b
+            if i < last:
+                h = np.maximum(h, 0.0)
+        return h
+
+    def probs(self, view: SeatView) -> np.ndarray:
+        """``(52, 3)``: the chance each other seat (playing order after me) holds each card (rows of
+        cards that are not unseen are 0)."""
+        z = self.logits(belief_row(view)[None, :]).reshape(52, 3)
+        return masked_softmax(z, possible(view))
+
+    def to_arrays(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"format": np.array(BELIEF_FORMAT)}
+        for i, (wt, b) in enumerate(self.layers):
+            out[f"w{i}"] = wt
+            out[f"b{i}"] = b
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: Any) -> BeliefNet:
+        if "format" not in arrays or str(arrays["format"]) != BELIEF_FORMAT:
+            raise ValueError(f"not a belief network (format {BELIEF_FORMAT}); make one with `moonshot train-belief`")
+        layers = []
+        i = 0
+        while f"w{i}" in arrays:
+            layers.append((np.asarray(arrays[f"w{i}"], dtype=np.float32), np.asarray(arrays[f"b{i}"], np.float32)))
+            i += 1
+        if not layers or layers[0][0].shape[0] != N_BELIEF_FEATURES or layers[-1][0].shape[1] != 156:
+            raise ValueError("the belief network's shape does not fit this version's input; retrain it")
+        return cls(tuple(layers))
+
+
+def soft_weights(view: SeatView, probs: np.ndarray) -> dict[int, tuple[float, float, float, float]]:
+    """Per unseen card not known to be anywhere, a weight per seat (seat order) for the sampler's
+    weighted placement (:func:`moonshot.bots.inference.sample_inferred`), which draws a seat in
+    proportion to its room times its weight: the belief divided by the seat's room now, so that
+    the first card placed follows the belief exactly."""
+    me = view.seat
+    unseen = view.unseen
+    known = 0
+    room = [0, 0, 0]
+    for j in range(3):
+        s = (me + 1 + j) & 3
+        k = view.known_cards[s] & unseen
+        known |= k
+        room[j] = max(1, view.cards_left[s] - k.bit_count())
+    scaled = (probs / np.asarray(room, np.float32)).tolist()
+    out: dict[int, tuple[float, float, float, float]] = {}
+    free = unseen & ~known
+    while free:
+        low = free & -free
+        c = low.bit_length() - 1
+        free ^= low
+        w = [0.0, 0.0, 0.0, 0.0]
+        for j in range(3):
+            w[(me + 1 + j) & 3] = scaled[c][j]
+        out[c] = (w[0], w[1], w[2], w[3])
+    return out
+
+
+_DEFAULT: BeliefNet | None = None
+_FILES: dict[str, BeliefNet] = {}
+WEIGHTS_RESOURCE = "belief.npz"
+
+
+def load_belief(path: Any) -> BeliefNet:
+    """The network in a file ``moonshot train-belief`` wrote (a path or an open binary file)."""
+    with np.load(path) as arrays:
+        return BeliefNet.from_arrays(dict(arrays))
+
+
+def default_belief() -> BeliefNet:
+    """The packaged belief network (``moonshot/bots/data/belief.npz``), loaded once per process."""
+    global _DEFAULT
+    if _DEFAULT is None:
+        from importlib.resources import files
+
+        with files("moonshot.bots.data").joinpath(WEIGHTS_RESOURCE).open("rb") as f:
+            _DEFAULT = load_belief(f)
+    return _DEFAULT
+
+
+def belief_file(path: str) -> BeliefNet:
+    """The belief network in file ``path``, read once per process (``search:belief=PATH``)."""
+    found = _FILES.get(path)
+    if found is None:
+        try:
+            found = load_belief(path)
+        except (OSError, KeyError, ValueError) as e:
+            raise ValueError(f"cannot read a belief network from {path!r}: {e}") from e
+        _FILES[path] = found
+    return found
+
+
+__all__ = [
+    "BELIEF_FORMAT",
+    "N_BELIEF_FEATURES",
+    "BeliefNet",
+    "belief_file",
+    "belief_row",
+    "default_belief",
+    "holders",
+    "load_belief",
+    "masked_softmax",
+    "possible",
+    "soft_weights",
+]
