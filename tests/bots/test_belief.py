@@ -15,10 +15,10 @@ from moonshot.bots.belief import (
     BeliefNet,
     belief_file,
     belief_row,
+    deal_weights,
     default_belief,
     holders,
     possible,
-    soft_weights,
 )
 from moonshot.bots.random import RandomBot
 from moonshot.bots.search import SearchBot
@@ -83,12 +83,16 @@ def test_the_packaged_odds_are_distributions_over_the_seats_that_may_hold_each_c
     assert np.all(p[m == 0] == 0)
     unseen = [c for c in range(52) if view.unseen >> c & 1]
     assert np.allclose(p[unseen].sum(axis=1), 1.0, atol=1e-5)
-    soft = soft_weights(view, p)
-    known = 0
-    for s in range(4):
-        known |= view.known_cards[s]
-    assert set(soft) == {c for c in unseen if not known >> c & 1}
-    assert all(w[view.seat] == 0.0 for w in soft.values())
+    w = deal_weights(view, p)
+    me = view.seat
+    others = [(me + 1 + j) & 3 for j in range(3)]
+    room = [max(1, view.cards_left[s] - (view.known_cards[s] & view.unseen).bit_count()) for s in others]
+    for c in unseen:  # the belief over the seat's room (a floor keeps every possible seat possible)
+        assert w[4 * c + me] == 0.0
+        for j, s in enumerate(others):
+            assert (w[4 * c + s] > 0) == bool(m[c, j])
+            if m[c, j]:
+                assert abs(w[4 * c + s] * room[j] - p[c, j]) < 2e-4
 
 
 def test_the_packaged_network_places_the_cards_better_than_dealing_them_uniformly() -> None:

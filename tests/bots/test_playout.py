@@ -8,7 +8,7 @@ import random
 import pytest
 
 from moonshot.actions import Charge, Expose, Play
-from moonshot.bots.playout import ROLLOUT_POLICIES, Deal, DealRules, quick_deal, start_of_play
+from moonshot.bots.playout import ROLLOUT_POLICIES, Deal, DealRules, quick_deal, start_of_play, weighted_deal
 from moonshot.bots.random import RandomBot
 from moonshot.cards import ALL_CARDS, SUIT_MASKS
 from moonshot.engine import Game, Phase
@@ -162,6 +162,50 @@ def test_quick_deal_respects_hand_sizes_voids_and_known_cards(seed: int) -> None
         for suit in range(4):
             if voids[s] >> suit & 1:
                 assert not hands[s] & SUIT_MASKS[suit]
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_weighted_deal_respects_hand_sizes_voids_and_known_cards_whatever_the_odds(seed: int) -> None:
+    rng = random.Random(seed)
+    truth, gone, voids, known, counts = _constrained_position(rng)
+    unseen = ALL_CARDS & ~truth[0] & ~gone
+    weights = [rng.choice((0.01, 0.5, 1.0, 7.0)) for _ in range(208)]
+    hands = weighted_deal(0, truth[0], unseen, counts, known, voids, weights, rng)
+    if hands is None:
+        return
+    assert hands[0] == truth[0] and hands[1] | hands[2] | hands[3] == unseen
+    assert not (hands[1] & hands[2] or hands[1] & hands[3] or hands[2] & hands[3])
+    for s in range(1, 4):
+        assert hands[s].bit_count() == counts[s] and hands[s] & known[s] == known[s]
+        for suit in range(4):
+            if voids[s] >> suit & 1:
+                assert not hands[s] & SUIT_MASKS[suit]
+
+
+def test_weighted_deal_follows_its_odds() -> None:
+    rng = random.Random(1)
+    mine = SUIT_MASKS[3]
+    unseen = ALL_CARDS & ~mine
+    ones = [1.0] * 208
+    assert weighted_deal(0, mine, unseen, [13, 13, 13, 12], [0] * 4, [0] * 4, ones, rng) is None
+    assert weighted_deal(0, mine, unseen, [13] * 4, [0] * 4, [0, 1, 1, 1], ones, rng) is None
+    # the seven of clubs four times likelier in seat 2 than in 1 or 3; a weight of 0 rules a seat out
+    odds = ones[:]
+    odds[4 * 5 + 2] = 4.0
+    odds[4 * 6 + 3] = 0.0
+    hits = [0, 0, 0, 0]
+    n = 3000
+    for _ in range(n):
+        hands = weighted_deal(0, mine, unseen, [13] * 4, [0] * 4, [0] * 4, odds, rng)
+        assert hands is not None and not hands[3] >> 6 & 1
+        for s in range(1, 4):
+            hits[s] += hands[s] >> 5 & 1
+    assert abs(hits[2] / n - 4 / 6) < 0.04 and abs(hits[1] / n - 1 / 6) < 0.04
+    # every seat with room at 0 for a card: no deal
+    dead = ones[:]
+    for s in range(4):
+        dead[4 * 7 + s] = 0.0
+    assert weighted_deal(0, mine, unseen, [13] * 4, [0] * 4, [0] * 4, dead, rng) is None
 
 
 def test_quick_deal_refuses_an_inconsistent_position_and_deals_uniformly_without_voids() -> None:

@@ -166,31 +166,32 @@ class BeliefNet:
         return cls(tuple(layers))
 
 
-def soft_weights(view: SeatView, probs: np.ndarray) -> dict[int, tuple[float, float, float, float]]:
-    """Per unseen card not known to be anywhere, a weight per seat (seat order) for the sampler's
-    weighted placement (:func:`moonshot.bots.inference.sample_inferred`), which draws a seat in
-    proportion to its room times its weight: the belief divided by the seat's room now, so that
-    the first card placed follows the belief exactly."""
+def deal_weights(
+    view: SeatView, probs: np.ndarray, factors: dict[int, tuple[float, float, float, float]] | None = None
+) -> list[float]:
+    """The odds :func:`moonshot.bots.playout.weighted_deal` deals ``view``'s worlds with: entry
+    ``4c + s`` is the belief that seat ``s`` holds card ``c``, divided by the room ``s`` has for
+    unknown cards (the dealer multiplies by the room left, so the first card placed follows the
+    belief exactly), times ``factors[c][s]`` where given (``inference``'s soft evidence). A floor
+    keeps every seat that may hold a card possible, so a deal is never ruled out by rounding."""
     me = view.seat
     unseen = view.unseen
-    known = 0
-    room = [0, 0, 0]
+    room = [1, 1, 1]
     for j in range(3):
         s = (me + 1 + j) & 3
-        k = view.known_cards[s] & unseen
-        known |= k
-        room[j] = max(1, view.cards_left[s] - k.bit_count())
-    scaled = (probs / np.asarray(room, np.float32)).tolist()
-    out: dict[int, tuple[float, float, float, float]] = {}
-    free = unseen & ~known
-    while free:
-        low = free & -free
-        c = low.bit_length() - 1
-        free ^= low
-        w = [0.0, 0.0, 0.0, 0.0]
-        for j in range(3):
-            w[(me + 1 + j) & 3] = scaled[c][j]
-        out[c] = (w[0], w[1], w[2], w[3])
+        room[j] = max(1, view.cards_left[s] - (view.known_cards[s] & unseen).bit_count())
+    mask = possible(view)
+    scaled = ((probs + 1e-4 * mask) / np.asarray(room, np.float32)).tolist()
+    out = [1.0] * 208
+    for c in range(52):
+        if unseen >> c & 1:
+            out[4 * c + me] = 0.0
+            for j in range(3):
+                out[4 * c + ((me + 1 + j) & 3)] = scaled[c][j]
+    if factors:
+        for c, ws in factors.items():
+            for s in range(4):
+                out[4 * c + s] *= ws[s]
     return out
 
 
@@ -234,10 +235,10 @@ __all__ = [
     "BeliefNet",
     "belief_file",
     "belief_row",
+    "deal_weights",
     "default_belief",
     "holders",
     "load_belief",
     "masked_softmax",
     "possible",
-    "soft_weights",
 ]

@@ -373,6 +373,80 @@ def quick_deal(
     return None
 
 
+def weighted_deal(
+    me: int,
+    my_hand: CardSet,
+    unseen: CardSet,
+    counts: list[int],
+    known: list[CardSet],
+    voids: list[int],
+    weights: list[float],
+    rng: random.Random,
+) -> list[CardSet] | None:
+    """:func:`quick_deal` with odds: a free card ``c`` goes to a seat ``s`` that can take it with
+    probability in proportion to the room ``s`` has left times ``weights[4 * c + s]`` (all ones:
+    :func:`quick_deal`'s rule). ``None`` on an inconsistent position or after 8 dead ends (a card
+    whose every seat with room has weight 0), for the caller to fall back on."""
+    hands = [0, 0, 0, 0]
+    room = [0, 0, 0, 0]
+    hands[me] = my_hand
+    free = unseen
+    total = 0
+    for s in range(4):
+        if s == me:
+            continue
+        k = known[s] & unseen
+        hands[s] = k
+        free &= ~k
+        r = counts[s] - k.bit_count()
+        if r < 0:
+            return None
+        room[s] = r
+        total += r
+    if total != free.bit_count():
+        return None
+    elig = [0, 0, 0, 0]
+    for suit in range(4):
+        for s in range(4):
+            if s != me and not voids[s] >> suit & 1:
+                elig[suit] |= 1 << s
+    order = sorted(range(4), key=lambda su: elig[su].bit_count() * 4 + su)
+    share = [0.0, 0.0, 0.0, 0.0]
+    for _attempt in range(8):
+        out = hands[:]
+        left = room[:]
+        ok = True
+        for su in order:
+            e = elig[su]
+            m = free & SUIT_MASKS[su]
+            while m:
+                low = m & -m
+                m ^= low
+                base = 4 * (low.bit_length() - 1)
+                tot = 0.0
+                for s in range(4):
+                    share[s] = left[s] * weights[base + s] if e >> s & 1 else 0.0
+                    tot += share[s]
+                if tot <= 0.0:
+                    ok = False
+                    break
+                x = rng.random() * tot
+                pick = -1
+                for s in range(4):
+                    if share[s] > 0.0:
+                        pick = s
+                        if x < share[s]:
+                            break
+                        x -= share[s]
+                out[pick] |= low
+                left[pick] -= 1
+            if not ok:
+                break
+        if ok:
+            return out
+    return None
+
+
 # ---------------------------------------------------------------------- rollout policies
 def random_policy(deal: Deal, seat: int, legal: CardSet, rng: random.Random) -> int:
     """A uniformly random legal card."""
@@ -529,4 +603,5 @@ __all__ = [
     "greedy_policy",
     "quick_deal",
     "random_policy",
+    "weighted_deal",
 ]

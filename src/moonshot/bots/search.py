@@ -50,7 +50,7 @@ from moonshot.engine import Phase
 from moonshot.rules import MoonRule, PassDirection, Rules, score_deal
 from moonshot.views import SeatView
 
-from .playout import MOON_CARDS, Deal, DealRules, Policy, quick_deal, start_of_play
+from .playout import MOON_CARDS, Deal, DealRules, Policy, quick_deal, start_of_play, weighted_deal
 
 Clock = Callable[[], float]
 NINES_MASK = sum(1 << (s * 13 + 7) for s in range(4))
@@ -720,8 +720,9 @@ class SearchBot:
 
     def _sampler(self, view: SeatView) -> Callable[[random.Random], list[CardSet]]:
         """Deals of the hidden cards for ``view``: with ``inference``, weighed by what the play says;
-        with ``belief``, every unseen card placed by the belief network's odds (and ``inference``'s
-        on top); else :func:`quick_sample_view` (``sampler="fast"``, the default in
+        with ``belief``, every unseen card placed by the belief network's odds (``inference``'s on
+        top) by the compiled :func:`~moonshot.bots.playout.weighted_deal`; else
+        :func:`quick_sample_view` (``sampler="fast"``, the default in
         :data:`FAST_SAMPLER_VARIANTS`) or :func:`sample_view` (``"classic"``). (With ``inference``
         and the fast sampler, the cards the evidence does not place are dealt by the compiled
         sampler.)"""
@@ -729,19 +730,27 @@ class SearchBot:
         net = self._belief_net(view)
         if not self.inference and net is None:
             return (lambda rng: quick_sample_view(view, rng)) if fast else (lambda rng: sample_view(view, rng))
-        from .inference import Inference, infer, sample_inferred
+        from .inference import infer, sample_inferred
 
-        v = view.voids
-        facts = infer(view) if self.inference else Inference((v[0], v[1], v[2], v[3]), {})
-        if net is not None:
-            from .belief import soft_weights
+        if net is None:
+            facts = infer(view)
+            return lambda rng: sample_inferred(view, facts, rng, fast)
+        from .belief import deal_weights
 
-            soft = soft_weights(view, net.probs(view))
-            for c, ws in facts.soft.items():
-                if c in soft:
-                    soft[c] = (soft[c][0] * ws[0], soft[c][1] * ws[1], soft[c][2] * ws[2], soft[c][3] * ws[3])
-            facts = Inference(facts.voids, soft)
-        return lambda rng: sample_inferred(view, facts, rng, fast)
+        evidence = infer(view) if self.inference else None
+        factors = evidence.soft if evidence is not None else None
+        voids = list(evidence.voids if evidence is not None else view.voids)
+        weights = deal_weights(view, net.probs(view), factors)
+        me, hand, unseen = view.seat, view.hand, view.unseen
+        counts, known = list(view.cards_left), list(view.known_cards)
+
+        def deal(rng: random.Random) -> list[CardSet]:
+            hands = weighted_deal(me, hand, unseen, counts, known, voids, weights, rng)
+            if hands is None:  # (a position the weighted dealer finds no deal for: the plain sampler's)
+                return sample_hands(me, hand, unseen, counts, known, voids, rng)
+            return hands
+
+        return deal
 
     def _belief_net(self, view: SeatView) -> Any:
         """The belief network that deals this card decision's worlds (None: none, the default), in
