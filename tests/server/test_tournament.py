@@ -192,15 +192,17 @@ async def test_a_claim_that_fails_leaves_the_tournament_for_a_later_start(tmp_pa
         await store.close()
 
 
-async def test_a_request_over_the_network_names_no_value_network_file() -> None:
-    """``search --value PATH`` reads a file on the server (as ``--network`` does): over the
-    network only the words ``default`` and ``off`` are taken."""
+async def test_a_request_over_the_network_names_no_value_or_belief_network_file() -> None:
+    """``search --value PATH`` and ``--belief PATH`` read a file on the server (as ``--network``
+    does): over the network only the words ``default`` and ``off`` (``default`` for the belief)
+    are taken."""
     host = TournamentHost(policy=TablePolicy(decision_timeout=5), show_up=5)
-    for word in ("off", "default"):
-        spec = make_spec("standard", 1, ["random", f"search --value {word} --simulations 3"], deals_per_set=1)
+    for ok in ("--value off", "--value default", "--belief default"):
+        spec = make_spec("standard", 1, ["random", f"search {ok} --simulations 3"], deals_per_set=1)
         host._check_options(spec)
     for path in ("/dev/stdin", "/etc/passwd", "src/moonshot/bots/data/value.npz"):
-        spec = make_spec("standard", 1, ["random", f"search --value {path}"], deals_per_set=1)
-        with pytest.raises(ValueError, match="--value is not taken over the network"):
-            host._check_options(spec)
+        for key in ("value", "belief"):
+            spec = make_spec("standard", 1, ["random", f"search --{key} {path}"], deals_per_set=1)
+            with pytest.raises(ValueError, match=f"--{key} is not taken over the network"):
+                host._check_options(spec)
     await host.close()

@@ -214,9 +214,10 @@ BOT_BUDGET_LIMITS = {"think_ms": 1000, "simulations": 2000, "worlds": 100}
 # server (reading /dev/stdin would stall the server; others would say which files exist), and
 # ``clock`` and ``policy`` take Python objects, not the text a request carries
 NETWORK_REFUSED_OPTIONS = frozenset({"network", "clock", "policy"})
-# ``value`` (search's value network) may name a file on the server too: over the network only
-# these words, never a path
+# ``value`` and ``belief`` (search's value and belief networks) may name a file on the server
+# too: over the network only these words, never a path
 NETWORK_VALUE_NAMES = frozenset({"default", "off"})
+NETWORK_FILE_OPTIONS: dict[str, frozenset[str]] = {"value": NETWORK_VALUE_NAMES, "belief": frozenset({"default"})}
 
 
 class TournamentHost:
@@ -257,11 +258,12 @@ class TournamentHost:
             refused = sorted(NETWORK_REFUSED_OPTIONS & set(e.options))
             if refused:
                 raise ValueError(f"entrant {e.name}: --{refused[0].replace('_', '-')} is not taken over the network")
-            if "value" in e.options and e.options["value"] not in NETWORK_VALUE_NAMES:
-                raise ValueError(
-                    f"entrant {e.name}: --value is not taken over the network as a file (only "
-                    f"{' or '.join(sorted(NETWORK_VALUE_NAMES))})"
-                )
+            for key, words in NETWORK_FILE_OPTIONS.items():
+                if key in e.options and e.options[key] not in words:
+                    raise ValueError(
+                        f"entrant {e.name}: --{key} is not taken over the network as a file (only "
+                        f"{' or '.join(sorted(words))})"
+                    )
             for key, cap in BOT_BUDGET_LIMITS.items():
                 value = e.options.get(key)
                 if isinstance(value, (int, float)) and not isinstance(value, bool) and value > cap:

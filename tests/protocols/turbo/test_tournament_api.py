@@ -97,6 +97,7 @@ async def test_a_caller_gets_a_fair_share(env: Env) -> None:
             "learned --network /etc/passwd",
             "search --clock now",
             "search --value /dev/stdin",  # the value network's file, likewise
+            "search --belief /dev/stdin",  # and the belief network's
         ):
             r = await c.post("/api/tournaments", json={"bots": ["random", bad]})
             assert r.status_code == 400 and "is not taken over the network" in r.json()["error"], r.text
