@@ -383,10 +383,13 @@ def weighted_deal(
     weights: list[float],
     rng: random.Random,
 ) -> list[CardSet] | None:
-    """:func:`quick_deal` with odds: a free card ``c`` goes to a seat ``s`` that can take it with
-    probability in proportion to the room ``s`` has left times ``weights[4 * c + s]`` (all ones:
-    :func:`quick_deal`'s rule). ``None`` on an inconsistent position or after 8 dead ends (a card
-    whose every seat with room has weight 0), for the caller to fall back on."""
+    """:func:`quick_deal` with odds: the free cards, in a random order, each go to a seat that can
+    take it with probability in proportion to the room that seat has left times
+    ``weights[4 * c + s]``. (The order is random, not :func:`quick_deal`'s suit by suit and low
+    to high: cards placed late are pushed by the room left rather than by their odds, so a fixed
+    order would always blunt the same cards' odds, the high ones.) ``None`` on an inconsistent
+    position or after 8 dead ends (a card no seat with room may take), for the caller to fall
+    back on."""
     hands = [0, 0, 0, 0]
     room = [0, 0, 0, 0]
     hands[me] = my_hand
@@ -410,38 +413,41 @@ def weighted_deal(
         for s in range(4):
             if s != me and not voids[s] >> suit & 1:
                 elig[suit] |= 1 << s
-    order = sorted(range(4), key=lambda su: elig[su].bit_count() * 4 + su)
+    cards: list[int] = []
+    m = free
+    while m:
+        low = m & -m
+        m ^= low
+        cards.append(low.bit_length() - 1)
+    n = len(cards)
     share = [0.0, 0.0, 0.0, 0.0]
     for _attempt in range(8):
+        for i in range(n - 1, 0, -1):  # (Fisher-Yates, one rng.random() a card)
+            j = int(rng.random() * (i + 1))
+            cards[i], cards[j] = cards[j], cards[i]
         out = hands[:]
         left = room[:]
         ok = True
-        for su in order:
-            e = elig[su]
-            m = free & SUIT_MASKS[su]
-            while m:
-                low = m & -m
-                m ^= low
-                base = 4 * (low.bit_length() - 1)
-                tot = 0.0
-                for s in range(4):
-                    share[s] = left[s] * weights[base + s] if e >> s & 1 else 0.0
-                    tot += share[s]
-                if tot <= 0.0:
-                    ok = False
-                    break
-                x = rng.random() * tot
-                pick = -1
-                for s in range(4):
-                    if share[s] > 0.0:
-                        pick = s
-                        if x < share[s]:
-                            break
-                        x -= share[s]
-                out[pick] |= low
-                left[pick] -= 1
-            if not ok:
+        for c in cards:
+            e = elig[c // 13]
+            base = 4 * c
+            tot = 0.0
+            for s in range(4):
+                share[s] = left[s] * weights[base + s] if e >> s & 1 else 0.0
+                tot += share[s]
+            if tot <= 0.0:
+                ok = False
                 break
+            x = rng.random() * tot
+            pick = -1
+            for s in range(4):
+                if share[s] > 0.0:
+                    pick = s
+                    if x < share[s]:
+                        break
+                    x -= share[s]
+            out[pick] |= 1 << c
+            left[pick] -= 1
         if ok:
             return out
     return None
