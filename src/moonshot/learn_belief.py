@@ -24,6 +24,7 @@ from moonshot.arena import deal_rules
 from moonshot.bots.belief import N_BELIEF_FEATURES, BeliefNet, belief_row, holders, masked_softmax, possible
 from moonshot.engine import Game, Phase
 from moonshot.learn import GenConfig, TrainConfig, adam_step, training_options
+from moonshot.learn_value import relu_forward, relu_grads
 from moonshot.variants import find_variant
 from moonshot.views import seat_view
 
@@ -60,6 +61,7 @@ def game_examples(config: GenConfig, record: dict[str, Any]) -> list[tuple[np.nd
 
 
 def examples(config: GenConfig, records: Sequence[dict[str, Any]], offset: int = 0) -> Examples:
+    """The examples of ``records``, their games numbered from ``offset``."""
     xs: list[np.ndarray] = []
     ys: list[np.ndarray] = []
     ms: list[np.ndarray] = []
@@ -134,23 +136,11 @@ def _loss_grad(z: np.ndarray, y: np.ndarray, mask: np.ndarray) -> tuple[float, n
     return loss, grad
 
 
-def _forward(params: list[np.ndarray], x: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-    acts = [x]
-    h = x
-    last = len(params) // 2 - 1
-    for i in range(last + 1):
-        h = h @ params[2 * i] + params[2 * i + 1]
-        if i < last:
-            h = np.maximum(h, 0.0)
-            acts.append(h)
-    return h, acts
-
-
 def _val_loss(params: list[np.ndarray], data: Examples, idx: np.ndarray) -> float:
     total = count = 0.0
     for i in range(0, len(idx), 4096):
         part = idx[i : i + 4096]
-        z, _ = _forward(params, data.x[part].astype(np.float32))
+        z, _ = relu_forward(params, data.x[part].astype(np.float32))
         loss, _ = _loss_grad(z, data.y[part], data.mask[part])
         k = float((data.y[part] >= 0).sum())
         total += loss * k
@@ -193,15 +183,10 @@ def train_belief(
         running = 0.0
         for bi in range(batches):
             idx = np.sort(perm[bi * config.batch : (bi + 1) * config.batch])
-            z, acts = _forward(params, data.x[idx].astype(np.float32))
+            z, acts = relu_forward(params, data.x[idx].astype(np.float32))
             loss, g = _loss_grad(z, data.y[idx], data.mask[idx])
             running += loss
-            grads: list[np.ndarray] = [np.zeros(0)] * len(params)
-            for li in reversed(range(len(params) // 2)):
-                grads[2 * li] = acts[li].T @ g
-                grads[2 * li + 1] = g.sum(axis=0)
-                if li:
-                    g = (g @ params[2 * li].T) * (acts[li] > 0)
+            grads = relu_grads(params, acts, g)
             step += 1
             lr = config.lr * 0.5 * (1 + np.cos(np.pi * step / total))
             adam_step(params, grads, m, v, step, lr, config.weight_decay)

@@ -112,7 +112,9 @@ class ValueTrainResult:
     history: list[tuple[int, float, float]]
 
 
-def _forward(params: list[np.ndarray], x: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+def relu_forward(params: list[np.ndarray], x: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """A ReLU perceptron's output (the last layer linear) and each layer's input, for
+    :func:`relu_grads` (``params``: weights and biases alternating)."""
     acts = [x]
     h = x
     n = len(params) // 2
@@ -122,6 +124,18 @@ def _forward(params: list[np.ndarray], x: np.ndarray) -> tuple[np.ndarray, list[
             h = np.maximum(h, 0.0)
             acts.append(h)
     return h, acts
+
+
+def relu_grads(params: list[np.ndarray], acts: list[np.ndarray], g: np.ndarray) -> list[np.ndarray]:
+    """The gradients of ``params`` (as :func:`relu_forward` takes them) given the loss's gradient
+    ``g`` at the output and the layers' inputs ``acts``."""
+    grads: list[np.ndarray] = [np.zeros(0)] * len(params)
+    for li in reversed(range(len(params) // 2)):
+        grads[2 * li] = acts[li].T @ g
+        grads[2 * li + 1] = g.sum(axis=0)
+        if li:
+            g = (g @ params[2 * li].T) * (acts[li] > 0)
+    return grads
 
 
 def _mse(net: ValueNet, x: np.ndarray, y: np.ndarray) -> float:
@@ -163,16 +177,11 @@ def train_value(
         loss = 0.0
         for bi in range(batches):
             idx = perm[bi * config.batch : (bi + 1) * config.batch]
-            out, acts = _forward(params, xt[idx])
+            out, acts = relu_forward(params, xt[idx])
             err = out - yt[idx]
             loss += float((err**2).mean())
             g = (2.0 / err.size) * err
-            grads: list[np.ndarray] = [np.zeros(0)] * len(params)
-            for li in reversed(range(len(params) // 2)):
-                grads[2 * li] = acts[li].T @ g
-                grads[2 * li + 1] = g.sum(axis=0)
-                if li:
-                    g = (g @ params[2 * li].T) * (acts[li] > 0)
+            grads = relu_grads(params, acts, g)
             step += 1
             lr = config.lr * 0.5 * (1 + np.cos(np.pi * step / total))
             adam_step(params, grads, m, v, step, lr, config.weight_decay)

@@ -562,7 +562,9 @@ class SearchBot:
     ``belief`` (session 13; default None, off): in :data:`BELIEF_VARIANTS` every unseen card of a
     card decision's worlds is placed by the odds of the belief network (:mod:`moonshot.bots.belief`:
     who holds it, read from the play so far; ``default``: the packaged network, a path: the one in
-    that file, ``moonshot train-belief --out``). Slower than the compiled sampler; not the default.
+    that file, ``moonshot train-belief --out``), dealt by the compiled
+    :func:`~moonshot.bots.playout.weighted_deal`. Not the default: not shown better at equal CPU
+    (docs/search.md, session 13).
     ``sampler`` (card play): ``fast`` deals the worlds with the compiled :func:`quick_sample_view`,
     ``classic`` with :func:`sample_view` (the same distribution, another random stream); default
     ``fast`` in :data:`FAST_SAMPLER_VARIANTS` (standard, Gym), ``classic`` elsewhere (Trend, Turbo,
