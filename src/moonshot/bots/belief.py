@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from moonshot.bots.mlp import WeightsFiles, layers_from_arrays, layers_to_arrays, relu_apply
 from moonshot.cards import HEARTS_MASK, QUEEN_SPADES, CardSet
 from moonshot.views import SeatView
 
@@ -131,13 +132,7 @@ class BeliefNet:
     layers: tuple[tuple[np.ndarray, np.ndarray], ...]
 
     def logits(self, rows: np.ndarray) -> np.ndarray:
-        h = rows
-        last = len(self.layers) - 1
-        for i, (wt, b) in enumerate(self.layers):
-            h = h @ wt + b
-            if i < last:
-                h = np.maximum(h, 0.0)
-        return h
+        return relu_apply(self.layers, rows)
 
     def probs(self, view: SeatView) -> np.ndarray:
         """``(52, 3)``: the chance each other seat (playing order after me) holds each card (rows of
@@ -146,24 +141,11 @@ class BeliefNet:
         return masked_softmax(z, possible(view))
 
     def to_arrays(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"format": np.array(BELIEF_FORMAT)}
-        for i, (wt, b) in enumerate(self.layers):
-            out[f"w{i}"] = wt
-            out[f"b{i}"] = b
-        return out
+        return layers_to_arrays(BELIEF_FORMAT, self.layers)
 
     @classmethod
     def from_arrays(cls, arrays: Any) -> BeliefNet:
-        if "format" not in arrays or str(arrays["format"]) != BELIEF_FORMAT:
-            raise ValueError(f"not a belief network (format {BELIEF_FORMAT}); make one with `moonshot train-belief`")
-        layers = []
-        i = 0
-        while f"w{i}" in arrays:
-            layers.append((np.asarray(arrays[f"w{i}"], dtype=np.float32), np.asarray(arrays[f"b{i}"], np.float32)))
-            i += 1
-        if not layers or layers[0][0].shape[0] != N_BELIEF_FEATURES or layers[-1][0].shape[1] != 156:
-            raise ValueError("the belief network's shape does not fit this version's input; retrain it")
-        return cls(tuple(layers))
+        return cls(layers_from_arrays(arrays, BELIEF_FORMAT, N_BELIEF_FEATURES, 156, "belief network", "train-belief"))
 
 
 def deal_weights(
@@ -195,8 +177,6 @@ def deal_weights(
     return out
 
 
-_DEFAULT: BeliefNet | None = None
-_FILES: dict[str, BeliefNet] = {}
 WEIGHTS_RESOURCE = "belief.npz"
 
 
@@ -206,27 +186,17 @@ def load_belief(path: Any) -> BeliefNet:
         return BeliefNet.from_arrays(dict(arrays))
 
 
+_WEIGHTS = WeightsFiles(WEIGHTS_RESOURCE, load_belief, "belief network")
+
+
 def default_belief() -> BeliefNet:
     """The packaged belief network (``moonshot/bots/data/belief.npz``), loaded once per process."""
-    global _DEFAULT
-    if _DEFAULT is None:
-        from importlib.resources import files
-
-        with files("moonshot.bots.data").joinpath(WEIGHTS_RESOURCE).open("rb") as f:
-            _DEFAULT = load_belief(f)
-    return _DEFAULT
+    return _WEIGHTS.default()
 
 
 def belief_file(path: str) -> BeliefNet:
     """The belief network in file ``path``, read once per process (``search:belief=PATH``)."""
-    found = _FILES.get(path)
-    if found is None:
-        try:
-            found = load_belief(path)
-        except (OSError, KeyError, ValueError) as e:
-            raise ValueError(f"cannot read a belief network from {path!r}: {e}") from e
-        _FILES[path] = found
-    return found
+    return _WEIGHTS.file(path)
 
 
 __all__ = [

@@ -298,23 +298,12 @@ Policy = Callable[[Deal, int, CardSet, random.Random], int]
 
 
 # ---------------------------------------------------------------------- a fast sampler
-def quick_deal(
-    me: int,
-    my_hand: CardSet,
-    unseen: CardSet,
-    counts: list[int],
-    known: list[CardSet],
-    voids: list[int],
-    rng: random.Random,
-) -> list[CardSet] | None:
-    """Deal ``unseen`` to the three seats other than ``me`` as :func:`moonshot.bots.search.sample_hands`
-    does (``counts[s]`` cards each, all of ``known[s]``, nothing in a suit of ``voids[s]``), compiled.
-
-    Each free card goes to a seat that can take it with probability in proportion to the room that
-    seat has left, the suits with fewest eligible seats first (with no voids this is a uniformly
-    random deal; seats eligible for a suit take its cards exchangeably, so no shuffling is needed).
-    One ``rng.random()`` a card. ``None`` on an inconsistent position or after 8 dead ends (the
-    caller falls back to the exact sampler)."""
+def _deal_start(
+    me: int, my_hand: CardSet, unseen: CardSet, counts: list[int], known: list[CardSet], voids: list[int]
+) -> tuple[list[CardSet], list[int], CardSet, list[int]] | None:
+    """What :func:`quick_deal` and :func:`weighted_deal` start from: the hands with the known cards
+    in them, each other seat's room for the free cards, the free cards, and the seats each suit
+    may go to (4-bit masks); ``None`` where the counts do not fit the cards."""
     hands = [0, 0, 0, 0]
     room = [0, 0, 0, 0]
     hands[me] = my_hand
@@ -338,6 +327,30 @@ def quick_deal(
         for s in range(4):
             if s != me and not voids[s] >> suit & 1:
                 elig[suit] |= 1 << s
+    return hands, room, free, elig
+
+
+def quick_deal(
+    me: int,
+    my_hand: CardSet,
+    unseen: CardSet,
+    counts: list[int],
+    known: list[CardSet],
+    voids: list[int],
+    rng: random.Random,
+) -> list[CardSet] | None:
+    """Deal ``unseen`` to the three seats other than ``me`` as :func:`moonshot.bots.search.sample_hands`
+    does (``counts[s]`` cards each, all of ``known[s]``, nothing in a suit of ``voids[s]``), compiled.
+
+    Each free card goes to a seat that can take it with probability in proportion to the room that
+    seat has left, the suits with fewest eligible seats first (with no voids this is a uniformly
+    random deal; seats eligible for a suit take its cards exchangeably, so no shuffling is needed).
+    One ``rng.random()`` a card. ``None`` on an inconsistent position or after 8 dead ends (the
+    caller falls back to the exact sampler)."""
+    start = _deal_start(me, my_hand, unseen, counts, known, voids)
+    if start is None:
+        return None
+    hands, room, free, elig = start
     order = sorted(range(4), key=lambda su: elig[su].bit_count() * 4 + su)
     for _attempt in range(8):
         out = hands[:]
@@ -390,29 +403,10 @@ def weighted_deal(
     order would always blunt the same cards' odds, the high ones.) ``None`` on an inconsistent
     position or after 8 dead ends (a card no seat with room may take), for the caller to fall
     back on."""
-    hands = [0, 0, 0, 0]
-    room = [0, 0, 0, 0]
-    hands[me] = my_hand
-    free = unseen
-    total = 0
-    for s in range(4):
-        if s == me:
-            continue
-        k = known[s] & unseen
-        hands[s] = k
-        free &= ~k
-        r = counts[s] - k.bit_count()
-        if r < 0:
-            return None
-        room[s] = r
-        total += r
-    if total != free.bit_count():
+    start = _deal_start(me, my_hand, unseen, counts, known, voids)
+    if start is None:
         return None
-    elig = [0, 0, 0, 0]
-    for suit in range(4):
-        for s in range(4):
-            if s != me and not voids[s] >> suit & 1:
-                elig[suit] |= 1 << s
+    hands, room, free, elig = start
     cards: list[int] = []
     m = free
     while m:

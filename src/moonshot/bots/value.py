@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from moonshot.bots.mlp import WeightsFiles, layers_from_arrays, layers_to_arrays, relu_apply
 from moonshot.bots.playout import Deal
 from moonshot.cards import HEARTS_MASK, QUEEN_SPADES
 
@@ -68,34 +69,15 @@ class ValueNet:
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
         """Expected final costs ``(n, 4)``, slot order (leader first), in points."""
-        h = rows
-        last = len(self.layers) - 1
-        for i, (wt, b) in enumerate(self.layers):
-            h = h @ wt + b
-            if i < last:
-                h = np.maximum(h, 0.0)
-        out: np.ndarray = h * COST_SCALE
+        out: np.ndarray = relu_apply(self.layers, rows) * COST_SCALE
         return out
 
     def to_arrays(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"format": np.array(VALUE_FORMAT)}
-        for i, (wt, b) in enumerate(self.layers):
-            out[f"w{i}"] = wt
-            out[f"b{i}"] = b
-        return out
+        return layers_to_arrays(VALUE_FORMAT, self.layers)
 
     @classmethod
     def from_arrays(cls, arrays: Any) -> ValueNet:
-        if "format" not in arrays or str(arrays["format"]) != VALUE_FORMAT:
-            raise ValueError(f"not a value network (format {VALUE_FORMAT}); make one with `moonshot train-value`")
-        layers = []
-        i = 0
-        while f"w{i}" in arrays:
-            layers.append((np.asarray(arrays[f"w{i}"], dtype=np.float32), np.asarray(arrays[f"b{i}"], np.float32)))
-            i += 1
-        if not layers or layers[0][0].shape[0] != N_VALUE_FEATURES or layers[-1][0].shape[1] != 4:
-            raise ValueError("the value network's shape does not fit this version's positions; retrain it")
-        return cls(tuple(layers))
+        return cls(layers_from_arrays(arrays, VALUE_FORMAT, N_VALUE_FEATURES, 4, "value network", "train-value"))
 
 
 def leaf_costs(net: ValueNet, deals: Sequence[Deal]) -> list[tuple[float, float, float, float]]:
@@ -111,8 +93,6 @@ def leaf_costs(net: ValueNet, deals: Sequence[Deal]) -> list[tuple[float, float,
     return out
 
 
-_DEFAULT: ValueNet | None = None
-_FILES: dict[str, ValueNet] = {}
 WEIGHTS_RESOURCE = "value.npz"
 
 
@@ -122,24 +102,14 @@ def load_value(path: Any) -> ValueNet:
         return ValueNet.from_arrays(dict(arrays))
 
 
+_WEIGHTS = WeightsFiles(WEIGHTS_RESOURCE, load_value, "value network")
+
+
 def default_value() -> ValueNet:
     """The packaged value network (``moonshot/bots/data/value.npz``), loaded once per process."""
-    global _DEFAULT
-    if _DEFAULT is None:
-        from importlib.resources import files
-
-        with files("moonshot.bots.data").joinpath(WEIGHTS_RESOURCE).open("rb") as f:
-            _DEFAULT = load_value(f)
-    return _DEFAULT
+    return _WEIGHTS.default()
 
 
 def value_file(path: str) -> ValueNet:
     """The value network in file ``path``, read once per process (``search:value=PATH``)."""
-    found = _FILES.get(path)
-    if found is None:
-        try:
-            found = load_value(path)
-        except (OSError, KeyError, ValueError) as e:
-            raise ValueError(f"cannot read a value network from {path!r}: {e}") from e
-        _FILES[path] = found
-    return found
+    return _WEIGHTS.file(path)

@@ -1,0 +1,58 @@
+"""The perceptrons' shared pieces: the forward pass, the weights files, reading each file once."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from moonshot.bots.mlp import WeightsFiles, layers_from_arrays, layers_to_arrays, relu_apply
+
+
+def _layers(sizes: list[int], seed: int = 0) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    rng = np.random.default_rng(seed)
+    return tuple(
+        (rng.standard_normal((a, b)).astype(np.float32), rng.standard_normal(b).astype(np.float32))
+        for a, b in pairwise(sizes)
+    )
+
+
+def test_relu_between_the_layers_and_the_last_one_linear() -> None:
+    layers = _layers([5, 4, 3])
+    x = np.random.default_rng(1).standard_normal((7, 5)).astype(np.float32)
+    hidden = np.maximum(x @ layers[0][0] + layers[0][1], 0.0)
+    assert np.allclose(relu_apply(layers, x), hidden @ layers[1][0] + layers[1][1])
+    assert (relu_apply(layers, x) < 0).any()  # (no ReLU on the output)
+
+
+def test_weights_round_trip_and_the_wrong_file_is_refused_with_what_to_do() -> None:
+    layers = _layers([6, 4, 2])
+    arrays = layers_to_arrays("test.net/1", layers)
+    back = layers_from_arrays(arrays, "test.net/1", 6, 2, "test network", "train-test")
+    assert all(np.array_equal(a, b) and np.array_equal(c, d) for (a, c), (b, d) in zip(layers, back))
+    with pytest.raises(ValueError, match=r"not a test network .*moonshot train-test"):
+        layers_from_arrays(arrays, "other.net/1", 6, 2, "test network", "train-test")
+    with pytest.raises(ValueError, match="test network's shape"):
+        layers_from_arrays(arrays, "test.net/1", 7, 2, "test network", "train-test")
+    with pytest.raises(ValueError, match="shape"):
+        layers_from_arrays({"format": arrays["format"]}, "test.net/1", 6, 2, "test network", "train-test")
+
+
+def test_each_file_is_read_once_and_a_bad_one_says_why(tmp_path: Path) -> None:
+    reads: list[object] = []
+
+    def load(source: object) -> str:
+        reads.append(source)
+        if isinstance(source, str) and source.endswith(".bad"):
+            raise ValueError("no such network")
+        return f"net from {source}"
+
+    files = WeightsFiles("value.npz", load, "test network")
+    assert files.file("a.npz") == files.file("a.npz") == "net from a.npz"
+    assert reads == ["a.npz"]
+    with pytest.raises(ValueError, match=r"cannot read a test network from 'x\.bad': no such network"):
+        files.file("x.bad")
+    first = files.default()
+    assert files.default() is first and len(reads) == 3  # the packaged file, once
