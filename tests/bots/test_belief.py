@@ -79,11 +79,12 @@ def test_the_packaged_odds_are_distributions_over_the_seats_that_may_hold_each_c
     _, view = _view_after(seed, moves)
     p = default_belief().probs(view)
     m = possible(view)
+    assert np.array_equal(default_belief().probs(view, m), p)  # the caller's mask, the same odds
     assert p.shape == (52, 3)
     assert np.all(p[m == 0] == 0)
     unseen = [c for c in range(52) if view.unseen >> c & 1]
     assert np.allclose(p[unseen].sum(axis=1), 1.0, atol=1e-5)
-    w = deal_weights(view, p)
+    w = deal_weights(view, p, m)
     me = view.seat
     others = [(me + 1 + j) & 3 for j in range(3)]
     room = [max(1, view.cards_left[s] - (view.known_cards[s] & view.unseen).bit_count()) for s in others]

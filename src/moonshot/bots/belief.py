@@ -134,11 +134,12 @@ class BeliefNet:
     def logits(self, rows: np.ndarray) -> np.ndarray:
         return relu_apply(self.layers, rows)
 
-    def probs(self, view: SeatView) -> np.ndarray:
+    def probs(self, view: SeatView, mask: np.ndarray | None = None) -> np.ndarray:
         """``(52, 3)``: the chance each other seat (playing order after me) holds each card (rows of
-        cards that are not unseen are 0)."""
+        cards that are not unseen are 0); ``mask``: :func:`possible` of ``view``, if the caller
+        has it already."""
         z = self.logits(belief_row(view)[None, :]).reshape(52, 3)
-        return masked_softmax(z, possible(view))
+        return masked_softmax(z, possible(view) if mask is None else mask)
 
     def to_arrays(self) -> dict[str, Any]:
         return layers_to_arrays(BELIEF_FORMAT, self.layers)
@@ -149,20 +150,23 @@ class BeliefNet:
 
 
 def deal_weights(
-    view: SeatView, probs: np.ndarray, factors: dict[int, tuple[float, float, float, float]] | None = None
+    view: SeatView,
+    probs: np.ndarray,
+    mask: np.ndarray,
+    factors: dict[int, tuple[float, float, float, float]] | None = None,
 ) -> list[float]:
     """The odds :func:`moonshot.bots.playout.weighted_deal` deals ``view``'s worlds with: entry
     ``4c + s`` is the belief that seat ``s`` holds card ``c``, divided by the room ``s`` has for
     unknown cards (the dealer multiplies by the room left, so the first card placed follows the
     belief exactly), times ``factors[c][s]`` where given (``inference``'s soft evidence). A floor
-    keeps every seat that may hold a card possible, so a deal is never ruled out by rounding."""
+    keeps every seat that may hold a card (``mask``, :func:`possible`) possible, so a deal is
+    never ruled out by rounding."""
     me = view.seat
     unseen = view.unseen
     room = [1, 1, 1]
     for j in range(3):
         s = (me + 1 + j) & 3
         room[j] = max(1, view.cards_left[s] - (view.known_cards[s] & unseen).bit_count())
-    mask = possible(view)
     scaled = ((probs + 1e-4 * mask) / np.asarray(room, np.float32)).tolist()
     out = [1.0] * 208
     for c in range(52):

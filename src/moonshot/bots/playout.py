@@ -299,13 +299,20 @@ Policy = Callable[[Deal, int, CardSet, random.Random], int]
 
 # ---------------------------------------------------------------------- a fast sampler
 def _deal_start(
-    me: int, my_hand: CardSet, unseen: CardSet, counts: list[int], known: list[CardSet], voids: list[int]
-) -> tuple[list[CardSet], list[int], CardSet, list[int]] | None:
-    """What :func:`quick_deal` and :func:`weighted_deal` start from: the hands with the known cards
-    in them, each other seat's room for the free cards, the free cards, and the seats each suit
-    may go to (4-bit masks); ``None`` where the counts do not fit the cards."""
-    hands = [0, 0, 0, 0]
-    room = [0, 0, 0, 0]
+    me: int,
+    my_hand: CardSet,
+    unseen: CardSet,
+    counts: list[int],
+    known: list[CardSet],
+    voids: list[int],
+    hands: list[CardSet],
+    room: list[int],
+    elig: list[int],
+) -> CardSet:
+    """What :func:`quick_deal` and :func:`weighted_deal` start from, written into the caller's
+    lists of four (no allocation on this hot path): ``hands`` with the known cards in them,
+    each other seat's ``room`` for the free cards, and the seats each suit may go to (``elig``,
+    4-bit masks). Returns the free cards, or -1 where the counts do not fit the cards."""
     hands[me] = my_hand
     free = unseen
     total = 0
@@ -317,17 +324,16 @@ def _deal_start(
         free &= ~k
         r = counts[s] - k.bit_count()
         if r < 0:
-            return None
+            return -1
         room[s] = r
         total += r
     if total != free.bit_count():
-        return None
-    elig = [0, 0, 0, 0]
+        return -1
     for suit in range(4):
         for s in range(4):
             if s != me and not voids[s] >> suit & 1:
                 elig[suit] |= 1 << s
-    return hands, room, free, elig
+    return free
 
 
 def quick_deal(
@@ -347,10 +353,12 @@ def quick_deal(
     random deal; seats eligible for a suit take its cards exchangeably, so no shuffling is needed).
     One ``rng.random()`` a card. ``None`` on an inconsistent position or after 8 dead ends (the
     caller falls back to the exact sampler)."""
-    start = _deal_start(me, my_hand, unseen, counts, known, voids)
-    if start is None:
+    hands = [0, 0, 0, 0]
+    room = [0, 0, 0, 0]
+    elig = [0, 0, 0, 0]
+    free = _deal_start(me, my_hand, unseen, counts, known, voids, hands, room, elig)
+    if free < 0:
         return None
-    hands, room, free, elig = start
     order = sorted(range(4), key=lambda su: elig[su].bit_count() * 4 + su)
     for _attempt in range(8):
         out = hands[:]
@@ -403,10 +411,12 @@ def weighted_deal(
     order would always blunt the same cards' odds, the high ones.) ``None`` on an inconsistent
     position or after 8 dead ends (a card no seat with room may take), for the caller to fall
     back on."""
-    start = _deal_start(me, my_hand, unseen, counts, known, voids)
-    if start is None:
+    hands = [0, 0, 0, 0]
+    room = [0, 0, 0, 0]
+    elig = [0, 0, 0, 0]
+    free = _deal_start(me, my_hand, unseen, counts, known, voids, hands, room, elig)
+    if free < 0:
         return None
-    hands, room, free, elig = start
     cards: list[int] = []
     m = free
     while m:

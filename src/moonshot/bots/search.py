@@ -737,12 +737,13 @@ class SearchBot:
         if net is None:
             facts = infer(view)
             return lambda rng: sample_inferred(view, facts, rng, fast)
-        from .belief import deal_weights
+        from .belief import deal_weights, possible
 
         evidence = infer(view) if self.inference else None
         factors = evidence.soft if evidence is not None else None
         voids = list(evidence.voids if evidence is not None else view.voids)
-        weights = deal_weights(view, net.probs(view), factors)
+        mask = possible(view)
+        weights = deal_weights(view, net.probs(view, mask), mask, factors)
         me, hand, unseen = view.seat, view.hand, view.unseen
         counts, known = list(view.cards_left), list(view.known_cards)
 
