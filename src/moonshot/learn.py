@@ -463,6 +463,69 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------- the command
+def save_weights(arrays: dict[str, Any], path: Path, meta: dict[str, Any] | None = None) -> None:
+    """Write a network's arrays (its ``to_arrays()``) to ``path`` as a compressed ``.npz``, with
+    ``meta`` (how it was made) as text entries ``meta_<key>``."""
+    arrays = dict(arrays)
+    for k, val in (meta or {}).items():
+        arrays[f"meta_{k}"] = np.array(str(val))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as f:
+        np.savez_compressed(f, **arrays)
+
+
+def games_for_training(
+    games_file: Path | None,
+    also: Sequence[Path],
+    config: GenConfig,
+    games: int,
+    workers: int,
+    quiet: bool,
+    players: Sequence[tuple[str, str]],
+    read: Callable[[list[Path]], Any],
+    noun: str,
+) -> Any:
+    """What ``train-value`` and ``train-belief`` train on: ``read`` of ``games_file`` and ``also``.
+
+    An existing ``games_file`` is read as it is (whoever played it, which is said); otherwise
+    ``games`` deals are played with ``config`` into it first, after checking each bot spec of
+    ``players`` (``(spec, option)`` pairs: a bad spec is that option's error, not a worker's
+    traceback). A file that is not a games file, and one with no ``noun`` in it, are clear errors.
+    """
+    import time
+
+    import click
+
+    from moonshot.cli import _progress, err_console
+
+    start = time.perf_counter()
+    options = [hint for _, hint in players]
+    if games_file is not None and games_file.exists():  # (read once, below)
+        makers = ", ".join(["--games", *options[:-1]]) + f" and {options[-1]}"
+        err_console.print(f"reading the games of {games_file} (all of them, whoever played: {makers} make new files)")
+    else:
+        if games_file is None:
+            raise click.UsageError("give --games-file: the games are kept there (and read back from it)")
+        for spec, hint in players:
+            try:  # a bad spec is an error now, not in a worker process
+                _bot(spec, 1)
+            except ValueError as e:
+                raise click.BadParameter(str(e), param_hint=hint) from e
+        who = config.teacher if config.self_play else f"{config.teacher} and {config.partner}"
+        with _progress(quiet) as progress:
+            bar = progress.add_task(f"{config.variant}: {who} games", total=games, status="")
+            write_games(games_file, config, generate(config, games, workers, lambda n: progress.update(bar, advance=n)))
+    paths = [games_file, *also]
+    try:
+        data = read(paths)
+    except (ValueError, KeyError, TypeError) as e:  # not a games file, or a game that does not replay
+        raise click.ClickException(f"cannot train on these games: {e}") from e
+    if not len(data):
+        raise click.ClickException(f"no {noun} to train on in {', '.join(map(str, paths))}")
+    err_console.print(f"{len(data)} {noun} ({time.perf_counter() - start:.0f} s)")
+    return data
+
+
 def training_options(hidden: str, epochs: int, lr: float, weights: str) -> Callable[[Any], Any]:
     """The options ``train-learned`` and ``train-value`` share (processes, the network's shape, the
     fit, where the weights go), with each command's own defaults."""

@@ -23,11 +23,12 @@ import numpy as np
 
 from moonshot.actions import Play, action_from_dict
 from moonshot.arena import deal_rules
+from moonshot.bots.mlp import relu_forward, relu_grads
 from moonshot.bots.playout import Deal
 from moonshot.bots.search import deal_from_view
 from moonshot.bots.value import COST_SCALE, N_VALUE_FEATURES, ValueNet, position_rows
 from moonshot.engine import Game, Phase
-from moonshot.learn import GenConfig, TrainConfig, adam_step, training_options
+from moonshot.learn import GenConfig, TrainConfig, adam_step, save_weights, training_options
 from moonshot.variants import find_variant
 from moonshot.views import seat_view
 
@@ -112,32 +113,6 @@ class ValueTrainResult:
     history: list[tuple[int, float, float]]
 
 
-def relu_forward(params: list[np.ndarray], x: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
-    """A ReLU perceptron's output (the last layer linear) and each layer's input, for
-    :func:`relu_grads` (``params``: weights and biases alternating)."""
-    acts = [x]
-    h = x
-    n = len(params) // 2
-    for i in range(n):
-        h = h @ params[2 * i] + params[2 * i + 1]
-        if i < n - 1:
-            h = np.maximum(h, 0.0)
-            acts.append(h)
-    return h, acts
-
-
-def relu_grads(params: list[np.ndarray], acts: list[np.ndarray], g: np.ndarray) -> list[np.ndarray]:
-    """The gradients of ``params`` (as :func:`relu_forward` takes them) given the loss's gradient
-    ``g`` at the output and the layers' inputs ``acts``."""
-    grads: list[np.ndarray] = [np.zeros(0)] * len(params)
-    for li in reversed(range(len(params) // 2)):
-        grads[2 * li] = acts[li].T @ g
-        grads[2 * li + 1] = g.sum(axis=0)
-        if li:
-            g = (g @ params[2 * li].T) * (acts[li] > 0)
-    return grads
-
-
 def _mse(net: ValueNet, x: np.ndarray, y: np.ndarray) -> float:
     """The squared error of ``net``'s costs on ``x`` against ``y`` (points², in slices: no copy of
     the hidden layers of a million positions at once)."""
@@ -195,12 +170,7 @@ def train_value(
 
 
 def save_value(net: ValueNet, path: Path, meta: dict[str, Any] | None = None) -> None:
-    arrays = net.to_arrays()
-    for k, val in (meta or {}).items():
-        arrays[f"meta_{k}"] = np.array(str(val))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("wb") as f:
-        np.savez_compressed(f, **arrays)
+    save_weights(net.to_arrays(), path, meta)
 
 
 def package_value_path() -> Path:
@@ -233,7 +203,6 @@ def read_positions(paths: Sequence[Path], limit: int | None = None) -> Positions
 
 # ---------------------------------------------------------------------- the command
 def _train_value_cmd() -> Any:
-    import time
     from dataclasses import asdict
 
     import click
@@ -305,36 +274,13 @@ def _train_value_cmd() -> Any:
         half a minute reading the games back, a minute training; 5.5 GB of memory at the peak).
         Deterministic: the same options give the same games and the same weights.
         """
-        from moonshot.cli import _progress, err_console
-        from moonshot.learn import _bot, generate, write_games
+        from moonshot.cli import _progress
+        from moonshot.learn import games_for_training
 
-        start = time.perf_counter()
-        if games_file is not None and games_file.exists():  # (read once, below)
-            err_console.print(
-                f"reading the games of {games_file} (all of them, whoever played: --games and --player make new files)"
-            )
-        else:
-            if games_file is None:
-                raise click.UsageError("give --games-file: the games are kept there (and read back from it)")
-            try:  # a bad spec is an error now, not in a worker process
-                _bot(player, 1)
-            except ValueError as e:
-                raise click.BadParameter(str(e), param_hint="--player") from e
-            config = GenConfig(
-                variant=variant, seed=seed, simulations=1, teacher=player, partner=player, self_play=True
-            )
-            with _progress(quiet) as progress:
-                bar = progress.add_task(f"{variant}: {player} games", total=games, status="")
-                write_games(
-                    games_file, config, generate(config, games, workers, lambda n: progress.update(bar, advance=n))
-                )
-        try:
-            data = read_positions([games_file, *also])
-        except (ValueError, KeyError, TypeError) as e:  # not a games file, or a game that does not replay
-            raise click.ClickException(f"cannot train on these games: {e}") from e
-        if not len(data):
-            raise click.ClickException(f"no positions to train on in {', '.join(map(str, (games_file, *also)))}")
-        err_console.print(f"{len(data)} positions ({time.perf_counter() - start:.0f} s)")
+        config = GenConfig(variant=variant, seed=seed, simulations=1, teacher=player, partner=player, self_play=True)
+        data = games_for_training(
+            games_file, also, config, games, workers, quiet, [(player, "--player")], read_positions, "positions"
+        )
         tconf = ValueTrainConfig(hidden=hidden, epochs=epochs, lr=lr, seed=train_seed)
         with _progress(quiet) as progress:
             bar = progress.add_task("training", total=epochs, status="")

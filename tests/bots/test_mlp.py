@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from moonshot.bots.mlp import WeightsFiles, layers_from_arrays, layers_to_arrays, relu_apply
+from moonshot.bots.mlp import WeightsFiles, layers_from_arrays, layers_to_arrays, relu_apply, relu_forward, relu_grads
 
 
 def _layers(sizes: list[int], seed: int = 0) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
@@ -56,3 +56,22 @@ def test_each_file_is_read_once_and_a_bad_one_says_why(tmp_path: Path) -> None:
         files.file("x.bad")
     first = files.default()
     assert files.default() is first and len(reads) == 3  # the packaged file, once
+
+
+def test_the_training_pass_matches_the_forward_pass_and_its_gradients_the_finite_differences() -> None:
+    layers = _layers([4, 5, 2], seed=3)
+    params = [a.astype(np.float64) for pair in layers for a in pair]
+    x = np.random.default_rng(4).standard_normal((6, 4))
+    out, acts = relu_forward(params, x)
+    assert np.allclose(out, relu_apply(layers, x.astype(np.float32)), atol=1e-4) and len(acts) == 2
+
+    def loss(ps: list[np.ndarray]) -> float:
+        return float((relu_forward(ps, x)[0] ** 2).sum() / 2)
+
+    grads = relu_grads(params, acts, out)  # d(loss)/d(out) = out
+    eps = 1e-6
+    for k in range(len(params)):
+        for idx in [(0,) * params[k].ndim, tuple(n - 1 for n in params[k].shape)]:
+            bumped = [p.copy() for p in params]
+            bumped[k][idx] += eps
+            assert abs((loss(bumped) - loss(params)) / eps - grads[k][idx]) < 1e-3

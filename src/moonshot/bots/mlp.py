@@ -1,5 +1,6 @@
 """What ``search``'s two ReLU perceptrons (the value network, :mod:`moonshot.bots.value`, and the
-belief network, :mod:`moonshot.bots.belief`) share: the forward pass, the weights files
+belief network, :mod:`moonshot.bots.belief`) share: the forward pass (and, for their training
+commands, the backward pass), the weights files
 (``.npz``: a format tag, then ``w0``, ``b0``, ``w1``, ... ) and reading each file once per
 process."""
 
@@ -23,6 +24,32 @@ def relu_apply(layers: Layers, rows: np.ndarray) -> np.ndarray:
         if i < last:
             h = np.maximum(h, 0.0)
     return h
+
+
+def relu_forward(params: list[np.ndarray], x: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """:func:`relu_apply` for training: ``params`` are the weights and biases alternating (as the
+    optimiser updates them), and each layer's input comes back too, for :func:`relu_grads`."""
+    acts = [x]
+    h = x
+    n = len(params) // 2
+    for i in range(n):
+        h = h @ params[2 * i] + params[2 * i + 1]
+        if i < n - 1:
+            h = np.maximum(h, 0.0)
+            acts.append(h)
+    return h, acts
+
+
+def relu_grads(params: list[np.ndarray], acts: list[np.ndarray], g: np.ndarray) -> list[np.ndarray]:
+    """The gradients of ``params`` (as :func:`relu_forward` takes them) given the loss's gradient
+    ``g`` at the output and the layers' inputs ``acts``."""
+    grads: list[np.ndarray] = [np.zeros(0)] * len(params)
+    for li in reversed(range(len(params) // 2)):
+        grads[2 * li] = acts[li].T @ g
+        grads[2 * li + 1] = g.sum(axis=0)
+        if li:
+            g = (g @ params[2 * li].T) * (acts[li] > 0)
+    return grads
 
 
 def layers_to_arrays(fmt: str, layers: Layers) -> dict[str, Any]:
@@ -80,4 +107,12 @@ class WeightsFiles(Generic[T]):
         return found
 
 
-__all__ = ["Layers", "WeightsFiles", "layers_from_arrays", "layers_to_arrays", "relu_apply"]
+__all__ = [
+    "Layers",
+    "WeightsFiles",
+    "layers_from_arrays",
+    "layers_to_arrays",
+    "relu_apply",
+    "relu_forward",
+    "relu_grads",
+]
