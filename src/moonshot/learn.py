@@ -526,6 +526,42 @@ def games_for_training(
     return data
 
 
+def _stacked(options: Sequence[Callable[[Any], Any]]) -> Callable[[Any], Any]:
+    """One decorator of click ``options``, the first listed first in ``--help``."""
+
+    def apply(command: Any) -> Any:
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return apply
+
+
+def games_file_options(variant_help: str, seed: int, seed_help: str, also_example: str) -> Callable[[Any], Any]:
+    """The options ``train-value`` and ``train-belief`` share about their games (the variant, the
+    seeds, where the games are kept, other games files), with each command's own defaults."""
+    import click
+
+    options = [
+        click.option("--variant", "-v", default="standard", show_default=True, help=variant_help),
+        click.option("--seed", default=seed, show_default=True, type=int, help=seed_help),
+        click.option(
+            "--games-file",
+            type=click.Path(dir_okay=False, path_type=Path),
+            default=None,
+            help="Required: keep the games here (.jsonl or .jsonl.gz); read them from it if it exists.",
+        ),
+        click.option(
+            "--also",
+            type=click.Path(dir_okay=False, exists=True, path_type=Path),
+            multiple=True,
+            help=f"Another games file to train on as well ({also_example}'s --games-file, say); repeatable.",
+        ),
+    ]
+
+    return _stacked(options)
+
+
 def training_options(hidden: str, epochs: int, lr: float, weights: str) -> Callable[[Any], Any]:
     """The options ``train-learned`` and ``train-value`` share (processes, the network's shape, the
     fit, where the weights go), with each command's own defaults."""
@@ -563,12 +599,7 @@ def training_options(hidden: str, epochs: int, lr: float, weights: str) -> Calla
         click.option("--quiet", "-q", is_flag=True, help="No progress bars."),
     ]
 
-    def apply(command: Any) -> Any:
-        for option in reversed(options):  # (the first option listed first in --help)
-            command = option(command)
-        return command
-
-    return apply
+    return _stacked(options)
 
 
 def _train_learned_cmd() -> Any:

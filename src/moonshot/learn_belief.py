@@ -24,7 +24,7 @@ from moonshot.arena import deal_rules
 from moonshot.bots.belief import N_BELIEF_FEATURES, BeliefNet, belief_row, holders, masked_softmax, possible
 from moonshot.bots.mlp import relu_forward, relu_grads
 from moonshot.engine import Game, Phase
-from moonshot.learn import GenConfig, TrainConfig, adam_step, save_weights, training_options
+from moonshot.learn import GenConfig, TrainConfig, adam_step, games_file_options, save_weights, training_options
 from moonshot.variants import find_variant
 from moonshot.views import seat_view
 
@@ -235,31 +235,11 @@ def _train_belief_cmd() -> Any:
         help="Who plays the other two (the same as --player: it plays all four). With shooters in the "
         "games the network learns what a seat going for the moon holds.",
     )
-    @click.option(
-        "--variant",
-        "-v",
-        default="standard",
-        show_default=True,
-        help="The deals' variant.",
-    )
-    @click.option(
-        "--seed",
-        default=6_000_000,
-        show_default=True,
-        type=int,
-        help="Deal i is dealt from seed + i (far from the arena's seeds 0.. and the other commands').",
-    )
-    @click.option(
-        "--games-file",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        help="Required: keep the games here (.jsonl or .jsonl.gz); read them from it if it exists.",
-    )
-    @click.option(
-        "--also",
-        type=click.Path(dir_okay=False, exists=True, path_type=Path),
-        multiple=True,
-        help="Another games file to train on as well (train-value's --games-file, say); repeatable.",
+    @games_file_options(
+        "The deals' variant.",
+        6_000_000,
+        "Deal i is dealt from seed + i (far from the arena's seeds 0.. and the other commands').",
+        "train-value",
     )
     @training_options(hidden="256", epochs=6, lr=2e-3, weights="belief.npz")
     def train_belief_cmd(

@@ -28,7 +28,7 @@ from moonshot.bots.playout import Deal
 from moonshot.bots.search import deal_from_view
 from moonshot.bots.value import COST_SCALE, N_VALUE_FEATURES, ValueNet, position_rows
 from moonshot.engine import Game, Phase
-from moonshot.learn import GenConfig, TrainConfig, adam_step, save_weights, training_options
+from moonshot.learn import GenConfig, TrainConfig, adam_step, games_file_options, save_weights, training_options
 from moonshot.variants import find_variant
 from moonshot.views import seat_view
 
@@ -223,31 +223,11 @@ def _train_value_cmd() -> Any:
         help="Who plays the games, as a bot spec (in all four seats): the value learned is where "
         "deals between such players end. `learned` plays about 300 deals a second on one core.",
     )
-    @click.option(
-        "--variant",
-        "-v",
-        default="standard",
-        show_default=True,
-        help="The deals' variant (search uses a value network in standard, Gym and Trend).",
-    )
-    @click.option(
-        "--seed",
-        default=3_000_000,
-        show_default=True,
-        type=int,
-        help="Deal i is dealt from seed + i (far from the arena's seeds 0.. and train-learned's).",
-    )
-    @click.option(
-        "--games-file",
-        type=click.Path(dir_okay=False, path_type=Path),
-        default=None,
-        help="Required: keep the games here (.jsonl or .jsonl.gz); read them from it if it exists.",
-    )
-    @click.option(
-        "--also",
-        type=click.Path(dir_okay=False, exists=True, path_type=Path),
-        multiple=True,
-        help="Another games file to train on as well (train-learned's --games-file, say); repeatable.",
+    @games_file_options(
+        "The deals' variant (search uses a value network in standard, Gym and Trend).",
+        3_000_000,
+        "Deal i is dealt from seed + i (far from the arena's seeds 0.. and train-learned's).",
+        "train-learned",
     )
     @training_options(hidden="128,64", epochs=10, lr=2e-3, weights="value.npz")
     def train_value_cmd(
