@@ -35,7 +35,7 @@ class SdkBot:
     send_stop_game: bool = False
     seed: int = 0
     pick: str = "random"  # random | wrong (always an illegal card) | silent (never answers cards)
-    wrong_numbers: bool = False  # answer with a wrong dealNumber/roundNumber (dropped by the server)
+    wrong_numbers: bool = False  # answer with a dealNumber/roundNumber that never exists (dropped by the server)
     idle_check: float = 0.0  # after the last game: re-join once more and expect no close for this long
     think: float = 0.0  # seconds before each card (a slow bot)
     frames: list[dict[str, Any]] = field(default_factory=list)
@@ -113,7 +113,7 @@ class SdkBot:
         elif name == "pass_cards":
             deal, cards = data["dealNumber"], data["self"]["cards"]
             chosen = self.rng.sample(cards, 3)
-            self.send(ws, "pass_my_cards", {"dealNumber": deal + (7 if self.wrong_numbers else 0), "cards": chosen})
+            self.send(ws, "pass_my_cards", {"dealNumber": deal + (100 if self.wrong_numbers else 0), "cards": chosen})
         elif name == "receive_opponent_cards":
             mine = self.me(data["players"])
             mine["cards"], mine["pickedCards"], mine["receivedCards"]
@@ -137,7 +137,9 @@ class SdkBot:
             else:
                 card = self.rng.choice(candidates)
             if self.wrong_numbers:
-                rnd += 1
+                # a round no deal has (not rnd + 1: a reply that arrived after its timeout would then
+                # answer the next round's request, rightly, and the test would count one less timeout)
+                rnd += 100
             if self.think:
                 time.sleep(self.think)
             self.send(ws, "pick_card", {"dealNumber": deal, "roundNumber": rnd, "turnCard": card})
