@@ -263,9 +263,8 @@ def _train_belief_cmd() -> Any:
         Every card decision from the second trick to the tenth is one example: the network learns,
         from what that seat saw, which other seat held each card it could not see.
 
-        The defaults are the recipe of the shipped weights (about 6 minutes on the 2-core
-        development machine: 1 playing, 3 reading the games back, 2 training; 3.4 GB of memory at
-        the peak).
+        The defaults are the recipe of the shipped weights (2 minutes on the idle 2-core
+        development machine, 6 with an arena running beside it; 3.4 GB of memory at the peak).
         Deterministic: the same options give the same games and the same weights.
         """
         from moonshot.cli import _progress
