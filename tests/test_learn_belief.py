@@ -79,6 +79,10 @@ def test_train_belief_command_and_search_with_its_network(tmp_path: Path, games:
     again = runner.invoke(main, [*args, "--hidden", "8", "--epochs", "1", "-o", str(tmp_path / "c.npz"), "-q"])
     assert again.exit_code == 0 and "reading the games" in again.output
     assert (tmp_path / "c.npz").read_bytes() == out.read_bytes()  # deterministic
+    with np.load(out) as saved:  # the file says how it was made
+        meta = {k[5:]: str(saved[k]) for k in saved.files if k.startswith("meta_")}
+    assert meta["games_files"] == str([str(games_file), str(games)])
+    assert int(meta["examples"]) > 0 and "'hidden': [8]" in meta["train"] and float(meta["uniform_validation_loss"]) > 0
     from moonshot.sim import make_bot
     from moonshot.variants import find_variant
 

@@ -92,6 +92,11 @@ def test_train_value_command_and_search_with_its_network(tmp_path: Path, games: 
     assert again.exit_code == 0, again.output
     assert "reading the games" in again.output
     assert (tmp_path / "w.npz").read_bytes() == out.read_bytes()  # deterministic
+    with np.load(out) as saved:  # the file says how it was made
+        meta = {k[5:]: str(saved[k]) for k in saved.files if k.startswith("meta_")}
+    assert meta["games_files"] == str([str(games_file), str(games)])
+    assert int(meta["positions"]) > 0 and "'hidden': [8]" in meta["train"]
+    assert float(meta["constant_validation_mse"]) > 0
     # search with it plays whole games
     from moonshot.sim import make_bot
     from moonshot.variants import find_variant

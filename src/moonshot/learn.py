@@ -526,6 +526,43 @@ def games_for_training(
     return data
 
 
+def train_with_progress(
+    quiet: bool,
+    epochs: int,
+    status: Callable[[float, float], str],
+    fit: Callable[[Callable[[int, float, float], None]], Any],
+) -> Any:
+    """Run ``fit(report)`` (``train_value``, ``train_belief``) under a progress bar of ``epochs``
+    whose status line is ``status(train_loss, held_out_loss)`` after each epoch; its result."""
+    from moonshot.cli import _progress
+
+    with _progress(quiet) as progress:
+        bar = progress.add_task("training", total=epochs, status="")
+
+        def report(epoch: int, loss: float, val: float) -> None:
+            progress.update(bar, completed=epoch, status=status(loss, val))
+
+        return fit(report)
+
+
+def training_meta(
+    games_file: Path | None,
+    also: Sequence[Path],
+    examples: tuple[str, int],
+    train_config: Any,
+    hidden: Sequence[int],
+    **results: Any,
+) -> dict[str, Any]:
+    """What a weights file records of how it was made: the games files, ``examples`` (a name and
+    a count), the training options (a dataclass, with ``hidden``), and the ``results``."""
+    return {
+        "games_files": [str(p) for p in (games_file, *also)],
+        examples[0]: examples[1],
+        "train": {**asdict(train_config), "hidden": list(hidden)},
+        **results,
+    }
+
+
 def _stacked(options: Sequence[Callable[[Any], Any]]) -> Callable[[Any], Any]:
     """One decorator of click ``options``, the first listed first in ``--help``."""
 

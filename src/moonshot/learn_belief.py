@@ -209,8 +209,6 @@ def package_belief_path() -> Path:
 
 # ---------------------------------------------------------------------- the command
 def _train_belief_cmd() -> Any:
-    from dataclasses import asdict
-
     import click
 
     @click.command("train-belief")
@@ -267,8 +265,7 @@ def _train_belief_cmd() -> Any:
         development machine, 6 with an arena running beside it; 3.4 GB of memory at the peak).
         Deterministic: the same options give the same games and the same weights.
         """
-        from moonshot.cli import _progress
-        from moonshot.learn import games_for_training
+        from moonshot.learn import games_for_training, train_with_progress, training_meta
 
         config = GenConfig(
             variant=variant, seed=seed, simulations=1, teacher=player, partner=partner, self_play=player == partner
@@ -276,20 +273,21 @@ def _train_belief_cmd() -> Any:
         players = [(player, "--player"), (partner, "--partner")]
         data = games_for_training(games_file, also, config, games, workers, quiet, players, read_examples, "examples")
         tconf = BeliefTrainConfig(hidden=hidden, epochs=epochs, lr=lr, seed=train_seed)
-        with _progress(quiet) as progress:
-            bar = progress.add_task("training", total=epochs, status="")
-
-            def report(epoch: int, loss: float, val: float) -> None:
-                progress.update(bar, completed=epoch, status=f"train {loss:.3f}  held out {val:.3f} (nats a card)")
-
-            result = train_belief(data, tconf, report)
-        meta = {
-            "games_files": [str(p) for p in (games_file, *also)],
-            "examples": len(data),
-            "train": {**asdict(tconf), "hidden": list(hidden)},
-            "validation_loss": round(result.val_loss, 4),
-            "uniform_validation_loss": round(result.uniform_val_loss, 4),
-        }
+        result = train_with_progress(
+            quiet,
+            epochs,
+            lambda loss, val: f"train {loss:.3f}  held out {val:.3f} (nats a card)",
+            lambda report: train_belief(data, tconf, report),
+        )
+        meta = training_meta(
+            games_file,
+            also,
+            ("examples", len(data)),
+            tconf,
+            hidden,
+            validation_loss=round(result.val_loss, 4),
+            uniform_validation_loss=round(result.uniform_val_loss, 4),
+        )
         target = out or package_belief_path()
         save_belief(result.net, target, meta)
         click.echo(

@@ -203,8 +203,6 @@ def read_positions(paths: Sequence[Path], limit: int | None = None) -> Positions
 
 # ---------------------------------------------------------------------- the command
 def _train_value_cmd() -> Any:
-    from dataclasses import asdict
-
     import click
 
     @click.command("train-value")
@@ -254,28 +252,28 @@ def _train_value_cmd() -> Any:
         half a minute reading the games back, a minute training; 5.5 GB of memory at the peak).
         Deterministic: the same options give the same games and the same weights.
         """
-        from moonshot.cli import _progress
-        from moonshot.learn import games_for_training
+        from moonshot.learn import games_for_training, train_with_progress, training_meta
 
         config = GenConfig(variant=variant, seed=seed, simulations=1, teacher=player, partner=player, self_play=True)
         data = games_for_training(
             games_file, also, config, games, workers, quiet, [(player, "--player")], read_positions, "positions"
         )
         tconf = ValueTrainConfig(hidden=hidden, epochs=epochs, lr=lr, seed=train_seed)
-        with _progress(quiet) as progress:
-            bar = progress.add_task("training", total=epochs, status="")
-
-            def report(epoch: int, loss: float, val: float) -> None:
-                progress.update(bar, completed=epoch, status=f"train {loss:.1f}  held out {val:.1f} (points²)")
-
-            result = train_value(data, tconf, report)
-        meta = {
-            "games_files": [str(p) for p in (games_file, *also)],
-            "positions": len(data),
-            "train": {**asdict(tconf), "hidden": list(hidden)},
-            "validation_mse": round(result.val_mse, 3),
-            "constant_validation_mse": round(result.baseline_val_mse, 3),
-        }
+        result = train_with_progress(
+            quiet,
+            epochs,
+            lambda loss, val: f"train {loss:.1f}  held out {val:.1f} (points²)",
+            lambda report: train_value(data, tconf, report),
+        )
+        meta = training_meta(
+            games_file,
+            also,
+            ("positions", len(data)),
+            tconf,
+            hidden,
+            validation_mse=round(result.val_mse, 3),
+            constant_validation_mse=round(result.baseline_val_mse, 3),
+        )
         target = out or package_value_path()
         save_value(result.net, target, meta)
         click.echo(
