@@ -50,6 +50,7 @@ BOT_REGISTRY: dict[str, str] = {
     "pimc": "moonshot.bots.pimc:PimcBot",
     "learned": "moonshot.bots.learned:LearnedBot",  # NumPy
     "search-learned": "moonshot.bots.learned:PriorSearchBot",  # search over the network's top cards
+    "search-defend": "moonshot.bots.search:DefendingSearchBot",  # search set up against moon shooters
 }
 
 

@@ -729,3 +729,48 @@ def test_the_value_network_scores_the_playouts_at_the_end_of_the_trick() -> None
     assert run(prior_weight=0) == valued
     assert run(prior=0, prior_weight=0) == run(prior=0, prior_weight=0, value="off")
     assert run(prior=0, prior_weight=0) != run(prior=0, prior_weight=0, value="default")
+
+
+# ---------------------------------------------------------------------- search-defend
+def test_search_defend_is_search_with_the_defence_defaults_each_of_which_may_be_given() -> None:
+    from moonshot.arena import ArenaConfig, arena_bot
+    from moonshot.bots.search import DEFENCE, DefendingSearchBot
+
+    bot = make_bot("search-defend", simulations=10)
+    assert isinstance(bot, DefendingSearchBot) and isinstance(bot, SearchBot)
+    assert (bot.moon, bot.moon_penalty, bot.value, bot.prior_top, bot.prior_weight) == ("field", 300.0, "off", 6, 2.0)
+    assert bot.belief == "default" and bot.inference is True and bot.simulations == 10
+    assert sorted(DEFENCE) == ["belief", "inference", "moon", "moon_penalty", "prior", "prior_weight", "value"]
+    # an option given wins, and the name it is rated under says only what differs from its defaults
+    other = make_bot("search-defend", simulations=10, moon_penalty=50.0, belief=None)
+    assert other.moon_penalty == 50.0 and other.belief is None and other.moon == "field"
+    assert other.spec.startswith("search-defend") and "--moon-penalty" in other.spec and "--moon " not in other.spec
+    assert make_bot("search").spec == "search"  # search's own defaults are untouched
+    # the arena hands it a budget as it does search (it reads the budget options off the signature)
+    config = ArenaConfig(candidate="search-defend:moon_penalty=100", field="shooter", simulations=7)
+    seated = arena_bot(config.candidate, config)
+    assert isinstance(seated, DefendingSearchBot) and seated.simulations == 7 and seated.moon_penalty == 100
+    with pytest.raises(ValueError, match="moon model"):
+        make_bot("search-defend", moon="sometimes")
+
+
+@pytest.mark.parametrize("variant", ["standard", "gym", "trend", "turbo", "kierki", "omnibus"])
+def test_search_defend_plays_whole_deals_in_every_variant(variant: str) -> None:
+    """Where the belief or value networks do not apply (Turbo, Kierki, Omnibus) it searches without them."""
+    rules = find_variant(variant).replace(pass_cycle=(PassDirection.HOLD,), end=EndRule.DEALS, deals=1)
+    game = Game(rules, 11)
+    bots = [make_bot("search-defend", simulations=8), RandomBot(), make_bot("shooter"), RandomBot()]
+    rng = random.Random(11)
+    while not game.over:
+        seat = game.to_act()[0]
+        view = seat_view(game, seat)
+        action = bots[seat].act(view, rng)
+        assert game.is_legal(action), (variant, action)
+        game.apply(action)
+
+
+def test_search_defend_decides_a_lone_takers_threat_deterministically() -> None:
+    view = _position_with_a_lone_taker()
+    a = make_bot("search-defend", simulations=30).act(view, random.Random(3))
+    b = make_bot("search-defend", simulations=30).act(view, random.Random(3))
+    assert a == b and a in view.legal
