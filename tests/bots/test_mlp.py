@@ -38,6 +38,14 @@ def test_weights_round_trip_and_the_wrong_file_is_refused_with_what_to_do() -> N
         layers_from_arrays(arrays, "test.net/1", 7, 2, "test network", "train-test")
     with pytest.raises(ValueError, match="shape"):
         layers_from_arrays({"format": arrays["format"]}, "test.net/1", 6, 2, "test network", "train-test")
+    # a damaged file is refused when it is read, not when a search first runs it
+    inner = {**arrays, "w1": np.zeros((5, 2), np.float32)}  # takes 5, the layer before gives 4
+    with pytest.raises(ValueError, match=r"layer 1 .* does not take 4 inputs"):
+        layers_from_arrays(inner, "test.net/1", 6, 2, "test network", "train-test")
+    with pytest.raises(ValueError, match="layer 0"):
+        layers_from_arrays({**arrays, "b0": np.zeros(3, np.float32)}, "test.net/1", 6, 2, "test network", "train-test")
+    with pytest.raises(ValueError, match="no biases b1"):
+        layers_from_arrays({k: v for k, v in arrays.items() if k != "b1"}, "test.net/1", 6, 2, "test network", "x")
 
 
 def test_each_file_is_read_once_and_a_bad_one_says_why(tmp_path: Path) -> None:

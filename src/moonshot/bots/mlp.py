@@ -62,16 +62,29 @@ def layers_to_arrays(fmt: str, layers: Layers) -> dict[str, Any]:
 
 
 def layers_from_arrays(arrays: Any, fmt: str, inputs: int, outputs: int, what: str, command: str) -> Layers:
-    """The layers in ``arrays`` (a weights file's), checked: the format tag, and ``inputs`` in and
-    ``outputs`` out (``ValueError`` saying what to do otherwise)."""
+    """The layers in ``arrays`` (a weights file's), checked: the format tag, every layer a matrix
+    with a bias of its width that takes the layer before's output, ``inputs`` in and ``outputs``
+    out (``ValueError`` saying what to do otherwise: a damaged file is refused when it is read,
+    not in the middle of a game)."""
     if "format" not in arrays or str(arrays["format"]) != fmt:
         raise ValueError(f"not a {what} (format {fmt}); make one with `moonshot {command}`")
     layers = []
+    width = inputs
     i = 0
     while f"w{i}" in arrays:
-        layers.append((np.asarray(arrays[f"w{i}"], dtype=np.float32), np.asarray(arrays[f"b{i}"], np.float32)))
+        if f"b{i}" not in arrays:
+            raise ValueError(f"the {what}'s shape does not fit: weights w{i} but no biases b{i}; retrain it")
+        wt = np.asarray(arrays[f"w{i}"], dtype=np.float32)
+        b = np.asarray(arrays[f"b{i}"], dtype=np.float32)
+        if wt.ndim != 2 or wt.shape[0] != width or b.shape != (wt.shape[1],):
+            raise ValueError(
+                f"the {what}'s shape does not fit: layer {i} ({wt.shape}, bias {b.shape}) does not take "
+                f"{width} inputs; retrain it"
+            )
+        layers.append((wt, b))
+        width = wt.shape[1]
         i += 1
-    if not layers or layers[0][0].shape[0] != inputs or layers[-1][0].shape[1] != outputs:
+    if not layers or width != outputs:
         raise ValueError(f"the {what}'s shape does not fit this version's input; retrain it")
     return tuple(layers)
 
