@@ -24,7 +24,7 @@ from typing import Any
 
 from moonshot.arena import mean_ci
 
-Game = tuple[int, float, bool]  # (deal index, candidate minus the field's mean, a field seat shot the moon)
+Game = tuple[int, float, bool]  # (deal seed, candidate minus the field's mean, a field seat shot the moon)
 
 
 def games(path: Path) -> tuple[str, list[Game]]:
@@ -38,7 +38,7 @@ def games(path: Path) -> tuple[str, list[Game]]:
                 if name != candidate:
                     continue
                 field = [p for s, p in enumerate(points) if seating[s] != candidate]
-                out.append((deal["index"], points[seat] - sum(field) / len(field), moon is not None and moon != seat))
+                out.append((deal["seed"], points[seat] - sum(field) / len(field), moon is not None and moon != seat))
     return candidate, out
 
 
@@ -53,11 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, KeyError, TypeError) as e:
         print(f"error: not an arena --results file: {e}", file=sys.stderr)
         return 2
+    if not anchor:
+        print(f"error: {args.anchor} holds no games", file=sys.stderr)
+        return 2
     print(f"anchor {anchor_name}: {sum(c for *_, c in anchor)} moons conceded in {len(anchor)} games")
     print(f"{'run':44s} {'conceded':>8s} {'v anchor [95% CI] a game':>27s} {'stopped':>8s} {'let in':>7s} {'rest':>7s}")
     for path, name, run in runs:
         if [g[0] for g in run] != [g[0] for g in anchor]:
-            print(f"error: {path} is not on the anchor's deals", file=sys.stderr)
+            print(f"error: {path} is not on the anchor's deals (their seeds differ)", file=sys.stderr)
             return 2
         n = len(run)
         stopped = sum(r[1] - a[1] for a, r in zip(anchor, run, strict=True) if a[2] and not r[2]) / n
