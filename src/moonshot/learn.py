@@ -600,7 +600,7 @@ def games_file_options(variant_help: str, seed: int, seed_help: str, also_exampl
 
 
 def training_options(hidden: str, epochs: int, lr: float, weights: str) -> Callable[[Any], Any]:
-    """The options ``train-learned`` and ``train-value`` share (processes, the network's shape, the
+    """The options ``train-learned``, ``train-value`` and ``train-belief`` share (processes, the network's shape, the
     fit, where the weights go), with each command's own defaults."""
     import click
 
