@@ -18,25 +18,20 @@ from __future__ import annotations
 
 import argparse
 import time
-from concurrent.futures import ProcessPoolExecutor
 
-from moonshot.arena import ArenaConfig, DealResult, mean_ci, paired_differences, play_deal, summarise
+from moonshot.arena import ArenaConfig, DealResult, mean_ci, paired_differences, summarise
+from moonshot.batch import make_backend, plan_arena, run_arena_task
 
 ANCHOR = "search"
 
 
-def play(args: tuple[ArenaConfig, int]) -> DealResult:
-    """Arena deal ``index`` in every seating, timed as the arena times it (the budgets in CPU time where asked)."""
-    config, index = args
-    return play_deal(config, index, clock=time.perf_counter, bot_clock=time.process_time if config.cpu_time else None)
-
-
 def run(config: ArenaConfig, workers: int) -> list[DealResult]:
-    tasks = [(config, i) for i in range(config.deals)]
-    if workers > 1:
-        with ProcessPoolExecutor(workers) as pool:
-            return list(pool.map(play, tasks, chunksize=4))
-    return [play(t) for t in tasks]
+    """The run's deals, played and timed as ``moonshot arena --workers`` plays them, in deal order."""
+    backend = make_backend(workers, None)
+    try:
+        return [r for task in backend.map(run_arena_task, plan_arena(config, per_task=4)) for r in task]
+    finally:
+        backend.close()
 
 
 def main() -> None:
