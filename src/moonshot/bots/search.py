@@ -1145,8 +1145,9 @@ class DefendingSearchBot(SearchBot):
     and ``inference=True`` (the worlds dealt by what the play says, shooting hands included).
     Against three ``shooter`` it concedes about half the moons ``search`` does (45% at 200
     playouts a move) and scores no worse against them; in ordinary play it loses about 1.4 points
-    a deal to ``search`` (docs/search.md, session 14), and against three ``pimc`` it halves the
-    moons too but scores 0.85 a deal worse than ``search`` (session 15): moon defence pays only
+    a deal to ``search`` (docs/search.md, session 14), and against three ``pimc`` it concedes
+    fewer moons too (42% of ``search``'s at 20 ms, 71% at 50 playouts) but scores 0.85 a deal
+    worse than ``search`` at 20 ms (session 15): moon defence pays only
     against a weak field that shoots, so it is a bot of its own, not ``search``'s default.
     """
 
