@@ -24,7 +24,8 @@ from typing import Any
 
 from moonshot.arena import mean_ci
 
-Game = tuple[int, float, bool]  # (deal seed, candidate minus the field's mean, a field seat shot the moon)
+# (deal seed, candidate minus the field's mean, a field seat shot the moon: not another candidate seat, head to head)
+Game = tuple[int, float, bool]
 
 
 def games(path: Path) -> tuple[str, list[Game]]:
@@ -38,7 +39,8 @@ def games(path: Path) -> tuple[str, list[Game]]:
                 if name != candidate:
                     continue
                 field = [p for s, p in enumerate(points) if seating[s] != candidate]
-                out.append((deal["seed"], points[seat] - sum(field) / len(field), moon is not None and moon != seat))
+                conceded = moon is not None and seating[moon] != candidate
+                out.append((deal["seed"], points[seat] - sum(field) / len(field), conceded))
     return candidate, out
 
 
