@@ -35,7 +35,7 @@ import json
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +61,7 @@ class GenConfig:
     simulations: int = 100
     # the teacher's bot spec: plain "search" is the round-one teacher (TEACHER_OPTIONS); with options
     # after a colon, today's search with those ("search:network=round1.npz": expert iteration).
-    # These defaults are what games files from before session 10 left out; the command's own
+    # These defaults are what games files that predate these fields left out; the command's own
     # defaults are the shipped weights' recipe.
     teacher: str = "search"
     partner: str = "heuristic"
@@ -599,9 +599,11 @@ def games_file_options(variant_help: str, seed: int, seed_help: str, also_exampl
     return _stacked(options)
 
 
-def training_options(hidden: str, epochs: int, lr: float, weights: str) -> Callable[[Any], Any]:
+def training_options(
+    hidden: str, epochs: int, lr: float, weights: str, plays_in: tuple[str, ...] = ()
+) -> Callable[[Any], Any]:
     """The options ``train-learned``, ``train-value`` and ``train-belief`` share (processes, the network's shape, the
-    fit, where the weights go), with each command's own defaults."""
+    fit, where the weights go, the rules it plays under), with each command's own defaults."""
     import click
 
     def sizes(ctx: click.Context, param: click.Parameter, text: str) -> tuple[int, ...]:
@@ -633,10 +635,34 @@ def training_options(hidden: str, epochs: int, lr: float, weights: str) -> Calla
             default=None,
             help=f"Where to write the weights [default: the package's moonshot/bots/data/{weights}].",
         ),
+        click.option(
+            "--plays-in",
+            multiple=True,
+            default=plays_in,
+            show_default=True,
+            help="A variant whose rules the weights file records as ones the network plays under, besides "
+            "the training variant's (after measuring it there); repeatable. Bots use a network wherever a "
+            "game's rules play like one of those it records, whatever they are called.",
+        ),
         click.option("--quiet", "-q", is_flag=True, help="No progress bars."),
     ]
 
     return _stacked(options)
+
+
+def played_rules(variant: str, plays_in: Sequence[str]) -> Any:
+    """The rules a network trained on ``variant`` deals plays under: those, and each of ``plays_in``'s
+    (a :class:`moonshot.bots.tuned.RulesSet`, by the rules' fields; ``click.BadParameter`` for an
+    unknown variant)."""
+    import click
+
+    from moonshot.bots.tuned import RulesSet
+    from moonshot.variants import UnknownVariant
+
+    try:
+        return RulesSet.of(*(find_variant(v) for v in (variant, *plays_in)))
+    except UnknownVariant as e:
+        raise click.BadParameter(str(e), param_hint="--plays-in") from e
 
 
 def _train_learned_cmd() -> Any:
@@ -667,7 +693,7 @@ def _train_learned_cmd() -> Any:
         help="The bot to imitate, as a bot spec: today's search with the options given, e.g. "
         "`search:prior=0` (no network: the shipped weights' teacher) or `search:network=round1.npz` "
         "(expert iteration: a search guided by an earlier round's network). Plain `search` is the "
-        "round-one teacher of session 6 (root=flat, prior=0, endgame=3).",
+        "round-one teacher (root=flat, prior=0, endgame=3).",
     )
     @click.option(
         "--self-play/--no-self-play",
@@ -690,7 +716,7 @@ def _train_learned_cmd() -> Any:
         default=None,
         help="Keep the games here (.jsonl or .jsonl.gz); read them from it if it exists.",
     )
-    @training_options(hidden="64,32", epochs=30, lr=3e-3, weights="learned.npz")
+    @training_options(hidden="64,32", epochs=30, lr=3e-3, weights="learned.npz", plays_in=("trend",))
     def train_learned_cmd(
         games: int,
         simulations: int,
@@ -705,6 +731,7 @@ def _train_learned_cmd() -> Any:
         lr: float,
         train_seed: int,
         out: Path | None,
+        plays_in: tuple[str, ...],
         quiet: bool,
     ) -> None:
         """Make the `learned` bot's weights: play deals with a teacher (search), imitate its card play.
@@ -715,6 +742,7 @@ def _train_learned_cmd() -> Any:
         from moonshot.cli import _progress, err_console
 
         start = time.perf_counter()
+        played_rules(variant, plays_in)  # an unknown variant is an error now, before any game
         if games_file is not None and games_file.exists():
             try:
                 config, records = read_games(games_file)
@@ -774,7 +802,9 @@ def _train_learned_cmd() -> Any:
             "heuristic_validation_agreement": round(result.heuristic_val_agreement, 4),
         }
         target = out or package_weights_path()
-        save_policy(result.policy, target, meta)
+        rules = played_rules(config.variant, plays_in)
+        meta["plays_in"] = rules.fingerprints()
+        save_policy(replace(result.policy, rules=rules), target, meta)
         click.echo(
             f"agreement with {config.teacher}: train {result.train_agreement:.1%}, held out "
             f"{result.val_agreement:.1%} (the heuristic's own choice: {result.heuristic_val_agreement:.1%}); "

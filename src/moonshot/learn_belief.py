@@ -10,6 +10,7 @@ with cosine decay, hand-written backpropagation in NumPy; the validation split i
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -254,6 +255,7 @@ def _train_belief_cmd() -> Any:
         lr: float,
         train_seed: int,
         out: Path | None,
+        plays_in: tuple[str, ...],
         quiet: bool,
     ) -> None:
         """Make the belief network `search:belief=...` deals its worlds with: play deals, learn who held what.
@@ -265,7 +267,9 @@ def _train_belief_cmd() -> Any:
         development machine, 6 with an arena running beside it; 3.4 GB of memory at the peak).
         Deterministic: the same options give the same games and the same weights.
         """
-        from moonshot.learn import games_for_training, train_with_progress, training_meta
+        from moonshot.learn import games_for_training, played_rules, train_with_progress, training_meta
+
+        rules = played_rules(variant, plays_in)  # an unknown variant is an error now, before any game
 
         config = GenConfig(
             variant=variant, seed=seed, simulations=1, teacher=player, partner=partner, self_play=player == partner
@@ -285,11 +289,12 @@ def _train_belief_cmd() -> Any:
             ("examples", len(data)),
             tconf,
             hidden,
+            plays_in=rules.fingerprints(),
             validation_loss=round(result.val_loss, 4),
             uniform_validation_loss=round(result.uniform_val_loss, 4),
         )
         target = out or package_belief_path()
-        save_belief(result.net, target, meta)
+        save_belief(dataclasses.replace(result.net, rules=rules), target, meta)
         click.echo(
             f"cross-entropy of the true holders (nats a card): held out {result.val_loss:.3f} (dealing "
             f"uniformly: {result.uniform_val_loss:.3f}); wrote {target} ({target.stat().st_size / 1024:.0f} KiB)"

@@ -12,6 +12,7 @@ gone, so every training position also counts with those two suits swapped.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -227,7 +228,7 @@ def _train_value_cmd() -> Any:
         "Deal i is dealt from seed + i (far from the arena's seeds 0.. and train-learned's).",
         "train-learned",
     )
-    @training_options(hidden="128,64", epochs=10, lr=2e-3, weights="value.npz")
+    @training_options(hidden="128,64", epochs=10, lr=2e-3, weights="value.npz", plays_in=("trend",))
     def train_value_cmd(
         games: int,
         player: str,
@@ -241,6 +242,7 @@ def _train_value_cmd() -> Any:
         lr: float,
         train_seed: int,
         out: Path | None,
+        plays_in: tuple[str, ...],
         quiet: bool,
     ) -> None:
         """Make the value network `search` scores its playouts with: play deals, learn where they end.
@@ -252,7 +254,9 @@ def _train_value_cmd() -> Any:
         half a minute reading the games back, a minute training; 5.5 GB of memory at the peak).
         Deterministic: the same options give the same games and the same weights.
         """
-        from moonshot.learn import games_for_training, train_with_progress, training_meta
+        from moonshot.learn import games_for_training, played_rules, train_with_progress, training_meta
+
+        rules = played_rules(variant, plays_in)  # an unknown variant is an error now, before any game
 
         config = GenConfig(variant=variant, seed=seed, simulations=1, teacher=player, partner=player, self_play=True)
         data = games_for_training(
@@ -271,11 +275,12 @@ def _train_value_cmd() -> Any:
             ("positions", len(data)),
             tconf,
             hidden,
+            plays_in=rules.fingerprints(),
             validation_mse=round(result.val_mse, 3),
             constant_validation_mse=round(result.baseline_val_mse, 3),
         )
         target = out or package_value_path()
-        save_value(result.net, target, meta)
+        save_value(dataclasses.replace(result.net, rules=rules), target, meta)
         click.echo(
             f"squared error of the final costs (points², per seat): train {result.train_mse:.1f}, held out "
             f"{result.val_mse:.1f} (a constant guess: {result.baseline_val_mse:.1f}); wrote {target} "

@@ -83,16 +83,15 @@ def test_whole_games_are_legal_in_every_variant(variant: str) -> None:
     )
     assert record.deals >= 1 and len(record.scores) == 4
     assert learned.plays > 0  # the network chose cards
-    # the default bot (the heuristic's card play outside NETWORK_VARIANTS) is legal too
+    # the default bot (the heuristic's card play where the network does not play) is legal too
     plain = _Checked(LearnedBot())
     record = play_game(rules, 8, ("learned",) * 4, bots=[plain, HeuristicBot(), plain, RandomBot()])
     assert record.deals >= 1
 
 
 def test_the_network_plays_only_where_it_was_measured_to_help() -> None:
-    from moonshot.bots.learned import NETWORK_VARIANTS
-
-    assert {"standard", "gym", "trend"} <= NETWORK_VARIANTS and "kierki" not in NETWORK_VARIANTS
+    rules = default_policy().rules
+    assert all(VARIANTS[v] in rules for v in ("standard", "gym", "trend")) and VARIANTS["kierki"] not in rules
     game = Game(VARIANTS["kierki"], 4)
     rng = random.Random(0)
     heuristic, learned = HeuristicBot(), LearnedBot()
@@ -228,7 +227,7 @@ def test_plain_search_is_the_round_one_teacher() -> None:
 
     teacher = _bot("search", 10)
     assert isinstance(teacher, SearchBot)
-    # the card rules of session 6, so round one's weights stay reproducible (today's defaults use
+    # the card rules of the first network's teacher, so round one's weights stay reproducible (today's defaults use
     # a network as their prior: `search:prior=0` is today's search without one)
     assert (teacher.root, teacher.prior_top, teacher.endgame) == ("flat", 0, 3)
 

@@ -22,12 +22,13 @@ read once per process; ``belief=PATH`` reads a file instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from moonshot.bots.mlp import WeightsFiles, layers_from_arrays, layers_to_arrays, relu_apply
+from moonshot.bots.tuned import RULES_KEY, SHIPPED, RulesSet, rules_entry, rules_of
 from moonshot.cards import HEARTS_MASK, QUEEN_SPADES, CardSet
 from moonshot.views import SeatView
 
@@ -130,6 +131,8 @@ class BeliefNet:
     """ReLU layers to 156 logits: card ``c`` held by the other seat ``j`` is logit ``3c + j``."""
 
     layers: tuple[tuple[np.ndarray, np.ndarray], ...]
+    # the rules it plays under (its file's ``rules`` entry; the shipped network's where a file has none)
+    rules: RulesSet = field(default_factory=lambda: SHIPPED[WEIGHTS_RESOURCE])
 
     def logits(self, rows: np.ndarray) -> np.ndarray:
         return relu_apply(self.layers, rows)
@@ -142,11 +145,14 @@ class BeliefNet:
         return masked_softmax(z, possible(view) if mask is None else mask)
 
     def to_arrays(self) -> dict[str, Any]:
-        return layers_to_arrays(BELIEF_FORMAT, self.layers)
+        return {**layers_to_arrays(BELIEF_FORMAT, self.layers), RULES_KEY: rules_entry(self.rules)}
 
     @classmethod
     def from_arrays(cls, arrays: Any) -> BeliefNet:
-        return cls(layers_from_arrays(arrays, BELIEF_FORMAT, N_BELIEF_FEATURES, 156, "belief network", "train-belief"))
+        return cls(
+            layers_from_arrays(arrays, BELIEF_FORMAT, N_BELIEF_FEATURES, 156, "belief network", "train-belief"),
+            rules_of(arrays, WEIGHTS_RESOURCE),
+        )
 
 
 def deal_weights(

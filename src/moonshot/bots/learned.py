@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from moonshot.bots.heuristic import HeuristicBot, Weights, _Eval, _later_seats
 from moonshot.bots.search import Clock, SearchBot
+from moonshot.bots.tuned import RULES_KEY, SHIPPED, RulesSet, rules_entry, rules_of
 from moonshot.cards import HEARTS_MASK, QUEEN_SPADES, SUIT_MASKS, card_list
 from moonshot.views import SeatView
 
@@ -207,11 +208,15 @@ def card_features(view: SeatView, legal: list[int], w: Weights | None = None) ->
 
 @dataclass(frozen=True)
 class Policy:
-    """The network: feature normalisation, then ``tanh`` layers, then one score per card."""
+    """The network: feature normalisation, then ``tanh`` layers, then one score per card.
+
+    ``rules``: the rules it plays under (its weights file's ``rules`` entry,
+    :mod:`moonshot.bots.tuned`; the shipped network's where a file records none)."""
 
     mean: np.ndarray  # (N_FEATURES,)
     scale: np.ndarray  # (N_FEATURES,)
     layers: tuple[tuple[np.ndarray, np.ndarray], ...]  # (W, b) per layer; the last one has 1 output
+    rules: RulesSet = field(default_factory=lambda: SHIPPED[WEIGHTS_RESOURCE])
 
     def scores(self, rows: np.ndarray) -> np.ndarray:
         h = (rows - self.mean) * self.scale
@@ -225,6 +230,7 @@ class Policy:
 
     def to_arrays(self) -> dict[str, Any]:
         out: dict[str, Any] = {"mean": self.mean, "scale": self.scale, "features": np.array(FEATURE_NAMES)}
+        out[RULES_KEY] = rules_entry(self.rules)
         for i, (wt, b) in enumerate(self.layers):
             out[f"w{i}"] = wt
             out[f"b{i}"] = b
@@ -242,7 +248,7 @@ class Policy:
             i += 1
         mean = np.asarray(arrays["mean"], dtype=np.float32)
         scale = np.asarray(arrays["scale"], dtype=np.float32)
-        return cls(mean, scale, tuple(layers))
+        return cls(mean, scale, tuple(layers), rules_of(arrays, WEIGHTS_RESOURCE))
 
 
 _DEFAULT: Policy | None = None
@@ -282,17 +288,14 @@ def policy_file(path: str) -> Policy:
     return found
 
 
-# Variants whose card play the network measured at least as good as the heuristic's (it was trained
-# on standard deals; docs/search.md has the arena rows). Elsewhere (Omnibus, Kierki, Turbo) the
-# bot plays the heuristic's card unless made with ``everywhere=True``.
-NETWORK_VARIANTS = frozenset({"standard", "gym", "trend"})
-
-
 class LearnedBot(HeuristicBot):
     """Plays the card its policy network scores best; everything else as the heuristic does.
 
-    ``everywhere=True``: the network plays cards in every variant, not only in
-    :data:`NETWORK_VARIANTS`; ``temperature > 0`` samples the card from the softmax instead;
+    The network plays the cards where the game's rules play like those its weights file records
+    (:mod:`moonshot.bots.tuned`; the shipped network: standard, Gym and Trend, where its card play
+    measured at least as good as the heuristic's); elsewhere (Omnibus, Kierki, Turbo) the bot
+    plays the heuristic's card. ``everywhere=True``: the network plays cards whatever the rules;
+    ``temperature > 0`` samples the card from the softmax instead;
     ``network=PATH``: the network in that weights file instead of the packaged one.
     """
 
@@ -319,7 +322,7 @@ class LearnedBot(HeuristicBot):
         legal = view.legal_plays
         if legal & (legal - 1) == 0:
             return legal.bit_length() - 1
-        if not self.everywhere and view.rules.name not in NETWORK_VARIANTS:
+        if not self.everywhere and view.rules not in self.policy.rules:
             return super()._play(view)
         cards = card_list(legal)
         scores = self.policy.scores(card_features(view, cards, self.weights))
@@ -366,7 +369,6 @@ class PriorSearchBot(SearchBot):
 
 __all__ = [
     "FEATURE_NAMES",
-    "NETWORK_VARIANTS",
     "N_FEATURES",
     "LearnedBot",
     "Policy",

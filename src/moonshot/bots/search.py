@@ -52,6 +52,7 @@ from moonshot.rules import MoonRule, PassDirection, Rules, score_deal
 from moonshot.views import SeatView
 
 from .playout import MOON_CARDS, Deal, DealRules, Policy, quick_deal, start_of_play, weighted_deal
+from .tuned import FAST_SAMPLER_RULES, PRIOR_WEIGHT_RULES, TUNED_RULES
 
 Clock = Callable[[], float]
 NINES_MASK = sum(1 << (s * 13 + 7) for s in range(4))
@@ -484,27 +485,21 @@ def halving_cuts(budget: int, k: int) -> list[int]:
 
 
 ROOT_RULES = ("tree", "halving", "distinct", "flat")
-# variants where search's card play defaults to the rules measured in session 6 (one card per run
-# of equivalent cards, the endgame solver from two cards each); elsewhere (Turbo, Kierki, Omnibus,
-# where they were not measured better) the defaults are the rules before: every legal card played
-# out, the solver from three cards each (and the learned prior plays only where it was trained)
-TUNED_VARIANTS = frozenset({"standard", "gym", "trend"})
-# where card play deals its worlds with the compiled sampler by default: not Trend, where two head
-# to heads against the classic sampler leaned worse (docs/search.md, session 8)
-FAST_SAMPLER_VARIANTS = frozenset({"standard", "gym"})
+# search's tuned defaults hold where the rules play like those they were measured under (by the
+# rules' fields, not their name: moonshot.bots.tuned). Where they were measured (standard, Gym,
+# Trend: TUNED_RULES) card play keeps one card per run of equivalent cards and solves exactly from
+# two cards each; elsewhere (Turbo, Kierki, Omnibus, where they were not measured better) every
+# legal card is played out and the solver starts at three cards each. The compiled sampler deals
+# card play's worlds by default in FAST_SAMPLER_RULES (standard, Gym: in Trend two head to heads
+# against the classic sampler leaned worse).
 SAMPLERS = ("fast", "classic")
-# where search:belief=... deals with the belief network (it was trained on standard deals; Gym
-# plays the same cards and rules)
-BELIEF_VARIANTS = frozenset({"standard", "gym"})
-# the default prior_weight (session 11): the network's log-probability of a card, times this many
-# points, counts against the card's mean cost; head to head at 300 playouts 0.3, 1, 2 and 4 were
-# each clearly better than none in standard, 4 the most, and 4 was better in Gym and Trend too
-# (docs/search.md): every variant the network plays in
+# the default prior_weight: the network's log-probability of a card, times this many points,
+# counts against the card's mean cost; head to head at 300 playouts 0.3, 1, 2 and 4 were each
+# clearly better than none in standard, 4 the most, and 4 was better in Gym and Trend too
+# (docs/results.md): PRIOR_WEIGHT_RULES, every rules the shipped network plays in
 PRIOR_WEIGHT = 4.0
-PRIOR_WEIGHT_VARIANTS = frozenset({"standard", "gym", "trend"})
-# where the value network (trained on standard deals) may score playouts, and what ``value`` may
-# name besides a file: the packaged network, or none
-VALUE_VARIANTS = frozenset({"standard", "gym", "trend"})
+# what ``value`` may name besides a file: the packaged network, or none (a network applies in the
+# rules its weights file records: moonshot.bots.tuned)
 VALUE_NAMES = ("default", "off")
 
 
@@ -514,13 +509,14 @@ class SearchBot:
     ``think_ms``: time per decision (default 200 ms; machine-dependent results). ``simulations``:
     playouts per decision instead (deterministic; the clock is then never read). ``rollout``: the
     playout policy (``heuristic``/``greedy``, ``noisy``, ``random``). ``endgame``: solve exactly
-    once every hand has at most this many cards (default: 2 in :data:`TUNED_VARIANTS`, else 3).
+    once every hand has at most this many cards (default: 2 where the rules play like those in
+    :data:`~moonshot.bots.tuned.TUNED_RULES`, else 3).
     ``others_weight``: the objective is own cost minus this times the others' mean cost (1: the
     duplicate difference; 0: own points only).
     ``inference``: sample with what the play says beyond voids (:mod:`moonshot.bots.inference`).
     ``rollout`` may also be ``alert`` or ``guard`` (moon-aware, :mod:`moonshot.bots.moon`).
 
-    The root decision rule for cards (``root``; default ``distinct`` in :data:`TUNED_VARIANTS`,
+    The root decision rule for cards (``root``; default ``distinct`` in :data:`~moonshot.bots.tuned.TUNED_RULES`,
     ``flat`` elsewhere): ``distinct`` plays out one card of
     each run of equivalent cards (same suit and points, every card between them mine or gone, no
     special role: they have the same value in every world), each on every world; ``flat`` plays
@@ -533,42 +529,42 @@ class SearchBot:
     run of equivalent cards too (judged in the world, where every hand is known); ``per_world=K``
     (default 0: ``worlds`` worlds) deals more worlds as the budget allows, one for every K
     iterations it can afford (estimated after the first round). ``tree`` is not the default: at
-    20 ms a move it was not shown better than ``distinct`` against ``pimc`` (docs/search.md, session 9).
+    20 ms a move it was not shown better than ``distinct`` against ``pimc`` (docs/results.md).
     ``moon``: the moon model of card decisions (default ``off``; ``model``: a seat that alone has
     taken moon cards is dealt shooting hands more often, and where it holds one it shoots in the
     playouts while this seat defends; ``field``: also any other seat that can shoot does so in the
     playouts; :mod:`moonshot.bots.moon`). Not the default: at 20 ms a move it conceded more moons.
     ``moon_penalty`` (default 0): in a decision where another seat alone has taken moon cards, a
     playout in which another seat shoots the moon costs this much more than its score.
-    ``prior``: in the variants the learned network was trained for
-    (:data:`moonshot.bots.learned.NETWORK_VARIANTS`), only the network's ``prior`` best cards are
+    ``prior``: where the rules play like those the learned network's weights file records
+    (:mod:`moonshot.bots.tuned`: standard, Gym, Trend for the shipped one), only the network's ``prior`` best cards are
     played out, so the same budget buys more worlds for each; 0 turns it off. ``network=PATH``:
     the prior is the network in that weights file (``moonshot train-learned --out``) instead of
     the packaged one, so two networks can meet in the arena. ``prior_weight=W``: the card chosen
     is the one with the lowest mean cost minus W times the network's log-probability of it (among
     the cards played out): the network's judgement counts beside the playouts', not only in which
     cards are played out. Default :data:`PRIOR_WEIGHT` (4 points) in
-    :data:`PRIOR_WEIGHT_VARIANTS` where ``prior`` is on, 0 (the choice by the playouts alone)
+    :data:`~moonshot.bots.tuned.PRIOR_WEIGHT_RULES` where ``prior`` is on, 0 (the choice by the playouts alone)
     elsewhere; it does not apply to ``root=tree``.
     ``value``: the value network (:mod:`moonshot.bots.value`) as the leaf evaluator of the card
-    playouts in :data:`VALUE_VARIANTS`: each playout stops at the end of the trick under way and
+    playouts in the rules its weights file records: each playout stops at the end of the trick under way and
     the network's expected final costs of the position stand for the rest of the deal
     (None, the default: the packaged network where ``prior`` is on, so ``prior=0`` is still the
     search without any network; ``default``: the packaged network; a path: the network in that
-    file, ``moonshot train-value --out``; ``off``: playouts to the end, the search of session
-    11). Leaves where the seat to lead holds fewer than ``value_cards`` cards (default 4) are
+    file, ``moonshot train-value --out``; ``off``: playouts to the end, the search
+    before the value network). Leaves where the seat to lead holds fewer than ``value_cards`` cards (default 4) are
     played out to the end as before; ``value_mix=A`` (default 1) values a leaf A times the
     network's estimate plus 1 - A times a playout from it. Not used by ``root=tree``;
     ``moon_penalty`` counts only in the playouts that reach the deal's end.
-    ``belief`` (session 13; default None, off): in :data:`BELIEF_VARIANTS` every unseen card of a
+    ``belief`` (default None, off): in the rules its weights file records every unseen card of a
     card decision's worlds is placed by the odds of the belief network (:mod:`moonshot.bots.belief`:
     who holds it, read from the play so far; ``default``: the packaged network, a path: the one in
     that file, ``moonshot train-belief --out``), dealt by the compiled
     :func:`~moonshot.bots.playout.weighted_deal`. Not the default: not shown better at equal CPU
-    (docs/search.md, session 13).
+    (docs/results.md).
     ``sampler`` (card play): ``fast`` deals the worlds with the compiled :func:`quick_sample_view`,
     ``classic`` with :func:`sample_view` (the same distribution, another random stream); default
-    ``fast`` in :data:`FAST_SAMPLER_VARIANTS` (standard, Gym), ``classic`` elsewhere (Trend, Turbo,
+    ``fast`` in :data:`~moonshot.bots.tuned.FAST_SAMPLER_RULES` (standard, Gym), ``classic`` elsewhere (Trend, Turbo,
     Kierki, Omnibus).
     """
 
@@ -726,10 +722,10 @@ class SearchBot:
         with ``belief``, every unseen card placed by the belief network's odds (``inference``'s on
         top) by the compiled :func:`~moonshot.bots.playout.weighted_deal`; else
         :func:`quick_sample_view` (``sampler="fast"``, the default in
-        :data:`FAST_SAMPLER_VARIANTS`) or :func:`sample_view` (``"classic"``). (With ``inference``
+        :data:`~moonshot.bots.tuned.FAST_SAMPLER_RULES`) or :func:`sample_view` (``"classic"``). (With ``inference``
         and the fast sampler, the cards the evidence does not place are dealt by the compiled
         sampler.)"""
-        fast = self.sampler == "fast" or (self.sampler is None and view.rules.name in FAST_SAMPLER_VARIANTS)
+        fast = self.sampler == "fast" or (self.sampler is None and view.rules in FAST_SAMPLER_RULES)
         net = self._belief_net(view)
         if not self.inference and net is None:
             return (lambda rng: quick_sample_view(view, rng)) if fast else (lambda rng: sample_view(view, rng))
@@ -758,12 +754,13 @@ class SearchBot:
 
     def _belief_net(self, view: SeatView) -> Any:
         """The belief network that deals this card decision's worlds (None: none, the default), in
-        :data:`BELIEF_VARIANTS` only."""
-        if self.belief is None or view.rules.name not in BELIEF_VARIANTS or view.phase is not Phase.PLAY:
+        the rules its weights file records only."""
+        if self.belief is None or view.phase is not Phase.PLAY:
             return None
         from .belief import belief_file, default_belief
 
-        return default_belief() if self.belief == "default" else belief_file(self.belief)
+        net = default_belief() if self.belief == "default" else belief_file(self.belief)
+        return net if view.rules in net.rules else None
 
     # ------------------------------------------------------------------ act
     def act(self, view: SeatView, rng: random.Random) -> Action:
@@ -802,7 +799,7 @@ class SearchBot:
         spent = self._budget()
         endgame = self.endgame
         if endgame is None:
-            endgame = 2 if view.rules.name in TUNED_VARIANTS else 3
+            endgame = 2 if view.rules in TUNED_RULES else 3
         exact = max(view.cards_left) <= endgame
         policy = self._card_policy(view)
         penalty = self._moon_penalty(view)
@@ -813,7 +810,7 @@ class SearchBot:
         deal = base
         root = self.root
         if root is None:
-            root = "distinct" if view.rules.name in TUNED_VARIANTS else "flat"
+            root = "distinct" if view.rules in TUNED_RULES else "flat"
         if root == "flat":
             cards = card_list(legal)
         else:
@@ -955,9 +952,9 @@ class SearchBot:
     def _value_net(self, view: SeatView) -> Any:
         """The value network that scores this decision's playouts at the end of the current trick
         (None: the playouts run to the end of the deal). By default the packaged one in
-        :data:`VALUE_VARIANTS` where the prior is on; ``value=off`` never, ``value=PATH`` that file's."""
+        the rules its weights file records, where the prior is on; ``value=off`` never, ``value=PATH`` that file's."""
         value = self.value
-        if value == "off" or view.rules.name not in VALUE_VARIANTS:
+        if value == "off":
             return None
         if value is None:  # the default: the packaged network where the prior is on (prior=0: no network)
             if not self.prior_top:
@@ -967,30 +964,31 @@ class SearchBot:
             from .value import default_value, value_file
         except ImportError:  # pragma: no cover - NumPy is a dependency; without it, playouts to the end
             return None
-        return default_value() if value == "default" else value_file(value)
+        net = default_value() if value == "default" else value_file(value)
+        return net if view.rules in net.rules else None
 
     def _prior_weight(self, view: SeatView) -> float:
         """The ``prior_weight`` of this decision: the option, or by default :data:`PRIOR_WEIGHT`
-        in :data:`PRIOR_WEIGHT_VARIANTS` where the prior is on, and 0 elsewhere (so ``prior=0``
+        in :data:`~moonshot.bots.tuned.PRIOR_WEIGHT_RULES` where the prior is on, and 0 elsewhere (so ``prior=0``
         is still the search without the network)."""
         if self.prior_weight is not None:
             return self.prior_weight
-        return PRIOR_WEIGHT if self.prior_top and view.rules.name in PRIOR_WEIGHT_VARIANTS else 0.0
+        return PRIOR_WEIGHT if self.prior_top and view.rules in PRIOR_WEIGHT_RULES else 0.0
 
     def _prior_scores(self, view: SeatView, cards: list[int]) -> dict[int, float] | None:
         """The learned policy's score (a logit) of each of ``cards`` (the cards a world is played
-        out with); None where the network does not play (other variants, no NumPy).
+        out with); None where the network does not play (rules its weights file does not record, no NumPy).
 
         The network scores every legal card; a card left out of ``cards`` as equivalent to a lower
         one lends its score to that one (each card scores its run's best)."""
         try:
-            from .learned import NETWORK_VARIANTS, card_features, default_policy, policy_file
+            from .learned import card_features, default_policy, policy_file
         except ImportError:  # pragma: no cover - NumPy is a dependency; without it, no prior
             return None
-        if view.rules.name not in NETWORK_VARIANTS:
+        policy = policy_file(self.network) if self.network is not None else default_policy()
+        if view.rules not in policy.rules:
             return None
         legal = card_list(view.legal_plays)
-        policy = policy_file(self.network) if self.network is not None else default_policy()
         scores = policy.scores(card_features(view, legal))
         keep = set(cards)
         rep = -1
@@ -1133,7 +1131,7 @@ DEFENCE: dict[str, Any] = {
 
 
 class DefendingSearchBot(SearchBot):
-    """``search`` set up for a field that goes for the moon (``search-defend``; session 14).
+    """``search`` set up for a field that goes for the moon (``search-defend``).
 
     Its defaults differ from ``search``'s in the seven options of :data:`DEFENCE`, each of which
     may still be given: ``moon="field"`` (in the playouts every other seat whose sampled hand can
@@ -1145,9 +1143,9 @@ class DefendingSearchBot(SearchBot):
     and ``inference=True`` (the worlds dealt by what the play says, shooting hands included).
     Against three ``shooter`` it concedes about half the moons ``search`` does (45% at 200
     playouts a move) and scores no worse against them; in ordinary play it loses about 1.4 points
-    a deal to ``search`` (docs/search.md, session 14), and against three ``pimc`` it concedes
+    a deal to ``search`` (docs/search.md), and against three ``pimc`` it concedes
     fewer moons too (42% of ``search``'s at 20 ms, 71% at 50 playouts) but scores 0.85 a deal
-    worse than ``search`` at 20 ms (session 15): moon defence pays only
+    worse than ``search`` at 20 ms: moon defence pays only
     against a weak field that shoots, so it is a bot of its own, not ``search``'s default.
     """
 

@@ -20,13 +20,14 @@ per process; ``value=PATH`` reads a file instead.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from moonshot.bots.mlp import WeightsFiles, layers_from_arrays, layers_to_arrays, relu_apply
 from moonshot.bots.playout import Deal
+from moonshot.bots.tuned import RULES_KEY, SHIPPED, RulesSet, rules_entry, rules_of
 from moonshot.cards import HEARTS_MASK, QUEEN_SPADES
 
 VALUE_FORMAT = "moonshot.value/1"
@@ -66,6 +67,8 @@ class ValueNet:
     """ReLU layers to 4 outputs: the expected final cost of each slot (leader first) / 26."""
 
     layers: tuple[tuple[np.ndarray, np.ndarray], ...]
+    # the rules it plays under (its file's ``rules`` entry; the shipped network's where a file has none)
+    rules: RulesSet = field(default_factory=lambda: SHIPPED[WEIGHTS_RESOURCE])
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
         """Expected final costs ``(n, 4)``, slot order (leader first), in points."""
@@ -73,11 +76,14 @@ class ValueNet:
         return out
 
     def to_arrays(self) -> dict[str, Any]:
-        return layers_to_arrays(VALUE_FORMAT, self.layers)
+        return {**layers_to_arrays(VALUE_FORMAT, self.layers), RULES_KEY: rules_entry(self.rules)}
 
     @classmethod
     def from_arrays(cls, arrays: Any) -> ValueNet:
-        return cls(layers_from_arrays(arrays, VALUE_FORMAT, N_VALUE_FEATURES, 4, "value network", "train-value"))
+        return cls(
+            layers_from_arrays(arrays, VALUE_FORMAT, N_VALUE_FEATURES, 4, "value network", "train-value"),
+            rules_of(arrays, WEIGHTS_RESOURCE),
+        )
 
 
 def leaf_costs(net: ValueNet, deals: Sequence[Deal]) -> list[tuple[float, float, float, float]]:
