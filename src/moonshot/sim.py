@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import math
 import random
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -112,18 +113,27 @@ def _defaults(cls: Any) -> dict[str, Any]:
 
 
 def bot_spec(name: str, options: Mapping[str, Any], cls: Any = None) -> str:
-    """A bot's full name, as ``moonshot`` options: the registry name, then every option that is
-    set and differs from the constructor's default, sorted (``search --simulations 200``)."""
+    """A bot's full name, as a user types it to ``moonshot``: the registry name, then every option
+    that is set and differs from the constructor's default, sorted (``search --simulations 200``).
+
+    Only what a user can type is named: a CPU-time clock is ``--cpu-time`` (the arena's option
+    that hands it to the bots), and another object (another clock, a network given as an object)
+    is left out."""
     if not options:
         return name
     defaults = _defaults(cls) if cls is not None else {}
-    parts = [name]
-    for key in sorted(options):
-        value = options[key]
+    parts: list[tuple[str, str]] = []  # (the option's key, its text), sorted by key
+    for key, value in options.items():
         if value is None or (key in defaults and defaults[key] == value):
             continue
-        parts.append(f"--{key.replace('_', '-')} {value}")
-    return " ".join(parts)
+        if key == "clock":
+            if value is time.process_time:
+                parts.append(("cpu_time", "--cpu-time"))
+            continue
+        if not isinstance(value, (str, int, float)):  # (bool is an int)
+            continue
+        parts.append((key, f"--{key.replace('_', '-')} {value}"))
+    return " ".join([name, *(text for _, text in sorted(parts))])
 
 
 def spec_of(bot: Bot) -> str:
