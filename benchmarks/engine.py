@@ -10,7 +10,7 @@ no points on the first trick):
   ``random`` too;
 * OpenSpiel from C++: ``pyspiel.evaluate_bots`` with uniform random bots (the whole deal in C++).
 
-The paths people run (issue 12), measured in the same rounds:
+The paths people run, measured in the same rounds:
 
 * ``sim.play_game`` with four ``random`` and with four ``heuristic`` bots (views, bots, records);
 * the ``moonshot simulate`` command as a subprocess, start-up included, for a ``--cli-games`` run:
@@ -53,7 +53,7 @@ try:
 except ImportError:  # OpenSpiel is a dev dependency; without it only moonshot is measured
     pyspiel = None
 
-TARGET = 1.5  # issue 2: moonshot's engine at least 1.5x OpenSpiel driven from Python
+TARGET = 1.5  # the target: moonshot's engine at least 1.5x OpenSpiel driven from Python
 OPENSPIEL_PARAMS = {"must_break_hearts": True, "qs_breaks_hearts": False, "no_pts_on_first_trick": True}
 DIRECTIONS = (PassDirection.HOLD, PassDirection.LEFT, PassDirection.ACROSS, PassDirection.RIGHT)
 
@@ -210,7 +210,7 @@ def measure(
     return rates, per_round, {name: played[name] / wall[name] for name in contenders}
 
 
-# (row, anchor row, the least ratio to reach): issue 12's targets for the paths people run
+# (row, anchor row, the least ratio to reach): the targets for the paths people run
 TARGETS = [
     ("simulate CLI, 4 random (-q)", "OpenSpiel (Python loop)", 3.0),
     ("simulate CLI, 4 heuristic (-q)", "OpenSpiel (Python loop)", 1.5),
@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=6, help="interleaved rounds per measurement")
     ap.add_argument("--cli-games", type=int, default=300, help="games per `moonshot simulate` run")
     ap.add_argument("--arena-simulations", type=int, default=50, help="the search bot's playouts per decision")
-    ap.add_argument("--engine-only", action="store_true", help="only the bare engine loops (issue 2's table)")
+    ap.add_argument("--engine-only", action="store_true", help="only the bare engine loops (the engine target's table)")
     args = ap.parse_args(argv)
 
     d = args.deals
@@ -284,27 +284,25 @@ def main(argv: list[str] | None = None) -> int:
     )
     overall = ours / spiel
     verdict = "met" if overall >= TARGET else "NOT met"
-    print(f"target (issue 2): engine loop >= {TARGET:g}x OpenSpiel driven from Python: {overall:.2f}x: {verdict}")
+    print(f"target: engine loop >= {TARGET:g}x OpenSpiel driven from Python: {overall:.2f}x: {verdict}")
     if args.engine_only:
         return 0
     for row, anchor, want in TARGETS:
         got = rates[row] / rates[anchor]
         verdict = "met" if got >= want else "NOT met"
-        print(
-            f"target (issue 12): {row} >= {want:g}x {anchor}: {got:.2f}x ({_ratios(per_round, row, anchor)}): {verdict}"
-        )
+        print(f"target: {row} >= {want:g}x {anchor}: {got:.2f}x ({_ratios(per_round, row, anchor)}): {verdict}")
     quiet, full = "simulate CLI, 4 random (-q)", "simulate CLI, 4 random, bar+stats+export"
     cost = rates[quiet] / rates[full] - 1
     costs = sorted(100 * (q / f - 1) for q, f in zip(per_round[quiet], per_round[full], strict=True))
     print(
-        f"target (issue 12): progress bar + statistics + --export cost < 10% of a run: {100 * cost:.1f}%"
+        f"target: progress bar + statistics + --export cost < 10% of a run: {100 * cost:.1f}%"
         f" (rounds {costs[0]:.1f}% to {costs[-1]:.1f}%): {'met' if cost < 0.10 else 'NOT met'}"
     )
     two = "simulate CLI, 4 random, --workers 2"
     wall_gain = wall_rates[two] / wall_rates[quiet]
     cpu_scaling = 2 * rates[two] / rates[quiet]
     print(
-        f"target (issue 12): --workers 2 >= 1.8x one worker (wall clock): {wall_gain:.2f}x: "
+        f"target: --workers 2 >= 1.8x one worker (wall clock): {wall_gain:.2f}x: "
         f"{'met' if wall_gain >= 1.8 else 'NOT met'} (on {os.cpu_count()} CPUs shared with other jobs; by CPU time two"
         f" workers would give {cpu_scaling:.2f}x on two idle cores)"
     )

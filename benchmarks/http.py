@@ -19,7 +19,7 @@ one event takes to reach every spectator (p50/p99 of last arrival - first arriva
     python benchmarks/http.py                       # N = 10, 100, 500 at 1 decision/s per table
     python benchmarks/http.py --tables 10 --think 0 # as fast as the players go
 
-Targets (issue 10, a 2-core machine): p99 < 50 ms at 100 games at one decision per second per
+Targets (a 2-core machine): p99 < 50 ms at 100 games at one decision per second per
 table; < 200 KB per open stream.
 """
 

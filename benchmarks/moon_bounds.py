@@ -3,7 +3,7 @@
     python benchmarks/moon_bounds.py [--deals 1000] [--seed 0] [--simulations 50] [--workers 2]
                                      [--sighted-from TRICK] [--candidate SPEC ...]
 
-Issue 13 asks `search` to concede half as many moons to a field of three `shooter` as it did.
+The target: `search` concedes half as many moons to a field of three `shooter` as it did without a defence.
 This measures how far information alone can take each search: every candidate plays the arena's
 duplicate deals (standard, no passing, the arena's seeds and random streams, so its rows are
 `moonshot arena --candidate SPEC --field shooter --simulations S --no-passing` exactly) once as

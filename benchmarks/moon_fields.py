@@ -4,7 +4,7 @@ three `search` and three `pimc`, on the same duplicate deals.
     python benchmarks/moon_fields.py [--deals 300] [--seed 0] [--simulations 50 | --think-ms 20]
                                      [--workers 2] [--field NAME ...] [--candidate SPEC]
 
-Issue 13 asks `search` to concede half as many moons to a field that tries to shoot. `search-defend`
+The target: `search` concedes half as many moons to a field that tries to shoot. `search-defend`
 does against three `shooter`; this asks what the same defence does against fields that shoot for
 other reasons. Each row plays the arena's duplicate deals (standard, no passing, the arena's seeds
 and random streams: a row is `moonshot arena --candidate SPEC --field FIELD --no-passing` with the

@@ -17,7 +17,7 @@ Rows (each the best of ``--rounds`` interleaved rounds, so a busy machine hurts 
   empty cache directory (compiling) and once more with that cache (``cache=True``: later runs).
 
 The numba rows need numba (the ``rl`` extra: ``pip install -e '.[rl]'``); without numba they are skipped.
-Targets: single env >= OpenSpiel through Python; batched deals/s >= 10x OpenSpiel's C++ loop (issue 12).
+Targets: single env >= OpenSpiel through Python; batched deals/s >= 10x OpenSpiel's C++ loop.
 Rates are per CPU second of this one process (``time.process_time``; OMP/BLAS threads set to 1 and
 numba's kernels are single-threaded, so that is one core), which a busy machine disturbs less than
 wall time; the first-call costs are wall time.

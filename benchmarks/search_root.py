@@ -7,7 +7,7 @@ passing. The reference values every legal card of a position with ``--reference`
 (the same evaluator as ``search``: greedy playouts, the exact solver at three cards each). Each
 root rule then decides every position ``--repeats`` times with ``--budget`` playouts, and its
 *regret* is the reference value of its card minus the best card's (points per deal, lower is
-better); the anchor is ``flat`` (every card on every world, the rule before session 6). The root
+better); the anchor is ``flat`` (every card on every world, the rule before `distinct`). The root
 rules run with no prior and the solver from three cards each (as the reference); ``--rules`` also
 takes bot specs (``search``, ``search:prior=2``), which run with their own options.
 Deterministic: no clock is read. It measures only how the budget is spent, not the evaluator.

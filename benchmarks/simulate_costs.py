@@ -9,10 +9,10 @@ goes first, and the table gives the median of the pairs' ratios of CPU seconds (
 and its workers; start-up included):
 
 * ``-q`` (the anchor) against the same run with the progress bar drawn as on a terminal and
-  ``--export FILE``: their cost as a share of the quiet run (issue 12: < 10%);
+  ``--export FILE``: their cost as a share of the quiet run (target: < 10%);
 * ``-q`` against ``-q --workers 2``: the extra CPU two workers spend, per run and per task
   (pool start-up, sending tasks and results), and the speed-up two idle cores would give,
-  ``2 × CPU(1 worker) / CPU(2 workers)`` (issue 12: >= 1.8x; the wall clock cannot show it on a
+  ``2 × CPU(1 worker) / CPU(2 workers)`` (target: >= 1.8x; the wall clock cannot show it on a
   machine whose cores are busy with other jobs).
 
     python benchmarks/simulate_costs.py [--pairs 8] [--games 300] [--seats random,random,random,random]
@@ -164,9 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, ms in parts.items():
         print(f"  {name:<56} {ms:>9.1f} {100 * ms / play:>8.1f}%")
     verdict = "met" if med(cost) < 10 else "NOT met"
-    print(f"\ntarget (issue 12): bar + statistics + --export < 10% of a run: {med(cost):.1f}%: {verdict}")
+    print(f"\ntarget: bar + statistics + --export < 10% of a run: {med(cost):.1f}%: {verdict}")
     verdict = "met" if med(speedup) >= 1.8 else "NOT met"
-    print(f"target (issue 12): --workers 2 >= 1.8x one worker on 2 idle cores (by CPU): {med(speedup):.2f}x: {verdict}")
+    print(f"target: --workers 2 >= 1.8x one worker on 2 idle cores (by CPU): {med(speedup):.2f}x: {verdict}")
     return 0
 
 

@@ -26,7 +26,7 @@
    player entries as dicts and ``json`` encodes every frame, as before) and **shared** (the
    entries of a table built once and kept with their JSON, frames by ``encode_frame``).
 
-Targets (issue 16): p99 < 50 ms with 500 tables at one decision per second per table.
+Targets: p99 < 50 ms with 500 tables at one decision per second per table.
 
     python benchmarks/trend.py                      # all three parts: in process, the match, 500 tables
     python benchmarks/trend.py --serve --tables 500 --duration 30      # the target

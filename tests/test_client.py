@@ -42,7 +42,7 @@ FIELDS = (
 
 
 def script(seed: int) -> tuple[list[dict[str, Any]], list[tuple[SeatView, Action]]]:
-    """Messages session 0 would get in a random game, and the engine's view at each of its decisions."""
+    """Messages the client in seat 0 would get in a random game, and the engine's view at each of its decisions."""
     g = Game(SESSIONS_RULES, seed)
     rng = random.Random(seed)
     codec = SessionCodec(0)
@@ -133,8 +133,9 @@ async def test_a_substituted_session_raises_session_lost() -> None:
     msgs, _ = script(1)
     session = _Session(FakeClient(), 0, 2)  # type: ignore[arg-type]
     session.inbox.put_nowait(msgs[0])  # start_game
+    seat = 0
     session.inbox.put_nowait(
-        {"type": "error", "reason": "session 0: 3 timeouts in a row; a server bot plays", "about": "substituted"}
+        {"type": "error", "reason": f"session {seat}: 3 timeouts in a row; a server bot plays", "about": "substituted"}
     )
     with pytest.raises(SessionLost, match="server bot"):
         await asyncio.wait_for(session.run(RandomPlayer()), 10)

@@ -1,5 +1,5 @@
 """Fair sharing: while one connection floods the Sessions server, the others' round trips stay
-within twice their quiet value (issue 11: before the fix, p50 went from 3.8 ms to 130 ms).
+within twice their quiet value (once, before a fix, p50 went from 3.8 ms to 130 ms).
 
 A real ``moonshot serve`` runs in its own process. A measuring client (in this process) times
 ``connection_request`` -> ``connection_response`` round trips: first quiet, then while a flooder

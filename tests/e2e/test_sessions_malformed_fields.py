@@ -1,5 +1,5 @@
 """Every malformed field gets an ``error`` reply and changes nothing; the connection stays open
-and plays its game (issue 11: a ``"--5"`` seq_num used to close the connection).
+and plays its game (a ``"--5"`` seq_num once closed the connection).
 
 A server runs in a background thread; one blocking client sits at a table (three server bots)
 and owes its pass. Hypothesis then sends messages of every type whose fields (one or several)
