@@ -84,7 +84,9 @@ def test_train_belief_command_and_search_with_its_network(tmp_path: Path, games:
     assert meta["games_files"] == str([str(games_file), str(games)])
     assert int(meta["examples"]) > 0 and "'hidden': [8]" in meta["train"] and float(meta["uniform_validation_loss"]) > 0
     from moonshot.sim import make_bot
-    from moonshot.variants import find_variant
+    from moonshot.variants import VARIANTS, find_variant
+
+    assert {n for n, r in VARIANTS.items() if r in net.rules} == {"standard", "gym"}  # the training variant's rules
 
     bots = [make_bot("search", simulations=20, belief=str(out)), *[make_bot("shooter") for _ in range(3)]]
     record = play_game(find_variant("standard"), 5, ["search", "shooter", "shooter", "shooter"], bots=bots)

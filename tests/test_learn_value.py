@@ -97,6 +97,23 @@ def test_train_value_command_and_search_with_its_network(tmp_path: Path, games: 
     assert meta["games_files"] == str([str(games_file), str(games)])
     assert int(meta["positions"]) > 0 and "'hidden': [8]" in meta["train"]
     assert float(meta["constant_validation_mse"]) > 0
+    # the file records the rules it plays under: the training variant's and --plays-in's (trend by default)
+    from moonshot.bots.tuned import fingerprint
+    from moonshot.variants import VARIANTS
+
+    assert {n for n, r in VARIANTS.items() if r in net.rules} == {"standard", "gym", "trend"}
+    assert meta["plays_in"] == str(sorted({fingerprint(VARIANTS["standard"]), fingerprint(VARIANTS["trend"])}))
+    kierki = runner.invoke(
+        main, [*args, "--hidden", "8", "--epochs", "1", "--plays-in", "kierki", "-o", str(tmp_path / "k.npz")]
+    )
+    assert kierki.exit_code == 0, kierki.output
+    assert {n for n, r in VARIANTS.items() if r in load_value(tmp_path / "k.npz").rules} == {
+        "standard",
+        "gym",
+        "kierki",
+    }
+    unknown = runner.invoke(main, [*args, "--plays-in", "nosuch", "-o", str(tmp_path / "x.npz"), "-q"])
+    assert unknown.exit_code == 2 and "nosuch" in unknown.output and not (tmp_path / "x.npz").exists()
     # search with it plays whole games
     from moonshot.sim import make_bot
     from moonshot.variants import find_variant

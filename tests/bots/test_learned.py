@@ -187,6 +187,13 @@ def test_train_learned_command(tmp_path: Path) -> None:
     assert "read 2 games" in result.output
     with np.load(out) as b:
         assert sorted(b.files) == sorted(first) and all(np.array_equal(first[k], b[k]) for k in b.files)
+    # the file records the rules the network plays under: standard's (the training variant) and Trend's
+    rules = load_policy(out).rules
+    assert {n for n, r in VARIANTS.items() if r in rules} == {"standard", "gym", "trend"}
+    from moonshot.bots.tuned import fingerprint
+
+    recorded = json.loads(str(first["meta"]))["plays_in"]
+    assert recorded == sorted({fingerprint(VARIANTS["standard"]), fingerprint(VARIANTS["trend"])})
 
 
 def test_search_with_the_learned_prior_searches_only_the_top_cards() -> None:
