@@ -279,3 +279,17 @@ def test_fuzz_request_bodies() -> None:
         except RequestError as e:
             assert e.status == 400
     assert actions > 0
+
+
+@pytest.mark.parametrize(("variant", "hold"), [("standard", True), ("trend", True), ("turbo", False), ("kierki", True)])
+def test_a_hand_without_passing_says_keeper_and_hold(variant: str, hold: bool) -> None:
+    """Turbo's keeper hand (a charge round, maybe a pile) and a hand with no pass at all both say
+    ``"pass": "keeper"`` (what Turbo's clients know); only the latter adds ``"hold": true``, read
+    from the deal's pass direction, so a page can tell them apart."""
+    rules = find_variant(variant)
+    g = random_game(rules, 2)
+    deals = [m.data for m in translate_log(rules, 2, PLAYERS, g.log) if m.data["type"] == "deal"]
+    keepers = [d for d in deals if d["pass"] == "keeper"]
+    assert keepers
+    assert all(d.get("hold", False) is hold for d in keepers)
+    assert not any("hold" in d for d in deals if d["pass"] != "keeper")

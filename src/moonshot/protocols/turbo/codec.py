@@ -26,7 +26,8 @@ that version follow them). Its SSE id is ``"<version>"`` for ``sub == 0``, else
 
 Variants Turbo lacks use these shapes (documented in docs/turbo.md): ``sit`` gets ``"variant"``
 for a non-Turbo game (its ``"rules"`` is then ``null``); a deal without passing says
-``"pass": "keeper"``; a Kierki ``deal`` adds ``"kind"`` (1..7) and ``"kind_name"``; Trend's
+``"pass": "keeper"`` (and ``"hold": true`` where the hand has no pass at all, unlike Turbo's
+keeper hand); a Kierki ``deal`` adds ``"kind"`` (1..7) and ``"kind_name"``; Trend's
 exposure is ``start_exposing``, ``expose {seat, cards}`` (``[]``: declined) and ``expose_status``.
 """
 
@@ -367,6 +368,8 @@ class TurboTranslator:
         for s in range(4):
             full[SEATS[s]] = turbo_cards(self._deal_hands[s])
         full["pass"] = PASS_NAMES[start.direction]
+        if start.direction is PassDirection.HOLD:
+            full["hold"] = True  # no passing and no keeper pile: not Turbo's keeper hand
         if start.deal_kind:
             full["kind"] = start.deal_kind
             full["kind_name"] = self.rules.scoring_for(start.deal_kind).name

@@ -24,7 +24,7 @@ export function newState() {
     replayDone: false,
     handsAtReplay: 0,
     handNo: 0,
-    pass: null, // "left" | "right" | "across" | "keeper"
+    pass: null, // "left" | "right" | "across" | "keeper" | "hold" (no pass at all)
     kind: null,
     kindName: null,
     phase: "waiting", // waiting | dealt | passing | charging | exposing | playing | hand_over | game_over
@@ -112,7 +112,8 @@ export function applyEvent(state, ev) {
     case "deal": {
       resetHand(state);
       state.handNo += 1;
-      state.pass = ev.pass || null;
+      // a hand with no passing says "keeper" as Turbo's fourth hand does, and `hold: true`
+      state.pass = ev.hold ? "hold" : ev.pass || null;
       state.kind = ev.kind ?? null;
       state.kindName = ev.kind_name ?? null;
       const size = Math.max(13, ...SEATS.map((s) => (ev[s] || []).length));
