@@ -341,7 +341,7 @@ async def test_an_http_game_made_on_one_process_is_played_and_streamed_through_a
             assert (await bob_b.post("/lobby/join", json={"id": gid})).status_code == 200
             async with bob_b.stream("GET", "/lobby/subscribe") as resp:
                 state = await SseReader(resp).next_event()
-            assert state is not None and state.data["games"][gid][:2] == ["ann", "bob"]
+            assert state is not None and [p["name"] for p in state.data["games"][gid][:2]] == ["ann", "bob"]
             for _ in range(2):
                 r = await bob_b.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})
                 assert r.status_code == 200, r.text

@@ -58,7 +58,7 @@ async def lobby_names(c: httpx.AsyncClient, gid: str) -> list[str] | None:
         state = await SseReader(resp).next_event()
     assert state is not None
     names = state.data["games"].get(gid)
-    return None if names is None else list(names)
+    return None if names is None else [p["name"] for p in names]
 
 
 async def wait_names(c: httpx.AsyncClient, gid: str, count: int, timeout: float = 10) -> list[str]:

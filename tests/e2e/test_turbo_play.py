@@ -14,7 +14,7 @@ import pytest
 
 from gamekit import cs
 from moonshot.cards import format_cards
-from protocols.turbo.recorded import RECORDINGS, canonical, digest
+from protocols.turbo.recorded import RECORDINGS, as_later_reference, canonical, digest
 from protocols.turbo.sse import SseReader, base_url, http_server
 from turbo_records import RECORDED_TURBO
 
@@ -210,7 +210,7 @@ async def test_the_recorded_games_driven_through_http_give_the_recorded_streams(
                 await who.aclose()
             assert seen[-1] == {"type": "end_replay"}
             assert seen[0]["rules"] == order and seen[0][SEATS[0]]["type"] == "human"
-            mine = canonical(seen[:-1])
+            mine = canonical(as_later_reference(seen[:-1]))
             assert len(mine) == count and digest(mine) == expected
         finally:
             for c in clients.values():

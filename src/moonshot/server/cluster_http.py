@@ -83,7 +83,8 @@ class HttpPeers:
         self.app: ASGI | None = None  # this node's own routes (set by wrap)
         self.pending: dict[str, _Pending] = {}
         self.serving: dict[str, asyncio.Event] = {}  # requests run here for another node: cancel
-        self.remote_games: dict[str, list[str]] = {}  # games hosted elsewhere: id -> names
+        # games hosted elsewhere: id -> their players as the lobby lists them ({type, name})
+        self.remote_games: dict[str, list[dict[str, Any]]] = {}
         # indexes a mixed game's Trend chairs for re-joins (ClusterMixed.index_trend_chairs)
         self.trend_index: Callable[[Table, list[int]], None] | None = None
         self.forwarded = 0
@@ -163,7 +164,7 @@ class HttpPeers:
     def bound(self, name: str, digest: str) -> None:
         self.broadcast({"type": "_bind", "name": name, "digest": digest})
 
-    def games(self) -> dict[str, list[str]]:
+    def games(self) -> dict[str, list[dict[str, Any]]]:
         return dict(self.remote_games)
 
     # ------------------------------------------------------------ messages
@@ -186,7 +187,7 @@ class HttpPeers:
 
     def _lobby_event(self, e: dict[str, Any]) -> None:
         kind = e.get("type")
-        gid, player = e.get("id"), e.get("player")
+        gid, name, player = e.get("id"), e.get("name"), e.get("player")
         if kind == "_bind":
             name, digest = e.get("name"), e.get("digest")
             # a name held here (a lobby stream, a seat in a game hosted here) keeps its binding:
@@ -194,16 +195,16 @@ class HttpPeers:
             if isinstance(name, str) and isinstance(digest, str) and not self.lobby.holds(name):
                 self.lobby.identity.load_bindings({name: digest})
             return
-        if isinstance(gid, str) and isinstance(player, str):
+        if isinstance(gid, str) and isinstance(name, str):
             if kind == "new_game":
-                self.remote_games[gid] = [player]
+                self.remote_games[gid] = [{"type": "human", "name": name}]
             elif kind == "join_game" and gid in self.remote_games:
-                self.remote_games[gid].append(player)
+                self.remote_games[gid].append(player if isinstance(player, dict) else {"type": "human", "name": name})
             elif kind == "leave_game" and gid in self.remote_games:
-                names = self.remote_games[gid]
-                if player in names:
-                    names.remove(player)
-                if not names:
+                players = [p for p in self.remote_games[gid] if p.get("name") != name]
+                if players:
+                    self.remote_games[gid] = players
+                else:
                     del self.remote_games[gid]
         elif kind == "finish_game" and isinstance(gid, str):
             self.remote_games.pop(gid, None)

@@ -202,7 +202,11 @@ async def test_lobby_new_join_add_bot_leave(env: Env) -> None:
         assert r.status_code == 409 and "already" in r.json()["error"]
         r = await ann.post("/lobby/add_bot", json={"id": gid, "rules": "bridge", "algorithm": "heuristic"})
         assert r.status_code == 200 and r.json().endswith(" (bot)")
-        assert env.lobby.lobby_state()["games"][gid] == ["ann", "bob", r.json()]
+        assert env.lobby.lobby_state()["games"][gid] == [
+            {"type": "human", "name": "ann"},
+            {"type": "human", "name": "bob"},
+            {"type": "bot", "name": r.json(), "algorithm": "heuristic"},
+        ]
         r = await bob.post("/lobby/leave", json={"id": gid})
         assert r.status_code == 200 and r.json() is None
         assert env.lobby.games[gid].names() == ["ann", env.lobby.games[gid].members[1].name]

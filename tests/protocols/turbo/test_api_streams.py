@@ -63,9 +63,14 @@ async def test_a_spectator_sees_every_hand_and_a_seat_only_its_own(tmp_path: Pat
             async with ann.stream("GET", f"/game/subscribe/{gid}") as resp:
                 mine = await SseReader(resp).until("end_replay")
             me = next(s for s in SEATS if mine[0].data[s]["name"] == "ann")
-            hidden = [e.data for e in mine if e.data["type"].startswith("hidden_")]
-            assert hidden and all("cards" not in h and h["count"] == 3 for h in hidden)
-            assert all(e.data["from"] == me for e in mine if e.data["type"] == "send_pass")
+            assert not [e for e in mine if e.data["type"].startswith("hidden_")]
+            # the seed's redaction: another seat's pass, sent or received, comes with no cards
+            theirs = [e.data for e in mine if e.data["type"] in ("send_pass", "recv_pass")]
+            theirs = [d for d in theirs if d.get("from", d.get("to")) != me]
+            assert theirs and all(d["cards"] == [] for d in theirs)
+            assert all(
+                len(e.data["cards"]) == 3 for e in mine if e.data["type"] == "send_pass" and e.data["from"] == me
+            )
 
 
 async def test_game_chat_is_in_the_stream_with_ids_between_versions(tmp_path: Path) -> None:
@@ -142,13 +147,28 @@ async def test_lobby_stream_events(tmp_path: Path) -> None:
                 bob_reader = SseReader(bresp)
                 state = await bob_reader.next_event()
                 assert state is not None and state.data["subscribers"] == ["ann", "bob"]
-                assert (await reader.next_event()).data == {"type": "join_lobby", "player": "bob"}  # type: ignore[union-attr]
+                assert (await reader.next_event()).data == {"type": "join_lobby", "player": "bob", "name": "bob"}  # type: ignore[union-attr]
                 gid = (await bob.post("/lobby/new", json={"rules": "chain"})).json()
-                assert (await reader.next_event()).data == {"type": "new_game", "id": gid, "player": "bob"}  # type: ignore[union-attr]
+                assert (await reader.next_event()).data == {
+                    "type": "new_game",
+                    "id": gid,
+                    "player": "bob",
+                    "name": "bob",
+                }  # type: ignore[union-attr]
                 await ann.post("/lobby/join", json={"id": gid, "rules": "classic"})
-                assert (await reader.next_event()).data == {"type": "join_game", "id": gid, "player": "ann"}  # type: ignore[union-attr]
+                assert (await reader.next_event()).data == {
+                    "type": "join_game",
+                    "id": gid,
+                    "player": {"type": "human", "name": "ann"},
+                    "name": "ann",
+                }  # type: ignore[union-attr]
                 await ann.post("/lobby/leave", json={"id": gid})
-                assert (await reader.next_event()).data == {"type": "leave_game", "id": gid, "player": "ann"}  # type: ignore[union-attr]
+                assert (await reader.next_event()).data == {
+                    "type": "leave_game",
+                    "id": gid,
+                    "player": "ann",
+                    "name": "ann",
+                }  # type: ignore[union-attr]
                 await bob.post("/lobby/chat", json={"message": "Anyone here?"})
                 assert (await reader.next_event()).data == {
                     "type": "chat",
@@ -160,7 +180,7 @@ async def test_lobby_stream_events(tmp_path: Path) -> None:
                 kinds = [(await reader.next_event()).data["type"] for _ in range(3)]  # type: ignore[union-attr]
                 assert kinds == ["join_game"] * 3
             await asyncio.sleep(0.1)
-            assert (await reader.next_event()).data == {"type": "leave_lobby", "player": "bob"}  # type: ignore[union-attr]
+            assert (await reader.next_event()).data == {"type": "leave_lobby", "player": "bob", "name": "bob"}  # type: ignore[union-attr]
 
 
 async def test_a_player_watching_before_the_start_gets_the_redacted_stream(tmp_path: Path) -> None:

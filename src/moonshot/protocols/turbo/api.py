@@ -568,6 +568,18 @@ class Member:
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "algorithm": self.algorithm, "rules": self.rules}
 
+    def player_json(self) -> dict[str, Any]:
+        """The member as the lobby stream lists it: ``{type, name}`` (and a bot's ``algorithm``),
+        the seed-era server's player objects, the shape of ``sit``'s players."""
+        return lobby_player(self.name, self.kind, self.algorithm)
+
+
+def lobby_player(name: str, kind: str = "human", algorithm: str | None = None) -> dict[str, Any]:
+    d: dict[str, Any] = {"type": kind, "name": name}
+    if kind == "bot" and algorithm:
+        d["algorithm"] = algorithm
+    return d
+
 
 @dataclass
 class LobbyGame:
@@ -583,6 +595,9 @@ class LobbyGame:
 
     def names(self) -> list[str]:
         return [m.name for m in self.members]
+
+    def players(self) -> list[dict[str, Any]]:
+        return [m.player_json() for m in self.members]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -701,7 +716,7 @@ class TurboLobby:
             "subscribers": sorted(n for n, qs in self.subscribers.items() if qs),
             "games": {
                 **(self.peers.games() if self.peers is not None else {}),
-                **{g.id: g.names() for g in self.games.values() if not g.finished},
+                **{g.id: g.players() for g in self.games.values() if not g.finished},
             },
         }
 
@@ -710,7 +725,7 @@ class TurboLobby:
         first = not self.subscribers.get(name)
         self.subscribers.setdefault(name, []).append(q)
         if first:
-            self.broadcast({"type": "join_lobby", "player": name}, skip=name)
+            self.broadcast({"type": "join_lobby", "player": name, "name": name}, skip=name)
         q.put_nowait(self.lobby_state())
         return q
 
@@ -720,7 +735,7 @@ class TurboLobby:
             queues.remove(q)
         if not queues:
             self.subscribers.pop(name, None)
-            self.broadcast({"type": "leave_lobby", "player": name})
+            self.broadcast({"type": "leave_lobby", "player": name, "name": name})
 
     def close(self) -> None:
         for queues in self.subscribers.values():
@@ -854,7 +869,7 @@ class TurboLobby:
         self.games[g.id] = g
         if self.peers is not None:
             self.peers.hosting(g.id)
-        self.broadcast({"type": "new_game", "id": g.id, "player": name})
+        self.broadcast({"type": "new_game", "id": g.id, "player": name, "name": name})
         self._save_open(g)
         log.info("event=new_game game=%s variant=%s by=%s", g.id, variant, name)
         return g.id
@@ -887,7 +902,8 @@ class TurboLobby:
         if len(g.members) >= 4:
             raise RequestError(409, "the game is full")
         g.members.append(member)
-        self.broadcast({"type": "join_game", "id": g.id, "player": member.name})
+        # ``player`` as the seed-era server sent it (an object), ``name`` beside it (docs/turbo.md)
+        self.broadcast({"type": "join_game", "id": g.id, "player": member.player_json(), "name": member.name})
         if len(g.members) == 4:
             self._drop_open(g)
             self._start(g)
@@ -922,10 +938,10 @@ class TurboLobby:
         for g in list(self.games.values()):
             if g.hosted is None and not g.finished and any(m.remote is c for m in g.members):
                 g.members = [m for m in g.members if m.remote is not c]
-                self.broadcast({"type": "leave_game", "id": g.id, "player": c.seat.name})
+                self.broadcast({"type": "leave_game", "id": g.id, "player": c.seat.name, "name": c.seat.name})
                 if not any(m.kind == "human" or m.remote is not None for m in g.members):
                     for m in g.members:  # nobody left to play: the game goes, as in leave()
-                        self.broadcast({"type": "leave_game", "id": g.id, "player": m.name})
+                        self.broadcast({"type": "leave_game", "id": g.id, "player": m.name, "name": m.name})
                     del self.games[g.id]
                     if g.stream is not None:
                         g.stream.close()
@@ -940,12 +956,12 @@ class TurboLobby:
         if not any(m.name == name for m in g.members):
             raise RequestError(409, f"{name} is not in this game")
         g.members = [m for m in g.members if m.name != name]
-        self.broadcast({"type": "leave_game", "id": g.id, "player": name})
+        self.broadcast({"type": "leave_game", "id": g.id, "player": name, "name": name})
         if not any(m.kind == "human" or m.remote is not None for m in g.members):
             # nobody left to play: the game goes (its bots with it); players from other
             # protocols waiting in it keep it open (for someone to join), until they leave
             for m in g.members:
-                self.broadcast({"type": "leave_game", "id": g.id, "player": m.name})
+                self.broadcast({"type": "leave_game", "id": g.id, "player": m.name, "name": m.name})
             del self.games[g.id]
             if g.stream is not None:
                 g.stream.close()

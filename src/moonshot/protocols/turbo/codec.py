@@ -10,10 +10,13 @@ everything). The convenience events Turbo adds (``start_passing``, ``pass_status
 the translator keeps a shadow :class:`~moonshot.engine.Game` that it advances with the action
 behind each event.
 
-Redaction follows the reference: the ``deal`` shows a seat only its own hand (others ``[]``);
-other seats' passes are ``hidden_send_pass``/``hidden_recv_pass`` with a ``count``; under blind
+Redaction follows the seed: the ``deal`` shows a seat only its own hand (others ``[]``); other
+seats' passes are ``send_pass``/``recv_pass`` with ``cards: []`` (a later Turbo server sent
+``hidden_send_pass``/``hidden_recv_pass``, which the seed-era web client ignores); under blind
 charging others see ``blind_charge`` until ``reveal_charges``; ``play_status.legal_plays`` is
-empty for everyone but the next player. A seat's received pass is announced (``recv_pass``) as
+empty for everyone but the next player. ``charge_status`` marks done every seat with nothing left
+to do, so the last one of a charging round has all four done (the seed's "who still needs to make
+a charge"; the later server reset them all to not done). A seat's received pass is announced (``recv_pass``) as
 soon as it and the seat passing to it have both passed, as Turbo's server does.
 
 Each message has a stream position ``(version, sub)``: ``version`` is the table version of the
@@ -23,7 +26,8 @@ that version follow them). Its SSE id is ``"<version>"`` for ``sub == 0``, else
 
 Variants Turbo lacks use these shapes (documented in docs/turbo.md): ``sit`` gets ``"variant"``
 for a non-Turbo game (its ``"rules"`` is then ``null``); a deal without passing says
-``"pass": "keeper"``; a Kierki ``deal`` adds ``"kind"`` (1..7) and ``"kind_name"``; Trend's
+``"pass": "keeper"`` (and ``"hold": true`` where the hand has no pass at all, unlike Turbo's
+keeper hand); a Kierki ``deal`` adds ``"kind"`` (1..7) and ``"kind_name"``; Trend's
 exposure is ``start_exposing``, ``expose {seat, cards}`` (``[]``: declined) and ``expose_status``.
 """
 
@@ -323,10 +327,10 @@ class TurboTranslator:
                 emit(v, charge, _only(e.seat, charge, blind), out)
             else:
                 emit(v, charge, None, out)
-            finished = e.done == 0b1111  # the reference reports a finished round as all not done
+            # a finished round has every seat done (the seed; a later Turbo server said none was)
+            finished = e.done == 0b1111
             nxt = SEATS[e.next_charger] if e.next_charger is not None and not finished else None
-            flags = done_flags(0 if finished else e.done)
-            emit(v, {"type": "charge_status", "next_charger": nxt, **flags}, None, out)
+            emit(v, {"type": "charge_status", "next_charger": nxt, **done_flags(e.done)}, None, out)
         elif isinstance(e, ChargesRevealed):
             d = {"type": "reveal_charges"}
             for s in range(4):
@@ -364,6 +368,8 @@ class TurboTranslator:
         for s in range(4):
             full[SEATS[s]] = turbo_cards(self._deal_hands[s])
         full["pass"] = PASS_NAMES[start.direction]
+        if start.direction is PassDirection.HOLD:
+            full["hold"] = True  # no passing and no keeper pile: not Turbo's keeper hand
         if start.deal_kind:
             full["kind"] = start.deal_kind
             full["kind_name"] = self.rules.scoring_for(start.deal_kind).name
@@ -382,7 +388,7 @@ class TurboTranslator:
         cards = e.cards or 0
         self._passed[e.seat] = cards
         send = {"type": "send_pass", "from": SEATS[e.seat], "cards": turbo_cards(cards)}
-        hidden = {"type": "hidden_send_pass", "from": SEATS[e.seat], "count": e.count}
+        hidden = {"type": "send_pass", "from": SEATS[e.seat], "cards": []}  # the seed's redaction
         self._emit(v, send, _only(e.seat, send, hidden), out)
         done = sum(1 << s for s in range(4) if self._passed[s] is not None)
         self._emit(v, {"type": "pass_status", **done_flags(done)}, None, out)
@@ -399,7 +405,7 @@ class TurboTranslator:
             return
         self._recv_announced |= 1 << seat
         recv = {"type": "recv_pass", "to": SEATS[seat], "cards": turbo_cards(cards)}
-        hidden = {"type": "hidden_recv_pass", "to": SEATS[seat], "count": cards.bit_count()}
+        hidden = {"type": "recv_pass", "to": SEATS[seat], "cards": []}
         self._emit(v, recv, _only(seat, recv, hidden), out)
 
     # ------------------------------------------------------------ state after an action

@@ -24,6 +24,17 @@ function remember(id, info) {
   localStorage.setItem(KNOWN_KEY, JSON.stringify(all));
 }
 
+// A player in the lobby stream is a name (the README's `player` strings) or an object
+// `{type, name}` (`join_game`, `lobby_state`: the seed-era server's shape); both are read.
+function playerName(p) {
+  return p && typeof p === "object" ? p.name : p;
+}
+
+// the name an event is about: `name` where moonshot sends it, else `player`
+function eventName(ev) {
+  return typeof ev.name === "string" ? ev.name : playerName(ev.player);
+}
+
 class Lobby {
   constructor(root, me) {
     this.root = root;
@@ -209,8 +220,8 @@ class Lobby {
         const known = remembered();
         this.games = new Map();
         for (const [id, value] of Object.entries(ev.games || {})) {
-          const players = Array.isArray(value) ? value : value.players || (value.members || []).map((m) => m.name || m);
-          const g = { id, players: [...players] };
+          const players = Array.isArray(value) ? value : value.players || value.members || [];
+          const g = { id, players: players.map(playerName) };
           if (!Array.isArray(value) && value.variant) g.variant = value.variant;
           else if (known[id]) g.variant = known[id].variant;
           this.games.set(id, g);
@@ -218,29 +229,29 @@ class Lobby {
         break;
       }
       case "join_lobby":
-        this.people.add(ev.player);
+        this.people.add(eventName(ev));
         break;
       case "leave_lobby":
-        this.people.delete(ev.player);
+        this.people.delete(eventName(ev));
         break;
       case "new_game": {
         const known = remembered()[ev.id];
         const g = this.games.get(ev.id) || { id: ev.id, players: [] };
-        if (!g.players.includes(ev.player)) g.players.push(ev.player);
+        if (!g.players.includes(eventName(ev))) g.players.push(eventName(ev));
         g.variant = ev.variant || g.variant || (known && known.variant);
         this.games.set(ev.id, g);
         break;
       }
       case "join_game": {
         const g = this.games.get(ev.id) || { id: ev.id, players: [] };
-        if (!g.players.includes(ev.player)) g.players.push(ev.player);
+        if (!g.players.includes(eventName(ev))) g.players.push(eventName(ev));
         this.games.set(ev.id, g);
         break;
       }
       case "leave_game": {
         const g = this.games.get(ev.id);
         if (g) {
-          g.players = g.players.filter((p) => p !== ev.player);
+          g.players = g.players.filter((p) => p !== eventName(ev));
           if (!g.players.length) this.games.delete(ev.id);
         }
         break;

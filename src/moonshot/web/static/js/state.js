@@ -10,6 +10,9 @@ export const SEAT_LETTER = { north: "N", east: "E", south: "S", west: "W" };
 
 export const TURBO_CHARGEABLE = ["QS", "AH", "JD", "TC"];
 
+// a pass is three cards in every variant that passes (the seed's "Pass 3 Cards")
+const PASS_COUNT = 3;
+
 const perSeat = (make) => Object.fromEntries(SEATS.map((s) => [s, make(s)]));
 
 export function newState() {
@@ -21,7 +24,7 @@ export function newState() {
     replayDone: false,
     handsAtReplay: 0,
     handNo: 0,
-    pass: null, // "left" | "right" | "across" | "keeper"
+    pass: null, // "left" | "right" | "across" | "keeper" | "hold" (no pass at all)
     kind: null,
     kindName: null,
     phase: "waiting", // waiting | dealt | passing | charging | exposing | playing | hand_over | game_over
@@ -109,7 +112,8 @@ export function applyEvent(state, ev) {
     case "deal": {
       resetHand(state);
       state.handNo += 1;
-      state.pass = ev.pass || null;
+      // a hand with no passing says "keeper" as Turbo's fourth hand does, and `hold: true`
+      state.pass = ev.hold ? "hold" : ev.pass || null;
       state.kind = ev.kind ?? null;
       state.kindName = ev.kind_name ?? null;
       const size = Math.max(13, ...SEATS.map((s) => (ev[s] || []).length));
@@ -127,24 +131,22 @@ export function applyEvent(state, ev) {
     case "pass_status":
       for (const s of SEATS) state.passDone[s] = Boolean(ev[`${s}_done`]);
       break;
-    case "send_pass":
+    case "send_pass": {
+      // another seat's pass comes with no cards (the seed's redaction): only how many left it
+      const n = ev.cards.length || PASS_COUNT;
       state.hands[ev.from] = remove(state.hands[ev.from], ev.cards);
-      state.counts[ev.from] -= ev.cards.length;
-      state.passSent[ev.from] = [...ev.cards];
+      state.counts[ev.from] -= n;
+      state.passSent[ev.from] = ev.cards.length ? [...ev.cards] : null;
       state.passDone[ev.from] = true;
       break;
-    case "hidden_send_pass":
-      state.counts[ev.from] -= ev.count;
-      state.passDone[ev.from] = true;
-      break;
-    case "recv_pass":
+    }
+    case "recv_pass": {
+      const n = ev.cards.length || PASS_COUNT;
       state.hands[ev.to] = [...state.hands[ev.to], ...ev.cards];
-      state.counts[ev.to] += ev.cards.length;
-      state.passReceived[ev.to] = [...ev.cards];
+      state.counts[ev.to] += n;
+      state.passReceived[ev.to] = ev.cards.length ? [...ev.cards] : null;
       break;
-    case "hidden_recv_pass":
-      state.counts[ev.to] += ev.count;
-      break;
+    }
     case "start_charging":
       state.phase = "charging";
       for (const s of SEATS) state.chargeDone[s] = false;

@@ -13,6 +13,19 @@ import { SEATS, SEAT_LETTER, TURBO_CHARGEABLE, winners } from "./state.js";
 const POSITIONS = ["bottom", "left", "top", "right"]; // clockwise from the viewer
 const PASS_WORD = { left: "to the left", right: "to the right", across: "across", keeper: "nowhere (keeper hand)", hold: "nowhere (hold hand)" };
 
+/** What a hand's deal says about passing, in a line ("pass to the left", "no passing: a hold hand"). */
+function passLine(pass) {
+  if (pass === "hold") return "no passing: a hold hand";
+  return `pass ${PASS_WORD[pass] || pass}`;
+}
+
+/** The hand being played, from its deal on: its number and its contract (Kierki's deal type) or its pass. */
+export function dealLine(state) {
+  if (!state.handNo) return "";
+  if (state.kindName) return `Hand ${state.handNo}: ${state.kindName}`;
+  return state.pass ? `Hand ${state.handNo} \u00b7 ${passLine(state.pass)}` : `Hand ${state.handNo}`;
+}
+
 function el(tag, cls, text) {
   const node = document.createElement(tag);
   if (cls) node.className = cls;
@@ -142,7 +155,9 @@ export class Table {
       this.sendChat();
     });
     this.chatBox.append(el("h3", null, "Chat"), this.chatLog, this.chatForm);
-    this.side.append(this.scoreBox, this.tools, this.noticeBox, this.chatBox);
+    this.dealBox = el("div", "deal-info"); // the hand under way and its contract, from the deal on
+    this.dealBox.setAttribute("aria-live", "polite");
+    this.side.append(this.dealBox, this.scoreBox, this.tools, this.noticeBox, this.chatBox);
 
     this.overlayBox = el("div", "overlay hidden");
     this.overlayBox.addEventListener("click", (e) => {
@@ -315,7 +330,7 @@ export class Table {
     if (state.trick.length || state.phase === "playing") return;
     const title = state.kindName ? `Hand ${state.handNo}: ${state.kindName}` : `Hand ${state.handNo}`;
     info.append(el("div", "center-title", title));
-    if (state.pass) info.append(el("div", "center-sub", `pass ${PASS_WORD[state.pass] || state.pass}`));
+    if (state.pass) info.append(el("div", "center-sub", passLine(state.pass)));
     if (turn) info.append(this.arrow(turn));
   }
 
@@ -502,6 +517,8 @@ export class Table {
   }
 
   drawSide(state) {
+    this.dealBox.textContent = dealLine(state);
+    this.dealBox.hidden = !state.handNo || state.complete;
     const box = this.scoreBox;
     box.innerHTML = "";
     box.append(this.scoreTable(state, { compact: true }));
