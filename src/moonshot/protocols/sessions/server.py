@@ -229,6 +229,7 @@ class SessionSeat(Seat):
         if msg.count != need or msg.cards.bit_count() != need:
             table.reject(self.seat, req.request_id, f"pass {need} different cards")
             return
+        self.codec.passing(msg.order)
         table.submit(self.seat, Pass(self.seat, msg.cards), req.request_id)
 
 
