@@ -370,10 +370,14 @@ class TrendNode:
                     out[chair] = c.info
         return out
 
-    def _broadcast_peers(self) -> None:
+    def _broadcast_peers(self, only: Sequence[Contestant] | None = None) -> None:
+        """``new_peer`` to the contestants (``only``: to these). After a ``game_end`` a socket
+        is the next game's only once its player joined on it again (SDK bots close and re-join;
+        until their close arrives, the old socket still looks open) or kept it past
+        ``rejoin_settle``: a ``new_peer`` for the next game never goes to the old one."""
         msg = tc.new_peer(self._infos())
-        for c in self.contestants.values():
-            if c.peer is not None:
+        for c in self.contestants.values() if only is None else only:
+            if c.peer is not None and c.rejoined:
                 c.peer.send(msg)
 
     def _ready(self) -> bool:
@@ -546,9 +550,19 @@ class TrendNode:
         loop = asyncio.get_running_loop()
         start = loop.time()
         until = start + self.config.rejoin_wait
+        kept_told = False
         while loop.time() < until:
             fresh = all(c.rejoined for c in self.contestants.values())
             settled = loop.time() >= start + self.config.rejoin_settle
+            if settled and not kept_told:
+                # a player still on its socket after the settle kept it: it is the next game's
+                kept_told = True
+                kept = [
+                    c for c in self.contestants.values() if not c.rejoined and c.peer is not None and not c.peer.closed
+                ]
+                for c in kept:
+                    c.rejoined = True
+                self._broadcast_peers(kept)
             if self._ready() and (fresh or settled):
                 break
             self._wake.clear()
