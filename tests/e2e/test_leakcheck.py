@@ -28,7 +28,7 @@ import asyncio
 import json
 import os
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -305,9 +305,11 @@ class TrendPeer:
         self.trend_seat: TrendSeat | None = None
         self.sent: list[Received] = []
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: dict[str, Any], on_sent: Callable[[float], None] | None = None) -> None:
         text = json.dumps(message)
         self.sent.append(Received(self.seat, self.version, cards_in_json(json.loads(text)), text[:120]))
+        if on_sent is not None:  # "written" at once: the request's clock starts now
+            on_sent(asyncio.get_running_loop().time())
         name, data = message["eventName"], message["data"]
         reply: dict[str, Any] | None = None
         if name == "pass_cards":

@@ -103,7 +103,7 @@ def play_session(conn: BlockingConnection, sid: int, out: dict[int, Any], rng: r
             give = rng.sample(hand, 3)
             send({"type": "donated_cards", "cards": give})
             got = recv("received_cards")
-            assert set(got["donated_cards"]) == set(give) and len(got["cards"]) == 3
+            assert got["donated_cards"] == give and len(got["cards"]) == 3  # in the order sent
         for _ in range(13):
             trick = recv("start_trick")
             for player in trick["player_order"]:

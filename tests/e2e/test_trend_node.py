@@ -5,7 +5,9 @@ reconnects, --auto-cycle, bad input and the seat page's API."""
 from __future__ import annotations
 
 import asyncio
+import html
 import json
+import re
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,6 +19,7 @@ import pytest_asyncio
 import websocket
 
 from moonshot.protocols.trend.node import NodeConfig, NodeServer, load_tokens, parse_seats
+from protocols.turbo.sse import SseReader
 from trend_sdk import SdkBot
 
 pytestmark = pytest.mark.asyncio
@@ -278,3 +281,50 @@ async def test_the_seat_page_and_its_api(node: NodeServer) -> None:
     async with httpx.AsyncClient(base_url=base) as http:
         busy = await http.post("/api/seats", json={"seats": [{"kind": "empty"}] * 4})
         assert busy.status_code == 409  # a match is being played
+
+
+async def test_the_nodes_pages_link_only_to_what_the_node_has_and_its_stream_names_players() -> None:
+    """The web app's table page on the node links to the seat page only (no lobby, history,
+    tournaments or leaderboard there); ``/api/state`` offers the dummies docs/trend.md lists;
+    the watch stream names a dummy by its bot and an AI that joined by its protocol."""
+    server = await start("empty,dummy:heuristic,dummy:random,dummy")
+    base = f"http://127.0.0.1:{server.node.port}"
+    try:
+        async with httpx.AsyncClient(base_url=base) as http:
+            game = await http.get("/game")
+            assert game.status_code == 200
+            meta = re.search(r'<meta name="moonshot-site" content="([^"]*)">', game.text)
+            assert meta is not None
+            site = json.loads(html.unescape(meta.group(1)))
+            assert site["nav"] == [["/", "Seats", "seats"]] and site["home"] == "/" and site["replay"] is False
+            for href, _, _ in site["nav"]:
+                assert (await http.get(href)).status_code == 200
+            for missing in ("/tournaments", "/leaderboard"):
+                assert missing not in game.text and (await http.get(missing)).status_code == 404
+            state = (await http.get("/api/state")).json()
+            assert state["bots"] == ["random", "heuristic", "search"]  # docs/trend.md's list
+            odd = [{"kind": "dummy", "bot": "pimc"}] + [{"kind": "empty", "bot": "heuristic"}] * 3
+            after = await http.post("/api/seats", json={"seats": odd})  # any of moonshot's bots by the API
+            assert after.status_code == 200 and after.json()["bots"] == ["random", "heuristic", "search", "pimc"]
+            back = [{"kind": "empty", "bot": "heuristic"}, {"kind": "dummy", "bot": "heuristic"}]
+            back += [{"kind": "dummy", "bot": "random"}, {"kind": "dummy", "bot": "heuristic"}]
+            assert (await http.post("/api/seats", json={"seats": back})).status_code == 200
+        solo = SdkBot(url(server), 1, "solo", games=1)
+        task = asyncio.ensure_future(run_bots(solo))
+        for _ in range(3000):
+            if server.node.game_id is not None:
+                break
+            await asyncio.sleep(0.01)
+        gid = server.node.game_id
+        assert gid is not None
+        watcher = httpx.AsyncClient(base_url=base, cookies={"name": "watcher"}, timeout=60)
+        async with watcher, watcher.stream("GET", f"/game/subscribe/{gid}") as resp:
+            assert resp.status_code == 200
+            sit = next(e.data for e in await SseReader(resp).until("sit") if e.data["type"] == "sit")
+        assert sit["north"] == {"type": "bot", "name": "solo", "algorithm": "trend"}  # a remote player
+        assert sit["east"] == {"type": "bot", "name": "player2", "algorithm": "heuristic"}
+        assert sit["south"] == {"type": "bot", "name": "player3", "algorithm": "random"}
+        await task
+        assert solo.errors == []
+    finally:
+        await server.stop()

@@ -115,3 +115,60 @@ async def test_the_seat_page_seats_dummies_and_an_ai_in_the_empty_seat() -> None
             await person.close()
     finally:
         await server.stop()
+
+
+async def test_seat_boxes_sit_at_their_chairs_as_the_players_rotate_and_the_table_links_only_to_the_node() -> None:
+    """Between games the players move one chair round: each seat's box moves with its label,
+    so Seat 1 is drawn at the top only while it sits North. The node's table page links to the
+    seat page only (the node has no lobby, history, tournaments or leaderboard)."""
+    server = await start_node()
+    base = f"http://127.0.0.1:{server.node.port}"
+    node = server.node
+    try:
+        async with chromium() as browser:
+            person = await Person.open(browser, base, "host")
+            page = person.page
+
+            async def places() -> dict[int, tuple[str, str]]:
+                """Seat number -> (where its box is: top/right/bottom/left of the felt, its label)."""
+                out = {}
+                felt = await page.locator("#seats").bounding_box()
+                for n in (1, 2, 3, 4):
+                    box = page.locator(f".seat[data-number='{n}']")
+                    b = await box.bounding_box()
+                    cx, cy = b["x"] + b["width"] / 2 - felt["x"], b["y"] + b["height"] / 2 - felt["y"]
+                    w, h = felt["width"], felt["height"]
+                    where = "top" if cy < h / 3 else "bottom" if cy > 2 * h / 3 else "left" if cx < w / 2 else "right"
+                    out[n] = (where, await box.locator(".chair").inner_text())
+                return out
+
+            await page.goto("/")
+            await page.wait_for_selector(".seat[data-number='1'] .chair:text('North')")
+            assert await places() == {
+                1: ("top", "North"),
+                2: ("right", "East"),
+                3: ("bottom", "South"),
+                4: ("left", "West"),
+            }
+            node.game_index, node.state = 1, "between"  # game 1 played: seat 1 sits East in game 2
+            await page.wait_for_selector(".seat[data-number='1'] .chair:text('East')")
+            assert await places() == {
+                1: ("right", "East"),
+                2: ("bottom", "South"),
+                3: ("left", "West"),
+                4: ("top", "North"),
+            }
+            await person.shot("trend-seats-rotated")
+            node.game_index, node.state = 0, "waiting"
+            await page.goto("/game#nothing-yet")
+            await page.wait_for_selector("header.topbar nav a")
+            links = await page.eval_on_selector_all(
+                "header.topbar a", "els => els.map(e => [e.getAttribute('href'), e.textContent])"
+            )
+            assert [href for href, _ in links] == ["/", "/"]  # the brand and "Seats"
+            assert "Seats" in [text for _, text in links]
+            await person.shot("trend-node-table-topbar")
+            assert person.errors == []
+            await person.close()
+    finally:
+        await server.stop()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -79,12 +80,12 @@ def test_round_flow_and_trick_order() -> None:
     assert ends[0]["data"]["cards"][0] == "2c"
 
 
-def test_passing_cycles_left_right_across_hold() -> None:
-    env = EventEnv(NAMES, max_score=10_000, seed=3)
+def pass_offsets(env: EventEnv, deals: int) -> list[int]:
+    """Where each of the first ``deals`` deals passed (seats to the left; 0: no pass), from the events."""
     events = []
-    players = {n: RandomPlayer(n, seed=i) for i, n in enumerate(NAMES)}
+    players = {n: RandomPlayer(n, seed=i) for i, n in enumerate(env.players)}
     event = env.reset()
-    while sum(e["event_name"] == "RoundEnd" for e in events) < 5:
+    while sum(e["event_name"] == "RoundEnd" for e in events) < deals:
         events.append(event)
         action = None if event["broadcast"] else players[event["data"]["playerName"]].act(event)
         event, _, _, _ = env.step(action)
@@ -93,20 +94,23 @@ def test_passing_cycles_left_right_across_hold() -> None:
         if e["event_name"] == "NewRound":
             rounds.append([])
         rounds[-1].append(e)
-    rounds = rounds[1:]
+    names = env.players
     offsets = []
-    for r in rounds[:5]:
+    for r in rounds[1 : deals + 1]:
         passes = [e for e in r if e["event_name"] == "PassCards"]
         shown = {e["data"]["playerName"]: set(e["data"]["hand"]) for e in r if e["event_name"] == "ShowPlayerHand"}
         if not passes:
             offsets.append(0)
             continue
         dealt = {e["data"]["playerName"]: set(e["data"]["hand"]) for e in passes}
-        gave = {n: dealt[n] - shown[n] for n in NAMES}
-        got = {n: shown[n] - dealt[n] for n in NAMES}
-        off = next(k for k in (1, 2, 3) if got[NAMES[k]] == gave[NAMES[0]])
-        offsets.append(off)
-    assert offsets == [1, 3, 2, 0, 1]  # left, right, across, hold, left
+        gave = {n: dealt[n] - shown[n] for n in names}
+        got = {n: shown[n] - dealt[n] for n in names}
+        offsets.append(next(k for k in (1, 2, 3) if got[names[k]] == gave[names[0]]))
+    return offsets
+
+
+def test_passing_cycles_left_right_across_hold() -> None:
+    assert pass_offsets(EventEnv(NAMES, max_score=10_000, seed=3), 5) == [1, 3, 2, 0, 1]  # left, right, across, hold
 
 
 def test_an_illegal_card_resends_the_same_request() -> None:
@@ -308,8 +312,9 @@ def test_compat_game_ends_when_a_total_reaches_max_score() -> None:
     r = next(r for r in range(1, len(long) - 1) if max(long[r]) > max(long[r - 1]))
     limit = max(long[r])
     assert totals_after_each_round(EventEnv(NAMES, max_score=limit, seed=12, compat="original")) == long[: r + 1]
-    # the default mode (the seed's text: "> max_score") plays on from exactly max_score
-    default = totals_after_each_round(EventEnv(NAMES, max_score=limit, seed=12))
+    # the default mode (the seed's text: "> max_score") plays on from exactly max_score (passing
+    # left every deal too, so that only the end rule differs)
+    default = totals_after_each_round(EventEnv(NAMES, max_score=limit, seed=12, pass_cycle="left"))
     assert default[: r + 1] == long[: r + 1] and len(default) > r + 1
     assert max(default[-2]) <= limit < max(default[-1])
     # the winner is the lowest total, the first in seat order on a tie (as the original's min())
@@ -489,3 +494,136 @@ def test_compat_invariants(seed: int, max_score: int) -> None:
             assert e["data"]["hand"] == sorted(e["data"]["hand"], key=suit_rank_key)
         order = [NAMES.index(t["playerName"]) for t in e["data"].get("currentTrick", [])]
         assert order == sorted(order)
+
+
+def refusals(event: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """The refused cards this ``PlayTrick`` request allows trying, by what the original prints for
+    each: ``{line: (kind, card)}`` (the hand and trick decide which can be tried)."""
+    d = event["data"]
+    hand = d["hand"]
+    trick = [t["card"] for t in d["currentTrick"]]
+    first = d["trickNum"] == 1
+    out: dict[str, tuple[str, str]] = {}
+    hearts = [c for c in hand if c[1] == "h"]
+    others = [c for c in hand if c[1] != "h"]
+    if not trick:
+        if first:
+            out["first lead"] = ("", next(c for c in hand if c != "2c"))  # asked again, nothing printed
+        elif hearts and others and not d["IsHeartsBroken"]:
+            out["Hearts have not been broken."] = ("lead", hearts[0])
+        return out
+    led = d["trickSuit"]
+    off = [c for c in hand if c[1] != led]
+    if off and len(off) < len(hand):
+        out["Must play the suit of the current trick."] = ("follow", off[0])
+    if first and not [c for c in hand if c[1] == "c"]:
+        safe = [c for c in others if c != "Qs"]
+        if hearts and safe:
+            out["Hearts cannot be broken on the first hand."] = ("first", hearts[0])
+        if "Qs" in hand and safe:
+            out["The queen of spades cannot be played on the first hand."] = ("first", "Qs")
+    return out
+
+
+ORIGINAL_LINES = {
+    "Zs": "Invalid card rank.\ninvalid literal for int() with base 10: 'Z'\n",
+    "Tx": "Invalid suit\n'x' is not in list\n",
+    "": "",
+}
+
+
+@pytest.mark.parametrize("compat", ["original", "moonshot"])
+def test_compat_prints_the_originals_refusal_lines(compat: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """In compat mode a refused card prints what the original's ``step()`` prints for it, and only
+    that; moonshot's mode prints nothing (the reason is in ``info``)."""
+    seen: set[str] = set()
+    wanted = {
+        "first lead",
+        "Hearts have not been broken.",
+        "Must play the suit of the current trick.",
+        "Hearts cannot be broken on the first hand.",
+        "The queen of spades cannot be played on the first hand.",
+        "unheld",
+        *ORIGINAL_LINES,
+    }
+    for seed in range(60):
+        env = EventEnv(NAMES, max_score=60, seed=seed, compat=compat)
+        players = {n: RandomPlayer(n, seed=seed * 4 + i) for i, n in enumerate(NAMES)}
+        event = env.reset()
+        while event is not None:
+            if event["event_name"] == "PlayTrick":
+                me = event["data"]["playerName"]
+                tries = {k: v[1] for k, v in refusals(event).items()}
+                held = set(event["data"]["hand"])
+                if event["data"]["trickNum"] > 1:
+                    tries["unheld"] = next(c for c in ("2c", "3c", "As", "Ah") if c not in held)
+                    tries.update({k: k for k in ORIGINAL_LINES})
+                for key, card in tries.items():
+                    if key in seen:
+                        continue
+                    capsys.readouterr()
+                    again = env.step(reply("PlayTrick_Action", me, {"card": card}))
+                    assert again[0] == event, (key, card)
+                    printed = capsys.readouterr().out
+                    if compat == "moonshot":
+                        assert printed == ""
+                    elif key in ORIGINAL_LINES:
+                        assert printed == ORIGINAL_LINES[key], key
+                    elif key in ("first lead", "unheld"):
+                        assert printed == "", key
+                    else:
+                        assert printed == key + "\n", (key, card, event)
+                    seen.add(key)
+            action = None if event["broadcast"] else players[event["data"]["playerName"]].act(event)
+            event, *_ = env.step(action)
+        if seen == wanted:
+            break
+    assert seen == wanted
+    # a pass names each card the original cannot read, as its reader does; a legal pass prints nothing
+    env = EventEnv(NAMES, seed=5, compat=compat)
+    req = first_request(env, "PassCards")
+    hand = req["data"]["hand"]
+    capsys.readouterr()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StricterRefusal)
+        assert env.step(reply("PassCards_Action", "Kazuma", {"passCards": ["Tx", hand[0], "Zs"]}))[0] == req
+    expected = ORIGINAL_LINES["Tx"] + ORIGINAL_LINES["Zs"] if compat == "original" else ""
+    assert capsys.readouterr().out == expected
+    env.step(reply("PassCards_Action", "Kazuma", {"passCards": hand[:3]}))
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("compat", ["original", "moonshot"])
+def test_the_pass_cycle_is_rules_data_and_compat_passes_left_every_deal(compat: str) -> None:
+    """The original passes left every deal (a bug, reproduced in compat mode); ``pass_cycle=``
+    sets any cycle in either mode, and it is the rules' own field, not a branch on the mode."""
+    full = ("left", "right", "across", "hold")
+    default = ("left",) if compat == "original" else full
+    env = EventEnv(NAMES, max_score=10_000, seed=3, compat=compat)
+    assert [d.value for d in env.rules.pass_cycle] == list(default)
+    assert pass_offsets(env, 6) == ([1] * 6 if compat == "original" else [1, 3, 2, 0, 1, 3])
+    env = EventEnv(NAMES, max_score=10_000, seed=3, compat=compat, pass_cycle=full)
+    assert pass_offsets(env, 5) == [1, 3, 2, 0, 1]
+    env = EventEnv(NAMES, max_score=10_000, seed=3, compat=compat, pass_cycle="across hold")
+    assert pass_offsets(env, 4) == [2, 0, 2, 0]
+    with pytest.raises(ValueError, match="pass_cycle"):
+        EventEnv(NAMES, compat=compat, pass_cycle="sideways")
+    with pytest.raises(ValueError, match="pass_cycle"):
+        EventEnv(NAMES, compat=compat, pass_cycle=["keeper"])
+
+
+def test_a_second_init_keeps_the_settings_it_does_not_name() -> None:
+    """The original's example re-initialises the env it made: ``env.__init__(names, max_score)``."""
+    env = EventEnv(NAMES, 100, seed=9, compat="original", pass_cycle="left right")
+    env.__init__(["a", "b", "c", "d"], 40)  # type: ignore[misc]
+    assert env.compat == "original" and env.players == ["a", "b", "c", "d"] and env.max_score == 40
+    assert [d.value for d in env.rules.pass_cycle] == ["left", "right"] and env.rules.limit_inclusive
+    assert env.reset() == EventEnv(["a", "b", "c", "d"], 40, seed=9, compat="original").reset()
+    env.__init__(NAMES, 40, compat="moonshot")  # type: ignore[misc]  # named: it changes
+    assert env.compat == "moonshot" and not env.rules.limit_inclusive
+    env = EventEnv(NAMES, 100, compat="original")
+    env.__init__(NAMES, 100)  # type: ignore[misc]
+    assert env.compat == "original" and [d.value for d in env.rules.pass_cycle] == ["left"]
+    env = EventEnv(NAMES, 100)
+    env.__init__(NAMES, 100)  # type: ignore[misc]
+    assert env.compat == "moonshot" and len(env.rules.pass_cycle) == 4

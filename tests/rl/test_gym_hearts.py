@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import io
 import os
 import random
 import subprocess
@@ -112,11 +114,16 @@ def test_the_original_random_agent_with_its_refused_plays() -> None:
     episodes = 10 if COMPILED else 3
     env = make_original_way()
     agents = [RandomAgent(n, seed=10 + i) for i, n in enumerate(NAMES)]
-    with open(os.devnull, "w") as null, contextlib.redirect_stdout(null), warnings.catch_warnings():
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), warnings.catch_warnings():
         warnings.simplefilter("error", StricterRefusal)  # it never sends what the original would not refuse
         summed = run_example(env, agents, episodes)
     check_games(agents, summed, episodes)
     assert env.unwrapped.last_error is None
+    # its refused plays print the original's lines, as the original's step() does
+    lines = collections.Counter(out.getvalue().splitlines())
+    assert lines["Must play the suit of the current trick."] > 0
+    assert lines["Hearts have not been broken."] + lines["Hearts cannot be broken on the first hand."] > 0
 
 
 def test_make_returns_the_compat_env_itself() -> None:

@@ -34,6 +34,7 @@ from moonshot.server.table import (
     TableEvent,
     TablePolicy,
     TableStatus,
+    _Expired,
 )
 from moonshot.variants import find_variant
 from moonshot.views import SeatView
@@ -524,3 +525,83 @@ async def test_a_patient_seat_has_no_deadline_and_its_illegal_answer_waits_for_a
     st = t.stats()[0]
     assert st.timeouts == 0 and st.forced == 0 and st.illegal == 1 and len(r.rejected) == 1
     assert all(q.deadline is None for q in r.requests)
+
+
+class Sender(Seat):
+    """A seat that writes its requests when the test says so, and says when it wrote each
+    (``reports_sent``): the table's clock for a request starts at that write."""
+
+    reports_sent = True
+
+    def __init__(self) -> None:
+        self.requests: list[DecisionRequest] = []
+
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+        pass
+
+    def on_request(self, table: Table, request: DecisionRequest) -> None:
+        self.requests.append(request)  # not written yet
+
+
+async def until(cond: object, timeout: float = 30.0) -> None:
+    for _ in range(int(timeout / 0.005)):
+        if cond():  # type: ignore[operator]
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("timed out")
+
+
+async def test_the_deadline_of_a_request_runs_from_when_the_seat_wrote_it() -> None:
+    """The clock starts when the request leaves (``Table.sent``), not when the table made it:
+    times in the loop's clock, set by the test, so nothing here depends on how fast it runs."""
+    s = Sender()
+    policy = TablePolicy(decision_timeout=1000.0, send_grace=7.0)
+    t = Table(RULES, [s, *bots(3)], seed=3, policy=policy)
+    t.start()
+    await until(lambda: s.requests)
+    req = s.requests[0]
+    asked = req.deadline
+    assert asked is not None
+    pending = t._pending[0]
+    # not written yet: it may wait send_grace seconds more to leave than its deadline allows
+    assert pending.timer is not None and pending.timer.when() == asked + 7.0
+    written = asked + 500.0  # however late the write comes (a busy loop, a full socket buffer)
+    t.sent(0, req.request_id, at=written)
+    await until(lambda: req.deadline == written + 1000.0)
+    assert pending.timer is not None and pending.timer.when() == written + 1000.0
+    # the timer armed before the write is stale: its expiry changes nothing
+    t._inbox.put_nowait(_Expired(req.request_id, asked + 7.0))
+    t.sent(0, req.request_id + 99, at=0.0)  # another request's report: ignored
+    action = RandomBot().act(req.view, random.Random(0))
+    t.submit(0, action, req.request_id)
+    await until(lambda: len(s.requests) > 1)
+    assert t.stats()[0].timeouts == 0 and t.stats()[0].forced == 0
+    assert action in t.game.actions
+    t.stop()
+    await t.done
+
+
+async def test_a_request_written_long_after_it_was_made_runs_out_from_the_write() -> None:
+    s = Sender()
+    t = Table(RULES, [s, *bots(3)], seed=4, policy=TablePolicy(decision_timeout=2.0, send_grace=3600.0))
+    t.start()
+    await until(lambda: s.requests)
+    req = s.requests[0]
+    loop = asyncio.get_running_loop()
+    t.sent(0, req.request_id, at=loop.time() - 10.0)  # written 10 s ago: 2 s to answer ran out
+    await until(lambda: t.stats()[0].timeouts == 1)
+    assert t.stats()[0].forced == 1  # the random card of the timeout policy
+    t.stop()
+    await t.done
+
+
+async def test_a_seat_that_does_not_report_sends_keeps_the_clock_from_the_request() -> None:
+    r = Remote("silent")
+    t = Table(RULES, [r, *bots(3)], seed=5, policy=TablePolicy(decision_timeout=1000.0, send_grace=7.0))
+    t.start()
+    await until(lambda: r.requests)
+    req = r.requests[0]
+    assert req.deadline is not None and t._pending[0].timer is not None
+    assert t._pending[0].timer.when() == req.deadline  # no grace: nothing will say it was sent
+    t.stop()
+    await t.done

@@ -11,7 +11,9 @@ need no answer (``step(None)``); the others name one player, who answers with an
 
 A bad answer (an illegal card, a wrong pass, another player's name, malformed data) makes the
 environment send the same request again. Cards are written ``Ts``, ``2c`` (rank upper, suit lower)
-and read liberally (``TS``, ``10s``). Passing cycles left, right, across, hold (in both modes).
+and read liberally (``TS``, ``10s``). Passing cycles left, right, across, hold by default; in
+``compat="original"`` it goes left every deal, as the original's does (a bug it has); ``pass_cycle=``
+sets the cycle in either mode.
 
 By default (``compat="moonshot"``) ``currentTrick`` and ``cards`` list the trick in play order, hands
 are sorted clubs, diamonds, hearts, spades, the game is over when a total exceeds ``max_score``, and
@@ -24,11 +26,16 @@ written against it: ``(event, None, None, None)`` during play, ``reward`` a dict
 ``+points`` on the ``RoundEnd`` step only, ``(None, None, True, None)`` from the step after
 ``GameOver`` on; the game ends when a total reaches ``max_score`` (>=); hands are sorted clubs,
 diamonds, spades, hearts; ``currentTrick`` and ``ShowTrickEnd.cards`` list the trick in seat order;
-``render()`` prints the original's progress messages. A refused action still re-sends the request;
+``render()`` prints the original's progress messages; a refused card prints the line the original's
+``step()`` prints for it (``Must play the suit of the current trick.``, ``Hearts have not been
+broken.``, the first-trick ones, a card it cannot read). A refused action still re-sends the request;
 its reason is in :attr:`EventEnv.last_error` (``info`` stays ``None``), and refusals the original
 would not have made (a wrong ``playerName``, a pass that is not three different cards, malformed
 data) also warn with :class:`StricterRefusal`. :class:`~moonshot.rl.gym_hearts.GymHeartsEnv`
 (``gymnasium.make("Hearts_Card_Game-v0")``) is this mode under the original's constructor arguments.
+
+Calling ``__init__`` again (the original's example does: ``env.__init__(names, max_score)``) keeps
+every setting it does not name (``compat``, ``pass_cycle``, ``seed``, ``variant``).
 """
 
 from __future__ import annotations
@@ -57,6 +64,7 @@ from moonshot.cards import (
 )
 from moonshot.engine import Game, IllegalAction, Phase
 from moonshot.events import DealEnded, Event, TrickEnded
+from moonshot.rules import PassDirection
 from moonshot.variants import find_variant
 
 DEFAULT_PLAYERS = ("Kazuma", "Aqua", "Megumin", "Darkness")
@@ -64,6 +72,17 @@ EventDict = dict[str, Any]
 COMPAT_MODES = ("moonshot", "original")
 # the original sorts a hand clubs, diamonds, spades, hearts (moonshot's card order is C, D, H, S)
 _ORIGINAL_SUIT_ORDER = {CLUBS: 0, DIAMONDS: 1, SPADES: 2, HEARTS: 3}
+# the rules the original plays, as changes to the variant: it ends at a total >= max_score, and it
+# passes left every deal (it looks its direction up by the trick number, 0 while passing: a bug,
+# reproduced; ``pass_cycle=`` gives the full cycle back)
+ORIGINAL_RULES: dict[str, Any] = {"limit_inclusive": True, "pass_cycle": (PassDirection.LEFT,)}
+# the original's suit letters, in its order, and its refusal lines (printed by its ``step()``)
+_ORIGINAL_SUITS = ["c", "d", "s", "h"]
+_ORIGINAL_RANKS = {"T": 10, "J": 11, "Q": 12, "K": 13, "A": 14}
+MUST_FOLLOW = "Must play the suit of the current trick."
+HEARTS_NOT_BROKEN = "Hearts have not been broken."
+FIRST_TRICK_HEARTS = "Hearts cannot be broken on the first hand."
+FIRST_TRICK_QUEEN = "The queen of spades cannot be played on the first hand."
 
 
 class StricterRefusal(UserWarning):
@@ -74,6 +93,41 @@ def _cards(cards: int | Sequence[int]) -> list[str]:
     return format_cards(cards, Notation.GYM)
 
 
+def _pass_cycle(cycle: str | Sequence[PassDirection | str]) -> tuple[PassDirection, ...]:
+    """``pass_cycle=``: directions, or their names (``"left right across hold"``)."""
+    if isinstance(cycle, str):
+        cycle = cycle.replace(",", " ").split()
+    try:
+        out = tuple(PassDirection(d.lower()) if isinstance(d, str) else PassDirection(d) for d in cycle)
+    except (ValueError, AttributeError):
+        raise ValueError(f"pass_cycle takes left, right, across and hold, not {list(cycle)!r}") from None
+    if not out or PassDirection.KEEPER in out:
+        raise ValueError(f"pass_cycle takes left, right, across and hold, not {list(cycle)!r}")
+    return out
+
+
+def _original_read(text: str) -> tuple[int | None, list[str]]:
+    """A card as the original reads one (rank, suit letter): the card (None when it has no such
+    card) and the lines its reader prints for a card it cannot read."""
+    if not text:
+        return None, []
+    suit = text[-1].lower()
+    try:
+        _ORIGINAL_SUITS.index(suit)
+    except ValueError as e:  # the interpreter's own words, as the original prints them
+        return None, ["Invalid suit", str(e)]
+    rank_text = text[:-1].upper()
+    rank = _ORIGINAL_RANKS.get(rank_text)
+    if rank is None:
+        try:
+            rank = int(rank_text)
+        except ValueError as e:
+            return None, ["Invalid card rank.", str(e)]
+    if not 2 <= rank <= 14:
+        return None, []  # read, but no card of the hand has that rank
+    return "CDHS".index(suit.upper()) * 13 + rank - 2, []
+
+
 class EventEnv:
     """Gym Hearts' event-driven environment: four named players, ``max_score`` (over when exceeded; reached in compat).
 
@@ -82,27 +136,42 @@ class EventEnv:
     keeps moonshot's behaviour.
     """
 
+    _KEPT = ("compat", "pass_cycle", "seed", "variant")  # what a second __init__ keeps unless named
+
     def __init__(
         self,
         players: Sequence[str] = DEFAULT_PLAYERS,
         max_score: int = 100,
         seed: int | None = None,
-        variant: str = "gym",
-        compat: str = "moonshot",
+        variant: str | None = None,
+        compat: str | None = None,
+        pass_cycle: str | Sequence[PassDirection | str] | None = None,
     ) -> None:
+        # the original's example calls ``env.__init__(names, max_score)`` on a made env: a setting
+        # not named again keeps its value (defaults: moonshot's mode, the gym variant, the mode's cycle)
+        kept: dict[str, Any] = getattr(self, "_settings", {})
+        given: dict[str, Any] = {"compat": compat, "pass_cycle": pass_cycle, "seed": seed, "variant": variant}
+        settings: dict[str, Any] = {k: kept.get(k) if given[k] is None else given[k] for k in self._KEPT}
+        mode: str = settings["compat"] or "moonshot"
+        name: str = settings["variant"] or "gym"
         if len(players) != 4 or len(set(players)) != 4:
             raise ValueError("EventEnv needs four distinct player names")
-        if compat not in COMPAT_MODES:
-            raise ValueError(f"compat must be one of {', '.join(COMPAT_MODES)}, not {compat!r}")
+        if mode not in COMPAT_MODES:
+            raise ValueError(f"compat must be one of {', '.join(COMPAT_MODES)}, not {mode!r}")
+        rules = find_variant(name, max_score=max_score)
+        if rules.charging is not None or rules.exposable or not rules.two_of_clubs_leads:
+            raise ValueError(f"EventEnv plays Gym Hearts-like variants (gym, standard, omnibus), not {name}")
+        if mode == "original":
+            rules = rules.replace(**ORIGINAL_RULES)
+        if settings["pass_cycle"] is not None:
+            rules = rules.replace(pass_cycle=_pass_cycle(settings["pass_cycle"]))
         self.players = list(players)
         self.max_score = max_score
-        self.compat = compat
-        self._original = compat == "original"
-        self.rules = find_variant(variant, max_score=max_score)
-        if self.rules.charging is not None or self.rules.exposable or not self.rules.two_of_clubs_leads:
-            raise ValueError(f"EventEnv plays Gym Hearts-like variants (gym, standard, omnibus), not {variant}")
-        if self._original:
-            self.rules = self.rules.replace(limit_inclusive=True)  # the original ends at total >= max_score
+        self.compat = mode
+        self._original = mode == "original"
+        self.rules = rules
+        self._settings = settings
+        seed = settings["seed"]
         self.last_error: str | None = None  # why the last step's action was refused (None: accepted)
         self._round_reward: dict[str, int] | None = None  # compat: the +points of the RoundEnd to come
         self._render_msg: str | None = None  # compat: the progress message render() prints next
@@ -158,6 +227,9 @@ class EventEnv:
                 info["error"] = error
                 self._queue.appendleft(pending)  # ask the same player again
         self.last_error = error
+        if self._original and error is not None and pending is not None:
+            for line in self._original_refusal(pending, action):
+                print(line)  # the original's step() prints these
         event = self._next()
         if self._original:
             if error is not None and self._stricter(pending, action):
@@ -210,6 +282,49 @@ class EventEnv:
             return len({parse_card(str(c)) for c in cards}) != 3  # the original passes one card three times
         except CardError:
             return False
+
+    def _original_refusal(self, request: EventDict, action: Any) -> list[str]:
+        """The lines the original's ``step()`` prints for this refused answer to ``request``: a card
+        it cannot read, and its refusals of a legal-looking card, checked in its order (a lead of
+        unbroken hearts, not following suit, hearts or the queen of spades on the first trick)."""
+        g = self.game
+        kind = request["event_name"]
+        if g is None or not isinstance(action, dict) or action.get("event_name") != kind + "_Action":
+            return []
+        data = action.get("data")
+        body = data.get("action") if isinstance(data, dict) else None
+        if not isinstance(body, dict):
+            return []
+        if kind == "PassCards":
+            cards = body.get("passCards")
+            if not isinstance(cards, list):
+                return []
+            return [line for c in cards[:3] if isinstance(c, str) for line in _original_read(c)[1]]
+        text = body.get("card")
+        if kind != "PlayTrick" or not isinstance(text, str):
+            return []
+        tc = g.trick_cards
+        if g.trick_no == 1 and not tc:
+            return []  # the first lead: anything but "2c" is asked again, silently
+        card, lines = _original_read(text)
+        seat = self.players.index(request["data"]["playerName"])
+        hand = g.hands[seat]
+        if card is None or not hand >> card & 1:
+            return lines  # not a card of the hand: asked again
+        suit = card // 13
+        if not tc:
+            if suit == HEARTS and not g.hearts_broken and any(c // 13 != HEARTS for c in cards_in(hand)):
+                return [HEARTS_NOT_BROKEN]
+        else:
+            led = tc[0] // 13
+            if suit != led and any(c // 13 == led for c in cards_in(hand)):
+                return [MUST_FOLLOW]
+        if g.trick_no == 1:
+            if suit == HEARTS:
+                return [FIRST_TRICK_HEARTS]
+            if card == QUEEN_SPADES:
+                return [FIRST_TRICK_QUEEN]
+        return []
 
     def _score_lines(self, players: list[dict[str, Any]]) -> str:
         return "".join(f"{p['playerName']}: {p['score']}\n" for p in players)
@@ -501,6 +616,7 @@ class HumanPlayer:
 __all__ = [
     "COMPAT_MODES",
     "DEFAULT_PLAYERS",
+    "ORIGINAL_RULES",
     "EventEnv",
     "HumanPlayer",
     "RandomPlayer",

@@ -17,6 +17,7 @@ from typing import Any
 import gymnasium
 
 from moonshot.rl.event_env import DEFAULT_PLAYERS, EventEnv
+from moonshot.rules import PassDirection
 
 ORIGINAL_ENV_ID = "Hearts_Card_Game-v0"
 
@@ -24,8 +25,9 @@ ORIGINAL_ENV_ID = "Hearts_Card_Game-v0"
 class GymHeartsEnv(EventEnv, gymnasium.Env[Any, Any]):  # type: ignore[misc]  # old Gym step/reset API
     """The original ``HeartsEnv(playersName, maxScore=100)``: ``EventEnv(..., compat="original")``.
 
-    ``seed`` and ``variant`` are moonshot's additions (the original shuffles from the global RNG and
-    plays one rule set, moonshot's ``gym`` variant with the end at ``>= maxScore``).
+    ``seed``, ``variant`` and ``pass_cycle`` are moonshot's additions (the original shuffles from the
+    global RNG and plays one rule set: moonshot's ``gym`` variant with the end at ``>= maxScore`` and
+    every deal passed left). A second ``__init__`` keeps the ones it does not name.
     """
 
     metadata: dict[str, Any] = {"render_modes": []}  # noqa: RUF012  # render() prints, as the original's
@@ -35,9 +37,12 @@ class GymHeartsEnv(EventEnv, gymnasium.Env[Any, Any]):  # type: ignore[misc]  # 
         playersName: Sequence[str] = DEFAULT_PLAYERS,  # the original's argument names
         maxScore: int = 100,
         seed: int | None = None,
-        variant: str = "gym",
+        variant: str | None = None,
+        pass_cycle: str | Sequence[PassDirection | str] | None = None,
     ) -> None:
-        EventEnv.__init__(self, playersName, maxScore, seed=seed, variant=variant, compat="original")
+        EventEnv.__init__(
+            self, playersName, maxScore, seed=seed, variant=variant, compat="original", pass_cycle=pass_cycle
+        )
 
 
 __all__ = ["ORIGINAL_ENV_ID", "GymHeartsEnv"]

@@ -401,6 +401,11 @@ class RemoteTable:
     def reject(self, seat: int, request_id: int | None, reason: str) -> None:
         self._send({"k": "prj", "rid": request_id, "why": reason})
 
+    def sent(self, seat: int, request_id: int, at: float | None = None) -> None:
+        """A request's frame left (``Seat.reports_sent``): the owner's deadline runs from when
+        it asked (its chair is a :class:`RemoteSeat`, which does not report sends), so nothing
+        goes back."""
+
     def detach(self, seat: int, occupant: object = None, reason: str = "disconnected") -> None:
         self.cluster.bindings.pop(self.binding, None)
         self._send({"k": "dt", "why": reason})

@@ -15,7 +15,10 @@ table pushes two things to it, both non-blocking callbacks that an adapter turns
   deadline). The answer comes back whenever it is ready through :meth:`Table.submit`, from any
   task; unsolicited actions (a Turbo claim) use ``request_id=None``.
 
-Every request has a deadline. When it passes, or an answer is illegal, the table applies its
+Every request has a deadline, counted from when the request left for its player: a seat that
+writes to a socket says when it did (``Seat.reports_sent``, :meth:`Table.sent`), so the time a
+frame waits behind a busy loop or a full socket buffer is not taken from the player; for other
+seats it counts from when the table asked. When it passes, or an answer is illegal, the table applies its
 :class:`TablePolicy`: ``random`` (the server plays a random legal action, counted and reported as
 forced), ``retry`` (the seat is told and asked again, Kierki's ``WRONG``), or ``pause`` (wait).
 A seat that disconnects is either waited for (``pause``) or handed to a substitute bot after a
@@ -88,6 +91,10 @@ class TablePolicy:
     # pacing (Trend's intervals): seconds the table waits before its next request after an
     # action caused these events; None or 0 = no pause
     pause_after: Callable[[Sequence[Event]], float] | None = None
+    # a seat that reports when its requests leave (``Seat.reports_sent``) gets its deadline from
+    # that moment; a request it has not reported sent this many seconds after it would have been
+    # due from when it was asked (a client that does not read) runs out then
+    send_grace: float = 10.0
 
     def timeout_for(self, phase: Phase) -> float | None:
         for p, t in self.phase_timeouts:
@@ -156,6 +163,9 @@ class Seat(ABC):
     # True: a person at a table whose policy is made for programs (Trend's 1 s per card): the
     # table sets no deadline for this seat, and after an illegal answer it waits for another
     patient: bool = False
+    # True: the seat calls ``table.sent(seat, request_id)`` when a request has been written to
+    # its player, and the request's deadline counts from then (else from when the table asked)
+    reports_sent: bool = False
     # what a client must prove to take this chair back (a SHA-256 hex digest of the secret it was
     # given when it sat down); None: no client can (server bots, protocols without resume)
     credential: str | None = None
@@ -303,6 +313,14 @@ class _Reject:
 @dataclass(slots=True)
 class _Expired:
     request_id: int
+    due: float  # the deadline it was armed for (a request sent later has a later one)
+
+
+@dataclass(slots=True)
+class _Sent:
+    seat: int
+    request_id: int
+    at: float
 
 
 @dataclass(slots=True)
@@ -340,6 +358,7 @@ class _Stop:
 class _Pending:
     request: DecisionRequest
     timer: asyncio.TimerHandle | None
+    timeout: float | None = None  # the seconds the seat has once the request is sent
 
 
 @dataclass
@@ -443,6 +462,15 @@ class Table:
     def reject(self, seat: int, request_id: int | None, reason: str) -> None:
         """The occupant's answer could not even be read (malformed, wrong ``seq_num``): an illegal answer."""
         self._inbox.put_nowait(_Reject(seat, request_id, reason))
+
+    def sent(self, seat: int, request_id: int, at: float | None = None) -> None:
+        """Request ``request_id`` of ``seat`` left for its player at loop time ``at`` (now when
+        not given): its deadline is that moment plus the phase's time (a seat with
+        ``reports_sent`` calls this when the frame is written)."""
+        if self.done.done():
+            return
+        when = asyncio.get_running_loop().time() if at is None else at
+        self._inbox.put_nowait(_Sent(seat, request_id, when))
 
     def attach(self, seat: int, occupant: Seat, replay: bool = True) -> None:
         """Seat ``occupant`` in chair ``seat`` (a reconnect); it gets the chair's view replayed."""
@@ -570,7 +598,9 @@ class Table:
             if p is not None and cmd.request_id in (None, p.request.request_id):
                 self._bad_answer(cmd.seat, None, cmd.reason)
         elif isinstance(cmd, _Expired):
-            self._on_expired(cmd.request_id)
+            self._on_expired(cmd.request_id, cmd.due)
+        elif isinstance(cmd, _Sent):
+            self._on_sent(cmd)
         elif isinstance(cmd, _Attach):
             self._on_attach(cmd)
         elif isinstance(cmd, _Detach):
@@ -633,9 +663,11 @@ class Table:
             self._apply(seat, action, forced=forced)
         return bool(ready)
 
+    def _timeout(self, actor: Seat | None, phase: Phase) -> float | None:
+        return None if actor is not None and actor.patient else self.policy.timeout_for(phase)
+
     def _new_request(self, seat: int, eager: bool = True) -> DecisionRequest:
-        actor = self.chairs[seat].acting
-        timeout = None if actor is not None and actor.patient else self.policy.timeout_for(self.game.phase)
+        timeout = self._timeout(self.chairs[seat].acting, self.game.phase)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout if timeout is not None else None
         return DecisionRequest(self.id, seat, next(self._request_ids), self.game, deadline, eager)
@@ -643,9 +675,24 @@ class Table:
     def _open(self, req: DecisionRequest, actor: Seat, paused: bool = False) -> None:
         timer = None
         if req.deadline is not None and not paused:
-            timer = asyncio.get_running_loop().call_at(req.deadline, self._inbox.put_nowait, _Expired(req.request_id))
-        self._pending[req.seat] = _Pending(req, timer)
+            # a seat that reports its sends gets its deadline from the send (``_on_sent``); until
+            # then the request may wait ``send_grace`` seconds more to leave
+            due = req.deadline + (self.policy.send_grace if actor.reports_sent else 0.0)
+            timer = self._arm(req.request_id, due)
+        self._pending[req.seat] = _Pending(req, timer, self._timeout(actor, req.phase))
         self._call(req.seat, actor, actor.on_request, self, req)
+
+    def _arm(self, request_id: int, due: float) -> asyncio.TimerHandle:
+        return asyncio.get_running_loop().call_at(due, self._inbox.put_nowait, _Expired(request_id, due))
+
+    def _on_sent(self, cmd: _Sent) -> None:
+        """The request left for the player at ``cmd.at``: its deadline runs from then."""
+        p = self._pending.get(cmd.seat)
+        if p is None or p.request.request_id != cmd.request_id or p.timer is None or p.timeout is None:
+            return  # answered, withdrawn, or waiting without a deadline (paused, a person)
+        p.timer.cancel()
+        p.request.deadline = cmd.at + p.timeout
+        p.timer = self._arm(cmd.request_id, p.request.deadline)
 
     def _close_request(self, seat: int) -> DecisionRequest | None:
         p = self._pending.pop(seat, None)
@@ -708,9 +755,11 @@ class Table:
         what = OnBadAnswer.PAUSE if actor is not None and actor.patient else self.policy.on_illegal
         self._handle_failure(seat, action, reason, what)
 
-    def _on_expired(self, request_id: int) -> None:
+    def _on_expired(self, request_id: int, due: float) -> None:
         for seat, p in self._pending.items():
             if p.request.request_id == request_id:
+                if p.timer is None or p.timer.when() != due:
+                    return  # re-armed (sent later) or paused since this timer was set
                 stats = self.chairs[seat].stats
                 stats.timeouts += 1
                 stats.timeouts_in_a_row += 1

@@ -256,3 +256,64 @@ async def test_a_pass_that_comes_before_its_request_from_another_node_answers_it
     other.table = Table(find_variant("standard"), [None] * 4, seed=1)
     other.answer(sc.DonatedCards(8, other.codec.next_seq, cards, 3))
     assert "not waiting for a move" in json.dumps(await replies(tr))
+
+
+async def test_received_cards_echoes_the_pass_in_the_order_the_client_sent_it() -> None:
+    """The reference players compare ``donated_cards`` with what they sent, list to list: the
+    echo keeps the client's order (a sorted echo reads as "auto-passed by the server")."""
+    conn, tr, tables = make()
+    for _ in range(4):
+        conn.data_received(b'{"type":"game_session_request","player_tag":"p","lobby_code":"o","seq_num":0}')
+    await asyncio.sleep(0.01)
+    got = await replies(tr)
+    hands = {m["session_id"]: m["cards"] for m in got if m["type"] == "start_round"}
+    sids = sorted(hands)
+    sent: dict[int, list[str]] = {}
+    for k, sid in enumerate(sids):
+        if k == 3:  # a card it does not hold: the server passes for it, lowest first
+            held = set(hands[sid])
+            sent[sid] = [hands[sid][0], hands[sid][1], next(c for h in hands.values() for c in h if c not in held)]
+        else:  # reversed, or shuffled: never the sorted order
+            h = hands[sid]
+            sent[sid] = [h[2], h[1], h[0]] if k != 1 else [h[2], h[0], h[1]]
+        seq = conn.sessions[sid].codec.next_seq
+        msg = {"type": "donated_cards", "cards": sent[sid], "session_id": sid, "seq_num": seq}
+        conn.data_received(json.dumps(msg).encode())
+    table = tables[0]
+    for _ in range(200):
+        got = await replies(tr)
+        recv = {m["session_id"]: m for m in got if m["type"] == "received_cards"}
+        if recv:
+            break
+        await asyncio.sleep(0.01)
+    assert len(recv) == 4
+    for sid in sids[:3]:
+        assert recv[sid]["donated_cards"] == sent[sid]
+        assert sent[sid] != sorted(sent[sid], key=lambda c: hands[sid].index(c))  # the test means it
+    forced = recv[sids[3]]["donated_cards"]
+    assert len(forced) == 3 and forced == sorted(forced, key=hands[sids[3]].index)  # the server's pass
+    conn.connection_lost(None)
+    table.stop()
+    await table.done
+
+
+async def test_a_sessions_request_is_timed_from_when_its_message_is_written() -> None:
+    """The pass (timed from the ``start_round`` written before it) and every ``move_request`` get
+    their deadline from the write: the table re-arms its clock when the connection reports it."""
+    conn, _tr, tables = make()
+    for _ in range(4):
+        conn.data_received(b'{"type":"game_session_request","player_tag":"p","lobby_code":"w","seq_num":0}')
+    table = None
+    for _ in range(500):
+        await asyncio.sleep(0.002)
+        if tables and len(tables[0]._pending) == 4:
+            table = tables[0]
+            if all(p.timer is not None and p.timer.when() == p.request.deadline for p in table._pending.values()):
+                break
+    assert table is not None
+    for p in table._pending.values():  # without the report it would be due send_grace later
+        assert p.timer is not None and p.timer.when() == p.request.deadline
+        assert all(s.reports_sent for s in conn.sessions.values())
+    conn.connection_lost(None)
+    table.stop()
+    await table.done

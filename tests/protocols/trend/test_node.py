@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from moonshot.events import CardPlayed, DealEnded, TrickEnded
+from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.node import NodeConfig, SeatSetting, TrendNode, load_tokens, pacing, parse_seats
 
 
@@ -64,3 +66,53 @@ async def test_seat_settings_cannot_change_during_a_match() -> None:
     assert [s["kind"] for s in node.describe()["seats"]] == ["dummy", "empty", "empty", "human"]
     node.state = "playing"
     assert node.apply_settings(parse_seats("empty,empty,empty,empty")) is not None
+
+
+class FakePeer:
+    """A socket as the node sees it: what was sent to it, and whether it is closed."""
+
+    def __init__(self, name: str) -> None:
+        self.addr = name
+        self.closed = False
+        self.sent: list[dict[str, Any]] = []
+
+    def send(self, message: dict[str, Any], on_sent: Any = None) -> None:
+        self.sent.append(message)
+
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        self.closed = True
+
+
+def join(number: int, name: str) -> tc.Join:
+    return tc.Join(number, str(number), name, "token-" + name)
+
+
+@pytest.mark.asyncio
+async def test_new_peer_for_the_next_game_never_goes_to_the_old_socket() -> None:
+    """After ``game_end`` SDK bots close and join again; until a close arrives the old socket
+    still looks open. The next game's ``new_peer`` frames go to the sockets joined since."""
+    seats = parse_seats("empty,empty,empty,dummy")
+    cfg = NodeConfig(seats=seats, rejoin_settle=0.01, rejoin_wait=60, deal_interval=0.0)
+    node = TrendNode(cfg)
+    old = {n: FakePeer(f"old{n}") for n in (1, 2, 3)}
+    for n, p in old.items():
+        node.join(p, join(n, f"bot{n}"))  # type: ignore[arg-type]
+    assert all(any(m["eventName"] == "new_peer" for m in p.sent) for p in old.values())
+    node.table = None  # the first game is over: as _game_done leaves the contestants
+    node.state = "between"
+    for c in node.contestants.values():
+        c.seat, c.rejoined = None, False
+    for p in old.values():
+        p.sent.clear()
+    new1, new2 = FakePeer("new1"), FakePeer("new2")
+    node.join(new1, join(1, "bot1"))  # type: ignore[arg-type]
+    node.join(new2, join(2, "bot2"))  # type: ignore[arg-type]
+    assert [m["eventName"] for m in new1.sent] == ["new_peer", "new_peer"]
+    assert [m["eventName"] for m in new2.sent] == ["new_peer"]
+    assert all(p.sent == [] for p in old.values())  # 1 and 2 moved on, 3 has not re-joined yet
+    # a player that keeps its socket past rejoin_settle: that socket is the next game's after all
+    node.game_index = 1
+    node._start_game = lambda: None  # type: ignore[method-assign]  # the wait is what is tested
+    await node._next_game()
+    assert [m["eventName"] for m in old[3].sent] == ["new_peer"]
+    assert old[1].sent == old[2].sent == []

@@ -9,8 +9,8 @@ import pytest
 
 from moonshot.bots.random import RandomBot
 from moonshot.protocols.trend import codec as tc
-from moonshot.protocols.trend.seat import Peer, chair_status, uvicorn_connection
-from moonshot.server.table import BotSeat, Table
+from moonshot.protocols.trend.seat import Peer, PeerBase, TrendSeat, chair_status, uvicorn_connection
+from moonshot.server.table import BotSeat, Table, TablePolicy
 from moonshot.variants import TREND
 
 
@@ -91,3 +91,77 @@ async def test_frames_written_together_arrive_one_by_one_as_sent() -> None:
     await task
     assert direct and direct[0] is not None  # the uvicorn fast path was taken
     assert got == [tc.encode_frame(f) for f in frames]
+
+
+class DelayedPeer(PeerBase):
+    """A socket whose frames wait until the test writes them (a busy loop, a full buffer)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.queued: list[tuple[dict[str, Any], Any]] = []
+        self.written: list[dict[str, Any]] = []
+
+    def send(self, message: dict[str, Any], on_sent: Any = None) -> None:
+        self.queued.append((message, on_sent))
+
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        self.closed = True
+
+    def write_all(self, at: float) -> None:
+        for message, on_sent in self.queued:
+            self.written.append(message)
+            if on_sent is not None:
+                on_sent(at)
+        self.queued.clear()
+
+
+async def until(cond: Any, timeout: float = 30.0) -> None:
+    for _ in range(int(timeout / 0.005)):
+        if cond():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError("timed out")
+
+
+@pytest.mark.asyncio
+async def test_a_trend_request_is_timed_from_when_its_frame_is_written() -> None:
+    """``pass_cards`` / ``your_turn`` are timed from their write, not from when the table asked:
+    the peer holds the frames and writes them at a loop time the test picks."""
+    peer = DelayedPeer()
+    seat = TrendSeat(peer, 0, [tc.PlayerInfo(i + 1, f"p{i + 1}") for i in range(4)])
+    assert seat.reports_sent
+    policy = TablePolicy(decision_timeout=1000.0, send_grace=7.0)
+    t = Table(TREND, [seat, *(BotSeat(RandomBot()) for _ in range(3))], seed=2, policy=policy)
+    t.start()
+    await until(lambda: any(m["eventName"] == "pass_cards" for m, _ in peer.queued))
+    pending = t._pending[0]
+    asked = pending.request.deadline
+    assert asked is not None and pending.timer is not None and pending.timer.when() == asked + 7.0
+    at = asked + 250.0
+    peer.write_all(at)
+    await until(lambda: pending.request.deadline == at + 1000.0)
+    assert pending.timer is not None and pending.timer.when() == at + 1000.0
+    assert t.stats()[0].timeouts == 0
+    t.stop()
+    await t.done
+
+
+@pytest.mark.asyncio
+async def test_the_asgi_peer_reports_a_frame_once_it_is_written() -> None:
+    """:class:`Peer` writes from its own task: a frame's ``on_sent`` comes after the write, with
+    the frames before it written too, and never for a frame still queued."""
+    sent: list[str] = []
+    told: list[tuple[str, float]] = []
+
+    class Socket(FakeSocket):
+        async def send_text(self, text: str) -> None:
+            sent.append(text)
+
+    peer = Peer(Socket())  # type: ignore[arg-type]
+    peer.send({"eventName": "new_deal", "data": {}})
+    peer.send({"eventName": "your_turn", "data": {}}, lambda at: told.append((sent[-1], at)))
+    assert not told  # queued, not written
+    writer = asyncio.get_running_loop().create_task(peer._write())
+    await until(lambda: told)
+    assert len(sent) == 2 and told[0][0] == sent[1] and '"your_turn"' in sent[1]
+    writer.cancel()

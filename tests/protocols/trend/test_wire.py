@@ -220,3 +220,25 @@ async def test_a_frame_sent_with_the_close_frame_is_still_read(listener: tuple[W
     assert b"\x88\x02\x03\xe8" in rest
     await until(lambda: echo.gone)
     assert isinstance(echo.got[0], tc.StopGame)
+
+
+async def test_a_frame_is_reported_sent_when_it_is_written_not_when_queued(
+    listener: tuple[WireListener, Echo, str],
+) -> None:
+    """A request's deadline starts at its write: while the socket's buffer is full (the
+    transport paused writing) a queued request is not reported; it is once written."""
+    _, echo, url = listener
+    async with websockets.connect(url, compression=None) as ws:
+        await until(lambda: echo.opened)
+        peer = echo.opened[0]
+        told: list[float] = []
+        peer.pause_writing()  # what the transport says when its buffer is full
+        peer.send({"eventName": "your_turn", "data": {}}, told.append)
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not told
+        before = asyncio.get_running_loop().time()
+        peer.resume_writing()
+        await until(lambda: told)
+        assert told[0] >= before
+        assert json.loads(await ws.recv())["eventName"] == "your_turn"

@@ -303,6 +303,7 @@ class DonatedCards:
     seq_num: int | None
     cards: CardSet
     count: int  # cards named (duplicates count twice, so a duplicate pass is caught)
+    order: tuple[int, ...] = ()  # the cards as the client listed them (echoed in that order)
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,7 +469,7 @@ def _parse(kind: str, obj: dict[str, Any], sid: int | None, seq: int | None) -> 
         mask = 0
         for c in parsed:
             mask |= 1 << c
-        return DonatedCards(sid, seq, mask, len(parsed))
+        return DonatedCards(sid, seq, mask, len(parsed), tuple(parsed))
     return Malformed(f"unknown message type {show(kind)}", kind, sid, seq)
 
 
@@ -511,6 +512,8 @@ class SessionCodec:
         self.seat = -1
         self.tags: tuple[str, ...] = ()
         self.donated: CardSet = 0
+        # the pass as this session's client listed it: ``received_cards`` echoes it in that order
+        self.sent_order: tuple[int, ...] = ()
         self.direction = PassDirection.HOLD
         self.round_index = 0
 
@@ -535,6 +538,19 @@ class SessionCodec:
     def seat_at(self, seat: int, tags: Sequence[str]) -> None:
         self.seat = seat
         self.tags = tuple(tags)
+
+    def passing(self, order: Sequence[int]) -> None:
+        """The client passes these cards, in this order (kept to echo them in its order)."""
+        self.sent_order = tuple(order)
+
+    def donated_cards(self) -> list[str]:
+        """The session's own pass as ``received_cards.donated_cards``: in the order its client
+        sent it (the reference server echoes the client's list and the reference players compare
+        the lists in order); a pass the server made (a timeout, a substitute) lowest first."""
+        order = self.sent_order
+        if order and len(order) == self.donated.bit_count() and all(self.donated >> c & 1 for c in order):
+            return format_cards(order)
+        return format_cards(self.donated)
 
     def move_request(self, legal: CardSet) -> dict[str, Any]:
         return self.stamp({"type": "move_request", "legal_moves": format_cards(legal)})
@@ -585,6 +601,7 @@ class SessionCodec:
             self.direction = e.direction
             self.round_index = e.deal
             self.donated = 0
+            self.sent_order = ()
             return None
         if isinstance(e, HandDealt):
             if e.seat != self.seat:
@@ -605,7 +622,7 @@ class SessionCodec:
             return {
                 "type": "received_cards",
                 "cards": format_cards(e.cards),
-                "donated_cards": format_cards(self.donated),
+                "donated_cards": self.donated_cards(),
             }
         if isinstance(e, DealEnded):
             # the real points of this round (the reference sends the totals before it: a bug)

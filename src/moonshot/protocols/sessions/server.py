@@ -106,6 +106,7 @@ class SessionSeat(Seat):
     """One session: a chair at a table, played by a remote client over a shared connection."""
 
     protocol = "sessions"
+    reports_sent = True  # a request's deadline runs from when its message is written
 
     def __init__(self, conn: SessionsConnection, session_id: int, tag: str, kind: SeatKind, request_seq: int) -> None:
         self.conn = conn
@@ -160,7 +161,10 @@ class SessionSeat(Seat):
         elif self.owes_pass:
             self.owes_pass = False
             self.conn.send(self.codec.pass_request(request.view.hand))
-        # passing: start_round already told the client; it sends donated_cards unprompted
+        # passing: start_round already told the client; it sends donated_cards unprompted.
+        # Either way the deadline runs from when that message is written
+        seat, rid = self.seat, request.request_id
+        self.conn.when_written(lambda at: table.sent(seat, rid, at))
 
     def on_rejected(self, table: Table, request: DecisionRequest, action: object, reason: str) -> None:
         if self.request is request:
@@ -229,6 +233,7 @@ class SessionSeat(Seat):
         if msg.count != need or msg.cards.bit_count() != need:
             table.reject(self.seat, req.request_id, f"pass {need} different cards")
             return
+        self.codec.passing(msg.order)
         table.submit(self.seat, Pass(self.seat, msg.cards), req.request_id)
 
 
@@ -248,6 +253,7 @@ class SessionsConnection(asyncio.Protocol):
         self.closed = False
         self._resync: asyncio.TimerHandle | None = None
         self._out: list[bytes] = []
+        self._written: list[Callable[[float], None]] = []  # told when ``_out`` is written
         self._flush_pending = False
 
     # asyncio.Protocol
@@ -452,6 +458,14 @@ class SessionsConnection(asyncio.Protocol):
         self._out.append(sc.encode(msg))
         self._schedule_flush()
 
+    def when_written(self, callback: Callable[[float], None]) -> None:
+        """``callback(loop time)`` once what is queued now is written (at once when nothing
+        is): a request's deadline runs from then."""
+        if self._out:
+            self._written.append(callback)
+        elif self.transport is not None and not self.closed and not self.transport.is_closing():
+            callback(asyncio.get_running_loop().time())
+
     def send_many(self, msgs: list[dict[str, Any]]) -> None:
         if self.transport is None or self.closed or not msgs or self.transport.is_closing():
             return
@@ -467,10 +481,16 @@ class SessionsConnection(asyncio.Protocol):
         self._flush_pending = False
         if not self._out or self.transport is None or self.transport.is_closing():
             self._out.clear()
+            self._written.clear()
             return
         data = b"".join(self._out)
         self._out.clear()
         self.transport.write(data)
+        if self._written:
+            told, self._written = self._written, []
+            now = asyncio.get_running_loop().time()
+            for cb in told:
+                cb(now)
         self._check_backlog()
 
     def _check_backlog(self) -> None:

@@ -33,6 +33,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import html
+import json
 import logging
 import random
 import secrets
@@ -43,7 +45,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
@@ -82,6 +84,18 @@ log = logging.getLogger("moonshot.trend")
 STATIC = Path(__file__).parent / "static"
 GAMES_PER_MATCH = 4
 SEAT_KINDS = ("empty", "dummy", "human")
+# the bots the seat page offers for a Dummy. The seed's Dummy is "a simple bot": the page offers
+# that (heuristic, the default), a weaker and a stronger one; ``--seats dummy:BOT`` (and the API)
+# take any of moonshot's bots, and a seat set so is offered too
+DUMMY_BOTS = ("random", "heuristic", "search")
+# how the watch stream's ``sit`` names an AI that joined over the WebSocket: a player of the Trend
+# protocol (the name ``moonshot serve`` gives a remote player at a mixed table, its protocol)
+REMOTE_ALGORITHM = TrendSeat.protocol
+# what the web app's pages may link to on the node (see web/static/js/common.js ``site()``)
+NODE_SITE = html.escape(
+    json.dumps({"home": "/", "homeText": "the seats", "nav": [["/", "Seats", "seats"]], "replay": False}),
+    quote=True,
+)
 
 
 @dataclass
@@ -370,10 +384,14 @@ class TrendNode:
                     out[chair] = c.info
         return out
 
-    def _broadcast_peers(self) -> None:
+    def _broadcast_peers(self, only: Sequence[Contestant] | None = None) -> None:
+        """``new_peer`` to the contestants (``only``: to these). After a ``game_end`` a socket
+        is the next game's only once its player joined on it again (SDK bots close and re-join;
+        until their close arrives, the old socket still looks open) or kept it past
+        ``rejoin_settle``: a ``new_peer`` for the next game never goes to the old one."""
         msg = tc.new_peer(self._infos())
-        for c in self.contestants.values():
-            if c.peer is not None:
+        for c in self.contestants.values() if only is None else only:
+            if c.peer is not None and c.rejoined:
                 c.peer.send(msg)
 
     def _ready(self) -> bool:
@@ -452,7 +470,7 @@ class TrendNode:
         )
         self.state = "playing"
         self.infos = infos
-        self._host_web(self.table, seed, infos, [by_chair[c][1] for c in range(4)])
+        self._host_web(self.table, seed, infos, [by_chair[c] for c in range(4)])
         log.info(
             "event=game_started match=%d game=%d table=%s players=%s",
             self.match,
@@ -463,10 +481,20 @@ class TrendNode:
         self.table.start()
         self.table.done.add_done_callback(self._game_done)
 
-    def _host_web(self, table: Table, seed: int, infos: list[tc.PlayerInfo], kinds: list[str]) -> None:
-        """The game's Turbo stream, for the Human seat's table page and anyone watching."""
+    def _host_web(self, table: Table, seed: int, infos: list[tc.PlayerInfo], seats: list[tuple[int, str]]) -> None:
+        """The game's Turbo stream, for the Human seat's table page and anyone watching. Who
+        sits where, as ``sit`` tells it: a person, a dummy as the bot it is, and an AI that joined
+        an Empty seat as a remote player of the Trend protocol (as ``moonshot serve`` shows a
+        player from another protocol at a mixed table)."""
         game_id = f"trend-{self._run_id}-{self.match}-{self.game_index + 1}"
-        players = [Player(i.name, "human" if kinds[c] == "human" else "bot") for c, i in enumerate(infos)]
+        players = []
+        for (slot, kind), info in zip(seats, infos, strict=True):
+            if kind == "human":
+                players.append(Player(info.name, "human"))
+            elif kind == "dummy":
+                players.append(Player(info.name, "bot", self.settings[slot].bot))
+            else:
+                players.append(Player(info.name, "bot", REMOTE_ALGORITHM))
         stream = GameStream(game_id)
         stream.start(TurboTranslator(TREND, seed, players))
         table.watch(stream)
@@ -546,9 +574,19 @@ class TrendNode:
         loop = asyncio.get_running_loop()
         start = loop.time()
         until = start + self.config.rejoin_wait
+        kept_told = False
         while loop.time() < until:
             fresh = all(c.rejoined for c in self.contestants.values())
             settled = loop.time() >= start + self.config.rejoin_settle
+            if settled and not kept_told:
+                # a player still on its socket after the settle kept it: it is the next game's
+                kept_told = True
+                kept = [
+                    c for c in self.contestants.values() if not c.rejoined and c.peer is not None and not c.peer.closed
+                ]
+                for c in kept:
+                    c.rejoined = True
+                self._broadcast_peers(kept)
             if self._ready() and (fresh or settled):
                 break
             self._wake.clear()
@@ -619,7 +657,7 @@ class TrendNode:
             "game": min(self.game_index + 1, GAMES_PER_MATCH),
             "gamesPerMatch": GAMES_PER_MATCH,
             "seats": seats,
-            "bots": list(BOT_REGISTRY),
+            "bots": [*DUMMY_BOTS, *sorted({s.bot for s in self.settings} - set(DUMMY_BOTS))],
             "scores": scores,
             "results": self.results,
             "websocket": f"ws://{self.config.host}:{self.port}/",
@@ -690,8 +728,18 @@ def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
     async def variants(request: Request, caller: Caller) -> Any:
         return variant_info()
 
+    # the web app's table page, told what this server has (common.js ``site()``): the seat page
+    # and nothing else, no lobby, history, tournaments or leaderboard, and no replays
+    game_html = (
+        (WEB_STATIC / "game.html")
+        .read_text(encoding="utf-8")
+        .replace(
+            '<meta charset="utf-8">', f'<meta charset="utf-8">\n  <meta name="moonshot-site" content="{NODE_SITE}">', 1
+        )
+    )
+
     async def game_page(request: Request) -> Response:
-        return FileResponse(WEB_STATIC / "game.html", headers={"Cache-Control": "no-cache"})
+        return HTMLResponse(game_html, headers={"Cache-Control": "no-cache"})
 
     async def to_seats(request: Request) -> Response:
         return RedirectResponse("/", status_code=307)

@@ -117,8 +117,10 @@ class PeerBase(ABC):
         self.on_message: Callable[[tc.ClientEvent], None] = lambda m: None
 
     @abstractmethod
-    def send(self, message: dict[str, Any]) -> None:
-        """Send one frame to the client (each kind of socket does it its own way)."""
+    def send(self, message: dict[str, Any], on_sent: Callable[[float], None] | None = None) -> None:
+        """Send one frame to the client (each kind of socket does it its own way); ``on_sent``
+        is called with the loop time once the frame is written to the socket (never, when it is
+        dropped: a closed socket)."""
 
     def send_many(self, messages: Sequence[dict[str, Any]]) -> None:
         for m in messages:
@@ -166,8 +168,12 @@ class Peer(PeerBase):
         self.addr = f"{client.host}:{client.port}" if client is not None else "?"
         self.queue: asyncio.Queue[str | tuple[int, str]] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
+        # frames whose sending someone waits to hear of (a request: the table starts its clock)
+        self._on_sent: dict[int, Callable[[float], None]] = {}
+        self._queued = 0  # frames queued so far (the key of ``_on_sent``)
+        self._written = 0  # frames written so far
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: dict[str, Any], on_sent: Callable[[float], None] | None = None) -> None:
         if self.closed:
             return
         if self.queue.qsize() >= self.max_queue:
@@ -175,6 +181,19 @@ class Peer(PeerBase):
             self.close(1008, "too many frames waiting: the client does not read")
             return
         self.queue.put_nowait(tc.encode_frame(message))
+        self._queued += 1
+        if on_sent is not None:
+            self._on_sent[self._queued] = on_sent
+
+    def _wrote(self, frames: int) -> None:
+        """``frames`` more frames are on the socket: tell whoever waits for one of them."""
+        first, self._written = self._written, self._written + frames
+        if self._on_sent:
+            now = asyncio.get_running_loop().time()
+            for n in range(first + 1, self._written + 1):
+                cb = self._on_sent.pop(n, None)
+                if cb is not None:
+                    cb(now)
 
     def close(self, code: int = 1000, reason: str = "") -> None:
         """Close after what is queued (only a refused join does this)."""
@@ -193,6 +212,7 @@ class Peer(PeerBase):
                     return
                 if direct is None:
                     await self.ws.send_text(item)
+                    self._wrote(1)
                     continue
                 batch, closing = [item], None
                 while not self.queue.empty():  # what the table queued in the same step
@@ -204,6 +224,7 @@ class Peer(PeerBase):
                 if not await write_frames(direct, batch):
                     for text in batch:  # not simply open now: the ASGI path does what it must
                         await self.ws.send_text(text)
+                self._wrote(len(batch))
                 if closing is not None:
                     with contextlib.suppress(Exception):
                         await self.ws.close(closing[0], closing[1][:120])
@@ -239,6 +260,7 @@ class TrendSeat(Seat):
     """A chair played by a Trend client. Callbacks run in the table's task and never block."""
 
     protocol = "trend"
+    reports_sent = True  # a request's deadline runs from when its frame is written
 
     def __init__(
         self,
@@ -291,8 +313,11 @@ class TrendSeat(Seat):
             self.codec.cache = entry_cache(table)
         self.request = request
         out = self.codec.request(request.phase, request.legal_plays)
+        chair, rid = self.chair, request.request_id
         if out is not None:
-            self.peer.send(out)
+            self.peer.send(out, lambda at: table.sent(chair, rid, at))
+        else:  # nothing to write: the clock runs from now
+            table.sent(chair, rid)
 
     def on_rejected(self, table: Table, request: DecisionRequest, action: object, reason: str) -> None:
         if self.request is request:

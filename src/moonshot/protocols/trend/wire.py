@@ -92,6 +92,7 @@ class WirePeer(PeerBase, asyncio.Protocol):
         self.born = self.heard = self.loop.time()
         self.pinged = False
         self._out: list[str] = []  # frames of this step, written together by _flush
+        self._on_sent: list[Callable[[float], None]] = []  # told when this step's frames are written
         self._scheduled = False
         self._paused = False
         self._parts: list[BytesLike] | None = None  # a fragmented message so far
@@ -163,6 +164,7 @@ class WirePeer(PeerBase, asyncio.Protocol):
         self._lost = True
         self.closed = True
         self._out.clear()
+        self._on_sent.clear()
         if self._close_timer is not None:
             self._close_timer.cancel()
         self.listener.conns.discard(self)
@@ -171,7 +173,7 @@ class WirePeer(PeerBase, asyncio.Protocol):
             self.listener.on_gone(self)
 
     # ------------------------------------------------------------ the peer the chair talks to
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: dict[str, Any], on_sent: Callable[[float], None] | None = None) -> None:
         if self.closed:
             return
         if len(self._out) >= self.max_queue:
@@ -179,6 +181,8 @@ class WirePeer(PeerBase, asyncio.Protocol):
             self.close(1008, "too many frames waiting: the client does not read")
             return
         self._out.append(tc.encode_frame(message))
+        if on_sent is not None:
+            self._on_sent.append(on_sent)
         if not self._scheduled and not self._paused:
             self._scheduled = True
             self.listener.dirty(self)
@@ -225,6 +229,7 @@ class WirePeer(PeerBase, asyncio.Protocol):
             return
         if self.conn.state is not _OPEN:
             out.clear()
+            self._on_sent.clear()
             return
         chunks = [d for d in self.conn.data_to_send() if d]
         for text in out:
@@ -233,6 +238,11 @@ class WirePeer(PeerBase, asyncio.Protocol):
             chunks.append(b)
         out.clear()
         self.transport.write(b"".join(chunks))
+        if self._on_sent:  # requests in this write: their deadlines run from now
+            sent, self._on_sent = self._on_sent, []
+            now = self.loop.time()
+            for cb in sent:
+                cb(now)
 
     def _write_protocol_data(self) -> None:
         """What ``websockets`` has to send (the handshake's answer, pongs, close frames); an end

@@ -1,6 +1,7 @@
 // The Trend node's seat page: set each seat to Dummy / Human / Empty, Start Game, follow the match.
 const KINDS = [["dummy", "Dummy"], ["human", "Human"], ["empty", "Empty"]];
 const CHAIRS = { N: "North", E: "East", S: "South", W: "West" };
+const AREAS = { N: "n", E: "e", S: "s", W: "w" }; // the felt's grid areas (seats.css)
 const form = document.getElementById("seats");
 const message = document.getElementById("message");
 const startButton = document.getElementById("start");
@@ -37,7 +38,11 @@ function renderSeat(seat) {
     box.querySelector("select").value = seat.bot;
   }
   syncBotPicker(box);
-  box.querySelector(".chair").textContent = last && last.state !== "waiting" ? CHAIRS[seat.chair] : "";
+  // the felt is the table: a seat's box sits at its chair of this game (or the next, between
+  // games), so the boxes move round as the players rotate and a box's place and label agree
+  box.style.gridArea = AREAS[seat.chair];
+  box.dataset.chair = seat.chair;
+  box.querySelector(".chair").textContent = CHAIRS[seat.chair];
   const who = box.querySelector(".who");
   who.classList.toggle("ok", Boolean(seat.player) && seat.connected);
   // redraw only when something changed: a redraw would wipe a name being typed

@@ -19,20 +19,43 @@ export function replayCell(gameId, cls = "btn small") {
   return td;
 }
 
-/** Fill <header class="topbar"> with the brand, the page links and the person's name. */
-export function topbar(current) {
-  const bar = document.querySelector("header.topbar");
-  bar.innerHTML = "";
-  const brand = el("a", "brand");
-  brand.href = "/lobby";
-  brand.append(el("span", "moon", "\u263e "), document.createTextNode("moonshot"));
-  const nav = el("nav");
-  for (const [href, text, key] of [
+const SITE = {
+  home: "/lobby", // where "back" goes
+  homeText: "the lobby",
+  nav: [
     ["/lobby", "Lobby", "lobby"],
     ["/history", "History", "history"],
     ["/tournaments", "Tournaments", "tournaments"],
     ["/leaderboard", "Leaderboard", "leaderboard"],
-  ]) {
+  ],
+  replay: true, // finished games can be replayed at /history
+};
+
+/**
+ * What the server that serves this page has: its pages for the top bar, where "back" goes, and
+ * whether games are kept for replay. `moonshot serve` has them all; a server with fewer (the
+ * Trend node: its seat page, no history) says so in <meta name="moonshot-site" content="{json}">.
+ */
+export function site() {
+  const meta = document.querySelector('meta[name="moonshot-site"]');
+  if (!meta) return SITE;
+  try {
+    return { ...SITE, ...JSON.parse(meta.content) };
+  } catch {
+    return SITE;
+  }
+}
+
+/** Fill <header class="topbar"> with the brand, the page links and the person's name. */
+export function topbar(current) {
+  const bar = document.querySelector("header.topbar");
+  bar.innerHTML = "";
+  const here = site();
+  const brand = el("a", "brand");
+  brand.href = here.home;
+  brand.append(el("span", "moon", "\u263e "), document.createTextNode("moonshot"));
+  const nav = el("nav");
+  for (const [href, text, key] of here.nav) {
     const a = el("a", null, text);
     a.href = href;
     if (key === current) a.setAttribute("aria-current", "page");

@@ -5,7 +5,7 @@
 // (the pace is a setting; "instant" turns it off).
 
 import { Subscription, getJson, post } from "./api.js";
-import { ensureName, showConnection, topbar } from "./common.js";
+import { ensureName, showConnection, site, topbar } from "./common.js";
 import { applyEvent, newState, seatOf } from "./state.js";
 import { Table } from "./table.js";
 
@@ -30,12 +30,13 @@ async function variantInfo(name) {
 
 async function main() {
   topbar("game");
+  const here = site();
   const gameId = decodeURIComponent(location.hash.slice(1));
   window.addEventListener("hashchange", () => location.reload());
   const root = document.getElementById("table");
   const nameBox = document.getElementById("name-box");
   if (!gameId) {
-    root.innerHTML = '<div class="panel">No game given. <a href="/lobby">Pick one in the lobby.</a></div>';
+    root.innerHTML = `<div class="panel">No game given. <a href="${here.home}">Pick one in ${here.homeText}.</a></div>`;
     return;
   }
   const myName = await ensureName(nameBox, "Pick a name to sit at or watch this table.");
@@ -55,8 +56,8 @@ async function main() {
     actions,
     autoScoreSheet: true,
     links: [
-      { href: "/lobby", text: "Back to the lobby" },
-      { href: `/history#${encodeURIComponent(gameId)}`, text: "Replay this game" },
+      { href: here.home, text: `Back to ${here.homeText}` },
+      ...(here.replay ? [{ href: `/history#${encodeURIComponent(gameId)}`, text: "Replay this game" }] : []),
     ],
   });
   window.moonshotTable = table; // for the browser tests and the curious
@@ -142,8 +143,8 @@ async function main() {
       box.hidden = false;
       box.textContent = `${err.message}. `;
       const a = document.createElement("a");
-      a.href = "/lobby";
-      a.textContent = "Back to the lobby";
+      a.href = here.home;
+      a.textContent = `Back to ${here.homeText}`;
       box.append(a);
     },
     isFinished: () => state.complete,

@@ -11,6 +11,7 @@ import { cardBack, cardFace, cardName, cardText, cardsText, sortCards } from "./
 import { SEATS, SEAT_LETTER, TURBO_CHARGEABLE, winners } from "./state.js";
 
 const POSITIONS = ["bottom", "left", "top", "right"]; // clockwise from the viewer
+const REMOTE_PROTOCOLS = new Set(["trend", "sessions", "kierki"]); // `sit`'s algorithm for a remote program
 const PASS_WORD = { left: "to the left", right: "to the right", across: "across", keeper: "nowhere (keeper hand)", hold: "nowhere (hold hand)" };
 
 /** What a hand's deal says about passing, in a line ("pass to the left", "no passing: a hold hand"). */
@@ -250,7 +251,12 @@ export class Table {
     title.append(el("span", "seat-letter", SEAT_LETTER[seat]));
     title.append(el("span", "player-name", player ? player.name : "—"));
     if (seat === this.me) title.append(el("span", "tag you", "you"));
-    if (player && player.type === "bot") title.title = `a bot (${player.algorithm || "bot"})`;
+    if (player && player.type === "bot") {
+      // a program that plays over one of the protocols (a Trend AI, a Sessions client) is not one
+      // of the server's bots: its "algorithm" is its protocol
+      const alg = player.algorithm || "bot";
+      title.title = REMOTE_PROTOCOLS.has(alg) ? `a remote player (${alg} protocol)` : `a bot (${alg})`;
+    }
     plate.append(title);
     const stats = el("div", "plate-stats");
     const total = el("span", "total", String(state.totals[seat]));
