@@ -56,7 +56,8 @@ async def test_a_game_on_one_node_is_joined_streamed_and_left_through_the_other(
             assert [m.name for m in a.turbo.games[gid].members] == ["ann"]
             # games nobody hosts, and oversized bodies, are answered by the node itself
             assert (await bob.post("/lobby/join", json={"id": "no-such-game"})).status_code == 404
-            r = await bob.post("/game/play", content=b'{"id": "' + b"x" * 70_000 + b'"}')
+            big = b'{"id": "' + b"x" * 70_000 + b'"}'
+            r = await bob.post("/game/play", content=big, headers={"content-type": "application/json"})
             assert r.status_code == 413
         assert b.turbo.peers is not None and b.turbo.peers.forwarded >= 4
     finally:

@@ -131,9 +131,12 @@ async def test_every_endpoint_needs_a_name_cookie(env: Env) -> None:
 async def test_a_name_is_bound_to_the_first_browser_while_it_is_held(env: Env) -> None:
     async with env.client("ann") as first:
         r = await first.get("/api/me")
-        assert r.status_code == 200 and r.json() == {"name": "ann"}
-        assert SESSION_COOKIE in r.cookies  # the binding: HttpOnly, signed
+        assert r.status_code == 200 and r.json()["name"] == "ann"
+        assert len(r.json()["recovery"]) == 24  # the name's recovery code, shown with the new binding
+        assert SESSION_COOKIE in r.cookies  # the binding: HttpOnly, signed, same-site only
         assert "httponly" in r.headers["set-cookie"].lower()
+        assert "samesite=strict" in r.headers["set-cookie"].lower()
+        assert (await first.get("/api/me")).json() == {"name": "ann"}  # the code is shown once
         gid = await new_game(first)  # ann now sits in an open game: the name is held
         async with env.client("ann") as thief:
             r = await thief.post("/lobby/leave", json={"id": gid})
@@ -380,7 +383,7 @@ async def test_junk_at_every_post_endpoint_is_a_client_error_and_changes_nothing
                 assert "error" in r.json()
         big = b'{"message": "' + b"x" * (70 * 1024) + b'"}'
         for path in POSTS:
-            r = await ann.post(path, content=big)
+            r = await ann.post(path, content=big, headers={"content-type": "application/json"})
             assert r.status_code == 413, path
         assert hosted.table.version == before
         assert all(env.lobby.games[g].created_by == "ann" for g in set(env.lobby.games) - games_before)
@@ -485,7 +488,7 @@ async def test_a_big_body_without_a_length_is_413_too(env: Env) -> None:
         yield b'"}'
 
     async with env.client("ann") as ann:
-        r = await ann.post("/lobby/chat", content=chunks())
+        r = await ann.post("/lobby/chat", content=chunks(), headers={"content-type": "application/json"})
         assert r.status_code == 413 and "64 KB" in r.json()["error"]
 
 

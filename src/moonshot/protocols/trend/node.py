@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
@@ -64,6 +65,7 @@ from moonshot.protocols.turbo.api import (
     variant_info,
 )
 from moonshot.protocols.turbo.codec import Player, RequestError, TurboTranslator
+from moonshot.protocols.turbo.guard import OriginGuard
 from moonshot.server.table import (
     BotSeat,
     OnBadAnswer,
@@ -146,6 +148,7 @@ class NodeConfig:
     substitute: str = "heuristic"  # plays the chair of a player who is away
     flood_rate: float = 200.0  # frames a second a client may send; more are ignored
     max_queue: int = 5000
+    allowed_origins: tuple[str, ...] = ()  # pages of these origins may POST too (moonshot.protocols.turbo.guard)
 
 
 def pacing(cfg: NodeConfig) -> Callable[[Sequence[Event]], float]:
@@ -712,7 +715,7 @@ def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
         Mount("/static/trend", StaticFiles(directory=STATIC), name="trend-static"),
         Mount("/static", StaticFiles(directory=WEB_STATIC, check_dir=False), name="static"),
     ]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, middleware=[Middleware(OriginGuard, allowed=node.config.allowed_origins)])
 
 
 class NodeServer:
