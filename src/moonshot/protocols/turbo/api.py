@@ -31,6 +31,7 @@ import logging
 import random
 import secrets
 import time
+import urllib.parse
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -228,7 +229,13 @@ class Identity:
         if not raw.strip():
             raise RequestError(401, "no name: set the 'name' cookie")
         try:
-            return display_name(raw)
+            # the web app writes the cookie with encodeURIComponent; a program may send UTF-8
+            # bytes, which arrive here as Latin-1
+            with contextlib.suppress(UnicodeError):
+                raw = raw.encode("latin-1").decode("utf-8")
+            return display_name(urllib.parse.unquote(raw, errors="strict"))
+        except UnicodeError:
+            raise RequestError(400, "the name cookie is not UTF-8") from None
         except NameRefused as e:
             raise RequestError(400, str(e)) from None
 

@@ -7,10 +7,10 @@ state (any method but GET, HEAD and OPTIONS) is checked here before a route sees
 * its ``Content-Type`` must be ``application/json``. A page of another origin can send that type
   only through CORS, whose preflight this server never answers, so the browser never sends the
   request; the types a page may send without asking (``text/plain``, forms) are refused;
-* ``Sec-Fetch-Site``, when the browser sends it, must be ``same-origin`` (or ``none``: typed by
-  the user), unless the ``Origin`` is one of the allowed origins;
-* ``Origin``, when sent, must be the server's own (its host and port are the request's ``Host``)
-  or one given with ``--allowed-origin`` (a deployment behind a proxy that rewrites ``Host``).
+* ``Origin``, when sent, must be one given with ``--allowed-origin`` (a deployment behind a
+  proxy that rewrites ``Host``), or else the server's own (its host and port are the request's
+  ``Host``) with no ``Sec-Fetch-Site`` other than ``same-origin`` (or ``none``: typed by the user);
+* without ``Origin``, ``Sec-Fetch-Site`` (when sent) must be ``same-origin`` or ``none``.
 
 Every browser of the last years sends ``Origin`` (and ``Sec-Fetch-Site``) with every POST. A
 request with neither comes from a program (a bot, ``curl``, the SDKs), which has no victim's
@@ -79,25 +79,23 @@ def refusal(method: str, headers: Mapping[str, str], allowed: Iterable[str] = ()
     if ctype != "application/json":
         return "a request that changes state must have Content-Type: application/json"
     origin = headers.get("origin")
-    allowed_set = set(allowed)
+    site = headers.get("sec-fetch-site")
+    cross = site is not None and site.strip().lower() not in SAME_ORIGIN_SITES
     if origin is not None:
         try:
-            given = normalise_origin(origin)
+            if normalise_origin(origin) in set(allowed):
+                return None
         except ValueError:
-            given = None
-        if given is not None and given in allowed_set:
-            return None
-    site = headers.get("sec-fetch-site")
-    if site is not None:
-        if site.strip().lower() in SAME_ORIGIN_SITES:
-            return None
-        return f"a cross-site request (Sec-Fetch-Site: {site[:40]}) may not change state here"
-    if origin is None:
-        return None  # not a browser: no one's cookies are being borrowed
-    own = headers.get("host")
-    if own is not None and _same_host(origin, own):
+            pass
+        if cross:
+            return f"a cross-site request (Sec-Fetch-Site: {site[:40]!r}) may not change state here"  # type: ignore[index]
+        own = headers.get("host")
+        if own is None or not _same_host(origin, own):
+            return f"requests from origin {origin[:100]!r} may not change state here (see --allowed-origin)"
         return None
-    return f"requests from origin {origin[:100]!r} may not change state here (see --allowed-origin)"
+    if cross:
+        return f"a cross-site request (Sec-Fetch-Site: {site[:40]!r}) may not change state here"  # type: ignore[index]
+    return None  # neither header: not a browser, so no one's cookies are being borrowed
 
 
 class OriginGuard:
