@@ -674,7 +674,7 @@ _LAZY_COMMANDS = {
     ),
     "names": (
         "moonshot.server.name_commands:names_cmd",
-        "People's names on the web side: `names release NAME` unbinds a name from its browser.",
+        "People's names on the web side, each bound to one browser (docs/security.md#names).",
     ),
     "train-learned": (
         "moonshot.learn:train_learned_cmd",

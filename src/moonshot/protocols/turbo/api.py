@@ -128,9 +128,10 @@ class Caller:
 class NameTaken(RequestError):
     """A name bound to another browser (403); ``key``: the name as compared."""
 
-    def __init__(self, key: str, message: str) -> None:
+    def __init__(self, key: str, message: str, held: bool = False) -> None:
         super().__init__(403, message)
         self.key = key
+        self.held = held  # in use here: no other process's word moves it
 
 
 class Identity:
@@ -190,16 +191,20 @@ class Identity:
             rec.rated = True
             self._store(key, rec)
 
-    def bind(self, name: str) -> Caller:
-        """A new binding of ``name`` (shown as given) to whoever gets the returned cookie, with a
-        new recovery code; the name's earlier binding and code stop working."""
+    def bind(self, name: str, nonce: str | None = None) -> Caller:
+        """A new binding of ``name`` (shown as given) to whoever gets the returned cookie (or, with
+        ``nonce``, to the browser whose cookie carries it), with a new recovery code; the name's
+        earlier binding and code stop working."""
         key = name_key(name)
         old = self._bound.get(key)
-        nonce = secrets.token_urlsafe(24)
+        cookie = None
+        if nonce is None:
+            nonce = secrets.token_urlsafe(24)
+            cookie = self._signer.dumps([key, nonce])
         code = new_recovery_code()
         rec = NameRecord(name, digest(nonce), digest(code), old.rated if old is not None else False)
         self._store(key, rec)
-        return Caller(name, self._signer.dumps([key, nonce]), code)
+        return Caller(name, cookie, code)
 
     def session_for(self, name: str) -> str:
         """A new binding of ``name`` to whoever gets this cookie value."""
@@ -252,22 +257,25 @@ class Identity:
         if nonce is not None and hmac.compare_digest(rec.session, digest(nonce)):
             return Caller(rec.name)  # the name as it was taken, however this request spells it
         if self.held(rec.name):
-            raise NameTaken(key, f"the name {rec.name!r} is in use in another browser")
+            raise NameTaken(key, f"the name {rec.name!r} is in use in another browser", held=True)
         if rec.rated:
             raise NameTaken(
                 key,
                 f"the name {rec.name!r} belongs to another browser (it has played rated games): "
                 "move it here with its recovery code",
             )
-        return self.bind(name)  # nobody holds it and it was never rated: this browser takes it
+        # nobody holds it and it was never rated: this browser takes it (with the cookie it has,
+        # when that is one this server signed for the name: the same cookie on every process)
+        return self.bind(name, nonce)
 
     async def resolve(self, request: Request) -> Caller:
-        """:meth:`caller`, after asking ``reload`` about a name it would refuse (released or
-        moved since this process last heard of it)."""
+        """:meth:`caller`, after asking ``reload`` about a rated name it would refuse (released
+        or moved since this process last heard of it). A name in use here is refused whatever
+        the store says."""
         try:
             return self.caller(request)
         except NameTaken as e:
-            if self.reload is None:
+            if self.reload is None or e.held:
                 raise
             value = await self.reload(e.key)
             rec = NameRecord.from_json(e.key, value) if value is not None else None
