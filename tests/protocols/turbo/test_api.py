@@ -567,3 +567,33 @@ async def test_an_open_game_kept_by_another_lobby_is_adopted_from_the_store(env:
     assert not await other.adopt_open("no-such-game")
     await env.store.put_value("turbo:open:junk", {"id": "junk", "members": "not a list"})
     assert not await other.adopt_open("junk") and "junk" not in other.games
+
+
+async def test_a_name_is_kept_once_its_game_is_rated(env: Env) -> None:
+    """The lobby marks the people of a finished, rated game: their names no longer move freely."""
+    from datetime import UTC, datetime
+
+    async with env.client("Ann") as ann:
+        assert (await ann.get("/api/me")).status_code == 200
+    at = datetime.now(UTC)
+    players = [{"name": "Ann", "kind": "human"}] + [
+        {"name": f"b{i} (bot)", "kind": "bot", "bot": "random"} for i in range(3)
+    ]
+    row = {"id": "g1", "variant": "standard", "seed": 1, "protocol": "turbo", "players": players}
+    done = {"id": "g1", "status": "finished", "finished_at": at, "totals": [1, 2, 3, 4], "winners": [0]}
+    await env.store.write_batch(
+        [("game", row | {"status": "running", "created_at": at, "meta": {}}), ("status", done), ("rate", {"id": "g1"})]
+    )
+
+    class Finished:
+        id = "g1"
+
+    env.lobby._rated_later(Finished(), ["Ann"])  # type: ignore[arg-type]
+    await asyncio.gather(*env.lobby._marking)
+    rec = env.lobby.identity.record("ann")
+    assert rec is not None and rec.rated
+    await env.lobby.flush()
+    assert (await env.store.get_value("turbo:name:ann"))["rated"] is True
+    async with env.client("ann") as other:  # not in use, but rated: not another browser's
+        r = await other.get("/api/me")
+        assert r.status_code == 403 and "recovery code" in r.json()["error"]
