@@ -93,9 +93,12 @@ export async function ensureName(box, intro = "Pick a name to play under.") {
         if (who.recovery) showRecovery(who.name, who.recovery);
         return who.name;
       }
-      problem = who && who.error && who.error.status === 403
-        ? `The name \u201c${name}\u201d is taken by another browser (${who.error.message}). Pick another name.`
-        : who && who.error ? who.error.message : "The server did not accept that name.";
+      const bound = who && who.error && who.error.status === 403 && who.error.message.includes("recovery code");
+      problem = bound
+        ? `The name \u201c${name}\u201d is taken: it belongs to another browser. Pick another name.`
+        : who && who.error && who.error.status === 403
+          ? `The name \u201c${name}\u201d is taken by someone else right now. Pick another name.`
+          : who && who.error ? who.error.message : "The server did not accept that name.";
       setName("");
       showName(null);
     }
