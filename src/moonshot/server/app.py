@@ -39,6 +39,7 @@ from moonshot.bots.base import Bot
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer, secret_matches
 from moonshot.protocols.turbo.api import LobbyOptions, TurboLobby, build_app
+from moonshot.protocols.turbo.guard import OriginGuard
 from moonshot.server.lobby import Candidate, Lobby
 from moonshot.server.table import BotSeat, OnBadAnswer, OnDisconnect, Seat, Table, TablePolicy, TableStatus
 from moonshot.sim import BOT_REGISTRY, UnknownBot, bot_names, make_bot
@@ -272,6 +273,8 @@ class ServerApp:
         app: Any = build_app(lobby, self.config.static_dir)
         if lobby.peers is not None:
             app = lobby.peers.wrap(app)  # requests for games hosted by another process go there
+            # checked here, before forwarding: a forwarded request carries no Origin or Host
+            app = OriginGuard(app, self.config.allowed_origins)
         config = uvicorn.Config(
             app,
             loop="none",
