@@ -55,6 +55,11 @@ def name_key(name: str) -> str:
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold()).strip()
 
 
+def same_name(a: str, b: str) -> bool:
+    """Whether two names are one (:func:`name_key`); the same string needs no normalising."""
+    return a == b or name_key(a) == name_key(b)
+
+
 def digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
@@ -117,4 +122,5 @@ __all__ = [
     "display_name",
     "name_key",
     "new_recovery_code",
+    "same_name",
 ]

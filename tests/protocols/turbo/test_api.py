@@ -183,7 +183,7 @@ async def test_open_names_trusts_the_cookie_as_turbo_does(tmp_path: Path) -> Non
             r = await a.post("/lobby/new", json={"rules": "chain"})
             assert SESSION_COOKIE not in r.cookies
             gid = r.json()
-        async with e.client("ann") as other:  # anyone may say they are ann
+        async with e.client("ANN") as other:  # anyone may say they are ann, in any spelling
             assert (await other.post("/lobby/leave", json={"id": gid})).status_code == 200
     finally:
         await close_env(e)

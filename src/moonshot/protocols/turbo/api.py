@@ -80,6 +80,7 @@ from moonshot.server.names import (
     display_name,
     name_key,
     new_recovery_code,
+    same_name,
 )
 from moonshot.server.table import (
     BotSeat,
@@ -395,7 +396,7 @@ class GameStream:
         if self.translator is None:
             return None
         for s, p in enumerate(self.translator.players):
-            if p.kind == "human" and p.name == name:
+            if p.kind == "human" and same_name(p.name, name):
                 return s
         return None
 
@@ -569,7 +570,7 @@ class HostedGame:
 
     def seat_of(self, name: str) -> int | None:
         for s, p in enumerate(self.players):
-            if p.kind == "human" and p.name == name:
+            if p.kind == "human" and same_name(p.name, name):
                 return s
         return None
 
@@ -1027,7 +1028,7 @@ class TurboLobby:
     def join(self, name: str, body: dict[str, Any]) -> list[str]:
         g = self._game(body)
         rules = parse_charging(field_str(body, "rules", required=False, max_len=20))
-        if any(m.name == name for m in g.members):
+        if any(same_name(m.name, name) for m in g.members):
             raise RequestError(409, f"{name} is already in this game")
         self._add(g, Member(name, rules=CHARGING_NAMES[rules]))
         return g.names()
@@ -1038,7 +1039,7 @@ class TurboLobby:
         algorithm = field_str(body, "algorithm", required=False, max_len=40) or "random"
         if algorithm not in self.bot_names:
             raise RequestError(400, f"unknown algorithm {algorithm!r}; known: {', '.join(self.bot_names)}")
-        if not any(m.name == name for m in g.members):
+        if not any(same_name(m.name, name) for m in g.members):
             raise RequestError(403, f"{name} is not in this game")
         taken = set(g.names())
         choices = [n + BOT_SUFFIX for n in BOT_NAMES if n + BOT_SUFFIX not in taken]
@@ -1102,9 +1103,9 @@ class TurboLobby:
         g = self._game(body)
         if g.hosted is not None or g.finished:
             raise RequestError(409, "the game has started: it cannot be left")
-        if not any(m.name == name for m in g.members):
+        if not any(same_name(m.name, name) for m in g.members):
             raise RequestError(409, f"{name} is not in this game")
-        g.members = [m for m in g.members if m.name != name]
+        g.members = [m for m in g.members if not same_name(m.name, name)]
         self.broadcast({"type": "leave_game", "id": g.id, "player": name})
         if not any(m.kind == "human" or m.remote is not None for m in g.members):
             # nobody left to play: the game goes (its bots with it); players from other
