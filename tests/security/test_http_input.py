@@ -329,3 +329,103 @@ def test_the_fuzzer_makes_what_it_claims() -> None:
     assert any(r[0] == "GET" for r in reqs)
     bodies: list[Any] = [r[2] for r in reqs if r[2] is not None]
     assert any(b"\\ud800" in b for b in bodies) and any(b[:1] == b"{" for b in bodies)
+
+
+NODE_ROUTES = {
+    "/api/seats": ["seats"],
+    "/api/human": ["playerNumber"],
+    "/game/play": GAME_FIELDS,
+    "/game/pass": GAME_FIELDS,
+    "/game/chat": GAME_FIELDS,
+}
+NODE_VALUES: dict[str, list[Any]] = {
+    "seats": [
+        [{"kind": "dummy", "bot": "random"}] * 4,
+        [{"kind": "human"}] * 4,
+        [{"kind": "nosuch"}] * 4,
+        [{"kind": "dummy", "bot": "heuristic --foo 1"}] * 4,
+        [{"kind": "dummy", "bot": "\ud800"}] * 4,
+        [None] * 4,
+        [],
+        {},
+    ],
+    "playerNumber": [1, 4, 0, 5, "1", 1.0, True, 10**30, None],
+}
+
+
+@pytest.mark.fuzz
+def test_fuzzing_the_trend_nodes_routes_never_gets_a_5xx() -> None:
+    from moonshot.protocols.trend.node import NodeConfig, NodeServer
+
+    loop = asyncio.new_event_loop()
+    errors = Errors()
+    logging.getLogger("moonshot").addHandler(errors)
+    server = NodeServer(NodeConfig(port=0, seed=3))
+    try:
+        port = loop.run_until_complete(server.start())
+        base = f"http://127.0.0.1:{port}"
+        seen: dict[int, int] = {}
+
+        def node_request(rng: random.Random) -> tuple[str, str, bytes | None, dict[str, str], dict[str, str]]:
+            cookies = {"name": quote(rng.choice(NAMES), safe="%")}
+            if rng.random() < 0.2:
+                return (
+                    "GET",
+                    rng.choice(["/api/state", "/api/me", "/api/variants", "/", "/game", "/lobby"]),
+                    None,
+                    cookies,
+                    {},
+                )
+            path = rng.choice(list(NODE_ROUTES))
+            if rng.random() < 0.8:
+                body: dict[str, Any] = {}
+                for key in NODE_ROUTES[path]:
+                    if rng.random() < 0.85:
+                        values = NODE_VALUES.get(key) or FIELD_VALUES.get(key) or GOOD
+                        body[key] = rng.choice(values) if rng.random() < 0.6 else json_value(rng, 2, GOOD)
+                raw = json.dumps(body, allow_nan=True).encode("utf-8", "surrogatepass")
+            else:
+                raw = rng.choice([b"", b"[" * 3000, b"\xff", b"null", mutate(rng, b'{"seats": [], "playerNumber": 1}')])
+            return "POST", path, raw, cookies, {}
+
+        @settings(
+            max_examples=max(1, REQUESTS // 5 // BATCH),
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(st.integers(min_value=0, max_value=2**64))
+        def batch(seed: int) -> None:
+            rng = random.Random(seed)
+            reqs = [node_request(rng) for _ in range(BATCH)]
+
+            async def all_of() -> list[int]:
+                return list(await asyncio.gather(*(send(base, r) for r in reqs)))
+
+            for req, status in zip(reqs, loop.run_until_complete(all_of())):
+                seen[status] = seen.get(status, 0) + 1
+                assert status < 500, (status, req)
+
+        batch()
+        assert errors.records == [], errors.records[:5]
+        assert seen.get(400, 0) > 0, seen
+    finally:
+        loop.run_until_complete(server.stop())
+        logging.getLogger("moonshot").removeHandler(errors)
+        loop.close()
+
+
+@pytest.mark.asyncio
+async def test_deeply_nested_json_at_the_trend_nodes_seat_page_is_a_400() -> None:
+    from moonshot.protocols.trend.node import NodeConfig, NodeServer
+
+    server = NodeServer(NodeConfig(port=0))
+    port = await server.start()
+    try:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}") as c:
+            h = {"Content-Type": "application/json"}
+            for raw, status in ((b"[" * 5000, 400), (b'{"seats": ' + b"[" * 5000 + b"}", 400), (b"x" * 70_000, 413)):
+                r = await c.post("/api/seats", content=raw, headers=h)
+                assert r.status_code == status and "error" in r.json(), raw[:20]
+    finally:
+        await server.stop()

@@ -652,8 +652,11 @@ def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
 
     async def seats(request: Request) -> Response:
         try:
-            body = await request.json()
-            raw = body.get("seats") if isinstance(body, dict) else None
+            try:
+                body = await read_body(request)  # at most 64 KB, a JSON object
+            except RequestError as e:
+                return JSONResponse({"error": str(e)}, status_code=e.status)
+            raw = body.get("seats")
             if not isinstance(raw, list) or len(raw) != 4:
                 raise ValueError("seats must be a list of four {kind, bot}")
             settings = []
