@@ -250,11 +250,11 @@ class Identity:
         if self.open_names:
             return Caller(name)
         key = name_key(name)
-        rec = self._bound.get(key)
-        if rec is None:
-            return self.bind(name)
         token = request.cookies.get(SESSION_COOKIE)
         nonce = self._nonce(token, key) if token else None
+        rec = self._bound.get(key)
+        if rec is None:  # a free name (with the browser's own cookie when this server signed one)
+            return self.bind(name, nonce)
         if nonce is not None and hmac.compare_digest(rec.session, digest(nonce)):
             return Caller(rec.name)  # the name as it was taken, however this request spells it
         if self.held(rec.name):
