@@ -71,10 +71,11 @@ unit: install-dev core browser
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 # The pure-Python pass checks the fallback build of the core, so it skips what exercises only the
-# shell (real sockets and browsers in tests/e2e, the slow and fuzz runs): the compiled pass ran those.
+# shell (real sockets and browsers in tests/e2e, the attacks on a real server in tests/security, the
+# slow and fuzz runs): the compiled pass ran those.
 # It runs the batched RL simulator on NumPy (MOONSHOT_NO_NUMBA=1): the compiled pass ran numba.
 unit-pure: install-dev
-	MOONSHOT_PURE_PYTHON=1 MOONSHOT_NO_NUMBA=1 $(VENV)/bin/pytest $(PYTEST_ARGS) -m "not browser and not slow and not fuzz and not ray" --ignore=tests/e2e
+	MOONSHOT_PURE_PYTHON=1 MOONSHOT_NO_NUMBA=1 $(VENV)/bin/pytest $(PYTEST_ARGS) -m "not browser and not slow and not fuzz and not ray" --ignore=tests/e2e --ignore=tests/security
 
 test: lint typecheck unit unit-pure
 

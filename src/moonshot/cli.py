@@ -672,6 +672,10 @@ _LAZY_COMMANDS = {
         "moonshot.server.rating_commands:ratings_cmd",
         "The OpenSkill leaderboard: ordinal (mu - 3 sigma), mu, sigma and games, per variant.",
     ),
+    "names": (
+        "moonshot.server.name_commands:names_cmd",
+        "People's names on the web side, each bound to one browser (docs/security.md#names).",
+    ),
     "train-learned": (
         "moonshot.learn:train_learned_cmd",
         "Make the `learned` bot's weights: play deals with a teacher (search), imitate its card play.",

@@ -64,7 +64,8 @@ class Entrant:
 
 
 def token_digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
+    # surrogatepass: a token read from JSON may hold lone surrogates; it digests, never raises
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _option_value(text: str) -> Any:

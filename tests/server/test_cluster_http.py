@@ -52,11 +52,19 @@ async def test_a_game_on_one_node_is_joined_streamed_and_left_through_the_other(
                 stream = a.turbo.games[gid].stream
                 assert stream is not None and len(stream.subscribers) == 1
             await eventually(lambda: not stream.subscribers)  # B told A ("hx")
+            # a page of another origin cannot act through the node that forwards either
+            r = await bob.post("/lobby/leave", json={"id": gid}, headers={"Origin": "http://127.0.0.1:1"})
+            assert r.status_code == 403 and "origin" in r.json()["error"]
+            leave = b'{"id": "' + gid.encode() + b'"}'
+            r = await bob.post("/lobby/leave", content=leave, headers={"Content-Type": "text/plain"})
+            assert r.status_code == 403
+            assert [m.name for m in a.turbo.games[gid].members] == ["ann", "bob"]
             assert (await bob.post("/lobby/leave", json={"id": gid})).status_code == 200
             assert [m.name for m in a.turbo.games[gid].members] == ["ann"]
             # games nobody hosts, and oversized bodies, are answered by the node itself
             assert (await bob.post("/lobby/join", json={"id": "no-such-game"})).status_code == 404
-            r = await bob.post("/game/play", content=b'{"id": "' + b"x" * 70_000 + b'"}')
+            big = b'{"id": "' + b"x" * 70_000 + b'"}'
+            r = await bob.post("/game/play", content=big, headers={"content-type": "application/json"})
             assert r.status_code == 413
         assert b.turbo.peers is not None and b.turbo.peers.forwarded >= 4
     finally:

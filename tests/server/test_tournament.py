@@ -206,3 +206,45 @@ async def test_a_request_over_the_network_names_no_value_or_belief_network_file(
             with pytest.raises(ValueError, match=f"--{key} is not taken over the network"):
                 host._check_options(spec)
     await host.close()
+
+
+@pytest.mark.parametrize(
+    ("bot", "options", "words"),
+    [
+        ("heuristic", {"foo": 1}, "heuristic has no option --foo"),
+        ("random", {"x": True}, "random has no option --x"),
+        ("heuristic", {"weights": 1}, "--weights is not taken over the network"),
+        ("search", {"think_ms": "abc"}, "--think-ms must be an integer"),
+        ("search", {"worlds": -1}, "--worlds must be an integer from 0"),
+        ("search", {"inference": 1}, "--inference must be true or false"),
+        ("search", {"rollout": 5}, "--rollout must be a word"),
+        ("learned", {"temperature": float("inf")}, "--temperature must be a number"),
+    ],
+)
+async def test_bot_options_over_the_network_are_checked_against_the_bot(
+    bot: str, options: dict[str, object], words: str
+) -> None:
+    from moonshot.server.tournament import option_problem
+
+    why = option_problem(bot, dict(options))
+    assert why is not None and words in why
+
+
+async def test_good_bot_options_pass() -> None:
+    from moonshot.server.tournament import option_problem
+
+    assert (
+        option_problem("search", {"think_ms": 50, "rollout": "random", "inference": True, "exploration": 0.5}) is None
+    )
+    assert option_problem("nosuchbot", {"x": 1}) is None  # unknown bots: make_bot says so
+
+
+async def test_a_bad_bot_or_filler_is_refused_before_the_tournament_is_made() -> None:
+    host = TournamentHost(policy=TablePolicy())
+    for bots, filler, words in (
+        (["heuristic --foo 1", "random"], "heuristic", "foo"),
+        (["random", "random"], "nosuchbot", "filler"),
+    ):
+        with pytest.raises(ValueError, match=words):
+            host.create(make_spec("standard", 1, bots, filler=filler))
+        assert host.tournaments == {}

@@ -39,6 +39,7 @@ from moonshot.bots.base import Bot
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer, secret_matches
 from moonshot.protocols.turbo.api import LobbyOptions, TurboLobby, build_app
+from moonshot.protocols.turbo.guard import OriginGuard
 from moonshot.server.lobby import Candidate, Lobby
 from moonshot.server.table import BotSeat, OnBadAnswer, OnDisconnect, Seat, Table, TablePolicy, TableStatus
 from moonshot.sim import BOT_REGISTRY, UnknownBot, bot_names, make_bot
@@ -81,6 +82,7 @@ class ServerConfig:
     trend_port: int | None = None  # the Trend protocol (WebSocket); None: off, 0: any free port
     http_port: int | None = None  # Turbo HTTP + SSE and the web app (CLI default 7380); 0: any free port
     open_names: bool = False  # the seed's behaviour: the name cookie alone says who you are
+    allowed_origins: tuple[str, ...] = ()  # other origins whose pages may POST (a proxy's); see turbo.guard
     secret: str | None = None  # signs session cookies; None: MOONSHOT_SECRET, else kept in the store
     static_dir: Path | None = None  # the web app's files (default: moonshot/web/static)
     # a cluster of server processes (moonshot.server.cluster): None = this process alone
@@ -151,7 +153,7 @@ class ServerApp:
                 # in a cluster, its tables' actions go to the Redis log first (adoption)
                 recorder=self.cluster.recorder() if self.cluster is not None else self.recorder,
                 store=self.store,
-                options=LobbyOptions(open_names=cfg.open_names, seed=cfg.seed),
+                options=LobbyOptions(open_names=cfg.open_names, seed=cfg.seed, allowed_origins=cfg.allowed_origins),
                 track=self._track,
                 mixed_policy=self.policy(),
             )
@@ -271,6 +273,8 @@ class ServerApp:
         app: Any = build_app(lobby, self.config.static_dir)
         if lobby.peers is not None:
             app = lobby.peers.wrap(app)  # requests for games hosted by another process go there
+            # checked here, before forwarding: a forwarded request carries no Origin or Host
+            app = OriginGuard(app, self.config.allowed_origins)
         config = uvicorn.Config(
             app,
             loop="none",

@@ -161,8 +161,8 @@ class HttpPeers:
     def broadcast(self, event: dict[str, Any]) -> None:
         self.cluster.send_all({"k": "lb", "e": event, "node": self.cluster.node})
 
-    def bound(self, name: str, digest: str) -> None:
-        self.broadcast({"type": "_bind", "name": name, "digest": digest})
+    def bound(self, name: str, record: dict[str, Any]) -> None:
+        self.broadcast({"type": "_bind", "name": name, "digest": record})
 
     def games(self) -> dict[str, list[dict[str, Any]]]:
         return dict(self.remote_games)
@@ -192,7 +192,8 @@ class HttpPeers:
             name, digest = e.get("name"), e.get("digest")
             # a name held here (a lobby stream, a seat in a game hosted here) keeps its binding:
             # another process, which does not know it is held, cannot hand it to a new browser
-            if isinstance(name, str) and isinstance(digest, str) and not self.lobby.holds(name):
+            # (``digest``: the name's binding record, or the nonce's digest from an older process)
+            if isinstance(name, str) and isinstance(digest, str | dict) and not self.lobby.holds(name):
                 self.lobby.identity.load_bindings({name: digest})
             return
         if isinstance(gid, str) and isinstance(name, str):

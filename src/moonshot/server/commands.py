@@ -27,6 +27,22 @@ DB_HELP = (
 )
 
 
+def origins_option(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """``--allowed-origin``: each an ``http(s)://HOST[:PORT]`` origin, normalised."""
+    from moonshot.protocols.turbo.guard import normalise_origin
+
+    try:
+        return tuple(normalise_origin(v) for v in value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+ALLOWED_ORIGIN_HELP = (
+    "An origin (https://HOST[:PORT]) besides the server's own whose pages may send state-changing requests "
+    "(POST), for a deployment behind a proxy that rewrites Host; repeatable. Others are refused with 403."
+)
+
+
 def store_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """``--db``: the URL a person types, checked and turned into its async-driver form at parse
     time (scheme, driver), so a bad one is a usage error, not a traceback."""
@@ -107,6 +123,14 @@ def bad_db(e: Exception) -> click.BadParameter:
     is_flag=True,
     help="Trust the name cookie alone, as Turbo Hearts does "
     "(default: a name is bound to the browser that first used it).",
+)
+@click.option(
+    "--allowed-origin",
+    "allowed_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    callback=origins_option,
+    help=ALLOWED_ORIGIN_HELP,
 )
 @click.option(
     "--secret",
@@ -193,6 +217,7 @@ def serve_cmd(
     http_port: int,
     no_http: bool,
     open_names: bool,
+    allowed_origins: tuple[str, ...],
     secret: str | None,
     db: str,
     no_db: bool,
@@ -253,6 +278,7 @@ def serve_cmd(
         sessions_port=None if no_sessions else sessions_port,
         http_port=None if no_http else http_port,
         open_names=open_names,
+        allowed_origins=allowed_origins,
         secret=secret,
         db_url=None if no_db else db,
         move_timeout=move_timeout,

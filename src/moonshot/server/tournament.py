@@ -220,6 +220,50 @@ NETWORK_VALUE_NAMES = frozenset({"default", "off"})
 NETWORK_FILE_OPTIONS: dict[str, frozenset[str]] = {"value": NETWORK_VALUE_NAMES, "belief": frozenset({"default"})}
 
 
+# the option types a request over the network may give a built-in bot, by the constructor's
+# annotation (others take Python objects: weights, policies, clocks)
+_NETWORK_OPTION_TYPES = {"int": "an integer", "float": "a number", "bool": "true or false", "str": "a word"}
+
+
+def option_problem(bot: str, options: dict[str, Any]) -> str | None:
+    """What is wrong with ``options`` for the built-in bot ``bot`` as a request gives them (None:
+    nothing): an option its constructor does not take, a value of the wrong type, a negative or
+    non-finite number. Unknown bots are left to :func:`make_bot`."""
+    import inspect
+    import math
+
+    from moonshot.sim import BOT_REGISTRY
+
+    if bot not in BOT_REGISTRY:
+        return None
+    try:
+        cls = type(make_bot(bot))
+        params = inspect.signature(cls).parameters
+    except (ValueError, TypeError):
+        return None
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        p = params.get(key)
+        if p is None or p.kind not in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY):
+            known = ", ".join("--" + k.replace("_", "-") for k in params) or "none"
+            return f"{bot} has no option {flag} (its options: {known})"
+        kind = str(p.annotation).replace(" | None", "").strip()
+        if kind not in _NETWORK_OPTION_TYPES:
+            return f"{flag} is not taken over the network"
+        if kind == "bool":
+            ok = isinstance(value, bool)
+        elif kind == "str":
+            ok = isinstance(value, str) and 0 < len(value) <= 40
+        elif kind == "int":
+            ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10**9
+        else:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+            ok = ok and abs(value) <= 10**9
+        if not ok:
+            return f"{flag} must be {_NETWORK_OPTION_TYPES[kind]}" + (" from 0" if kind == "int" else "")
+    return None
+
+
 class TournamentHost:
     """The server's tournaments (the lobby's router asks it first about every candidate)."""
 
@@ -268,6 +312,10 @@ class TournamentHost:
                 value = e.options.get(key)
                 if isinstance(value, (int, float)) and not isinstance(value, bool) and value > cap:
                     raise ValueError(f"entrant {e.name}: --{key.replace('_', '-')} is at most {cap} on this server")
+            if e.bot is not None:
+                why = option_problem(e.bot, e.options)
+                if why is not None:
+                    raise ValueError(f"entrant {e.name}: {why}")
 
     def _check_share(self, creator: str) -> None:
         running = [t for t in self.tournaments.values() if t.status == "running"]
@@ -302,7 +350,14 @@ class TournamentHost:
             self._check_options(spec)
         for e in spec.entrants:
             if e.bot is not None:
-                make_bot(e.bot, **e.options)  # unknown bots and bad options fail here, not mid-way
+                try:  # unknown bots and bad options fail here, not mid-way
+                    make_bot(e.bot, **e.options)
+                except (TypeError, ValueError, ArithmeticError) as err:
+                    raise ValueError(f"entrant {e.name}: {err}") from None
+        try:  # the house bot that fills the last table
+            make_bot(spec.filler)
+        except ValueError as err:
+            raise ValueError(f"filler: {err}") from None
         if creator is not None:  # a bad request hears what is wrong with it first, then the limits
             self._check_share(creator)
         tid = f"t{int(time.time()):x}{secrets.token_hex(3)}"  # never repeats across runs (the store key)

@@ -445,6 +445,14 @@ class Store:
         """A player's rated games in ``variant``'s pool, newest first."""
         return await _ratings.player_games(self.engine, variant, player, bot, limit)
 
+    async def rated_people(self) -> set[str]:
+        """Every rated person (not a moonshot bot), by name key (NFKC, casefolded)."""
+        return await _ratings.rated_people(self.engine)
+
+    async def rated_in(self, game_id: str) -> list[str]:
+        """The people a finished game was rated for ([] when it was not rated)."""
+        return await _ratings.rated_in(self.engine, game_id)
+
     async def rebuild_ratings(self, progress: Any = None) -> int:
         """Rate every finished game again, in finish order (same result as rating them as they
         finished); returns how many games were rated."""

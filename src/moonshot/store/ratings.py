@@ -307,4 +307,30 @@ async def player_games(
     ]
 
 
-__all__ = ["leaderboard", "player_games", "rate_stored_game", "rating_games", "ratings", "rebuild", "seats_of"]
+async def rated_people(engine: AsyncEngine) -> set[str]:
+    """Every person (not a moonshot bot) with a rating, by name key (NFKC, casefolded)."""
+    from moonshot.server.names import name_key
+
+    q = select(ratings.c.player).where(ratings.c.bot.is_(False)).distinct()
+    async with engine.connect() as conn:
+        return {name_key(str(r[0])) for r in await conn.execute(q)}
+
+
+async def rated_in(engine: AsyncEngine, game_id: str) -> list[str]:
+    """The people (not moonshot bots) a finished game was rated for; [] when it was not rated."""
+    q = select(rating_games.c.player).where(rating_games.c.game_id == game_id, rating_games.c.bot.is_(False))
+    async with engine.connect() as conn:
+        return [str(r[0]) for r in await conn.execute(q)]
+
+
+__all__ = [
+    "leaderboard",
+    "player_games",
+    "rate_stored_game",
+    "rated_in",
+    "rated_people",
+    "rating_games",
+    "ratings",
+    "rebuild",
+    "seats_of",
+]

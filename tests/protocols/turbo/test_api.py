@@ -131,9 +131,12 @@ async def test_every_endpoint_needs_a_name_cookie(env: Env) -> None:
 async def test_a_name_is_bound_to_the_first_browser_while_it_is_held(env: Env) -> None:
     async with env.client("ann") as first:
         r = await first.get("/api/me")
-        assert r.status_code == 200 and r.json() == {"name": "ann"}
-        assert SESSION_COOKIE in r.cookies  # the binding: HttpOnly, signed
+        assert r.status_code == 200 and r.json()["name"] == "ann"
+        assert len(r.json()["recovery"]) == 24  # the name's recovery code, shown with the new binding
+        assert SESSION_COOKIE in r.cookies  # the binding: HttpOnly, signed, same-site only
         assert "httponly" in r.headers["set-cookie"].lower()
+        assert "samesite=strict" in r.headers["set-cookie"].lower()
+        assert (await first.get("/api/me")).json() == {"name": "ann"}  # the code is shown once
         gid = await new_game(first)  # ann now sits in an open game: the name is held
         async with env.client("ann") as thief:
             r = await thief.post("/lobby/leave", json={"id": gid})
@@ -180,7 +183,7 @@ async def test_open_names_trusts_the_cookie_as_turbo_does(tmp_path: Path) -> Non
             r = await a.post("/lobby/new", json={"rules": "chain"})
             assert SESSION_COOKIE not in r.cookies
             gid = r.json()
-        async with e.client("ann") as other:  # anyone may say they are ann
+        async with e.client("ANN") as other:  # anyone may say they are ann, in any spelling
             assert (await other.post("/lobby/leave", json={"id": gid})).status_code == 200
     finally:
         await close_env(e)
@@ -384,7 +387,7 @@ async def test_junk_at_every_post_endpoint_is_a_client_error_and_changes_nothing
                 assert "error" in r.json()
         big = b'{"message": "' + b"x" * (70 * 1024) + b'"}'
         for path in POSTS:
-            r = await ann.post(path, content=big)
+            r = await ann.post(path, content=big, headers={"content-type": "application/json"})
             assert r.status_code == 413, path
         assert hosted.table.version == before
         assert all(env.lobby.games[g].created_by == "ann" for g in set(env.lobby.games) - games_before)
@@ -489,7 +492,7 @@ async def test_a_big_body_without_a_length_is_413_too(env: Env) -> None:
         yield b'"}'
 
     async with env.client("ann") as ann:
-        r = await ann.post("/lobby/chat", content=chunks())
+        r = await ann.post("/lobby/chat", content=chunks(), headers={"content-type": "application/json"})
         assert r.status_code == 413 and "64 KB" in r.json()["error"]
 
 
@@ -568,3 +571,33 @@ async def test_an_open_game_kept_by_another_lobby_is_adopted_from_the_store(env:
     assert not await other.adopt_open("no-such-game")
     await env.store.put_value("turbo:open:junk", {"id": "junk", "members": "not a list"})
     assert not await other.adopt_open("junk") and "junk" not in other.games
+
+
+async def test_a_name_is_kept_once_its_game_is_rated(env: Env) -> None:
+    """The lobby marks the people of a finished, rated game: their names no longer move freely."""
+    from datetime import UTC, datetime
+
+    async with env.client("Ann") as ann:
+        assert (await ann.get("/api/me")).status_code == 200
+    at = datetime.now(UTC)
+    players = [{"name": "Ann", "kind": "human"}] + [
+        {"name": f"b{i} (bot)", "kind": "bot", "bot": "random"} for i in range(3)
+    ]
+    row = {"id": "g1", "variant": "standard", "seed": 1, "protocol": "turbo", "players": players}
+    done = {"id": "g1", "status": "finished", "finished_at": at, "totals": [1, 2, 3, 4], "winners": [0]}
+    await env.store.write_batch(
+        [("game", row | {"status": "running", "created_at": at, "meta": {}}), ("status", done), ("rate", {"id": "g1"})]
+    )
+
+    class Finished:
+        id = "g1"
+
+    env.lobby._rated_later(Finished(), ["Ann"])  # type: ignore[arg-type]
+    await asyncio.gather(*env.lobby._marking)
+    rec = env.lobby.identity.record("ann")
+    assert rec is not None and rec.rated
+    await env.lobby.flush()
+    assert (await env.store.get_value("turbo:name:ann"))["rated"] is True
+    async with env.client("ann") as other:  # not in use, but rated: not another browser's
+        r = await other.get("/api/me")
+        assert r.status_code == 403 and "recovery code" in r.json()["error"]

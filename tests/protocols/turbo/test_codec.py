@@ -293,3 +293,17 @@ def test_a_hand_without_passing_says_keeper_and_hold(variant: str, hold: bool) -
     assert keepers
     assert all(d.get("hold", False) is hold for d in keepers)
     assert not any("hold" in d for d in deals if d["pass"] != "keeper")
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b'{"token": "\\ud800"}', b'{"a": ["x", {"b": "\\udfff"}]}', b'{"\\ud83d": 1}', b'{"m": "\xed\xa0\x80"}'],
+)
+def test_a_body_with_a_lone_surrogate_is_a_400(raw: bytes) -> None:
+    with pytest.raises(RequestError) as e:
+        parse_json(raw)
+    assert e.value.status == 400 and "surrogate" in str(e.value)
+
+
+def test_escaped_characters_that_are_unicode_are_fine() -> None:
+    assert parse_json(b'{"m": "\\ud83d\\ude00 \\u00e9"}') == {"m": "\U0001f600 é"}

@@ -12,6 +12,7 @@ import sys
 import click
 
 from moonshot.protocols.trend.codec import DEFAULT_PORT, VERSION
+from moonshot.server.commands import ALLOWED_ORIGIN_HELP, origins_option
 
 
 @click.command("trend-node")
@@ -95,6 +96,14 @@ from moonshot.protocols.trend.codec import DEFAULT_PORT, VERSION
 )
 @click.option("--seed", type=int, default=None, help="Seed for the deals and the dummies (reproducible matches).")
 @click.option(
+    "--allowed-origin",
+    "allowed_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    callback=origins_option,
+    help=ALLOWED_ORIGIN_HELP,
+)
+@click.option(
     "--log-level",
     default="info",
     show_default=True,
@@ -115,6 +124,7 @@ def trend_node_cmd(
     seats: str,
     dummy_bot: str,
     seed: int | None,
+    allowed_origins: tuple[str, ...],
     log_level: str,
 ) -> None:
     """Run a Trend Hearts game node: one table, its seat page and the Trend WebSocket on one port.
@@ -147,6 +157,7 @@ def trend_node_cmd(
         seats=settings,
         seed=seed,
         substitute=dummy_bot,
+        allowed_origins=allowed_origins,
     )
     try:
         asyncio.run(run_node(cfg, lambda line: print(line, flush=True)))

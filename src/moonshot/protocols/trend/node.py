@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
@@ -66,6 +67,7 @@ from moonshot.protocols.turbo.api import (
     variant_info,
 )
 from moonshot.protocols.turbo.codec import Player, RequestError, TurboTranslator
+from moonshot.protocols.turbo.guard import OriginGuard
 from moonshot.server.table import (
     BotSeat,
     OnBadAnswer,
@@ -160,6 +162,7 @@ class NodeConfig:
     substitute: str = "heuristic"  # plays the chair of a player who is away
     flood_rate: float = 200.0  # frames a second a client may send; more are ignored
     max_queue: int = 5000
+    allowed_origins: tuple[str, ...] = ()  # pages of these origins may POST too (moonshot.protocols.turbo.guard)
 
 
 def pacing(cfg: NodeConfig) -> Callable[[Sequence[Event]], float]:
@@ -687,8 +690,11 @@ def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
 
     async def seats(request: Request) -> Response:
         try:
-            body = await request.json()
-            raw = body.get("seats") if isinstance(body, dict) else None
+            try:
+                body = await read_body(request)  # at most 64 KB, a JSON object
+            except RequestError as e:
+                return JSONResponse({"error": str(e)}, status_code=e.status)
+            raw = body.get("seats")
             if not isinstance(raw, list) or len(raw) != 4:
                 raise ValueError("seats must be a list of four {kind, bot}")
             settings = []
@@ -760,7 +766,7 @@ def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
         Mount("/static/trend", StaticFiles(directory=STATIC), name="trend-static"),
         Mount("/static", StaticFiles(directory=WEB_STATIC, check_dir=False), name="static"),
     ]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, middleware=[Middleware(OriginGuard, allowed=node.config.allowed_origins)])
 
 
 class NodeServer:

@@ -25,13 +25,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import hashlib
 import hmac
 import json
 import logging
 import random
 import secrets
 import time
+import urllib.parse
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +41,7 @@ from typing import Any, Protocol
 from itsdangerous import BadSignature, URLSafeSerializer
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
@@ -66,9 +67,21 @@ from moonshot.protocols.turbo.codec import (
     parse_json,
     translate_log,
 )
+from moonshot.protocols.turbo.guard import OriginGuard
 from moonshot.rules import Rules
 from moonshot.server.lobby import Candidate, LobbyError
 from moonshot.server.mixed import refusal
+from moonshot.server.names import (
+    BOT_SUFFIX,
+    NAME_PREFIX,
+    NameRecord,
+    NameRefused,
+    digest,
+    display_name,
+    name_key,
+    new_recovery_code,
+    same_name,
+)
 from moonshot.server.table import (
     BotSeat,
     DecisionRequest,
@@ -92,7 +105,7 @@ CLOSE_AFTER_COMPLETE = 1.0  # seconds a stream stays open after game_complete
 SUBMIT_TIMEOUT = 10.0  # seconds a POST waits for the table's verdict
 NAME_COOKIE = "name"
 SESSION_COOKIE = "moonshot_session"
-BOT_SUFFIX = " (bot)"
+RECOVERY_HEADER = "Moonshot-Recovery-Code"  # a name's recovery code, on the answer that bound it
 KEEP_FINISHED = 200  # finished games kept in memory for late subscribers
 GAME_VARIANTS = ("turbo", "standard", "omnibus", "trend", "kierki")
 BOT_NAMES = (
@@ -110,91 +123,192 @@ def error(status: int, message: str) -> JSONResponse:
 class Caller:
     name: str
     new_session: str | None = None  # a session cookie to set on the response
+    recovery: str | None = None  # the name's new recovery code, shown once (a binding made now)
+
+
+class NameTaken(RequestError):
+    """A name bound to another browser (403); ``key``: the name as compared."""
+
+    def __init__(self, key: str, message: str, held: bool = False) -> None:
+        super().__init__(403, message)
+        self.key = key
+        self.held = held  # in use here: no other process's word moves it
 
 
 class Identity:
     """Who a request comes from: the ``name`` cookie, as in the seed.
 
-    Unless ``open_names``, the first request under a name also gets a signed HttpOnly session
-    cookie binding the name to that browser: it carries a random nonce, and the identity keeps the
-    nonce each name is bound to (a digest of it, handed to ``on_bind`` so the server can keep it).
-    While the name is *held* (see ``held``) a request under it without the cookie of its current
-    binding is refused with 403; a name nobody holds may be taken by a new browser, which then
-    owns it. The signing key comes from the caller (persisted by the server), so bindings survive
-    a restart."""
+    Names are compared by :func:`~moonshot.server.names.name_key` (NFKC, casefolded). Unless
+    ``open_names``, the first request under a name also gets a signed HttpOnly session cookie
+    binding the name to that browser, and the name's recovery code (``Caller.recovery``, shown
+    once). The identity keeps a :class:`~moonshot.server.names.NameRecord` for each bound name
+    (handed to ``on_bind`` so the server keeps it). A request under a bound name without the
+    cookie of its binding is refused with 403 while the name is *held* (``held``: in use) or
+    once it has played a rated game (the record's ``rated``); otherwise the new browser takes the
+    name over. ``reload`` (async: the store's record of a name) is asked before refusing, so a
+    binding released or moved by another process counts at once. The signing key comes from the
+    caller (persisted by the server), so bindings survive a restart."""
 
     def __init__(
         self,
         secret: str,
         open_names: bool = False,
         held: Callable[[str], bool] | None = None,
-        on_bind: Callable[[str, str], None] | None = None,
+        on_bind: Callable[[str, dict[str, Any]], None] | None = None,
+        reload: Callable[[str], Awaitable[Any]] | None = None,
     ) -> None:
         self.open_names = open_names
         self.held: Callable[[str], bool] = held or (lambda name: False)
         self.on_bind = on_bind
+        self.reload = reload
         self._signer = URLSafeSerializer(secret, salt="moonshot.turbo.name")
-        self._bound: dict[str, str] = {}  # name -> digest of the nonce of its current binding
+        self._bound: dict[str, NameRecord] = {}  # name key -> its binding
 
-    @staticmethod
-    def _digest(nonce: str) -> str:
-        return hashlib.sha256(nonce.encode()).hexdigest()
+    def load_bindings(self, bound: dict[str, Any]) -> None:
+        """Bindings kept by an earlier run or told by another process (name -> record, or the
+        nonce's digest as kept before records)."""
+        for name, value in bound.items():
+            key = name_key(name)
+            rec = NameRecord.from_json(key, value)
+            if rec is not None:
+                self._bound[key] = rec
 
-    def load_bindings(self, bound: dict[str, str]) -> None:
-        """Bindings kept by an earlier run (name -> nonce digest)."""
-        self._bound.update(bound)
+    def record(self, name: str) -> NameRecord | None:
+        return self._bound.get(name_key(name))
 
-    def _bind(self, name: str, nonce: str) -> None:
-        digest = self._digest(nonce)
-        if self._bound.get(name) != digest:
-            self._bound[name] = digest
-            if self.on_bind is not None:
-                self.on_bind(name, digest)
+    def forget(self, name: str) -> None:
+        self._bound.pop(name_key(name), None)
+
+    def _store(self, key: str, rec: NameRecord) -> None:
+        self._bound[key] = rec
+        if self.on_bind is not None:
+            self.on_bind(key, rec.to_json())
+
+    def mark_rated(self, name: str) -> None:
+        """``name`` has played a rated game: from now on only its recovery code moves it."""
+        key = name_key(name)
+        rec = self._bound.get(key)
+        if rec is not None and not rec.rated:
+            rec.rated = True
+            self._store(key, rec)
+
+    def bind(self, name: str, nonce: str | None = None) -> Caller:
+        """A new binding of ``name`` (shown as given) to whoever gets the returned cookie (or, with
+        ``nonce``, to the browser whose cookie carries it), with a new recovery code; the name's
+        earlier binding and code stop working."""
+        key = name_key(name)
+        old = self._bound.get(key)
+        cookie = None
+        if nonce is None:
+            nonce = secrets.token_urlsafe(24)
+            cookie = self._signer.dumps([key, nonce])
+        code = new_recovery_code()
+        rec = NameRecord(name, digest(nonce), digest(code), old.rated if old is not None else False)
+        self._store(key, rec)
+        return Caller(name, cookie, code)
 
     def session_for(self, name: str) -> str:
         """A new binding of ``name`` to whoever gets this cookie value."""
-        nonce = secrets.token_urlsafe(24)
-        self._bind(name, nonce)
-        return self._signer.dumps([name, nonce])
+        session = self.bind(name).new_session
+        assert session is not None
+        return session
 
-    def _nonce(self, token: str, name: str) -> str | None:
+    def _nonce(self, token: str, key: str) -> str | None:
         try:
             value = self._signer.loads(token)
         except BadSignature:
             return None
-        if isinstance(value, list) and len(value) == 2 and value[0] == name and isinstance(value[1], str):
+        if (
+            isinstance(value, list)
+            and len(value) == 2
+            and isinstance(value[0], str)
+            and isinstance(value[1], str)
+            and name_key(value[0]) == key
+        ):
             return value[1]
         return None
 
-    def caller(self, request: Request) -> Caller:
-        name = request.cookies.get(NAME_COOKIE, "").strip()
-        if not name:
+    @staticmethod
+    def display(request: Request) -> str:
+        """The name a request's cookie gives, as shown (400/401 when it is not a name)."""
+        raw = request.cookies.get(NAME_COOKIE, "")
+        if not raw.strip():
             raise RequestError(401, "no name: set the 'name' cookie")
-        if len(name) > 40 or any(not ch.isprintable() for ch in name):
-            raise RequestError(400, "a name is 1 to 40 printable characters")
-        if name.endswith(BOT_SUFFIX):
-            raise RequestError(400, f"names ending in {BOT_SUFFIX!r} are for bots")
+        try:
+            # the web app writes the cookie with encodeURIComponent; a program may send UTF-8
+            # bytes, which arrive here as Latin-1
+            with contextlib.suppress(UnicodeError):
+                raw = raw.encode("latin-1").decode("utf-8")
+            return display_name(urllib.parse.unquote(raw, errors="strict"))
+        except UnicodeError:
+            raise RequestError(400, "the name cookie is not UTF-8") from None
+        except NameRefused as e:
+            raise RequestError(400, str(e)) from None
+
+    def caller(self, request: Request) -> Caller:
+        name = self.display(request)
         if self.open_names:
             return Caller(name)
+        key = name_key(name)
         token = request.cookies.get(SESSION_COOKIE)
-        nonce = self._nonce(token, name) if token else None
-        if nonce is not None:
-            current = self._bound.get(name)
-            if current is not None and hmac.compare_digest(current, self._digest(nonce)):
-                return Caller(name)
-            if current is None or not self.held(name):  # nobody else owns the name now
-                self._bind(name, nonce)
-                return Caller(name)
-        if self.held(name):
-            raise RequestError(403, f"the name {name!r} is in use in another browser")
-        return Caller(name, self.session_for(name))
+        nonce = self._nonce(token, key) if token else None
+        rec = self._bound.get(key)
+        if rec is None:  # a free name (with the browser's own cookie when this server signed one)
+            return self.bind(name, nonce)
+        if nonce is not None and hmac.compare_digest(rec.session, digest(nonce)):
+            return Caller(rec.name)  # the name as it was taken, however this request spells it
+        if self.held(rec.name):
+            raise NameTaken(key, f"the name {rec.name!r} is in use in another browser", held=True)
+        if rec.rated:
+            raise NameTaken(
+                key,
+                f"the name {rec.name!r} belongs to another browser (it has played rated games): "
+                "move it here with its recovery code",
+            )
+        # nobody holds it and it was never rated: this browser takes it (with the cookie it has,
+        # when that is one this server signed for the name: the same cookie on every process)
+        return self.bind(name, nonce)
+
+    async def resolve(self, request: Request) -> Caller:
+        """:meth:`caller`, after asking ``reload`` about a rated name it would refuse (released
+        or moved since this process last heard of it). A name in use here is refused whatever
+        the store says."""
+        try:
+            return self.caller(request)
+        except NameTaken as e:
+            if self.reload is None or e.held:
+                raise
+            value = await self.reload(e.key)
+            rec = NameRecord.from_json(e.key, value) if value is not None else None
+            if rec is None:
+                self._bound.pop(e.key, None)
+            else:
+                self._bound[e.key] = rec
+            return self.caller(request)
+
+    async def recover(self, name: str, code: str) -> Caller:
+        """Move ``name`` to this browser with its recovery code (a new code replaces it)."""
+        key = name_key(name)
+        if self.reload is not None:
+            value = await self.reload(key)
+            rec = NameRecord.from_json(key, value) if value is not None else None
+            if rec is not None:
+                self._bound[key] = rec
+        rec = self._bound.get(key)
+        if rec is None:
+            raise RequestError(404, f"no browser holds the name {name!r}: just use it")
+        if not rec.code_matches(code):
+            raise RequestError(403, f"that is not the recovery code of {rec.name!r}")
+        return self.bind(rec.name)
 
     @staticmethod
     def finish(response: Response, caller: Caller | None) -> Response:
         if caller is not None and caller.new_session is not None:
             response.set_cookie(
-                SESSION_COOKIE, caller.new_session, max_age=10 * 365 * 86400, httponly=True, samesite="lax"
+                SESSION_COOKIE, caller.new_session, max_age=10 * 365 * 86400, httponly=True, samesite="strict"
             )
+            if caller.recovery is not None:  # for programs; the web app reads it from /api/me
+                response.headers[RECOVERY_HEADER] = caller.recovery
         return response
 
 
@@ -226,7 +340,7 @@ def endpoint(
     async def run(request: Request) -> Response:
         caller: Caller | None = None
         try:
-            caller = None if anonymous else identity().caller(request)
+            caller = None if anonymous else await identity().resolve(request)
             result = await handler(request, caller)  # type: ignore[arg-type]
         except RequestError as e:
             log.info(
@@ -282,7 +396,7 @@ class GameStream:
         if self.translator is None:
             return None
         for s, p in enumerate(self.translator.players):
-            if p.kind == "human" and p.name == name:
+            if p.kind == "human" and same_name(p.name, name):
                 return s
         return None
 
@@ -456,7 +570,7 @@ class HostedGame:
 
     def seat_of(self, name: str) -> int | None:
         for s, p in enumerate(self.players):
-            if p.kind == "human" and p.name == name:
+            if p.kind == "human" and same_name(p.name, name):
                 return s
         return None
 
@@ -615,6 +729,9 @@ class LobbyOptions:
     open_names: bool = False
     seed: int | None = None  # fixes game seeds (tests)
     allow_seed: bool = True  # POST /lobby/new may give "seed" (reproducible games)
+    # origins besides the server's own whose pages may send state-changing requests
+    # (``--allowed-origin``: a deployment behind a proxy; see moonshot.protocols.turbo.guard)
+    allowed_origins: tuple[str, ...] = ()
 
 
 def _open_game(key: str, data: Any) -> LobbyGame | None:
@@ -656,7 +773,7 @@ class TurboLobby:
         # a table with players from other protocols: their deadlines and disconnects follow
         # the server's policy; the people in browsers (patient seats) keep no deadline
         self.mixed_policy = mixed_policy or TablePolicy()
-        self._identity = Identity(secret, self.options.open_names, self.holds, self._bound)
+        self._identity = Identity(secret, self.options.open_names, self.holds, self._bound, self._stored_name)
         self.make_bot = make_bot
         self.bot_names = list(bot_names)
         self.recorder = recorder
@@ -671,11 +788,19 @@ class TurboLobby:
         # the other server processes of a cluster (moonshot.server.cluster_http.HttpPeers): lobby
         # events and name bindings go to them, games started here enter the cluster's directory
         self.peers: Any = None
+        self._marking: set[asyncio.Task[None]] = set()
 
-    def _bound(self, name: str, digest: str) -> None:
-        self._put(f"turbo:name:{name}", digest)
+    def _bound(self, key: str, record: dict[str, Any]) -> None:
+        self._put(NAME_PREFIX + key, record)
         if self.peers is not None:
-            self.peers.bound(name, digest)
+            self.peers.bound(key, record)
+
+    async def _stored_name(self, key: str) -> Any:
+        """The store's binding of a name (None: none, or no store)."""
+        if self.store is None:
+            return None
+        await self.flush()  # this process's own writes first
+        return await self.store.get_value(NAME_PREFIX + key)
 
     @property
     def identity(self) -> Identity:
@@ -693,10 +818,12 @@ class TurboLobby:
     def holds(self, name: str) -> bool:
         """A name is held while it has a lobby stream open or sits (as a person) in an open or
         running game: then only the browser that holds its session cookie may use it."""
-        if self.subscribers.get(name):
+        key = name_key(name)
+        if any(qs and name_key(n) == key for n, qs in self.subscribers.items()):
             return True
         return any(
-            not g.finished and any(m.name == name and m.kind == "human" for m in g.members) for g in self.games.values()
+            not g.finished and any(m.kind == "human" and name_key(m.name) == key for m in g.members)
+            for g in self.games.values()
         )
 
     # ------------------------------------------------------------ lobby events
@@ -778,14 +905,53 @@ class TurboLobby:
         those that ``claim`` gives this process: no other live process holds them)."""
         if self.store is None:
             return
-        names = await self.store.values("turbo:name:")
-        self._identity.load_bindings({k.removeprefix("turbo:name:"): str(v) for k, v in names.items()})
+        await self.load_names()
         for key, data in (await self.store.values("turbo:open:")).items():
             g = _open_game(key, data)
             if g is None or (claim is not None and not await claim(g.id)):
                 continue
             g.stream = GameStream(g.id)
             self.games[g.id] = g
+
+    async def load_names(self) -> None:
+        """The name bindings kept in the store. Bindings kept under a name as typed (before names
+        were compared casefolded) move to the name's key, and names that have played rated
+        games (the ``ratings`` table) are marked so."""
+        if self.store is None:
+            return
+        kept = await self.store.values(NAME_PREFIX)
+        self._identity.load_bindings({k.removeprefix(NAME_PREFIX): v for k, v in kept.items()})
+        rated = await self.store.rated_people()
+        for k in kept:
+            key = k.removeprefix(NAME_PREFIX)
+            rec = self._identity.record(key)
+            if rec is None:
+                continue
+            if name_key(rec.name) in rated and not rec.rated:
+                self._identity.mark_rated(rec.name)
+            elif key != name_key(key) or not isinstance(kept[k], dict):
+                self._bound(name_key(key), rec.to_json())
+            if key != name_key(key):
+                self._delete(k)
+
+    def _rated_later(self, table: Table, people: list[str]) -> None:
+        """Once a finished game is rated in the store, its people's names stay with their browsers."""
+        if self.store is None or not people or self._identity.open_names:
+            return
+        keys = {name_key(n) for n in people}
+
+        async def mark() -> None:
+            try:
+                await self.flush()
+                for name in await self.store.rated_in(table.id):
+                    if name_key(name) in keys:
+                        self._identity.mark_rated(name)
+            except Exception:  # the store went away (shutdown): the next start reads the ratings
+                log.warning("event=rated_names_unknown game=%s", table.id)
+
+        task = asyncio.get_running_loop().create_task(mark())
+        self._marking.add(task)
+        task.add_done_callback(self._marking.discard)
 
     async def adopt_open(self, game_id: str) -> bool:
         """An open game another process held (it died): from the store into this lobby. False
@@ -877,7 +1043,7 @@ class TurboLobby:
     def join(self, name: str, body: dict[str, Any]) -> list[str]:
         g = self._game(body)
         rules = parse_charging(field_str(body, "rules", required=False, max_len=20))
-        if any(m.name == name for m in g.members):
+        if any(same_name(m.name, name) for m in g.members):
             raise RequestError(409, f"{name} is already in this game")
         self._add(g, Member(name, rules=CHARGING_NAMES[rules]))
         return g.names()
@@ -888,7 +1054,7 @@ class TurboLobby:
         algorithm = field_str(body, "algorithm", required=False, max_len=40) or "random"
         if algorithm not in self.bot_names:
             raise RequestError(400, f"unknown algorithm {algorithm!r}; known: {', '.join(self.bot_names)}")
-        if not any(m.name == name for m in g.members):
+        if not any(same_name(m.name, name) for m in g.members):
             raise RequestError(403, f"{name} is not in this game")
         taken = set(g.names())
         choices = [n + BOT_SUFFIX for n in BOT_NAMES if n + BOT_SUFFIX not in taken]
@@ -953,9 +1119,9 @@ class TurboLobby:
         g = self._game(body)
         if g.hosted is not None or g.finished:
             raise RequestError(409, "the game has started: it cannot be left")
-        if not any(m.name == name for m in g.members):
+        if not any(same_name(m.name, name) for m in g.members):
             raise RequestError(409, f"{name} is not in this game")
-        g.members = [m for m in g.members if m.name != name]
+        g.members = [m for m in g.members if not same_name(m.name, name)]
         self.broadcast({"type": "leave_game", "id": g.id, "player": name, "name": name})
         if not any(m.kind == "human" or m.remote is not None for m in g.members):
             # nobody left to play: the game goes (its bots with it); players from other
@@ -1068,6 +1234,7 @@ class TurboLobby:
             return  # stopped (shutdown): restored on the next start
         g.finished = True
         self.finished += 1
+        self._rated_later(table, [p.name for p in g.hosted.players if p.kind == "human"] if g.hosted else [])
         if self.peers is not None:
             self.peers.dropped(g.id)
         self.broadcast({"type": "finish_game", "id": g.id})
@@ -1154,7 +1321,24 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
         return lobby.identity
 
     async def me(request: Request, caller: Caller) -> Any:
-        return {"name": caller.name}
+        out: dict[str, Any] = {"name": caller.name}
+        if caller.recovery is not None:
+            out["recovery"] = caller.recovery  # the name was bound just now: its code, shown once
+        return out
+
+    async def recover(request: Request, caller: Caller) -> Any:
+        """``{"name", "code"}``: move a bound name to this browser with its recovery code."""
+        body = await read_body(request)
+        raw = field_str(body, "name", max_len=100)
+        code = field_str(body, "code", max_len=100)
+        assert raw is not None and code is not None
+        try:
+            name = display_name(raw)
+        except NameRefused as e:
+            raise RequestError(400, str(e)) from None
+        moved = await lobby.identity.recover(name, code)
+        log.info("event=name_recovered name=%s", json.dumps(moved.name))
+        return Identity.finish(JSONResponse({"name": moved.name, "recovery": moved.recovery}), moved)
 
     async def variants(request: Request, caller: Caller) -> Any:
         return variant_info()
@@ -1229,6 +1413,7 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
 
     return [
         Route("/api/me", endpoint(me, identity), methods=["GET"]),
+        Route("/api/names/recover", endpoint(recover, identity, anonymous=True), methods=["POST"]),
         Route("/api/variants", endpoint(variants, identity, anonymous=True), methods=["GET"]),
         Route("/api/bots", endpoint(bots, identity, anonymous=True), methods=["GET"]),
         Route("/api/games", endpoint(games, identity, anonymous=True), methods=["GET"]),
@@ -1283,7 +1468,8 @@ def build_app(lobby: TurboLobby, static_dir: Path | None = None) -> Starlette:
     async def bad_method(request: Request, exc: Exception) -> Response:
         return error(405, f"{request.method} is not allowed on {request.url.path}")
 
-    return Starlette(routes=routes, exception_handlers={404: not_found, 405: bad_method})
+    guard = Middleware(OriginGuard, allowed=lobby.options.allowed_origins)
+    return Starlette(routes=routes, exception_handlers={404: not_found, 405: bad_method}, middleware=[guard])
 
 
 __all__ = [

@@ -468,6 +468,13 @@ def parse_json(raw: bytes) -> dict[str, Any]:
         raise RequestError(400, f"malformed JSON: {e}") from e
     if not isinstance(data, dict):
         raise RequestError(400, f"the body must be a JSON object, not {type(data).__name__}")
+    # a lone surrogate comes from an escape (a backslash-u D800) or from its UTF-8 form (ED A0..BF ..),
+    # which json.loads lets through
+    if b"\\u" in raw or b"\xed" in raw:
+        try:
+            json.dumps(data, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            raise RequestError(400, "a string in the body is not valid Unicode (a lone surrogate)") from None
     return data
 
 

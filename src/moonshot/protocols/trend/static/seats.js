@@ -83,7 +83,7 @@ async function sit(number) {
     input?.focus();
     return;
   }
-  document.cookie = `name=${encodeURIComponent(name)}; path=/; max-age=31536000; SameSite=Lax`;
+  document.cookie = `name=${encodeURIComponent(name)}; path=/; max-age=31536000; SameSite=Strict`;
   const res = await fetch("/api/human", {
     method: "POST",
     headers: { "Content-Type": "application/json" },

@@ -24,7 +24,7 @@ export function getName() {
 
 export function setName(name) {
   const year = 365 * 24 * 3600;
-  document.cookie = `name=${encodeURIComponent(name)}; path=/; max-age=${year}; SameSite=Lax`;
+  document.cookie = `name=${encodeURIComponent(name)}; path=/; max-age=${year}; SameSite=Strict`;
 }
 
 async function readError(resp) {

@@ -1,6 +1,6 @@
 // What every page shares: the top bar and the name a person plays under.
 
-import { getName, setName, whoAmI } from "./api.js";
+import { ApiError, getName, post, setName, whoAmI } from "./api.js";
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -113,16 +113,77 @@ export async function ensureName(box, intro = "Pick a name to play under.") {
         showName(who.name);
         box.hidden = true;
         box.innerHTML = "";
+        if (who.recovery) showRecovery(who.name, who.recovery);
         return who.name;
       }
-      problem = who && who.error && who.error.status === 403
-        ? `The name \u201c${name}\u201d is taken by someone else right now. Pick another name.`
-        : who && who.error ? who.error.message : "The server did not accept that name.";
+      const bound = who && who.error && who.error.status === 403 && who.error.message.includes("recovery code");
+      problem = bound
+        ? `The name \u201c${name}\u201d is taken: it belongs to another browser. Pick another name.`
+        : who && who.error && who.error.status === 403
+          ? `The name \u201c${name}\u201d is taken by someone else right now. Pick another name.`
+          : who && who.error ? who.error.message : "The server did not accept that name.";
       setName("");
       showName(null);
     }
     await askName(box, intro, problem, name);
   }
+}
+
+/**
+ * A name was bound to this browser just now: show its recovery code, once. The server keeps only
+ * a digest of it; the code is what moves the name to another browser.
+ */
+export function showRecovery(name, code) {
+  document.getElementById("recovery")?.remove();
+  const note = el("div", "panel recovery");
+  note.id = "recovery";
+  note.setAttribute("role", "status");
+  const text = el("p");
+  text.append(
+    document.createTextNode(`\u201c${name}\u201d is yours in this browser. Its recovery code is `),
+    el("code", "recovery-code", code),
+    document.createTextNode(
+      ". Write it down: it is shown only now, and once the name has played a rated game it is the only way to use the name in another browser.",
+    ),
+  );
+  const ok = el("button", "btn small", "Got it");
+  ok.type = "button";
+  ok.addEventListener("click", () => note.remove());
+  note.append(text, ok);
+  const bar = document.querySelector("header.topbar");
+  if (bar) bar.after(note);
+  else document.body.prepend(note);
+}
+
+/** A form to move a bound name here with its recovery code; resolves once it moved. */
+function recoveryForm(name, done) {
+  const details = el("details", "recover");
+  details.append(el("summary", null, `\u201c${name}\u201d is mine: move it here with its recovery code`));
+  const form = el("form");
+  form.id = "recover-form";
+  const input = el("input");
+  input.name = "code";
+  input.placeholder = "XXXX-XXXX-XXXX-XXXX-XXXX";
+  input.autocomplete = "off";
+  input.required = true;
+  input.setAttribute("aria-label", "recovery code");
+  const go = el("button", "btn", "Move it here");
+  go.type = "submit";
+  const hint = el("p", "muted");
+  hint.id = "recover-error";
+  form.append(input, go);
+  details.append(form, hint);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const moved = await post("/api/names/recover", { name, code: input.value.trim() });
+      setName(moved.name);
+      done(moved);
+    } catch (err) {
+      hint.textContent = err instanceof ApiError ? err.message : "The server did not answer.";
+    }
+  });
+  return details;
 }
 
 function askName(box, intro, problem, previous) {
@@ -136,6 +197,13 @@ function askName(box, intro, problem, previous) {
       err.setAttribute("role", "alert");
       err.id = "name-error";
       card.append(err);
+    }
+    let recover = null;
+    if (problem && previous) {
+      recover = recoveryForm(previous, (moved) => {
+        showRecovery(moved.name, moved.recovery);
+        resolve();
+      });
     }
     const form = el("form");
     form.id = "name-form";
@@ -152,6 +220,7 @@ function askName(box, intro, problem, previous) {
     const hint = el("p", "muted");
     form.append(input, go);
     card.append(form, hint);
+    if (recover) card.append(recover);
     box.append(card);
     input.focus();
     form.addEventListener("submit", (e) => {
