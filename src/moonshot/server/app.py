@@ -81,6 +81,8 @@ class ServerConfig:
     trend_port: int | None = None  # the Trend protocol (WebSocket); None: off, 0: any free port
     http_port: int | None = None  # Turbo HTTP + SSE and the web app (CLI default 7380); 0: any free port
     open_names: bool = False  # the seed's behaviour: the name cookie alone says who you are
+    # spectators of a running HTTP game see every hand (Turbo's trust model; open_names implies it)
+    open_spectators: bool = False
     secret: str | None = None  # signs session cookies; None: MOONSHOT_SECRET, else kept in the store
     static_dir: Path | None = None  # the web app's files (default: moonshot/web/static)
     # a cluster of server processes (moonshot.server.cluster): None = this process alone
@@ -151,7 +153,9 @@ class ServerApp:
                 # in a cluster, its tables' actions go to the Redis log first (adoption)
                 recorder=self.cluster.recorder() if self.cluster is not None else self.recorder,
                 store=self.store,
-                options=LobbyOptions(open_names=cfg.open_names, seed=cfg.seed),
+                options=LobbyOptions(
+                    open_names=cfg.open_names, seed=cfg.seed, open_spectators=cfg.open_spectators or cfg.open_names
+                ),
                 track=self._track,
                 mixed_policy=self.policy(),
             )

@@ -109,6 +109,12 @@ def bad_db(e: Exception) -> click.BadParameter:
     "(default: a name is bound to the browser that first used it).",
 )
 @click.option(
+    "--open-spectators",
+    is_flag=True,
+    help="Anyone not seated sees every hand of a running HTTP game, as Turbo Hearts shows it "
+    "(default: only what is public until the game ends; --open-names implies it).",
+)
+@click.option(
     "--secret",
     default=None,
     envvar="MOONSHOT_SECRET",
@@ -193,6 +199,7 @@ def serve_cmd(
     http_port: int,
     no_http: bool,
     open_names: bool,
+    open_spectators: bool,
     secret: str | None,
     db: str,
     no_db: bool,
@@ -253,6 +260,7 @@ def serve_cmd(
         sessions_port=None if no_sessions else sessions_port,
         http_port=None if no_http else http_port,
         open_names=open_names,
+        open_spectators=open_spectators or open_names,
         secret=secret,
         db_url=None if no_db else db,
         move_timeout=move_timeout,

@@ -46,9 +46,11 @@ from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from moonshot.actions import Action
+from moonshot.actions import Action, action_to_dict
 from moonshot.bots.base import Bot
 from moonshot.engine import DealSpec, Game
+from moonshot.events import SPECTATOR
+from moonshot.fairness import DealSeal
 from moonshot.protocols.turbo.codec import (
     CHARGING_NAMES,
     GAME_ACTIONS,
@@ -254,7 +256,9 @@ class Subscriber:
 
     def __init__(self, name: str, seat: int | None) -> None:
         self.name = name
-        self.seat = seat  # None: not seated (the unredacted stream)
+        # a chair 0-3; SPECTATOR: not seated (only what is public); None: everything (a
+        # finished game, an open-hands table, a server run with --open-spectators)
+        self.seat = seat
         self.queue: asyncio.Queue[Message | None] = asyncio.Queue()
 
 
@@ -268,6 +272,8 @@ class GameStream:
         self.subscribers: set[Subscriber] = set()
         self.complete = False
         self.closed = False
+        # spectators see every hand live: an unrated open-hands table, or --open-spectators
+        self.open = False
         self.chat_log: list[dict[str, Any]] = []  # {"name","message","version","sub"}: persisted
 
     def start(self, translator: TurboTranslator) -> None:
@@ -275,7 +281,15 @@ class GameStream:
         player who was watching early gets the redacted stream from the first deal on."""
         self.translator = translator
         for sub in self.subscribers:
-            sub.seat = self.seat_of(sub.name)
+            sub.seat = self.viewer_of(sub.name)
+
+    def viewer_of(self, name: str) -> int | None:
+        """How ``name`` sees the stream: its chair, else a spectator's view, which is the whole
+        game once it is over (or on an open table)."""
+        seat = self.seat_of(name)
+        if seat is not None:
+            return seat
+        return None if self.open or self.complete else SPECTATOR
 
     def seat_of(self, name: str) -> int | None:
         """The chair of the person called ``name`` (None: not seated, or not started)."""
@@ -351,7 +365,7 @@ class GameStream:
         self._merge(restored)
 
     def subscribe(self, name: str, after: tuple[int, int] | None) -> Subscriber:
-        sub = Subscriber(name, self.seat_of(name))
+        sub = Subscriber(name, self.viewer_of(name))
         for m in self.messages:
             if after is None or m.position > after:
                 sub.queue.put_nowait(m)
@@ -580,11 +594,20 @@ class LobbyGame:
     stream: GameStream | None = None
     hosted: HostedGame | None = None
     finished: bool = False
+    # the creator named the seed: a practice game of the creator and its own bots, unrated
+    practice: bool = False
+    # spectators see every hand while the game runs: unrated
+    open_hands: bool = False
 
     def names(self) -> list[str]:
         return [m.name for m in self.members]
 
+    @property
+    def rated(self) -> bool:
+        return not (self.practice or self.open_hands)
+
     def to_json(self) -> dict[str, Any]:
+        """What the store keeps of an open game (the seed with it: never sent to a client)."""
         return {
             "id": self.id,
             "variant": self.variant,
@@ -592,6 +615,8 @@ class LobbyGame:
             "created_by": self.created_by,
             "members": [m.to_json() for m in self.members if m.remote is None],
             "created_at": self.created_at,
+            "practice": self.practice,
+            "open_hands": self.open_hands,
         }
 
 
@@ -599,7 +624,15 @@ class LobbyGame:
 class LobbyOptions:
     open_names: bool = False
     seed: int | None = None  # fixes game seeds (tests)
-    allow_seed: bool = True  # POST /lobby/new may give "seed" (reproducible games)
+    # POST /lobby/new may give "seed": a practice game (only the creator's bots join it), unrated
+    allow_seed: bool = True
+    # anyone not seated sees every hand of a running game (Turbo's own trust model; --open-names
+    # implies it); else spectators see only what is public until the game ends
+    open_spectators: bool = False
+
+    def __post_init__(self) -> None:
+        if self.open_names:
+            self.open_spectators = True
 
 
 def _open_game(key: str, data: Any) -> LobbyGame | None:
@@ -615,6 +648,8 @@ def _open_game(key: str, data: Any) -> LobbyGame | None:
             created_by=str(data["created_by"]),
             members=[Member(**m) for m in data["members"]],
             created_at=float(data["created_at"]),
+            practice=bool(data.get("practice", False)),
+            open_hands=bool(data.get("open_hands", False)),
         )
     except (KeyError, TypeError, ValueError):
         log.warning("event=bad_open_game key=%s", key)
@@ -816,6 +851,8 @@ class TurboLobby:
             seed=rec.seed,
             created_by=members[0].name,
             members=members,
+            practice=bool(rec.meta.get("practice", False)),
+            open_hands=bool(rec.meta.get("open_hands", False)),
         )
         g.stream = GameStream(g.id)
         chats: list[dict[str, Any]] = []
@@ -841,6 +878,12 @@ class TurboLobby:
         if variant not in GAME_VARIANTS:
             raise RequestError(400, f"unknown variant {variant!r}; known: {', '.join(GAME_VARIANTS)}")
         seed = field_int(body, "seed") if self.options.allow_seed else None
+        open_hands = body.get("open_hands", False)
+        if not isinstance(open_hands, bool):
+            raise RequestError(400, "field 'open_hands' must be true or false")
+        # a seed named by the creator would let the creator know every hand: only a practice game
+        # (the creator and its own bots, unrated) may have one
+        practice = seed is not None
         if seed is None:
             seed = self.rng.getrandbits(62) if self.options.seed is not None else secrets.randbits(62)
         game_id = (
@@ -848,7 +891,7 @@ class TurboLobby:
             if self.options.seed is not None
             else str(uuid.uuid4())
         )
-        g = LobbyGame(game_id, variant, seed, name)
+        g = LobbyGame(game_id, variant, seed, name, practice=practice, open_hands=open_hands)
         g.members.append(Member(name, rules=CHARGING_NAMES[rules]))
         g.stream = GameStream(g.id)
         self.games[g.id] = g
@@ -864,6 +907,8 @@ class TurboLobby:
         rules = parse_charging(field_str(body, "rules", required=False, max_len=20))
         if any(m.name == name for m in g.members):
             raise RequestError(409, f"{name} is already in this game")
+        if g.practice:
+            raise RequestError(403, "a practice game (its creator chose the seed) takes only its creator's bots")
         self._add(g, Member(name, rules=CHARGING_NAMES[rules]))
         return g.names()
 
@@ -875,6 +920,8 @@ class TurboLobby:
             raise RequestError(400, f"unknown algorithm {algorithm!r}; known: {', '.join(self.bot_names)}")
         if not any(m.name == name for m in g.members):
             raise RequestError(403, f"{name} is not in this game")
+        if g.practice and name != g.created_by:
+            raise RequestError(403, "only the creator adds bots to a practice game")
         taken = set(g.names())
         choices = [n + BOT_SUFFIX for n in BOT_NAMES if n + BOT_SUFFIX not in taken]
         bot_name = self.rng.choice(choices)
@@ -904,6 +951,8 @@ class TurboLobby:
             return False
         if g.hosted is not None or g.finished:
             raise LobbyError(f"game {g.id} has already started")
+        if g.practice:
+            raise LobbyError(f"game {g.id} is a practice game: it takes only its creator's bots")
         why = refusal(c.protocol, find_variant(g.variant))
         if why is not None:
             raise LobbyError(f"{why}: it cannot join game {g.id}")
@@ -992,6 +1041,12 @@ class TurboLobby:
         }
         if any(remote):
             meta["mixed"] = True
+        if g.practice:
+            meta["practice"] = True
+        if g.open_hands:
+            meta["open_hands"] = True
+        if not g.rated:
+            meta["unrated"] = True
         policy = self.mixed_policy if any(remote) else PEOPLE_POLICY
         table = Table(rules, seats, seed=g.seed, policy=policy, table_id=g.id, recorder=self.recorder, meta=meta)
         if self.deals_for is not None:
@@ -1019,6 +1074,7 @@ class TurboLobby:
         ]
         stream = g.stream or GameStream(g.id)
         g.stream = stream
+        stream.open = self.options.open_spectators or g.open_hands
         translator = TurboTranslator(table.rules, table.seed, players, table.game.deal_specs)
         stream.restore_chat(chats)
         stream.start(translator)
@@ -1040,6 +1096,7 @@ class TurboLobby:
         g = LobbyGame(table.id, table.rules.name, table.seed, names[min(people)] if people else "", members)
         players = [Player(m.name, m.kind, m.algorithm) for m in members]
         g.stream = GameStream(g.id)
+        g.stream.open = self.options.open_spectators
         g.stream.start(TurboTranslator(table.rules, table.seed, players, table.game.deal_specs))
         g.hosted = HostedGame(g.id, table, players, g.stream, self._save_chat)
         self.games[g.id] = g
@@ -1127,6 +1184,19 @@ def variant_info() -> list[dict[str, Any]]:
     return out
 
 
+# what /api/games shows of a stored player (the store also keeps a chair's credential: never shown)
+PUBLIC_PLAYER_FIELDS = ("name", "kind", "protocol", "bot")
+
+
+def stored_seal(rec: Any) -> DealSeal | None:
+    """The deal seal of a stored game (None: stored before games were sealed)."""
+    salt = rec.meta.get("deal_salt") if isinstance(rec.meta, dict) else None
+    if not isinstance(salt, str):
+        return None
+    deals = rec.deals()
+    return DealSeal(rec.id, rec.seed, salt, tuple(deals) if deals is not None else None)
+
+
 def _when(value: Any) -> str | None:
     if value is None:
         return None
@@ -1159,16 +1229,21 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
         return value
 
     def summary(r: dict[str, Any]) -> dict[str, Any]:
+        meta = r.get("meta") or {}
         return {
             "id": r["id"],
             "variant": r["variant"],
             "protocol": r.get("protocol", ""),
-            "players": r["players"],
+            # what the store keeps of a player that is public (never a chair's credential)
+            "players": [{k: p[k] for k in PUBLIC_PLAYER_FIELDS if k in p} for p in r["players"] or []],
             "status": r["status"],
             "created": _when(r["created_at"]),
             "finished": _when(r["finished_at"]),
             "totals": r["totals"],
             "winners": r["winners"],
+            # the commitment to the deals, published from the start (moonshot.fairness)
+            "commitment": meta.get("deal_commitment") if isinstance(meta, dict) else None,
+            "rated": not (isinstance(meta, dict) and meta.get("unrated")),
         }
 
     async def games(request: Request, caller: Caller) -> Any:
@@ -1194,7 +1269,9 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
             kind = "bot" if p.get("kind") == "bot" else "human"
             alg = algorithms[s] if s < len(algorithms) and algorithms[s] else None
             players.append(Player(str(p.get("name", "")), kind, alg))
-        msgs = translate_log(g.rules, rec.seed, players, g.log)
+        seal = stored_seal(rec)
+        log_ = [seal.decorate(e) for e in g.log] if seal is not None else g.log
+        msgs = translate_log(g.rules, rec.seed, players, log_, rec.deals())
         out = summary(
             {
                 "id": rec.id,
@@ -1206,9 +1283,16 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
                 "finished_at": rec.finished_at,
                 "totals": rec.totals,
                 "winners": rec.winners,
+                "meta": rec.meta,
             }
         )
         out["events"] = [m.data for m in msgs]
+        # what `moonshot verify --record` checks: the revealed seed and salt, the actions
+        if seal is not None and rec.status == "finished":
+            out["deal_seal"] = {**seal.revealed(), "commitment": out["commitment"], "seed": str(seal.seed)}
+        if rec.deals() is not None:
+            out["deals"] = rec.meta.get("deals")
+        out["actions"] = [action_to_dict(a) for a in rec.actions]
         return out
 
     return [
