@@ -153,7 +153,8 @@ def summary(state: dict[str, Any]) -> dict[str, Any]:
         "variant": spec.variant,
         "sets": spec.sets,
         "deals_per_set": spec.set_deals(),
-        "seed": spec.seed,
+        # the seed deals every game of the tournament: shown only once it is over
+        "seed": spec.seed if state["status"] in ("finished", "failed") else None,
         "entrants": [e.to_json() for e in spec.entrants],
         "games_played": len(results),
         "games_total": state.get("games_total", len(schedule(spec))),
