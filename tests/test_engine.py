@@ -35,6 +35,7 @@ from moonshot.actions import AcceptClaim, Charge, Claim, Expose, Pass, Play, Rej
 from moonshot.cards import ALL_CARDS, QUEEN_SPADES, TWO_CLUBS, card_list
 from moonshot.engine import DealSpec, Game, IllegalAction, Phase, keyed_permutation, replay
 from moonshot.events import (
+    SPECTATOR,
     CardPlayed,
     Charged,
     ChargesRevealed,
@@ -51,7 +52,6 @@ from moonshot.events import (
     HandDealt,
     PassReceived,
     PassSent,
-    SPECTATOR,
     TrickEnded,
     TrickStarted,
 )

@@ -119,5 +119,10 @@ def test_open_charges_are_public() -> None:
 
 
 def test_event_kinds_are_distinct() -> None:
-    kinds = [cls.kind for cls in (type(e) for e in PUBLIC)] + ["game_started", "hand_dealt", "pass_sent", "pass_received"]
+    kinds = [cls.kind for cls in (type(e) for e in PUBLIC)] + [
+        "game_started",
+        "hand_dealt",
+        "pass_sent",
+        "pass_received",
+    ]
     assert len(kinds) == len(set(kinds))

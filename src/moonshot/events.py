@@ -416,6 +416,7 @@ class GameEnded(Event):
 
 __all__ = [
     "EVERYONE",
+    "SPECTATOR",
     "CardPlayed",
     "Charged",
     "ChargesRevealed",
@@ -433,7 +434,6 @@ __all__ = [
     "HandDealt",
     "PassReceived",
     "PassSent",
-    "SPECTATOR",
     "TrickEnded",
     "TrickStarted",
     "seat_bit",

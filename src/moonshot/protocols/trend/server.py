@@ -29,6 +29,7 @@ import hashlib
 import hmac
 import logging
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -42,6 +43,7 @@ from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import Peer, PeerBase, TrendSeat
 from moonshot.protocols.trend.wire import WireListener, WirePeer
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.server.ratelimit import AttemptLimiter
 from moonshot.server.table import Table
 
 log = logging.getLogger("moonshot.trend")
@@ -96,6 +98,7 @@ class TrendService:
         self.candidates: dict[PeerBase, Candidate] = {}  # players waiting in the lobby
         self.remote: RemoteLink | None = None  # the cluster's link (serve --redis), else None
         self.joining: set[PeerBase] = set()  # joins the cluster is looking up as rejoins
+        self.rejoins = AttemptLimiter()  # wrong tokens per chair left and per address
         # one process (no cluster): the chairs of restored games, whose tokens no ``away`` entry holds
         self.find_chair: ChairFinder | None = None
         self.app = Starlette(routes=[WebSocketRoute("/", self.serve_socket)])
@@ -196,7 +199,18 @@ class TrendService:
         if (old is not None and old.table is not None) or peer in self.joining:
             log.info("event=join_ignored peer=%s reason=already_playing", peer.addr)
             return
+        # a join naming a chair its player left (same number and name) must bring that chair's
+        # token: wrong tokens are counted per chair and per address, and past the limit the
+        # chair (or the address) is refused, whatever the token, for a while
+        keys = (("chair", j.number, j.name), ("address", peer.addr.rpartition(":")[0]))
+        now = time.monotonic()
+        if self._claims_away(j) and self.rejoins.blocked(now, *keys):
+            log.info("event=rejoin_limited peer=%s number=%d", peer.addr, j.number)
+            peer.send(tc.error_frame(f"too many wrong tokens for player {j.number}: try again later"))
+            return
         back = self._find_away(j)
+        if back is None and self._claims_away(j):
+            self.rejoins.failed(now, *keys)
         if back is not None:
             self.away.remove(back)
             back.table.attach(back.chair, self.rejoined(peer, j, back.table, back.chair), replay=True)
@@ -270,6 +284,9 @@ class TrendService:
         names = table.seat_names()
         as_text = isinstance(number_like, str)
         return [tc.PlayerInfo(str(c + 1) if as_text else c + 1, names[c]) for c in range(4)]
+
+    def _claims_away(self, j: tc.Join) -> bool:
+        return any(a.number == j.number and a.name == j.name and not a.table.done.done() for a in self.away)
 
     def _find_away(self, j: tc.Join) -> _Away | None:
         for a in self.away:

@@ -37,7 +37,6 @@ from typing import Any, Final
 from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
 from moonshot.cards import CardError, CardSet, format_card, parse_card
 from moonshot.engine import DealSpec, Game, Phase
-from moonshot.fairness import FORMAT
 from moonshot.events import (
     CardPlayed,
     Charged,
@@ -57,6 +56,7 @@ from moonshot.events import (
     TrickEnded,
     TrickStarted,
 )
+from moonshot.fairness import FORMAT
 from moonshot.rules import ChargingOrder, PassDirection, Rules
 
 SEATS: Final[tuple[str, str, str, str]] = ("north", "east", "south", "west")
