@@ -453,7 +453,8 @@ class TrendNode:
                     seats.append(c.seat)
                 else:
                     seats.append(None)
-        seed = self.rng.getrandbits(62)
+        # a fixed --seed makes the node's games reproducible (tests); else each is dealt by a secret one
+        seed = self.rng.getrandbits(62) if self.config.seed is not None else secrets.randbits(62)
         self.table = Table(
             TREND,
             seats,
