@@ -20,7 +20,7 @@ from moonshot.engine import Game
 from moonshot.fairness import FORMAT, commitment, verify
 from moonshot.server.app import ServerApp
 from moonshot.store import rules_named
-from security.conftest import bots_game, http, sse_events, wait_for
+from security.conftest import bots_game, http, sse_events
 from trend_sdk import SdkBot
 
 pytestmark = pytest.mark.asyncio

@@ -25,7 +25,6 @@ from moonshot.variants import VARIANTS
 from security.conftest import bots_game, http, sse_events, wait_for
 from trend_sdk import SdkBot
 
-
 # Turbo messages that name cards made public by the rules (charges and exposures are shown to
 # all, a claimer shows its hand, a played card is played): every other card a spectator is
 # shown must have been played already
