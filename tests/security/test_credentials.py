@@ -63,7 +63,7 @@ async def a_left_sessions_chair(server: ServerApp, code: str) -> tuple[int, str,
 
 async def test_no_credential_or_digest_of_a_secret_is_public(server: ServerApp) -> None:
     """The attack: read every chair's credential from the anonymous game list, search it offline."""
-    sid, secret, cleanup = await a_left_sessions_chair(server, "creds")
+    _, secret, cleanup = await a_left_sessions_chair(server, "creds")
     digest = hashlib.sha256(secret.encode()).hexdigest()
     trend = SdkBot(f"ws://127.0.0.1:{server.trend_port}/", 1, "tokened", token="12345678", games=1)
     await asyncio.wait_for(asyncio.to_thread(trend.run), 120)
