@@ -524,3 +524,28 @@ async def test_a_patient_seat_has_no_deadline_and_its_illegal_answer_waits_for_a
     st = t.stats()[0]
     assert st.timeouts == 0 and st.forced == 0 and st.illegal == 1 and len(r.rejected) == 1
     assert all(q.deadline is None for q in r.requests)
+
+
+async def test_the_table_seals_its_deals_and_a_restored_table_keeps_the_commitment() -> None:
+    from moonshot.events import SPECTATOR, GameStarted
+    from moonshot.fairness import commitment
+
+    seat = Remote()
+    t = Table(RULES, [seat, *bots(3)], table_id="sealed")
+    salt = t.meta["deal_salt"]
+    assert t.meta["deal_commitment"] == commitment("sealed", t.seed, salt) == t.seal.commitment
+    t.start()
+    assert await asyncio.wait_for(t.done, 30) is TableStatus.FINISHED
+    start = seat.events[0].event
+    assert isinstance(start, GameStarted) and start.seed is None and start.commitment == t.seal.commitment
+    end = next(te.event for te in seat.events if isinstance(te.event, GameEnded))
+    assert (end.seed, end.salt) == (t.seed, salt)
+    # a spectator sees no hand while the game runs; after it, everything
+    running = Table(RULES, bots(), table_id="running")
+    assert not [te for te in running.view_log(SPECTATOR) if isinstance(te.event, HandDealt)]
+    assert [te for te in running.view_log(None) if isinstance(te.event, HandDealt)]
+    assert len([te for te in t.spectator_log() if isinstance(te.event, HandDealt)]) >= 4
+    # rebuilt from its actions and meta (a restart, an adoption), the same commitment
+    again = Table(RULES, bots(), seed=t.seed, table_id="sealed", actions=t.game.actions, meta=t.meta)
+    assert again.seal.commitment == t.seal.commitment
+    assert Table(RULES, bots(), seed=t.seed, table_id="sealed").seal.commitment != t.seal.commitment

@@ -485,7 +485,7 @@ class ServerApp:
             forced=rec.forced,
             restored=True,
             names=[str(p.get("name", "")) for p in rec.players],
-            meta={**meta, "restored": True},
+            meta={**meta, "restored": True, "deal_salt": rec.meta.get("deal_salt")},
             deals=deals,
         )
 
@@ -646,7 +646,7 @@ class ServerApp:
                     restored=True,
                     names=names,
                     credentials=credentials,
-                    meta={"protocol": rec.protocol, "restored": True},
+                    meta={"protocol": rec.protocol, "restored": True, "deal_salt": rec.meta.get("deal_salt")},
                 )
             except Exception as e:
                 log.exception("event=restore_failed game=%s", rec.id)

@@ -398,7 +398,14 @@ class TournamentHost:
 
     def _result_from_record(self, t: Tournament, g: ScheduledGame, rec: Any) -> GameResult:
         table = Table(
-            t.rules, [None] * 4, seed=g.seed, table_id=rec.id, actions=rec.actions, forced=rec.forced, restored=True
+            t.rules,
+            [None] * 4,
+            seed=g.seed,
+            table_id=rec.id,
+            actions=rec.actions,
+            forced=rec.forced,
+            restored=True,
+            meta={"deal_salt": rec.meta.get("deal_salt")},
         )
         return self._result(t, g, table, [False] * 4)
 
@@ -516,6 +523,8 @@ class TournamentHost:
                 "rotation": g.rotation,
                 # what the history page shows for each chair: the bot and its options, or the protocol
                 "algorithms": json.dumps([_shown(seated[e], c) for e, c in zip(g.seats, arrived)]),
+                # a game a restart cut publishes the commitment it published before
+                "deal_salt": rec.meta.get("deal_salt") if rec is not None else None,
             },
         )
         for chair, c in enumerate(arrived):
