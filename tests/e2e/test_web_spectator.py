@@ -1,8 +1,8 @@
 """What each viewer may see: two people at one Turbo table never see a hidden card of another
 seat before it is public (not in the page, not in the events their browser receives), while a
 spectator, who sits nowhere, sees every hand on a server run with ``--open-spectators`` (without
-it a spectator sees only what is public: tests/security/test_spectators.py). A claim shows the claimer's hand to the others,
-who answer it on the page."""
+it a spectator sees only what is public: tests/security/test_spectators.py). A claim shows the
+claimer's hand to the others, who answer it on the page."""
 
 from __future__ import annotations
 
