@@ -20,7 +20,7 @@ from moonshot.engine import Game
 from moonshot.fairness import FORMAT, commitment, verify
 from moonshot.server.app import ServerApp
 from moonshot.store import rules_named
-from security.conftest import bots_game, http, sse_events
+from security.conftest import bots_game, http, sse_events, wait_for
 from trend_sdk import SdkBot
 
 pytestmark = pytest.mark.asyncio
@@ -230,3 +230,41 @@ async def test_moonshot_verify_accepts_a_real_game_and_rejects_a_tampered_one(
         assert result.exit_code == 1 and "NOT VERIFIED" in result.output, result.output
     other = run(record, "--commitment", "ab" * 32)
     assert other.exit_code == 1 and "not the one you saw" in " ".join(other.output.split())
+
+
+class Thinking(RandomPlayer):
+    async def play(self, view: Any) -> str | None:  # type: ignore[override]
+        await asyncio.sleep(0.05)
+        return super().play(view)
+
+
+async def test_a_tournament_game_reveals_nothing_while_its_deal_set_is_played(server: ServerApp) -> None:
+    """Every rotation of a deal set deals the same hands: the record (or the seed) of a finished
+    game of a running tournament would show the hands of the next ones. They open when the
+    tournament is over."""
+    assert server.sessions_port and server.tournaments is not None
+    async with http(server, "org") as org, http(server) as anon:
+        body = {"variant": "standard", "sets": 1, "deals_per_set": 1, "bots": ["random", "b=random", "c=random"],
+                "externals": ["ext"]}  # fmt: skip
+        r = await org.post("/api/tournaments", json=body)
+        assert r.status_code == 201, r.text
+        tid, token = r.json()["id"], r.json()["tokens"]["ext"]
+        t = server.tournaments.tournaments[tid]
+        client = await RecordingClient.connect("127.0.0.1", server.sessions_port)
+        await asyncio.wait_for(client.play(Thinking(random.Random(1)), lobby_code=token), 120)
+        first = next(m for m in client.seen if m.get("type") == "end_game")
+        assert "deal_reveal" not in first  # the seed of the set stays secret
+        await wait_for(lambda: t.results)
+        gid = t.results[0].game_id
+        assert server.recorder is not None
+        await server.recorder.flush()  # type: ignore[attr-defined]
+        assert t.status == "running"
+        r = await anon.get(f"/api/games/{gid}")
+        assert r.status_code == 403 and "tournament" in r.json()["error"]
+        for _ in range(3):  # the other rotations, then the tournament is over and everything opens
+            await asyncio.wait_for(client.play(RandomPlayer(random.Random(2)), lobby_code=token), 120)
+        await asyncio.wait_for(asyncio.shield(t.task), 120)  # type: ignore[arg-type]
+        await server.recorder.flush()  # type: ignore[attr-defined]
+        record = (await anon.get(f"/api/games/{gid}")).json()
+        assert record["deal_seal"]["seed"] and record["commitment"]
+        await client.close()

@@ -549,3 +549,17 @@ async def test_the_table_seals_its_deals_and_a_restored_table_keeps_the_commitme
     again = Table(RULES, bots(), seed=t.seed, table_id="sealed", actions=t.game.actions, meta=t.meta)
     assert again.seal.commitment == t.seal.commitment
     assert Table(RULES, bots(), seed=t.seed, table_id="sealed").seal.commitment != t.seal.commitment
+
+
+async def test_a_table_that_reveals_later_keeps_its_seed_and_hands_after_the_end() -> None:
+    from moonshot.events import GameStarted
+
+    seat = Remote()
+    t = Table(RULES, [seat, *bots(3)], table_id="later", meta={"reveal_at_end": False})
+    t.start()
+    assert await asyncio.wait_for(t.done, 30) is TableStatus.FINISHED
+    end = next(te.event for te in seat.events if isinstance(te.event, GameEnded))
+    assert end.seed is None and end.salt == ""
+    start = seat.events[0].event
+    assert isinstance(start, GameStarted) and start.commitment == t.seal.commitment
+    assert not [te for te in t.spectator_log() if isinstance(te.event, HandDealt)]

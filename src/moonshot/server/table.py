@@ -407,6 +407,9 @@ class Table:
         self.seal = DealSeal(self.id, self.seed, str(salt), self.deals)
         self.meta["deal_salt"] = self.seal.salt
         self.meta["deal_commitment"] = self.seal.commitment
+        # False: the seed is not revealed when this game ends, nor its hands to spectators (a
+        # tournament's game, whose deal set other rotations still play: the API reveals it later)
+        self.reveal_at_end = self.meta.get("reveal_at_end") is not False
         self.game = Game(rules, self.seed, self.deals)
         self.forced_log: list[bool] = []
         for i, a in enumerate(actions):  # a restored table: replay what the store holds
@@ -825,7 +828,9 @@ class Table:
         """The event as it leaves the table: the game's start with the deals' commitment, its end
         with the seed and salt that open it (``DealSeal.decorate``), for every protocol alike."""
         t = type(e)
-        return self.seal.decorate(e) if t is GameStarted or t is GameEnded else e
+        if t is GameStarted or (t is GameEnded and self.reveal_at_end):
+            return self.seal.decorate(e)
+        return e
 
     def _view(self, seat: int | None, start: int, end: int, forced: bool = False) -> list[TableEvent]:
         out = []
@@ -843,7 +848,7 @@ class Table:
 
     def spectator_log(self) -> list[TableEvent]:
         """What a spectator may see now: the public events while the game runs, all once it is over."""
-        return self.view_log(None if self.game.over else SPECTATOR)
+        return self.view_log(None if self.game.over and self.reveal_at_end else SPECTATOR)
 
     # ------------------------------------------------------------ seats coming and going
     def _on_attach(self, cmd: _Attach) -> None:

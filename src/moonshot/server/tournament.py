@@ -525,6 +525,9 @@ class TournamentHost:
                 "algorithms": json.dumps([_shown(seated[e], c) for e, c in zip(g.seats, arrived)]),
                 # a game a restart cut publishes the commitment it published before
                 "deal_salt": rec.meta.get("deal_salt") if rec is not None else None,
+                # the other rotations of its deal set deal the same hands: its seed and hands stay
+                # hidden until the tournament is over (GET /api/games/<id> then shows them)
+                "reveal_at_end": False,
             },
         )
         for chair, c in enumerate(arrived):

@@ -274,6 +274,8 @@ class GameStream:
         self.closed = False
         # spectators see every hand live: an unrated open-hands table, or --open-spectators
         self.open = False
+        # True: the hands stay hidden from spectators after the game too (a tournament's game)
+        self.sealed = False
         self.chat_log: list[dict[str, Any]] = []  # {"name","message","version","sub"}: persisted
 
     def start(self, translator: TurboTranslator) -> None:
@@ -289,7 +291,7 @@ class GameStream:
         seat = self.seat_of(name)
         if seat is not None:
             return seat
-        return None if self.open or self.complete else SPECTATOR
+        return None if self.open or (self.complete and not self.sealed) else SPECTATOR
 
     def seat_of(self, name: str) -> int | None:
         """The chair of the person called ``name`` (None: not seated, or not started)."""
@@ -1096,7 +1098,8 @@ class TurboLobby:
         g = LobbyGame(table.id, table.rules.name, table.seed, names[min(people)] if people else "", members)
         players = [Player(m.name, m.kind, m.algorithm) for m in members]
         g.stream = GameStream(g.id)
-        g.stream.open = self.options.open_spectators
+        g.stream.open = self.options.open_spectators and table.reveal_at_end
+        g.stream.sealed = not table.reveal_at_end
         g.stream.start(TurboTranslator(table.rules, table.seed, players, table.game.deal_specs))
         g.hosted = HostedGame(g.id, table, players, g.stream, self._save_chat)
         self.games[g.id] = g
@@ -1253,6 +1256,16 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
             return []
         return [summary(r) for r in await lobby.store.list_games(None, limit, offset)]
 
+    async def tournament_over(tid: Any) -> bool:
+        from moonshot.server.tournament import KEY_PREFIX
+
+        if not isinstance(tid, str):
+            return False
+        state = lobby.tournaments.state(tid) if lobby.tournaments is not None else None
+        if state is None and lobby.store is not None:
+            state = await lobby.store.get_value(KEY_PREFIX + tid)
+        return isinstance(state, dict) and state.get("status") in ("finished", "failed")
+
     async def game(request: Request, caller: Caller) -> Any:
         game_id = request.path_params["game_id"]
         if lobby.store is None:
@@ -1262,6 +1275,9 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
             raise RequestError(404, f"no stored game {game_id!r}")
         if rec.status == "running":
             raise RequestError(403, "the game is still running: watch it through /game/subscribe")
+        if rec.meta.get("reveal_at_end") is False and not await tournament_over(rec.meta.get("tournament")):
+            # its deal set is still being played in other rotations: its hands would tell theirs
+            raise RequestError(403, "a tournament's game is shown once the tournament is over")
         g = rec.rebuild()
         algorithms = json.loads(rec.meta.get("algorithms", "[]") or "[]")
         players = []
