@@ -209,9 +209,16 @@ async def test_moonshot_verify_accepts_a_real_game_and_rejects_a_tampered_one(
         path.write_text(json.dumps(data))
         return runner.invoke(main, ["verify", "--record", str(path), *extra])
 
-    ok = run(record, "--commitment", seen)
+    # what the client saw: the commitment at the start, and its own hands
+    seat = start["player_order"].index(me)
+    mine = [f"{m['round_index']}:{seat}:{' '.join(m['cards'])}" for m in client.seen if m.get("type") == "start_round"]
+    hands = [a for h in mine for a in ("--hand", h)]
+    ok = run(record, "--commitment", seen, *hands)
     assert ok.exit_code == 0, ok.output
     assert "verified" in ok.output
+    other_seat = mine[0].replace(f":{seat}:", f":{(seat + 1) % 4}:", 1)
+    wrong = run(record, "--commitment", seen, "--hand", other_seat)
+    assert wrong.exit_code == 1 and "not the one the seed dealt" in " ".join(wrong.output.split())
     db = str(server.config.db_url)
     stored = await asyncio.to_thread(runner.invoke, main, ["verify", record["id"], "--db", db, "--commitment", seen])
     assert stored.exit_code == 0, stored.output
