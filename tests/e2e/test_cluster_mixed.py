@@ -90,7 +90,7 @@ async def test_a_person_on_one_process_and_a_sessions_bot_on_another_play_a_stan
     b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=3)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann:
-            gid = await new_http_game(ann, 17)
+            gid = await new_http_game(ann)
             async with await Client.connect("127.0.0.1", b.port) as sdk:
                 # the Sessions bot joins through B and waits in A's game; then two server bots
                 bot = asyncio.create_task(sdk.play(BotPlayer(make_bot("heuristic"), random.Random(3)), lobby_code=gid))
@@ -123,8 +123,8 @@ async def test_refusals_and_leaving_through_another_process(cluster: Cluster) ->
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "host"}, timeout=60) as web:
             turbo_id = (await web.post("/lobby/new", json={"variant": "turbo"})).json()
-            std_id = await new_http_game(web, 5)
-            waiting_id = await new_http_game(web, 6)
+            std_id = await new_http_game(web)
+            waiting_id = await new_http_game(web)
             async with await Client.connect("127.0.0.1", b.port) as client:
                 # rules Sessions cannot express: the single-process reason
                 with pytest.raises(ProtocolError, match="Sessions protocol cannot express the 'turbo' rules"):
@@ -196,7 +196,7 @@ async def test_kill_9_of_a_mixed_games_process_mid_game_the_sessions_player_play
     a, b, c = await three_nodes(cluster)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann_a:
-            gid = await new_http_game(ann_a, 41)
+            gid = await new_http_game(ann_a)
             cookies = dict(ann_a.cookies)
             async with await Client.connect("127.0.0.1", b.port) as sdk:
                 bot = asyncio.create_task(sdk.play(BotPlayer(make_bot("heuristic"), random.Random(5)), lobby_code=gid))
@@ -242,7 +242,7 @@ async def test_kill_9_of_an_open_mixed_games_process_the_waiting_sessions_player
     a, b, c = await three_nodes(cluster)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann_a:
-            gid = await new_http_game(ann_a, 43)
+            gid = await new_http_game(ann_a)
             cookies = dict(ann_a.cookies)
             async with await Client.connect("127.0.0.1", b.port) as sdk:
                 bot = asyncio.create_task(sdk.play(BotPlayer(make_bot("heuristic"), random.Random(6)), lobby_code=gid))
