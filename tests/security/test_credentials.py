@@ -163,3 +163,50 @@ async def test_a_weak_trend_token_cannot_be_searched_online(server: ServerApp) -
         for t in threads:
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(t, 60)
+
+
+async def test_after_a_restart_a_restored_trend_chair_is_limited_too(tmp_path: Any) -> None:
+    """The same search against a chair of a game restored from the store (its player has not
+    come back since the restart): the restored chair counts wrong tokens as well."""
+    from moonshot.server.app import ServerConfig
+
+    def config() -> ServerConfig:
+        return ServerConfig(sessions_port=None, trend_port=0, db_url=f"sqlite+aiosqlite:///{tmp_path / 'g.db'}",
+                            bot="random", fill_wait=0.3, move_timeout=10.0, restore_grace=60.0)  # fmt: skip
+
+    first = ServerApp(config())
+    await first.start()
+    port = first.trend_port
+    assert port
+    others = [SdkBot(f"ws://127.0.0.1:{port}/", n, f"slow{n}", games=1, lobby_code="weak", think=0.3)
+              for n in (2, 3, 4)]  # fmt: skip
+    threads = [asyncio.create_task(asyncio.to_thread(b.run)) for b in others]
+    victim = await asyncio.to_thread(trend_join, port, 1, "victim", "12345678")
+    victim.settimeout(60)
+    frames: list[str] = []
+    while not any('"new_deal"' in f for f in frames):
+        frames.append(await asyncio.to_thread(victim.recv))
+    await first.stop()  # the game stays in the store, unfinished
+    with contextlib.suppress(Exception):
+        victim.close()
+    for t in threads:
+        with contextlib.suppress(BaseException):
+            await asyncio.wait_for(t, 60)
+    again = ServerApp(config())
+    await again.start()
+    try:
+        port = again.trend_port
+        assert port and again.trend is not None
+        assert again.names_trend_chair("victim")
+        rejoins = again.trend.rejoins
+        for guess in range(rejoins.limit):
+            ws = await asyncio.to_thread(trend_join, port, 1, "victim", f"{guess:08d}")
+            await wait_for(lambda n=guess + 1: len(rejoins._fails.get(("chair", 1, "victim"), ())) >= n)
+            ws.shutdown()
+        found = await asyncio.to_thread(trend_join, port, 1, "victim", "12345678")
+        first_frame = json.loads(await asyncio.to_thread(found.recv))
+        found.close()
+        assert first_frame["eventName"] == "error" and "too many wrong tokens" in first_frame["data"]["message"]
+        assert again.names_trend_chair("victim")  # still nobody's
+    finally:
+        await again.stop()

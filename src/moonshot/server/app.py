@@ -382,6 +382,7 @@ class ServerApp:
 
         self.trend = TrendService(self.lobby)  # type: ignore[arg-type]
         self.trend.find_chair = lambda j: self.find_trend_chair(j.number, j.name, j.token)
+        self.trend.names_chair = lambda j: self.names_trend_chair(j.name)
         if self.cluster is not None:  # matched, rejoined and adopted through Redis, on every node
             from moonshot.server.cluster_trend import TrendCluster, TrendLobby
 
@@ -600,6 +601,14 @@ class ServerApp:
                         return (t, i)
                     found = found or (t, i)
         return found
+
+    def names_trend_chair(self, name: str) -> bool:
+        """Is an empty chair of a restored running game held under ``name`` (its token unseen)?"""
+        return any(
+            t.restored and not t.done.done() and t.names[i] == name and t.chairs[i].occupant is None and stored
+            for t in self.tables.values()
+            for i, stored in enumerate(t.credentials)
+        )
 
     def _make_bot(self) -> Seat:
         bot = self._bot()

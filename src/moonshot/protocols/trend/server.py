@@ -101,6 +101,8 @@ class TrendService:
         self.rejoins = AttemptLimiter()  # wrong tokens per chair left and per address
         # one process (no cluster): the chairs of restored games, whose tokens no ``away`` entry holds
         self.find_chair: ChairFinder | None = None
+        # one process: is there such a restored chair (number and name), whatever the token?
+        self.names_chair: Callable[[tc.Join], bool] | None = None
         self.app = Starlette(routes=[WebSocketRoute("/", self.serve_socket)])
         self.asgi = asgi if asgi is not None else os.environ.get("MOONSHOT_TREND_ASGI", "") not in ("", "0")
         self._wire: WireListener | None = None
@@ -286,7 +288,10 @@ class TrendService:
         return [tc.PlayerInfo(str(c + 1) if as_text else c + 1, names[c]) for c in range(4)]
 
     def _claims_away(self, j: tc.Join) -> bool:
-        return any(a.number == j.number and a.name == j.name and not a.table.done.done() for a in self.away)
+        """Does ``j`` name a chair its player left (here, or in a restored game)?"""
+        if any(a.number == j.number and a.name == j.name and not a.table.done.done() for a in self.away):
+            return True
+        return self.names_chair is not None and self.remote is None and self.names_chair(j)
 
     def _find_away(self, j: tc.Join) -> _Away | None:
         for a in self.away:
