@@ -7,6 +7,7 @@ every variant must keep.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from moonshot.actions import AcceptClaim, Charge, Claim, Expose, Pass, Play, Rej
 from moonshot.cards import ALL_CARDS, QUEEN_SPADES, TWO_CLUBS, card_list
 from moonshot.engine import DealSpec, Game, IllegalAction, Phase, keyed_permutation, replay
 from moonshot.events import (
+    SPECTATOR,
     CardPlayed,
     Charged,
     ChargesRevealed,
@@ -1259,9 +1261,19 @@ def check_redaction(g: Game) -> None:
                     assert isinstance(seen, type(e)) and seen.cards is None and seen.count == e.count
             elif isinstance(e, Charged) and e.blind and e.seat != viewer:
                 assert isinstance(seen, Charged) and seen.cards is None and seen.count == e.count
+            elif isinstance(e, GameStarted):
+                assert seen == dataclasses.replace(e, seed=None)  # the seed deals every hand
             else:
                 assert seen is e
         assert e.for_viewer(None) is e
+        # a spectator sees what every seat sees: the event whole only when all four see it whole,
+        # else the copy of a seat outside the audience
+        spect = e.for_viewer(SPECTATOR)
+        if all(e.for_viewer(v) is e for v in range(4)):
+            assert spect is e
+        else:
+            outside = next(v for v in range(4) if e.for_viewer(v) is not e)
+            assert spect == e.for_viewer(outside)
 
 
 INVARIANT_SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -9,6 +9,7 @@ import pytest
 from gamekit import cs
 from moonshot.events import (
     EVERYONE,
+    SPECTATOR,
     CardPlayed,
     Charged,
     ChargesRevealed,
@@ -33,7 +34,6 @@ from moonshot.events import (
 from moonshot.rules import PassDirection
 
 PUBLIC = [
-    GameStarted("standard", 7),
     DealStarted(0, PassDirection.LEFT, 0, None),
     ChargingStarted(None),
     Charged(1, cs("QS"), 1, False, 0b0010, None),
@@ -54,8 +54,31 @@ PUBLIC = [
 @pytest.mark.parametrize("event", PUBLIC, ids=lambda e: e.kind)
 def test_public_events_are_seen_whole_by_everyone(event: Event) -> None:
     assert event.audience == EVERYONE
-    for viewer in (None, 0, 1, 2, 3):
+    for viewer in (None, 0, 1, 2, 3, SPECTATOR):
         assert event.for_viewer(viewer) is event
+
+
+def test_the_seed_is_seen_by_nobody_while_the_game_runs() -> None:
+    e = GameStarted("standard", 7, "ab" * 32)
+    assert e.audience == 0 and e.for_viewer(None) is e
+    for viewer in (0, 1, 2, 3, SPECTATOR):
+        seen = e.for_viewer(viewer)
+        assert seen == GameStarted("standard", None, "ab" * 32)
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        HandDealt(1, cs("2C 3C AS")),
+        PassSent(0, 1, cs("QS AH 2C"), 3),
+        PassReceived(0, 3, cs("QS AH 2C"), 3),
+        Charged(1, cs("QS TC"), 2, True, 0b0010, 2),
+    ],
+    ids=lambda e: e.kind,
+)
+def test_a_spectator_sees_no_secret_of_any_seat(event: Event) -> None:
+    seen = event.for_viewer(SPECTATOR)
+    assert seen is None or getattr(seen, "cards", None) is None
 
 
 def test_a_dealt_hand_is_seen_only_by_its_seat() -> None:
@@ -96,5 +119,10 @@ def test_open_charges_are_public() -> None:
 
 
 def test_event_kinds_are_distinct() -> None:
-    kinds = [cls.kind for cls in (type(e) for e in PUBLIC)] + ["hand_dealt", "pass_sent", "pass_received"]
+    kinds = [cls.kind for cls in (type(e) for e in PUBLIC)] + [
+        "game_started",
+        "hand_dealt",
+        "pass_sent",
+        "pass_received",
+    ]
     assert len(kinds) == len(set(kinds))

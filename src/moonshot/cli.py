@@ -660,6 +660,10 @@ _LAZY_COMMANDS = {
         "Play GAMES games of the Sessions protocol with a moonshot bot, SESSIONS at a time on one connection.",
     ),
     "games": ("moonshot.server.commands:games_cmd", "List stored games (newest first)."),
+    "verify": (
+        "moonshot.server.commands:verify_cmd",
+        "Check a finished game's deals and result against the commitment it published at its start.",
+    ),
     "trend-node": (
         "moonshot.protocols.trend.commands:trend_node_cmd",
         "Run a Trend Hearts game node: one table, its seat page and the Trend WebSocket on one port.",

@@ -1,10 +1,12 @@
 """Domain events: what happened in a game, each carrying who may see it.
 
-Every event has an ``audience``: a 4-bit seat mask (bit ``s`` = seat ``s`` may see it).
-Spectators see everything (the unredacted stream, as Turbo Hearts serves it). A seat outside
-the audience sees :meth:`Event.redacted` instead: a version without the secret (how many
-cards were passed, not which), or nothing at all. Redaction happens here, once, so no
-protocol adapter can leak a hand by forgetting to filter.
+Every event has an ``audience``: a seat mask (bit ``s`` = seat ``s`` may see it).
+A seat outside the audience sees :meth:`Event.redacted` instead: a version without the secret
+(how many cards were passed, not which), or nothing at all. A spectator of a running game is the
+viewer :data:`SPECTATOR`, outside every audience: it sees only what every seat sees (cards played,
+hand sizes, scores, a claimer's shown hand). ``None`` as viewer is the whole record (a finished
+game's replay, an open-hands table). Redaction happens here, once, so no protocol adapter can leak
+a hand by forgetting to filter.
 
 The classes are dataclasses (equality, ``repr``, ``replace``) with hand-written ``__init__``
 methods and ``kind`` properties: compiled with mypyc (``make compile``) a dataclass-generated
@@ -19,7 +21,9 @@ from dataclasses import dataclass, fields, replace
 from moonshot.cards import CardSet
 from moonshot.rules import PassDirection
 
-EVERYONE = 0b1111
+# the viewer who sits in no chair (bit 4 of an audience): it sees what every seat sees
+SPECTATOR = 4
+EVERYONE = 0b11111  # the four seats and the spectators
 
 
 def seat_bit(seat: int) -> int:
@@ -28,7 +32,8 @@ def seat_bit(seat: int) -> int:
 
 @dataclass(slots=True)
 class Event:
-    """Base class. ``audience`` says who sees the event as is."""
+    """Base class. ``audience`` says who sees the event as is: a mask of seats (bits 0-3) and
+    :data:`SPECTATOR` (bit 4, set only for what every seat sees)."""
 
     @property
     def kind(self) -> str:
@@ -47,7 +52,8 @@ class Event:
         return (type(self), tuple(getattr(self, f.name) for f in fields(self)))
 
     def for_viewer(self, seat: int | None) -> Event | None:
-        """The event as ``seat`` sees it; ``None`` as viewer means a spectator (sees all)."""
+        """The event as ``seat`` sees it: a chair 0-3, :data:`SPECTATOR` (what is public), or
+        ``None`` (everything: a finished game's record, an open-hands table)."""
         if seat is None or self.audience >> seat & 1:
             return self
         return self.redacted()
@@ -55,16 +61,29 @@ class Event:
 
 @dataclass(slots=True, init=False)
 class GameStarted(Event):
-    variant: str
-    seed: int
+    """The game begins. ``seed`` deals every hand, so nobody sees it while the game runs (the
+    redacted copy has ``None``); ``commitment`` is the table's published commitment to the deals
+    (:mod:`moonshot.fairness`), filled in by the server as the event goes out."""
 
-    def __init__(self, variant: str, seed: int) -> None:
+    variant: str
+    seed: int | None
+    commitment: str
+
+    def __init__(self, variant: str, seed: int | None, commitment: str = "") -> None:
         self.variant = variant
         self.seed = seed
+        self.commitment = commitment
 
     @property
     def kind(self) -> str:
         return "game_started"
+
+    @property
+    def audience(self) -> int:
+        return 0
+
+    def redacted(self) -> Event | None:
+        return replace(self, seed=None)
 
 
 @dataclass(slots=True, init=False)
@@ -371,14 +390,24 @@ class DealEnded(Event):
 
 @dataclass(slots=True, init=False)
 class GameEnded(Event):
+    """The game is over. ``seed`` and ``salt`` reveal what the game's commitment was made of
+    (:mod:`moonshot.fairness`): the server fills them in as the event goes out; the engine's own
+    copy leaves them empty."""
+
     totals: tuple[int, ...]
     winners: tuple[int, ...]
     deals: int
+    seed: int | None
+    salt: str
 
-    def __init__(self, totals: tuple[int, ...], winners: tuple[int, ...], deals: int) -> None:
+    def __init__(
+        self, totals: tuple[int, ...], winners: tuple[int, ...], deals: int, seed: int | None = None, salt: str = ""
+    ) -> None:
         self.totals = totals
         self.winners = winners
         self.deals = deals
+        self.seed = seed
+        self.salt = salt
 
     @property
     def kind(self) -> str:
@@ -387,6 +416,7 @@ class GameEnded(Event):
 
 __all__ = [
     "EVERYONE",
+    "SPECTATOR",
     "CardPlayed",
     "Charged",
     "ChargesRevealed",

@@ -322,8 +322,9 @@ async def test_workers_share_one_port(cluster: Cluster) -> None:
 
 
 # ---------------------------------------------------------------- Turbo HTTP + SSE across processes
-async def new_http_game(c: httpx.AsyncClient, seed: int) -> str:
-    r = await c.post("/lobby/new", json={"variant": "standard", "seed": seed})
+async def new_http_game(c: httpx.AsyncClient) -> str:
+    """A standard game (dealt by the server's secret seed: others join it)."""
+    r = await c.post("/lobby/new", json={"variant": "standard"})
     assert r.status_code == 200, r.text
     return str(r.json())
 
@@ -336,7 +337,7 @@ async def test_an_http_game_made_on_one_process_is_played_and_streamed_through_a
             httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann_a,
             httpx.AsyncClient(base_url=b.url(), cookies={"name": "bob"}, timeout=60) as bob_b,
         ):
-            gid = await new_http_game(ann_a, 11)
+            gid = await new_http_game(ann_a)
             # B forwards the join to A, which hosts the game; B's lobby knows the game
             assert (await bob_b.post("/lobby/join", json={"id": gid})).status_code == 200
             async with bob_b.stream("GET", "/lobby/subscribe") as resp:
@@ -383,7 +384,7 @@ async def test_kill_9_of_an_http_games_process_the_game_is_adopted_and_its_strea
     b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=3)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann_a:
-            gid = await new_http_game(ann_a, 23)
+            gid = await new_http_game(ann_a)
             for _ in range(3):
                 r = await ann_a.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})
                 assert r.status_code == 200, r.text
@@ -423,7 +424,7 @@ async def test_workers_share_one_http_port_and_any_of_them_answers_for_a_game(cl
         # to either worker
         fresh = httpx.Limits(max_keepalive_connections=0)
         async with httpx.AsyncClient(base_url=node.url(), cookies={"name": "ann"}, timeout=60, limits=fresh) as ann:
-            gid = await new_http_game(ann, 31)
+            gid = await new_http_game(ann)
             for _ in range(3):
                 r = await ann.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})
                 assert r.status_code == 200, r.text
@@ -445,7 +446,7 @@ async def test_kill_9_of_an_open_http_games_process_another_takes_the_game_at_on
     b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=2)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann_a:
-            gid = await new_http_game(ann_a, 37)
+            gid = await new_http_game(ann_a)
             r = await ann_a.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})
             assert r.status_code == 200, r.text  # two of four: the game is open, not started
             cookies = dict(ann_a.cookies)

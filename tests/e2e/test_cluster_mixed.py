@@ -74,10 +74,10 @@ async def wait_names(c: httpx.AsyncClient, gid: str, count: int, timeout: float 
         await asyncio.sleep(0.1)
 
 
-async def create_tournament(web: httpx.AsyncClient, deals_per_set: int, seed: int, external: str) -> dict[str, Any]:
+async def create_tournament(web: httpx.AsyncClient, deals_per_set: int, external: str) -> dict[str, Any]:
     """A one-set standard tournament of a random bot, a heuristic bot and one external entrant,
-    made over HTTP: its id and the entrant's token (``tokens``)."""
-    body = {"variant": "standard", "sets": 1, "deals_per_set": deals_per_set, "seed": seed,
+    made over HTTP (its seed the server's secret): its id and the entrant's token (``tokens``)."""
+    body = {"variant": "standard", "sets": 1, "deals_per_set": deals_per_set,
             "bots": ["random", "heuristic"], "externals": [external]}  # fmt: skip
     r = await web.post("/api/tournaments", json=body)
     assert r.status_code == 201, r.text
@@ -90,7 +90,7 @@ async def test_a_person_on_one_process_and_a_sessions_bot_on_another_play_a_stan
     b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=3)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann:
-            gid = await new_http_game(ann, 17)
+            gid = await new_http_game(ann)
             async with await Client.connect("127.0.0.1", b.port) as sdk:
                 # the Sessions bot joins through B and waits in A's game; then two server bots
                 bot = asyncio.create_task(sdk.play(BotPlayer(make_bot("heuristic"), random.Random(3)), lobby_code=gid))
@@ -123,8 +123,8 @@ async def test_refusals_and_leaving_through_another_process(cluster: Cluster) ->
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "host"}, timeout=60) as web:
             turbo_id = (await web.post("/lobby/new", json={"variant": "turbo"})).json()
-            std_id = await new_http_game(web, 5)
-            waiting_id = await new_http_game(web, 6)
+            std_id = await new_http_game(web)
+            waiting_id = await new_http_game(web)
             async with await Client.connect("127.0.0.1", b.port) as client:
                 # rules Sessions cannot express: the single-process reason
                 with pytest.raises(ProtocolError, match="Sessions protocol cannot express the 'turbo' rules"):
@@ -154,7 +154,7 @@ async def test_a_tournaments_external_sessions_entrant_plays_through_another_pro
     b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=3)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=60) as web:
-            created = await create_tournament(web, deals_per_set=1, seed=8, external="x")
+            created = await create_tournament(web, deals_per_set=1, external="x")
             token = created["tokens"]["x"]
             async with await Client.connect("127.0.0.1", b.port) as client:
                 # a wrong token names nothing: it would wait in the pool, never take x's seat
@@ -196,7 +196,7 @@ async def test_kill_9_of_a_mixed_games_process_mid_game_the_sessions_player_play
     a, b, c = await three_nodes(cluster)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann_a:
-            gid = await new_http_game(ann_a, 41)
+            gid = await new_http_game(ann_a)
             cookies = dict(ann_a.cookies)
             async with await Client.connect("127.0.0.1", b.port) as sdk:
                 bot = asyncio.create_task(sdk.play(BotPlayer(make_bot("heuristic"), random.Random(5)), lobby_code=gid))
@@ -242,7 +242,7 @@ async def test_kill_9_of_an_open_mixed_games_process_the_waiting_sessions_player
     a, b, c = await three_nodes(cluster)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "ann"}, timeout=60) as ann_a:
-            gid = await new_http_game(ann_a, 43)
+            gid = await new_http_game(ann_a)
             cookies = dict(ann_a.cookies)
             async with await Client.connect("127.0.0.1", b.port) as sdk:
                 bot = asyncio.create_task(sdk.play(BotPlayer(make_bot("heuristic"), random.Random(6)), lobby_code=gid))
@@ -292,7 +292,7 @@ async def test_kill_9_of_a_tournaments_process_its_external_entrant_on_another_j
     b = await start_node(cluster, free_port(), "b", http_port=free_port(), lease=2)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=60) as web:
-            created = await create_tournament(web, deals_per_set=2, seed=9, external="x")
+            created = await create_tournament(web, deals_per_set=2, external="x")
             token, tid = created["tokens"]["x"], created["id"]
         results, lost = [], []
         async with await Client.connect("127.0.0.1", b.port) as client:
@@ -343,7 +343,7 @@ async def test_trend_bots_on_one_process_play_an_http_game_hosted_by_another(clu
     b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), lease=3)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "erin"}, timeout=60) as erin:
-            r = await erin.post("/lobby/new", json={"variant": "trend", "seed": 5})
+            r = await erin.post("/lobby/new", json={"variant": "trend"})
             assert r.status_code == 200, r.text
             gid = r.json()
             url = f"ws://127.0.0.1:{trend_b}/"
@@ -423,7 +423,7 @@ async def test_a_tournaments_external_trend_entrant_plays_through_another_proces
     b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), lease=3)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=60) as web:
-            created = await create_tournament(web, deals_per_set=1, seed=8, external="t")
+            created = await create_tournament(web, deals_per_set=1, external="t")
             token = created["tokens"]["t"]
             bot = SdkBot(f"ws://127.0.0.1:{trend_b}/", 1, "trend-sdk", token=token, games=4)
             thread = threading.Thread(target=bot.run, daemon=True)
@@ -458,7 +458,7 @@ async def test_kill_9_of_a_mixed_games_process_mid_game_its_trend_bots_play_on(c
     c = await start_node(cluster, free_port(), "c", "--trend-port", str(free_port()), http_port=free_port(), lease=2)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "erin"}, timeout=60) as erin_a:
-            r = await erin_a.post("/lobby/new", json={"variant": "trend", "seed": 7})
+            r = await erin_a.post("/lobby/new", json={"variant": "trend"})
             assert r.status_code == 200, r.text
             gid = r.json()
             cookies = dict(erin_a.cookies)
@@ -517,7 +517,7 @@ async def test_kill_9_of_a_tournaments_process_its_external_trend_entrant_on_ano
     b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), http_port=free_port(), lease=2)
     try:
         async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "organiser"}, timeout=60) as web:
-            created = await create_tournament(web, deals_per_set=2, seed=10, external="t")
+            created = await create_tournament(web, deals_per_set=2, external="t")
             token, tid = created["tokens"]["t"], created["id"]
         bot = SdkBot(f"ws://127.0.0.1:{trend_b}/", 1, "trend-sdk", token=token, think=0.01)
         told: list[dict[str, object]] = []

@@ -60,7 +60,7 @@ async def test_eight_entrants_with_two_external_clients_play_a_fair_tournament(a
     async with http(app) as web:
         r = await web.post(
             "/api/tournaments",
-            json={"variant": "standard", "sets": 1, "deals_per_set": 2, "seed": 42, "bots": bots,
+            json={"variant": "standard", "sets": 1, "deals_per_set": 2, "bots": bots,
                   "externals": ["sessions-sdk", "trend-sdk"]},
         )  # fmt: skip
         assert r.status_code == 201, r.text

@@ -1,7 +1,8 @@
 """What each viewer may see: two people at one Turbo table never see a hidden card of another
 seat before it is public (not in the page, not in the events their browser receives), while a
-spectator, who sits nowhere, sees every hand. A claim shows the claimer's hand to the others,
-who answer it on the page."""
+spectator, who sits nowhere, sees every hand on a server run with ``--open-spectators`` (without
+it a spectator sees only what is public: tests/security/test_spectators.py). A claim shows the
+claimer's hand to the others, who answer it on the page."""
 
 from __future__ import annotations
 
@@ -95,7 +96,8 @@ def check_events_private(seen: list[dict[str, Any]], me: str) -> None:
 
 
 async def test_seated_people_never_see_hidden_cards_and_a_spectator_sees_all(tmp_path: Path) -> None:
-    async with web_server(tmp_path, seed=5) as app, chromium() as browser:
+    # --open-spectators: Turbo's own trust model, where whoever watches sees every hand
+    async with web_server(tmp_path, seed=5, open_spectators=True) as app, chromium() as browser:
         base = f"http://127.0.0.1:{app.http_port}"
         alice = await Person.open(browser, base, "alice")
         bob = await Person.open(browser, base, "bob")

@@ -34,3 +34,27 @@ def test_never_more_than_burst_plus_rate_times_time(steps: list[tuple[float, int
         if b.take(n, now):
             taken += n
     assert taken <= 300 + 100 * now + 1e-6
+
+
+def test_wrong_secrets_past_the_limit_block_the_key_until_the_window_passes() -> None:
+    from moonshot.server.ratelimit import AttemptLimiter
+
+    lim = AttemptLimiter(limit=3, window=60.0)
+    chair, addr, other = ("chair", 1), ("address", "10.0.0.1"), ("address", "10.0.0.2")
+    for t in (0.0, 1.0):
+        assert not lim.blocked(t, chair, addr)
+        lim.failed(t, chair, addr)
+    assert not lim.blocked(2.0, chair)
+    lim.failed(2.0, chair, addr)
+    assert lim.blocked(3.0, chair) and lim.blocked(3.0, addr) and lim.blocked(3.0, other, chair)
+    assert not lim.blocked(3.0, other)
+    assert not lim.blocked(60.5, chair)  # the first failure is a minute old: two left in the window
+
+
+def test_the_limiter_forgets_the_oldest_keys() -> None:
+    from moonshot.server.ratelimit import AttemptLimiter
+
+    lim = AttemptLimiter(limit=1, window=60.0, max_keys=10)
+    for k in range(100):
+        lim.failed(0.0, k)
+    assert len(lim._fails) == 10 and lim.blocked(0.0, 99) and not lim.blocked(0.0, 0)

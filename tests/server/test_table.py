@@ -605,3 +605,42 @@ async def test_a_seat_that_does_not_report_sends_keeps_the_clock_from_the_reques
     assert t._pending[0].timer.when() == req.deadline  # no grace: nothing will say it was sent
     t.stop()
     await t.done
+
+
+async def test_the_table_seals_its_deals_and_a_restored_table_keeps_the_commitment() -> None:
+    from moonshot.events import SPECTATOR, GameStarted
+    from moonshot.fairness import commitment
+
+    seat = Remote()
+    t = Table(RULES, [seat, *bots(3)], table_id="sealed")
+    salt = t.meta["deal_salt"]
+    assert t.meta["deal_commitment"] == commitment("sealed", t.seed, salt) == t.seal.commitment
+    t.start()
+    assert await asyncio.wait_for(t.done, 30) is TableStatus.FINISHED
+    start = seat.events[0].event
+    assert isinstance(start, GameStarted) and start.seed is None and start.commitment == t.seal.commitment
+    end = next(te.event for te in seat.events if isinstance(te.event, GameEnded))
+    assert (end.seed, end.salt) == (t.seed, salt)
+    # a spectator sees no hand while the game runs; after it, everything
+    running = Table(RULES, bots(), table_id="running")
+    assert not [te for te in running.view_log(SPECTATOR) if isinstance(te.event, HandDealt)]
+    assert [te for te in running.view_log(None) if isinstance(te.event, HandDealt)]
+    assert len([te for te in t.spectator_log() if isinstance(te.event, HandDealt)]) >= 4
+    # rebuilt from its actions and meta (a restart, an adoption), the same commitment
+    again = Table(RULES, bots(), seed=t.seed, table_id="sealed", actions=t.game.actions, meta=t.meta)
+    assert again.seal.commitment == t.seal.commitment
+    assert Table(RULES, bots(), seed=t.seed, table_id="sealed").seal.commitment != t.seal.commitment
+
+
+async def test_a_table_that_reveals_later_keeps_its_seed_and_hands_after_the_end() -> None:
+    from moonshot.events import GameStarted
+
+    seat = Remote()
+    t = Table(RULES, [seat, *bots(3)], table_id="later", meta={"reveal_at_end": False})
+    t.start()
+    assert await asyncio.wait_for(t.done, 30) is TableStatus.FINISHED
+    end = next(te.event for te in seat.events if isinstance(te.event, GameEnded))
+    assert end.seed is None and end.salt == ""
+    start = seat.events[0].event
+    assert isinstance(start, GameStarted) and start.commitment == t.seal.commitment
+    assert not [te for te in t.spectator_log() if isinstance(te.event, HandDealt)]

@@ -83,6 +83,8 @@ class ServerConfig:
     http_port: int | None = None  # Turbo HTTP + SSE and the web app (CLI default 7380); 0: any free port
     open_names: bool = False  # the seed's behaviour: the name cookie alone says who you are
     allowed_origins: tuple[str, ...] = ()  # other origins whose pages may POST (a proxy's); see turbo.guard
+    # spectators of a running HTTP game see every hand (Turbo's trust model; open_names implies it)
+    open_spectators: bool = False
     secret: str | None = None  # signs session cookies; None: MOONSHOT_SECRET, else kept in the store
     static_dir: Path | None = None  # the web app's files (default: moonshot/web/static)
     # a cluster of server processes (moonshot.server.cluster): None = this process alone
@@ -153,7 +155,12 @@ class ServerApp:
                 # in a cluster, its tables' actions go to the Redis log first (adoption)
                 recorder=self.cluster.recorder() if self.cluster is not None else self.recorder,
                 store=self.store,
-                options=LobbyOptions(open_names=cfg.open_names, seed=cfg.seed, allowed_origins=cfg.allowed_origins),
+                options=LobbyOptions(
+                    open_names=cfg.open_names,
+                    seed=cfg.seed,
+                    allowed_origins=cfg.allowed_origins,
+                    open_spectators=cfg.open_spectators or cfg.open_names,
+                ),
                 track=self._track,
                 mixed_policy=self.policy(),
             )
@@ -382,6 +389,7 @@ class ServerApp:
 
         self.trend = TrendService(self.lobby)  # type: ignore[arg-type]
         self.trend.find_chair = lambda j: self.find_trend_chair(j.number, j.name, j.token)
+        self.trend.names_chair = lambda j: self.names_trend_chair(j.name)
         if self.cluster is not None:  # matched, rejoined and adopted through Redis, on every node
             from moonshot.server.cluster_trend import TrendCluster, TrendLobby
 
@@ -485,7 +493,7 @@ class ServerApp:
             forced=rec.forced,
             restored=True,
             names=[str(p.get("name", "")) for p in rec.players],
-            meta={**meta, "restored": True},
+            meta={**meta, "restored": True, "deal_salt": rec.meta.get("deal_salt")},
             deals=deals,
         )
 
@@ -601,6 +609,14 @@ class ServerApp:
                     found = found or (t, i)
         return found
 
+    def names_trend_chair(self, name: str) -> bool:
+        """Is an empty chair of a restored running game held under ``name`` (its token unseen)?"""
+        return any(
+            t.restored and not t.done.done() and t.names[i] == name and t.chairs[i].occupant is None and stored
+            for t in self.tables.values()
+            for i, stored in enumerate(t.credentials)
+        )
+
     def _make_bot(self) -> Seat:
         bot = self._bot()
         name = self.sessions.bot_tag(f"moonshot_{bot.name}") if self.sessions else f"moonshot_{bot.name}"
@@ -646,7 +662,7 @@ class ServerApp:
                     restored=True,
                     names=names,
                     credentials=credentials,
-                    meta={"protocol": rec.protocol, "restored": True},
+                    meta={"protocol": rec.protocol, "restored": True, "deal_salt": rec.meta.get("deal_salt")},
                 )
             except Exception as e:
                 log.exception("event=restore_failed game=%s", rec.id)

@@ -1001,6 +1001,7 @@ class Cluster:
         info = {
             "variant": table.rules.name,
             "seed": table.seed,
+            "salt": table.seal.salt,  # the deals' commitment: an adopter publishes the same one
             "protocol": table.meta.get("protocol", "sessions"),
             "names": list(table.names),
             "creds": table.credentials,
@@ -1348,7 +1349,7 @@ class Cluster:
             restored=True,
             names=names,
             credentials=creds,
-            meta={"protocol": meta.get("protocol", "sessions"), "restored": True},
+            meta={"protocol": meta.get("protocol", "sessions"), "restored": True, "deal_salt": meta.get("salt")},
         )
         lease = self.key("lease", tid)
         self.write(lease, "h", self.key("tables"), tid, self.node)
@@ -1428,6 +1429,7 @@ class Cluster:
             names = [str(p.get("name", "")) for p in rec.players]
             creds = [c if isinstance(c := p.get("credential"), str) else None for p in rec.players]
             meta = {"variant": rec.variant, "seed": rec.seed, "protocol": rec.protocol, "names": names, "creds": creds}
+            meta["salt"] = rec.meta.get("deal_salt")
             if rec.protocol != "sessions":
                 meta.update(players=rec.players, tmeta=rec.meta)
             lease = self.key("lease", rec.id)

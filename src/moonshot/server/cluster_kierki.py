@@ -614,7 +614,7 @@ class ClusterKierki(KierkiService):
             names=names,
             deals=deals,
             text=text,
-            meta={"restored": True},
+            meta={"restored": True, "deal_salt": meta.get("salt")},
         )
         o = Owned(self, table, [None] * 4)
         kept: list[KierkiRemoteSeat] = []

@@ -489,7 +489,7 @@ class TrendCluster:
             restored=True,
             names=names,
             credentials=creds,
-            meta={"protocol": "trend", "restored": True},
+            meta={"protocol": "trend", "restored": True, "deal_salt": meta.get("salt")},
         )
         for seat in kept:
             cl.send(seat.node, {"k": "ad", "t": table_id, "b": seat.binding, "owner": cl.node}, fence=table_id)

@@ -12,11 +12,15 @@ import contextlib
 import json
 import statistics
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import click
 from rich.console import Console
 from rich.table import Table as RichTable
+
+from moonshot.fairness import FORMAT, verify
 
 console = Console()
 
@@ -133,6 +137,12 @@ def bad_db(e: Exception) -> click.BadParameter:
     help=ALLOWED_ORIGIN_HELP,
 )
 @click.option(
+    "--open-spectators",
+    is_flag=True,
+    help="Anyone not seated sees every hand of a running HTTP game, as Turbo Hearts shows it "
+    "(default: only what is public until the game ends; --open-names implies it).",
+)
+@click.option(
     "--secret",
     default=None,
     envvar="MOONSHOT_SECRET",
@@ -218,6 +228,7 @@ def serve_cmd(
     no_http: bool,
     open_names: bool,
     allowed_origins: tuple[str, ...],
+    open_spectators: bool,
     secret: str | None,
     db: str,
     no_db: bool,
@@ -279,6 +290,7 @@ def serve_cmd(
         http_port=None if no_http else http_port,
         open_names=open_names,
         allowed_origins=allowed_origins,
+        open_spectators=open_spectators or open_names,
         secret=secret,
         db_url=None if no_db else db,
         move_timeout=move_timeout,
@@ -559,4 +571,149 @@ def replay_stored(game_id: str, db: str | None, quiet: bool) -> int:
     return 0
 
 
-__all__ = ["DB_HELP", "bot_cmd", "games_cmd", "replay_stored", "serve_cmd", "store_url_option"]
+def _hands_option(texts: Sequence[str]) -> list[tuple[int, int, int]]:
+    """``DEAL:SEAT:CARDS`` (``0:2:2C 3C ... AS``, seats 0-3 = N E S W) -> (deal, seat, card mask)."""
+    from moonshot.cards import CardError, parse_card_set
+
+    out = []
+    for text in texts:
+        deal, _, rest = text.partition(":")
+        seat, _, cards = rest.partition(":")
+        try:
+            out.append((int(deal), int(seat), parse_card_set(cards.split())))
+        except (ValueError, CardError) as e:
+            raise click.BadParameter(f"{text!r}: {e} (use DEAL:SEAT:CARDS)", param_hint="'--hand'") from None
+    return out
+
+
+def verify_record(data: dict[str, Any], commitment: str | None, hands: Sequence[tuple[int, int, int]]) -> list[str]:
+    """Check a finished game's public record (``GET /api/games/<id>``) against its commitment."""
+    from moonshot.actions import action_from_dict
+    from moonshot.protocols.kierki.gamefile import parse_game
+    from moonshot.store import rules_named
+
+    seal = data.get("deal_seal")
+    if not isinstance(seal, dict) or data.get("status") != "finished":
+        return ["the record has no revealed deal seal (is the game finished?)"]
+    if seal.get("format") != FORMAT:
+        return [f"unknown commitment format {seal.get('format')!r} (this moonshot knows {FORMAT})"]
+    published = str(seal.get("commitment"))
+    problems = []
+    if commitment is not None and commitment.strip().lower() != published:
+        problems.append(f"the record's commitment {published} is not the one you saw ({commitment})")
+    try:
+        rules = rules_named(str(data["variant"]))
+        actions = [action_from_dict(a) for a in data.get("actions", [])]
+        deals = parse_game(data["deals"]) if isinstance(data.get("deals"), str) else None
+        seed = int(seal["seed"])
+    except (KeyError, TypeError, ValueError) as e:
+        return [*problems, f"the record cannot be read: {e}"]
+    game_id = str(seal.get("game_id", data.get("id")))
+    return problems + verify(
+        rules, game_id, published, seed, str(seal.get("salt")), actions, deals, data.get("totals"), hands
+    )
+
+
+def verify_stored(
+    game_id: str, db: str | None, commitment: str | None, hands: Sequence[tuple[int, int, int]]
+) -> list[str]:
+    """Check a finished stored game against the commitment it published when it started."""
+    from moonshot.store import Store, StoreError, store_url
+
+    try:
+        url = store_url(db or DEFAULT_DB)
+    except StoreError as e:
+        raise bad_db(e) from None
+
+    async def load() -> Any:
+        store = await Store.open(url, create=False)
+        try:
+            return await store.load(game_id)
+        finally:
+            await store.close()
+
+    try:
+        rec = asyncio.run(load())
+    except StoreError as e:
+        raise bad_db(e) from None
+    if rec is None:
+        return [f"no stored game called {game_id!r} in {url}"]
+    if rec.status != "finished":
+        return [f"game {game_id} is {rec.status}: its seed is revealed only when it is finished"]
+    published = rec.meta.get("deal_commitment")
+    salt = rec.meta.get("deal_salt")
+    if not isinstance(published, str) or not isinstance(salt, str):
+        return [f"game {game_id} was stored without a commitment (before games were sealed)"]
+    problems = []
+    if commitment is not None and commitment.strip().lower() != published:
+        problems.append(f"the stored commitment {published} is not the one you saw ({commitment})")
+    deals = rec.deals()
+    return problems + verify(
+        rules_for_record(rec.variant), rec.id, published, rec.seed, salt, rec.actions, deals, rec.totals, hands
+    )
+
+
+def rules_for_record(name: str) -> Any:
+    from moonshot.store import rules_named
+
+    return rules_named(name)
+
+
+@click.command("verify")
+@click.argument("game_id", required=False)
+@click.option(
+    "--record",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A finished game's public record: the JSON of GET /api/games/<id>, checked without the store.",
+)
+@click.option("--commitment", default=None, help="The commitment you saw when the game started (hex).")
+@click.option(
+    "--hand",
+    "hands",
+    multiple=True,
+    metavar="DEAL:SEAT:CARDS",
+    help="A hand you were dealt (deal from 0, seat 0-3 = N E S W): it must be what the seed dealt.",
+)
+@click.option("--db", default=None, callback=store_url_option, metavar="URL", help=DB_HELP)
+def verify_cmd(
+    game_id: str | None, record: str | None, commitment: str | None, hands: tuple[str, ...], db: str | None
+) -> None:
+    """Check a finished game's deals and result against the commitment it published at its start.
+
+    The revealed seed and salt must hash to the commitment, every card played must have been in
+    its seat's hand as the seed dealt it, and the replay must reach the recorded totals."""
+    if (game_id is None) == (record is None):
+        raise click.UsageError("give a GAME_ID (a stored game) or --record FILE (a game's public record)")
+    seen = _hands_option(hands)
+    if record is not None:
+        try:
+            data = json.loads(Path(record).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise click.BadParameter(f"{record}: {e}", param_hint="'--record'") from None
+        if not isinstance(data, dict):
+            raise click.BadParameter(f"{record}: not a game record", param_hint="'--record'")
+        problems = verify_record(data, commitment, seen)
+        name = str(data.get("id", record))
+    else:
+        assert game_id is not None
+        problems = verify_stored(game_id, db, commitment, seen)
+        name = game_id
+    if problems:
+        for p in problems:
+            console.print(f"[red]game {name}: {p}[/]")
+        console.print(f"[red]game {name}: NOT VERIFIED[/]")
+        sys.exit(1)
+    console.print(f"game {name}: verified — the deals are the committed ones and the result replays")
+
+
+__all__ = [
+    "DB_HELP",
+    "bot_cmd",
+    "games_cmd",
+    "replay_stored",
+    "serve_cmd",
+    "store_url_option",
+    "verify_cmd",
+    "verify_record",
+    "verify_stored",
+]

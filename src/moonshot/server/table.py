@@ -23,7 +23,10 @@ seats it counts from when the table asked. When it passes, or an answer is illeg
 forced), ``retry`` (the seat is told and asked again, Kierki's ``WRONG``), or ``pause`` (wait).
 A seat that disconnects is either waited for (``pause``) or handed to a substitute bot after a
 grace period (``bot``); whoever attaches to that chair later first gets the chair's view of the
-whole event log replayed, then the pending request. Spectators get the unredacted stream.
+whole event log replayed, then the pending request. Watchers (``watch``: the server's own game
+streams) get the whole stream and redact it per viewer; a person who sits in no chair sees it as
+:data:`~moonshot.events.SPECTATOR` does while the game runs. The game's first event carries the
+commitment to its deals and its last the seed and salt that open it (:mod:`moonshot.fairness`).
 
 One table's failure never reaches another: a seat callback that raises is detached; an
 exception in the table's own loop is logged, the game is rebuilt from its actions (``restore``)
@@ -38,6 +41,7 @@ import enum
 import itertools
 import logging
 import random
+import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -48,7 +52,8 @@ from moonshot.bots.base import Bot, answer_claim
 from moonshot.bots.random import RandomBot
 from moonshot.cards import card_list
 from moonshot.engine import DealSpec, Game, IllegalAction, Phase
-from moonshot.events import ClaimMade, Event
+from moonshot.events import SPECTATOR, ClaimMade, Event, GameEnded, GameStarted
+from moonshot.fairness import DealSeal, valid_salt
 from moonshot.rules import ClaimFlow, Rules
 from moonshot.views import SeatView, seat_view
 
@@ -407,12 +412,23 @@ class Table:
             raise ValueError("a table has four seats")
         self.id = table_id or f"t{next(_table_ids)}"
         self.rules = rules
-        self.seed = seed if seed is not None else random.SystemRandom().getrandbits(62)
+        self.seed = seed if seed is not None else secrets.randbits(62)
         self.policy = policy or TablePolicy()
         self.recorder = recorder
         self.meta: dict[str, Any] = dict(meta or {})
         # fixed deals (a Kierki game file); None: the seed deals every hand
         self.deals: tuple[DealSpec, ...] | None = tuple(deals) if deals is not None else None
+        # commit and reveal (moonshot.fairness): the salt is drawn once and kept with the game
+        # (its meta, in the store), so a restored table publishes the same commitment
+        salt = self.meta.get("deal_salt")
+        if not valid_salt(salt):
+            salt = secrets.token_hex(16)
+        self.seal = DealSeal(self.id, self.seed, str(salt), self.deals)
+        self.meta["deal_salt"] = self.seal.salt
+        self.meta["deal_commitment"] = self.seal.commitment
+        # False: the seed is not revealed when this game ends, nor its hands to spectators (a
+        # tournament's game, whose deal set other rotations still play: the API reveals it later)
+        self.reveal_at_end = self.meta.get("reveal_at_end") is not False
         self.game = Game(rules, self.seed, self.deals)
         self.forced_log: list[bool] = []
         for i, a in enumerate(actions):  # a restored table: replay what the store holds
@@ -849,7 +865,7 @@ class Table:
             start = self._spect_version
             if start < end:
                 self._spect_version = end
-                out = [TableEvent(v + 1, log_[v], forced and v >= start) for v in range(start, end)]
+                out = [TableEvent(v + 1, self._sealed(log_[v]), forced and v >= start) for v in range(start, end)]
                 for sp in list(self.spectators):
                     try:
                         sp.on_events(self, out)
@@ -857,20 +873,31 @@ class Table:
                         log.exception("table=%s event=spectator_error", self.id)
                         self.spectators.remove(sp)
 
-    def _view(self, seat: int, start: int, end: int, forced: bool = False) -> list[TableEvent]:
+    def _sealed(self, e: Event) -> Event:
+        """The event as it leaves the table: the game's start with the deals' commitment, its end
+        with the seed and salt that open it (``DealSeal.decorate``), for every protocol alike."""
+        t = type(e)
+        if t is GameStarted or (t is GameEnded and self.reveal_at_end):
+            return self.seal.decorate(e)
+        return e
+
+    def _view(self, seat: int | None, start: int, end: int, forced: bool = False) -> list[TableEvent]:
         out = []
         log_ = self.game.log
         for v in range(start, end):
-            e = log_[v].for_viewer(seat)
+            e = self._sealed(log_[v]).for_viewer(seat)
             if e is not None:
                 out.append(TableEvent(v + 1, e, forced))
         return out
 
     def view_log(self, seat: int | None) -> list[TableEvent]:
-        """The whole game so far as ``seat`` (None: a spectator) sees it."""
-        if seat is None:
-            return [TableEvent(v + 1, e) for v, e in enumerate(self.game.log)]
+        """The whole game so far as ``seat`` sees it: a chair, ``SPECTATOR`` (only what is
+        public) or ``None`` (everything: the table's own watchers, which redact per viewer)."""
         return self._view(seat, 0, len(self.game.log))
+
+    def spectator_log(self) -> list[TableEvent]:
+        """What a spectator may see now: the public events while the game runs, all once it is over."""
+        return self.view_log(None if self.game.over and self.reveal_at_end else SPECTATOR)
 
     # ------------------------------------------------------------ seats coming and going
     def _on_attach(self, cmd: _Attach) -> None:

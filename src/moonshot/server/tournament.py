@@ -153,7 +153,8 @@ def summary(state: dict[str, Any]) -> dict[str, Any]:
         "variant": spec.variant,
         "sets": spec.sets,
         "deals_per_set": spec.set_deals(),
-        "seed": spec.seed,
+        # the seed deals every game of the tournament: shown only once it is over
+        "seed": spec.seed if state["status"] in ("finished", "failed") else None,
         "entrants": [e.to_json() for e in spec.entrants],
         "games_played": len(results),
         "games_total": state.get("games_total", len(schedule(spec))),
@@ -452,7 +453,14 @@ class TournamentHost:
 
     def _result_from_record(self, t: Tournament, g: ScheduledGame, rec: Any) -> GameResult:
         table = Table(
-            t.rules, [None] * 4, seed=g.seed, table_id=rec.id, actions=rec.actions, forced=rec.forced, restored=True
+            t.rules,
+            [None] * 4,
+            seed=g.seed,
+            table_id=rec.id,
+            actions=rec.actions,
+            forced=rec.forced,
+            restored=True,
+            meta={"deal_salt": rec.meta.get("deal_salt")},
         )
         return self._result(t, g, table, [False] * 4)
 
@@ -570,6 +578,11 @@ class TournamentHost:
                 "rotation": g.rotation,
                 # what the history page shows for each chair: the bot and its options, or the protocol
                 "algorithms": json.dumps([_shown(seated[e], c) for e, c in zip(g.seats, arrived)]),
+                # a game a restart cut publishes the commitment it published before
+                "deal_salt": rec.meta.get("deal_salt") if rec is not None else None,
+                # the other rotations of its deal set deal the same hands: its seed and hands stay
+                # hidden until the tournament is over (GET /api/games/<id> then shows them)
+                "reveal_at_end": False,
             },
         )
         for chair, c in enumerate(arrived):

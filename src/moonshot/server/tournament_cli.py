@@ -68,7 +68,14 @@ def tournament_cmd() -> None:
     type=click.IntRange(0, 52),
     help="Deals in a set (0: a pass cycle).",
 )
-@click.option("--seed", "-s", default=0, show_default=True, type=int, help="Deals come from this seed (replayable).")
+@click.option(
+    "--seed",
+    "-s",
+    default=None,
+    type=int,
+    help="Deals come from this seed (replayable; default 0 for a local run). With --server: only for "
+    "built-in bots alone, else the server draws a secret seed.",
+)
 @click.option(
     "--bot",
     "bots",
@@ -92,7 +99,7 @@ def create_cmd(
     variant: str,
     sets: int,
     deals_per_set: int,
-    seed: int,
+    seed: int | None,
     bots: tuple[str, ...],
     externals: tuple[str, ...],
     filler: str,
@@ -114,11 +121,12 @@ def create_cmd(
             "variant": variant,
             "sets": sets,
             "deals_per_set": deals_per_set,
-            "seed": seed,
             "bots": list(bots),
             "externals": list(externals),
             "filler": filler,
         }
+        if seed is not None:
+            body["seed"] = seed
         out = _http("POST", _server_url(server) + "/api/tournaments", body)
         console.print(f"tournament [bold]{out['id']}[/] started on {server}: {out['games_total']} games")
         for name, token in out.get("tokens", {}).items():
@@ -127,7 +135,7 @@ def create_cmd(
     if externals:
         raise click.UsageError("external entrants connect to a server: start `moonshot serve` and pass --server URL")
     try:
-        spec = make_spec(variant, sets, bots, seed=seed, deals_per_set=deals_per_set, filler=filler)
+        spec = make_spec(variant, sets, bots, seed=seed or 0, deals_per_set=deals_per_set, filler=filler)
     except TournamentError as e:
         raise click.UsageError(str(e)) from None
     state = asyncio.run(_run_local(spec, db, quiet))

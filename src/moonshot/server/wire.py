@@ -113,7 +113,7 @@ def _text_map(v: Any) -> dict[str, str]:
 # name -> (class, the constructor's fields with their types). Encoding reads the same fields.
 _F = Callable[[Any], Any]
 EVENTS: dict[str, tuple[type[ev.Event], tuple[tuple[str, _F], ...]]] = {
-    "GameStarted": (ev.GameStarted, (("variant", _str), ("seed", _int))),
+    "GameStarted": (ev.GameStarted, (("variant", _str), ("seed", _opt_int), ("commitment", _str))),
     "DealStarted": (
         ev.DealStarted,
         (("deal", _int), ("direction", _direction), ("deal_kind", _int), ("first_leader", _opt_int)),
@@ -157,7 +157,10 @@ EVENTS: dict[str, tuple[type[ev.Event], tuple[tuple[str, _F], ...]]] = {
             ("early", _bool),
         ),
     ),
-    "GameEnded": (ev.GameEnded, (("totals", _ints), ("winners", _ints), ("deals", _int))),
+    "GameEnded": (
+        ev.GameEnded,
+        (("totals", _ints), ("winners", _ints), ("deals", _int), ("seed", _opt_int), ("salt", _str)),
+    ),
 }
 _EVENT_FIELDS = {cls: (name, tuple(f for f, _ in fields)) for name, (cls, fields) in EVENTS.items()}
 

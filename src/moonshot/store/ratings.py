@@ -85,6 +85,9 @@ def seats_of(row: Mapping[str, Any]) -> list[PlayerId] | None:
 def _rateable(row: Mapping[str, Any]) -> tuple[list[PlayerId], list[int], bool] | None:
     if row.get("status") != "finished" or not row.get("totals"):
         return None
+    meta = row.get("meta")
+    if isinstance(meta, dict) and meta.get("unrated"):
+        return None  # a practice game (its creator chose the seed) or an open-hands table
     seats = seats_of(row)
     if seats is None:
         return None

@@ -58,7 +58,8 @@ def canonical(events: list[dict[str, Any]]) -> list[str]:
     for e in events:
         if e["type"] == "sit":
             continue
-        e = {k: v for k, v in e.items() if k != "seed"}
+        # moonshot's own fields the reference does not have: the deals' commitment and reveal
+        e = {k: v for k, v in e.items() if k not in ("seed", "deal_commitment", "deal_reveal")}
         out.append(json.dumps(e, sort_keys=True, separators=(",", ":")))
     return out
 

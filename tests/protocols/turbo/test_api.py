@@ -244,7 +244,7 @@ async def test_charging_rules_are_drawn_from_the_proposals_and_the_proposer_sits
     proposals = {"ann": "blind", "bob": "chain", "cy": "bridge", "di": "blind_chain"}
     clients = {n: env.client(n) for n in proposals}
     try:
-        gid = await new_game(clients["ann"], rules="blind", seed=1234)
+        gid = await new_game(clients["ann"], rules="blind")
         for n in ("bob", "cy", "di"):
             r = await clients[n].post("/lobby/join", json={"id": gid, "rules": proposals[n]})
             assert r.status_code == 200

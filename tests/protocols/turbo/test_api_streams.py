@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -46,20 +47,36 @@ async def test_game_stream_replays_then_end_replay_then_live_and_resumes(tmp_pat
         assert all(parse_event_id(e.id) > parse_event_id(last_id) for e in missed[:-1])  # type: ignore[operator]
 
 
-async def test_a_spectator_sees_every_hand_and_a_seat_only_its_own(tmp_path: Path) -> None:
-    async with http_server(tmp_path) as app:
+@pytest.mark.parametrize(
+    ("options", "body", "open_hands"),
+    [
+        ({}, {}, False),  # by default a spectator sees only what is public
+        ({"open_spectators": True}, {}, True),  # Turbo's trust model
+        ({"open_names": True}, {}, True),  # which --open-names implies
+        ({}, {"open_hands": True}, True),  # a table its creator opened (unrated)
+    ],
+)
+async def test_a_spectator_sees_hands_only_where_open_and_a_seat_only_its_own(
+    tmp_path: Path, options: dict[str, Any], body: dict[str, Any], open_hands: bool
+) -> None:
+    async with http_server(tmp_path, **options) as app:
         url = base_url(app)
         async with (
             httpx.AsyncClient(base_url=url, cookies={"name": "ann"}) as ann,
             httpx.AsyncClient(base_url=url, cookies={"name": "spy"}) as spy,
         ):
-            gid = (await ann.post("/lobby/new", json={"rules": "blind", "seed": 3})).json()
+            gid = (await ann.post("/lobby/new", json={"rules": "blind", **body})).json()
             for _ in range(3):
                 await ann.post("/lobby/add_bot", json={"id": gid, "rules": "blind", "algorithm": "random"})
             async with spy.stream("GET", f"/game/subscribe/{gid}") as resp:
                 seen = await SseReader(resp).until("end_replay")
             deal = next(e.data for e in seen if e.data["type"] == "deal")
-            assert all(len(deal[s]) == 13 for s in SEATS)
+            if open_hands:
+                assert all(len(deal[s]) == 13 for s in SEATS)
+            else:
+                assert all(deal[s] == [] for s in SEATS)
+                assert not any(e.data["type"] in ("send_pass", "recv_pass") for e in seen)
+            assert app.turbo is not None and app.turbo.games[gid].rated is not body.get("open_hands", False)
             async with ann.stream("GET", f"/game/subscribe/{gid}") as resp:
                 mine = await SseReader(resp).until("end_replay")
             me = next(s for s in SEATS if mine[0].data[s]["name"] == "ann")

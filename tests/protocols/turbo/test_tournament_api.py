@@ -53,8 +53,11 @@ async def test_bad_requests_say_what_is_wrong(env: Env) -> None:
 
 async def test_create_follow_and_export(env: Env) -> None:
     async with env.client("org") as c:
-        body = {"variant": "standard", "sets": 1, "deals_per_set": 1, "seed": 3,
+        body = {"variant": "standard", "sets": 1, "deals_per_set": 1,
                 "bots": ["random", "heuristic", "x=random"], "externals": ["late"]}  # fmt: skip
+        # with an external entrant the seed is the server's secret: none may be given
+        r = await c.post("/api/tournaments", json={**body, "seed": 3})
+        assert r.status_code == 400 and "secret seed" in r.json()["error"]
         r = await c.post("/api/tournaments", json=body)
         assert r.status_code == 201, r.text
         made = r.json()
@@ -67,6 +70,7 @@ async def test_create_follow_and_export(env: Env) -> None:
         assert seat["url"] == f"/game#{seat['game']}" and seat["game"] in env.lobby.games
         await asyncio.wait_for(asyncio.shield(t.task), 60)
         status = (await c.get(f"/api/tournaments/{t.id}")).json()
+        assert status["status"] == "finished" and status["seed"] == t.spec.seed  # revealed at the end
         late = next(e for e in status["standings"]["entrants"] if e["entrant"] == "late")
         # it never answered in the first game (two timeouts, then the policy), never came to the rest
         assert late["no_shows"] == 3 and late["games_substituted"] == 4 and late["timeouts"] == 2

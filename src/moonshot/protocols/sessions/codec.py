@@ -40,6 +40,7 @@ from moonshot.events import (
     TrickEnded,
     TrickStarted,
 )
+from moonshot.fairness import FORMAT
 from moonshot.rules import PassDirection, Rules
 from moonshot.variants import find_variant
 
@@ -596,7 +597,10 @@ class SessionCodec:
         if isinstance(e, TrickEnded):
             return {"type": "end_trick", "winning_player": tags[e.winner]}
         if isinstance(e, GameStarted):
-            return {"type": "start_game", "player_order": list(tags)}
+            start: dict[str, Any] = {"type": "start_game", "player_order": list(tags)}
+            if e.commitment:  # moonshot's commitment to the deals (docs/security.md)
+                start["deal_commitment"] = {"format": FORMAT, "commitment": e.commitment}
+            return start
         if isinstance(e, DealStarted):
             self.direction = e.direction
             self.round_index = e.deal
@@ -628,11 +632,14 @@ class SessionCodec:
             # the real points of this round (the reference sends the totals before it: a bug)
             return {"type": "end_round", "player_to_round_points": {tags[s]: p for s, p in enumerate(e.points)}}
         if isinstance(e, GameEnded):
-            return {
+            end: dict[str, Any] = {
                 "type": "end_game",
                 "player_to_game_points": {tags[s]: p for s, p in enumerate(e.totals)},
                 "winning_player": tags[e.winners[0]] if e.winners else "",
             }
+            if e.seed is not None:  # what opens the commitment
+                end["deal_reveal"] = {"format": FORMAT, "seed": str(e.seed), "salt": e.salt}
+            return end
         return None
 
 

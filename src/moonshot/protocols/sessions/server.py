@@ -52,6 +52,7 @@ import hashlib
 import hmac
 import logging
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,7 +61,7 @@ from moonshot.actions import Pass, Play
 from moonshot.engine import Phase
 from moonshot.protocols.sessions import codec as sc
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
-from moonshot.server.ratelimit import TokenBucket
+from moonshot.server.ratelimit import AttemptLimiter, TokenBucket
 from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableStatus
 
 log = logging.getLogger("moonshot.sessions")
@@ -79,6 +80,9 @@ class SessionsOptions:
     burst_bytes: float = 4 * 1024 * 1024
     max_messages_per_s: float = 10_000
     burst_messages: float = 20_000
+    # resume_session: wrong secrets a session id, or an address, may try within the window
+    rejoin_limit: int = 5
+    rejoin_window: float = 60.0
 
 
 SLICE = 4096  # input is decoded this many bytes at a time, so a flood is caught between slices
@@ -250,6 +254,7 @@ class SessionsConnection(asyncio.Protocol):
         self.joining: dict[int, Candidate] = {}  # sessions whose join waits for its answer
         self.backlog: collections.deque[sc.GameSessionRequest] = collections.deque()  # joins after it
         self.peer = "?"
+        self.host = "?"
         self.closed = False
         self._resync: asyncio.TimerHandle | None = None
         self._out: list[bytes] = []
@@ -262,6 +267,7 @@ class SessionsConnection(asyncio.Protocol):
         self.transport = transport
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self.host = str(peer[0]) if isinstance(peer, tuple) else str(peer)
         self.server.connections.add(self)
         log.info("event=connected peer=%s", self.peer)
 
@@ -419,9 +425,23 @@ class SessionsConnection(asyncio.Protocol):
         """Take back the chair of session ``sid`` (its game was restored, or its connection lost),
         if ``secret`` is the one the session was given."""
         server = self.server
+        now = time.monotonic()
+        keys = (("session", sid), ("address", self.host))
+        if server.rejoins.blocked(now, *keys):
+            # too many wrong secrets for this session or from this address: refused unread, with
+            # the same answer as any refusal
+            log.info("event=resume_limited session=%d peer=%s", sid, self.peer)
+            self.send(
+                sc.error_message(
+                    f"no game is waiting for session {sid} with that session_secret", sid, "resume_session"
+                )
+            )
+            return
         live = server.active.get(sid)
         found = server.find_chair(sid, secret) if server.find_chair is not None else None
         busy = live is not None and not live.closed and not live.conn.closed
+        if found is None and not busy:
+            server.rejoins.failed(now, *keys)
         if found is None and not busy and server.remote_resume is not None:
             server.remote_resume(self, sid, secret)  # a cluster: the chair may be on another node
             return
@@ -523,6 +543,8 @@ class SessionsServer:
         # ids used before that may still come back (restored games' sessions and bots): never reissued
         self.reserved: set[int] = set(reserved_ids or ())
         self.connections: set[SessionsConnection] = set()
+        # wrong session secrets, per session and per address (resume_session)
+        self.rejoins = AttemptLimiter(self.options.rejoin_limit, self.options.rejoin_window)
         # a cluster's resume (moonshot.server.cluster): asked when no chair here waits for the session
         self.remote_resume: Callable[[SessionsConnection, int, str], None] | None = None
         self._server: asyncio.base_events.Server | None = None

@@ -50,6 +50,7 @@ from moonshot.events import (
     TrickEnded,
     TrickStarted,
 )
+from moonshot.fairness import FORMAT
 from moonshot.rules import PassDirection, Rules, score_deal
 from moonshot.variants import TREND
 
@@ -606,7 +607,10 @@ class TrendCodec:
                 },
             )
         if isinstance(e, GameStarted):
-            return frame("new_game", peer_list(self.players, self.status))
+            data = peer_list(self.players, self.status)
+            if e.commitment:  # moonshot's commitment to the deals (docs/security.md)
+                data["dealCommitment"] = {"format": FORMAT, "commitment": e.commitment}
+            return frame("new_game", data)
         if isinstance(e, DealStarted):
             self._new_deal(e.deal + 1, e.direction)
             self.counts_in_hand = [13, 13, 13, 13]
@@ -720,7 +724,10 @@ class TrendCodec:
                     "deals": list(self.history[s]),
                 }
             )
-        return frame("game_end", {"players": players})
+        end: dict[str, Any] = {"players": players}
+        if e.seed is not None:  # what opens the commitment
+            end["dealReveal"] = {"format": FORMAT, "seed": str(e.seed), "salt": e.salt}
+        return frame("game_end", end)
 
     # ------------------------------------------------------------ requests and answers
     def request(self, phase: Phase, legal_plays: CardSet) -> dict[str, Any] | None:

@@ -38,6 +38,7 @@ import json
 import logging
 import random
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,7 @@ from moonshot.protocols.turbo.api import (
 )
 from moonshot.protocols.turbo.codec import Player, RequestError, TurboTranslator
 from moonshot.protocols.turbo.guard import OriginGuard
+from moonshot.server.ratelimit import AttemptLimiter
 from moonshot.server.table import (
     BotSeat,
     OnBadAnswer,
@@ -229,6 +231,7 @@ class TrendNode:
         self.hosted: dict[str, HostedGame] = {}
         self.game_id: str | None = None
         self._run_id = secrets.token_hex(3)  # game ids differ between runs of the node
+        self.rejoins = AttemptLimiter()  # wrong tokens per seat and per address
 
     # ------------------------------------------------------------ GameHost (the web table page)
     @property
@@ -317,10 +320,18 @@ class TrendNode:
 
     def join(self, peer: Peer, j: tc.Join) -> None:
         n = j.number
+        # wrong tokens are counted per seat and per address: past the limit the seat (or the
+        # address) is refused for a while whatever the token, so no token is searched online
+        keys = (("seat", n), ("address", peer.addr.rpartition(":")[0]))
+        now = time.monotonic()
+        if self.rejoins.blocked(now, *keys):
+            self._refuse(peer, f"too many wrong tokens for playerNumber {n}: try again later", close=True)
+            return
         tokens = self.config.tokens
         if tokens is not None:
             expected = tokens.get(n)
             if expected is None or not hmac.compare_digest(j.token.encode(), expected.encode()):
+                self.rejoins.failed(now, *keys)
                 self._refuse(peer, f"wrong token for playerNumber {n}: join refused", close=True)
                 return
         setting = self.settings[n - 1]
@@ -334,6 +345,7 @@ class TrendNode:
         if c is not None and not hmac.compare_digest(j.token.encode(), c.token.encode()):
             taken = c.peer is not None and not c.peer.closed
             if taken or self.state != "waiting":
+                self.rejoins.failed(now, *keys)
                 self._refuse(peer, f"seat {n} belongs to another player (token differs)")
                 return
             c = None  # before the match, an abandoned seat goes to whoever joins it
@@ -462,7 +474,8 @@ class TrendNode:
                     seats.append(c.seat)
                 else:
                     seats.append(None)
-        seed = self.rng.getrandbits(62)
+        # a fixed --seed makes the node's games reproducible (tests); else each is dealt by a secret one
+        seed = self.rng.getrandbits(62) if self.config.seed is not None else secrets.randbits(62)
         self.table = Table(
             TREND,
             seats,

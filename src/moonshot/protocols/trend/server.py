@@ -29,6 +29,7 @@ import hashlib
 import hmac
 import logging
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -42,6 +43,7 @@ from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import Peer, PeerBase, TrendSeat
 from moonshot.protocols.trend.wire import WireListener, WirePeer
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.server.ratelimit import AttemptLimiter
 from moonshot.server.table import Table
 
 log = logging.getLogger("moonshot.trend")
@@ -96,8 +98,11 @@ class TrendService:
         self.candidates: dict[PeerBase, Candidate] = {}  # players waiting in the lobby
         self.remote: RemoteLink | None = None  # the cluster's link (serve --redis), else None
         self.joining: set[PeerBase] = set()  # joins the cluster is looking up as rejoins
+        self.rejoins = AttemptLimiter()  # wrong tokens per chair left and per address
         # one process (no cluster): the chairs of restored games, whose tokens no ``away`` entry holds
         self.find_chair: ChairFinder | None = None
+        # one process: is there such a restored chair (number and name), whatever the token?
+        self.names_chair: Callable[[tc.Join], bool] | None = None
         self.app = Starlette(routes=[WebSocketRoute("/", self.serve_socket)])
         self.asgi = asgi if asgi is not None else os.environ.get("MOONSHOT_TREND_ASGI", "") not in ("", "0")
         self._wire: WireListener | None = None
@@ -196,7 +201,18 @@ class TrendService:
         if (old is not None and old.table is not None) or peer in self.joining:
             log.info("event=join_ignored peer=%s reason=already_playing", peer.addr)
             return
+        # a join naming a chair its player left (same number and name) must bring that chair's
+        # token: wrong tokens are counted per chair and per address, and past the limit the
+        # chair (or the address) is refused, whatever the token, for a while
+        keys = (("chair", j.number, j.name), ("address", peer.addr.rpartition(":")[0]))
+        now = time.monotonic()
+        if self._claims_away(j) and self.rejoins.blocked(now, *keys):
+            log.info("event=rejoin_limited peer=%s number=%d", peer.addr, j.number)
+            peer.send(tc.error_frame(f"too many wrong tokens for player {j.number}: try again later"))
+            return
         back = self._find_away(j)
+        if back is None and self._claims_away(j):
+            self.rejoins.failed(now, *keys)
         if back is not None:
             self.away.remove(back)
             back.table.attach(back.chair, self.rejoined(peer, j, back.table, back.chair), replay=True)
@@ -270,6 +286,12 @@ class TrendService:
         names = table.seat_names()
         as_text = isinstance(number_like, str)
         return [tc.PlayerInfo(str(c + 1) if as_text else c + 1, names[c]) for c in range(4)]
+
+    def _claims_away(self, j: tc.Join) -> bool:
+        """Does ``j`` name a chair its player left (here, or in a restored game)?"""
+        if any(a.number == j.number and a.name == j.name and not a.table.done.done() for a in self.away):
+            return True
+        return self.names_chair is not None and self.remote is None and self.names_chair(j)
 
     def _find_away(self, j: tc.Join) -> _Away | None:
         for a in self.away:

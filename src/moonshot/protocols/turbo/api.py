@@ -47,9 +47,11 @@ from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Re
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from moonshot.actions import Action
+from moonshot.actions import Action, action_to_dict
 from moonshot.bots.base import Bot
 from moonshot.engine import DealSpec, Game
+from moonshot.events import SPECTATOR
+from moonshot.fairness import DealSeal
 from moonshot.protocols.turbo.codec import (
     CHARGING_NAMES,
     GAME_ACTIONS,
@@ -368,7 +370,9 @@ class Subscriber:
 
     def __init__(self, name: str, seat: int | None) -> None:
         self.name = name
-        self.seat = seat  # None: not seated (the unredacted stream)
+        # a chair 0-3; SPECTATOR: not seated (only what is public); None: everything (a
+        # finished game, an open-hands table, a server run with --open-spectators)
+        self.seat = seat
         self.queue: asyncio.Queue[Message | None] = asyncio.Queue()
 
 
@@ -382,6 +386,10 @@ class GameStream:
         self.subscribers: set[Subscriber] = set()
         self.complete = False
         self.closed = False
+        # spectators see every hand live: an unrated open-hands table, or --open-spectators
+        self.open = False
+        # True: the hands stay hidden from spectators after the game too (a tournament's game)
+        self.sealed = False
         self.chat_log: list[dict[str, Any]] = []  # {"name","message","version","sub"}: persisted
 
     def start(self, translator: TurboTranslator) -> None:
@@ -389,7 +397,15 @@ class GameStream:
         player who was watching early gets the redacted stream from the first deal on."""
         self.translator = translator
         for sub in self.subscribers:
-            sub.seat = self.seat_of(sub.name)
+            sub.seat = self.viewer_of(sub.name)
+
+    def viewer_of(self, name: str) -> int | None:
+        """How ``name`` sees the stream: its chair, else a spectator's view, which is the whole
+        game once it is over (or on an open table)."""
+        seat = self.seat_of(name)
+        if seat is not None:
+            return seat
+        return None if self.open or (self.complete and not self.sealed) else SPECTATOR
 
     def seat_of(self, name: str) -> int | None:
         """The chair of the person called ``name`` (None: not seated, or not started)."""
@@ -465,7 +481,7 @@ class GameStream:
         self._merge(restored)
 
     def subscribe(self, name: str, after: tuple[int, int] | None) -> Subscriber:
-        sub = Subscriber(name, self.seat_of(name))
+        sub = Subscriber(name, self.viewer_of(name))
         for m in self.messages:
             if after is None or m.position > after:
                 sub.queue.put_nowait(m)
@@ -706,6 +722,10 @@ class LobbyGame:
     stream: GameStream | None = None
     hosted: HostedGame | None = None
     finished: bool = False
+    # the creator named the seed: a practice game of the creator and its own bots, unrated
+    practice: bool = False
+    # spectators see every hand while the game runs: unrated
+    open_hands: bool = False
 
     def names(self) -> list[str]:
         return [m.name for m in self.members]
@@ -713,7 +733,12 @@ class LobbyGame:
     def players(self) -> list[dict[str, Any]]:
         return [m.player_json() for m in self.members]
 
+    @property
+    def rated(self) -> bool:
+        return not (self.practice or self.open_hands)
+
     def to_json(self) -> dict[str, Any]:
+        """What the store keeps of an open game (the seed with it: never sent to a client)."""
         return {
             "id": self.id,
             "variant": self.variant,
@@ -721,6 +746,8 @@ class LobbyGame:
             "created_by": self.created_by,
             "members": [m.to_json() for m in self.members if m.remote is None],
             "created_at": self.created_at,
+            "practice": self.practice,
+            "open_hands": self.open_hands,
         }
 
 
@@ -728,10 +755,18 @@ class LobbyGame:
 class LobbyOptions:
     open_names: bool = False
     seed: int | None = None  # fixes game seeds (tests)
-    allow_seed: bool = True  # POST /lobby/new may give "seed" (reproducible games)
     # origins besides the server's own whose pages may send state-changing requests
     # (``--allowed-origin``: a deployment behind a proxy; see moonshot.protocols.turbo.guard)
     allowed_origins: tuple[str, ...] = ()
+    # POST /lobby/new may give "seed": a practice game (only the creator's bots join it), unrated
+    allow_seed: bool = True
+    # anyone not seated sees every hand of a running game (Turbo's own trust model; --open-names
+    # implies it); else spectators see only what is public until the game ends
+    open_spectators: bool = False
+
+    def __post_init__(self) -> None:
+        if self.open_names:
+            self.open_spectators = True
 
 
 def _open_game(key: str, data: Any) -> LobbyGame | None:
@@ -747,6 +782,8 @@ def _open_game(key: str, data: Any) -> LobbyGame | None:
             created_by=str(data["created_by"]),
             members=[Member(**m) for m in data["members"]],
             created_at=float(data["created_at"]),
+            practice=bool(data.get("practice", False)),
+            open_hands=bool(data.get("open_hands", False)),
         )
     except (KeyError, TypeError, ValueError):
         log.warning("event=bad_open_game key=%s", key)
@@ -997,6 +1034,8 @@ class TurboLobby:
             seed=rec.seed,
             created_by=members[0].name,
             members=members,
+            practice=bool(rec.meta.get("practice", False)),
+            open_hands=bool(rec.meta.get("open_hands", False)),
         )
         g.stream = GameStream(g.id)
         chats: list[dict[str, Any]] = []
@@ -1022,6 +1061,12 @@ class TurboLobby:
         if variant not in GAME_VARIANTS:
             raise RequestError(400, f"unknown variant {variant!r}; known: {', '.join(GAME_VARIANTS)}")
         seed = field_int(body, "seed") if self.options.allow_seed else None
+        open_hands = body.get("open_hands", False)
+        if not isinstance(open_hands, bool):
+            raise RequestError(400, "field 'open_hands' must be true or false")
+        # a seed named by the creator would let the creator know every hand: only a practice game
+        # (the creator and its own bots, unrated) may have one
+        practice = seed is not None
         if seed is None:
             seed = self.rng.getrandbits(62) if self.options.seed is not None else secrets.randbits(62)
         game_id = (
@@ -1029,7 +1074,7 @@ class TurboLobby:
             if self.options.seed is not None
             else str(uuid.uuid4())
         )
-        g = LobbyGame(game_id, variant, seed, name)
+        g = LobbyGame(game_id, variant, seed, name, practice=practice, open_hands=open_hands)
         g.members.append(Member(name, rules=CHARGING_NAMES[rules]))
         g.stream = GameStream(g.id)
         self.games[g.id] = g
@@ -1045,6 +1090,8 @@ class TurboLobby:
         rules = parse_charging(field_str(body, "rules", required=False, max_len=20))
         if any(same_name(m.name, name) for m in g.members):
             raise RequestError(409, f"{name} is already in this game")
+        if g.practice:
+            raise RequestError(403, "a practice game (its creator chose the seed) takes only its creator's bots")
         self._add(g, Member(name, rules=CHARGING_NAMES[rules]))
         return g.names()
 
@@ -1056,6 +1103,8 @@ class TurboLobby:
             raise RequestError(400, f"unknown algorithm {algorithm!r}; known: {', '.join(self.bot_names)}")
         if not any(same_name(m.name, name) for m in g.members):
             raise RequestError(403, f"{name} is not in this game")
+        if g.practice and name != g.created_by:
+            raise RequestError(403, "only the creator adds bots to a practice game")
         taken = set(g.names())
         choices = [n + BOT_SUFFIX for n in BOT_NAMES if n + BOT_SUFFIX not in taken]
         bot_name = self.rng.choice(choices)
@@ -1086,6 +1135,8 @@ class TurboLobby:
             return False
         if g.hosted is not None or g.finished:
             raise LobbyError(f"game {g.id} has already started")
+        if g.practice:
+            raise LobbyError(f"game {g.id} is a practice game: it takes only its creator's bots")
         why = refusal(c.protocol, find_variant(g.variant))
         if why is not None:
             raise LobbyError(f"{why}: it cannot join game {g.id}")
@@ -1174,6 +1225,12 @@ class TurboLobby:
         }
         if any(remote):
             meta["mixed"] = True
+        if g.practice:
+            meta["practice"] = True
+        if g.open_hands:
+            meta["open_hands"] = True
+        if not g.rated:
+            meta["unrated"] = True
         policy = self.mixed_policy if any(remote) else PEOPLE_POLICY
         table = Table(rules, seats, seed=g.seed, policy=policy, table_id=g.id, recorder=self.recorder, meta=meta)
         if self.deals_for is not None:
@@ -1201,6 +1258,7 @@ class TurboLobby:
         ]
         stream = g.stream or GameStream(g.id)
         g.stream = stream
+        stream.open = self.options.open_spectators or g.open_hands
         translator = TurboTranslator(table.rules, table.seed, players, table.game.deal_specs)
         stream.restore_chat(chats)
         stream.start(translator)
@@ -1222,6 +1280,8 @@ class TurboLobby:
         g = LobbyGame(table.id, table.rules.name, table.seed, names[min(people)] if people else "", members)
         players = [Player(m.name, m.kind, m.algorithm) for m in members]
         g.stream = GameStream(g.id)
+        g.stream.open = self.options.open_spectators and table.reveal_at_end
+        g.stream.sealed = not table.reveal_at_end
         g.stream.start(TurboTranslator(table.rules, table.seed, players, table.game.deal_specs))
         g.hosted = HostedGame(g.id, table, players, g.stream, self._save_chat)
         self.games[g.id] = g
@@ -1310,6 +1370,19 @@ def variant_info() -> list[dict[str, Any]]:
     return out
 
 
+# what /api/games shows of a stored player (the store also keeps a chair's credential: never shown)
+PUBLIC_PLAYER_FIELDS = ("name", "kind", "protocol", "bot")
+
+
+def stored_seal(rec: Any) -> DealSeal | None:
+    """The deal seal of a stored game (None: stored before games were sealed)."""
+    salt = rec.meta.get("deal_salt") if isinstance(rec.meta, dict) else None
+    if not isinstance(salt, str):
+        return None
+    deals = rec.deals()
+    return DealSeal(rec.id, rec.seed, salt, tuple(deals) if deals is not None else None)
+
+
 def _when(value: Any) -> str | None:
     if value is None:
         return None
@@ -1359,16 +1432,21 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
         return value
 
     def summary(r: dict[str, Any]) -> dict[str, Any]:
+        meta = r.get("meta") or {}
         return {
             "id": r["id"],
             "variant": r["variant"],
             "protocol": r.get("protocol", ""),
-            "players": r["players"],
+            # what the store keeps of a player that is public (never a chair's credential)
+            "players": [{k: p[k] for k in PUBLIC_PLAYER_FIELDS if k in p} for p in r["players"] or []],
             "status": r["status"],
             "created": _when(r["created_at"]),
             "finished": _when(r["finished_at"]),
             "totals": r["totals"],
             "winners": r["winners"],
+            # the commitment to the deals, published from the start (moonshot.fairness)
+            "commitment": meta.get("deal_commitment") if isinstance(meta, dict) else None,
+            "rated": not (isinstance(meta, dict) and meta.get("unrated")),
         }
 
     async def games(request: Request, caller: Caller) -> Any:
@@ -1377,6 +1455,16 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
         if lobby.store is None:
             return []
         return [summary(r) for r in await lobby.store.list_games(None, limit, offset)]
+
+    async def tournament_over(tid: Any) -> bool:
+        from moonshot.server.tournament import KEY_PREFIX
+
+        if not isinstance(tid, str):
+            return False
+        state = lobby.tournaments.state(tid) if lobby.tournaments is not None else None
+        if state is None and lobby.store is not None:
+            state = await lobby.store.get_value(KEY_PREFIX + tid)
+        return isinstance(state, dict) and state.get("status") in ("finished", "failed")
 
     async def game(request: Request, caller: Caller) -> Any:
         game_id = request.path_params["game_id"]
@@ -1387,6 +1475,9 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
             raise RequestError(404, f"no stored game {game_id!r}")
         if rec.status == "running":
             raise RequestError(403, "the game is still running: watch it through /game/subscribe")
+        if rec.meta.get("reveal_at_end") is False and not await tournament_over(rec.meta.get("tournament")):
+            # its deal set is still being played in other rotations: its hands would tell theirs
+            raise RequestError(403, "a tournament's game is shown once the tournament is over")
         g = rec.rebuild()
         algorithms = json.loads(rec.meta.get("algorithms", "[]") or "[]")
         players = []
@@ -1394,7 +1485,9 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
             kind = "bot" if p.get("kind") == "bot" else "human"
             alg = algorithms[s] if s < len(algorithms) and algorithms[s] else None
             players.append(Player(str(p.get("name", "")), kind, alg))
-        msgs = translate_log(g.rules, rec.seed, players, g.log)
+        seal = stored_seal(rec)
+        log_ = [seal.decorate(e) for e in g.log] if seal is not None else g.log
+        msgs = translate_log(g.rules, rec.seed, players, log_, rec.deals())
         out = summary(
             {
                 "id": rec.id,
@@ -1406,9 +1499,16 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
                 "finished_at": rec.finished_at,
                 "totals": rec.totals,
                 "winners": rec.winners,
+                "meta": rec.meta,
             }
         )
         out["events"] = [m.data for m in msgs]
+        # what `moonshot verify --record` checks: the revealed seed and salt, the actions
+        if seal is not None and rec.status == "finished":
+            out["deal_seal"] = {**seal.revealed(), "commitment": out["commitment"], "seed": str(seal.seed)}
+        if rec.deals() is not None:
+            out["deals"] = rec.meta.get("deals")
+        out["actions"] = [action_to_dict(a) for a in rec.actions]
         return out
 
     return [

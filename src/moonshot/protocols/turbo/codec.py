@@ -60,6 +60,7 @@ from moonshot.events import (
     TrickEnded,
     TrickStarted,
 )
+from moonshot.fairness import FORMAT
 from moonshot.rules import ChargingOrder, PassDirection, Rules
 
 SEATS: Final[tuple[str, str, str, str]] = ("north", "east", "south", "west")
@@ -126,8 +127,8 @@ class Message:
     ) -> None:
         self.version = version
         self.sub = sub
-        self.data = data  # the unredacted event (spectators, the replay viewer)
-        # what seat s sees; None: the same as everyone (no secret in it)
+        self.data = data  # the unredacted event (the replay viewer, open spectators)
+        # what seat s sees (index 4: a spectator, SPECTATOR); None: the same as everyone (no secret)
         self.views = views
         self._json: dict[int, str | None] = {}
         self._frames: dict[int, bytes | None] = {}
@@ -141,7 +142,8 @@ class Message:
         return (self.version, self.sub)
 
     def for_viewer(self, seat: int | None) -> dict[str, Any] | None:
-        """The event as ``seat`` sees it (``None``: a spectator); ``None``: nothing to see."""
+        """The event as ``seat`` sees it: a chair 0-3, ``SPECTATOR`` (4: only what is public) or
+        ``None`` (everything: a finished game, an open-hands table); ``None``: nothing to see."""
         if seat is None or self.views is None:
             return self.data
         return self.views[seat]
@@ -207,7 +209,8 @@ def action_of(event: Event) -> Action | None:
 
 
 def _only(seat: int, data: dict[str, Any], others: dict[str, Any] | None) -> tuple[dict[str, Any] | None, ...]:
-    return tuple(data if s == seat else others for s in range(4))
+    """Views for the four chairs and the spectator (index SPECTATOR): ``data`` for ``seat`` only."""
+    return tuple(data if s == seat else others for s in range(5))
 
 
 class TurboTranslator:
@@ -298,6 +301,8 @@ class TurboTranslator:
             else:
                 d["rules"] = CHARGING_NAMES[order] if order is not None else None
                 d["variant"] = self.rules.name
+            if e.commitment:
+                d["deal_commitment"] = {"format": FORMAT, "commitment": e.commitment}
             emit(v, d, None, out)
         elif isinstance(e, DealStarted):
             self._deal_start = e
@@ -358,7 +363,10 @@ class TurboTranslator:
                 d[f"{SEATS[s]}_score"] = e.points[s]
             emit(v, d, None, out)
         elif isinstance(e, GameEnded):
-            emit(v, {"type": "game_complete"}, None, out)
+            d = {"type": "game_complete"}
+            if e.seed is not None:
+                d["deal_reveal"] = {"format": FORMAT, "seed": str(e.seed), "salt": e.salt}
+            emit(v, d, None, out)
         # ChargingEnded, ClaimSucceeded and events added later carry nothing Turbo shows
 
     def _deal(self, v: int, out: list[Message]) -> None:
@@ -374,7 +382,7 @@ class TurboTranslator:
             full["kind"] = start.deal_kind
             full["kind_name"] = self.rules.scoring_for(start.deal_kind).name
         views = []
-        for viewer in range(4):
+        for viewer in range(5):  # the four chairs, and the spectator (SPECTATOR) who sees no hand
             mine = dict(full)
             for s in range(4):
                 if s != viewer:

@@ -3,7 +3,9 @@
 
 * ``POST /api/tournaments`` ``{variant, sets, deals_per_set, seed, bots: ["search --think-ms 200",
   ...], externals: ["alice", ...], filler}`` -> ``201 {id, games_total, tokens: {name: token}}``:
-  each external entrant's token, shown once (the server keeps only its SHA-256);
+  each external entrant's token, shown once (the server keeps only its SHA-256). The seed is
+  drawn with :mod:`secrets` unless given, and may be given only when no external entrant plays;
+  nobody sees it before the tournament is over;
 * ``POST /api/tournaments/play`` ``{token}``: an external entrant over HTTP asks for its next game;
   the answer comes when the game starts (``{game, seat, url}``: play it through the game routes or
   the web app's ``/game#<id>``) or after ``wait`` seconds (``202 {waiting: true}``: ask again);
@@ -15,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -76,13 +79,18 @@ def routes(
         filler = body.get("filler", "heuristic")
         if not isinstance(filler, str) or len(filler) > 40:
             raise RequestError(400, "filler must be a bot name")
+        # a seed named by the creator lets the creator know every hand: allowed only where no
+        # external entrant plays (the house's bots alone, reproducible research); else secret
+        if body.get("seed") is not None and externals:
+            raise RequestError(400, "a tournament with external entrants gets a secret seed: give no seed")
+        seed = _int(body, "seed", 0, 0, 2**62) if body.get("seed") is not None else secrets.randbits(62)
         try:
             spec = make_spec(
                 variant,
                 _int(body, "sets", 4, 1, 1000),
                 bots,
                 externals,
-                seed=_int(body, "seed", 0, 0, 2**62),
+                seed=seed,
                 deals_per_set=_int(body, "deals_per_set", 0, 0, 52),
                 filler=filler,
                 tokens=["-"] * len(externals),  # placeholders: the host makes the real tokens

@@ -396,6 +396,12 @@ export class Table {
       }
       row.append(wrap(face));
     }
+    if (!this.me && !cards.length && state.started) {
+      // a spectator of a running game sees no hand (only what is public): backs, or a claimer's shown hand
+      const shown = this.visibleHand(state, seat);
+      if (shown) for (const card of shown) row.append(wrap(cardFace(card, { interactive: false })));
+      else for (let i = 0; i < state.counts[seat]; i += 1) row.append(wrap(cardBack()));
+    }
     if (!cards.length && state.started && !state.complete && this.me) row.append(el("div", "empty-hand", "no cards"));
     box.append(row);
   }

@@ -105,7 +105,8 @@ function createForm() {
   }
   const sets = numberInput("t-sets", 1, 1000, 4);
   const deals = numberInput("t-deals", 0, 52, 0);
-  const seed = numberInput("t-seed", 0, null, 0);
+  const seed = numberInput("t-seed", 0, null, "");
+  seed.placeholder = "secret";
   const bots = el("textarea");
   bots.id = "t-bots";
   bots.value = "random\nheuristic\nsearch --think-ms 50";
@@ -115,7 +116,7 @@ function createForm() {
   field(form, "Variant", variant);
   field(form, "Deal sets", sets);
   field(form, "Deals per set", deals, "0: one pass cycle of the variant. Every set is played in every seat rotation.");
-  field(form, "Seed", seed, "The deals come from the seed: the same seed deals the same cards.");
+  field(form, "Seed", seed, "Empty: the server draws a secret seed, shown when the tournament is over. A seed of your own (the same seed deals the same cards) only for built-in bots.");
   const botsLabel = el("label", "full", "Built-in bots, one per line");
   botsLabel.htmlFor = bots.id;
   bots.classList.add("full");
@@ -133,10 +134,10 @@ function createForm() {
       variant: variant.value,
       sets: Number(sets.value),
       deals_per_set: Number(deals.value),
-      seed: Number(seed.value),
       bots: bots.value.split("\n").map((s) => s.trim()).filter(Boolean),
       externals: externals.value.split(",").map((s) => s.trim()).filter(Boolean),
     };
+    if (seed.value.trim() !== "") body.seed = Number(seed.value);
     go.disabled = true;
     try {
       const made = await post("/api/tournaments", body);
@@ -301,7 +302,7 @@ async function showOne(box, id) {
     el(
       "p",
       "muted",
-      `${variantLabel(data.variant)} \u00b7 ${data.sets} deal set${data.sets === 1 ? "" : "s"} of ${data.deals_per_set} deal${data.deals_per_set === 1 ? "" : "s"} \u00b7 seed ${data.seed} \u00b7 ${lower ? "fewer" : "more"} points is better`,
+      `${variantLabel(data.variant)} \u00b7 ${data.sets} deal set${data.sets === 1 ? "" : "s"} of ${data.deals_per_set} deal${data.deals_per_set === 1 ? "" : "s"} \u00b7 ${data.seed === null ? "secret seed" : `seed ${data.seed}`} \u00b7 ${lower ? "fewer" : "more"} points is better`,
     ),
   );
   const bar = el("div", "progress");
