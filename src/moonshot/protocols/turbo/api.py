@@ -1103,7 +1103,7 @@ class TurboLobby:
             raise RequestError(400, f"unknown algorithm {algorithm!r}; known: {', '.join(self.bot_names)}")
         if not any(same_name(m.name, name) for m in g.members):
             raise RequestError(403, f"{name} is not in this game")
-        if g.practice and name != g.created_by:
+        if g.practice and not same_name(name, g.created_by):
             raise RequestError(403, "only the creator adds bots to a practice game")
         taken = set(g.names())
         choices = [n + BOT_SUFFIX for n in BOT_NAMES if n + BOT_SUFFIX not in taken]
