@@ -41,6 +41,7 @@ from moonshot.engine import Phase
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import Peer, PeerBase, TrendSeat
 from moonshot.protocols.trend.wire import WireListener, WirePeer
+from moonshot.server.limits import ClientGuard
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
 from moonshot.server.table import Table
 
@@ -84,9 +85,16 @@ class TrendService:
     """Trend WebSockets on one port, their players handed to the lobby."""
 
     def __init__(
-        self, lobby: Lobby, *, flood_rate: float = 200.0, max_queue: int = 5000, asgi: bool | None = None
+        self,
+        lobby: Lobby,
+        *,
+        flood_rate: float = 200.0,
+        max_queue: int = 5000,
+        asgi: bool | None = None,
+        guard: ClientGuard | None = None,
     ) -> None:
         self.lobby = lobby
+        self.guard = guard  # per-address shares and penalties (the lean listener); None: none
         self.flood_rate = flood_rate
         self.max_queue = max_queue
         self.peers: set[PeerBase] = set()
@@ -109,7 +117,7 @@ class TrendService:
         """Listen; ``reuse_port``: share the port with the other workers (SO_REUSEPORT)."""
         if not self.asgi:
             self._wire = WireListener(
-                self._opened, self._wire_gone, max_queue=self.max_queue, flood_rate=self.flood_rate
+                self._opened, self._wire_gone, max_queue=self.max_queue, flood_rate=self.flood_rate, guard=self.guard
             )
             return await self._wire.start(host, port, reuse_port)
         import socket
@@ -134,7 +142,7 @@ class TrendService:
                 host=host,
                 port=port,
                 log_level="warning",
-                ws_max_size=4 * tc.MAX_FRAME,
+                ws_max_size=tc.MAX_FRAME,
                 ws_per_message_deflate=False,  # compressing every frame cost more CPU than sending it
                 lifespan="off",
             )

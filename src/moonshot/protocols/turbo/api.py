@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from itsdangerous import BadSignature, URLSafeSerializer
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, RedirectResponse, Response
@@ -67,6 +67,8 @@ from moonshot.protocols.turbo.codec import (
     translate_log,
 )
 from moonshot.rules import Rules
+from moonshot.server.httpguard import client_address
+from moonshot.server.limits import ClientGuard, Hold
 from moonshot.server.lobby import Candidate, LobbyError
 from moonshot.server.mixed import refusal
 from moonshot.server.table import (
@@ -91,6 +93,7 @@ PING_SECONDS = 15  # SSE keep-alive comments, so proxies and browsers keep idle 
 CLOSE_AFTER_COMPLETE = 1.0  # seconds a stream stays open after game_complete
 SUBMIT_TIMEOUT = 10.0  # seconds a POST waits for the table's verdict
 NAME_COOKIE = "name"
+LIMIT_RETRY_AFTER = 10  # seconds: a 429 for a share held (open games, chat lines) frees as they end
 SESSION_COOKIE = "moonshot_session"
 BOT_SUFFIX = " (bot)"
 KEEP_FINISHED = 200  # finished games kept in memory for late subscribers
@@ -102,7 +105,9 @@ BOT_NAMES = (
 
 
 def error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+    # a refusal for asking too much (429) says when to ask again
+    headers = {"Retry-After": str(LIMIT_RETRY_AFTER)} if status == 429 else None
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
 # ---------------------------------------------------------------- identity
@@ -453,6 +458,7 @@ class HostedGame:
         self.players = tuple(players)
         self.stream = stream
         self.on_chat = on_chat
+        self.max_chat = 2000  # lines a game's chat keeps (set from the server's ClientLimits)
 
     def seat_of(self, name: str) -> int | None:
         for s, p in enumerate(self.players):
@@ -470,6 +476,8 @@ class HostedGame:
             return "the table did not answer in time"
 
     def chat(self, name: str, message: str) -> None:
+        if len(self.stream.chat_log) >= self.max_chat:
+            raise RequestError(429, f"this game's chat is full ({self.max_chat} lines)")
         self.stream.chat(name, message)
         if self.on_chat is not None:
             self.on_chat(self)
@@ -580,6 +588,9 @@ class LobbyGame:
     stream: GameStream | None = None
     hosted: HostedGame | None = None
     finished: bool = False
+    # the creator's shares of open games (per name, per address): given back when it starts or goes
+    holds: list[Hold] = field(default_factory=list, repr=False, compare=False)
+    touched: float = 0.0  # wall time of the last join or leave (0: created_at); expiry counts from it
 
     def names(self) -> list[str]:
         return [m.name for m in self.members]
@@ -621,8 +632,27 @@ def _open_game(key: str, data: Any) -> LobbyGame | None:
         return None
 
 
+class LobbyEvent(dict[str, Any]):
+    """A lobby event: a dict (as the seed's JSON), encoded as an SSE frame once for every stream."""
+
+    _frame: bytes | None = None
+
+    def frame(self) -> bytes:
+        if self._frame is None:
+            self._frame = b"data: " + json.dumps(self, separators=(",", ":")).encode() + b"\r\n\r\n"
+        return self._frame
+
+
 class TurboLobby:
-    """The Turbo lobby and every game it hosts (a :class:`GameHost`)."""
+    """The Turbo lobby and every game it hosts (a :class:`GameHost`).
+
+    The lobby's streams cost each subscriber O(1) per event: a new subscriber gets ``lobby_state``
+    once, then only changes (``join_lobby``, ``new_game``, ...), each encoded once for all of them
+    (:class:`LobbyEvent`), and a stream writes whatever is queued in one chunk. With a
+    :class:`~moonshot.server.limits.ClientGuard` (``guard``), a name and an address hold a bounded
+    number of open games, open games nobody joins expire after ``game_expiry`` seconds (gone from
+    the store too), and a lobby stream under a name idle for ``lobby_idle`` seconds is ended.
+    """
 
     def __init__(
         self,
@@ -656,6 +686,10 @@ class TurboLobby:
         # the other server processes of a cluster (moonshot.server.cluster_http.HttpPeers): lobby
         # events and name bindings go to them, games started here enter the cluster's directory
         self.peers: Any = None
+        self.guard: ClientGuard | None = None  # per-client shares (moonshot serve sets it)
+        self.seen: dict[str, float] = {}  # name -> monotonic time of its last lobby request
+        self.expired = 0  # open games expired
+        self._sweeper: asyncio.Task[None] | None = None
 
     def _bound(self, name: str, digest: str) -> None:
         self._put(f"turbo:name:{name}", digest)
@@ -689,6 +723,7 @@ class TurboLobby:
         """To every lobby stream here and (unless ``local``) on the cluster's other processes."""
         if self.peers is not None and not local:
             self.peers.broadcast(event)
+        event = event if isinstance(event, LobbyEvent) else LobbyEvent(event)
         for name, queues in self.subscribers.items():
             if name == skip:
                 continue
@@ -696,17 +731,20 @@ class TurboLobby:
                 q.put_nowait(event)
 
     def lobby_state(self) -> dict[str, Any]:
-        return {
-            "type": "lobby_state",
-            "subscribers": sorted(n for n, qs in self.subscribers.items() if qs),
-            "games": {
-                **(self.peers.games() if self.peers is not None else {}),
-                **{g.id: g.names() for g in self.games.values() if not g.finished},
-            },
-        }
+        return LobbyEvent(
+            {
+                "type": "lobby_state",
+                "subscribers": sorted(n for n, qs in self.subscribers.items() if qs),
+                "games": {
+                    **(self.peers.games() if self.peers is not None else {}),
+                    **{g.id: g.names() for g in self.games.values() if not g.finished},
+                },
+            }
+        )
 
     def subscribe_lobby(self, name: str) -> asyncio.Queue[dict[str, Any] | None]:
         q: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self.seen[name] = time.monotonic()
         first = not self.subscribers.get(name)
         self.subscribers.setdefault(name, []).append(q)
         if first:
@@ -720,9 +758,66 @@ class TurboLobby:
             queues.remove(q)
         if not queues:
             self.subscribers.pop(name, None)
+            self.seen.pop(name, None)
             self.broadcast({"type": "leave_lobby", "player": name})
 
+    # ------------------------------------------------------------ expiry
+    def start_sweeper(self) -> None:
+        """Expire open games and idle lobby streams now and then (with a ``guard``)."""
+        if self.guard is not None and self._sweeper is None:
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever(), name="lobby-sweeper")
+
+    async def _sweep_forever(self) -> None:
+        lim = self.guard.limits if self.guard is not None else None
+        if lim is None:
+            return
+        spans = [x for x in (lim.game_expiry, lim.lobby_idle) if x > 0]
+        if not spans:
+            return
+        every = max(0.05, min(60.0, min(spans) / 10))
+        while True:
+            await asyncio.sleep(every)
+            try:
+                self.sweep(time.time(), time.monotonic())
+            except Exception:
+                log.exception("event=lobby_sweep_failed")
+
+    def sweep(self, wall: float, mono: float) -> None:
+        """End open games nobody joined for ``game_expiry`` seconds and lobby streams whose name
+        asked nothing for ``lobby_idle`` seconds (wall and monotonic clocks passed in: tests)."""
+        if self.guard is None:
+            return
+        lim = self.guard.limits
+        if lim.game_expiry > 0:
+            for g in list(self.games.values()):
+                if g.hosted is None and not g.finished and wall - (g.touched or g.created_at) > lim.game_expiry:
+                    self._expire(g)
+        if lim.lobby_idle > 0:
+            for name, queues in list(self.subscribers.items()):
+                if mono - self.seen.get(name, mono) > lim.lobby_idle:
+                    log.info("event=lobby_idle_ended name=%s streams=%d", json.dumps(name), len(queues))
+                    for q in queues:
+                        q.put_nowait(None)
+            for name, when in list(self.seen.items()):  # names with no stream: forgotten
+                if name not in self.subscribers and mono - when > lim.lobby_idle:
+                    del self.seen[name]
+
+    def _expire(self, g: LobbyGame) -> None:
+        self.expired += 1
+        log.info("event=open_game_expired game=%s players=%d expired=%d", g.id, len(g.members), self.expired)
+        for m in g.members:
+            self.broadcast({"type": "leave_game", "id": g.id, "player": m.name})
+            if m.remote is not None:
+                with contextlib.suppress(Exception):
+                    m.remote.seat.end_session(f"game {g.id} expired: nobody joined it")
+        self.games.pop(g.id, None)
+        if g.stream is not None:
+            g.stream.close()
+        self._drop_open(g)
+
     def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         for queues in self.subscribers.values():
             for q in queues:
                 q.put_nowait(None)
@@ -745,6 +840,8 @@ class TurboLobby:
         self._put(f"turbo:open:{g.id}", g.to_json())
 
     def _drop_open(self, g: LobbyGame) -> None:
+        for h in g.holds:  # started or gone: no longer one of its creator's open games
+            h.release()
         self._delete(f"turbo:open:{g.id}")
         if self.peers is not None and g.id not in self.games:
             self.peers.dropped(g.id)  # gone (not started): no process hosts it any more
@@ -768,6 +865,11 @@ class TurboLobby:
         for key, data in (await self.store.values("turbo:open:")).items():
             g = _open_game(key, data)
             if g is None or (claim is not None and not await claim(g.id)):
+                continue
+            expiry = self.guard.limits.game_expiry if self.guard is not None else 0.0
+            if expiry > 0 and time.time() - g.created_at > expiry:
+                self._delete(key)  # expired while the server was down: it does not come back
+                log.info("event=open_game_expired game=%s players=%d at=start", g.id, len(g.members))
                 continue
             g.stream = GameStream(g.id)
             self.games[g.id] = g
@@ -849,6 +951,7 @@ class TurboLobby:
             else str(uuid.uuid4())
         )
         g = LobbyGame(game_id, variant, seed, name)
+        g.holds = self._open_game_shares(name)
         g.members.append(Member(name, rules=CHARGING_NAMES[rules]))
         g.stream = GameStream(g.id)
         self.games[g.id] = g
@@ -858,6 +961,23 @@ class TurboLobby:
         self._save_open(g)
         log.info("event=new_game game=%s variant=%s by=%s", g.id, variant, name)
         return g.id
+
+    def _open_game_shares(self, name: str) -> list[Hold]:
+        """The creator's shares of open games, by name and by address; 429 over either."""
+        if self.guard is None:
+            return []
+        holds: list[Hold] = []
+        for holder, key in ((self.guard.games_by_name, name), (self.guard.games_by_address, client_address.get())):
+            if not key:
+                continue
+            h = holder.acquire(key)
+            if h is None:
+                for x in holds:
+                    x.release()
+                self.guard.refused += 1
+                raise RequestError(429, holder.refusal())
+            holds.append(h)
+        return holds
 
     def join(self, name: str, body: dict[str, Any]) -> list[str]:
         g = self._game(body)
@@ -887,6 +1007,7 @@ class TurboLobby:
         if len(g.members) >= 4:
             raise RequestError(409, "the game is full")
         g.members.append(member)
+        g.touched = time.time()
         self.broadcast({"type": "join_game", "id": g.id, "player": member.name})
         if len(g.members) == 4:
             self._drop_open(g)
@@ -940,6 +1061,7 @@ class TurboLobby:
         if not any(m.name == name for m in g.members):
             raise RequestError(409, f"{name} is not in this game")
         g.members = [m for m in g.members if m.name != name]
+        g.touched = time.time()
         self.broadcast({"type": "leave_game", "id": g.id, "player": name})
         if not any(m.kind == "human" or m.remote is not None for m in g.members):
             # nobody left to play: the game goes (its bots with it); players from other
@@ -1023,6 +1145,8 @@ class TurboLobby:
         stream.restore_chat(chats)
         stream.start(translator)
         g.hosted = HostedGame(g.id, table, players, stream, self._save_chat)
+        if self.guard is not None:
+            g.hosted.max_chat = self.guard.limits.chat_lines_per_game
         self.games[g.id] = g
         self.track(table)
         table.watch(self.peers.spectator(stream) if self.peers is not None else stream)
@@ -1067,13 +1191,23 @@ def lobby_routes(lobby: TurboLobby) -> list[BaseRoute]:
     async def subscribe(request: Request, caller: Caller) -> Response:
         q = lobby.subscribe_lobby(caller.name)
 
-        async def events() -> AsyncIterator[ServerSentEvent]:
+        async def events() -> AsyncIterator[bytes]:
+            # whatever is queued when the stream wakes goes out in one chunk, each event
+            # encoded once for every stream (LobbyEvent)
             try:
                 while True:
                     item = await q.get()
-                    if item is None:
-                        return
-                    yield ServerSentEvent(data=json.dumps(item, separators=(",", ":")))
+                    parts: list[bytes] = []
+                    while True:
+                        if item is None:
+                            if parts:
+                                yield b"".join(parts)
+                            return
+                        parts.append(item.frame() if isinstance(item, LobbyEvent) else LobbyEvent(item).frame())
+                        if q.empty():
+                            break
+                        item = q.get_nowait()
+                    yield b"".join(parts)
             finally:
                 lobby.unsubscribe_lobby(caller.name, q)
 
@@ -1081,6 +1215,7 @@ def lobby_routes(lobby: TurboLobby) -> list[BaseRoute]:
 
     def post(fn: Callable[[str, dict[str, Any]], Any]) -> Callable[[Request, Caller], Awaitable[Any]]:
         async def handle(request: Request, caller: Caller) -> Any:
+            lobby.seen[caller.name] = time.monotonic()
             out = fn(caller.name, await read_body(request))
             if lobby.peers is not None:
                 # in a cluster the answer waits until what the call wrote is in Redis: a new game
