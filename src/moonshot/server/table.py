@@ -894,7 +894,7 @@ class Table:
             return False  # someone came back meanwhile
         Table.abandoned_total += 1
         self.status = TableStatus.ABANDONED
-        log.info(
+        log.warning(
             "table=%s event=table_abandoned actions=%d started=%s bots=%d abandoned_total=%d",
             self.id,
             len(self.game.actions),

@@ -64,6 +64,7 @@ OPEN_TIMEOUT = 10.0  # seconds for the opening handshake
 CLOSE_TIMEOUT = 10.0  # seconds the client has to close the TCP connection after the close frames
 MAX_MESSAGE = tc.MAX_FRAME  # longer messages close the socket (1009)
 SWEEP = 5.0  # seconds between keepalive checks (one timer for all the listener's sockets)
+SLICE = 4096  # input is parsed this many bytes at a time
 
 _OPEN = State.OPEN
 _TEXT, _BINARY, _CONT, _CLOSE = Opcode.TEXT, Opcode.BINARY, Opcode.CONT, Opcode.CLOSE
@@ -106,6 +107,7 @@ class WirePeer(PeerBase, asyncio.Protocol):
         self.ip = "?"
         self.hold: Hold | None = None  # its share of the address's connections
         self.refusal: str | None = None  # over the address's connections: its handshake gets 429
+        self.dropped_for_abuse = False  # closed for a flood or an over-long frame: nothing more is read
         self.on_flood = listener.flooded
 
     # ------------------------------------------------------------ asyncio.Protocol
@@ -132,6 +134,14 @@ class WirePeer(PeerBase, asyncio.Protocol):
             self.transport.resume_reading()
 
     def data_received(self, data: bytes) -> None:
+        # parsed a slice at a time: a flood of tiny frames is closed after its first slice, and
+        # what it sent after that is never parsed (a 64 KiB read can hold 9,000 frames)
+        for k in range(0, len(data), SLICE):
+            if self.dropped_for_abuse:
+                return
+            self._receive(data[k : k + SLICE])
+
+    def _receive(self, data: bytes) -> None:
         now = self.loop.time()
         self.heard = now
         self.pinged = False
@@ -335,9 +345,16 @@ class WireListener:
         self._dirty: list[WirePeer] = []  # peers with frames to write at the end of this step
 
     def flooded(self, peer: PeerBase) -> None:
-        """``peer`` was closed for flooding (1008) or an over-long frame (1009): its address's
+        """``peer`` was closed for flooding (1008) or an over-long frame (1009): nothing more it
+        sends is read, its TCP connection ends once the close frame is out, and its address's
         next connections wait."""
-        if self.guard is not None and isinstance(peer, WirePeer):
+        if not isinstance(peer, WirePeer):
+            return
+        peer.dropped_for_abuse = True
+        peer._write_protocol_data()
+        if peer.transport is not None:
+            peer.transport.close()  # after what is buffered (the close frame)
+        if self.guard is not None:
             wait = self.guard.dropped(peer.ip)
             log.info("event=penalty peer=%s wait=%.1f", peer.addr, wait)
 

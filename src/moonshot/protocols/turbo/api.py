@@ -458,7 +458,6 @@ class HostedGame:
         self.players = tuple(players)
         self.stream = stream
         self.on_chat = on_chat
-        self.max_chat = 2000  # lines a game's chat keeps (set from the server's ClientLimits)
 
     def seat_of(self, name: str) -> int | None:
         for s, p in enumerate(self.players):
@@ -476,8 +475,6 @@ class HostedGame:
             return "the table did not answer in time"
 
     def chat(self, name: str, message: str) -> None:
-        if len(self.stream.chat_log) >= self.max_chat:
-            raise RequestError(429, f"this game's chat is full ({self.max_chat} lines)")
         self.stream.chat(name, message)
         if self.on_chat is not None:
             self.on_chat(self)
@@ -546,6 +543,9 @@ def game_routes(host: GameHost) -> list[BaseRoute]:
         stream = host.find_stream(game_id)
         if stream is None:
             raise RequestError(404, f"no game {game_id!r}")
+        guard: ClientGuard | None = getattr(host, "guard", None)
+        if guard is not None and len(stream.chat_log) >= guard.limits.chat_lines_per_game:
+            raise RequestError(429, f"this game's chat is full ({guard.limits.chat_lines_per_game} lines)")
         game = host.find_game(game_id)
         if game is not None:
             game.chat(caller.name, message)
@@ -1145,8 +1145,6 @@ class TurboLobby:
         stream.restore_chat(chats)
         stream.start(translator)
         g.hosted = HostedGame(g.id, table, players, stream, self._save_chat)
-        if self.guard is not None:
-            g.hosted.max_chat = self.guard.limits.chat_lines_per_game
         self.games[g.id] = g
         self.track(table)
         table.watch(self.peers.spectator(stream) if self.peers is not None else stream)
