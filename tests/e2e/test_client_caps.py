@@ -310,20 +310,23 @@ async def test_open_games_are_capped_per_name_and_address_and_chat_is_rate_limit
 
 
 async def test_a_lobby_subscriber_gets_the_state_once_then_only_changes(app: ServerApp) -> None:
-    async with http(app, "watcher", OTHER) as w, http(app, "newcomer") as n:
-        async with w.stream("GET", "/lobby/subscribe") as resp:
-            lines = resp.aiter_lines()
+    async with (
+        http(app, "watcher", OTHER) as w,
+        http(app, "newcomer") as n,
+        w.stream("GET", "/lobby/subscribe") as resp,
+    ):
+        lines = resp.aiter_lines()
 
-            async def event() -> dict[str, Any]:
-                async for line in lines:
-                    if line.startswith("data: "):
-                        return dict(json.loads(line[6:]))
-                raise AssertionError("stream ended")
+        async def event() -> dict[str, Any]:
+            async for line in lines:
+                if line.startswith("data: "):
+                    return dict(json.loads(line[6:]))
+            raise AssertionError("stream ended")
 
-            assert (await event())["type"] == "lobby_state"
-            async with n.stream("GET", "/lobby/subscribe"):
-                assert await event() == {"type": "join_lobby", "player": "newcomer"}
-            assert await event() == {"type": "leave_lobby", "player": "newcomer"}
+        assert (await event())["type"] == "lobby_state"
+        async with n.stream("GET", "/lobby/subscribe"):
+            assert await event() == {"type": "join_lobby", "player": "newcomer"}
+        assert await event() == {"type": "leave_lobby", "player": "newcomer"}
 
 
 async def test_open_games_nobody_joins_expire_and_do_not_come_back(tmp_path: Path) -> None:
