@@ -29,6 +29,11 @@ are stopped at the end, and nothing leaves loopback.
     python benchmarks/abuse.py --quick    # quiet 4 s, each attack 4 s, 1 s after (a smoke run)
     python benchmarks/abuse.py --only colon brace
 
+The "samples" column counts the players' round trips in the phase (and per second): the players,
+the attacker and the server share the machine's cores, so a phase with few samples is one where
+the players themselves got little CPU (an attacker process starting up, other jobs), not only one
+where the server was slow.
+
 Target (on a quiet machine): others' p99 under any single attacker <= 2x quiet, RSS bounded.
 """
 
@@ -542,7 +547,7 @@ def main() -> None:
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"\n{when}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; RSS at start {rss0:.0f} MB; ", end="")
     print(f"quiet {quiet_s:.0f} s, attacks {attack_s:.0f} s each, after each {after_s:.0f} s")
-    print("| phase | samples | p50 ms | p99 ms | p99 / quiet | after: p99 ms | RSS MB (peak) | the attacker |")
+    print("| phase | samples (/s) | p50 ms | p99 ms | p99 / quiet | after: p99 ms | RSS MB (peak) | the attacker |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         w0, w1 = r["window"]
@@ -552,7 +557,7 @@ def main() -> None:
         tally = ", ".join(f"{k} {v}" for k, v in sorted(r.get("tally", {}).items()))
         after_s_txt = f"{pct(after, 99) * 1e3:.0f}" if after else "-"
         print(
-            f"| {r['phase']} | {len(xs)} | {pct(xs, 50) * 1e3:.1f} | {p99 * 1e3:.1f} | {p99 / q99:.2f} | {after_s_txt} "
+            f"| {r['phase']} | {len(xs)} ({len(xs) / max(0.1, w1 - w0):.0f}) | {pct(xs, 50) * 1e3:.1f} | {p99 * 1e3:.1f} | {p99 / q99:.2f} | {after_s_txt} "
             f"| {r['rss']:.0f} ({r['peak']:.0f}) | {tally} |"
         )
     print(f"\ntables abandoned by the server: {abandoned}")

@@ -6,9 +6,11 @@ For every request it:
   as soon as the chunks read so far pass the limit: the rest is never read (the connection is
   closed after the answer). A body within the limit is read here and handed to the app whole;
 * limits lobby and tournament POSTs, and chat lines, per name (the ``name`` cookie) and per
-  address (token buckets): over them, 429 with ``Retry-After`` (whole seconds);
+  address (token buckets): over them, 429 with ``Retry-After`` (whole seconds), answered after
+  ``tarpit`` seconds, so a client looping on refused requests is slowed down;
 * counts SSE streams (``/lobby/subscribe``, ``/game/subscribe/...``) per address and per name:
-  over the cap, 429 with ``Retry-After``; a stream's share is given back when it ends;
+  over the cap, 429 with ``Retry-After`` (after the tarpit too); a stream's share is given back
+  when it ends;
 * sets :data:`client_address` for the request, so the lobby can count what an address holds
   (open games) without knowing about ASGI.
 
@@ -17,6 +19,7 @@ Every limit comes from the server's one :class:`~moonshot.server.limits.ClientGu
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import json
 import logging
@@ -102,6 +105,9 @@ class HttpGuard:
                         log.info(
                             "event=http_limited path=%s addr=%s name=%s wait=%.1f", path, addr, json.dumps(name), wait
                         )
+                        # a tarpit: a client that asks faster than its rate gets its answers slower,
+                        # so one that loops on its requests is held to a few a second per connection
+                        await asyncio.sleep(guard.limits.tarpit)
                         await _answer(send, 429, which.refusal(wait), wait)
                         return
         if method == "GET" and path.startswith(STREAMS):
@@ -114,6 +120,7 @@ class HttpGuard:
                     if h is None:
                         guard.refused += 1
                         log.info("event=http_limited path=%s addr=%s what=streams", path, addr)
+                        await asyncio.sleep(guard.limits.tarpit)
                         await _answer(send, 429, holder.refusal(), STREAM_RETRY_AFTER)
                         return
                     holds.append(h)

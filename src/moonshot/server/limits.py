@@ -53,6 +53,7 @@ class ClientLimits:
     chat_burst: float = 10.0
     chat_per_address_per_s: float = 5.0
     chat_address_burst: float = 40.0
+    tarpit: float = 1.0  # seconds an HTTP request over a rate waits before its 429
     chat_lines_per_game: int = 2000  # a game's chat log holds at most this many lines
     max_body: int = 64 * 1024  # HTTP request body bytes (refused at Content-Length or as it streams)
     penalty: float = 1.0  # seconds before a connection from an address just dropped is read
