@@ -556,9 +556,10 @@ def main() -> None:
         p99 = pct(xs, 99)
         tally = ", ".join(f"{k} {v}" for k, v in sorted(r.get("tally", {}).items()))
         after_s_txt = f"{pct(after, 99) * 1e3:.0f}" if after else "-"
+        rate = len(xs) / max(0.1, w1 - w0)
         print(
-            f"| {r['phase']} | {len(xs)} ({len(xs) / max(0.1, w1 - w0):.0f}) | {pct(xs, 50) * 1e3:.1f} | {p99 * 1e3:.1f} | {p99 / q99:.2f} | {after_s_txt} "
-            f"| {r['rss']:.0f} ({r['peak']:.0f}) | {tally} |"
+            f"| {r['phase']} | {len(xs)} ({rate:.0f}) | {pct(xs, 50) * 1e3:.1f} | {p99 * 1e3:.1f} | {p99 / q99:.2f} "
+            f"| {after_s_txt} | {r['rss']:.0f} ({r['peak']:.0f}) | {tally} |"
         )
     print(f"\ntables abandoned by the server: {abandoned}")
 
