@@ -309,6 +309,19 @@ async def test_open_games_are_capped_per_name_and_address_and_chat_is_rate_limit
         assert r.status_code == 429 and int(r.headers["retry-after"]) >= 1
 
 
+async def test_unfinished_tournaments_are_capped_per_address(tmp_path: Path) -> None:
+    app = await start(tmp_path, limits=LIMITS.replace(tournaments_per_address=1))
+    body = {"variant": "standard", "sets": 1, "deals_per_set": 1, "bots": ["random", "random"], "externals": ["x"]}
+    try:
+        async with http(app, "t1") as t1, http(app, "t2") as t2, http(app, "t3", OTHER) as t3:
+            assert (await t1.post("/api/tournaments", json=body)).status_code == 201  # waits for "x"
+            r = await t2.post("/api/tournaments", json=body)  # another name, the same address
+            assert r.status_code == 429 and "from this address" in r.json()["error"] and r.headers["retry-after"]
+            assert (await t3.post("/api/tournaments", json=body)).status_code == 201
+    finally:
+        await app.stop()
+
+
 async def test_a_lobby_subscriber_gets_the_state_once_then_only_changes(app: ServerApp) -> None:
     async with (
         http(app, "watcher", OTHER) as w,
