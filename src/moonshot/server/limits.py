@@ -39,7 +39,7 @@ class ClientLimits:
 
     connections_per_address: int = 512  # Sessions, Trend and Kierki TCP connections at once, together
     sessions_per_address: int = 1024  # open Sessions sessions (one chair each), over all connections
-    waiting_per_address: int = 64  # Sessions sessions waiting in the lobby for a table
+    waiting_per_address: int = 256  # Sessions sessions waiting in the lobby for a table
     streams_per_address: int = 64  # HTTP SSE streams (lobby and games) at once
     streams_per_name: int = 8  # ... of them under one name
     open_games_per_name: int = 4  # Turbo lobby games created and not started
