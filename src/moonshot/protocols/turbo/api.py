@@ -49,6 +49,7 @@ from starlette.staticfiles import StaticFiles
 from moonshot.actions import Action
 from moonshot.bots.base import Bot
 from moonshot.engine import DealSpec, Game
+from moonshot.protocols.turbo import upkeep
 from moonshot.protocols.turbo.codec import (
     CHARGING_NAMES,
     GAME_ACTIONS,
@@ -66,8 +67,8 @@ from moonshot.protocols.turbo.codec import (
     parse_json,
     translate_log,
 )
+from moonshot.protocols.turbo.upkeep import LobbyEvent
 from moonshot.rules import Rules
-from moonshot.server.httpguard import client_address
 from moonshot.server.limits import ClientGuard, Hold
 from moonshot.server.lobby import Candidate, LobbyError
 from moonshot.server.mixed import refusal
@@ -632,17 +633,6 @@ def _open_game(key: str, data: Any) -> LobbyGame | None:
         return None
 
 
-class LobbyEvent(dict[str, Any]):
-    """A lobby event: a dict (as the seed's JSON), encoded as an SSE frame once for every stream."""
-
-    _frame: bytes | None = None
-
-    def frame(self) -> bytes:
-        if self._frame is None:
-            self._frame = b"data: " + json.dumps(self, separators=(",", ":")).encode() + b"\r\n\r\n"
-        return self._frame
-
-
 class TurboLobby:
     """The Turbo lobby and every game it hosts (a :class:`GameHost`).
 
@@ -761,59 +751,14 @@ class TurboLobby:
             self.seen.pop(name, None)
             self.broadcast({"type": "leave_lobby", "player": name})
 
-    # ------------------------------------------------------------ expiry
+    # ------------------------------------------------------------ expiry (moonshot.protocols.turbo.upkeep)
     def start_sweeper(self) -> None:
         """Expire open games and idle lobby streams now and then (with a ``guard``)."""
         if self.guard is not None and self._sweeper is None:
-            self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever(), name="lobby-sweeper")
-
-    async def _sweep_forever(self) -> None:
-        lim = self.guard.limits if self.guard is not None else None
-        if lim is None:
-            return
-        spans = [x for x in (lim.game_expiry, lim.lobby_idle) if x > 0]
-        if not spans:
-            return
-        every = max(0.05, min(60.0, min(spans) / 10))
-        while True:
-            await asyncio.sleep(every)
-            try:
-                self.sweep(time.time(), time.monotonic())
-            except Exception:
-                log.exception("event=lobby_sweep_failed")
+            self._sweeper = asyncio.get_running_loop().create_task(upkeep.sweep_forever(self), name="lobby-sweeper")
 
     def sweep(self, wall: float, mono: float) -> None:
-        """End open games nobody joined for ``game_expiry`` seconds and lobby streams whose name
-        asked nothing for ``lobby_idle`` seconds (wall and monotonic clocks passed in: tests)."""
-        if self.guard is None:
-            return
-        lim = self.guard.limits
-        if lim.game_expiry > 0:
-            for g in list(self.games.values()):
-                if g.hosted is None and not g.finished and wall - (g.touched or g.created_at) > lim.game_expiry:
-                    self._expire(g)
-        if lim.lobby_idle > 0:
-            for name, queues in list(self.subscribers.items()):
-                if mono - self.seen.get(name, mono) > lim.lobby_idle:
-                    log.info("event=lobby_idle_ended name=%s streams=%d", json.dumps(name), len(queues))
-                    for q in queues:
-                        q.put_nowait(None)
-            for name, when in list(self.seen.items()):  # names with no stream: forgotten
-                if name not in self.subscribers and mono - when > lim.lobby_idle:
-                    del self.seen[name]
-
-    def _expire(self, g: LobbyGame) -> None:
-        self.expired += 1
-        log.info("event=open_game_expired game=%s players=%d expired=%d", g.id, len(g.members), self.expired)
-        for m in g.members:
-            self.broadcast({"type": "leave_game", "id": g.id, "player": m.name})
-            if m.remote is not None:
-                with contextlib.suppress(Exception):
-                    m.remote.seat.end_session(f"game {g.id} expired: nobody joined it")
-        self.games.pop(g.id, None)
-        if g.stream is not None:
-            g.stream.close()
-        self._drop_open(g)
+        upkeep.sweep(self, wall, mono)
 
     def close(self) -> None:
         if self._sweeper is not None:
@@ -951,7 +896,7 @@ class TurboLobby:
             else str(uuid.uuid4())
         )
         g = LobbyGame(game_id, variant, seed, name)
-        g.holds = self._open_game_shares(name)
+        g.holds = upkeep.open_game_shares(self.guard, name)
         g.members.append(Member(name, rules=CHARGING_NAMES[rules]))
         g.stream = GameStream(g.id)
         self.games[g.id] = g
@@ -961,23 +906,6 @@ class TurboLobby:
         self._save_open(g)
         log.info("event=new_game game=%s variant=%s by=%s", g.id, variant, name)
         return g.id
-
-    def _open_game_shares(self, name: str) -> list[Hold]:
-        """The creator's shares of open games, by name and by address; 429 over either."""
-        if self.guard is None:
-            return []
-        holds: list[Hold] = []
-        for holder, key in ((self.guard.games_by_name, name), (self.guard.games_by_address, client_address.get())):
-            if not key:
-                continue
-            h = holder.acquire(key)
-            if h is None:
-                for x in holds:
-                    x.release()
-                self.guard.refused += 1
-                raise RequestError(429, holder.refusal())
-            holds.append(h)
-        return holds
 
     def join(self, name: str, body: dict[str, Any]) -> list[str]:
         g = self._game(body)
@@ -1190,22 +1118,9 @@ def lobby_routes(lobby: TurboLobby) -> list[BaseRoute]:
         q = lobby.subscribe_lobby(caller.name)
 
         async def events() -> AsyncIterator[bytes]:
-            # whatever is queued when the stream wakes goes out in one chunk, each event
-            # encoded once for every stream (LobbyEvent)
             try:
-                while True:
-                    item = await q.get()
-                    parts: list[bytes] = []
-                    while True:
-                        if item is None:
-                            if parts:
-                                yield b"".join(parts)
-                            return
-                        parts.append(item.frame() if isinstance(item, LobbyEvent) else LobbyEvent(item).frame())
-                        if q.empty():
-                            break
-                        item = q.get_nowait()
-                    yield b"".join(parts)
+                async for chunk in upkeep.lobby_frames(q):
+                    yield chunk
             finally:
                 lobby.unsubscribe_lobby(caller.name, q)
 
