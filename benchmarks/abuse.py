@@ -61,6 +61,7 @@ from moonshot.protocols.sessions.codec import StreamDecoder, encode
 HOST = "127.0.0.1"
 ATTACKER = "127.0.0.2"  # each attack comes from its own address: 127.0.0.2, .3, ...
 PLAYERS = 48
+ABANDON_AFTER = 30.0  # the server's default abandon_after (docs/server.md)
 
 
 # ----------------------------------------------------------------- the paced players
@@ -481,7 +482,7 @@ def main() -> None:
     names = args.only or list(ATTACKS)
     with socket.socket() as s:  # the attacker's address must route to lo
         s.bind((ATTACKER, 0))
-    total = 2.0 + quiet_s + len(names) * (attack_s + after_s + 2.0) + 30
+    total = 2.0 + quiet_s + len(names) * (attack_s + after_s + 2.0) + 30 + ABANDON_AFTER
     with tempfile.TemporaryDirectory() as tmp:
         proc, ports = start_server(tmp)
         ctx = mp.get_context("spawn")
@@ -489,6 +490,7 @@ def main() -> None:
         players = ctx.Process(target=players_process, args=(ports["sessions"], args.think, total + 60, lat_path))
         players.start()
         rows: list[dict[str, Any]] = []
+        rss_end = 0.0
         try:
 
             def progress(i: int, what: str) -> None:
@@ -531,6 +533,13 @@ def main() -> None:
                         "peak": peak,
                     }
                 )
+            left = [r["after"][1] for r in rows if r["phase"] == "tables-300"]
+            if left:  # its tables end ABANDON_AFTER s after it left: wait for that, to count them
+                wait = left[0] + ABANDON_AFTER + 3 - time.time()
+                if wait > 0:
+                    progress(len(names) + 1, f"waiting {wait:.0f} s for the tables-300 tables to be abandoned")
+                    time.sleep(wait)
+            rss_end = rss_mb(proc.pid)
         finally:
             players.kill()
             proc.terminate()
@@ -561,7 +570,7 @@ def main() -> None:
             f"| {r['phase']} | {len(xs)} ({rate:.0f}) | {pct(xs, 50) * 1e3:.1f} | {p99 * 1e3:.1f} | {p99 / q99:.2f} "
             f"| {after_s_txt} | {r['rss']:.0f} ({r['peak']:.0f}) | {tally} |"
         )
-    print(f"\ntables abandoned by the server: {abandoned}")
+    print(f"\ntables abandoned by the server: {abandoned}; RSS at the end {rss_end:.0f} MB")
 
 
 if __name__ == "__main__":
