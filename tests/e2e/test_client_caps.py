@@ -416,3 +416,28 @@ async def test_kierki_connections_are_capped_per_address(app: ServerApp) -> None
     assert got == b""  # closed at once
     for s in [*conns, extra]:
         s.close()
+
+
+async def test_trend_players_waiting_for_a_table_are_capped_per_address(tmp_path: Path) -> None:
+    app = await start(tmp_path, fill_wait=None, limits=LIMITS.replace(waiting_per_address=2))
+    url = f"ws://127.0.0.1:{app.trend_port}/"
+
+    def join(n: int) -> str:
+        data = {"playerNumber": str(n), "playerName": f"w{n}", "lobbyCode": f"code-{n}"}
+        return json.dumps({"eventName": "join", "data": data})
+
+    try:
+        waiting = [await websockets.connect(url, compression=None) for _ in range(2)]
+        for i, ws in enumerate(waiting):
+            await ws.send(join(i + 1))
+        await until(lambda: app.guard.waiting.count("127.0.0.1") == 2)
+        async with websockets.connect(url, compression=None) as third:
+            await third.send(join(3))
+            frame = json.loads(await asyncio.wait_for(third.recv(), 30))
+            assert frame["eventName"] == "error" and "waiting for a table" in json.dumps(frame)
+        await waiting[0].close()
+        await until(lambda: app.guard.waiting.count("127.0.0.1") == 1)  # its share came back
+        await waiting[1].close()
+        await until(lambda: app.guard.waiting.count("127.0.0.1") == 0)
+    finally:
+        await app.stop()

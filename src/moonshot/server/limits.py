@@ -39,7 +39,7 @@ class ClientLimits:
 
     connections_per_address: int = 512  # Sessions, Trend and Kierki TCP connections at once, together
     sessions_per_address: int = 1024  # open Sessions sessions (one chair each), over all connections
-    waiting_per_address: int = 256  # Sessions sessions waiting in the lobby for a table
+    waiting_per_address: int = 256  # Sessions sessions and Trend players waiting in the lobby for a table
     streams_per_address: int = 64  # HTTP SSE streams (lobby and games) at once
     streams_per_name: int = 8  # ... of them under one name
     open_games_per_name: int = 4  # Turbo lobby games created and not started
@@ -244,7 +244,7 @@ class ClientGuard:
         self.clock = clock
         self.connections = Holds(lim.connections_per_address, "connections from this address")
         self.sessions = Holds(lim.sessions_per_address, "open sessions from this address")
-        self.waiting = Holds(lim.waiting_per_address, "sessions from this address waiting for a table")
+        self.waiting = Holds(lim.waiting_per_address, "players from this address waiting for a table")
         self.streams_by_address = Holds(lim.streams_per_address, "event streams from this address")
         self.streams_by_name = Holds(lim.streams_per_name, "event streams under this name")
         self.games_by_name = Holds(lim.open_games_per_name, "open games created under this name")
