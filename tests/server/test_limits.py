@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import click
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from moonshot.server.commands import parse_limits
 from moonshot.server.limits import ClientGuard, ClientLimits, Holds, Penalties, Rates, address_of
 
 
@@ -113,3 +118,25 @@ def test_an_address_is_its_host_part_and_mapped_ipv4_is_ipv4() -> None:
     assert address_of("127.0.0.2:41000") == "127.0.0.2"
     assert address_of(("::1", 80, 0, 0)) == "::1"
     assert address_of(None) == "?"
+
+
+def test_serve_takes_limits_from_flags_and_a_file_flags_winning(tmp_path: Path) -> None:
+    f = tmp_path / "limits.json"
+    f.write_text(json.dumps({"streams_per_name": 3, "chat_per_s": 2}))
+    lim = parse_limits(("streams_per_name=5",), str(f))
+    assert lim.streams_per_name == 5 and lim.chat_per_s == 2.0
+    for bad in (("nope=1",), ("streams_per_name",), ("streams_per_name=x",)):
+        with pytest.raises(click.BadParameter):
+            parse_limits(bad)
+    f.write_text("[1, 2]")
+    with pytest.raises(click.BadParameter, match="not a JSON object"):
+        parse_limits((), str(f))
+
+
+def test_serve_refuses_an_unknown_limit_with_a_usage_error() -> None:
+    from click.testing import CliRunner
+
+    from moonshot.server.commands import serve_cmd
+
+    result = CliRunner().invoke(serve_cmd, ["--no-db", "--limit", "nope=1"])
+    assert result.exit_code == 2 and "unknown limit" in result.output
