@@ -144,6 +144,7 @@ def main() -> None:
                     "serve",
                     *("--no-sessions", "--no-http", "--kierki-port", "0"),
                     *("--kierki-game", str(game), "--db", f"sqlite:///{db}", "--log-level", "warning"),
+                    *("--limit", "connections_per_address=1000000"),  # every client is at 127.0.0.1
                 ],
                 stdout=f,
                 stderr=subprocess.DEVNULL,

@@ -40,6 +40,8 @@ from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSION
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer, secret_matches
 from moonshot.protocols.turbo.api import LobbyOptions, TurboLobby, build_app
 from moonshot.protocols.turbo.guard import OriginGuard
+from moonshot.server.httpguard import HttpGuard
+from moonshot.server.limits import ClientGuard, ClientLimits
 from moonshot.server.lobby import Candidate, Lobby
 from moonshot.server.table import BotSeat, OnBadAnswer, OnDisconnect, Seat, Table, TablePolicy, TableStatus
 from moonshot.sim import BOT_REGISTRY, UnknownBot, bot_names, make_bot
@@ -97,6 +99,8 @@ class ServerConfig:
     kierki_timeout: float = 5.0  # Kierki: seconds before TRICK is sent again, and to say IAM
     kierki_game: str | None = None  # a Kierki game file every Kierki table plays; None: the seed deals
     kierki_abandon: float | None = 600.0  # seconds a Kierki table with every seat empty is kept
+    # what one client (an address, a name) may hold and ask, every protocol (docs/server.md)
+    limits: ClientLimits = field(default_factory=ClientLimits)
 
 
 class _Uvicorn(uvicorn.Server):
@@ -134,6 +138,7 @@ class ServerApp:
         self._bot = bot_factory(self.config.bot)
         self._rng = random.Random(self.config.seed)
         self._stopping = asyncio.Event()
+        self.guard = ClientGuard(self.config.limits)  # every protocol's per-client shares
 
     # ------------------------------------------------------------ life cycle
     async def start(self) -> None:
@@ -164,6 +169,7 @@ class ServerApp:
                 track=self._track,
                 mixed_policy=self.policy(),
             )
+            self.turbo.guard = self.guard
         from moonshot.server.tournament import TournamentHost
 
         self.tournaments = TournamentHost(
@@ -201,6 +207,7 @@ class ServerApp:
         restored_ids = await self._restore(skip=resumed)
         if self.turbo is not None:
             await self.turbo.load_open(self.cluster.claim_open if self.cluster is not None else None)
+            self.turbo.start_sweeper()
         lobby_class: Any = Lobby
         lobby_args: tuple[Any, ...] = ()
         if self.cluster is not None:
@@ -224,6 +231,7 @@ class ServerApp:
                 SessionsOptions(max_message=cfg.max_message, resync_idle=cfg.resync_idle),
                 restored_ids,
                 self.find_chair if self.cluster is None else None,
+                guard=self.guard,
             )
             if self.cluster is not None:
                 self.sessions.remote_resume = self.cluster.resume
@@ -233,6 +241,7 @@ class ServerApp:
             await self._start_trend(cfg.host, cfg.trend_port)
         if self.kierki is not None and cfg.kierki_port is not None:
             self.kierki.lobby = self.lobby
+            self.kierki.guard = self.guard
             self.kierki_port = await self.kierki.start(cfg.host, cfg.kierki_port, cfg.reuse_port)
             log.info("event=listening protocol=kierki host=%s port=%d", cfg.host, self.kierki_port)
         if self.turbo is not None and cfg.http_port is not None:
@@ -282,6 +291,7 @@ class ServerApp:
             app = lobby.peers.wrap(app)  # requests for games hosted by another process go there
             # checked here, before forwarding: a forwarded request carries no Origin or Host
             app = OriginGuard(app, self.config.allowed_origins)
+        app = HttpGuard(app, self.guard)  # bodies, rates and streams per client, before anything else
         config = uvicorn.Config(
             app,
             loop="none",
@@ -370,12 +380,17 @@ class ServerApp:
     def _seed(self) -> int:
         return self._rng.getrandbits(62) if self.config.seed is not None else random.SystemRandom().getrandbits(62)
 
+    def lobby_policy(self) -> TablePolicy:
+        """A table the lobby started: it ends when every remote player has left (abandon_after)."""
+        after = self.config.limits.abandon_after
+        return dataclasses.replace(self.policy(), abandon_after=None if after < 0 else after)
+
     def _start_table(self, seats: list[Seat]) -> Table:
         table = Table(
             SESSIONS_RULES,
             seats,
             seed=self._seed(),
-            policy=self.policy(),
+            policy=self.lobby_policy(),
             table_id=f"{int(time.time() * 1000):x}-{self._rng.getrandbits(32):08x}",
             recorder=self.recorder,
             meta={"protocol": "sessions"},
@@ -387,7 +402,7 @@ class ServerApp:
     async def _start_trend(self, host: str, port: int) -> None:
         from moonshot.protocols.trend.server import TrendService
 
-        self.trend = TrendService(self.lobby)  # type: ignore[arg-type]
+        self.trend = TrendService(self.lobby, guard=self.guard)  # type: ignore[arg-type]
         self.trend.find_chair = lambda j: self.find_trend_chair(j.number, j.name, j.token)
         self.trend.names_chair = lambda j: self.names_trend_chair(j.name)
         if self.cluster is not None:  # matched, rejoined and adopted through Redis, on every node
@@ -405,7 +420,7 @@ class ServerApp:
         from moonshot.protocols.trend.server import TIMEOUTS
         from moonshot.variants import TREND
 
-        policy = dataclasses.replace(self.policy(), phase_timeouts=TIMEOUTS)
+        policy = dataclasses.replace(self.lobby_policy(), phase_timeouts=TIMEOUTS)
         table = Table(
             TREND,
             seats,

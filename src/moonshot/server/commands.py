@@ -14,13 +14,16 @@ import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
 from moonshot.fairness import FORMAT, verify
+
+if TYPE_CHECKING:
+    from moonshot.server.limits import ClientLimits
 
 console = Console()
 
@@ -214,6 +217,20 @@ def bad_db(e: Exception) -> click.BadParameter:
     type=click.FloatRange(min=0.5),
     help="Seconds before another process adopts the tables of one that stopped answering (--redis).",
 )
+@click.option(
+    "--limit",
+    "limits",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Override a per-client limit (repeatable), e.g. --limit streams_per_name=4; every key and default "
+    "is in docs/server.md.",
+)
+@click.option(
+    "--limits-file",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help='A JSON object of per-client limits ({"streams_per_name": 4}); --limit overrides it.',
+)
 @click.option("--reuse-port", is_flag=True, hidden=True, help="Bind with SO_REUSEPORT (set for --workers children).")
 def serve_cmd(
     host: str,
@@ -244,6 +261,8 @@ def serve_cmd(
     redis_url: str | None,
     cluster_prefix: str,
     lease: float,
+    limits: tuple[str, ...],
+    limits_file: str | None,
     reuse_port: bool,
 ) -> None:
     """Run the moonshot server: every protocol on its port, one event loop, games stored in --db.
@@ -283,6 +302,7 @@ def serve_cmd(
             load_game_in_order(kierki_game)
         except GameFileError as e:
             raise click.BadParameter(f"{kierki_game}: {e}", param_hint="'--kierki-game'") from None
+    client_limits = parse_limits(limits, limits_file)
     configure_logging(log_level)
     cfg = ServerConfig(
         host=host,
@@ -309,6 +329,7 @@ def serve_cmd(
         cluster_prefix=cluster_prefix,
         lease=lease,
         reuse_port=reuse_port,
+        limits=client_limits,
     )
     try:
         asyncio.run(serve(cfg, lambda line: print(line, flush=True)))
@@ -322,6 +343,31 @@ def serve_cmd(
     except ValueError as e:
         console.print(f"[red]{e}[/]")
         sys.exit(2)
+
+
+def parse_limits(settings: tuple[str, ...], path: str | None = None) -> ClientLimits:
+    """The per-client limits: the defaults, then ``path`` (a JSON object), then ``KEY=VALUE`` s."""
+    from moonshot.server.limits import ClientLimits
+
+    given: dict[str, str] = {}
+    if path is not None:
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError) as e:
+            raise click.BadParameter(f"{path}: {e}", param_hint="'--limits-file'") from None
+        if not isinstance(data, dict):
+            raise click.BadParameter(f"{path}: not a JSON object", param_hint="'--limits-file'")
+        given.update({str(k): str(v) for k, v in data.items()})
+    for item in settings:
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="'--limit'")
+        given[key] = value
+    try:
+        return ClientLimits().with_settings(given)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="'--limit'") from None
 
 
 def _worker_argv(argv: list[str], index: int) -> list[str]:

@@ -120,6 +120,10 @@ class Lobby:
         self._pools: dict[_Key, _Pool] = {}
         self.matched = 0
         self.router: Router | None = None
+        # pools whose fill time came: filled one a loop turn, so a thousand lone players whose
+        # waits end together (one client's burst) start their tables between everyone's I/O
+        self._fills: collections.deque[_Key] = collections.deque()
+        self._filler: asyncio.Task[None] | None = None
 
     def waiting(self) -> int:
         return sum(p.size() for p in self._pools.values())
@@ -179,6 +183,19 @@ class Lobby:
         pool.timer = loop.call_at(when, self._fill, key)
 
     def _fill(self, key: _Key) -> None:
+        self._fills.append(key)
+        if self._filler is None or self._filler.done():
+            self._filler = asyncio.get_running_loop().create_task(self._fill_in_turns(), name="lobby-fill")
+
+    async def _fill_in_turns(self) -> None:
+        while self._fills:
+            try:
+                self._fill_now(self._fills.popleft())
+            except Exception:
+                log.exception("event=fill_failed")
+            await asyncio.sleep(0)  # the others' I/O runs between two tables
+
+    def _fill_now(self, key: _Key) -> None:
         pool = self._pools.get(key)
         if pool is None or not pool.members:
             return

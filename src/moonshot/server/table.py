@@ -100,6 +100,10 @@ class TablePolicy:
     # that moment; a request it has not reported sent this many seconds after it would have been
     # due from when it was asked (a client that does not read) runs out then
     send_grace: float = 10.0
+    # seconds a table whose remote players have all left (every chair empty, a substitute's or
+    # a server bot's) waits, asking nobody, for one to come back before it ends unplayed
+    # (``table_abandoned``, never rated or restored); None: the bots play on
+    abandon_after: float | None = None
 
     def timeout_for(self, phase: Phase) -> float | None:
         for p, t in self.phase_timeouts:
@@ -297,6 +301,7 @@ class TableStatus(enum.Enum):
     FINISHED = "finished"
     STOPPED = "stopped"  # shut down mid-game; restorable from the store
     FAILED = "failed"
+    ABANDONED = "abandoned"  # every remote player left (TablePolicy.abandon_after): never restored
 
 
 # ---------------------------------------------------------------- inbox commands
@@ -355,6 +360,11 @@ class _Substitute:
 
 
 @dataclass(slots=True)
+class _Abandon:
+    token: int
+
+
+@dataclass(slots=True)
 class _Stop:
     reason: str
 
@@ -390,6 +400,7 @@ class Table:
     """One game, owned by one task. Create, then ``start()``; await ``done`` to learn the end."""
 
     MAX_RESTORES = 3
+    abandoned_total = 0  # tables of this process ended because nobody was left to play
 
     def __init__(
         self,
@@ -454,6 +465,8 @@ class Table:
         self._sent_version = [0, 0, 0, 0]  # events delivered to each chair
         self._resume_at = 0.0  # loop time before which no new request is made (pacing)
         self._task: asyncio.Task[None] | None = None
+        self._deserted: int | None = None  # while nobody remote sits here: its token (abandon_after)
+        self._desert_tokens = itertools.count(1)
         self.done: asyncio.Future[TableStatus] = asyncio.get_running_loop().create_future()
 
     # ------------------------------------------------------------ public API (any task)
@@ -625,6 +638,8 @@ class Table:
             self._on_substitute(cmd)
         elif isinstance(cmd, _Watch):
             self._on_watch(cmd)
+        elif isinstance(cmd, _Abandon):
+            return self._on_abandon(cmd)
         elif isinstance(cmd, _Stop):
             log.info("table=%s event=stopped reason=%s version=%d", self.id, cmd.reason, self.game.version)
             self.status = TableStatus.STOPPED
@@ -652,6 +667,8 @@ class Table:
         before any in-process bot's answer is applied; the bots' answers follow, and the caller
         yields to the event loop before asking again."""
         ready: list[tuple[int, Action, bool]] = []
+        if self._deserted is not None:
+            return False  # nobody remote is left: nothing is asked until one comes back
         for seat in self.game.to_act():
             if seat in self._pending:
                 continue
@@ -916,6 +933,7 @@ class Table:
         p = self._close_request(cmd.seat)
         if p is not None and chair.occupant is cmd.occupant:
             self._open(self._new_request(cmd.seat, cmd.occupant.wants_view), cmd.occupant)
+        self._deserted = None  # someone is back: play goes on
         log.info("table=%s seat=%d event=attached name=%s", self.id, cmd.seat, cmd.occupant.name)
 
     def _on_detach(self, cmd: _Detach) -> None:
@@ -933,6 +951,41 @@ class Table:
             p.timer = None
         if self.policy.on_disconnect is OnDisconnect.BOT:
             self._schedule_substitute(cmd.seat)
+        self._check_deserted()
+
+    def _check_deserted(self) -> None:
+        """Every remote player has left: ask nobody, and end the table unless one comes back
+        within ``abandon_after`` seconds (a table does not run for nobody)."""
+        after = self.policy.abandon_after
+        if after is None or self._deserted is not None or self.done.done():
+            return
+        if any(c.occupant is not None and not isinstance(c.occupant, BotSeat) for c in self.chairs):
+            return
+        token = self._deserted = next(self._desert_tokens)
+        log.info("table=%s event=table_deserted version=%d wait=%.1f", self.id, self.game.version, after)
+        asyncio.get_running_loop().call_later(max(0.0, after), self._inbox.put_nowait, _Abandon(token))
+
+    def _on_abandon(self, cmd: _Abandon) -> bool:
+        if self._deserted != cmd.token:
+            return False  # someone came back meanwhile
+        Table.abandoned_total += 1
+        self.status = TableStatus.ABANDONED
+        log.warning(
+            "table=%s event=table_abandoned actions=%d started=%s bots=%d abandoned_total=%d",
+            self.id,
+            len(self.game.actions),
+            bool(self.game.actions),
+            sum(isinstance(c.occupant, BotSeat) for c in self.chairs),
+            Table.abandoned_total,
+        )
+        if self.recorder is not None:  # never restored, never rated
+            aborted = getattr(self.recorder, "game_aborted", None)
+            if aborted is not None:
+                self._safe_record(aborted, self, "abandoned")
+            else:
+                self._safe_record(self.recorder.game_failed, self, "abandoned")
+        self._close_all("abandoned: every player left")
+        return True
 
     def _schedule_substitute(self, seat: int) -> None:
         token = self.chairs[seat].away_token

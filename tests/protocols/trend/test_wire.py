@@ -101,26 +101,40 @@ async def test_bad_input_is_ignored_and_counted_and_the_socket_stays(listener: t
     async with websockets.connect(url, max_size=None, compression=None) as ws:
         await ws.send("not json")
         await ws.send(b"\xff\xfe binary junk")
-        await ws.send("x" * (tc.MAX_FRAME + 10))  # over 1 MB: ignored
+        await ws.send("[" + "x" * (tc.MAX_FRAME - 10) + "]")  # within 64 KiB, not JSON: ignored
         await ws.send(['{"eventName": "jo', 'in", "data": {"playerNumber": 2, "playerName": "frag"}}'])
         assert json.loads(await ws.recv())["eventName"] == "new_peer"  # the fragmented join arrived
         peer = echo.opened[0]
         assert peer.ignored == 3 and not peer.closed
-        await ws.send("x" * (wire.MAX_MESSAGE + 1))  # over websockets' limit: closed with 1009
+    assert [j.name for j in echo.got if isinstance(j, tc.Join)] == ["frag"]
+
+
+async def test_a_frame_over_64_kib_closes_the_socket_with_1009(listener: tuple[WireListener, Echo, str]) -> None:
+    _, echo, url = listener
+    assert wire.MAX_MESSAGE == tc.MAX_FRAME == 64 * 1024
+    async with websockets.connect(url, max_size=None, compression=None) as ws:
+        await ws.send(JOIN)
+        await ws.recv()
+        await ws.send("x" * (wire.MAX_MESSAGE + 1))  # over the limit: closed with 1009
         with pytest.raises(ConnectionClosed) as e:
             for _ in range(10):
                 await ws.recv()
         assert e.value.rcvd is not None and e.value.rcvd.code == 1009
-    assert [j.name for j in echo.got if isinstance(j, tc.Join)] == ["frag"]
+    assert echo.opened[0].closed
 
 
-async def test_a_flood_is_cut_to_the_rate(listener: tuple[WireListener, Echo, str]) -> None:
+async def test_a_flood_closes_the_socket_with_1008(listener: tuple[WireListener, Echo, str]) -> None:
     _, echo, url = listener
     async with websockets.connect(url, compression=None) as ws:
-        for _ in range(200):
-            await ws.send('{"eventName": "stop_game"}')
-        await until(lambda: echo.opened and echo.opened[0].ignored + len(echo.got) == 200)
-    assert 50 <= len(echo.got) < 200  # a burst of flood_rate, then the rate
+        with pytest.raises(ConnectionClosed) as e:
+            for _ in range(200):
+                await ws.send('{"eventName": "stop_game"}')
+            for _ in range(10):
+                await ws.recv()
+        assert e.value.rcvd is not None and e.value.rcvd.code == 1008
+        assert "frames a second" in e.value.rcvd.reason
+    await until(lambda: echo.opened and echo.opened[0].closed)
+    assert 50 <= len(echo.got) < 200  # a burst of flood_rate got through, then the close
 
 
 async def test_close_sends_what_is_queued_then_the_reason(listener: tuple[WireListener, Echo, str]) -> None:

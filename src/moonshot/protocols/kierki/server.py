@@ -76,6 +76,7 @@ from moonshot.protocols.kierki.codec import (
     report_line,
 )
 from moonshot.protocols.kierki.gamefile import CardOrder, GameFileError, load_game_in_order
+from moonshot.server.limits import ClientGuard, Hold, address_of
 from moonshot.server.ratelimit import TokenBucket
 from moonshot.server.table import (
     DecisionRequest,
@@ -435,6 +436,10 @@ class KierkiListener(ABC):
     then the seat's lines, read within the connection's :class:`InputLimits`. Subclasses decide
     where an ``IAM`` sits (:meth:`take_seat`) and what a seat's departure does (:meth:`left`)."""
 
+    # per-address shares (moonshot serve's ClientGuard): an address over its connections is
+    # closed at once; one just dropped for flooding waits its penalty before it is read
+    guard: ClientGuard | None = None
+
     def __init__(self, timeout: float, limits: InputLimits | None = None) -> None:
         self.timeout = timeout
         self.limits = limits or InputLimits()
@@ -472,8 +477,13 @@ class KierkiListener(ABC):
         lim = self.limits
         byte_bucket = TokenBucket(lim.bytes_per_s, lim.burst_bytes)
         line_bucket = TokenBucket(lim.lines_per_s, lim.burst_lines)
+        hold: Hold | None = None
         try:
             why = self.refusing()
+            if why is None and self.guard is not None:
+                hold, wait, why = self.guard.admit(address_of(writer.get_extra_info("peername")))
+                if why is None and wait > 0:
+                    await asyncio.sleep(wait)  # the address was just dropped: its penalty
             if why is not None:
                 conn.close(why)
                 return
@@ -493,6 +503,8 @@ class KierkiListener(ABC):
         except Exception as e:  # one connection's trouble never takes the server down
             self.log(f"{conn.peer}: internal error {e!r}")
         finally:
+            if hold is not None:
+                hold.release()
             conn.close("disconnected")
             self.conns.discard(conn)
             if seat is not None:

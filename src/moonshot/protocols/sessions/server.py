@@ -26,6 +26,12 @@ What a misbehaving client gets (it never affects another session, connection or 
   connection, beyond a burst allowance (token buckets): an ``error`` reply saying which limit,
   a ``flood_dropped`` warning in the log, and the connection is closed (its sessions go to bots).
   The decoder's work per byte is constant, so even a flood costs the others little until then.
+  The address is remembered (:class:`~moonshot.server.limits.ClientGuard`): its next connections
+  are read only after a penalty that doubles with each drop;
+* more connections, open sessions or sessions waiting for a table from one address than the
+  server's :class:`~moonshot.server.limits.ClientLimits` allow: an ``error`` with ``about:
+  "rate_limit"`` and the connection closed (connections), or a ``game_session_response`` with
+  ``status: "error"`` (sessions), the connection kept.
 
 Seats belong to their owners. Session ids are random (48 bits, never one in use or held by a
 restored game) and each session gets a secret (``secrets.token_urlsafe(32)``, 256 bits) in its
@@ -60,6 +66,7 @@ from typing import Any
 from moonshot.actions import Pass, Play
 from moonshot.engine import Phase
 from moonshot.protocols.sessions import codec as sc
+from moonshot.server.limits import ClientGuard, Hold, address_of
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
 from moonshot.server.ratelimit import AttemptLimiter, TokenBucket
 from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableStatus
@@ -131,12 +138,16 @@ class SessionSeat(Seat):
         # request may still be on its way when the client, told start_round, passes unprompted
         self.early: sc.DonatedCards | None = None
         self.credential: str | None = None  # set when it sits down (see SessionsConnection)
+        self.hold: Hold | None = None  # its share of the address's open sessions
+        self.waiting: Hold | None = None  # ... and of its sessions waiting for a table
 
     # table callbacks (run in the table's task; never block)
     def matched(self, table: Table, seat: int) -> None:
         self.table = table
         self.seat = seat
         self.candidate = None
+        if self.waiting is not None:
+            self.waiting.release()
         self.codec.seat_at(seat, table.seat_names())
 
     def joined_mid_game(self) -> None:
@@ -200,9 +211,15 @@ class SessionSeat(Seat):
         self._forget(reason)
 
     def _forget(self, reason: str) -> None:
+        self.release()
         self.conn.session_ended(self, reason)
         if self.conn.server.active.get(self.session_id) is self:
             del self.conn.server.active[self.session_id]
+
+    def release(self) -> None:
+        for h in (self.hold, self.waiting):
+            if h is not None:
+                h.release()
 
     # client messages
     def answer(self, msg: sc.DonatedCards | sc.DecidedMove) -> None:
@@ -255,6 +272,8 @@ class SessionsConnection(asyncio.Protocol):
         self.backlog: collections.deque[sc.GameSessionRequest] = collections.deque()  # joins after it
         self.peer = "?"
         self.host = "?"
+        self.addr = "?"
+        self.hold: Hold | None = None  # its share of the address's connections
         self.closed = False
         self._resync: asyncio.TimerHandle | None = None
         self._out: list[bytes] = []
@@ -268,8 +287,27 @@ class SessionsConnection(asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
         self.host = str(peer[0]) if isinstance(peer, tuple) else str(peer)
+        self.addr = address_of(peer)
         self.server.connections.add(self)
+        guard = self.server.guard
+        if guard is not None:
+            self.hold, wait, why = guard.admit(self.addr)
+            if why is not None:
+                log.warning("event=connection_refused peer=%s reason=%s", self.peer, why.replace(" ", "_"))
+                self.flooded = True  # nothing it sends is read
+                self.send(sc.error_message(f"{why}: connection closed", about="rate_limit"))
+                self._flush()
+                transport.close()
+                return
+            if wait > 0:  # dropped for flooding a moment ago: its next connections wait
+                log.info("event=connection_slowed peer=%s wait=%.1f", self.peer, wait)
+                transport.pause_reading()
+                asyncio.get_running_loop().call_later(wait, self._resume_reading)
         log.info("event=connected peer=%s", self.peer)
+
+    def _resume_reading(self) -> None:
+        if self.transport is not None and not self.closed and not self.transport.is_closing():
+            self.transport.resume_reading()
 
     def data_received(self, data: bytes) -> None:
         if self.flooded or self.closed:
@@ -311,6 +349,9 @@ class SessionsConnection(asyncio.Protocol):
             "event=flood_dropped peer=%s limit=%s sessions=%d", self.peer, limit.replace(" ", "_"), len(self.sessions)
         )
         self.send(sc.error_message(f"input rate limit exceeded ({limit}): connection closed", about="rate_limit"))
+        if self.server.guard is not None:
+            wait = self.server.guard.dropped(self.addr)
+            log.info("event=penalty peer=%s wait=%.1f", self.peer, wait)
         self._flush()
         if self.transport is not None:
             self.transport.close()
@@ -324,13 +365,18 @@ class SessionsConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        if self.hold is not None:
+            self.hold.release()
         for sid, s in list(self.sessions.items()):
+            s.release()
             if self.server.active.get(sid) is s:
                 del self.server.active[sid]
         if self._resync is not None:
             self._resync.cancel()
         self.server.connections.discard(self)
         for cand in list(self.joining.values()):
+            if isinstance(cand.seat, SessionSeat):
+                cand.seat.release()
             self.server.lobby.leave(cand)
         self.joining.clear()
         self.backlog.clear()
@@ -384,12 +430,17 @@ class SessionsConnection(asyncio.Protocol):
         kind = SeatKind.HUMAN if msg.kind is sc.PlayerKind.HUMAN else SeatKind.BOT
         seat = SessionSeat(self, sid, msg.player_tag, kind, msg.seq_num)
         secret, seat.credential = new_secret()
+        why = self._take_shares(seat, waiting=True)
+        if why is not None:
+            self._join_refused(sid, why)
+            return
         cand = Candidate(seat, GameType(msg.game_type.value), msg.lobby_code, seat.matched)
         # the answer may come later: a code naming a table another process of a cluster hosts
         cand.settle = functools.partial(self._settled, sid, seat, cand, secret)
         try:
             self.server.lobby.join(cand)
         except LobbyError as e:
+            seat.release()
             self._join_refused(sid, str(e))
             return
         if cand.pending:
@@ -416,10 +467,29 @@ class SessionsConnection(asyncio.Protocol):
         if self.joining.pop(sid, None) is None or self.closed:
             return  # the connection went meanwhile (its candidate left the lobby)
         if why is not None:
+            seat.release()
             self._join_refused(sid, why)
         else:
             self._opened(sid, seat, cand, secret)
         self._next_join()
+
+    def _take_shares(self, seat: SessionSeat, waiting: bool) -> str | None:
+        """The session's share of its address's open sessions (and of those waiting for a
+        table); the reason when the address holds its limit already."""
+        guard = self.server.guard
+        if guard is None:
+            return None
+        seat.hold = guard.sessions.acquire(self.addr)
+        if seat.hold is None:
+            guard.refused += 1
+            return guard.sessions.refusal()
+        if waiting:
+            seat.waiting = guard.waiting.acquire(self.addr)
+            if seat.waiting is None:
+                seat.hold.release()
+                guard.refused += 1
+                return guard.waiting.refusal()
+        return None
 
     def resume_session(self, sid: int, secret: str) -> None:
         """Take back the chair of session ``sid`` (its game was restored, or its connection lost),
@@ -459,6 +529,10 @@ class SessionsConnection(asyncio.Protocol):
         seat = SessionSeat(self, sid, name[: name.rindex("(")], SeatKind.BOT, 0)
         seat.name = name
         seat.credential = table.credentials[chair]
+        why = self._take_shares(seat, waiting=False)
+        if why is not None:
+            self.send(sc.error_message(why, sid, "resume_session"))
+            return
         self.sessions[sid] = seat
         server.active[sid] = seat
         self.send(seat.codec.resume_response())
@@ -533,8 +607,10 @@ class SessionsServer:
         options: SessionsOptions | None = None,
         reserved_ids: set[int] | None = None,
         find_chair: Callable[[int, str], tuple[Table, int] | None] | None = None,
+        guard: ClientGuard | None = None,
     ) -> None:
         self.lobby = lobby
+        self.guard = guard  # per-address shares (connections, sessions, penalties); None: none
         # (session id, secret) -> the chair waiting for it (a restored game, a lost connection),
         # if the secret matches the chair's credential: the app's
         self.find_chair = find_chair

@@ -54,7 +54,7 @@ from moonshot.fairness import FORMAT
 from moonshot.rules import PassDirection, Rules, score_deal
 from moonshot.variants import TREND
 
-MAX_FRAME: Final = 1024 * 1024  # bytes; longer frames are ignored (and counted)
+MAX_FRAME: Final = 64 * 1024  # bytes; a longer frame closes the socket (1009); Trend's largest is ~2 KB
 DEFAULT_PORT: Final = 8080
 VERSION: Final = "1.0.0-alpha.4"  # the SDK release the seed documents
 

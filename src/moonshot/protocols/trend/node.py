@@ -796,7 +796,7 @@ class NodeServer:
                 host=config.host,
                 port=config.port,
                 log_level="warning",
-                ws_max_size=4 * tc.MAX_FRAME,  # up to 4 MB is read and ignored; beyond, the library closes
+                ws_max_size=tc.MAX_FRAME,  # beyond, the library closes the socket (1009)
                 ws_per_message_deflate=False,  # compressing every frame cost more CPU than the frames
                 lifespan="off",
             )

@@ -4,12 +4,15 @@ chair's events into Trend events with a :class:`~moonshot.protocols.trend.codec.
 
 Both the one-table node (``moonshot trend-node``) and ``moonshot serve --trend-port`` use them.
 
-What a misbehaving client gets (never a closed socket: SDK bots reconnect at once on a close,
-recursively): a frame that is not JSON, names an unknown event, has wrong types or is longer than
-1 MB is ignored, counted and logged; more than ``flood_rate`` frames a second are ignored the
-same way; a reply with the wrong ``dealNumber``/``roundNumber`` is dropped; a wrong card makes
-the table play a random one (``serverRandom``, ``errorCount``). Only a refused token closes the
-socket, with the reason. A client that stops reading is cut off once ``max_queue`` frames wait.
+What a misbehaving client gets: a frame that is not JSON, names an unknown event or has wrong
+types is ignored, counted and logged; a reply with the wrong ``dealNumber``/``roundNumber`` is
+dropped; a wrong card makes the table play a random one (``serverRandom``, ``errorCount``). A
+frame over 64 KiB (``MAX_FRAME``; Trend's largest frame is about 2 KB) closes the socket with
+1009, and more than ``flood_rate`` frames a second (beyond a burst of as many) close it with 1008
+(policy violation): ``on_flood`` is told, and the server makes the address's next connections
+wait (SDK bots reconnect at once on a close, so a penalty, not the close, is what slows them). A
+refused token closes the socket with the reason. A client that stops reading is cut off once
+``max_queue`` frames wait.
 """
 
 from __future__ import annotations
@@ -115,6 +118,7 @@ class PeerBase(ABC):
         self._allowance = flood_rate
         self._last = 0.0
         self.on_message: Callable[[tc.ClientEvent], None] = lambda m: None
+        self.on_flood: Callable[[PeerBase], None] = lambda peer: None  # closed for flooding
 
     @abstractmethod
     def send(self, message: dict[str, Any], on_sent: Callable[[float], None] | None = None) -> None:
@@ -141,10 +145,16 @@ class PeerBase(ABC):
 
     def received(self, data: str | bytes, now: float) -> None:
         """One frame from the client: the flood limit, parsing, then ``on_message``."""
+        if self.closed:
+            return
         if not self.allow(now):
             self.ignored += 1
-            if self.ignored % 100 == 1:
-                log.info("event=flood peer=%s ignored=%d", self.addr, self.ignored)
+            log.warning("event=flood_dropped peer=%s limit=%g_frames/s", self.addr, self.flood_rate)
+            self.close(1008, f"more than {self.flood_rate:g} frames a second")
+            try:
+                self.on_flood(self)
+            except Exception:
+                log.exception("event=flood_hook_failed peer=%s", self.addr)
             return
         event = tc.parse_frame(data)
         if isinstance(event, tc.Malformed) and event.event_name is None:

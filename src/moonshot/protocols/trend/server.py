@@ -42,6 +42,7 @@ from moonshot.engine import Phase
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import Peer, PeerBase, TrendSeat
 from moonshot.protocols.trend.wire import WireListener, WirePeer
+from moonshot.server.limits import ClientGuard, Hold
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
 from moonshot.server.ratelimit import AttemptLimiter
 from moonshot.server.table import Table
@@ -86,9 +87,16 @@ class TrendService:
     """Trend WebSockets on one port, their players handed to the lobby."""
 
     def __init__(
-        self, lobby: Lobby, *, flood_rate: float = 200.0, max_queue: int = 5000, asgi: bool | None = None
+        self,
+        lobby: Lobby,
+        *,
+        flood_rate: float = 200.0,
+        max_queue: int = 5000,
+        asgi: bool | None = None,
+        guard: ClientGuard | None = None,
     ) -> None:
         self.lobby = lobby
+        self.guard = guard  # per-address shares and penalties (the lean listener); None: none
         self.flood_rate = flood_rate
         self.max_queue = max_queue
         self.peers: set[PeerBase] = set()
@@ -96,6 +104,7 @@ class TrendService:
         self.joins: dict[TrendSeat, tc.Join] = {}
         self.away: list[_Away] = []
         self.candidates: dict[PeerBase, Candidate] = {}  # players waiting in the lobby
+        self.waiting: dict[PeerBase, Hold] = {}  # their shares of their address's waiting players
         self.remote: RemoteLink | None = None  # the cluster's link (serve --redis), else None
         self.joining: set[PeerBase] = set()  # joins the cluster is looking up as rejoins
         self.rejoins = AttemptLimiter()  # wrong tokens per chair left and per address
@@ -114,7 +123,7 @@ class TrendService:
         """Listen; ``reuse_port``: share the port with the other workers (SO_REUSEPORT)."""
         if not self.asgi:
             self._wire = WireListener(
-                self._opened, self._wire_gone, max_queue=self.max_queue, flood_rate=self.flood_rate
+                self._opened, self._wire_gone, max_queue=self.max_queue, flood_rate=self.flood_rate, guard=self.guard
             )
             return await self._wire.start(host, port, reuse_port)
         import socket
@@ -139,7 +148,7 @@ class TrendService:
                 host=host,
                 port=port,
                 log_level="warning",
-                ws_max_size=4 * tc.MAX_FRAME,
+                ws_max_size=tc.MAX_FRAME,
                 ws_per_message_deflate=False,  # compressing every frame cost more CPU than sending it
                 lifespan="off",
             )
@@ -247,6 +256,14 @@ class TrendService:
         self.joining.discard(peer)
         if peer.closed:
             return
+        self._release_waiting(peer)  # a second join on one socket holds one share
+        if self.guard is not None and isinstance(peer, WirePeer):  # the address's share of waiting players
+            hold = self.guard.waiting.acquire(peer.ip)
+            if hold is None:
+                self.guard.refused += 1
+                peer.send(tc.error_frame(f"{self.guard.waiting.refusal()}: join refused"))
+                return
+            self.waiting[peer] = hold
         seat = TrendSeat(peer, name=j.name, on_closed=self._closed)
         # the chair's credential, whichever table it gets: the store keeps it, so after a restart
         # the same join (number, name, token) takes the restored chair back (``find_chair``)
@@ -256,6 +273,7 @@ class TrendService:
 
         def matched(table: Table, chair: int) -> None:
             self.candidates.pop(peer, None)
+            self._release_waiting(peer)
             seat.table = table
             seat.seated(chair, self._infos(table, j.raw_number), table.rules)
 
@@ -268,6 +286,7 @@ class TrendService:
             is this join's error frame, as with one process; an acceptance says nothing."""
             if why is not None and self.candidates.get(peer) is cand:
                 del self.candidates[peer]
+                self._release_waiting(peer)
                 if self.seat_of.get(peer) is seat:
                     del self.seat_of[peer]
                 self.joins.pop(seat, None)
@@ -277,6 +296,7 @@ class TrendService:
         try:
             self.lobby.join(cand)
         except LobbyError as e:
+            self._release_waiting(peer)
             peer.send(tc.error_frame(str(e)))
             return
         self.candidates[peer] = cand
@@ -301,7 +321,13 @@ class TrendService:
                 return a
         return None
 
+    def _release_waiting(self, peer: PeerBase) -> None:
+        hold = self.waiting.pop(peer, None)
+        if hold is not None:
+            hold.release()
+
     def _gone(self, peer: PeerBase) -> None:
+        self._release_waiting(peer)
         self.joining.discard(peer)
         cand = self.candidates.pop(peer, None)
         if cand is not None:

@@ -15,10 +15,15 @@ What it keeps of the ASGI listener's behaviour (uvicorn with websockets-sansio, 
   allowed); a WebSocket at any other path gets HTTP 403 and a plain HTTP request 404, as under
   Starlette; a bad upgrade request gets ``websockets``' answer (400, 426); no per-message
   deflate (none is offered back);
-* messages up to 4 MB reach the Trend layer, which ignores (and counts) those over 1 MB; a longer
-  one closes the socket with 1009 (``websockets``' limit); fragmented messages are put together;
+* messages up to 64 KiB (``MAX_FRAME``) reach the Trend layer; a longer one closes the socket
+  with 1009 (``websockets``' limit, read from the frame header: the payload is never buffered),
+  and the address is penalised as for a flood; fragmented messages are put together;
   text and binary both go to the parser (invalid UTF-8 is ignored as "not JSON", never a close);
-* the flood limit and bad input handling of :class:`~moonshot.protocols.trend.seat.PeerBase`;
+* the flood limit (a close with 1008) and bad input handling of
+  :class:`~moonshot.protocols.trend.seat.PeerBase`;
+* per-address shares (:class:`~moonshot.server.limits.ClientGuard`, when given): an address over
+  its connections gets HTTP 429 with ``Retry-After`` to its handshake, and a connection from an
+  address just dropped for flooding (1008, 1009) is read only after the address's penalty;
 * ``close(code, reason)`` sends what is queued, then the close frame with the reason;
 * keepalive: a client not heard from for ``PING_INTERVAL`` seconds gets a ping; one silent for
   ``PING_INTERVAL + PING_TIMEOUT`` seconds is closed with 1011 (uvicorn's 20 s and 20 s); a
@@ -49,6 +54,7 @@ from websockets.typing import BytesLike
 
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import PeerBase
+from moonshot.server.limits import ClientGuard, Hold, address_of
 
 log = logging.getLogger("moonshot.trend")
 
@@ -56,8 +62,9 @@ PING_INTERVAL = 20.0  # seconds without a frame from the client before it is pin
 PING_TIMEOUT = 20.0  # further seconds of silence before it is closed (1011)
 OPEN_TIMEOUT = 10.0  # seconds for the opening handshake
 CLOSE_TIMEOUT = 10.0  # seconds the client has to close the TCP connection after the close frames
-MAX_MESSAGE = 4 * tc.MAX_FRAME  # longer messages close the socket (1009); longer than 1 MB: ignored
+MAX_MESSAGE = tc.MAX_FRAME  # longer messages close the socket (1009)
 SWEEP = 5.0  # seconds between keepalive checks (one timer for all the listener's sockets)
+SLICE = 4096  # input is parsed this many bytes at a time
 
 _OPEN = State.OPEN
 _TEXT, _BINARY, _CONT, _CLOSE = Opcode.TEXT, Opcode.BINARY, Opcode.CONT, Opcode.CLOSE
@@ -98,6 +105,11 @@ class WirePeer(PeerBase, asyncio.Protocol):
         self._parts: list[BytesLike] | None = None  # a fragmented message so far
         self._lost = False
         self._close_timer: asyncio.TimerHandle | None = None
+        self.ip = "?"
+        self.hold: Hold | None = None  # its share of the address's connections
+        self.refusal: str | None = None  # over the address's connections: its handshake gets 429
+        self.dropped_for_abuse = False  # closed for a flood or an over-long frame: nothing more is read
+        self.on_flood = listener.flooded
 
     # ------------------------------------------------------------ asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -106,9 +118,31 @@ class WirePeer(PeerBase, asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         if isinstance(peer, tuple) and len(peer) >= 2:
             self.addr = f"{peer[0]}:{peer[1]}"
+        self.ip = address_of(peer)
         self.listener.conns.add(self)
+        guard = self.listener.guard
+        if guard is not None:
+            self.hold, wait, self.refusal = guard.admit(self.ip)
+            if self.refusal is not None:
+                log.warning("event=connection_refused peer=%s reason=%s", self.addr, self.refusal.replace(" ", "_"))
+            elif wait > 0:  # dropped for flooding a moment ago: its next connections wait
+                log.info("event=connection_slowed peer=%s wait=%.1f", self.addr, wait)
+                transport.pause_reading()
+                self.loop.call_later(wait, self._resume_reading)
+
+    def _resume_reading(self) -> None:
+        if self.transport is not None and not self._lost and not self.transport.is_closing():
+            self.transport.resume_reading()
 
     def data_received(self, data: bytes) -> None:
+        # parsed a slice at a time: a flood of tiny frames is closed after its first slice, and
+        # what it sent after that is never parsed (a 64 KiB read can hold 9,000 frames)
+        for k in range(0, len(data), SLICE):
+            if self.dropped_for_abuse:
+                return
+            self._receive(data[k : k + SLICE])
+
+    def _receive(self, data: bytes) -> None:
         now = self.loop.time()
         self.heard = now
         self.pinged = False
@@ -142,6 +176,11 @@ class WirePeer(PeerBase, asyncio.Protocol):
                 self.received(m if isinstance(m, bytes) else bytes(m), now)
         # the handshake's answer, pongs, the close frame's answer (frames the messages produced
         # go out at the end of the step, after these)
+        sent = conn.close_sent
+        if sent is not None and sent.code == 1009 and not self.closed:  # over MAX_FRAME
+            self.closed = True
+            log.warning("event=frame_too_long peer=%s limit=%d", self.addr, MAX_MESSAGE)
+            self.listener.flooded(self)
         self._write_protocol_data()
         if client_closed:
             self.closed = True  # nothing more goes out but the close frame's answer
@@ -163,6 +202,8 @@ class WirePeer(PeerBase, asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._lost = True
         self.closed = True
+        if self.hold is not None:
+            self.hold.release()
         self._out.clear()
         self._on_sent.clear()
         if self._close_timer is not None:
@@ -212,6 +253,9 @@ class WirePeer(PeerBase, asyncio.Protocol):
             response = conn.reject(404, "Not Found")
         elif request.path.split("?", 1)[0] != "/":
             response = conn.reject(403, "Forbidden: the Trend WebSocket is at /\n")
+        elif self.refusal is not None:
+            response = conn.reject(429, f"Too Many Requests: {self.refusal}\n")
+            response.headers["Retry-After"] = "10"
         else:
             response = conn.accept(request)
         conn.send_response(response)
@@ -297,8 +341,10 @@ class WireListener:
         *,
         max_queue: int = 5000,
         flood_rate: float = 200.0,
+        guard: ClientGuard | None = None,
     ) -> None:
         self.on_open = on_open
+        self.guard = guard  # per-address shares and penalties; None: none
         self.on_gone = on_gone
         self.max_queue = max_queue
         self.flood_rate = flood_rate
@@ -307,6 +353,20 @@ class WireListener:
         self.server: asyncio.Server | None = None
         self._sweeper: asyncio.TimerHandle | None = None
         self._dirty: list[WirePeer] = []  # peers with frames to write at the end of this step
+
+    def flooded(self, peer: PeerBase) -> None:
+        """``peer`` was closed for flooding (1008) or an over-long frame (1009): nothing more it
+        sends is read, its TCP connection ends once the close frame is out, and its address's
+        next connections wait."""
+        if not isinstance(peer, WirePeer):
+            return
+        peer.dropped_for_abuse = True
+        peer._write_protocol_data()
+        if peer.transport is not None:
+            peer.transport.close()  # after what is buffered (the close frame)
+        if self.guard is not None:
+            wait = self.guard.dropped(peer.ip)
+            log.info("event=penalty peer=%s wait=%.1f", peer.addr, wait)
 
     def dirty(self, peer: WirePeer) -> None:
         """``peer`` has frames to write: one callback writes every such peer's, each in one write."""

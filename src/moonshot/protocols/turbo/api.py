@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from itsdangerous import BadSignature, URLSafeSerializer
-from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -52,6 +52,7 @@ from moonshot.bots.base import Bot
 from moonshot.engine import DealSpec, Game
 from moonshot.events import SPECTATOR
 from moonshot.fairness import DealSeal
+from moonshot.protocols.turbo import upkeep
 from moonshot.protocols.turbo.codec import (
     CHARGING_NAMES,
     GAME_ACTIONS,
@@ -70,7 +71,9 @@ from moonshot.protocols.turbo.codec import (
     translate_log,
 )
 from moonshot.protocols.turbo.guard import OriginGuard
+from moonshot.protocols.turbo.upkeep import LobbyEvent
 from moonshot.rules import Rules
+from moonshot.server.limits import ClientGuard, Hold
 from moonshot.server.lobby import Candidate, LobbyError
 from moonshot.server.mixed import refusal
 from moonshot.server.names import (
@@ -106,6 +109,7 @@ PING_SECONDS = 15  # SSE keep-alive comments, so proxies and browsers keep idle 
 CLOSE_AFTER_COMPLETE = 1.0  # seconds a stream stays open after game_complete
 SUBMIT_TIMEOUT = 10.0  # seconds a POST waits for the table's verdict
 NAME_COOKIE = "name"
+LIMIT_RETRY_AFTER = 10  # seconds: a 429 for a share held (open games, chat lines) frees as they end
 SESSION_COOKIE = "moonshot_session"
 RECOVERY_HEADER = "Moonshot-Recovery-Code"  # a name's recovery code, on the answer that bound it
 KEEP_FINISHED = 200  # finished games kept in memory for late subscribers
@@ -117,7 +121,9 @@ BOT_NAMES = (
 
 
 def error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+    # a refusal for asking too much (429) says when to ask again
+    headers = {"Retry-After": str(LIMIT_RETRY_AFTER)} if status == 429 else None
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
 # ---------------------------------------------------------------- identity
@@ -668,6 +674,9 @@ def game_routes(host: GameHost) -> list[BaseRoute]:
         stream = host.find_stream(game_id)
         if stream is None:
             raise RequestError(404, f"no game {game_id!r}")
+        guard: ClientGuard | None = getattr(host, "guard", None)
+        if guard is not None and len(stream.chat_log) >= guard.limits.chat_lines_per_game:
+            raise RequestError(429, f"this game's chat is full ({guard.limits.chat_lines_per_game} lines)")
         game = host.find_game(game_id)
         if game is not None:
             game.chat(caller.name, message)
@@ -726,6 +735,9 @@ class LobbyGame:
     practice: bool = False
     # spectators see every hand while the game runs: unrated
     open_hands: bool = False
+    # the creator's shares of open games (per name, per address): given back when it starts or goes
+    holds: list[Hold] = field(default_factory=list, repr=False, compare=False)
+    touched: float = 0.0  # wall time of the last join or leave (0: created_at); expiry counts from it
 
     def names(self) -> list[str]:
         return [m.name for m in self.members]
@@ -791,7 +803,15 @@ def _open_game(key: str, data: Any) -> LobbyGame | None:
 
 
 class TurboLobby:
-    """The Turbo lobby and every game it hosts (a :class:`GameHost`)."""
+    """The Turbo lobby and every game it hosts (a :class:`GameHost`).
+
+    The lobby's streams cost each subscriber O(1) per event: a new subscriber gets ``lobby_state``
+    once, then only changes (``join_lobby``, ``new_game``, ...), each encoded once for all of them
+    (:class:`LobbyEvent`), and a stream writes whatever is queued in one chunk. With a
+    :class:`~moonshot.server.limits.ClientGuard` (``guard``), a name and an address hold a bounded
+    number of open games, open games nobody joins expire after ``game_expiry`` seconds (gone from
+    the store too), and a lobby stream under a name idle for ``lobby_idle`` seconds is ended.
+    """
 
     def __init__(
         self,
@@ -826,6 +846,10 @@ class TurboLobby:
         # events and name bindings go to them, games started here enter the cluster's directory
         self.peers: Any = None
         self._marking: set[asyncio.Task[None]] = set()
+        self.guard: ClientGuard | None = None  # per-client shares (moonshot serve sets it)
+        self.seen: dict[str, float] = {}  # name -> monotonic time of its last lobby request
+        self.expired = 0  # open games expired
+        self._sweeper: asyncio.Task[None] | None = None
 
     def _bound(self, key: str, record: dict[str, Any]) -> None:
         self._put(NAME_PREFIX + key, record)
@@ -868,6 +892,7 @@ class TurboLobby:
         """To every lobby stream here and (unless ``local``) on the cluster's other processes."""
         if self.peers is not None and not local:
             self.peers.broadcast(event)
+        event = event if isinstance(event, LobbyEvent) else LobbyEvent(event)
         for name, queues in self.subscribers.items():
             if name == skip:
                 continue
@@ -875,17 +900,20 @@ class TurboLobby:
                 q.put_nowait(event)
 
     def lobby_state(self) -> dict[str, Any]:
-        return {
-            "type": "lobby_state",
-            "subscribers": sorted(n for n, qs in self.subscribers.items() if qs),
-            "games": {
-                **(self.peers.games() if self.peers is not None else {}),
-                **{g.id: g.players() for g in self.games.values() if not g.finished},
-            },
-        }
+        return LobbyEvent(
+            {
+                "type": "lobby_state",
+                "subscribers": sorted(n for n, qs in self.subscribers.items() if qs),
+                "games": {
+                    **(self.peers.games() if self.peers is not None else {}),
+                    **{g.id: g.players() for g in self.games.values() if not g.finished},
+                },
+            }
+        )
 
     def subscribe_lobby(self, name: str) -> asyncio.Queue[dict[str, Any] | None]:
         q: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self.seen[name] = time.monotonic()
         first = not self.subscribers.get(name)
         self.subscribers.setdefault(name, []).append(q)
         if first:
@@ -899,9 +927,21 @@ class TurboLobby:
             queues.remove(q)
         if not queues:
             self.subscribers.pop(name, None)
+            self.seen.pop(name, None)
             self.broadcast({"type": "leave_lobby", "player": name, "name": name})
 
+    # ------------------------------------------------------------ expiry (moonshot.protocols.turbo.upkeep)
+    def start_sweeper(self) -> None:
+        """Expire open games and idle lobby streams now and then (with a ``guard``)."""
+        if self.guard is not None and self._sweeper is None:
+            self._sweeper = asyncio.get_running_loop().create_task(upkeep.sweep_forever(self), name="lobby-sweeper")
+
+    def sweep(self, wall: float, mono: float) -> None:
+        upkeep.sweep(self, wall, mono)
+
     def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
         for queues in self.subscribers.values():
             for q in queues:
                 q.put_nowait(None)
@@ -924,6 +964,8 @@ class TurboLobby:
         self._put(f"turbo:open:{g.id}", g.to_json())
 
     def _drop_open(self, g: LobbyGame) -> None:
+        for h in g.holds:  # started or gone: no longer one of its creator's open games
+            h.release()
         self._delete(f"turbo:open:{g.id}")
         if self.peers is not None and g.id not in self.games:
             self.peers.dropped(g.id)  # gone (not started): no process hosts it any more
@@ -946,6 +988,11 @@ class TurboLobby:
         for key, data in (await self.store.values("turbo:open:")).items():
             g = _open_game(key, data)
             if g is None or (claim is not None and not await claim(g.id)):
+                continue
+            expiry = self.guard.limits.game_expiry if self.guard is not None else 0.0
+            if expiry > 0 and time.time() - g.created_at > expiry:
+                self._delete(key)  # expired while the server was down: it does not come back
+                log.info("event=open_game_expired game=%s players=%d at=start", g.id, len(g.members))
                 continue
             g.stream = GameStream(g.id)
             self.games[g.id] = g
@@ -1075,6 +1122,7 @@ class TurboLobby:
             else str(uuid.uuid4())
         )
         g = LobbyGame(game_id, variant, seed, name, practice=practice, open_hands=open_hands)
+        g.holds = upkeep.open_game_shares(self.guard, name)
         g.members.append(Member(name, rules=CHARGING_NAMES[rules]))
         g.stream = GameStream(g.id)
         self.games[g.id] = g
@@ -1117,6 +1165,7 @@ class TurboLobby:
         if len(g.members) >= 4:
             raise RequestError(409, "the game is full")
         g.members.append(member)
+        g.touched = time.time()
         # ``player`` as the seed-era server sent it (an object), ``name`` beside it (docs/turbo.md)
         self.broadcast({"type": "join_game", "id": g.id, "player": member.player_json(), "name": member.name})
         if len(g.members) == 4:
@@ -1173,6 +1222,7 @@ class TurboLobby:
         if not any(same_name(m.name, name) for m in g.members):
             raise RequestError(409, f"{name} is not in this game")
         g.members = [m for m in g.members if not same_name(m.name, name)]
+        g.touched = time.time()
         self.broadcast({"type": "leave_game", "id": g.id, "player": name, "name": name})
         if not any(m.kind == "human" or m.remote is not None for m in g.members):
             # nobody left to play: the game goes (its bots with it); players from other
@@ -1310,13 +1360,10 @@ def lobby_routes(lobby: TurboLobby) -> list[BaseRoute]:
     async def subscribe(request: Request, caller: Caller) -> Response:
         q = lobby.subscribe_lobby(caller.name)
 
-        async def events() -> AsyncIterator[ServerSentEvent]:
+        async def events() -> AsyncIterator[bytes]:
             try:
-                while True:
-                    item = await q.get()
-                    if item is None:
-                        return
-                    yield ServerSentEvent(data=json.dumps(item, separators=(",", ":")))
+                async for chunk in upkeep.lobby_frames(q):
+                    yield chunk
             finally:
                 lobby.unsubscribe_lobby(caller.name, q)
 
@@ -1324,6 +1371,7 @@ def lobby_routes(lobby: TurboLobby) -> list[BaseRoute]:
 
     def post(fn: Callable[[str, dict[str, Any]], Any]) -> Callable[[Request, Caller], Awaitable[Any]]:
         async def handle(request: Request, caller: Caller) -> Any:
+            lobby.seen[caller.name] = time.monotonic()
             out = fn(caller.name, await read_body(request))
             if lobby.peers is not None:
                 # in a cluster the answer waits until what the call wrote is in Redis: a new game

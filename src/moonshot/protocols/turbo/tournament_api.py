@@ -69,8 +69,24 @@ def routes(
             raise RequestError(404, f"no tournament {tid!r}")
         return st
 
+    def check_address_share() -> str:
+        """The caller's address; 429 when it already runs its share of tournaments."""
+        from moonshot.server.httpguard import client_address
+
+        addr = client_address.get()
+        guard = getattr(lobby, "guard", None)
+        if guard is None or not addr:
+            return addr
+        cap = guard.limits.tournaments_per_address
+        running = [t for t in host().tournaments.values() if t.status == "running"]
+        if sum(getattr(t, "address", None) == addr for t in running) >= cap:
+            guard.refused += 1
+            raise RequestError(429, f"too many unfinished tournaments created from this address (at most {cap})")
+        return addr
+
     async def create(request: Request, caller: Any) -> Any:
         body = await read_body(request)
+        addr = check_address_share()
         variant = body.get("variant", "standard")
         if not isinstance(variant, str) or len(variant) > 40:
             raise RequestError(400, "variant must be a variant name")
@@ -96,6 +112,7 @@ def routes(
                 tokens=["-"] * len(externals),  # placeholders: the host makes the real tokens
             )
             t, tokens = host().create(spec, creator=caller.name)
+            t.address = addr  # for the address's share (not stored: a restart forgets it)
         except LimitError as e:
             raise RequestError(429, str(e)) from None
         except (TournamentError, ValueError, KeyError) as e:
