@@ -338,8 +338,8 @@ async def test_a_lobby_subscriber_gets_the_state_once_then_only_changes(app: Ser
 
         assert (await event())["type"] == "lobby_state"
         async with n.stream("GET", "/lobby/subscribe"):
-            assert await event() == {"type": "join_lobby", "player": "newcomer"}
-        assert await event() == {"type": "leave_lobby", "player": "newcomer"}
+            assert await event() == {"type": "join_lobby", "player": "newcomer", "name": "newcomer"}
+        assert await event() == {"type": "leave_lobby", "player": "newcomer", "name": "newcomer"}
 
 
 async def test_open_games_nobody_joins_expire_and_do_not_come_back(tmp_path: Path) -> None:

@@ -289,9 +289,10 @@ class ServerApp:
         app: Any = build_app(lobby, self.config.static_dir)
         if lobby.peers is not None:
             app = lobby.peers.wrap(app)  # requests for games hosted by another process go there
-            # checked here, before forwarding: a forwarded request carries no Origin or Host
-            app = OriginGuard(app, self.config.allowed_origins)
-        app = HttpGuard(app, self.guard)  # bodies, rates and streams per client, before anything else
+        app = HttpGuard(app, self.guard)  # bodies, rates and streams per client
+        # outermost: a cross-site request is refused before it counts against its victim's shares,
+        # and before a request for a game hosted elsewhere is forwarded (it then carries no Origin)
+        app = OriginGuard(app, self.config.allowed_origins)
         config = uvicorn.Config(
             app,
             loop="none",
