@@ -30,6 +30,7 @@ and play goes on, and after repeated failures the table is marked failed and its
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import enum
 import itertools
@@ -94,6 +95,20 @@ class TablePolicy:
             if p is phase:
                 return t
         return self.decision_timeout
+
+
+@dataclass(frozen=True, slots=True)
+class TableNotice:
+    """Something about the table rather than the game, told to every seat and spectator
+    (``Seat.on_notice``), which each protocol renders as best it can (an error or chat line).
+
+    ``kind`` is ``paused`` or ``resumed``; ``cause`` says why (``storage``: the game store
+    cannot be written, so nothing more is acknowledged or asked until it can); ``text`` is for people."""
+
+    kind: str
+    cause: str
+    text: str
+    seconds: float = 0.0  # resumed: how long the pause lasted
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +193,9 @@ class Seat(ABC):
 
     def on_closed(self, table: Table, reason: str) -> None:  # noqa: B027
         """The table is over (finished, stopped or failed); no more callbacks follow."""
+
+    def on_notice(self, table: Table, notice: TableNotice) -> None:  # noqa: B027
+        """The table paused or resumed (see :class:`TableNotice`); pending requests stay open."""
 
     def joined_mid_game(self) -> None:  # noqa: B027
         """Seated in a game restored from its actions (a tournament's, after its process
@@ -265,7 +283,12 @@ def _claim_awaits(game: Game, claimer: int, seat: int) -> bool:
 
 
 class Recorder(Protocol):
-    """Where a table writes its history (the game store); every method must not block."""
+    """Where a table writes its history (the game store); every method must not block.
+
+    A recorder whose ``acknowledges`` attribute is true also calls :meth:`Table.durable` once
+    actions are durable, and :meth:`Table.storage_paused` / :meth:`Table.storage_resumed` for
+    the tables that ``subscribe(table)`` (``unsubscribe(table)`` when they end): the table then
+    shows nothing before it is durable (see "Durability" in :class:`Table`)."""
 
     def game_started(self, table: Table) -> None: ...
 
@@ -337,9 +360,22 @@ class _Stop:
 
 
 @dataclass(slots=True)
+class _Durable:
+    count: int  # the first ``count`` actions are in the store (0: the game row)
+
+
+@dataclass(slots=True)
+class _Storage:
+    down: bool
+    reason: str = ""
+    seconds: float = 0.0
+
+
+@dataclass(slots=True)
 class _Pending:
     request: DecisionRequest
     timer: asyncio.TimerHandle | None
+    frozen: bool = False  # its deadline stopped for a storage pause; a fresh one runs on resume
 
 
 @dataclass
@@ -363,7 +399,16 @@ class _Chair:
 
 
 class Table:
-    """One game, owned by one task. Create, then ``start()``; await ``done`` to learn the end."""
+    """One game, owned by one task. Create, then ``start()``; await ``done`` to learn the end.
+
+    Durability: with a recorder that ``acknowledges`` (the game store), an action is shown to
+    nobody (no seat's or spectator's events, no ``submit`` reply) until the recorder says it is
+    durable (:meth:`durable`), and no seat but an in-process bot is asked for a decision while
+    any applied action is not. Events wait per table for the write that commits them, with
+    every other table's rows in the same transaction (group commit). While the store cannot be
+    written (:meth:`storage_paused`) the table asks nobody, the deadlines of open requests
+    stop, and every seat gets a :class:`TableNotice`; on :meth:`storage_resumed` each open
+    request gets a fresh deadline and play goes on where it stopped."""
 
     MAX_RESTORES = 3
 
@@ -418,6 +463,17 @@ class Table:
         self._request_ids = itertools.count(1)
         self._sent_version = [0, 0, 0, 0]  # events delivered to each chair
         self._resume_at = 0.0  # loop time before which no new request is made (pacing)
+        # durability (see the class docstring): what may be shown is what the store holds
+        self._acks = bool(getattr(recorder, "acknowledges", False))
+        fresh = self._acks and not self.restored
+        self._durable = -1 if fresh else len(self.game.actions)  # actions in the store (-1: not the game row)
+        self._shown = 0 if fresh else len(self.game.log)  # events that may be shown: those of durable actions
+        self._marks: collections.deque[tuple[int, int]] = collections.deque()  # (actions, events) not yet durable
+        if fresh:
+            self._marks.append((0, len(self.game.log)))  # the first deal's events come with the game row
+        self._event_forced = bytearray(len(self.game.log))  # 1: the action behind the event was the server's
+        self._held_replies: collections.deque[tuple[int, asyncio.Future[str | None]]] = collections.deque()
+        self._storage_paused_at: float | None = None  # loop time the store went away (None: it is there)
         self._task: asyncio.Task[None] | None = None
         self.done: asyncio.Future[TableStatus] = asyncio.get_running_loop().create_future()
 
@@ -459,6 +515,19 @@ class Table:
         """End the task without finishing the game (it stays restorable from the store)."""
         self._inbox.put_nowait(_Stop(reason))
 
+    # the recorder's calls (see Recorder): durability and storage pauses
+    def durable(self, count: int) -> None:
+        """The first ``count`` actions are in the store (0: the game row): they may be shown."""
+        self._inbox.put_nowait(_Durable(count))
+
+    def storage_paused(self, reason: str) -> None:
+        """The store cannot be written: ask nobody and stop the clocks until it can."""
+        self._inbox.put_nowait(_Storage(True, reason))
+
+    def storage_resumed(self, seconds: float) -> None:
+        """The store is written again after ``seconds``: restart the clocks and go on."""
+        self._inbox.put_nowait(_Storage(False, seconds=seconds))
+
     @property
     def version(self) -> int:
         return self.game.version
@@ -476,6 +545,10 @@ class Table:
     async def _run(self) -> None:
         self.status = TableStatus.RUNNING
         restores = 0
+        if self._acks:
+            subscribe = getattr(self.recorder, "subscribe", None)
+            if subscribe is not None:
+                subscribe(self)
         if self.recorder is not None and not self.restored:
             self._safe_record(self.recorder.game_started, self)
         for seat, chair in enumerate(self.chairs):
@@ -507,6 +580,14 @@ class Table:
             if p.timer is not None:
                 p.timer.cancel()
         self._pending.clear()
+        if self._acks:
+            unsubscribe = getattr(self.recorder, "unsubscribe", None)
+            if unsubscribe is not None:
+                unsubscribe(self)
+        while self._held_replies:  # applied, never acknowledged: the caller may not count on it
+            _, reply = self._held_replies.popleft()
+            if not reply.done():
+                reply.set_result(f"the table has ended ({self.status.value}) before the action was stored")
         # submissions nobody will read: their callers hear that the table has ended
         while not self._inbox.empty():
             cmd = self._inbox.get_nowait()
@@ -536,9 +617,14 @@ class Table:
         self._flush_events()
         loop = asyncio.get_running_loop()
         while True:
-            if self.game.over:
+            if self.game.over and self._caught_up():
                 self._finish()
                 return
+            if self.game.over or self._storage_paused_at is not None:
+                # the end waits for its last actions to be stored; a storage pause, for the store
+                if self._handle(await self._inbox.get()):
+                    return
+                continue
             wait = self._resume_at - loop.time()
             if wait > 0 and self.policy.pause_after is not None:
                 # pacing: the inbox is still served (a detach, a stop) while the pause runs
@@ -579,6 +665,10 @@ class Table:
             self._on_substitute(cmd)
         elif isinstance(cmd, _Watch):
             self._on_watch(cmd)
+        elif isinstance(cmd, _Durable):
+            self._on_durable(cmd.count)
+        elif isinstance(cmd, _Storage):
+            self._on_storage(cmd)
         elif isinstance(cmd, _Stop):
             log.info("table=%s event=stopped reason=%s version=%d", self.id, cmd.reason, self.game.version)
             self.status = TableStatus.STOPPED
@@ -612,6 +702,8 @@ class Table:
             actor = self.chairs[seat].acting
             if actor is None:
                 continue  # an empty chair: paused until someone sits or a substitute comes
+            if not self._caught_up() and type(actor).act_now is Seat.act_now:
+                continue  # asked once what it would be shown is stored (a _Durable brings us back)
             req = self._new_request(seat, actor.wants_view)
             try:
                 action = actor.act_now(self, req)
@@ -642,10 +734,18 @@ class Table:
 
     def _open(self, req: DecisionRequest, actor: Seat, paused: bool = False) -> None:
         timer = None
+        frozen = False
         if req.deadline is not None and not paused:
-            timer = asyncio.get_running_loop().call_at(req.deadline, self._inbox.put_nowait, _Expired(req.request_id))
-        self._pending[req.seat] = _Pending(req, timer)
+            if self._storage_paused_at is not None:
+                frozen = True  # its clock starts when the store is back
+            else:
+                timer = self._arm(req)
+        self._pending[req.seat] = _Pending(req, timer, frozen)
         self._call(req.seat, actor, actor.on_request, self, req)
+
+    def _arm(self, req: DecisionRequest) -> asyncio.TimerHandle:
+        assert req.deadline is not None
+        return asyncio.get_running_loop().call_at(req.deadline, self._inbox.put_nowait, _Expired(req.request_id))
 
     def _close_request(self, seat: int) -> DecisionRequest | None:
         p = self._pending.pop(seat, None)
@@ -658,7 +758,11 @@ class Table:
     def _on_submit(self, cmd: _Submit) -> None:
         outcome = self._submitted(cmd)
         if cmd.reply is not None and not cmd.reply.done():
-            cmd.reply.set_result(outcome)
+            if outcome is None and not self._caught_up():
+                # applied, but acknowledged only once stored
+                self._held_replies.append((len(self.game.actions), cmd.reply))
+            else:
+                cmd.reply.set_result(outcome)
 
     def _submitted(self, cmd: _Submit) -> str | None:
         """Carry out a submitted action: ``None`` when applied, else the reason it was not."""
@@ -711,6 +815,9 @@ class Table:
     def _on_expired(self, request_id: int) -> None:
         for seat, p in self._pending.items():
             if p.request.request_id == request_id:
+                if self._storage_paused_at is not None:  # it ran out as the store went away: not the seat's fault
+                    p.timer, p.frozen = None, True
+                    return
                 stats = self.chairs[seat].stats
                 stats.timeouts += 1
                 stats.timeouts_in_a_row += 1
@@ -738,8 +845,8 @@ class Table:
             self._apply(seat, self.random_action(seat), forced=True)
         elif what is OnBadAnswer.RETRY:
             self._close_request(seat)
-            if actor is not None and self.chairs[seat].acting is actor:
-                self._open(self._new_request(seat, actor.wants_view), actor)
+            if actor is not None and self.chairs[seat].acting is actor and self._caught_up():
+                self._open(self._new_request(seat, actor.wants_view), actor)  # else _ask asks once stored
         else:  # PAUSE: keep the request open, without a deadline
             if pending.timer is not None:
                 pending.timer.cancel()
@@ -779,12 +886,20 @@ class Table:
             self.chairs[seat].stats.forced += 1
         if self.recorder is not None:
             self._safe_record(self.recorder.action_applied, self, index, action, forced)
-        self._flush_events(forced=forced)
+        end = len(self.game.log)
+        added = end - len(self._event_forced)
+        self._event_forced.extend(b"\x01" * added if forced else bytes(added))
+        if self._acks:
+            self._marks.append((index + 1, end))  # shown once the store has action ``index``
+        else:
+            self._shown = end
+        self._flush_events()
 
     # ------------------------------------------------------------ events
-    def _flush_events(self, forced: bool = False) -> None:
+    def _flush_events(self) -> None:
+        """Send every seat and spectator the events it has not had, up to what is durable."""
         log_ = self.game.log
-        end = len(log_)
+        end = self._shown
         for seat, chair in enumerate(self.chairs):
             start = self._sent_version[seat]
             if start >= end:
@@ -793,14 +908,15 @@ class Table:
             who = chair.acting
             if who is None:
                 continue
-            out = self._view(seat, start, end, forced)
+            out = self._view(seat, start, end, True)
             if out:
                 self._call(seat, who, who.on_events, self, out)
         if self.spectators:
             start = self._spect_version
             if start < end:
                 self._spect_version = end
-                out = [TableEvent(v + 1, log_[v], forced and v >= start) for v in range(start, end)]
+                forced = self._event_forced
+                out = [TableEvent(v + 1, log_[v], bool(forced[v])) for v in range(start, end)]
                 for sp in list(self.spectators):
                     try:
                         sp.on_events(self, out)
@@ -808,20 +924,90 @@ class Table:
                         log.exception("table=%s event=spectator_error", self.id)
                         self.spectators.remove(sp)
 
-    def _view(self, seat: int, start: int, end: int, forced: bool = False) -> list[TableEvent]:
+    def _view(self, seat: int, start: int, end: int, live: bool = False) -> list[TableEvent]:
+        """``seat``'s events ``start``..``end``; ``live``: marked forced where the server chose
+        the action behind them (a replay is never marked)."""
         out = []
         log_ = self.game.log
+        forced = self._event_forced
         for v in range(start, end):
             e = log_[v].for_viewer(seat)
             if e is not None:
-                out.append(TableEvent(v + 1, e, forced))
+                out.append(TableEvent(v + 1, e, live and bool(forced[v])))
         return out
 
     def view_log(self, seat: int | None) -> list[TableEvent]:
-        """The whole game so far as ``seat`` (None: a spectator) sees it."""
+        """The whole game so far as ``seat`` (None: a spectator) sees it: what is durable."""
         if seat is None:
-            return [TableEvent(v + 1, e) for v, e in enumerate(self.game.log)]
-        return self._view(seat, 0, len(self.game.log))
+            return [TableEvent(v + 1, e) for v, e in enumerate(self.game.log[: self._shown])]
+        return self._view(seat, 0, self._shown)
+
+    # ------------------------------------------------------------ durability and storage pauses
+    def _caught_up(self) -> bool:
+        """Every applied action is in the store (always, without an acknowledging recorder)."""
+        return not self._acks or self._durable >= len(self.game.actions)
+
+    def _on_durable(self, count: int) -> None:
+        if count <= self._durable:
+            return
+        self._durable = count
+        marks = self._marks
+        while marks and marks[0][0] <= count:
+            self._shown = marks.popleft()[1]
+        replies = self._held_replies
+        while replies and replies[0][0] <= count:
+            reply = replies.popleft()[1]
+            if not reply.done():
+                reply.set_result(None)
+        self._flush_events()
+
+    @property
+    def _pause_notice(self) -> TableNotice:
+        return TableNotice("paused", "storage", "paused: the game store cannot be written; play resumes when it can")
+
+    def _on_storage(self, cmd: _Storage) -> None:
+        loop = asyncio.get_running_loop()
+        if cmd.down:
+            if self._storage_paused_at is not None:
+                return
+            self._storage_paused_at = loop.time()
+            for p in self._pending.values():
+                if p.timer is not None:
+                    p.timer.cancel()
+                    p.timer, p.frozen = None, True
+            log.warning("table=%s event=table_paused cause=storage version=%d", self.id, self.game.version)
+            self._notify(self._pause_notice)
+            return
+        if self._storage_paused_at is None:
+            return
+        paused = loop.time() - self._storage_paused_at
+        self._storage_paused_at = None
+        for seat, p in self._pending.items():
+            if p.frozen:  # the full time again: nobody is timed out for the store's pause
+                actor = self.chairs[seat].acting
+                timeout = None if actor is not None and actor.patient else self.policy.timeout_for(p.request.phase)
+                p.frozen = False
+                if timeout is not None:
+                    p.request.deadline = loop.time() + timeout
+                    p.timer = self._arm(p.request)
+        log.warning("table=%s event=table_resumed cause=storage paused_s=%.3f", self.id, paused)
+        self._notify(TableNotice("resumed", "storage", "resumed: the game store is written again", cmd.seconds))
+
+    def _notify(self, notice: TableNotice) -> None:
+        """Tell every seat and spectator something about the table (a pause, a resume)."""
+        for seat, chair in enumerate(self.chairs):
+            who = chair.acting
+            if who is not None:
+                self._call(seat, who, who.on_notice, self, notice)
+        for sp in list(self.spectators):
+            on_notice = getattr(sp, "on_notice", None)
+            if on_notice is None:
+                continue
+            try:
+                on_notice(self, notice)
+            except Exception:
+                log.exception("table=%s event=spectator_error", self.id)
+                self.spectators.remove(sp)
 
     # ------------------------------------------------------------ seats coming and going
     def _on_attach(self, cmd: _Attach) -> None:
@@ -830,15 +1016,17 @@ class Table:
         chair.occupant = cmd.occupant
         chair.substitute = None
         chair.away_token += 1
-        self._sent_version[cmd.seat] = len(self.game.log)
+        self._sent_version[cmd.seat] = self._shown
         if old is not None and old is not cmd.occupant:
             self._call(cmd.seat, old, old.on_closed, self, "replaced")
         if cmd.replay:
             past = self.view_log(cmd.seat)
             if past:
                 self._call(cmd.seat, cmd.occupant, cmd.occupant.on_events, self, past)
+        if self._storage_paused_at is not None and chair.occupant is cmd.occupant:
+            self._call(cmd.seat, cmd.occupant, cmd.occupant.on_notice, self, self._pause_notice)
         p = self._close_request(cmd.seat)
-        if p is not None and chair.occupant is cmd.occupant:
+        if p is not None and chair.occupant is cmd.occupant and self._caught_up():
             self._open(self._new_request(cmd.seat, cmd.occupant.wants_view), cmd.occupant)
         log.info("table=%s seat=%d event=attached name=%s", self.id, cmd.seat, cmd.occupant.name)
 
@@ -852,9 +1040,10 @@ class Table:
         chair.occupant = None
         chair.away_token += 1
         p = self._pending.get(cmd.seat)
-        if p is not None and p.timer is not None:  # nobody is there to answer: no deadline runs
-            p.timer.cancel()
-            p.timer = None
+        if p is not None:  # nobody is there to answer: no deadline runs
+            if p.timer is not None:
+                p.timer.cancel()
+            p.timer, p.frozen = None, False
         if self.policy.on_disconnect is OnDisconnect.BOT:
             self._schedule_substitute(cmd.seat)
 
@@ -872,7 +1061,7 @@ class Table:
             return
         bot = self.policy.substitute()
         chair.substitute = BotSeat(bot, random.Random(self.rng.getrandbits(32)), name=f"substitute-{bot.name}")
-        self._sent_version[cmd.seat] = len(self.game.log)
+        self._sent_version[cmd.seat] = self._shown
         self._close_request(cmd.seat)  # _ask reopens it for the substitute
         log.info("table=%s seat=%d event=substitute bot=%s", self.id, cmd.seat, bot.name)
 
@@ -880,7 +1069,7 @@ class Table:
         if cmd.on:
             past = self.view_log(None)
             self.spectators.append(cmd.spectator)
-            self._spect_version = len(self.game.log)
+            self._spect_version = self._shown
             try:
                 if past:
                     cmd.spectator.on_events(self, past)
@@ -935,6 +1124,7 @@ __all__ = [
     "Spectator",
     "Table",
     "TableEvent",
+    "TableNotice",
     "TablePolicy",
     "TableStatus",
     "wait_closed",

@@ -61,7 +61,7 @@ from moonshot.engine import Phase
 from moonshot.protocols.sessions import codec as sc
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
 from moonshot.server.ratelimit import TokenBucket
-from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableStatus
+from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableNotice, TableStatus
 
 log = logging.getLogger("moonshot.sessions")
 
@@ -165,6 +165,11 @@ class SessionSeat(Seat):
     def on_rejected(self, table: Table, request: DecisionRequest, action: object, reason: str) -> None:
         if self.request is request:
             self.request = None
+
+    def on_notice(self, table: Table, notice: TableNotice) -> None:
+        """A table pause or resume: an ``error`` naming the session, ``about: paused``/``resumed``
+        (not fatal: the session and its open request stay)."""
+        self.conn.send(sc.error_message(f"session {self.session_id}: {notice.text}", self.session_id, notice.kind))
 
     def on_closed(self, table: Table, reason: str) -> None:
         self.closed = True
