@@ -18,8 +18,8 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 
 from moonshot.actions import Play
 from moonshot.store import FAULTS_ENV, Store, StoreRecorder, _Op, backoff_delay, now, transient
-from .test_init import PG_URL, drop_schema, pg_schema
 
+from .test_init import PG_URL, drop_schema, pg_schema
 
 
 async def open_store(kind: str, tmp_path: Path) -> tuple[Store, str | None]:
