@@ -695,15 +695,16 @@ class Table:
         Remote seats are asked first, so that all of them hear of a decision (a pass) at once,
         before any in-process bot's answer is applied; the bots' answers follow, and the caller
         yields to the event loop before asking again."""
+        to_act = self.game.to_act()
+        if not self._caught_up() and any(self._asks_remotely(s) for s in to_act):
+            return False  # asked once what came before is stored, with its events (a _Durable brings us back)
         ready: list[tuple[int, Action, bool]] = []
-        for seat in self.game.to_act():
+        for seat in to_act:
             if seat in self._pending:
                 continue
             actor = self.chairs[seat].acting
             if actor is None:
                 continue  # an empty chair: paused until someone sits or a substitute comes
-            if not self._caught_up() and type(actor).act_now is Seat.act_now:
-                continue  # asked once what it would be shown is stored (a _Durable brings us back)
             req = self._new_request(seat, actor.wants_view)
             try:
                 action = actor.act_now(self, req)
@@ -724,6 +725,17 @@ class Table:
                 action, forced = self.random_action(seat), True
             self._apply(seat, action, forced=forced)
         return bool(ready)
+
+    def _asks_remotely(self, seat: int) -> bool:
+        """``seat`` is to be asked (no open request) by a seat that cannot answer in-process.
+
+        Such a seat is asked only about a stored state, and before any bot acts in the same
+        step (all remote seats hear of a pass at once, with the events that led to it), so the
+        bots wait too."""
+        if seat in self._pending:
+            return False
+        actor = self.chairs[seat].acting
+        return actor is not None and type(actor).act_now is Seat.act_now
 
     def _new_request(self, seat: int, eager: bool = True) -> DecisionRequest:
         actor = self.chairs[seat].acting

@@ -8,8 +8,11 @@ mid-game restores its tables from here, and ``moonshot replay GAME_ID`` checks a
 :class:`Store` is the async repository (SQLAlchemy 2 Core, aiosqlite / asyncpg).
 :class:`StoreRecorder` is the table-side writer: tables call it without waiting (it is a
 :class:`~moonshot.server.table.Recorder`), it queues the rows and one task writes them in order,
-in batches gathered over ``batch_delay`` (50 ms), one transaction each: a killed server loses at
-most the last 50 ms of play, and the event loop is not woken per row. SQLite runs in WAL mode.
+one transaction per batch (what was queued while the last write ran: group commit), then tells
+each table how many of its actions are durable; a table shows nobody an action before that, so
+a killed server loses nothing a player was shown. A store that cannot be written is retried with
+capped, jittered backoff while the tables pause (``store_unavailable`` / ``store_recovered``).
+SQLite runs in WAL mode.
 
 URLs: :func:`store_url` turns what people type (``sqlite:///PATH``, ``postgresql://…``,
 ``postgres://…``) into the async-driver form SQLAlchemy needs, and :class:`StoreError` says in
