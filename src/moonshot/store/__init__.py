@@ -35,7 +35,7 @@ import random
 import socket
 import stat
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -51,15 +51,17 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    create_engine,
     delete,
     event,
     insert,
     select,
     update,
 )
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.pool import StaticPool
 
 from moonshot.actions import Action, action_from_dict, action_to_dict
 from moonshot.engine import DealSpec, Game, replay
@@ -219,6 +221,8 @@ actions = Table(
     Column("at", DateTime(timezone=True), nullable=False),
 )
 
+_INSERT_ACTIONS = insert(actions)
+
 _EXTRA_RULES: dict[str, Rules] = {}
 
 
@@ -290,6 +294,7 @@ class GameRecord:
 # so the database itself refuses the writes; empty or absent: normal. Tests run as root, where a
 # chmod stops no write: this is how they make a store unwritable for a while.
 FAULTS_ENV = "MOONSHOT_TEST_STORE_FAULTS"
+CHECKPOINT_ROWS = 4000  # SQLite: rows the loop writes between WAL checkpoints (done in a thread)
 
 
 class Store:
@@ -300,6 +305,16 @@ class Store:
         self._writable = engine  # the read-write engine (self.engine is another while a fault makes it read-only)
         self._read_only: AsyncEngine | None = None
         self._writer: AsyncConnection | None = None  # write_batch's connection
+        self._sync_engine: Engine | None = None  # SQLite: write_batch's own thread and connection
+        self._sync_conn: Connection | None = None
+        if url.startswith("sqlite") and sqlite_path(url) is not None:
+            # a locked file fails at once (the batch then goes the async way, which waits in a thread)
+            self._sync_engine = create_engine(
+                make_url(url).set(drivername="sqlite"), connect_args={"timeout": 0}, poolclass=StaticPool
+            )
+            event.listen(self._sync_engine, "connect", _sqlite_writer_pragmas)
+        self._since_checkpoint = 0  # rows written in the loop since the last WAL checkpoint
+        self._checkpoint: asyncio.Task[None] | None = None
         self._write_lock = asyncio.Lock()
         faults = os.environ.get(FAULTS_ENV)
         self._faults = Path(faults) if faults else None
@@ -374,6 +389,9 @@ class Store:
         return cls(engine, url, kwargs)
 
     async def close(self) -> None:
+        if self._checkpoint is not None:
+            await self._checkpoint
+        self._close_sync()
         if self._writer is not None:
             with contextlib.suppress(Exception):
                 await self._writer.close()
@@ -412,6 +430,17 @@ class Store:
         async with self._write_lock:
             if self._faults is not None:
                 await self._inject_faults()
+            if self._sync_engine is not None and self.engine is self._writable and all(op != "rate" for op, _ in ops):
+                try:
+                    self._write_sync(ops)
+                except OperationalError as e:  # locked, read-only, full...: the async way says which
+                    log.debug("event=store_fast_write_failed error=%s", _reason(e))
+                else:
+                    self._since_checkpoint += len(ops)
+                    if self._since_checkpoint >= CHECKPOINT_ROWS and self._checkpoint is None:
+                        self._since_checkpoint = 0
+                        self._checkpoint = asyncio.get_running_loop().create_task(self._wal_checkpoint())
+                    return
             conn = self._writer
             if conn is None or conn.engine is not self.engine:
                 if conn is not None:
@@ -429,29 +458,50 @@ class Store:
                 raise
 
     async def _write_ops(self, conn: AsyncConnection, ops: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        rows: list[dict[str, Any]] = []
-        for op, values in ops:
-            if op == "action":
-                rows.append(values)
-                continue
-            if rows:
-                await conn.execute(insert(actions), rows)
-                rows = []
-            if op == "game":
-                await conn.execute(insert(games).values(**values))
-            elif op == "kv_set":
-                await conn.execute(delete(kv).where(kv.c.key == values["key"]))
-                await conn.execute(insert(kv).values(key=values["key"], value=values["value"]))
-            elif op == "kv_delete":
-                await conn.execute(delete(kv).where(kv.c.key == values["key"]))
-            elif op == "status":
-                values = dict(values)  # kept intact: a failed batch is written again op by op
-                gid = values.pop("id")
-                await conn.execute(update(games).where(games.c.id == gid).values(**values))
-            elif op == "rate":
-                await _ratings.rate_stored_game(conn, values["id"])
-        if rows:
-            await conn.execute(insert(actions), rows)
+        for stmt, params in _statements(ops):
+            if isinstance(stmt, str):  # "rate": the ratings module's own reads and writes
+                await _ratings.rate_stored_game(conn, params)
+            elif params is None:
+                await conn.execute(stmt)
+            else:
+                await conn.execute(stmt, params)
+
+    # SQLite: the writer's batches run in the event loop on a plain sqlite3 connection (a WAL commit
+    # without fsync takes tens of microseconds; aiosqlite hands each statement to its thread four
+    # times a batch, and each hand-off waits for the GIL while the loop is busy). That connection
+    # never checkpoints (the fsync); a task does, in aiosqlite's thread, every CHECKPOINT_ROWS rows.
+    def _write_sync(self, ops: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        assert self._sync_engine is not None
+        conn = self._sync_conn
+        if conn is None:
+            conn = self._sync_conn = self._sync_engine.connect()
+        try:
+            with conn.begin():
+                for stmt, params in _statements(ops):
+                    assert not isinstance(stmt, str)
+                    conn.execute(stmt) if params is None else conn.execute(stmt, params)
+        except BaseException:
+            self._sync_conn = None
+            with contextlib.suppress(Exception):
+                conn.invalidate()
+            raise
+
+    async def _wal_checkpoint(self) -> None:
+        try:
+            async with self._writable.connect() as conn:
+                await conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+        except Exception as e:
+            log.warning("event=store_checkpoint_failed error=%s", _reason(e))
+        finally:
+            self._checkpoint = None
+
+    def _close_sync(self) -> None:
+        if self._sync_conn is not None:
+            with contextlib.suppress(Exception):
+                self._sync_conn.close()
+            self._sync_conn = None
+        if self._sync_engine is not None:
+            self._sync_engine.dispose()
 
     async def list_games(self, status: str | None = None, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
         q = select(games).order_by(games.c.created_at.desc()).limit(limit).offset(offset)
@@ -534,6 +584,41 @@ class Store:
         return await _ratings.rebuild(self.engine, progress)
 
 
+def _statements(ops: Sequence[tuple[str, dict[str, Any]]]) -> Iterator[tuple[Any, Any]]:
+    """The statements that carry out queued ops, in order: ``(statement, params or None)``, or
+    ``("rate", game_id)`` for a rating (async only). Consecutive actions are one executemany."""
+    rows: list[dict[str, Any]] = []
+    for op, values in ops:
+        if op == "action":
+            rows.append(values)
+            continue
+        if rows:
+            yield _INSERT_ACTIONS, rows
+            rows = []
+        if op == "game":
+            yield insert(games).values(**values), None
+        elif op == "kv_set":
+            yield delete(kv).where(kv.c.key == values["key"]), None
+            yield insert(kv).values(key=values["key"], value=values["value"]), None
+        elif op == "kv_delete":
+            yield delete(kv).where(kv.c.key == values["key"]), None
+        elif op == "status":
+            values = dict(values)  # kept intact: a failed batch is written again op by op
+            gid = values.pop("id")
+            yield update(games).where(games.c.id == gid).values(**values), None
+        elif op == "rate":
+            yield "rate", values["id"]
+    if rows:
+        yield _INSERT_ACTIONS, rows
+
+
+def _sqlite_writer_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    _sqlite_pragmas(dbapi_connection, _record)
+    cur = dbapi_connection.cursor()
+    cur.execute("PRAGMA wal_autocheckpoint=0")  # its checkpoints run in a thread (Store._wal_checkpoint)
+    cur.close()
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cur = dbapi_connection.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
@@ -561,7 +646,7 @@ class _Op:
 def backoff_delay(attempt: int, base: float, cap: float, rng: random.Random) -> float:
     """Seconds before retry ``attempt`` (0, 1, ...): ``base * 2**attempt``, at most ``cap``, and
     then a random 50-100% of that, so processes that failed together do not retry together."""
-    return min(cap, base * 2 ** min(attempt, 60)) * rng.uniform(0.5, 1.0)
+    return min(cap, base * float(2 ** min(attempt, 60))) * rng.uniform(0.5, 1.0)
 
 
 def transient(e: BaseException) -> bool:
@@ -594,7 +679,7 @@ class StoreRecorder:
         batch_delay: float = 0.0,
         retry_base: float = 0.05,
         retry_cap: float = 2.0,
-        max_batch: int = 2000,
+        max_batch: int = 500,
     ) -> None:
         self.store = store
         self.protocol = protocol
@@ -818,13 +903,13 @@ __all__ = [
     "Store",
     "StoreError",
     "StoreRecorder",
-    "backoff_delay",
-    "transient",
     "actions",
+    "backoff_delay",
     "games",
     "kv",
     "register_rules",
     "rules_named",
     "sqlite_path",
     "store_url",
+    "transient",
 ]
