@@ -5,6 +5,7 @@ its seats are told, and it goes on where it stopped when the store is back."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import random
 import uuid
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from moonshot.actions import Action
 from moonshot.bots.random import RandomBot
@@ -120,14 +123,17 @@ class Watcher(Seat):
         self.events: list[TableEvent] = []
         self.requests: list[DecisionRequest] = []
         self.notices: list[TableNotice] = []
+        self.violations: list[str] = []
         self.rng = random.Random(3)
 
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
-        assert max(e.version for e in events) <= self.rec.shown_limit()
+        if max(e.version for e in events) > self.rec.shown_limit():  # (a callback that raises is detached)
+            self.violations.append(f"shown event {max(e.version for e in events)} of {self.rec.shown_limit()}")
         self.events.extend(events)
 
     def on_request(self, table: Table, request: DecisionRequest) -> None:
-        assert self.rec.acked >= len(table.game.actions)  # asked only about a durable state
+        if self.rec.acked < len(table.game.actions):  # asked only about a durable state
+            self.violations.append(f"asked at {len(table.game.actions)} actions, {self.rec.acked} stored")
         self.requests.append(request)
         if self.answer:
             action = RandomBot().act(request.view, self.rng)
@@ -155,6 +161,7 @@ async def test_nothing_is_shown_or_asked_before_the_recorder_says_it_is_durable(
     acker.cancel()
     assert status is TableStatus.FINISHED
     for s in seats:
+        assert s.violations == []
         assert s.events[-1].version == len(t.game.log)  # everything came, in the end
         versions = [e.version for e in s.events]
         assert versions == sorted(versions) and len(set(versions)) == len(versions)
@@ -251,7 +258,7 @@ async def test_a_seat_that_comes_back_during_a_pause_is_told_and_replayed_only_w
     t.attach(0, w)
     await until(lambda: bool(w.notices))
     assert w.notices[0].kind == "paused"
-    assert w.events and w.events[-1].version <= rec.ends[4]
+    assert w.events and w.events[-1].version <= rec.ends[4] and w.violations == []
     t.stop()
     await t.done
 
@@ -333,3 +340,46 @@ async def test_a_game_through_a_store_outage_is_stored_whole_and_finishes(kind: 
         await store.close()
         if schema is not None:
             await drop_schema(schema)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    st.lists(st.sampled_from(["ack", "ack", "ack", "wait", "pause", "resume"]), min_size=5, max_size=40),
+    st.integers(0, 2**16),
+)
+def test_whatever_the_acks_and_pauses_nothing_unstored_is_shown_and_the_game_ends_whole(
+    schedule: list[str], seed: int
+) -> None:
+    """Acknowledgements late or early, pauses and resumes in any order: every seat is only ever
+    shown stored events and asked about a stored state, nobody is timed out, and once the store
+    keeps up the game ends with every event delivered."""
+
+    async def run() -> None:
+        rec = Manual()
+        seats = [Watcher(rec, delay=0.001), *bots(1), Watcher(rec, delay=0.002), *bots(1)]
+        policy = TablePolicy(decision_timeout=5.0)
+        t = Table(RULES, seats, seed=seed, recorder=rec, policy=policy)
+        t.start()
+        await until(lambda: rec.table is not None)
+        for step in schedule:
+            if step == "ack":
+                rec.ack()
+            elif step == "pause":
+                t.storage_paused("test")
+            elif step == "resume":
+                t.storage_resumed(0.0)
+            await asyncio.sleep(0.002)
+        t.storage_resumed(0.0)
+        while not t.done.done():
+            rec.ack()
+            await asyncio.sleep(0.001)
+        assert t.done.result() is TableStatus.FINISHED
+        assert all(s.timeouts == 0 for s in t.stats())
+        for w in seats:
+            if isinstance(w, Watcher):
+                assert w.events[-1].version == len(t.game.log)
+                kinds = [n.kind for n in w.notices]
+                assert all(a != b for a, b in itertools.pairwise(kinds))  # paused, resumed, paused...
+                assert w.violations == []
+
+    asyncio.run(run())
