@@ -487,9 +487,10 @@ class Table:
     ) -> None:
         """An answer (or an unsolicited action) from the occupant of ``seat``.
 
-        ``reply``, when given, is resolved with ``None`` once the action is applied, or with the
-        reason it was not (illegal, stale, not this seat's, the table has ended): a caller that
-        owes its client a synchronous answer (an HTTP POST) awaits it. The table never waits."""
+        ``reply``, when given, is resolved with ``None`` once the action is applied (and stored,
+        with an acknowledging recorder), or with the reason it was not (illegal, stale, not this
+        seat's, the table has ended): a caller that owes its client a synchronous answer (an HTTP
+        POST) awaits it. The table never waits."""
         if self.done.done():
             if reply is not None and not reply.done():
                 reply.set_result(f"the table has ended ({self.status.value})")
