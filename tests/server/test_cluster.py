@@ -143,6 +143,39 @@ async def test_players_on_two_nodes_meet_and_leaving_the_pool_empties_it(redis_p
         await b.stop()
 
 
+class Paced(RandomPlayer):
+    async def play(self, view: object) -> str:  # type: ignore[override]
+        await asyncio.sleep(0.01)
+        card = super().play(view)  # type: ignore[arg-type]
+        assert card is not None
+        return card
+
+
+@async_test
+async def test_a_table_pause_reaches_the_players_on_every_node(redis_prefix: str) -> None:
+    a = await node(redis_prefix)
+    b = await node(redis_prefix)
+    try:
+        assert a.sessions_port is not None and b.sessions_port is not None
+        ca = await Client.connect("127.0.0.1", a.sessions_port)
+        cb = await Client.connect("127.0.0.1", b.sessions_port)
+        games = asyncio.gather(*(c.play(Paced(), lobby_code="notice") for c in (ca, cb, ca, cb)))
+        await eventually(lambda: len(a.tables) + len(b.tables) == 1)
+        table = next(iter({**a.tables, **b.tables}.values()))
+        await eventually(lambda: len(table.game.actions) >= 8)
+        table.storage_paused("test")  # as the store writer does when the store cannot be written
+        table.storage_resumed(0.1)
+        results = await asyncio.wait_for(games, 90)
+        for res in results:  # two players on the table's node, two reached through Redis
+            notices = [e for e in res.errors if "game store" in e]
+            assert len(notices) == 2 and "paused" in notices[0] and "resumed" in notices[1], res.errors
+        await ca.close()
+        await cb.close()
+    finally:
+        await a.stop()
+        await b.stop()
+
+
 @async_test
 async def test_hostile_stream_entries_are_dropped_with_a_log_line_and_the_node_serves_on(
     redis_prefix: str, caplog: pytest.LogCaptureFixture

@@ -68,6 +68,7 @@ def test_trend_messages_keep_each_chairs_status_and_counts() -> None:
         {"k": "tat", "t": "T", "b": "B", "c": 3, "node": "n"},
         {"k": "tak", "t": "T", "b": "B", "c": 3, "owner": "n", "names": ["a", "b", "c", "d"], "rules": "trend"},
         {"k": "trf", "t": "T", "b": "B", "why": "taken"},
+        {"k": "nt", "t": "T", "b": "B", "kd": "paused", "cs": "storage", "tx": "paused: the store"},
     ):
         assert wire.decode(wire.encode(m)) == m
     assert set(wire.MESSAGES) >= wire.TREND and not wire.TREND & (wire.TO_TABLE | wire.HTTP)

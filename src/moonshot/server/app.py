@@ -346,7 +346,8 @@ class ServerApp:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(self._http_task, 2)
         if self.turbo is not None:
-            await self.turbo.flush()
+            with contextlib.suppress(TimeoutError):  # a store that is away: the recorder's close says so
+                await asyncio.wait_for(self.turbo.flush(), 10)
         if self.cluster is not None:
             await self.cluster.close()  # after the connections: their detaches reach the owners
         if self.recorder is not None:

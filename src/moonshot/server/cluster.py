@@ -78,7 +78,17 @@ from moonshot.protocols.sessions.server import SessionsConnection, SessionSeat, 
 from moonshot.rules import Rules
 from moonshot.server import wire
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
-from moonshot.server.table import BotSeat, DecisionRequest, Recorder, Seat, SeatKind, Table, TableEvent, TableStatus
+from moonshot.server.table import (
+    BotSeat,
+    DecisionRequest,
+    Recorder,
+    Seat,
+    SeatKind,
+    Table,
+    TableEvent,
+    TableNotice,
+    TableStatus,
+)
 from moonshot.store import StoreRecorder, now, rules_named
 from moonshot.views import SeatView
 
@@ -294,6 +304,9 @@ class RemoteSeat(Seat):
 
     def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:
         self._send(table, {"k": "rj", "rid": request.request_id, "why": reason})
+
+    def on_notice(self, table: Table, notice: TableNotice) -> None:
+        self._send(table, {"k": "nt", "kd": notice.kind, "cs": notice.cause, "tx": notice.text})
 
     def on_closed(self, table: Table, reason: str) -> None:
         if table.status is TableStatus.STOPPED:
@@ -875,6 +888,8 @@ class Cluster:
         elif k == "rj":
             if seat.request is not None and seat.request.request_id == msg["rid"]:
                 seat.on_rejected(cast(Table, rt), seat.request, None, str(msg["why"]))
+        elif k == "nt":
+            seat.on_notice(cast(Table, rt), TableNotice(str(msg["kd"]), str(msg["cs"]), str(msg["tx"])))
         elif k == "cl":
             self.bindings.pop(b.id, None)
             rt.status = TableStatus(msg["st"])

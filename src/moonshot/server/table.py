@@ -36,6 +36,7 @@ and play goes on, and after repeated failures the table is marked failed and its
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import enum
 import itertools
@@ -110,6 +111,20 @@ class TablePolicy:
             if p is phase:
                 return t
         return self.decision_timeout
+
+
+@dataclass(frozen=True, slots=True)
+class TableNotice:
+    """Something about the table rather than the game, told to every seat and spectator
+    (``Seat.on_notice``), which each protocol renders as best it can (an error or chat line).
+
+    ``kind`` is ``paused`` or ``resumed``; ``cause`` says why (``storage``: the game store
+    cannot be written, so nothing more is acknowledged or asked until it can); ``text`` is for people."""
+
+    kind: str
+    cause: str
+    text: str
+    seconds: float = 0.0  # resumed: how long the pause lasted
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +213,9 @@ class Seat(ABC):
     def on_closed(self, table: Table, reason: str) -> None:  # noqa: B027
         """The table is over (finished, stopped or failed); no more callbacks follow."""
 
+    def on_notice(self, table: Table, notice: TableNotice) -> None:  # noqa: B027
+        """The table paused or resumed (see :class:`TableNotice`); pending requests stay open."""
+
     def joined_mid_game(self) -> None:  # noqa: B027
         """Seated in a game restored from its actions (a tournament's, after its process
         stopped): the first events are the game so far. Protocol seats tell their client so."""
@@ -284,7 +302,12 @@ def _claim_awaits(game: Game, claimer: int, seat: int) -> bool:
 
 
 class Recorder(Protocol):
-    """Where a table writes its history (the game store); every method must not block."""
+    """Where a table writes its history (the game store); every method must not block.
+
+    A recorder whose ``acknowledges`` attribute is true also calls :meth:`Table.durable` once
+    actions are durable, and :meth:`Table.storage_paused` / :meth:`Table.storage_resumed` for
+    the tables that ``subscribe(table)`` (``unsubscribe(table)`` when they end): the table then
+    shows nothing before it is durable (see "Durability" in :class:`Table`)."""
 
     def game_started(self, table: Table) -> None: ...
 
@@ -370,10 +393,23 @@ class _Stop:
 
 
 @dataclass(slots=True)
+class _Durable:
+    count: int  # the first ``count`` actions are in the store (0: the game row)
+
+
+@dataclass(slots=True)
+class _Storage:
+    down: bool
+    reason: str = ""
+    seconds: float = 0.0
+
+
+@dataclass(slots=True)
 class _Pending:
     request: DecisionRequest
     timer: asyncio.TimerHandle | None
     timeout: float | None = None  # the seconds the seat has once the request is sent
+    frozen: bool = False  # its deadline stopped for a storage pause; a fresh one runs on resume
 
 
 @dataclass
@@ -397,7 +433,16 @@ class _Chair:
 
 
 class Table:
-    """One game, owned by one task. Create, then ``start()``; await ``done`` to learn the end."""
+    """One game, owned by one task. Create, then ``start()``; await ``done`` to learn the end.
+
+    Durability: with a recorder that ``acknowledges`` (the game store), an action is shown to
+    nobody (no seat's or spectator's events, no ``submit`` reply) until the recorder says it is
+    durable (:meth:`durable`), and no seat but an in-process bot is asked for a decision while
+    any applied action is not. Events wait per table for the write that commits them, with
+    every other table's rows in the same transaction (group commit). While the store cannot be
+    written (:meth:`storage_paused`) the table asks nobody, the deadlines of open requests
+    stop, and every seat gets a :class:`TableNotice`; on :meth:`storage_resumed` each open
+    request gets a fresh deadline and play goes on where it stopped."""
 
     MAX_RESTORES = 3
     abandoned_total = 0  # tables of this process ended because nobody was left to play
@@ -464,6 +509,17 @@ class Table:
         self._request_ids = itertools.count(1)
         self._sent_version = [0, 0, 0, 0]  # events delivered to each chair
         self._resume_at = 0.0  # loop time before which no new request is made (pacing)
+        # durability (see the class docstring): what may be shown is what the store holds
+        self._acks = bool(getattr(recorder, "acknowledges", False))
+        fresh = self._acks and not self.restored
+        self._durable = -1 if fresh else len(self.game.actions)  # actions in the store (-1: not the game row)
+        self._shown = 0 if fresh else len(self.game.log)  # events that may be shown: those of durable actions
+        self._marks: collections.deque[tuple[int, int]] = collections.deque()  # (actions, events) not yet durable
+        if fresh:
+            self._marks.append((0, len(self.game.log)))  # the first deal's events come with the game row
+        self._event_forced = bytearray(len(self.game.log))  # 1: the action behind the event was the server's
+        self._held_replies: collections.deque[tuple[int, asyncio.Future[str | None]]] = collections.deque()
+        self._storage_paused_at: float | None = None  # loop time the store went away (None: it is there)
         self._task: asyncio.Task[None] | None = None
         self._deserted: int | None = None  # while nobody remote sits here: its token (abandon_after)
         self._desert_tokens = itertools.count(1)
@@ -479,9 +535,10 @@ class Table:
     ) -> None:
         """An answer (or an unsolicited action) from the occupant of ``seat``.
 
-        ``reply``, when given, is resolved with ``None`` once the action is applied, or with the
-        reason it was not (illegal, stale, not this seat's, the table has ended): a caller that
-        owes its client a synchronous answer (an HTTP POST) awaits it. The table never waits."""
+        ``reply``, when given, is resolved with ``None`` once the action is applied (and stored,
+        with an acknowledging recorder), or with the reason it was not (illegal, stale, not this
+        seat's, the table has ended): a caller that owes its client a synchronous answer (an HTTP
+        POST) awaits it. The table never waits."""
         if self.done.done():
             if reply is not None and not reply.done():
                 reply.set_result(f"the table has ended ({self.status.value})")
@@ -516,6 +573,19 @@ class Table:
         """End the task without finishing the game (it stays restorable from the store)."""
         self._inbox.put_nowait(_Stop(reason))
 
+    # the recorder's calls (see Recorder): durability and storage pauses
+    def durable(self, count: int) -> None:
+        """The first ``count`` actions are in the store (0: the game row): they may be shown."""
+        self._inbox.put_nowait(_Durable(count))
+
+    def storage_paused(self, reason: str) -> None:
+        """The store cannot be written: ask nobody and stop the clocks until it can."""
+        self._inbox.put_nowait(_Storage(True, reason))
+
+    def storage_resumed(self, seconds: float) -> None:
+        """The store is written again after ``seconds``: restart the clocks and go on."""
+        self._inbox.put_nowait(_Storage(False, seconds=seconds))
+
     @property
     def version(self) -> int:
         return self.game.version
@@ -533,6 +603,10 @@ class Table:
     async def _run(self) -> None:
         self.status = TableStatus.RUNNING
         restores = 0
+        if self._acks:
+            subscribe = getattr(self.recorder, "subscribe", None)
+            if subscribe is not None:
+                subscribe(self)
         if self.recorder is not None and not self.restored:
             self._safe_record(self.recorder.game_started, self)
         for seat, chair in enumerate(self.chairs):
@@ -564,6 +638,14 @@ class Table:
             if p.timer is not None:
                 p.timer.cancel()
         self._pending.clear()
+        if self._acks:
+            unsubscribe = getattr(self.recorder, "unsubscribe", None)
+            if unsubscribe is not None:
+                unsubscribe(self)
+        while self._held_replies:  # applied, never acknowledged: the caller may not count on it
+            _, reply = self._held_replies.popleft()
+            if not reply.done():
+                reply.set_result(f"the table has ended ({self.status.value}) before the action was stored")
         # submissions nobody will read: their callers hear that the table has ended
         while not self._inbox.empty():
             cmd = self._inbox.get_nowait()
@@ -593,9 +675,14 @@ class Table:
         self._flush_events()
         loop = asyncio.get_running_loop()
         while True:
-            if self.game.over:
+            if self.game.over and self._caught_up():
                 self._finish()
                 return
+            if self.game.over or self._storage_paused_at is not None:
+                # the end waits for its last actions to be stored; a storage pause, for the store
+                if self._handle(await self._inbox.get()):
+                    return
+                continue
             wait = self._resume_at - loop.time()
             if wait > 0 and self.policy.pause_after is not None:
                 # pacing: the inbox is still served (a detach, a stop) while the pause runs
@@ -640,6 +727,10 @@ class Table:
             self._on_watch(cmd)
         elif isinstance(cmd, _Abandon):
             return self._on_abandon(cmd)
+        elif isinstance(cmd, _Durable):
+            self._on_durable(cmd.count)
+        elif isinstance(cmd, _Storage):
+            self._on_storage(cmd)
         elif isinstance(cmd, _Stop):
             log.info("table=%s event=stopped reason=%s version=%d", self.id, cmd.reason, self.game.version)
             self.status = TableStatus.STOPPED
@@ -666,10 +757,13 @@ class Table:
         Remote seats are asked first, so that all of them hear of a decision (a pass) at once,
         before any in-process bot's answer is applied; the bots' answers follow, and the caller
         yields to the event loop before asking again."""
+        to_act = self.game.to_act()
+        if not self._caught_up() and any(self._asks_remotely(s) for s in to_act):
+            return False  # asked once what came before is stored, with its events (a _Durable brings us back)
         ready: list[tuple[int, Action, bool]] = []
         if self._deserted is not None:
             return False  # nobody remote is left: nothing is asked until one comes back
-        for seat in self.game.to_act():
+        for seat in to_act:
             if seat in self._pending:
                 continue
             actor = self.chairs[seat].acting
@@ -699,6 +793,17 @@ class Table:
     def _timeout(self, actor: Seat | None, phase: Phase) -> float | None:
         return None if actor is not None and actor.patient else self.policy.timeout_for(phase)
 
+    def _asks_remotely(self, seat: int) -> bool:
+        """``seat`` is to be asked (no open request) by a seat that cannot answer in-process.
+
+        Such a seat is asked only about a stored state, and before any bot acts in the same
+        step (all remote seats hear of a pass at once, with the events that led to it), so the
+        bots wait too."""
+        if seat in self._pending:
+            return False
+        actor = self.chairs[seat].acting
+        return actor is not None and type(actor).act_now is Seat.act_now
+
     def _new_request(self, seat: int, eager: bool = True) -> DecisionRequest:
         timeout = self._timeout(self.chairs[seat].acting, self.game.phase)
         loop = asyncio.get_running_loop()
@@ -707,12 +812,16 @@ class Table:
 
     def _open(self, req: DecisionRequest, actor: Seat, paused: bool = False) -> None:
         timer = None
+        frozen = False
         if req.deadline is not None and not paused:
-            # a seat that reports its sends gets its deadline from the send (``_on_sent``); until
-            # then the request may wait ``send_grace`` seconds more to leave
-            due = req.deadline + (self.policy.send_grace if actor.reports_sent else 0.0)
-            timer = self._arm(req.request_id, due)
-        self._pending[req.seat] = _Pending(req, timer, self._timeout(actor, req.phase))
+            if self._storage_paused_at is not None:
+                frozen = True  # its clock starts when the store is back
+            else:
+                # a seat that reports its sends gets its deadline from the send (``_on_sent``);
+                # until then the request may wait ``send_grace`` seconds more to leave
+                due = req.deadline + (self.policy.send_grace if actor.reports_sent else 0.0)
+                timer = self._arm(req.request_id, due)
+        self._pending[req.seat] = _Pending(req, timer, self._timeout(actor, req.phase), frozen)
         self._call(req.seat, actor, actor.on_request, self, req)
 
     def _arm(self, request_id: int, due: float) -> asyncio.TimerHandle:
@@ -738,7 +847,11 @@ class Table:
     def _on_submit(self, cmd: _Submit) -> None:
         outcome = self._submitted(cmd)
         if cmd.reply is not None and not cmd.reply.done():
-            cmd.reply.set_result(outcome)
+            if outcome is None and not self._caught_up():
+                # applied, but acknowledged only once stored
+                self._held_replies.append((len(self.game.actions), cmd.reply))
+            else:
+                cmd.reply.set_result(outcome)
 
     def _submitted(self, cmd: _Submit) -> str | None:
         """Carry out a submitted action: ``None`` when applied, else the reason it was not."""
@@ -793,6 +906,9 @@ class Table:
             if p.request.request_id == request_id:
                 if p.timer is None or p.timer.when() != due:
                     return  # re-armed (sent later) or paused since this timer was set
+                if self._storage_paused_at is not None:  # it ran out as the store went away: not the seat's fault
+                    p.timer, p.frozen = None, True
+                    return
                 stats = self.chairs[seat].stats
                 stats.timeouts += 1
                 stats.timeouts_in_a_row += 1
@@ -820,8 +936,8 @@ class Table:
             self._apply(seat, self.random_action(seat), forced=True)
         elif what is OnBadAnswer.RETRY:
             self._close_request(seat)
-            if actor is not None and self.chairs[seat].acting is actor:
-                self._open(self._new_request(seat, actor.wants_view), actor)
+            if actor is not None and self.chairs[seat].acting is actor and self._caught_up():
+                self._open(self._new_request(seat, actor.wants_view), actor)  # else _ask asks once stored
         else:  # PAUSE: keep the request open, without a deadline
             if pending.timer is not None:
                 pending.timer.cancel()
@@ -861,12 +977,20 @@ class Table:
             self.chairs[seat].stats.forced += 1
         if self.recorder is not None:
             self._safe_record(self.recorder.action_applied, self, index, action, forced)
-        self._flush_events(forced=forced)
+        end = len(self.game.log)
+        added = end - len(self._event_forced)
+        self._event_forced.extend(b"\x01" * added if forced else bytes(added))
+        if self._acks:
+            self._marks.append((index + 1, end))  # shown once the store has action ``index``
+        else:
+            self._shown = end
+        self._flush_events()
 
     # ------------------------------------------------------------ events
-    def _flush_events(self, forced: bool = False) -> None:
+    def _flush_events(self) -> None:
+        """Send every seat and spectator the events it has not had, up to what is durable."""
         log_ = self.game.log
-        end = len(log_)
+        end = self._shown
         for seat, chair in enumerate(self.chairs):
             start = self._sent_version[seat]
             if start >= end:
@@ -875,14 +999,15 @@ class Table:
             who = chair.acting
             if who is None:
                 continue
-            out = self._view(seat, start, end, forced)
+            out = self._view(seat, start, end, True)
             if out:
                 self._call(seat, who, who.on_events, self, out)
         if self.spectators:
             start = self._spect_version
             if start < end:
                 self._spect_version = end
-                out = [TableEvent(v + 1, self._sealed(log_[v]), forced and v >= start) for v in range(start, end)]
+                forced = self._event_forced
+                out = [TableEvent(v + 1, self._sealed(log_[v]), bool(forced[v])) for v in range(start, end)]
                 for sp in list(self.spectators):
                     try:
                         sp.on_events(self, out)
@@ -898,19 +1023,90 @@ class Table:
             return self.seal.decorate(e)
         return e
 
-    def _view(self, seat: int | None, start: int, end: int, forced: bool = False) -> list[TableEvent]:
+    def _view(self, seat: int | None, start: int, end: int, live: bool = False) -> list[TableEvent]:
+        """``seat``'s events ``start``..``end``; ``live``: marked forced where the server chose
+        the action behind them (a replay is never marked)."""
         out = []
         log_ = self.game.log
+        forced = self._event_forced
         for v in range(start, end):
             e = self._sealed(log_[v]).for_viewer(seat)
             if e is not None:
-                out.append(TableEvent(v + 1, e, forced))
+                out.append(TableEvent(v + 1, e, live and bool(forced[v])))
         return out
 
     def view_log(self, seat: int | None) -> list[TableEvent]:
-        """The whole game so far as ``seat`` sees it: a chair, ``SPECTATOR`` (only what is
-        public) or ``None`` (everything: the table's own watchers, which redact per viewer)."""
-        return self._view(seat, 0, len(self.game.log))
+        """The whole game so far, as far as it is durable, as ``seat`` sees it: a chair,
+        ``SPECTATOR`` (only what is public) or ``None`` (everything: the table's own watchers,
+        which redact per viewer)."""
+        return self._view(seat, 0, self._shown)
+
+    # ------------------------------------------------------------ durability and storage pauses
+    def _caught_up(self) -> bool:
+        """Every applied action is in the store (always, without an acknowledging recorder)."""
+        return not self._acks or self._durable >= len(self.game.actions)
+
+    def _on_durable(self, count: int) -> None:
+        if count <= self._durable:
+            return
+        self._durable = count
+        marks = self._marks
+        while marks and marks[0][0] <= count:
+            self._shown = marks.popleft()[1]
+        replies = self._held_replies
+        while replies and replies[0][0] <= count:
+            reply = replies.popleft()[1]
+            if not reply.done():
+                reply.set_result(None)
+        self._flush_events()
+
+    @property
+    def _pause_notice(self) -> TableNotice:
+        return TableNotice("paused", "storage", "paused: the game store cannot be written; play resumes when it can")
+
+    def _on_storage(self, cmd: _Storage) -> None:
+        loop = asyncio.get_running_loop()
+        if cmd.down:
+            if self._storage_paused_at is not None:
+                return
+            self._storage_paused_at = loop.time()
+            for p in self._pending.values():
+                if p.timer is not None:
+                    p.timer.cancel()
+                    p.timer, p.frozen = None, True
+            log.warning("table=%s event=table_paused cause=storage version=%d", self.id, self.game.version)
+            self._notify(self._pause_notice)
+            return
+        if self._storage_paused_at is None:
+            return
+        paused = loop.time() - self._storage_paused_at
+        self._storage_paused_at = None
+        for seat, p in self._pending.items():
+            if p.frozen:  # the full time again: nobody is timed out for the store's pause
+                actor = self.chairs[seat].acting
+                timeout = None if actor is not None and actor.patient else self.policy.timeout_for(p.request.phase)
+                p.frozen = False
+                if timeout is not None:
+                    p.request.deadline = loop.time() + timeout
+                    p.timer = self._arm(p.request.request_id, p.request.deadline)
+        log.warning("table=%s event=table_resumed cause=storage paused_s=%.3f", self.id, paused)
+        self._notify(TableNotice("resumed", "storage", "resumed: the game store is written again", cmd.seconds))
+
+    def _notify(self, notice: TableNotice) -> None:
+        """Tell every seat and spectator something about the table (a pause, a resume)."""
+        for seat, chair in enumerate(self.chairs):
+            who = chair.acting
+            if who is not None:
+                self._call(seat, who, who.on_notice, self, notice)
+        for sp in list(self.spectators):
+            on_notice = getattr(sp, "on_notice", None)
+            if on_notice is None:
+                continue
+            try:
+                on_notice(self, notice)
+            except Exception:
+                log.exception("table=%s event=spectator_error", self.id)
+                self.spectators.remove(sp)
 
     def spectator_log(self) -> list[TableEvent]:
         """What a spectator may see now: the public events while the game runs, all once it is over."""
@@ -923,15 +1119,17 @@ class Table:
         chair.occupant = cmd.occupant
         chair.substitute = None
         chair.away_token += 1
-        self._sent_version[cmd.seat] = len(self.game.log)
+        self._sent_version[cmd.seat] = self._shown
         if old is not None and old is not cmd.occupant:
             self._call(cmd.seat, old, old.on_closed, self, "replaced")
         if cmd.replay:
             past = self.view_log(cmd.seat)
             if past:
                 self._call(cmd.seat, cmd.occupant, cmd.occupant.on_events, self, past)
+        if self._storage_paused_at is not None and chair.occupant is cmd.occupant:
+            self._call(cmd.seat, cmd.occupant, cmd.occupant.on_notice, self, self._pause_notice)
         p = self._close_request(cmd.seat)
-        if p is not None and chair.occupant is cmd.occupant:
+        if p is not None and chair.occupant is cmd.occupant and self._caught_up():
             self._open(self._new_request(cmd.seat, cmd.occupant.wants_view), cmd.occupant)
         self._deserted = None  # someone is back: play goes on
         log.info("table=%s seat=%d event=attached name=%s", self.id, cmd.seat, cmd.occupant.name)
@@ -946,9 +1144,10 @@ class Table:
         chair.occupant = None
         chair.away_token += 1
         p = self._pending.get(cmd.seat)
-        if p is not None and p.timer is not None:  # nobody is there to answer: no deadline runs
-            p.timer.cancel()
-            p.timer = None
+        if p is not None:  # nobody is there to answer: no deadline runs
+            if p.timer is not None:
+                p.timer.cancel()
+            p.timer, p.frozen = None, False
         if self.policy.on_disconnect is OnDisconnect.BOT:
             self._schedule_substitute(cmd.seat)
         self._check_deserted()
@@ -1001,7 +1200,7 @@ class Table:
             return
         bot = self.policy.substitute()
         chair.substitute = BotSeat(bot, random.Random(self.rng.getrandbits(32)), name=f"substitute-{bot.name}")
-        self._sent_version[cmd.seat] = len(self.game.log)
+        self._sent_version[cmd.seat] = self._shown
         self._close_request(cmd.seat)  # _ask reopens it for the substitute
         log.info("table=%s seat=%d event=substitute bot=%s", self.id, cmd.seat, bot.name)
 
@@ -1009,7 +1208,7 @@ class Table:
         if cmd.on:
             past = self.view_log(None)
             self.spectators.append(cmd.spectator)
-            self._spect_version = len(self.game.log)
+            self._spect_version = self._shown
             try:
                 if past:
                     cmd.spectator.on_events(self, past)
@@ -1064,6 +1263,7 @@ __all__ = [
     "Spectator",
     "Table",
     "TableEvent",
+    "TableNotice",
     "TablePolicy",
     "TableStatus",
     "wait_closed",

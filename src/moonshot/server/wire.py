@@ -205,7 +205,8 @@ def _events(v: Any) -> list[TableEvent]:
 # Table <- player's node:  sb submit, prj the player's answer was unreadable, dt detach,
 #                          at attach (resume_session)
 # Table -> player's node:  ev events, rq decision request, rj rejected, cl closed, mt matched,
-#                          ak / rf attach accepted / refused, ad adopted by another node
+#                          ak / rf attach accepted / refused, ad adopted by another node, nt a
+#                          table notice (paused / resumed, its cause and text)
 # HTTP between nodes:      hr a request forwarded to the node hosting its game, hs its
 #                          response's head, hc a body chunk, he the end, hx the requester gave up,
 #                          lb a lobby event for every node's lobby streams
@@ -232,6 +233,7 @@ MESSAGES: dict[str, dict[str, _F]] = {
     "rq": {**_T, "c": _int, "rid": _int, "v": _int, "ph": _phase, "lp": _int, "hand": _int},
     "rj": {**_T, "rid": _opt_int, "why": _str},
     "cl": {**_T, "why": _str, "st": _status},
+    "nt": {**_T, "kd": _str, "cs": _str, "tx": _str},
     "mt": {
         **_T,
         "ticket": _str,

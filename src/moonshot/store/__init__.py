@@ -8,8 +8,11 @@ mid-game restores its tables from here, and ``moonshot replay GAME_ID`` checks a
 :class:`Store` is the async repository (SQLAlchemy 2 Core, aiosqlite / asyncpg).
 :class:`StoreRecorder` is the table-side writer: tables call it without waiting (it is a
 :class:`~moonshot.server.table.Recorder`), it queues the rows and one task writes them in order,
-in batches gathered over ``batch_delay`` (50 ms), one transaction each: a killed server loses at
-most the last 50 ms of play, and the event loop is not woken per row. SQLite runs in WAL mode.
+one transaction per batch (what was queued while the last write ran: group commit), then tells
+each table how many of its actions are durable; a table shows nobody an action before that, so
+a killed server loses nothing a player was shown. A store that cannot be written is retried with
+capped, jittered backoff while the tables pause (``store_unavailable`` / ``store_recovered``).
+SQLite runs in WAL mode.
 
 URLs: :func:`store_url` turns what people type (``sqlite:///PATH``, ``postgresql://…``,
 ``postgres://…``) into the async-driver form SQLAlchemy needs, and :class:`StoreError` says in
@@ -21,15 +24,18 @@ unwritable path): the CLI shows it as a ``--db`` usage error. A SQLite file, and
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import importlib
 import importlib.util
 import json
 import logging
 import os
+import random
 import socket
 import stat
-from collections.abc import Sequence
+import weakref
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -45,15 +51,17 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
+    create_engine,
     delete,
     event,
     insert,
     select,
     update,
 )
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.pool import StaticPool
 
 from moonshot.actions import Action, action_from_dict, action_to_dict
 from moonshot.engine import DealSpec, Game, replay
@@ -213,6 +221,8 @@ actions = Table(
     Column("at", DateTime(timezone=True), nullable=False),
 )
 
+_INSERT_ACTIONS = insert(actions)
+
 _EXTRA_RULES: dict[str, Rules] = {}
 
 
@@ -278,10 +288,71 @@ class GameRecord:
         return parse_game(text)
 
 
+# Test-only fault injection: the path of a control file. While it holds ``fail``, every write of
+# the store's writer fails as a disk or a lost connection would; while it holds ``readonly``, the
+# store is opened again read-only (SQLite: ``mode=ro``; PostgreSQL: ``default_transaction_read_only``),
+# so the database itself refuses the writes; empty or absent: normal. Tests run as root, where a
+# chmod stops no write: this is how they make a store unwritable for a while.
+FAULTS_ENV = "MOONSHOT_TEST_STORE_FAULTS"
+CHECKPOINT_ROWS = 4000  # SQLite: rows the loop writes between WAL checkpoints (done in a thread)
+
+
 class Store:
-    def __init__(self, engine: AsyncEngine, url: str) -> None:
+    def __init__(self, engine: AsyncEngine, url: str, engine_kwargs: dict[str, Any] | None = None) -> None:
         self.engine = engine
         self.url = url
+        self._engine_kwargs = dict(engine_kwargs or {})
+        self._writable = engine  # the read-write engine (self.engine is another while a fault makes it read-only)
+        self._read_only: AsyncEngine | None = None
+        self._writer: AsyncConnection | None = None  # write_batch's connection
+        self._sync_engine: Engine | None = None  # SQLite: write_batch's own thread and connection
+        self._sync_conn: Connection | None = None
+        if url.startswith("sqlite") and sqlite_path(url) is not None:
+            # a locked file fails at once (the batch then goes the async way, which waits in a thread)
+            self._sync_engine = create_engine(
+                make_url(url).set(drivername="sqlite"), connect_args={"timeout": 0}, poolclass=StaticPool
+            )
+            event.listen(self._sync_engine, "connect", _sqlite_writer_pragmas)
+        self._since_checkpoint = 0  # rows written in the loop since the last WAL checkpoint
+        self._checkpoint: asyncio.Task[None] | None = None
+        self._write_lock = asyncio.Lock()
+        faults = os.environ.get(FAULTS_ENV)
+        self._faults = Path(faults) if faults else None
+
+    def _fault(self) -> str:
+        assert self._faults is not None
+        try:
+            return self._faults.read_text().strip()
+        except OSError:
+            return ""
+
+    async def _inject_faults(self) -> None:
+        """Apply the fault the control file names (see ``FAULTS_ENV``) before a write."""
+        mode = self._fault()
+        if mode == "fail":
+            raise OperationalError("write_batch", None, OSError(5, f"injected store fault ({FAULTS_ENV})"))
+        if mode == "readonly" and self._read_only is None:
+            self._read_only = self._open_read_only()
+            self.engine = self._read_only
+            log.warning("event=store_fault mode=readonly")
+        elif mode != "readonly" and self._read_only is not None:
+            self.engine = self._writable
+            await self._read_only.dispose()
+            self._read_only = None
+            log.warning("event=store_fault mode=none")
+
+    def _open_read_only(self) -> AsyncEngine:
+        u = make_url(self.url)
+        kwargs = dict(self._engine_kwargs)
+        if u.get_backend_name() == "sqlite":
+            u = u.set(database=f"file:{u.database}", query={"mode": "ro", "uri": "true"})
+        else:
+            connect_args = dict(kwargs.get("connect_args", {}))
+            settings = dict(connect_args.get("server_settings", {}))
+            settings["default_transaction_read_only"] = "on"
+            connect_args["server_settings"] = settings
+            kwargs["connect_args"] = connect_args
+        return create_async_engine(u, **kwargs)
 
     @classmethod
     async def open(cls, url: str = DEFAULT_URL, schema: str | None = None, create: bool = True) -> Store:
@@ -315,10 +386,19 @@ class Store:
             raise StoreError(f"cannot open the game store {_shown(url)}: {_reason(e)}") from e
         if path is not None:
             _make_private(path)  # the -wal/-shm files WAL mode just made (SQLite gives them the file's mode)
-        return cls(engine, url)
+        return cls(engine, url, kwargs)
 
     async def close(self) -> None:
-        await self.engine.dispose()
+        if self._checkpoint is not None:
+            await self._checkpoint
+        self._close_sync()
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                await self._writer.close()
+            self._writer = None
+        if self._read_only is not None:
+            await self._read_only.dispose()
+        await self._writable.dispose()
 
     async def create_game(
         self,
@@ -344,31 +424,84 @@ class Store:
             )
 
     async def write_batch(self, ops: Sequence[tuple[str, dict[str, Any]]]) -> None:
-        """Apply queued writes in order, in one transaction."""
-        async with self.engine.begin() as conn:
-            rows: list[dict[str, Any]] = []
-            for op, values in ops:
-                if op == "action":
-                    rows.append(values)
-                    continue
-                if rows:
-                    await conn.execute(insert(actions), rows)
-                    rows = []
-                if op == "game":
-                    await conn.execute(insert(games).values(**values))
-                elif op == "kv_set":
-                    await conn.execute(delete(kv).where(kv.c.key == values["key"]))
-                    await conn.execute(insert(kv).values(key=values["key"], value=values["value"]))
-                elif op == "kv_delete":
-                    await conn.execute(delete(kv).where(kv.c.key == values["key"]))
-                elif op == "status":
-                    values = dict(values)  # kept intact: a failed batch is written again op by op
-                    gid = values.pop("id")
-                    await conn.execute(update(games).where(games.c.id == gid).values(**values))
-                elif op == "rate":
-                    await _ratings.rate_stored_game(conn, values["id"])
-            if rows:
-                await conn.execute(insert(actions), rows)
+        """Apply queued writes in order, in one transaction, on the writer's own connection
+        (kept open between batches: no pool round trip per commit; dropped after any error, so
+        the next batch connects again)."""
+        async with self._write_lock:
+            if self._faults is not None:
+                await self._inject_faults()
+            if self._sync_engine is not None and self.engine is self._writable and all(op != "rate" for op, _ in ops):
+                try:
+                    self._write_sync(ops)
+                except OperationalError as e:  # locked, read-only, full...: the async way says which
+                    log.debug("event=store_fast_write_failed error=%s", _reason(e))
+                else:
+                    self._since_checkpoint += len(ops)
+                    if self._since_checkpoint >= CHECKPOINT_ROWS and self._checkpoint is None:
+                        self._since_checkpoint = 0
+                        self._checkpoint = asyncio.get_running_loop().create_task(self._wal_checkpoint())
+                    return
+            conn = self._writer
+            if conn is None or conn.engine is not self.engine:
+                if conn is not None:
+                    self._writer = None
+                    with contextlib.suppress(Exception):
+                        await conn.close()
+                conn = self._writer = await self.engine.connect()
+            try:
+                async with conn.begin():
+                    await self._write_ops(conn, ops)
+            except BaseException:
+                self._writer = None
+                with contextlib.suppress(Exception):
+                    await conn.invalidate()
+                raise
+
+    async def _write_ops(self, conn: AsyncConnection, ops: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        for stmt, params in _statements(ops):
+            if isinstance(stmt, str):  # "rate": the ratings module's own reads and writes
+                await _ratings.rate_stored_game(conn, params)
+            elif params is None:
+                await conn.execute(stmt)
+            else:
+                await conn.execute(stmt, params)
+
+    # SQLite: the writer's batches run in the event loop on a plain sqlite3 connection (a WAL commit
+    # without fsync takes tens of microseconds; aiosqlite hands each statement to its thread four
+    # times a batch, and each hand-off waits for the GIL while the loop is busy). That connection
+    # never checkpoints (the fsync); a task does, in aiosqlite's thread, every CHECKPOINT_ROWS rows.
+    def _write_sync(self, ops: Sequence[tuple[str, dict[str, Any]]]) -> None:
+        assert self._sync_engine is not None
+        conn = self._sync_conn
+        if conn is None:
+            conn = self._sync_conn = self._sync_engine.connect()
+        try:
+            with conn.begin():
+                for stmt, params in _statements(ops):
+                    assert not isinstance(stmt, str)
+                    conn.execute(stmt) if params is None else conn.execute(stmt, params)
+        except BaseException:
+            self._sync_conn = None
+            with contextlib.suppress(Exception):
+                conn.invalidate()
+            raise
+
+    async def _wal_checkpoint(self) -> None:
+        try:
+            async with self._writable.connect() as conn:
+                await conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+        except Exception as e:
+            log.warning("event=store_checkpoint_failed error=%s", _reason(e))
+        finally:
+            self._checkpoint = None
+
+    def _close_sync(self) -> None:
+        if self._sync_conn is not None:
+            with contextlib.suppress(Exception):
+                self._sync_conn.close()
+            self._sync_conn = None
+        if self._sync_engine is not None:
+            self._sync_engine.dispose()
 
     async def list_games(self, status: str | None = None, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
         q = select(games).order_by(games.c.created_at.desc()).limit(limit).offset(offset)
@@ -459,6 +592,41 @@ class Store:
         return await _ratings.rebuild(self.engine, progress)
 
 
+def _statements(ops: Sequence[tuple[str, dict[str, Any]]]) -> Iterator[tuple[Any, Any]]:
+    """The statements that carry out queued ops, in order: ``(statement, params or None)``, or
+    ``("rate", game_id)`` for a rating (async only). Consecutive actions are one executemany."""
+    rows: list[dict[str, Any]] = []
+    for op, values in ops:
+        if op == "action":
+            rows.append(values)
+            continue
+        if rows:
+            yield _INSERT_ACTIONS, rows
+            rows = []
+        if op == "game":
+            yield insert(games).values(**values), None
+        elif op == "kv_set":
+            yield delete(kv).where(kv.c.key == values["key"]), None
+            yield insert(kv).values(key=values["key"], value=values["value"]), None
+        elif op == "kv_delete":
+            yield delete(kv).where(kv.c.key == values["key"]), None
+        elif op == "status":
+            values = dict(values)  # kept intact: a failed batch is written again op by op
+            gid = values.pop("id")
+            yield update(games).where(games.c.id == gid).values(**values), None
+        elif op == "rate":
+            yield "rate", values["id"]
+    if rows:
+        yield _INSERT_ACTIONS, rows
+
+
+def _sqlite_writer_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    _sqlite_pragmas(dbapi_connection, _record)
+    cur = dbapi_connection.cursor()
+    cur.execute("PRAGMA wal_autocheckpoint=0")  # its checkpoints run in a thread (Store._wal_checkpoint)
+    cur.close()
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cur = dbapi_connection.cursor()
     cur.execute("PRAGMA journal_mode=WAL")
@@ -470,66 +638,199 @@ def _json(v: Any) -> Any:
     return json.loads(v) if isinstance(v, str) else v
 
 
-class StoreRecorder:
-    """Queues a table's history for the store; one task writes it in order, in batches."""
+class _Op:
+    """One queued write; ``table``/``ticket``: after it commits, the table's first ``ticket``
+    actions are durable (the ``game`` row counts as ticket 0)."""
 
-    def __init__(self, store: Store, protocol: str = "", batch_delay: float = 0.05) -> None:
+    __slots__ = ("kind", "table", "ticket", "values")
+
+    def __init__(self, kind: str, values: dict[str, Any], table: Any = None, ticket: int = -1) -> None:
+        self.kind = kind
+        self.values = values
+        self.table = table
+        self.ticket = ticket
+
+
+def backoff_delay(attempt: int, base: float, cap: float, rng: random.Random) -> float:
+    """Seconds before retry ``attempt`` (0, 1, ...): ``base * 2**attempt``, at most ``cap``, and
+    then a random 50-100% of that, so processes that failed together do not retry together."""
+    return min(cap, base * float(2 ** min(attempt, 60))) * rng.uniform(0.5, 1.0)
+
+
+def transient(e: BaseException) -> bool:
+    """An error that says the store cannot be written now (retry it), not that the row is bad.
+
+    A database that refuses the row itself (a constraint, a value it cannot hold) or a value
+    that cannot even be sent (``StatementError`` around a ``TypeError``) will refuse it again:
+    that is a bug, logged and skipped. Everything else the driver raises (a read-only file, a
+    full disk, a lost connection, a locked database, a server in recovery) and any ``OSError``
+    is the store being away, and the write is retried until it goes through."""
+    if isinstance(e, (IntegrityError, DataError)):
+        return False
+    return isinstance(e, (DBAPIError, OSError))
+
+
+class StoreRecorder:
+    """Queues tables' history for the store; one task writes it in order (group commit) and
+    tells each table which of its actions are durable (see :meth:`Table.durable`).
+
+    While the store cannot be written, the batch is retried with capped, jittered exponential
+    backoff, in order, never dropped; every subscribed table is paused (``storage_paused``) and
+    resumed once a write goes through again (``storage_resumed``)."""
+
+    acknowledges = True  # tables wait for ``durable`` before they show an action to anyone
+
+    def __init__(
+        self,
+        store: Store,
+        protocol: str = "",
+        batch_delay: float = 0.0,
+        retry_base: float = 0.05,
+        retry_cap: float = 2.0,
+        max_batch: int = 500,
+    ) -> None:
         self.store = store
         self.protocol = protocol
-        self.batch_delay = batch_delay
-        self._queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
+        self.batch_delay = batch_delay  # seconds to gather more rows before a write (0: group commit only)
+        self.retry_base = retry_base
+        self.retry_cap = retry_cap
+        self.max_batch = max_batch
+        self._queue: collections.deque[_Op] = collections.deque()
+        self._wake = asyncio.Event()
+        self._closing = False
         self._task: asyncio.Task[None] | None = None
+        self._tables: weakref.WeakSet[Any] = weakref.WeakSet()  # told of pauses and recoveries
+        self._rng = random.Random()
         self.written = 0
         self.errors = 0
+        self.retries = 0
+        self.available = True
+        self.unavailable_since: float | None = None  # loop time of the first failed write of an outage
+        self.outages = 0
+        self._why = ""
         self._busy = False
         self._last_finish: datetime | None = None
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._run(), name="store-writer")
 
-    async def close(self) -> None:
-        """Write everything queued, then stop."""
+    async def close(self, timeout: float = 30.0) -> None:
+        """Write everything queued, then stop. A store still away after ``timeout`` seconds gets
+        nothing more: what is left was never acknowledged (no table showed it), and a restart
+        replays what was written."""
         if self._task is None:
             return
-        self._queue.put_nowait(None)
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        self._closing = True
+        self._wake.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), timeout)
+        except TimeoutError:
+            log.error("event=store_unwritten ops=%d reason=the store stayed unavailable at shutdown", len(self._queue))
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
         self._task = None
 
     async def flush(self) -> None:
-        while not self._queue.empty() or self._busy:
+        """Wait until everything queued so far is written (however long the store is away)."""
+        while self._queue or self._busy:
             await asyncio.sleep(0.005)
 
+    def subscribe(self, table: Any) -> None:
+        """``table`` hears ``storage_paused``/``storage_resumed`` (it is told at once if the store is away)."""
+        self._tables.add(table)
+        if not self.available:
+            table.storage_paused(self._why)
+
+    def unsubscribe(self, table: Any) -> None:
+        self._tables.discard(table)
+
+    def _put(self, op: _Op) -> None:
+        self._queue.append(op)
+        self._wake.set()
+
     async def _run(self) -> None:
-        stop = False
-        while not stop:
-            first = await self._queue.get()
-            if first is None:
-                break
+        while True:
+            if not self._queue:
+                if self._closing:
+                    return
+                self._wake.clear()
+                await self._wake.wait()
+                continue
             self._busy = True
             if self.batch_delay:
                 await asyncio.sleep(self.batch_delay)
-            ops = [first]
-            while not self._queue.empty():
-                item = self._queue.get_nowait()
-                if item is None:
-                    stop = True
-                    break
-                ops.append(item)
-            try:
-                await self.store.write_batch(ops)
-                self.written += len(ops)
-            except Exception:
-                # one bad row must not lose the other tables' rows: write them one by one
-                log.exception("event=store_batch_failed ops=%d", len(ops))
-                for op in ops:
-                    try:
-                        await self.store.write_batch([op])
-                        self.written += 1
-                    except Exception:
-                        self.errors += 1
-                        log.exception("event=store_write_failed op=%s", op[0])
+            # rows queued while the last write ran go in this one: one commit for all of them
+            n = min(len(self._queue), self.max_batch)
+            ops = [self._queue.popleft() for _ in range(n)]
+            await self._write(ops)
+            self._acknowledge(ops)
             self._busy = False
+
+    async def _write(self, ops: list[_Op]) -> None:
+        """Write ``ops`` in one transaction, retrying while the store is away; a batch the
+        database refuses as invalid is written op by op, and only the invalid op is skipped."""
+        attempt = 0
+        while True:
+            try:
+                await self.store.write_batch([(op.kind, op.values) for op in ops])
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                if transient(e):
+                    self._unavailable(e)
+                    delay = backoff_delay(attempt, self.retry_base, self.retry_cap, self._rng)
+                    attempt += 1
+                    self.retries += 1
+                    log.debug("event=store_retry attempt=%d delay=%.3f error=%s", attempt, delay, _reason(e))
+                    await asyncio.sleep(delay)
+                    continue
+                if len(ops) > 1:
+                    log.warning("event=store_batch_refused ops=%d error=%s", len(ops), _reason(e))
+                    for op in ops:
+                        await self._write([op])
+                    return
+                self.errors += 1
+                log.error("event=store_write_failed op=%s error=%s", ops[0].kind, _reason(e))
+                return
+            self.written += len(ops)
+            if not self.available:
+                self._recovered()
+            return
+
+    def _unavailable(self, e: BaseException) -> None:
+        if not self.available:
+            return
+        self.available = False
+        self.outages += 1
+        self.unavailable_since = asyncio.get_running_loop().time()
+        self._why = _reason(e)
+        log.error("event=store_unavailable queued=%d error=%s", len(self._queue), self._why)
+        for table in list(self._tables):
+            table.storage_paused(self._why)
+
+    def _recovered(self) -> None:
+        since = self.unavailable_since
+        paused = asyncio.get_running_loop().time() - since if since is not None else 0.0
+        self.available = True
+        self.unavailable_since = None
+        log.warning("event=store_recovered paused_s=%.3f queued=%d retries=%d", paused, len(self._queue), self.retries)
+        for table in list(self._tables):
+            table.storage_resumed(paused)
+
+    def _acknowledge(self, ops: list[_Op]) -> None:
+        """Tell each table how many of its actions are now durable (one call per table)."""
+        best: dict[int, tuple[Any, int]] = {}
+        for op in ops:
+            if op.table is not None:
+                key = id(op.table)
+                seen = best.get(key)
+                if seen is None or op.ticket > seen[1]:
+                    best[key] = (op.table, op.ticket)
+        for table, ticket in best.values():
+            durable = getattr(table, "durable", None)
+            if durable is not None:
+                durable(ticket)
 
     # Recorder (called from table tasks; never blocks)
     def game_started(self, table: Any) -> None:
@@ -545,29 +846,21 @@ class StoreRecorder:
         for player, credential in zip(players, getattr(table, "credentials", ())):
             if credential is not None:
                 player["credential"] = credential
-        self._queue.put_nowait(
-            (
-                "game",
-                {
-                    "id": table.id,
-                    "variant": table.rules.name,
-                    "seed": table.seed,
-                    "protocol": table.meta.get("protocol", self.protocol),
-                    "players": players,
-                    "status": "running",
-                    "created_at": now(),
-                    "meta": {k: v for k, v in table.meta.items() if isinstance(v, (str, int, float, bool))},
-                },
-            )
-        )
+        values = {
+            "id": table.id,
+            "variant": table.rules.name,
+            "seed": table.seed,
+            "protocol": table.meta.get("protocol", self.protocol),
+            "players": players,
+            "status": "running",
+            "created_at": now(),
+            "meta": {k: v for k, v in table.meta.items() if isinstance(v, (str, int, float, bool))},
+        }
+        self._put(_Op("game", values, table, 0))
 
     def action_applied(self, table: Any, index: int, action: Action, forced: bool) -> None:
-        self._queue.put_nowait(
-            (
-                "action",
-                {"game_id": table.id, "idx": index, "action": action_to_dict(action), "forced": forced, "at": now()},
-            )
-        )
+        values = {"game_id": table.id, "idx": index, "action": action_to_dict(action), "forced": forced, "at": now()}
+        self._put(_Op("action", values, table, index + 1))
 
     def game_finished(self, table: Any) -> None:
         g = table.game
@@ -577,34 +870,25 @@ class StoreRecorder:
         if self._last_finish is not None and at <= self._last_finish:
             at = self._last_finish + timedelta(microseconds=1)
         self._last_finish = at
-        self._queue.put_nowait(
-            (
-                "status",
-                {
-                    "id": table.id,
-                    "status": "finished",
-                    "finished_at": at,
-                    "totals": list(g.totals),
-                    "winners": list(g.winners),
-                },
-            )
-        )
-        self._queue.put_nowait(("rate", {"id": table.id}))  # a separate op: a failure loses no result
+        values = {"id": table.id, "status": "finished", "finished_at": at, "totals": list(g.totals)}
+        values["winners"] = list(g.winners)
+        self._put(_Op("status", values))
+        self._put(_Op("rate", {"id": table.id}))  # a separate op: a failure loses no result
 
     def game_failed(self, table: Any, reason: str) -> None:
-        self._queue.put_nowait(("status", {"id": table.id, "status": "failed", "finished_at": now()}))
+        self._put(_Op("status", {"id": table.id, "status": "failed", "finished_at": now()}))
 
     def game_aborted(self, table: Any, reason: str) -> None:
         """Given up unfinished (a Kierki table nobody came back to): never restored."""
-        self._queue.put_nowait(("status", {"id": table.id, "status": "aborted", "finished_at": now()}))
+        self._put(_Op("status", {"id": table.id, "status": "aborted", "finished_at": now()}))
 
     # named values (Store.put_value) written by the same task, in order with the game rows: one
     # writer, so SQLite never sees two transactions at once
     def put_value(self, key: str, value: Any) -> None:
-        self._queue.put_nowait(("kv_set", {"key": key, "value": value}))
+        self._put(_Op("kv_set", {"key": key, "value": value}))
 
     def delete_value(self, key: str) -> None:
-        self._queue.put_nowait(("kv_delete", {"key": key}))
+        self._put(_Op("kv_delete", {"key": key}))
 
 
 def _kind(chair: Any) -> str:
@@ -628,10 +912,12 @@ __all__ = [
     "StoreError",
     "StoreRecorder",
     "actions",
+    "backoff_delay",
     "games",
     "kv",
     "register_rules",
     "rules_named",
     "sqlite_path",
     "store_url",
+    "transient",
 ]

@@ -317,3 +317,24 @@ async def test_a_sessions_request_is_timed_from_when_its_message_is_written() ->
     conn.connection_lost(None)
     table.stop()
     await table.done
+
+
+async def test_a_storage_pause_is_told_to_each_session_as_a_non_fatal_error() -> None:
+    conn, tr, tables = make()
+    for _ in range(4):
+        conn.data_received(b'{"type":"game_session_request","player_tag":"p","lobby_code":"s","seq_num":0}')
+    await asyncio.sleep(0.01)
+    sids = {m["session_id"] for m in await replies(tr) if m["type"] == "game_session_response"}
+    tables[0].storage_paused("disk full")
+    await asyncio.sleep(0.01)
+    paused = [m for m in await replies(tr) if m["type"] == "error"]
+    assert {m["session_id"] for m in paused} == sids and all(m["about"] == "paused" for m in paused)
+    assert all("cannot be written" in m["reason"] for m in paused)
+    tables[0].storage_resumed(2.0)
+    await asyncio.sleep(0.01)
+    resumed = [m for m in await replies(tr) if m["type"] == "error"]
+    assert {m["session_id"] for m in resumed} == sids and all(m["about"] == "resumed" for m in resumed)
+    assert not tr.closed  # the connection and its sessions stay
+    conn.connection_lost(None)
+    tables[0].stop()
+    await tables[0].done

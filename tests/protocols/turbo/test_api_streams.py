@@ -222,3 +222,22 @@ async def test_a_player_watching_before_the_start_gets_the_redacted_stream(tmp_p
             me = next(s for s in SEATS if sit[s]["name"] == "bob")
             assert deal["type"] == "deal" and len(deal[me]) == 13
             assert all(deal[s] == [] for s in SEATS if s != me)
+
+
+async def test_a_table_notice_is_a_server_chat_line_in_the_stream_not_kept_with_the_chat() -> None:
+    from moonshot.protocols.turbo.api import GameStream, Subscriber
+    from moonshot.server.table import TableNotice
+
+    stream = GameStream("g1")
+    sub = Subscriber("erin", None)
+    stream.subscribers.add(sub)
+    stream.chat("erin", "hello")
+    stream.on_notice(None, TableNotice("paused", "storage", "paused: the game store cannot be written"))  # type: ignore[arg-type]
+    got = [sub.queue.get_nowait(), sub.queue.get_nowait()]
+    assert got[1] is not None and got[1].data == {
+        "type": "chat",
+        "name": "moonshot",
+        "message": "paused: the game store cannot be written",
+    }
+    assert got[0] is not None and got[1].position > got[0].position  # after what came before
+    assert [c["name"] for c in stream.chat_log] == ["erin"]  # the notice is not stored as chat

@@ -86,6 +86,7 @@ from moonshot.server.table import (
     SeatKind,
     Table,
     TableEvent,
+    TableNotice,
     TablePolicy,
 )
 from moonshot.variants import KIERKI
@@ -387,6 +388,10 @@ class KierkiSeat(Seat):
             return  # the runtime asks again at once: TRICK is repeated
         self.quiet_retry = True
         self._wrong(reason)
+
+    def on_notice(self, table: Table, notice: TableNotice) -> None:
+        """Kierki has no line for a table notice: the server's log says it (the TRICK waits)."""
+        self.conn.server.log(f"{self.conn.peer} ({SEAT_LETTERS[self.seat]}): {notice.text}")
 
     def resume(self) -> None:
         """The game goes on after a pause: send the TRICK held back meanwhile."""

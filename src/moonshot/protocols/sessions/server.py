@@ -69,7 +69,7 @@ from moonshot.protocols.sessions import codec as sc
 from moonshot.server.limits import ClientGuard, Hold, address_of
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
 from moonshot.server.ratelimit import AttemptLimiter, TokenBucket
-from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableStatus
+from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableNotice, TableStatus
 
 log = logging.getLogger("moonshot.sessions")
 
@@ -184,6 +184,11 @@ class SessionSeat(Seat):
     def on_rejected(self, table: Table, request: DecisionRequest, action: object, reason: str) -> None:
         if self.request is request:
             self.request = None
+
+    def on_notice(self, table: Table, notice: TableNotice) -> None:
+        """A table pause or resume: an ``error`` naming the session, ``about: paused``/``resumed``
+        (not fatal: the session and its open request stay)."""
+        self.conn.send(sc.error_message(f"session {self.session_id}: {notice.text}", self.session_id, notice.kind))
 
     def on_closed(self, table: Table, reason: str) -> None:
         self.closed = True

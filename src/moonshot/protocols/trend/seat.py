@@ -30,7 +30,7 @@ from websockets.exceptions import InvalidState
 
 from moonshot.protocols.trend import codec as tc
 from moonshot.rules import Rules
-from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableEvent
+from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableNotice
 from moonshot.variants import TREND
 
 log = logging.getLogger("moonshot.trend")
@@ -333,6 +333,11 @@ class TrendSeat(Seat):
         if self.request is request:
             self.request = None
             self.codec.answered()
+
+    def on_notice(self, table: Table, notice: TableNotice) -> None:
+        """A table pause or resume: moonshot's ``error`` event (SDK bots ignore it; the socket stays)."""
+        if not self.peer.closed:
+            self.peer.send(tc.error_frame(notice.text))
 
     def on_closed(self, table: Table, reason: str) -> None:
         self.request = None

@@ -97,6 +97,7 @@ from moonshot.server.table import (
     SeatKind,
     Table,
     TableEvent,
+    TableNotice,
     TablePolicy,
 )
 from moonshot.variants import TURBO_VARIANTS, find_variant
@@ -439,6 +440,11 @@ class GameStream:
             return
         self._publish(new)
 
+    def on_notice(self, table: Table, notice: TableNotice) -> None:
+        """A table pause or resume: a chat line from the server in the game's stream (not stored)."""
+        if not self.closed:
+            self._publish([self.add_chat("moonshot", notice.text, keep=False)])
+
     def _merge(self, msgs: Sequence[Message]) -> None:
         """Put restored messages and chat in stream order (chat was stored with its position)."""
         self.messages.extend(msgs)
@@ -460,7 +466,9 @@ class GameStream:
             self.complete = True
             asyncio.get_running_loop().call_later(CLOSE_AFTER_COMPLETE, self.close)
 
-    def add_chat(self, name: str, message: str, position: tuple[int, int] | None = None) -> Message:
+    def add_chat(self, name: str, message: str, position: tuple[int, int] | None = None, keep: bool = True) -> Message:
+        """A chat message at ``position`` (default: after the last message); ``keep=False``: a
+        server notice, not kept in the game's stored chat."""
         if position is None:
             version = self.version
             last = self.messages[-1] if self.messages else None
@@ -469,7 +477,8 @@ class GameStream:
                 sub = 1  # "0" itself is never an id: a fresh stream starts after it
             position = (version, sub)
         m = Message(position[0], position[1], {"type": "chat", "name": name, "message": message})
-        self.chat_log.append({"name": name, "message": message, "version": m.version, "sub": m.sub})
+        if keep:
+            self.chat_log.append({"name": name, "message": message, "version": m.version, "sub": m.sub})
         return m
 
     def chat(self, name: str, message: str) -> Message:
