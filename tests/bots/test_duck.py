@@ -9,15 +9,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gamekit import cs
 from moonshot.actions import Charge, Claim, Expose, Pass, Play, RejectClaim
 from moonshot.bots.duck import DuckBot, badness, duck_pass, worst
-from moonshot.cards import card_list, format_card, parse_card
+from moonshot.cards import CardSet, card_list, format_card, parse_card, parse_card_set
 from moonshot.engine import Game, Phase
 from moonshot.rules import ClaimFlow
 from moonshot.sim import BOT_REGISTRY, make_bot, play_game
 from moonshot.variants import VARIANTS, find_variant
 from moonshot.views import seat_view
+
+
+def cs(text: str) -> CardSet:
+    """A card set from whitespace-separated cards: ``cs("2C QS AH")``."""
+    return parse_card_set(text.split())
 
 
 def c(text: str) -> int:
