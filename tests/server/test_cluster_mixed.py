@@ -7,10 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 
 import pytest
 
-from .test_cluster import node, redis_prefix  # noqa: F401  (a fixture)
+from moonshot.bots.random import RandomBot
+from moonshot.server.lobby import Candidate, GameType
+from moonshot.server.table import BotSeat
+from moonshot.tournament import make_spec, token_digest
+
+from .test_cluster import eventually, node, redis_prefix  # noqa: F401  (a fixture)
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(120)]
 
@@ -58,5 +64,48 @@ async def test_a_burst_of_joins_with_codes_is_matched_without_running_out_of_red
         seen = await asyncio.wait_for(asyncio.gather(*runs), 90)
         assert all("start_game" in s for s in seen)
         assert app.cluster is not None and app.cluster.formed == 40
+    finally:
+        await app.stop()
+
+
+async def test_an_entrant_whose_tournament_this_node_takes_over_while_it_waits_is_seated_here(
+    redis_prefix: str,  # noqa: F811
+) -> None:
+    # The race a busy machine showed: an entrant told to join again (its tournament's node died)
+    # asks before any node has taken the tournament over, so the token's index still names the
+    # dead node and the join waits; then this very node takes the tournament over. The entrant
+    # must be seated in the tournament here, not pooled under its token as a private code.
+    app = await node(redis_prefix)
+    try:
+        host, mixed, cluster = app.tournaments, app.mixed, app.cluster
+        assert host is not None and mixed is not None and cluster is not None and cluster.redis is not None
+        spec = make_spec("standard", 1, ["random", "heuristic"], ["ext"], deals_per_set=1, tokens=["-"])
+        t, tokens = host.create(spec)
+        token, index = tokens["ext"], cluster.key("tourtoken")
+        for _ in range(200):  # the node's own index entry is written by its ordered writer
+            if await cluster.redis.hget(index, token_digest(token)) is not None:
+                break
+            await asyncio.sleep(0.02)
+        # as it was on the node that died: the index names a node with no heartbeat, and this
+        # node does not hold the tournament yet
+        await cluster.redis.hset(index, token_digest(token), "a-node-that-died")
+        here = host.claim
+        host.claim = lambda c: False  # type: ignore[method-assign]
+        seated: list[str] = []
+        settled: list[str | None] = []
+        seat = BotSeat(RandomBot(), random.Random(1), name="entrant")
+        c = Candidate(seat, GameType.ANY, token, lambda table, chair: seated.append(table.id), protocol="sessions")
+        c.settle = settled.append
+        pooled: list[Candidate] = []
+        mixed.queues["sessions"] = pooled.append
+        assert app.claim(c) and c.pending  # waiting for a live node to take the tournament over
+        await asyncio.sleep(0.5)
+        assert not settled and not pooled
+        # the takeover: this node holds the tournament and indexes its token again
+        host.claim = here  # type: ignore[method-assign]
+        await cluster.redis.hset(index, token_digest(token), cluster.node)
+        await eventually(lambda: bool(seated) or bool(pooled), timeout=20)
+        assert settled == [None] and not pooled
+        assert seated and seated[0].startswith(t.id)
     finally:
         await app.stop()

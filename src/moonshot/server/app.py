@@ -577,12 +577,17 @@ class ServerApp:
     def claim(self, c: Candidate) -> bool:
         """A candidate whose code names a table hosted elsewhere sits there: a tournament
         entrant's token, or an open HTTP game's id (any protocol that can express its rules)."""
-        if self.tournaments is not None and self.tournaments.claim(c):
-            return True
-        if c.lobby_code and self.turbo is not None and self.turbo.join_remote(c):
+        if self.claim_here(c):
             return True
         # in a cluster: a table another node hosts (asked there; the join is answered later)
         return self.mixed is not None and bool(self.mixed.claim(c))
+
+    def claim_here(self, c: Candidate) -> bool:
+        """:meth:`claim` among this process's own tables only: a tournament it runs, an open HTTP
+        game it hosts."""
+        if self.tournaments is not None and self.tournaments.claim(c):
+            return True
+        return bool(c.lobby_code and self.turbo is not None and self.turbo.join_remote(c))
 
     def release(self, c: Candidate) -> bool:
         if self.tournaments is not None and self.tournaments.release(c):

@@ -246,12 +246,17 @@ class ClusterMixed:
             _settle(c, "the game's server process did not answer: try again")
 
     def _not_here(self, r: str) -> None:
-        """No node hosts the code's table: an ordinary private code (the Redis pool)."""
+        """No other node hosts the code's table. This node may have taken it over while the
+        player waited (a tournament whose node died, taken over here just after the player was
+        told to join again with its token): this node's own tables seat the player then. Else the
+        code is an ordinary private one (the Redis pool)."""
         cl = self.claims.pop(r, None)
         if cl is None:
             return
         c = cl.candidate
         _settle(c, None)
+        if self.app.claim_here(c):
+            return
         self.queues[c.protocol](c)
 
     def _queue_sessions(self, c: Candidate) -> None:
