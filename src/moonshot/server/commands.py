@@ -49,6 +49,16 @@ ALLOWED_ORIGIN_HELP = (
     "(POST), for a deployment behind a proxy that rewrites Host; repeatable. Others are refused with 403."
 )
 
+# ``--allowed-origin``, on every command that serves the web app's HTTP routes
+allowed_origin_option = click.option(
+    "--allowed-origin",
+    "allowed_origins",
+    multiple=True,
+    metavar="ORIGIN",
+    callback=origins_option,
+    help=ALLOWED_ORIGIN_HELP,
+)
+
 
 def store_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """``--db``: the URL a person types, checked and turned into its async-driver form at parse
@@ -131,14 +141,7 @@ def bad_db(e: Exception) -> click.BadParameter:
     help="Trust the name cookie alone, as Turbo Hearts does "
     "(default: a name is bound to the browser that first used it).",
 )
-@click.option(
-    "--allowed-origin",
-    "allowed_origins",
-    multiple=True,
-    metavar="ORIGIN",
-    callback=origins_option,
-    help=ALLOWED_ORIGIN_HELP,
-)
+@allowed_origin_option
 @click.option(
     "--open-spectators",
     is_flag=True,
@@ -564,9 +567,27 @@ def games_cmd(db: str, status: str, limit: int, as_json: bool) -> None:
     console.print(t)
 
 
+def load_stored(url: str, game_id: str) -> Any:
+    """The stored record of ``game_id`` (None: no such game); a store that cannot be opened is a
+    usage error that says why."""
+    from moonshot.store import Store, StoreError
+
+    async def load() -> Any:
+        store = await Store.open(url, create=False)
+        try:
+            return await store.load(game_id)
+        finally:
+            await store.close()
+
+    try:
+        return asyncio.run(load())
+    except StoreError as e:
+        raise bad_db(e) from None
+
+
 def replay_stored(game_id: str, db: str | None, quiet: bool) -> int:
     """Rebuild a stored game from its actions and check it against the stored result; exit code."""
-    from moonshot.store import Store, StoreError, sqlite_path, store_url
+    from moonshot.store import StoreError, sqlite_path, store_url
 
     try:
         url = store_url(db or DEFAULT_DB)
@@ -578,17 +599,7 @@ def replay_stored(game_id: str, db: str | None, quiet: bool) -> int:
         console.print(f"[red]no file and no stored game called {game_id!r} (there is no game store at {path})[/]")
         return 1
 
-    async def load() -> Any:
-        store = await Store.open(url, create=False)
-        try:
-            return await store.load(game_id)
-        finally:
-            await store.close()
-
-    try:
-        rec = asyncio.run(load())
-    except StoreError as e:
-        raise bad_db(e) from None
+    rec = load_stored(url, game_id)
     if rec is None:
         console.print(f"[red]no file and no stored game called {game_id!r} in {url}[/]")
         return 1
@@ -664,24 +675,14 @@ def verify_stored(
     game_id: str, db: str | None, commitment: str | None, hands: Sequence[tuple[int, int, int]]
 ) -> list[str]:
     """Check a finished stored game against the commitment it published when it started."""
-    from moonshot.store import Store, StoreError, store_url
+    from moonshot.store import StoreError, store_url
 
     try:
         url = store_url(db or DEFAULT_DB)
     except StoreError as e:
         raise bad_db(e) from None
 
-    async def load() -> Any:
-        store = await Store.open(url, create=False)
-        try:
-            return await store.load(game_id)
-        finally:
-            await store.close()
-
-    try:
-        rec = asyncio.run(load())
-    except StoreError as e:
-        raise bad_db(e) from None
+    rec = load_stored(url, game_id)
     if rec is None:
         return [f"no stored game called {game_id!r} in {url}"]
     if rec.status != "finished":

@@ -12,7 +12,7 @@ import sys
 import click
 
 from moonshot.protocols.trend.codec import DEFAULT_PORT, VERSION
-from moonshot.server.commands import ALLOWED_ORIGIN_HELP, origins_option
+from moonshot.server.commands import allowed_origin_option
 
 
 @click.command("trend-node")
@@ -95,14 +95,7 @@ from moonshot.server.commands import ALLOWED_ORIGIN_HELP, origins_option
     help="The bot a plain 'dummy' seat is, and the one that plays for absent players (random, heuristic, search).",
 )
 @click.option("--seed", type=int, default=None, help="Seed for the deals and the dummies (reproducible matches).")
-@click.option(
-    "--allowed-origin",
-    "allowed_origins",
-    multiple=True,
-    metavar="ORIGIN",
-    callback=origins_option,
-    help=ALLOWED_ORIGIN_HELP,
-)
+@allowed_origin_option
 @click.option(
     "--log-level",
     default="info",
