@@ -276,7 +276,6 @@ class SessionsConnection(asyncio.Protocol):
         self.joining: dict[int, Candidate] = {}  # sessions whose join waits for its answer
         self.backlog: collections.deque[sc.GameSessionRequest] = collections.deque()  # joins after it
         self.peer = "?"
-        self.host = "?"
         self.addr = "?"
         self.hold: Hold | None = None  # its share of the address's connections
         self.closed = False
@@ -291,7 +290,6 @@ class SessionsConnection(asyncio.Protocol):
         self.transport = transport
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-        self.host = str(peer[0]) if isinstance(peer, tuple) else str(peer)
         self.addr = address_of(peer)
         self.server.connections.add(self)
         guard = self.server.guard
@@ -501,7 +499,7 @@ class SessionsConnection(asyncio.Protocol):
         if ``secret`` is the one the session was given."""
         server = self.server
         now = time.monotonic()
-        keys = (("session", sid), ("address", self.host))
+        keys = (("session", sid), ("address", self.addr))
         if server.rejoins.blocked(now, *keys):
             # too many wrong secrets for this session or from this address: refused unread, with
             # the same answer as any refusal
