@@ -30,14 +30,14 @@ import tempfile
 import time
 from collections.abc import Callable
 
-from moonshot.batch import task_size
+from moonshot.play.batch import task_size
 
 
 def run_cli(games: int, seed: int, seats: str, *extra: str) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of one ``moonshot simulate`` subprocess, its workers included."""
     with tempfile.TemporaryDirectory() as tmp:
         argv = [a if a != "FILE" else os.path.join(tmp, "games.jsonl") for a in extra]
-        code = "from moonshot.cli import main; main()"
+        code = "from moonshot.cli.main import main; main()"
         cmd = [sys.executable, "-c", code, "simulate", "-n", str(games), "-s", str(seed), "--seats", seats, *argv]
         # the progress bar draws as on a terminal (to a pipe nobody reads but us)
         env = {**os.environ, "TTY_INTERACTIVE": "1", "FORCE_COLOR": "1", "COLUMNS": "120"}
@@ -71,10 +71,10 @@ def in_process(games: int, seats: str) -> dict[str, float]:
 
     from rich.console import Console
 
-    from moonshot import cli
-    from moonshot.batch import record_line
-    from moonshot.sim import parse_seats, play_game_actions
-    from moonshot.variants import find_variant
+    from moonshot.cli import main as cli
+    from moonshot.core.variants import find_variant
+    from moonshot.play.batch import record_line
+    from moonshot.play.sim import parse_seats, play_game_actions
 
     rules, names = find_variant("standard"), parse_seats(seats)
 

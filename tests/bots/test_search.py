@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moonshot.actions import AcceptClaim, Claim, Pass
 from moonshot.bots.playout import greedy_policy, start_of_play
 from moonshot.bots.random import RandomBot
 from moonshot.bots.search import (
@@ -26,13 +25,14 @@ from moonshot.bots.search import (
     sample_view,
     solve,
 )
-from moonshot.cards import ALL_CARDS, JACK_DIAMONDS, QUEEN_SPADES, SUIT_MASKS, TEN_CLUBS, card_list, parse_card_set
-from moonshot.engine import Game, Phase, replay
-from moonshot.events import DealEnded
-from moonshot.rules import ClaimFlow, EndRule, PassDirection
-from moonshot.sim import make_bot
-from moonshot.variants import VARIANTS, find_variant
-from moonshot.views import SeatView, seat_view
+from moonshot.core.actions import AcceptClaim, Claim, Pass
+from moonshot.core.cards import ALL_CARDS, JACK_DIAMONDS, QUEEN_SPADES, SUIT_MASKS, TEN_CLUBS, card_list, parse_card_set
+from moonshot.core.engine import Game, Phase, replay
+from moonshot.core.events import DealEnded
+from moonshot.core.rules import ClaimFlow, EndRule, PassDirection
+from moonshot.core.variants import VARIANTS, find_variant
+from moonshot.core.views import SeatView, seat_view
+from moonshot.play.sim import make_bot
 
 
 def _deal(rng: random.Random) -> list[int]:
@@ -733,8 +733,8 @@ def test_the_value_network_scores_the_playouts_at_the_end_of_the_trick() -> None
 
 # ---------------------------------------------------------------------- search-defend
 def test_search_defend_is_search_with_the_defence_defaults_each_of_which_may_be_given() -> None:
-    from moonshot.arena import ArenaConfig, arena_bot
     from moonshot.bots.search import DEFENCE, DefendingSearchBot
+    from moonshot.play.arena import ArenaConfig, arena_bot
 
     bot = make_bot("search-defend", simulations=10)
     assert isinstance(bot, DefendingSearchBot) and isinstance(bot, SearchBot)

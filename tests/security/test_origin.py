@@ -143,7 +143,7 @@ async def test_every_state_changing_route_checks_the_content_type(tmp_path: Path
         assert app.turbo is not None
         async with browser(app, "victim") as victim:
             assert (await victim.get("/api/me")).status_code == 200
-            from moonshot.protocols.turbo.api import build_app
+            from moonshot.http.api import build_app
 
             posts = sorted(
                 {

@@ -1,7 +1,7 @@
 """The learned bot: a small policy network, trained to imitate ``search``, evaluated in NumPy.
 
 :class:`LearnedBot` (name ``learned``) plays its cards with a multi-layer perceptron that scores
-every legal card from what the seat knows (its :class:`~moonshot.views.SeatView`, the information
+every legal card from what the seat knows (its :class:`~moonshot.core.views.SeatView`, the information
 set, nothing else) and plays the best-scored one. Everything that is not a card play (passing,
 Turbo's charges and claims, Trend's exposure, answering claims) is
 :class:`~moonshot.bots.heuristic.HeuristicBot`'s, unchanged.
@@ -32,8 +32,8 @@ import numpy as np
 from moonshot.bots.heuristic import HeuristicBot, Weights, _Eval, _later_seats
 from moonshot.bots.search import Clock, SearchBot
 from moonshot.bots.tuned import RULES_KEY, SHIPPED, RulesSet, rules_entry, rules_of
-from moonshot.cards import HEARTS_MASK, QUEEN_SPADES, SUIT_MASKS, card_list
-from moonshot.views import SeatView
+from moonshot.core.cards import HEARTS_MASK, QUEEN_SPADES, SUIT_MASKS, card_list
+from moonshot.core.views import SeatView
 
 _MOON_CARDS = HEARTS_MASK | (1 << QUEEN_SPADES)
 _ABOVE = [sum(1 << x for x in range(c + 1, (c // 13 + 1) * 13)) for c in range(52)]

@@ -7,7 +7,7 @@ that world with a fast playout (:mod:`moonshot.bots.playout`) or, once few cards
 exact endgame solver (:func:`solve`). The same worlds are used for every option (common random
 numbers), so the comparison between options is far less noisy than the values themselves.
 
-Options are valued by the deal's final score through :func:`moonshot.rules.score_deal`, so moon
+Options are valued by the deal's final score through :func:`moonshot.core.rules.score_deal`, so moon
 shooting (a rollout shooter takes everything) and moon stopping, Trend's x4 moon, Turbo's
 negation, charged/exposed doubling and each Kierki contract are all priced by the scoring table.
 The objective is *relative*: the bot minimises its own cost minus the mean cost of the other
@@ -36,8 +36,8 @@ from collections.abc import Callable, Sequence
 from itertools import combinations
 from typing import Any
 
-from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
-from moonshot.cards import (
+from moonshot.core.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
+from moonshot.core.cards import (
     ALL_CARDS,
     QUEEN_SPADES,
     SPADES_MASK,
@@ -47,9 +47,9 @@ from moonshot.cards import (
     card_list,
     to_set,
 )
-from moonshot.engine import Phase
-from moonshot.rules import MoonRule, PassDirection, Rules, score_deal
-from moonshot.views import SeatView
+from moonshot.core.engine import Phase
+from moonshot.core.rules import MoonRule, PassDirection, Rules, score_deal
+from moonshot.core.views import SeatView
 
 from .playout import MOON_CARDS, Deal, DealRules, Policy, quick_deal, start_of_play, weighted_deal
 from .tuned import FAST_SAMPLER_RULES, PRIOR_WEIGHT_RULES, TUNED_RULES

@@ -2,7 +2,7 @@
 
 :class:`ServerApp` owns the store (and its writer), the lobby, the running tables and each
 protocol's listener (only Sessions exists so far; Trend, Turbo and Kierki listeners plug in the
-same way: a listener turns clients into :class:`~moonshot.server.table.Seat` s and hands them
+same way: a listener turns clients into :class:`~moonshot.runtime.table.Seat` s and hands them
 to the lobby or a table). At start it restores every unfinished game from the store: a restored
 table's remote chairs wait ``restore_grace`` seconds for their players (a Sessions client takes
 its chair back with ``resume_session``, found by :meth:`ServerApp.find_chair`), then substitute
@@ -36,15 +36,15 @@ import uvicorn
 
 import moonshot
 from moonshot.bots.base import Bot
+from moonshot.http.api import LobbyOptions, TurboLobby, build_app
+from moonshot.http.limits import HttpGuard
+from moonshot.http.origin import OriginGuard
+from moonshot.play.sim import BOT_REGISTRY, UnknownBot, bot_names, make_bot
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer, secret_matches
-from moonshot.protocols.turbo.api import LobbyOptions, TurboLobby, build_app
-from moonshot.protocols.turbo.guard import OriginGuard
-from moonshot.server.httpguard import HttpGuard
-from moonshot.server.limits import ClientGuard, ClientLimits
-from moonshot.server.lobby import Candidate, Lobby
-from moonshot.server.table import BotSeat, OnBadAnswer, OnDisconnect, Seat, Table, TablePolicy, TableStatus
-from moonshot.sim import BOT_REGISTRY, UnknownBot, bot_names, make_bot
+from moonshot.runtime.limits import ClientGuard, ClientLimits
+from moonshot.runtime.lobby import Candidate, Lobby
+from moonshot.runtime.table import BotSeat, OnBadAnswer, OnDisconnect, Seat, Table, TablePolicy, TableStatus
 from moonshot.store import DEFAULT_URL, Store, StoreRecorder, register_rules, rules_named
 
 log = logging.getLogger("moonshot.server")
@@ -57,7 +57,7 @@ register_rules(SESSIONS_RULES)
 
 
 def bot_factory(name: str) -> Callable[[], Bot]:
-    """A maker of fresh bots by name (see ``moonshot.sim``); falls back to ``random`` if missing."""
+    """A maker of fresh bots by name (see ``moonshot.play.sim``); falls back to ``random`` if missing."""
     try:
         make_bot(name)
     except UnknownBot as e:
@@ -88,7 +88,7 @@ class ServerConfig:
     # spectators of a running HTTP game see every hand (Turbo's trust model; open_names implies it)
     open_spectators: bool = False
     secret: str | None = None  # signs session cookies; None: MOONSHOT_SECRET, else kept in the store
-    static_dir: Path | None = None  # the web app's files (default: moonshot/web/static)
+    static_dir: Path | None = None  # the web app's files (default: moonshot/http/static)
     # a cluster of server processes (moonshot.server.cluster): None = this process alone
     redis_url: str | None = None
     cluster_prefix: str = "moonshot:"  # Redis key prefix: one cluster per prefix
@@ -129,7 +129,7 @@ class ServerApp:
     _http_task: asyncio.Task[None] | None = None
     restored: int = 0  # unfinished games restored from the store at start
     cluster: Any = None  # moonshot.server.cluster.Cluster when config.redis_url is set
-    tournaments: Any = None  # moonshot.server.tournament.TournamentHost, when running
+    tournaments: Any = None  # moonshot.runtime.tournament.TournamentHost, when running
     kierki: Any = None  # moonshot.protocols.kierki.service.KierkiService, with --kierki-port
     kierki_port: int | None = None
     mixed: Any = None  # moonshot.server.cluster_mixed.ClusterMixed in a cluster: codes naming other nodes' tables
@@ -170,7 +170,7 @@ class ServerApp:
                 mixed_policy=self.policy(),
             )
             self.turbo.guard = self.guard
-        from moonshot.server.tournament import TournamentHost
+        from moonshot.runtime.tournament import TournamentHost
 
         self.tournaments = TournamentHost(
             policy=self.policy(),
@@ -419,8 +419,8 @@ class ServerApp:
         log.info("event=listening protocol=trend host=%s port=%d", host, self.trend_port)
 
     def _start_trend_table(self, seats: list[Seat]) -> Table:
+        from moonshot.core.variants import TREND
         from moonshot.protocols.trend.server import TIMEOUTS
-        from moonshot.variants import TREND
 
         policy = dataclasses.replace(self.lobby_policy(), phase_timeouts=TIMEOUTS)
         table = Table(
@@ -482,8 +482,8 @@ class ServerApp:
     def _kierki_table(
         self, seats: list[Seat | None], rec: Any = None, deals: Any = None, text: str | None = None
     ) -> Table:
+        from moonshot.core.variants import KIERKI
         from moonshot.protocols.kierki.server import kierki_policy
-        from moonshot.variants import KIERKI
 
         meta: dict[str, Any] = {"protocol": "kierki"}
         if text is not None:
@@ -737,8 +737,8 @@ class ServerApp:
         adoption); one whose connection died with the game's process gets an empty chair, which
         it takes back within ``--restore-grace`` (then a bot plays it) on any process: with
         ``resume_session`` (Sessions) or by joining again (Trend)."""
+        from moonshot.runtime.table import SeatKind
         from moonshot.server.cluster_mixed import MixedSeat, mixed_seat
-        from moonshot.server.table import SeatKind
 
         chairs: dict[int, Seat | None] = {}
         kept: list[MixedSeat] = []

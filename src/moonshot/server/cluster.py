@@ -70,15 +70,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
-from moonshot.actions import Action, ActionFormatError, action_from_dict, action_to_dict
-from moonshot.engine import Phase
+from moonshot.core.actions import Action, ActionFormatError, action_from_dict, action_to_dict
+from moonshot.core.engine import Phase
+from moonshot.core.rules import Rules
+from moonshot.core.views import SeatView
 from moonshot.protocols.sessions import codec as sc
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsConnection, SessionSeat, secret_matches
-from moonshot.rules import Rules
-from moonshot.server import wire
-from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
-from moonshot.server.table import (
+from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.runtime.table import (
     BotSeat,
     DecisionRequest,
     Recorder,
@@ -89,8 +89,8 @@ from moonshot.server.table import (
     TableNotice,
     TableStatus,
 )
+from moonshot.server import wire
 from moonshot.store import StoreRecorder, now, rules_named
-from moonshot.views import SeatView
 
 if TYPE_CHECKING:
     from moonshot.server.app import ServerApp

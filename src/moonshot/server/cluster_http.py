@@ -34,10 +34,10 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from moonshot.server.table import Table, TableEvent
+from moonshot.runtime.table import Table, TableEvent
 
 if TYPE_CHECKING:
-    from moonshot.protocols.turbo.api import GameStream, TurboLobby
+    from moonshot.http.api import GameStream, TurboLobby
     from moonshot.server.cluster import Cluster
 
 log = logging.getLogger("moonshot.cluster.http")

@@ -55,18 +55,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from moonshot.actions import Action, action_from_dict
-from moonshot.engine import Phase
-from moonshot.events import HandDealt
+from moonshot.core.actions import Action, action_from_dict
+from moonshot.core.engine import Phase
+from moonshot.core.events import HandDealt
+from moonshot.core.variants import KIERKI
+from moonshot.core.views import SeatView
 from moonshot.protocols.kierki.codec import SEAT_LETTERS, Busy
 from moonshot.protocols.kierki.gamefile import CardOrder, parse_game_in_order
 from moonshot.protocols.kierki.server import Connection, KierkiSeat, kierki_policy, order_cards
 from moonshot.protocols.kierki.service import KierkiService
+from moonshot.runtime.table import DecisionRequest, Seat, SeatKind, Table, TableStatus
 from moonshot.server import wire
 from moonshot.server.cluster import Binding, Cluster, RemoteRequest, RemoteSeat, RemoteTable
-from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableStatus
-from moonshot.variants import KIERKI
-from moonshot.views import SeatView
 
 if TYPE_CHECKING:
     from moonshot.server.app import ServerApp

@@ -47,16 +47,16 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
-from moonshot.actions import action_from_dict
+from moonshot.core.actions import action_from_dict
+from moonshot.core.variants import TREND
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import PeerBase, TrendSeat, chair_status
 from moonshot.protocols.trend.server import TIMEOUTS, TrendService, credential
+from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.runtime.table import BotSeat, Seat, SeatKind, Table, TableEvent, TableStatus
 from moonshot.server import wire
 from moonshot.server.cluster import Binding, Cluster, RemoteSeat, RemoteTable, _Ticket, place_in_chairs
-from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
-from moonshot.server.table import BotSeat, Seat, SeatKind, Table, TableEvent, TableStatus
 from moonshot.store import rules_named
-from moonshot.variants import TREND
 
 if TYPE_CHECKING:
     from moonshot.server.app import ServerApp

@@ -22,10 +22,10 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from moonshot import events as ev
-from moonshot.engine import Phase
-from moonshot.rules import PassDirection
-from moonshot.server.table import TableEvent, TableStatus
+from moonshot.core import events as ev
+from moonshot.core.engine import Phase
+from moonshot.core.rules import PassDirection
+from moonshot.runtime.table import TableEvent, TableStatus
 
 
 class WireError(ValueError):

@@ -7,7 +7,7 @@ mid-game restores its tables from here, and ``moonshot replay GAME_ID`` checks a
 
 :class:`Store` is the async repository (SQLAlchemy 2 Core, aiosqlite / asyncpg).
 :class:`StoreRecorder` is the table-side writer: tables call it without waiting (it is a
-:class:`~moonshot.server.table.Recorder`), it queues the rows and one task writes them in order,
+:class:`~moonshot.runtime.table.Recorder`), it queues the rows and one task writes them in order,
 one transaction per batch (what was queued while the last write ran: group commit), then tells
 each table how many of its actions are durable; a table shows nobody an action before that, so
 a killed server loses nothing a player was shown. A store that cannot be written is retried with
@@ -63,11 +63,11 @@ from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError,
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
-from moonshot.actions import Action, action_from_dict, action_to_dict
-from moonshot.engine import DealSpec, Game, replay
-from moonshot.rules import Rules
-from moonshot.sim import spec_of
-from moonshot.variants import VARIANTS, find_variant
+from moonshot.core.actions import Action, action_from_dict, action_to_dict
+from moonshot.core.engine import DealSpec, Game, replay
+from moonshot.core.rules import Rules
+from moonshot.core.variants import VARIANTS, find_variant
+from moonshot.play.sim import spec_of
 
 log = logging.getLogger("moonshot.store")
 
@@ -216,7 +216,7 @@ actions = Table(
     metadata,
     Column("game_id", String(64), primary_key=True),
     Column("idx", Integer, primary_key=True),
-    Column("action", JSON, nullable=False),  # moonshot.actions.action_to_dict
+    Column("action", JSON, nullable=False),  # moonshot.core.actions.action_to_dict
     Column("forced", Boolean, nullable=False, default=False),  # chosen by the server for the seat
     Column("at", DateTime(timezone=True), nullable=False),
 )
@@ -231,7 +231,7 @@ def register_rules(rules: Rules) -> None:
     _EXTRA_RULES[rules.name] = rules
 
 
-# rules defined by a protocol rather than moonshot.variants, found without importing every protocol
+# rules defined by a protocol rather than moonshot.core.variants, found without importing every protocol
 _PROTOCOL_RULES = {"sessions": ("moonshot.protocols.sessions.codec", "SESSIONS_RULES")}
 
 
@@ -246,8 +246,8 @@ def rules_named(name: str) -> Rules:
         return find_variant(name)
     base, _, count = name.rpartition("-")
     if count.endswith("deals") and count[:-5].isdigit() and base in VARIANTS:
-        # a tournament's deal set: the variant with a fixed number of deals (moonshot.tournament)
-        from moonshot.rules import EndRule
+        # a tournament's deal set: the variant with a fixed number of deals (moonshot.play.tournament)
+        from moonshot.core.rules import EndRule
 
         return find_variant(base).replace(name=name, end=EndRule.DEALS, deals=int(count[:-5]))
     raise KeyError(f"unknown rules {name!r}")

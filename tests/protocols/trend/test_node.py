@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from moonshot.events import CardPlayed, DealEnded, TrickEnded
+from moonshot.core.events import CardPlayed, DealEnded, TrickEnded
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.node import NodeConfig, SeatSetting, TrendNode, load_tokens, pacing, parse_seats
 

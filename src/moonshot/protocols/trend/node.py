@@ -9,7 +9,7 @@ The node serves, on one port (Starlette under uvicorn):
 * ``/`` as a WebSocket: the Trend protocol (:mod:`moonshot.protocols.trend.codec`).
 
 A match is the same four players playing 4 games at rotating positions (player ``n`` sits in
-chair ``(n - 1 + game) % 4``), each game one moonshot :class:`~moonshot.server.table.Table` of
+chair ``(n - 1 + game) % 4``), each game one moonshot :class:`~moonshot.runtime.table.Table` of
 the ``trend`` variant (4 deals: pass left, right, across, none). The match starts when every seat
 is filled. Between games the node waits for the players to re-join (SDK bots close and re-join
 after every ``game_end``), at most ``rejoin_wait`` seconds; a player still missing then is played
@@ -19,7 +19,7 @@ but keeps those sockets open and idle: SDK bots reconnect at once, recursively, 
 
 A **Human** seat is played in the web app's table page (``/game#<id>``, the same page and the
 same Turbo game routes as ``moonshot serve``'s HTTP side): the node is a
-:class:`~moonshot.protocols.turbo.api.GameHost` for its one table. A person picks a name, takes
+:class:`~moonshot.http.api.GameHost` for its one table. A person picks a name, takes
 the seat from the seat page (``POST /api/human``), and plays with no deadline (the seed's 1 s per
 card is for programs). Every game of the node can also be watched there.
 
@@ -52,11 +52,10 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
-from moonshot.engine import Phase
-from moonshot.events import CardPlayed, DealEnded, Event, Exposed, PassReceived, TrickEnded
-from moonshot.protocols.trend import codec as tc
-from moonshot.protocols.trend.seat import Peer, TrendSeat
-from moonshot.protocols.turbo.api import (
+from moonshot.core.engine import Phase
+from moonshot.core.events import CardPlayed, DealEnded, Event, Exposed, PassReceived, TrickEnded
+from moonshot.core.variants import TREND
+from moonshot.http.api import (
     Caller,
     GameStream,
     HostedGame,
@@ -67,10 +66,14 @@ from moonshot.protocols.turbo.api import (
     read_body,
     variant_info,
 )
+from moonshot.http.origin import OriginGuard
+from moonshot.http.webapp import STATIC_DIR as WEB_STATIC
+from moonshot.play.sim import BOT_REGISTRY, UnknownBot, make_bot
+from moonshot.protocols.trend import codec as tc
+from moonshot.protocols.trend.seat import Peer, TrendSeat
 from moonshot.protocols.turbo.codec import Player, RequestError, TurboTranslator
-from moonshot.protocols.turbo.guard import OriginGuard
-from moonshot.server.ratelimit import AttemptLimiter
-from moonshot.server.table import (
+from moonshot.runtime.ratelimit import AttemptLimiter
+from moonshot.runtime.table import (
     BotSeat,
     OnBadAnswer,
     OnDisconnect,
@@ -79,9 +82,6 @@ from moonshot.server.table import (
     TablePolicy,
     TableStatus,
 )
-from moonshot.sim import BOT_REGISTRY, UnknownBot, make_bot
-from moonshot.variants import TREND
-from moonshot.web import STATIC_DIR as WEB_STATIC
 
 log = logging.getLogger("moonshot.trend")
 
@@ -95,7 +95,7 @@ DUMMY_BOTS = ("random", "heuristic", "search")
 # how the watch stream's ``sit`` names an AI that joined over the WebSocket: a player of the Trend
 # protocol (the name ``moonshot serve`` gives a remote player at a mixed table, its protocol)
 REMOTE_ALGORITHM = TrendSeat.protocol
-# what the web app's pages may link to on the node (see web/static/js/common.js ``site()``)
+# what the web app's pages may link to on the node (see http/static/js/common.js ``site()``)
 NODE_SITE = html.escape(
     json.dumps({"home": "/", "homeText": "the seats", "nav": [["/", "Seats", "seats"]], "replay": False}),
     quote=True,
@@ -164,7 +164,7 @@ class NodeConfig:
     substitute: str = "heuristic"  # plays the chair of a player who is away
     flood_rate: float = 200.0  # frames a second a client may send; more are ignored
     max_queue: int = 5000
-    allowed_origins: tuple[str, ...] = ()  # pages of these origins may POST too (moonshot.protocols.turbo.guard)
+    allowed_origins: tuple[str, ...] = ()  # pages of these origins may POST too (moonshot.http.origin)
 
 
 def pacing(cfg: NodeConfig) -> Callable[[Sequence[Event]], float]:
