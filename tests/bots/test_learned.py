@@ -197,7 +197,7 @@ def test_train_learned_command(tmp_path: Path) -> None:
 
 
 def test_search_with_the_learned_prior_searches_only_the_top_cards() -> None:
-    from moonshot.bots.learned import PriorSearchBot
+    from moonshot.bots.prior import PriorSearchBot
 
     bot = make_bot("search-learned", simulations=12, top=2)
     assert isinstance(bot, PriorSearchBot)

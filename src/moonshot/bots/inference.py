@@ -34,7 +34,7 @@ from moonshot.core.engine import Phase, legal_plays
 from moonshot.core.rules import Rules
 from moonshot.core.views import SeatView
 
-from .search import Inconsistent, quick_hands, sample_hands
+from .sampling import Inconsistent, quick_hands, sample_hands
 
 DISCARD_BIG = 0.2  # a void seat that dumped something else holds a big (5+ point) card this much less often
 DISCARD_SMALL = 0.7  # ... and a bigger small point card

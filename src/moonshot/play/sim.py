@@ -50,7 +50,7 @@ BOT_REGISTRY: dict[str, str] = {
     "shooter": "moonshot.bots.shooter:ShooterBot",
     "pimc": "moonshot.bots.pimc:PimcBot",
     "learned": "moonshot.bots.learned:LearnedBot",  # NumPy
-    "search-learned": "moonshot.bots.learned:PriorSearchBot",  # search over the network's top cards
+    "search-learned": "moonshot.bots.prior:PriorSearchBot",  # search over the network's top cards
     "search-defend": "moonshot.bots.search:DefendingSearchBot",  # search set up against moon shooters
     "duck": "moonshot.bots.duck:DuckBot",  # Turbo Hearts' own duck bot of the seed's era
 }

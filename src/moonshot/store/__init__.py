@@ -42,15 +42,6 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import (
-    JSON,
-    BigInteger,
-    Boolean,
-    Column,
-    DateTime,
-    Integer,
-    MetaData,
-    String,
-    Table,
     create_engine,
     delete,
     event,
@@ -65,9 +56,9 @@ from sqlalchemy.pool import StaticPool
 
 from moonshot.core.actions import Action, action_from_dict, action_to_dict
 from moonshot.core.engine import DealSpec, Game, replay
-from moonshot.core.rules import Rules
-from moonshot.core.variants import VARIANTS, find_variant
 from moonshot.play.sim import spec_of
+from moonshot.store import ratings as _ratings
+from moonshot.store.schema import actions, games, kv, metadata, register_rules, rules_named
 
 log = logging.getLogger("moonshot.store")
 
@@ -183,74 +174,7 @@ def _reason(e: BaseException) -> str:
     return f"{type(orig).__name__}: {text[0]}" if text else type(orig).__name__
 
 
-metadata = MetaData()
-
-games = Table(
-    "games",
-    metadata,
-    Column("id", String(64), primary_key=True),
-    Column("variant", String(64), nullable=False),
-    Column("seed", BigInteger, nullable=False),
-    Column("protocol", String(32), nullable=False, default=""),
-    # [{"name":..., "kind": "human"|"bot", "credential": SHA-256 of the chair's secret (if any)}, ...] by seat
-    Column("players", JSON, nullable=False),
-    Column("status", String(16), nullable=False, index=True),  # running | finished | failed | aborted
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("finished_at", DateTime(timezone=True)),
-    Column("totals", JSON),
-    Column("winners", JSON),
-    Column("meta", JSON),
-)
-
-# Small named JSON values a protocol keeps across restarts (the Turbo lobby's open games and game
-# chat, the HTTP session-signing key): written rarely, read at start.
-kv = Table(
-    "kv",
-    metadata,
-    Column("key", String(200), primary_key=True),
-    Column("value", JSON, nullable=False),
-)
-
-actions = Table(
-    "actions",
-    metadata,
-    Column("game_id", String(64), primary_key=True),
-    Column("idx", Integer, primary_key=True),
-    Column("action", JSON, nullable=False),  # moonshot.core.actions.action_to_dict
-    Column("forced", Boolean, nullable=False, default=False),  # chosen by the server for the seat
-    Column("at", DateTime(timezone=True), nullable=False),
-)
-
 _INSERT_ACTIONS = insert(actions)
-
-_EXTRA_RULES: dict[str, Rules] = {}
-
-
-def register_rules(rules: Rules) -> None:
-    """Rules a protocol adds (``sessions``) so stored games under them can be rebuilt."""
-    _EXTRA_RULES[rules.name] = rules
-
-
-# rules defined by a protocol rather than moonshot.core.variants, found without importing every protocol
-_PROTOCOL_RULES = {"sessions": ("moonshot.protocols.sessions.codec", "SESSIONS_RULES")}
-
-
-def rules_named(name: str) -> Rules:
-    if name in _EXTRA_RULES:
-        return _EXTRA_RULES[name]
-    if name in _PROTOCOL_RULES:
-        module, attr = _PROTOCOL_RULES[name]
-        rules: Rules = getattr(importlib.import_module(module), attr)
-        return rules
-    if name in VARIANTS:
-        return find_variant(name)
-    base, _, count = name.rpartition("-")
-    if count.endswith("deals") and count[:-5].isdigit() and base in VARIANTS:
-        # a tournament's deal set: the variant with a fixed number of deals (moonshot.play.tournament)
-        from moonshot.core.rules import EndRule
-
-        return find_variant(base).replace(name=name, end=EndRule.DEALS, deals=int(count[:-5]))
-    raise KeyError(f"unknown rules {name!r}")
 
 
 def now() -> datetime:
@@ -901,9 +825,6 @@ def _protocol(chair: Any) -> str:
     occ = chair.occupant or chair.substitute
     return str(getattr(occ, "protocol", "server")) if occ is not None else "empty"
 
-
-# the ratings tables join this module's metadata (created with the others) and its writer's ops
-from moonshot.store import ratings as _ratings  # noqa: E402
 
 __all__ = [
     "DEFAULT_URL",

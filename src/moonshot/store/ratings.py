@@ -37,7 +37,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from moonshot.play.ratings import Change, Ledger, PlayerId, Rating, player_id, pool, rate
-from moonshot.store import games, metadata, rules_named
+from moonshot.store.schema import games, metadata, rules_named
 
 log = logging.getLogger("moonshot.store")
 
