@@ -23,9 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from moonshot.bots.registry import make_bot
 from moonshot.core.variants import find_variant
 from moonshot.play.ratings import Ledger, PlayerId
-from moonshot.play.sim import GameRecord, make_bot, play_game
+from moonshot.play.sim import GameRecord, play_game
 
 _STATE: dict[str, Any] = {}
 

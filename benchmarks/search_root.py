@@ -21,6 +21,7 @@ import statistics
 
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.playout import greedy_policy
+from moonshot.bots.registry import make_bot
 from moonshot.bots.search import ROOT_RULES, SearchBot, deal_from_view, relative, sample_view, solve
 from moonshot.core.cards import card_list
 from moonshot.core.engine import Game
@@ -28,7 +29,6 @@ from moonshot.core.rules import EndRule, PassDirection
 from moonshot.core.variants import find_variant
 from moonshot.core.views import SeatView, seat_view
 from moonshot.play.arena import bot_spec
-from moonshot.play.sim import make_bot
 
 
 def positions(count: int, variant: str) -> list[SeatView]:

@@ -66,15 +66,17 @@ def pairs(n: int, games: int, seats: str, anchor: list[str], other: list[str]) -
 def in_process(games: int, seats: str) -> dict[str, float]:
     """CPU ms of the parts of a run, measured here: playing the games (records without actions),
     writing their ``--export`` lines, the statistics table, importing rich.progress, and drawing
-    the bar for as long as the quiet run takes at 4 redraws a second (``_progress``'s rate)."""
+    the bar for as long as the quiet run takes at 4 redraws a second (``progress_bar``'s rate)."""
     import io
 
     from rich.console import Console
 
+    from moonshot.bots.registry import parse_seats
     from moonshot.cli import main as cli
+    from moonshot.cli import progress
     from moonshot.core.variants import find_variant
     from moonshot.play.batch import record_line
-    from moonshot.play.sim import parse_seats, play_game_actions
+    from moonshot.play.sim import play_game_actions
 
     rules, names = find_variant("standard"), parse_seats(seats)
 
@@ -96,8 +98,8 @@ def in_process(games: int, seats: str) -> dict[str, float]:
     import rich.progress  # noqa: F401
 
     imported = 1000 * (time.process_time() - t)
-    cli.err_console = Console(file=io.StringIO(), width=120, force_terminal=True)
-    with cli._progress(False) as bar:
+    progress.err_console = Console(file=io.StringIO(), width=120, force_terminal=True)
+    with progress.progress_bar(False) as bar:
         task_id = bar.add_task("standard", total=games, status="")
         t = time.process_time()
         for i in range(40):

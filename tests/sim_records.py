@@ -18,9 +18,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from moonshot.bots.pimc import PimcBot
+from moonshot.bots.registry import make_bot
 from moonshot.bots.search import SearchBot
 from moonshot.core.variants import VARIANTS, find_variant
-from moonshot.play.sim import make_bot, play_game
+from moonshot.play.sim import play_game
 
 # games to a low score limit where the variant ends at a score, so the fixture is quick to check
 SHORT = {"standard": 40, "omnibus": 40, "gym": 40}

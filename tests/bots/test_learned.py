@@ -25,13 +25,14 @@ from moonshot.bots.learned import (  # noqa: E402
     load_policy,
 )
 from moonshot.bots.random import RandomBot  # noqa: E402
+from moonshot.bots.registry import make_bot  # noqa: E402
 from moonshot.cli.main import main  # noqa: E402
 from moonshot.core.cards import card_list  # noqa: E402
 from moonshot.core.engine import Game, Phase  # noqa: E402
 from moonshot.core.rules import EndRule  # noqa: E402
 from moonshot.core.variants import VARIANTS  # noqa: E402
 from moonshot.core.views import seat_view  # noqa: E402
-from moonshot.play.sim import make_bot, play_game  # noqa: E402
+from moonshot.play.sim import play_game  # noqa: E402
 from moonshot.training.learned import (  # noqa: E402
     GenConfig,
     TrainConfig,

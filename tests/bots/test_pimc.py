@@ -9,13 +9,13 @@ import pytest
 from moonshot.bots.base import Bot
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.pimc import PimcBot
+from moonshot.bots.registry import make_bot
 from moonshot.core.actions import Play
 from moonshot.core.cards import format_card, parse_card, parse_card_set
 from moonshot.core.engine import DealSpec, Game
 from moonshot.core.rules import EndRule, PassDirection
 from moonshot.core.variants import STANDARD, VARIANTS
 from moonshot.core.views import seat_view
-from moonshot.play.sim import make_bot
 
 
 def test_registered_with_its_options() -> None:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from moonshot.bots.playout import greedy_policy, start_of_play
 from moonshot.bots.random import RandomBot
+from moonshot.bots.registry import make_bot
 from moonshot.bots.search import (
     Budget,
     Inconsistent,
@@ -32,7 +33,6 @@ from moonshot.core.events import DealEnded
 from moonshot.core.rules import ClaimFlow, EndRule, PassDirection
 from moonshot.core.variants import VARIANTS, find_variant
 from moonshot.core.views import SeatView, seat_view
-from moonshot.play.sim import make_bot
 
 
 def _deal(rng: random.Random) -> list[int]:

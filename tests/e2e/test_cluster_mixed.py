@@ -26,9 +26,9 @@ import pytest
 import websocket
 import websockets
 
+from moonshot.bots.registry import make_bot
 from moonshot.core.engine import replay
 from moonshot.core.variants import find_variant
-from moonshot.play.sim import make_bot
 from moonshot.protocols.sessions.client import BotPlayer, Client, ProtocolError, RandomPlayer, SessionLost
 from protocols.turbo.sse import SseReader
 from trend_sdk import SdkBot

@@ -40,7 +40,8 @@ from moonshot.core.actions import AcceptClaim, Action, Claim, RejectClaim
 from moonshot.core.events import ClaimSucceeded
 from moonshot.core.rules import ChargingOrder, Rules
 from moonshot.core.variants import STANDARD, TREND, TURBO_VARIANTS
-from moonshot.http.api import PEOPLE_POLICY, GameStream, HostedGame, TurboSeat
+from moonshot.http.games import HostedGame
+from moonshot.http.streams import GameStream
 from moonshot.protocols.kierki import server as kierki_server
 from moonshot.protocols.kierki.codec import Deal, Taken, Trick, encode, parse_message
 from moonshot.protocols.sessions import server as sessions_server
@@ -49,6 +50,7 @@ from moonshot.protocols.trend import codec as trend_codec
 from moonshot.protocols.trend.seat import TrendSeat
 from moonshot.protocols.turbo.codec import Player as TurboPlayer
 from moonshot.protocols.turbo.codec import TurboTranslator
+from moonshot.protocols.turbo.seat import PEOPLE_POLICY, TurboSeat
 from moonshot.runtime.table import BotSeat, DecisionRequest, Seat, Table, TableEvent
 from moonshot.server.app import ServerApp, ServerConfig
 

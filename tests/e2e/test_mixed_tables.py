@@ -17,7 +17,7 @@ import pytest
 import websockets
 
 from e2e.webkit import Person, act_if_asked, chromium, web_server
-from moonshot.play.sim import make_bot
+from moonshot.bots.registry import make_bot
 from moonshot.protocols.sessions.client import BotPlayer, Client, GameResult, ProtocolError
 from trend_sdk import SdkBot
 

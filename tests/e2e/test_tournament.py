@@ -20,7 +20,7 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from moonshot.play.sim import make_bot
+from moonshot.bots.registry import make_bot
 from moonshot.play.tournament import CSV_COLUMNS, GameResult, held_hands
 from moonshot.protocols.sessions.client import BotPlayer, Client, ProtocolError
 from moonshot.runtime.tournament import KEY_PREFIX

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from e2e.webkit import PHONE, Person, chromium, web_server
+from moonshot.bots.registry import make_bot
 from moonshot.core.variants import TURBO
-from moonshot.play.sim import make_bot
 from moonshot.runtime.table import BotSeat, Table
 from moonshot.server.app import ServerApp
 

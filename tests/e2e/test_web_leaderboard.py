@@ -14,8 +14,8 @@ import pytest
 
 from e2e.webkit import PHONE, Person, chromium, web_server
 from moonshot.bots.heuristic import HeuristicBot
+from moonshot.bots.registry import make_bot
 from moonshot.core.variants import TURBO
-from moonshot.play.sim import make_bot
 from moonshot.protocols.sessions.client import BotPlayer, Client, RandomPlayer
 from moonshot.runtime.table import BotSeat, Table
 from moonshot.server.app import ServerApp

@@ -15,10 +15,12 @@ import httpx
 import pytest
 import pytest_asyncio
 
+from moonshot.bots.registry import bot_names, make_bot
 from moonshot.core.cards import card_list, format_card
 from moonshot.core.engine import Phase
-from moonshot.http.api import SESSION_COOKIE, LobbyOptions, TurboLobby, build_app
-from moonshot.play.sim import bot_names, make_bot
+from moonshot.http.app import build_app
+from moonshot.http.identity import SESSION_COOKIE
+from moonshot.http.lobby import LobbyOptions, TurboLobby
 from moonshot.runtime.table import wait_closed
 from moonshot.store import Store, StoreRecorder
 
@@ -471,7 +473,7 @@ async def test_pages_and_static_files(env: Env) -> None:
 async def test_a_stream_that_cannot_follow_its_game_closes_and_the_game_is_untouched() -> None:
     from moonshot.core.engine import Game
     from moonshot.core.variants import find_variant
-    from moonshot.http.api import GameStream
+    from moonshot.http.streams import GameStream
     from moonshot.protocols.turbo.codec import Player, TurboTranslator
     from moonshot.runtime.table import TableEvent
 

@@ -225,7 +225,7 @@ async def test_a_player_watching_before_the_start_gets_the_redacted_stream(tmp_p
 
 
 async def test_a_table_notice_is_a_server_chat_line_in_the_stream_not_kept_with_the_chat() -> None:
-    from moonshot.http.api import GameStream, Subscriber
+    from moonshot.http.streams import GameStream, Subscriber
     from moonshot.runtime.table import TableNotice
 
     stream = GameStream("g1")

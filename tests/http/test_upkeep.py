@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from moonshot.http.api import TurboLobby
+from moonshot.bots.registry import bot_names, make_bot
+from moonshot.http.lobby import TurboLobby
 from moonshot.http.upkeep import LobbyEvent, lobby_frames
-from moonshot.play.sim import bot_names, make_bot
 from moonshot.protocols.turbo.codec import RequestError
 from moonshot.runtime.limits import ClientGuard, ClientLimits
 

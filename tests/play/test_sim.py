@@ -6,22 +6,12 @@ import json
 
 import pytest
 
+from moonshot.bots.registry import UnknownBot, make_bot, parse_seats, spec_of
 from moonshot.core.actions import action_from_dict
 from moonshot.core.engine import replay
 from moonshot.core.events import HandDealt
 from moonshot.core.variants import find_variant
-from moonshot.play.sim import (
-    GameRecord,
-    UnknownBot,
-    make_bot,
-    parse_seats,
-    play_game,
-    rotated,
-    spec_of,
-    summarise,
-    tasks,
-    verify_record,
-)
+from moonshot.play.sim import GameRecord, play_game, rotated, summarise, tasks, verify_record
 
 
 def test_parse_seats_repeats_the_last_name() -> None:

@@ -12,7 +12,7 @@ from itsdangerous import URLSafeSerializer
 
 from moonshot.core.cards import format_card
 from moonshot.core.engine import Phase
-from moonshot.http.api import SESSION_COOKIE
+from moonshot.http.identity import SESSION_COOKIE
 from moonshot.server.app import ServerApp
 from security.attack import base_url, browser, serve
 

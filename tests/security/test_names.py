@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from moonshot.cli.main import main
-from moonshot.http.api import SESSION_COOKIE
+from moonshot.http.identity import SESSION_COOKIE
 from moonshot.store import Store
 from security.attack import browser, program, serve
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from moonshot.bots.registry import make_bot
 from moonshot.core.variants import find_variant
-from moonshot.play.sim import make_bot
 from moonshot.runtime.table import BotSeat, Table, TableStatus
 from moonshot.store import Store, StoreRecorder, now
 from moonshot.store import ratings as store_ratings

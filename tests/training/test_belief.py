@@ -90,8 +90,8 @@ def test_train_belief_command_and_search_with_its_network(tmp_path: Path, games:
         meta = {k[5:]: str(saved[k]) for k in saved.files if k.startswith("meta_")}
     assert meta["games_files"] == str([str(games_file), str(games)])
     assert int(meta["examples"]) > 0 and "'hidden': [8]" in meta["train"] and float(meta["uniform_validation_loss"]) > 0
+    from moonshot.bots.registry import make_bot
     from moonshot.core.variants import VARIANTS, find_variant
-    from moonshot.play.sim import make_bot
 
     assert {n for n, r in VARIANTS.items() if r in net.rules} == {"standard", "gym"}  # the training variant's rules
 

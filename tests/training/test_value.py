@@ -115,8 +115,8 @@ def test_train_value_command_and_search_with_its_network(tmp_path: Path, games: 
     unknown = runner.invoke(main, [*args, "--plays-in", "nosuch", "-o", str(tmp_path / "x.npz"), "-q"])
     assert unknown.exit_code == 2 and "nosuch" in unknown.output and not (tmp_path / "x.npz").exists()
     # search with it plays whole games
+    from moonshot.bots.registry import make_bot
     from moonshot.core.variants import find_variant
-    from moonshot.play.sim import make_bot
 
     bots = [make_bot("search", simulations=20, value=str(out)), *[make_bot("heuristic") for _ in range(3)]]
     record = play_game(find_variant("standard"), 5, ["search", "heuristic", "heuristic", "heuristic"], bots=bots)

@@ -478,7 +478,7 @@ def bot_cmd(
     """Play GAMES games of the Sessions protocol with a moonshot bot, SESSIONS at a time on one connection."""
     import random
 
-    from moonshot.play.sim import UnknownBot, make_bot
+    from moonshot.bots.registry import UnknownBot, make_bot
     from moonshot.protocols.sessions.client import BotPlayer, Client, GameResult
 
     host, port = _host_port(address)

@@ -2,10 +2,9 @@
 
 Builds ``core.cards``, ``core.rules``, ``core.actions``, ``core.events`` and ``core.engine``, and what
 runs for every decision of a simulated game (``core.views``, ``bots.random``, ``bots.heuristic``,
-``bots.playout``, ``play.sim``) and
-``bots.tree`` (the per-world trees of ``pimc`` and ``search:root=tree``), into
-extension modules next to their sources (one shared library ``_core__mypyc`` plus a small shim per
-module) and writes
+``bots.playout``, ``bots.registry``, ``play.sim``) and ``bots.tree`` (the per-world trees of ``pimc``
+and ``search:root=tree``), into extension modules next to their sources (one shared library
+``_core__mypyc`` plus a small shim per module) and writes
 ``_compiled.json`` beside them: the hash of each source as compiled. ``moonshot/__init__`` uses
 the compiled modules only while every source still has that hash, so editing a ``.py`` falls
 back to pure Python until the next build. It works on a checkout (``src/moonshot``) and on an
@@ -49,6 +48,7 @@ MODULES = (
     "bots.random",
     "bots.playout",
     "bots.tree",
+    "bots.registry",
     "play.sim",
 )
 GROUP = "moonshot._core"

@@ -8,13 +8,16 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
 from rich.table import Table
 
 from moonshot import __version__
+from moonshot.bots.registry import UnknownBot, make_bot, parse_seats
+from moonshot.cli.progress import err_console
+from moonshot.cli.progress import progress_bar as _progress
 from moonshot.core.actions import action_from_dict
 from moonshot.core.variants import VARIANTS, UnknownVariant, find_variant
 from moonshot.play.batch import (
@@ -29,23 +32,13 @@ from moonshot.play.batch import (
     run_sim_task,
     write_manifest,
 )
-from moonshot.play.sim import (
-    GameRecord,
-    UnknownBot,
-    make_bot,
-    parse_seats,
-    play_game,
-    summarise,
-    tasks,
-    verify_record,
-)
+from moonshot.play.sim import GameRecord, play_game, summarise, tasks, verify_record
 
 if TYPE_CHECKING:
-    from rich.progress import Progress, TaskID
+    pass
 
 F = TypeVar("F", bound=Callable[..., Any])
 console = Console()
-err_console = Console(stderr=True)
 
 
 class _Main(click.Group):
@@ -123,49 +116,6 @@ def _ray_option(what: str) -> Callable[[F], F]:
 def _is_shard_dir(path: Path) -> bool:
     """``--export-decisions DIR``: a directory, or a path without a suffix, means a directory of shards."""
     return path.is_dir() or not path.suffix
-
-
-class _NoProgress:
-    """``--quiet``: a progress bar that draws nothing (rich.progress is not even imported)."""
-
-    def __enter__(self) -> _NoProgress:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def add_task(self, description: str, total: float | None = None, **fields: Any) -> TaskID:
-        return cast("TaskID", 0)
-
-    def update(self, task: TaskID, advance: float | None = None, **fields: Any) -> None:
-        return None
-
-
-def _progress(quiet: bool) -> Progress | _NoProgress:
-    if quiet:
-        return _NoProgress()
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[status]}"),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err_console,
-        transient=False,
-        # redrawn on a clock: at rich's default 10/s a loaded machine spent a tenth of a fast
-        # simulate run drawing it; 4/s still looks live
-        refresh_per_second=4,
-    )
 
 
 @main.command()

@@ -74,7 +74,7 @@ def ratings_cmd(
 
 
 async def _rebuild(store: Any, quiet: bool) -> int:
-    from moonshot.cli.main import _progress
+    from moonshot.cli.progress import progress_bar as _progress
 
     with _progress(quiet) as progress:
         task = progress.add_task("rating", total=None, status="")

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from moonshot.cli.commands import DB_HELP, bad_db, store_url_option
-from moonshot.play.tournament import TournamentError, make_spec, standings_csv
+from moonshot.play.tournament import TournamentError, make_spec, standings_csv, standings_png
 
 console = Console() if sys.stdout.isatty() else Console(width=120)  # piped: room for the standings
 err_console = Console(stderr=True)
@@ -143,7 +143,7 @@ def create_cmd(
 
 
 async def _run_local(spec: Any, db: str | None, quiet: bool) -> dict[str, Any]:
-    from moonshot.cli.main import _progress
+    from moonshot.cli.progress import progress_bar as _progress
     from moonshot.runtime.table import OnBadAnswer, TablePolicy
     from moonshot.runtime.tournament import TournamentHost, full_results
     from moonshot.store import Store, StoreError, StoreRecorder
@@ -251,40 +251,11 @@ def _show(data: dict[str, Any], results_path: Path | None, csv_path: Path | None
         csv_path.write_text(standings_csv(data["standings"]))
         console.print(f"wrote {csv_path}")
     if plot is not None:
-        plot.write_bytes(standings_png(data))
+        try:
+            plot.write_bytes(standings_png(data))
+        except TournamentError as e:
+            raise click.ClickException(str(e)) from None
         console.print(f"wrote {plot}")
-
-
-def standings_png(data: dict[str, Any]) -> bytes:
-    """The running standings (mean points per deal after each game) as a PNG (the plot extra)."""
-    try:
-        from matplotlib.figure import Figure
-        from matplotlib.ticker import MaxNLocator
-    except ImportError:
-        raise click.ClickException("plots need matplotlib: pip install 'moonshot[plot]'") from None
-    import io
-
-    # a Figure of its own, not pyplot's global state: the server draws in a worker thread
-    running = data.get("running", [])
-    fig = Figure(figsize=(9.5, 4.5))
-    ax = fig.subplots()
-    names = [r["entrant"] for r in data["standings"]["entrants"]]
-    for name in names:
-        xs = [p["game"] for p in running if p["means"].get(name) is not None]
-        ys = [p["means"][name] for p in running if p["means"].get(name) is not None]
-        ax.plot(xs, ys, label=name, marker="." if len(xs) < 40 else None)
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_xlabel("games played")
-    ax.set_ylabel("mean points per deal")
-    better = "lower" if data["standings"]["lower_is_better"] else "higher"
-    ax.set_title(f"tournament {data['id']} ({data['variant']}): running standings, {better} is better")
-    if names:
-        # beside the axes, never over the lines (inside, "best" still covered the first games)
-        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
-    return buf.getvalue()
 
 
 @tournament_cmd.command("status")
@@ -340,4 +311,4 @@ def results_cmd(
         console.print(t)
 
 
-__all__ = ["standings_png", "tournament_cmd"]
+__all__ = ["tournament_cmd"]

@@ -54,7 +54,8 @@ def _limit(request: Request, default: int) -> int:
 
 def leaderboard_routes(lobby: Any, static_dir: Path) -> list[BaseRoute]:
     """Routes over ``lobby.store`` (None: the server keeps no games, so nobody is rated)."""
-    from moonshot.http.api import Identity, endpoint
+    from moonshot.http.endpoints import endpoint
+    from moonshot.http.identity import Identity
 
     def identity() -> Identity:
         return lobby.identity  # type: ignore[no-any-return]

@@ -4,7 +4,7 @@
   casefolding (``"Alice"``, ``"alice"`` and the fullwidth ``"Ａｌｉｃｅ"`` are one name). A name is
   shown as it was first taken (NFKC-normalised, case kept).
 * **Bindings.** A name is bound to one browser by a signed HttpOnly session cookie
-  (:class:`~moonshot.http.api.Identity`); each binding is a :class:`NameRecord`, kept in
+  (:class:`~moonshot.http.identity.Identity`); each binding is a :class:`NameRecord`, kept in
   the store's ``kv`` under ``turbo:name:<key>``: the digest of the cookie's nonce, the digest of
   the name's recovery code, and whether the name has played a rated game.
 * **Who may take a bound name.** Nobody while it is in use (a lobby stream, a seat in a game).

@@ -123,7 +123,7 @@ def routes(
         return JSONResponse(out, status_code=201)
 
     async def play(request: Request, caller: Any) -> Any:
-        from moonshot.http.api import TurboSeat
+        from moonshot.protocols.turbo.seat import TurboSeat
         from moonshot.runtime.lobby import Candidate, GameType, LobbyError
         from moonshot.runtime.table import Table
 
@@ -197,7 +197,7 @@ def routes(
     async def plot(request: Request, caller: Any) -> Any:
         data = full_results(await state_of(request.path_params["tid"]))
         try:
-            from moonshot.cli.tournament import standings_png
+            from moonshot.play.tournament import standings_png
 
             png = await asyncio.get_running_loop().run_in_executor(None, standings_png, data)
         except Exception as e:  # matplotlib missing (the plot extra) or a plotting failure

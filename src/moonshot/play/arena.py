@@ -22,13 +22,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from moonshot.bots.base import Bot
+from moonshot.bots.registry import make_bot
 from moonshot.core.actions import Claim
 from moonshot.core.engine import Game
 from moonshot.core.events import DealEnded
 from moonshot.core.rules import EndRule, PassDirection, Rules
 from moonshot.core.variants import find_variant
 from moonshot.core.views import seat_view
-from moonshot.play.sim import answer_claims, make_bot
+from moonshot.play.sim import answer_claims
 
 RESULTS_FORMAT = "moonshot.play.arena/1"
 Clock = Callable[[], float]
@@ -74,7 +75,7 @@ def deal_rules(base: Rules, index: int, passing: bool = True) -> Rules:
 def bot_options(name: str, config: ArenaConfig, clock: Clock | None = None) -> dict[str, Any]:
     """The budget options ``name``'s constructor accepts (so ``--think-ms`` reaches search bots only);
     ``clock`` is handed to bots that take one (with ``config.cpu_time``: a CPU-time clock)."""
-    from moonshot.play.sim import BOT_REGISTRY
+    from moonshot.bots.registry import BOT_REGISTRY
 
     target = BOT_REGISTRY.get(name, "")
     module_name, _, cls_name = target.partition(":")

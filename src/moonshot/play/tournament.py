@@ -498,6 +498,38 @@ def standings_csv(table: dict[str, Any]) -> str:
     return buf.getvalue()
 
 
+def standings_png(data: dict[str, Any]) -> bytes:
+    """The running standings (mean points per deal after each game) as a PNG (the plot extra)."""
+    try:
+        from matplotlib.figure import Figure
+        from matplotlib.ticker import MaxNLocator
+    except ImportError:
+        raise TournamentError("plots need matplotlib: pip install 'moonshot[plot]'") from None
+    import io
+
+    # a Figure of its own, not pyplot's global state: the server draws in a worker thread
+    running = data.get("running", [])
+    fig = Figure(figsize=(9.5, 4.5))
+    ax = fig.subplots()
+    names = [r["entrant"] for r in data["standings"]["entrants"]]
+    for name in names:
+        xs = [p["game"] for p in running if p["means"].get(name) is not None]
+        ys = [p["means"][name] for p in running if p["means"].get(name) is not None]
+        ax.plot(xs, ys, label=name, marker="." if len(xs) < 40 else None)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("games played")
+    ax.set_ylabel("mean points per deal")
+    better = "lower" if data["standings"]["lower_is_better"] else "higher"
+    ax.set_title(f"tournament {data['id']} ({data['variant']}): running standings, {better} is better")
+    if names:
+        # beside the axes, never over the lines (inside, "best" still covered the first games)
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    fig.tight_layout()
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90)
+    return buf.getvalue()
+
+
 __all__ = [
     "CSV_COLUMNS",
     "FORMAT",
@@ -519,5 +551,6 @@ __all__ = [
     "set_seed",
     "standings",
     "standings_csv",
+    "standings_png",
     "token_digest",
 ]

@@ -41,8 +41,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from moonshot.bots.random import RandomBot
+from moonshot.bots.registry import make_bot
 from moonshot.core.events import DealEnded
-from moonshot.play.sim import make_bot
 from moonshot.play.tournament import (
     Entrant,
     GameResult,
@@ -233,7 +233,7 @@ def option_problem(bot: str, options: dict[str, Any]) -> str | None:
     import inspect
     import math
 
-    from moonshot.play.sim import BOT_REGISTRY
+    from moonshot.bots.registry import BOT_REGISTRY
 
     if bot not in BOT_REGISTRY:
         return None

@@ -36,10 +36,11 @@ import uvicorn
 
 import moonshot
 from moonshot.bots.base import Bot
-from moonshot.http.api import LobbyOptions, TurboLobby, build_app
+from moonshot.bots.registry import BOT_REGISTRY, UnknownBot, bot_names, make_bot
+from moonshot.http.app import build_app
 from moonshot.http.limits import HttpGuard
+from moonshot.http.lobby import LobbyOptions, TurboLobby
 from moonshot.http.origin import OriginGuard
-from moonshot.play.sim import BOT_REGISTRY, UnknownBot, bot_names, make_bot
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer, secret_matches
 from moonshot.runtime.limits import ClientGuard, ClientLimits

@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any
 from moonshot.runtime.table import Table, TableEvent
 
 if TYPE_CHECKING:
-    from moonshot.http.api import GameStream, TurboLobby
+    from moonshot.http.lobby import TurboLobby
+    from moonshot.http.streams import GameStream
     from moonshot.server.cluster import Cluster
 
 log = logging.getLogger("moonshot.cluster.http")

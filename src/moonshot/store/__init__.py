@@ -39,7 +39,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
     create_engine,
@@ -54,15 +54,18 @@ from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError,
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
+from moonshot.bots.registry import spec_of
 from moonshot.core.actions import Action, action_from_dict, action_to_dict
 from moonshot.core.engine import DealSpec, Game, replay
-from moonshot.play.sim import spec_of
 from moonshot.store import ratings as _ratings
 from moonshot.store.schema import actions, games, kv, metadata, register_rules, rules_named
 
 log = logging.getLogger("moonshot.store")
 
 DEFAULT_URL = "sqlite+aiosqlite:///moonshot.db"
+# the format of a game's fixed deals in ``meta.deals`` (Kierki's game file), found by name as the
+# rules a protocol defines are (store.schema), so the store imports no protocol
+FIXED_DEALS_FORMAT = ("moonshot.protocols.kierki.gamefile", "parse_game")
 PG_CONNECT_TIMEOUT = 10.0  # seconds: an unreachable PostgreSQL server is reported, not waited on for a minute
 
 
@@ -207,9 +210,9 @@ class GameRecord:
         text = self.meta.get("deals") if isinstance(self.meta, dict) else None
         if not isinstance(text, str):
             return None
-        from moonshot.protocols.kierki.gamefile import parse_game
-
-        return parse_game(text)
+        module, attr = FIXED_DEALS_FORMAT
+        parse: Any = getattr(importlib.import_module(module), attr)
+        return cast("list[DealSpec]", parse(text))
 
 
 # Test-only fault injection: the path of a control file. While it holds ``fail``, every write of
@@ -503,7 +506,7 @@ class Store:
         return await _ratings.player_games(self.engine, variant, player, bot, limit)
 
     async def rated_people(self) -> set[str]:
-        """Every rated person (not a moonshot bot), by name key (NFKC, casefolded)."""
+        """Every rated person (not a moonshot bot), by name as rated."""
         return await _ratings.rated_people(self.engine)
 
     async def rated_in(self, game_id: str) -> list[str]:

@@ -311,12 +311,11 @@ async def player_games(
 
 
 async def rated_people(engine: AsyncEngine) -> set[str]:
-    """Every person (not a moonshot bot) with a rating, by name key (NFKC, casefolded)."""
-    from moonshot.http.names import name_key
-
+    """Every person (not a moonshot bot) with a rating, by name as rated (the HTTP side compares
+    them by its name key)."""
     q = select(ratings.c.player).where(ratings.c.bot.is_(False)).distinct()
     async with engine.connect() as conn:
-        return {name_key(str(r[0])) for r in await conn.execute(q)}
+        return {str(r[0]) for r in await conn.execute(q)}
 
 
 async def rated_in(engine: AsyncEngine, game_id: str) -> list[str]:

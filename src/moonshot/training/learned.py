@@ -43,13 +43,14 @@ import numpy as np
 
 from moonshot.bots.base import Bot
 from moonshot.bots.learned import MAX_LEGAL, N_FEATURES, Policy, card_features
+from moonshot.bots.registry import make_bot
 from moonshot.core.actions import Play, action_from_dict, action_to_dict
 from moonshot.core.cards import card_list
 from moonshot.core.engine import Game, Phase
 from moonshot.core.variants import find_variant
 from moonshot.core.views import seat_view
 from moonshot.play.arena import deal_rules
-from moonshot.play.sim import make_bot, play_out
+from moonshot.play.sim import play_out
 
 DATA_FORMAT = "moonshot.learned-games/1"
 
@@ -496,7 +497,8 @@ def games_for_training(
 
     import click
 
-    from moonshot.cli.main import _progress, err_console
+    from moonshot.cli.progress import err_console
+    from moonshot.cli.progress import progress_bar as _progress
 
     start = time.perf_counter()
     options = [hint for _, hint in players]
@@ -534,7 +536,7 @@ def train_with_progress(
 ) -> Any:
     """Run ``fit(report)`` (``train_value``, ``train_belief``) under a progress bar of ``epochs``
     whose status line is ``status(train_loss, held_out_loss)`` after each epoch; its result."""
-    from moonshot.cli.main import _progress
+    from moonshot.cli.progress import progress_bar as _progress
 
     with _progress(quiet) as progress:
         bar = progress.add_task("training", total=epochs, status="")
@@ -739,7 +741,8 @@ def _train_learned_cmd() -> Any:
         The defaults are the recipe of the shipped weights (`-w 2`: about 12 minutes on two cores).
         Deterministic: the same options give the same games and the same weights.
         """
-        from moonshot.cli.main import _progress, err_console
+        from moonshot.cli.progress import err_console
+        from moonshot.cli.progress import progress_bar as _progress
 
         start = time.perf_counter()
         played_rules(variant, plays_in)  # an unknown variant is an error now, before any game

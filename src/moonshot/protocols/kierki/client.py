@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TextIO
 
+from moonshot.bots.registry import BOT_REGISTRY, make_bot
 from moonshot.core.cards import Card, CardError, CardSet, card_list, parse_card
-from moonshot.play.sim import BOT_REGISTRY, make_bot
 from moonshot.protocols.kierki.auto import ClientState, choose_card
 from moonshot.protocols.kierki.codec import (
     SEAT_LETTERS,

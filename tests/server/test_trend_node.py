@@ -9,7 +9,7 @@ import pytest
 
 from moonshot.core.events import CardPlayed, DealEnded, TrickEnded
 from moonshot.protocols.trend import codec as tc
-from moonshot.protocols.trend.node import NodeConfig, SeatSetting, TrendNode, load_tokens, pacing, parse_seats
+from moonshot.server.trend_node import NodeConfig, SeatSetting, TrendNode, load_tokens, pacing, parse_seats
 
 
 def test_parse_seats() -> None:

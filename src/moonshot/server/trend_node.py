@@ -19,7 +19,7 @@ but keeps those sockets open and idle: SDK bots reconnect at once, recursively, 
 
 A **Human** seat is played in the web app's table page (``/game#<id>``, the same page and the
 same Turbo game routes as ``moonshot serve``'s HTTP side): the node is a
-:class:`~moonshot.http.api.GameHost` for its one table. A person picks a name, takes
+:class:`~moonshot.http.games.GameHost` for its one table. A person picks a name, takes
 the seat from the seat page (``POST /api/human``), and plays with no deadline (the seed's 1 s per
 card is for programs). Every game of the node can also be watched there.
 
@@ -52,26 +52,21 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
+from moonshot.bots.registry import BOT_REGISTRY, UnknownBot, make_bot
 from moonshot.core.engine import Phase
 from moonshot.core.events import CardPlayed, DealEnded, Event, Exposed, PassReceived, TrickEnded
 from moonshot.core.variants import TREND
-from moonshot.http.api import (
-    Caller,
-    GameStream,
-    HostedGame,
-    Identity,
-    TurboSeat,
-    endpoint,
-    game_routes,
-    read_body,
-    variant_info,
-)
+from moonshot.http.api import variant_info
+from moonshot.http.endpoints import endpoint, read_body
+from moonshot.http.games import HostedGame, game_routes
+from moonshot.http.identity import Caller, Identity
 from moonshot.http.origin import OriginGuard
+from moonshot.http.streams import GameStream
 from moonshot.http.webapp import STATIC_DIR as WEB_STATIC
-from moonshot.play.sim import BOT_REGISTRY, UnknownBot, make_bot
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import Peer, TrendSeat
 from moonshot.protocols.turbo.codec import Player, RequestError, TurboTranslator
+from moonshot.protocols.turbo.seat import TurboSeat
 from moonshot.runtime.ratelimit import AttemptLimiter
 from moonshot.runtime.table import (
     BotSeat,
@@ -85,7 +80,7 @@ from moonshot.runtime.table import (
 
 log = logging.getLogger("moonshot.trend")
 
-STATIC = Path(__file__).parent / "static"
+STATIC = Path(__file__).parent / "trend_static"  # the seat page
 GAMES_PER_MATCH = 4
 SEAT_KINDS = ("empty", "dummy", "human")
 # the bots the seat page offers for a Dummy. The seed's Dummy is "a simple bot": the page offers
