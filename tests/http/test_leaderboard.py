@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from protocols.turbo.test_api import Env, close_env, make_env, new_game
+from test_api import Env, close_env, make_env, new_game
 
 pytestmark = pytest.mark.asyncio
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from protocols.turbo.test_api import Env, close_env, make_env
+from test_api import Env, close_env, make_env
 
 from moonshot.runtime.table import TablePolicy
 from moonshot.runtime.tournament import TournamentHost

@@ -7,9 +7,9 @@ import asyncio
 from typing import Any
 
 import pytest
-from server.test_table import RULES, Remote, bots
 
 from moonshot.runtime.table import OnDisconnect, Table, TablePolicy, TableStatus
+from runtime.test_table import RULES, Remote, bots
 
 pytestmark = pytest.mark.asyncio
 
