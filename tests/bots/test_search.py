@@ -112,13 +112,13 @@ def test_the_fast_sampler_respects_what_the_seat_knows_in_real_games(
 
 
 def test_the_fast_sampler_falls_back_to_the_exact_one_on_a_dead_end(monkeypatch: pytest.MonkeyPatch) -> None:
-    import moonshot.bots.search as search_module
+    import moonshot.bots.sampling as sampling_module
 
     view = _position_with_equivalent_cards()
     rng = random.Random(0)
     fast = quick_sample_view(view, rng)
     _check_hands(view, fast)
-    monkeypatch.setattr(search_module, "quick_deal", lambda *args: None)  # as after 8 dead ends
+    monkeypatch.setattr(sampling_module, "quick_deal", lambda *args: None)  # as after 8 dead ends
     _check_hands(view, quick_sample_view(view, rng))
 
 

@@ -88,7 +88,10 @@ def test_compile_builds_the_core_that_then_plays_like_the_sources(tmp_path: Path
 
     built = _moonshot(tmp_path, "compile", "--if-stale")
     assert built.returncode == 0, built.stderr
-    assert "compiled cards, rules, actions, events, engine, views, bots.heuristic" in built.stdout
+    assert (
+        "compiled core.cards, core.rules, core.actions, core.events, core.engine, core.views, bots.heuristic"
+        in built.stdout
+    )
     assert list((pkg / "bots").glob("*.so"))  # the bots that run per decision, in their subpackage
     fast = _state(tmp_path)
     assert fast["compiled"] == [f"moonshot.{m}" for m in sorted(compile_core.MODULES)]
@@ -98,7 +101,7 @@ def test_compile_builds_the_core_that_then_plays_like_the_sources(tmp_path: Path
     again = _moonshot(tmp_path, "compile", "--if-stale")
     assert again.returncode == 0 and "up to date" in again.stdout
 
-    with open(pkg / "rules.py", "a") as f:  # an edit after the build: the whole core goes back to Python
+    with open(pkg / "core" / "rules.py", "a") as f:  # an edit after the build: the whole core goes back to Python
         f.write("# edited\n")
     assert _state(tmp_path)["compiled"] == []
 
