@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 
 from moonshot.bots.random import RandomBot
-from moonshot.core.engine import replay
+from moonshot.core.engine import DealSpec, replay
 from moonshot.core.variants import find_variant
 from moonshot.runtime.table import BotSeat, Table, TableStatus
 from moonshot.store import Store, StoreError, StoreRecorder, rules_named, store_url
@@ -117,6 +117,38 @@ async def test_a_bad_row_does_not_lose_the_others(store: Store) -> None:
     loaded = await store.load("dup")
     assert loaded is not None and loaded.actions == t.game.actions and loaded.status == "finished"
     assert rec.errors >= 1
+
+
+async def test_fixed_deals_are_stored_as_data_and_rebuild_the_game(store: Store) -> None:
+    kierki = find_variant("kierki")
+    deck = list(range(52))
+    random.Random(3).shuffle(deck)
+    hands = tuple(sum(1 << c for c in deck[13 * s : 13 * s + 13]) for s in range(4))
+    deals = [DealSpec((hands[0], hands[1], hands[2], hands[3]), kind, kind % 4) for kind in range(1, 8)]
+    rec = StoreRecorder(store)
+    rec.start()
+    t = Table(kierki, bots(), seed=8, recorder=rec, deals=deals)
+    t.start()
+    assert await asyncio.wait_for(t.done, 60) is TableStatus.FINISHED
+    await rec.close()
+    loaded = await store.load(t.id)
+    assert loaded is not None and loaded.deals() == deals  # no protocol's parser is needed
+    assert loaded.rebuild().totals == t.game.totals
+
+
+async def test_deals_kept_only_as_game_file_text_need_the_registered_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    import moonshot.store as store_module
+
+    deal = DealSpec((0x1FFF, 0x1FFF << 13, 0x1FFF << 26, 0x1FFF << 39), 1, 0)
+    rec = store_module.GameRecord(
+        "old", "kierki", 1, "kierki", [], "finished", None, None, None, None, {"deals": "x"}, [], []
+    )  # type: ignore[arg-type]
+    monkeypatch.setattr(store_module, "_game_file_parser", None)
+    with pytest.raises(StoreError, match="no parser is registered"):
+        rec.deals()
+    store_module.register_game_file_parser(lambda text: [deal] if text == "x" else [])
+    assert rec.deals() == [deal]
+    assert store_module.deal_from_json(store_module.deal_to_json(deal)) == deal
 
 
 async def test_rules_by_name() -> None:

@@ -570,7 +570,10 @@ def games_cmd(db: str, status: str, limit: int, as_json: bool) -> None:
 def load_stored(url: str, game_id: str) -> Any:
     """The stored record of ``game_id`` (None: no such game); a store that cannot be opened is a
     usage error that says why."""
-    from moonshot.store import Store, StoreError
+    from moonshot.protocols.kierki.gamefile import parse_game
+    from moonshot.store import Store, StoreError, register_game_file_parser
+
+    register_game_file_parser(parse_game)  # records that keep a Kierki game file's text
 
     async def load() -> Any:
         store = await Store.open(url, create=False)

@@ -141,6 +141,18 @@ GYM = STANDARD.replace(
 
 VARIANTS: dict[str, Rules] = {r.name: r for r in (STANDARD, OMNIBUS, TREND, KIERKI, GYM, *TURBO_VARIANTS.values())}
 
+#: The Sessions protocol's game: standard Hearts, passing left/right/across/keeper, the game goes on
+#: while the highest total is at most 100; shooting the moon gives the others 26. Not a choice in
+#: ``VARIANTS`` (a Sessions table always plays it), but a stored game under it must be rebuilt.
+SESSIONS = STANDARD.replace(
+    name="sessions",
+    limit_inclusive=False,
+    description="Sessions protocol: standard, pass L/R/A/keeper, play while the highest total <= 100",
+)
+
+#: Rules a server plays that are not offered as variants, by name (a stored game names its rules).
+SERVED_RULES: dict[str, Rules] = {SESSIONS.name: SESSIONS}
+
 
 class UnknownVariant(KeyError):
     def __str__(self) -> str:
@@ -162,4 +174,16 @@ def find_variant(name: str, **options: int) -> Rules:
     return rules
 
 
-__all__ = ["GYM", "KIERKI", "OMNIBUS", "STANDARD", "TREND", "TURBO", "TURBO_VARIANTS", "VARIANTS", "find_variant"]
+__all__ = [
+    "GYM",
+    "KIERKI",
+    "OMNIBUS",
+    "SERVED_RULES",
+    "SESSIONS",
+    "STANDARD",
+    "TREND",
+    "TURBO",
+    "TURBO_VARIANTS",
+    "VARIANTS",
+    "find_variant",
+]

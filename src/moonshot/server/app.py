@@ -41,12 +41,13 @@ from moonshot.http.app import build_app
 from moonshot.http.limits import HttpGuard
 from moonshot.http.lobby import LobbyOptions, TurboLobby
 from moonshot.http.origin import OriginGuard
+from moonshot.protocols.kierki.gamefile import parse_game
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer, secret_matches
 from moonshot.runtime.limits import ClientGuard, ClientLimits
 from moonshot.runtime.lobby import Candidate, Lobby
 from moonshot.runtime.table import BotSeat, OnBadAnswer, OnDisconnect, Seat, Table, TablePolicy, TableStatus
-from moonshot.store import DEFAULT_URL, Store, StoreRecorder, register_rules, rules_named
+from moonshot.store import DEFAULT_URL, Store, StoreRecorder, register_game_file_parser, rules_named
 
 log = logging.getLogger("moonshot.server")
 
@@ -54,7 +55,7 @@ log = logging.getLogger("moonshot.server")
 # whenever it sees a process die
 ORPHAN_TOURNAMENT_CHECK_S = 60.0
 
-register_rules(SESSIONS_RULES)
+register_game_file_parser(parse_game)  # stored Kierki games from before fixed deals were kept as data
 
 
 def bot_factory(name: str) -> Callable[[], Bot]:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import importlib
 import importlib.util
 import json
 import logging
@@ -35,11 +34,11 @@ import random
 import socket
 import stat
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import (
     create_engine,
@@ -56,6 +55,7 @@ from sqlalchemy.pool import StaticPool
 
 from moonshot.bots.registry import spec_of
 from moonshot.core.actions import Action, action_from_dict, action_to_dict
+from moonshot.core.cards import format_cards, parse_card_set
 from moonshot.core.engine import DealSpec, Game, replay
 from moonshot.store import ratings as _ratings
 from moonshot.store.schema import actions, games, kv, metadata, register_rules, rules_named
@@ -63,9 +63,6 @@ from moonshot.store.schema import actions, games, kv, metadata, register_rules, 
 log = logging.getLogger("moonshot.store")
 
 DEFAULT_URL = "sqlite+aiosqlite:///moonshot.db"
-# the format of a game's fixed deals in ``meta.deals`` (Kierki's game file), found by name as the
-# rules a protocol defines are (store.schema), so the store imports no protocol
-FIXED_DEALS_FORMAT = ("moonshot.protocols.kierki.gamefile", "parse_game")
 PG_CONNECT_TIMEOUT = 10.0  # seconds: an unreachable PostgreSQL server is reported, not waited on for a minute
 
 
@@ -205,14 +202,44 @@ class GameRecord:
         return replay(rules_named(self.variant), self.seed, self.actions, self.deals())
 
     def deals(self) -> list[DealSpec] | None:
-        """The fixed deals a game played (a Kierki game file's text in ``meta.deals``), else None:
-        the seed dealt every hand."""
-        text = self.meta.get("deals") if isinstance(self.meta, dict) else None
-        if not isinstance(text, str):
-            return None
-        module, attr = FIXED_DEALS_FORMAT
-        parse: Any = getattr(importlib.import_module(module), attr)
-        return cast("list[DealSpec]", parse(text))
+        """The fixed deals a game played (``meta.fixed_deals``, written when it started), else
+        None: the seed dealt every hand."""
+        meta = self.meta if isinstance(self.meta, dict) else {}
+        stored = meta.get("fixed_deals")
+        if isinstance(stored, list):
+            return [deal_from_json(d) for d in stored]
+        text = meta.get("deals")
+        if isinstance(text, str):  # stored before the deals were kept as data: the game file's text
+            if _game_file_parser is None:
+                raise StoreError(f"game {self.id} keeps its deals as a game file's text, and no parser is registered")
+            return _game_file_parser(text)
+        return None
+
+
+# Parses the game-file text older records keep in ``meta.deals`` (Kierki's format); the protocol's
+# parser is registered by whoever composes the program (the server, the CLI): the store imports no
+# protocol.
+_game_file_parser: Callable[[str], list[DealSpec]] | None = None
+
+
+def register_game_file_parser(parse: Callable[[str], list[DealSpec]]) -> None:
+    """How to read the fixed deals of records that keep them as a game file's text."""
+    global _game_file_parser
+    _game_file_parser = parse
+
+
+def deal_to_json(d: DealSpec) -> dict[str, Any]:
+    """A fixed deal as the store keeps it in a game's ``meta.fixed_deals``: the hands' cards (N, E,
+    S, W), the deal's kind (a Kierki contract; 0: none) and who leads (None: the two of clubs)."""
+    return {"hands": [" ".join(format_cards(h)) for h in d.hands], "kind": d.kind, "leader": d.leader}
+
+
+def deal_from_json(v: Any) -> DealSpec:
+    hands = tuple(parse_card_set(str(h).split()) for h in v["hands"])
+    leader = v.get("leader")
+    return DealSpec(
+        (hands[0], hands[1], hands[2], hands[3]), int(v.get("kind", 0)), None if leader is None else int(leader)
+    )
 
 
 # Test-only fault injection: the path of a control file. While it holds ``fail``, every write of
@@ -783,6 +810,8 @@ class StoreRecorder:
             "created_at": now(),
             "meta": {k: v for k, v in table.meta.items() if isinstance(v, (str, int, float, bool))},
         }
+        if getattr(table, "deals", None):  # fixed deals (a game file's): kept as data, to rebuild the game
+            values["meta"]["fixed_deals"] = [deal_to_json(d) for d in table.deals]
         self._put(_Op("game", values, table, 0))
 
     def action_applied(self, table: Any, index: int, action: Action, forced: bool) -> None:
@@ -839,6 +868,7 @@ __all__ = [
     "backoff_delay",
     "games",
     "kv",
+    "register_game_file_parser",
     "register_rules",
     "rules_named",
     "sqlite_path",

@@ -4,12 +4,10 @@ name stands for (:func:`rules_named`)."""
 
 from __future__ import annotations
 
-import importlib
-
 from sqlalchemy import JSON, BigInteger, Boolean, Column, DateTime, Integer, MetaData, String, Table
 
 from moonshot.core.rules import Rules
-from moonshot.core.variants import VARIANTS, find_variant
+from moonshot.core.variants import SERVED_RULES, VARIANTS, find_variant
 
 metadata = MetaData()
 
@@ -57,17 +55,11 @@ def register_rules(rules: Rules) -> None:
     _EXTRA_RULES[rules.name] = rules
 
 
-# rules defined by a protocol rather than moonshot.core.variants, found without importing every protocol
-_PROTOCOL_RULES = {"sessions": ("moonshot.protocols.sessions.codec", "SESSIONS_RULES")}
-
-
 def rules_named(name: str) -> Rules:
     if name in _EXTRA_RULES:
         return _EXTRA_RULES[name]
-    if name in _PROTOCOL_RULES:
-        module, attr = _PROTOCOL_RULES[name]
-        rules: Rules = getattr(importlib.import_module(module), attr)
-        return rules
+    if name in SERVED_RULES:
+        return SERVED_RULES[name]
     if name in VARIANTS:
         return find_variant(name)
     base, _, count = name.rpartition("-")

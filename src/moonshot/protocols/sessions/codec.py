@@ -42,19 +42,15 @@ from moonshot.core.events import (
 )
 from moonshot.core.fairness import FORMAT
 from moonshot.core.rules import PassDirection, Rules
-from moonshot.core.variants import find_variant
+from moonshot.core.variants import SESSIONS
 
 DEFAULT_PORT = 40405
 MAX_MESSAGE = 64 * 1024
 MAX_DEPTH = 32  # brace nesting of one message (Sessions messages nest 2 deep)
 
-#: The Sessions game: standard Hearts, passing left/right/across/keeper, the game goes on while
-#: the highest total is at most 100; shooting the moon gives the others 26.
-SESSIONS_RULES: Rules = find_variant("standard").replace(
-    name="sessions",
-    limit_inclusive=False,
-    description="Sessions protocol: standard, pass L/R/A/keeper, play while the highest total <= 100",
-)
+#: The Sessions game (:data:`moonshot.core.variants.SESSIONS`): standard Hearts, passing
+#: left/right/across/keeper, the game goes on while the highest total is at most 100.
+SESSIONS_RULES: Rules = SESSIONS
 
 PASS_NAMES = {
     PassDirection.LEFT: "Left",
