@@ -220,7 +220,7 @@ async def test_a_bot_filled_table_left_by_its_only_player_is_abandoned_not_rated
     await c.until_type("start_game")  # filled with three server bots
     (table,) = [t for t in app.tables.values() if "lonely" not in t.id]
     c.close()
-    await asyncio.wait_for(asyncio.shield(table.done), 30)
+    await asyncio.wait_for(asyncio.shield(table.done), 120)
     assert table.status is TableStatus.ABANDONED and Table.abandoned_total == before + 1
     version = table.version
     await app.recorder.flush()
@@ -256,7 +256,7 @@ async def test_a_chunked_body_is_refused_once_it_passes_the_limit_never_read_to_
     for _ in range(5):  # 80 KiB: past the limit, and the body never ends
         w.write(chunk)
     await w.drain()
-    status = await asyncio.wait_for(r.readline(), 30)
+    status = await asyncio.wait_for(r.readline(), 120)
     assert status.startswith(b"HTTP/1.1 413")
     w.close()
 
@@ -433,7 +433,7 @@ async def test_trend_players_waiting_for_a_table_are_capped_per_address(tmp_path
         await until(lambda: app.guard.waiting.count("127.0.0.1") == 2)
         async with websockets.connect(url, compression=None) as third:
             await third.send(join(3))
-            frame = json.loads(await asyncio.wait_for(third.recv(), 30))
+            frame = json.loads(await asyncio.wait_for(third.recv(), 120))
             assert frame["eventName"] == "error" and "waiting for a table" in json.dumps(frame)
         await waiting[0].close()
         await until(lambda: app.guard.waiting.count("127.0.0.1") == 1)  # its share came back

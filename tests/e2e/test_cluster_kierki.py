@@ -35,7 +35,7 @@ from moonshot.protocols.kierki.codec import Deal, Total, Trick, format_message, 
 from moonshot.protocols.kierki.gamefile import format_game_shuffled, parse_game_in_order, random_deals
 from moonshot.store import GameRecord, Store
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = pytest.mark.timeout(600)
 
 SEATS = "NESW"
 
@@ -217,7 +217,7 @@ def test_four_clients_on_two_processes_meet_and_play_a_whole_game(where: Where) 
     try:
         procs = {s: Proc(client_cmd(pa if s in "NS" else pb, s, "127.0.0.1", "-a"), where.tmp, s) for s in SEATS}
         for s, c in procs.items():
-            assert c.wait(60) == 0, (s, c.out, c.err)
+            assert c.wait(240) == 0, (s, c.out, c.err)
         rec = settled(where)
     finally:
         assert stop(a) == 0, a.err
@@ -242,7 +242,7 @@ def test_workers_share_the_kierki_port(where: Where) -> None:
     try:
         procs = {s: Proc(client_cmd(port, s, "127.0.0.1", "-a"), where.tmp, s) for s in SEATS}
         for s, c in procs.items():
-            assert c.wait(60) == 0, (s, c.out, c.err)
+            assert c.wait(240) == 0, (s, c.out, c.err)
         rec = settled(where)
     finally:
         assert stop(node) == 0, node.err
@@ -257,13 +257,14 @@ def test_a_client_lost_on_one_process_takes_its_seat_back_on_the_other(where: Wh
     try:
         n = Player(pa, 0)
         procs = {s: Proc(client_cmd(pb if s == "E" else pa, s, "127.0.0.1", "-a"), where.tmp, s) for s in "ESW"}
-        drive([n], lambda: deals_seen(n) == 2 and len(taken_in_deal(n)) == 5)
+        # three tricks: deal 2 (no hearts) ends once all 13 hearts are taken, which takes at least four
+        drive([n], lambda: deals_seen(n) == 2 and len(taken_in_deal(n)) == 3)
         deal_line, taken = [line for line in n.log if line.startswith("DEAL")][-1], taken_in_deal(n)
-        n.peer.close()  # N is lost on process a after 5 tricks of deal 2; the table waits for IAMN
+        n.peer.close()  # N is lost on process a after 3 tricks of deal 2; the table waits for IAMN
         time.sleep(0.3)
         procs["N"] = Proc(client_cmd(pb, "N", "127.0.0.1", "-a"), where.tmp, "N")  # back, on process b
         for s, c in procs.items():
-            assert c.wait(60) == 0, (s, c.out, c.err)
+            assert c.wait(240) == 0, (s, c.out, c.err)
         rec = settled(where)
     finally:
         assert stop(a) == 0, a.err

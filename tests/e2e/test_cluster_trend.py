@@ -29,7 +29,7 @@ from trend_sdk import SdkBot
 
 from .test_cluster import Cluster, cluster, free_port, start_node, stop_node  # noqa: F401 (a fixture)
 
-pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(180)]
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(600)]
 
 
 def ws_url(port: int) -> str:

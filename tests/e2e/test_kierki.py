@@ -48,7 +48,7 @@ from moonshot.protocols.kierki.codec import (
 from moonshot.protocols.kierki.gamefile import format_game_shuffled, parse_game_in_order, random_deals
 from moonshot.protocols.kierki.server import KierkiServer
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(600)
 
 SEATS = "NESW"
 REPORT = re.compile(

@@ -406,7 +406,7 @@ async def play_trend_games(games: int, rules: Rules = TREND) -> tuple[list[str],
                 seats.append(BotSeat(RandomBot(), random.Random(g * 4 + chair)))
         table = Table(rules, seats, seed=g, names=[i.name for i in infos])
         table.start()
-        await asyncio.wait_for(table.done, 60)
+        await asyncio.wait_for(table.done, 240)
         assert table.game.over
         deals += table.game.deal_index + 1
         for p in peers:
@@ -453,7 +453,7 @@ async def play_turbo_games(games: int) -> tuple[list[str], int, int, int, set[Ch
         hosted = HostedGame(stream.game_id, table, players, stream)
         table.start()
         await asyncio.gather(*(turbo_person(hosted, s, rng) for s in range(people)))
-        await asyncio.wait_for(table.done, 60)
+        await asyncio.wait_for(table.done, 240)
         claims += sum(isinstance(e, ClaimSucceeded) for e in table.game.log)  # a hand shown, then taken
         hands += table.game.deal_index + 1
         stream.close()

@@ -98,8 +98,8 @@ async def run_case(
         ctl = asyncio.create_task(control.play_games(RandomPlayer, sessions=4, games=4, lobby_code="control"))
         mallory = asyncio.create_task(bad.play(Misbehaving(bad, how), lobby_code="target"))
         others = asyncio.gather(*(good.play(RandomPlayer(), lobby_code="target") for _ in range(3)))
-        target = await asyncio.wait_for(others, 60)
-        control_results = await asyncio.wait_for(ctl, 60)
+        target = await asyncio.wait_for(others, 240)
+        control_results = await asyncio.wait_for(ctl, 240)
         mine: GameResult | None = None
         if how not in ("silent", "disconnect", "flood"):
             mine = await asyncio.wait_for(mallory, 10)

@@ -95,7 +95,7 @@ async def test_humans_only_waits_for_four_humans(server: ServerApp) -> None:
         with pytest.raises(Exception, match="humans_only"):
             await c.play(RandomPlayer(), "humans_only")
         last = asyncio.create_task(c.play(humans[3], "humans_only"))
-        results = await asyncio.wait_for(asyncio.gather(*first, last), 60)
+        results = await asyncio.wait_for(asyncio.gather(*first, last), 240)
     check(list(results), 1)
     assert all(h.views for h in humans)
     await server.recorder.flush()  # type: ignore[union-attr]
@@ -110,10 +110,10 @@ async def test_bots_only_and_any_fills_with_server_bots(server: ServerApp) -> No
         await asyncio.sleep(0.6)
         assert not alone.done()  # bots_only is never filled with server bots
         rest = [asyncio.create_task(c.play(RandomPlayer(), "bots_only", lobby_code="b")) for _ in range(3)]
-        bots_only = await asyncio.wait_for(asyncio.gather(alone, *rest), 60)
+        bots_only = await asyncio.wait_for(asyncio.gather(alone, *rest), 240)
         check(list(bots_only), 1)
         # `any` with one player: three moonshot bots join after fill_wait
-        (res,) = await asyncio.wait_for(c.play_games(RandomPlayer, sessions=1, games=1), 60)
+        (res,) = await asyncio.wait_for(c.play_games(RandomPlayer, sessions=1, games=1), 240)
     others = [t for t in res.player_order if t != res.me]
     assert all(t.startswith("moonshot_random(") for t in others)
 
@@ -122,7 +122,7 @@ async def test_lobby_code_keeps_groups_apart(server: ServerApp) -> None:
     assert server.sessions_port
     async with await Client.connect("127.0.0.1", server.sessions_port) as c:
         tasks = [asyncio.create_task(c.play(RandomPlayer(), lobby_code=code)) for code in "ABABABAB"]
-        results = await asyncio.wait_for(asyncio.gather(*tasks), 60)
+        results = await asyncio.wait_for(asyncio.gather(*tasks), 240)
     by_code: dict[str, set[tuple[str, ...]]] = {"A": set(), "B": set()}
     for code, r in zip("ABABABAB", results):
         by_code[code].add(tuple(r.player_order))

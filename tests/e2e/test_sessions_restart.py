@@ -48,7 +48,7 @@ async def start_server(db: str, grace: float = 0.3) -> tuple[asyncio.subprocess.
         stderr=asyncio.subprocess.DEVNULL,
     )
     assert proc.stdout is not None
-    line = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode()
+    line = (await asyncio.wait_for(proc.stdout.readline(), 120)).decode()
     m = re.search(r"tcp://[\d.]+:(\d+)", line)
     assert m, line
     return proc, int(m.group(1))
@@ -88,11 +88,11 @@ async def interrupt_and_restart(tmp_path: Path, sig: signal.Signals) -> None:
     try:
         await wait_for(db, lambda r: len(r.actions) >= 120)
         os.kill(proc.pid, sig)
-        assert await asyncio.wait_for(proc.wait(), 30) == (-signal.SIGKILL if sig is signal.SIGKILL else 0)
+        assert await asyncio.wait_for(proc.wait(), 120) == (-signal.SIGKILL if sig is signal.SIGKILL else 0)
     finally:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
-    results = await asyncio.wait_for(players, 30)
+    results = await asyncio.wait_for(players, 120)
     assert all(isinstance(r, Exception) for r in results)  # the server went away mid-game
     await client.close()
 
@@ -105,7 +105,7 @@ async def interrupt_and_restart(tmp_path: Path, sig: signal.Signals) -> None:
         after = await wait_for(db, lambda r: r.status == "finished")
     finally:
         proc2.send_signal(signal.SIGTERM)
-        assert await asyncio.wait_for(proc2.wait(), 30) == 0
+        assert await asyncio.wait_for(proc2.wait(), 120) == 0
     assert after.id == before.id and after.seed == before.seed
     n = len(before.actions)
     assert after.actions[:n] == before.actions  # it went on from the stored state
@@ -135,11 +135,11 @@ async def test_players_resume_their_sessions_after_a_sigkill(tmp_path: Path) -> 
         await wait_for(db, lambda r: len(r.actions) >= 120)
         ids = sorted(client.sessions)
         os.kill(proc.pid, signal.SIGKILL)
-        await asyncio.wait_for(proc.wait(), 30)
+        await asyncio.wait_for(proc.wait(), 120)
     finally:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
-    await asyncio.wait_for(players, 30)
+    await asyncio.wait_for(players, 120)
     await client.close()
     before = await wait_for(db, lambda r: True)
     assert len(ids) == 4
@@ -148,12 +148,12 @@ async def test_players_resume_their_sessions_after_a_sigkill(tmp_path: Path) -> 
     try:
         back = await Client.connect("127.0.0.1", port2)
         secrets = client.session_secrets
-        results = await asyncio.wait_for(asyncio.gather(*(back.resume(i, Slow(), secrets[i]) for i in ids)), 90)
+        results = await asyncio.wait_for(asyncio.gather(*(back.resume(i, Slow(), secrets[i]) for i in ids)), 300)
         await back.close()
         after = await wait_for(db, lambda r: r.status == "finished")
     finally:
         proc2.send_signal(signal.SIGTERM)
-        assert await asyncio.wait_for(proc2.wait(), 30) == 0
+        assert await asyncio.wait_for(proc2.wait(), 120) == 0
     n = len(before.actions)
     assert after.actions[:n] == before.actions and len(after.actions) > n
     assert not any(after.forced)  # the players themselves played every card, before and after

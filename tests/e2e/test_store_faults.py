@@ -96,7 +96,7 @@ class Server:
                 env=env,
             )
         assert self.proc.stdout is not None
-        line = (await asyncio.wait_for(self.proc.stdout.readline(), 60)).decode()
+        line = (await asyncio.wait_for(self.proc.stdout.readline(), 240)).decode()
         m = re.search(r"tcp://[\d.]+:(\d+)", line)
         assert m, line
         return int(m.group(1))
@@ -107,13 +107,13 @@ class Server:
     async def kill(self) -> None:
         assert self.proc is not None
         os.kill(self.proc.pid, signal.SIGKILL)
-        assert await asyncio.wait_for(self.proc.wait(), 30) == -signal.SIGKILL
+        assert await asyncio.wait_for(self.proc.wait(), 120) == -signal.SIGKILL
 
     async def stop(self) -> None:
         if self.proc is not None and self.proc.returncode is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                await asyncio.wait_for(self.proc.wait(), 30)
+                await asyncio.wait_for(self.proc.wait(), 120)
             except TimeoutError:
                 self.proc.kill()
 
@@ -219,7 +219,7 @@ async def test_an_unwritable_store_pauses_play_and_a_kill_9_then_loses_nothing(
         await server.kill()
     finally:
         await server.stop()
-    results = await asyncio.wait_for(players, 30)
+    results = await asyncio.wait_for(players, 120)
     assert all(isinstance(r, Exception) for r in results)  # the server went away mid-game
     await client.close()
     before = await stored(db)

@@ -193,7 +193,7 @@ async def test_a_player_who_drops_mid_game_is_played_by_a_bot_and_takes_its_seat
         thief.close()
 
     try:
-        await asyncio.wait_for(asyncio.to_thread(play), 60)
+        await asyncio.wait_for(asyncio.to_thread(play), 240)
         refused, caught_up, your_turn = got[0], got[1:4], got[4]
         assert refused["eventName"] == "error" and "another player" in refused["data"]["message"]
         assert [m["eventName"] for m in caught_up] == ["new_game", "new_deal", "new_round"]

@@ -228,7 +228,7 @@ async def test_a_restart_keeps_games_lobby_and_names(tmp_path: Path) -> None:
         await ann.post("/game/chat", json={"id": gid, "message": "good luck"})
         open_id = await new_game(ann, "standard")  # a proposal still waiting for players
         person = Person(ann, gid, "ann", seed=3)
-        before = await asyncio.wait_for(person.play(stop_after=5), 60)
+        before = await asyncio.wait_for(person.play(stop_after=5), 240)
         cookies = dict(ann.cookies)
         await ann.aclose()
         last_id = None

@@ -74,7 +74,7 @@ async def test_a_creator_who_names_the_seed_plays_alone_with_its_bots_unrated(se
         bot = SdkBot(f"ws://127.0.0.1:{server.trend_port}/", 2, "victimbot", games=1, lobby_code=gid)
         ws = await asyncio.to_thread(bot.connect)
         try:
-            frame = json.loads(await asyncio.wait_for(asyncio.to_thread(ws.recv), 30))
+            frame = json.loads(await asyncio.wait_for(asyncio.to_thread(ws.recv), 120))
         finally:
             ws.close()
         assert frame["eventName"] == "error" and "practice" in frame["data"]["message"]

@@ -145,7 +145,7 @@ async def test_the_trend_nodes_watch_page_shows_no_hand_during_play() -> None:
     finally:
         await node.stop()
         with contextlib.suppress(Exception):  # the contestant reads the closed socket
-            await asyncio.wait_for(task, 60)
+            await asyncio.wait_for(task, 240)
 
 
 @settings(max_examples=25, deadline=None)

@@ -129,7 +129,7 @@ async def test_a_kierki_game_is_restored_with_the_kierki_port_only_and_given_up_
 
 
 @pytest.mark.asyncio
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(600)
 async def test_trend_players_take_their_chairs_back_in_a_game_restored_after_a_restart(tmp_path: Path) -> None:
     from moonshot.protocols.trend.server import credential
     from trend_sdk import SdkBot

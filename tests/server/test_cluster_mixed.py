@@ -18,7 +18,7 @@ from moonshot.runtime.table import BotSeat
 
 from .test_cluster import eventually, node, redis_prefix  # noqa: F401  (a fixture)
 
-pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(120)]
+pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(600)]
 
 
 async def join_and_wait_for_the_table(port: int, code: str) -> list[str]:

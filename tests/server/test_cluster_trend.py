@@ -22,7 +22,7 @@ from trend_sdk import SdkBot
 from .test_cluster import REDIS_URL, eventually, node, redis_prefix  # noqa: F401 (a fixture)
 
 async_test = pytest.mark.asyncio
-pytestmark = pytest.mark.timeout(150)
+pytestmark = pytest.mark.timeout(600)
 
 
 async def trend_node(prefix: str, **options: object) -> ServerApp:

@@ -27,7 +27,7 @@ from moonshot.protocols.kierki.service import KierkiService
 from moonshot.runtime.lobby import Lobby
 from moonshot.runtime.table import BotSeat, Seat, Table, TableStatus
 
-pytestmark = pytest.mark.timeout(60)
+pytestmark = pytest.mark.timeout(600)
 
 
 class Harness:
