@@ -74,7 +74,7 @@ async def node(prefix: str, **options: object) -> ServerApp:
         fill_wait=None,
         redis_url=REDIS_URL,
         cluster_prefix=prefix,
-        lease=1.0,
+        lease=2.5,  # a loaded machine stalls an event loop for a second or more: no lease lost to that
     )
     for k, v in options.items():
         setattr(config, k, v)
@@ -83,7 +83,7 @@ async def node(prefix: str, **options: object) -> ServerApp:
     return app
 
 
-async def eventually(check: Callable[[], bool], timeout: float = 10.0) -> None:
+async def eventually(check: Callable[[], bool], timeout: float = 60.0) -> None:
     end = asyncio.get_running_loop().time() + timeout
     while not check():
         if asyncio.get_running_loop().time() > end:

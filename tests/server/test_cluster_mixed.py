@@ -104,7 +104,7 @@ async def test_an_entrant_whose_tournament_this_node_takes_over_while_it_waits_i
         # the takeover: this node holds the tournament and indexes its token again
         host.claim = here  # type: ignore[method-assign]
         await cluster.redis.hset(index, token_digest(token), cluster.node)
-        await eventually(lambda: bool(seated) or bool(pooled), timeout=20)
+        await eventually(lambda: bool(seated) or bool(pooled), timeout=60)
         assert settled == [None] and not pooled
         assert seated and seated[0].startswith(t.id)
     finally:
