@@ -45,7 +45,7 @@ LIMITS = ClientLimits(
 )
 
 
-async def until(cond: Any, timeout: float = 30.0) -> None:
+async def until(cond: Any, timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while not cond():
         if time.monotonic() > deadline:

@@ -129,7 +129,7 @@ async def last_event_id(web: httpx.AsyncClient, gid: str) -> str:
     return last_id
 
 
-async def resume_stream(web: httpx.AsyncClient, gid: str, last_id: str, timeout: float = 60) -> list[Any]:
+async def resume_stream(web: httpx.AsyncClient, gid: str, last_id: str, timeout: float = 180) -> list[Any]:
     """Reconnect to ``gid``'s stream with ``Last-Event-ID``: the events missed, up to ``end_replay``."""
     async with web.stream("GET", f"/game/subscribe/{gid}", headers={"Last-Event-ID": last_id}) as resp:
         assert resp.status_code == 200
@@ -203,7 +203,7 @@ class Slow(RandomPlayer):
         return super().play(view)
 
 
-async def stored(db: str, predicate: object, timeout: float = 90) -> GameRecord:
+async def stored(db: str, predicate: object, timeout: float = 300) -> GameRecord:
     store = await Store.open(db)
     try:
         loop = asyncio.get_running_loop()

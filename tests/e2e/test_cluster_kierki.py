@@ -145,7 +145,7 @@ def records(w: Where) -> list[GameRecord]:
     return asyncio.run(load())
 
 
-def settled(w: Where, timeout: float = 20) -> GameRecord:
+def settled(w: Where, timeout: float = 120) -> GameRecord:
     """The one stored game, once it is finished (the store is written behind)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -160,7 +160,7 @@ def messages(proc: Proc) -> list[str]:
     return [m for _, _, m in parse_report(proc.out)]
 
 
-def drive(players: list[Player], until: Callable[[], bool], timeout: float = 60) -> set[int]:
+def drive(players: list[Player], until: Callable[[], bool], timeout: float = 240) -> set[int]:
     """Every player reads and plays (lowest legal card) until ``until()`` holds or each one's
     connection is closed. Returns the indexes of the players whose connection closed."""
     closed: set[int] = set()

@@ -61,7 +61,7 @@ async def lobby_names(c: httpx.AsyncClient, gid: str) -> list[str] | None:
     return None if names is None else [p["name"] for p in names]
 
 
-async def wait_names(c: httpx.AsyncClient, gid: str, count: int, timeout: float = 10) -> list[str]:
+async def wait_names(c: httpx.AsyncClient, gid: str, count: int, timeout: float = 60) -> list[str]:
     """The lobby's names of game ``gid`` once it has ``count`` of them."""
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout

@@ -40,7 +40,7 @@ async def trend_node(c: Cluster, name: str, trend_port: int, workers: int = 1) -
     return await start_node(c, free_port(), name, "--trend-port", str(trend_port), workers=workers)
 
 
-async def stored(db: str, predicate: object, timeout: float = 90) -> GameRecord:
+async def stored(db: str, predicate: object, timeout: float = 300) -> GameRecord:
     """The first game stored (the test's own: bots that re-join after ``game_end`` and leave at
     once might, in a rare race, start another) once ``predicate`` holds for it."""
     store = await Store.open(db)
@@ -68,7 +68,7 @@ def check_trend_record(rec: GameRecord, scores: dict[str, int]) -> None:
     assert [scores[p["name"]] for p in rec.players] == rec.totals
 
 
-async def play(*bots: SdkBot, timeout: float = 90) -> None:
+async def play(*bots: SdkBot, timeout: float = 240) -> None:
     await asyncio.wait_for(asyncio.gather(*(asyncio.to_thread(b.run) for b in bots)), timeout)
 
 
@@ -172,7 +172,7 @@ async def test_kill_9_mid_game_the_bots_of_the_dead_process_rejoin_and_the_game_
 
     games = [asyncio.ensure_future(player(k)) for k in (1, 2, 3, 4)]
     try:
-        before = await stored(cluster.db, lambda rec: len(rec.actions) >= 50, timeout=60)
+        before = await stored(cluster.db, lambda rec: len(rec.actions) >= 50, timeout=240)
         owner_node = (await r.hget(f"{cluster.prefix}tables", before.id)).decode()
         owning = next(n for n, node in nodes.items() if f"-{node.proc.pid}-" in owner_node)  # type: ignore[attr-defined]
         dead = owning if victim == "owner" else next(n for n in nodes if n != owning)

@@ -228,7 +228,7 @@ def join_four(port: int) -> list[Player]:
     return players
 
 
-def run_until_end(players: list[Player], timeout: float = 30) -> None:
+def run_until_end(players: list[Player], timeout: float = 120) -> None:
     """Everyone reads; whoever gets TRICK plays its lowest legal card; until the server closes all."""
     alive = set(range(len(players)))
     deadline = time.monotonic() + timeout
@@ -290,7 +290,7 @@ class Proc:
         )
         _STARTED.append(self.proc)
 
-    def wait(self, timeout: float = 30) -> int:
+    def wait(self, timeout: float = 120) -> int:
         try:
             return self.proc.wait(timeout)
         finally:

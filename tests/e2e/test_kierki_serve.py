@@ -73,7 +73,7 @@ def records(tmp_path: Path) -> list[GameRecord]:
     return asyncio.run(load())
 
 
-def drive(player: Player, until: object, timeout: float = 30) -> None:
+def drive(player: Player, until: object, timeout: float = 120) -> None:
     """Read and play (lowest legal card) until ``until(player)`` holds."""
     deadline = time.monotonic() + timeout
     while not until(player):  # type: ignore[operator]

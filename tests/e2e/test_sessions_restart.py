@@ -62,7 +62,7 @@ class Slow(RandomPlayer):
         return card
 
 
-async def wait_for(db: str, predicate: object, timeout: float = 60) -> GameRecord:
+async def wait_for(db: str, predicate: object, timeout: float = 300) -> GameRecord:
     store = await Store.open(db)
     try:
         loop = asyncio.get_running_loop()

@@ -118,7 +118,7 @@ class Server:
                 self.proc.kill()
 
 
-async def until(pred: Any, what: str, timeout: float = 90.0) -> None:
+async def until(pred: Any, what: str, timeout: float = 240.0) -> None:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not pred():
@@ -141,7 +141,7 @@ async def actions_stored(db: str) -> int:
     return len(rec.actions) if rec is not None else 0
 
 
-async def until_stored(db: str, n: int, timeout: float = 90.0) -> None:
+async def until_stored(db: str, n: int, timeout: float = 240.0) -> None:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while await actions_stored(db) < n:
