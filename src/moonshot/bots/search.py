@@ -1056,9 +1056,14 @@ class SearchBot:
         sampler = self._sampler(view)
         while n == 0 or not spent(n):
             deal = deal_from_view(view, sampler(rng))
-            total += relative(deal.finish(self.policy, rng), me, self.others_weight)
+            total += relative(self._finish(deal, rng), me, self.others_weight)
             n += 1
         return conceded <= total / n + 0.25
+
+    def _finish(self, deal: Deal, rng: random.Random) -> tuple[int, ...]:
+        """One playout of ``deal`` to its end with the rollout policy (passing, doubling and
+        claims): the costs per seat."""
+        return deal.finish(self.policy, rng)
 
     # ------------------------------------------------------------------ passing
     def _choose_pass(self, view: SeatView, rng: random.Random) -> CardSet:
@@ -1081,7 +1086,7 @@ class SearchBot:
                 passes[me] = mine
                 after = _after_passing(hands, passes, view.direction, pile_order, rules.pass_count)
                 deal = start_of_play(rules, view.deal_kind, after, view.leader)
-                totals[i] += relative(deal.finish(self.policy, rng), me, self.others_weight)
+                totals[i] += relative(self._finish(deal, rng), me, self.others_weight)
             worlds += 1
             done += len(candidates)
         # ties (and the noise floor) go to the better-ranked candidate
@@ -1110,7 +1115,7 @@ class SearchBot:
             for i, sub in enumerate(subsets):
                 ch = base_charged | sub if charging else base_charged
                 deal = start_of_play(rules, view.deal_kind, hands[:], view.leader, base_doubled | sub, ch)
-                totals[i] += relative(deal.finish(self.policy, rng), me, self.others_weight)
+                totals[i] += relative(self._finish(deal, rng), me, self.others_weight)
             worlds += 1
             done += len(subsets)
         # doubling raises the stakes: only do it when the playouts say it pays (ties: fewer cards)
