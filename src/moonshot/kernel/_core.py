@@ -35,7 +35,7 @@ from moonshot.cards import (
     TWO_CLUBS,
 )
 
-from ._jit import highest_bit, kjit, kjit_inline, lowest_bit, popcount
+from ._jit import highest_bit, kjit, kjit_leaf, lowest_bit, popcount, raw
 
 # ---------------------------------------------------------------- the rules table's layout
 R_CP = 0  # 52 card points of the deal kind
@@ -95,7 +95,7 @@ _M32 = 0xFFFFFFFF
 
 
 # ---------------------------------------------------------------- random numbers
-@kjit_inline
+@kjit_leaf
 def next32(rng):
     """The next 32-bit number of the xorshift128 generator in ``rng`` (four words, not all 0)."""
     t = rng[3]
@@ -110,7 +110,7 @@ def next32(rng):
     return t
 
 
-@kjit_inline
+@kjit_leaf
 def random_card(cards, rng):
     """A uniformly random card of the non-empty set ``cards`` (one draw)."""
     k = (next32(rng) * popcount(cards)) >> 32
@@ -120,7 +120,7 @@ def random_card(cards, rng):
 
 
 # ---------------------------------------------------------------- rules
-@kjit_inline
+@kjit_leaf
 def card_points(rt, cards):
     p = 0
     while cards:
@@ -129,7 +129,7 @@ def card_points(rt, cards):
     return p
 
 
-@kjit_inline
+@kjit_leaf
 def legal(rt, st):
     """The cards the seat to play may play (:func:`moonshot.engine.legal_plays`'s rule)."""
     hand = st[S_HANDS + st[S_TURN]]
@@ -171,7 +171,7 @@ def legal(rt, st):
     return out
 
 
-@kjit_inline
+@kjit_leaf
 def finish_trick(rt, st):
     n = st[S_TRICK_LEN]
     led = st[S_TRICK] // 13
@@ -204,7 +204,7 @@ def finish_trick(rt, st):
         st[S_TRICK_NO] += 1
 
 
-@kjit_inline
+@kjit_leaf
 def play(rt, st, c):
     """Play card ``c`` for the seat to play (which must hold it; legality is the caller's job)."""
     seat = st[S_TURN]
@@ -292,7 +292,7 @@ def costs(rt, st, out):
 
 
 # ---------------------------------------------------------------- the greedy rollout policy
-@kjit_inline
+@kjit_leaf
 def moon_mode(rt, st, seat):
     """``seat`` has taken every moon card taken so far, and enough of them to try for the moon."""
     if rt[R_MOON] == MOON_NONE:
@@ -310,7 +310,7 @@ def moon_mode(rt, st, seat):
     return hearts >= 8 or ((mine & _QS_BIT) != 0 and hearts >= 4)
 
 
-@kjit_inline
+@kjit_leaf
 def moon_seat(st):
     """The one seat in moon mode (:func:`moon_mode`; the rules have a moon), or -1."""
     holder = -1
@@ -328,7 +328,7 @@ def moon_seat(st):
     return -1
 
 
-@kjit_inline
+@kjit_leaf
 def lowest_rank(cards):
     best = -1
     best_rank = 99
@@ -342,7 +342,7 @@ def lowest_rank(cards):
     return best
 
 
-@kjit_inline
+@kjit_leaf
 def highest_rank(cards):
     best = -1
     best_rank = -1
@@ -356,7 +356,7 @@ def highest_rank(cards):
     return best
 
 
-@kjit_inline
+@kjit_leaf
 def greedy(rt, st, seat, legal_cards):
     """A fast rule-based player: duck under the winner, dump points when void, lead low.
 
@@ -438,7 +438,7 @@ def greedy(rt, st, seat, legal_cards):
 
 
 # ---------------------------------------------------------------- rollouts
-@kjit_inline
+@kjit_leaf
 def choose(rt, st, policy, eps32, rng):
     """The rollout policy's card for the seat to play (a forced card costs no random number)."""
     cards = legal(rt, st)
@@ -457,7 +457,7 @@ def rollout(rt, st, policy, eps32, rng, out):
     return costs(rt, st, out)
 
 
-@kjit_inline
+@kjit_leaf
 def copy_state(src, dst):
     for i in range(S_LEN):
         dst[i] = src[i]
@@ -466,10 +466,17 @@ def copy_state(src, dst):
 @kjit
 def rollouts(rt, st, n, policy, eps32, rng, out):
     """``n`` rollouts from ``st`` (left unchanged): the costs of rollout ``i`` in ``out[i]``."""
-    work = np.zeros(S_LEN, dtype=np.int64)
+    keep = np.zeros(S_LEN + 4, dtype=np.int64)
+    work = raw(keep)  # (views that count no references: see _jit.raw)
+    rt = raw(rt)
+    st = raw(st)
+    rng = raw(rng)
     for i in range(n):
         copy_state(st, work)
-        rollout(rt, work, policy, eps32, rng, out[i])
+        rollout(rt, work, policy, eps32, rng, work[S_LEN:])
+        for s in range(4):
+            out[i, s] = work[S_LEN + s]
+    keep[0] = 0  # (alive to the end)
 
 
 # ---------------------------------------------------------------- UCT in one world
@@ -487,10 +494,14 @@ def uct(rt, st, root_cards, iterations, c_explore, policy, eps32, rng, scale, ch
     untried = np.full(size, -1, dtype=np.int64)
     untried[0] = root_cards
     nodes = 1
-    d = np.zeros(S_LEN, dtype=np.int64)
+    keep = np.zeros(S_LEN + 4, dtype=np.int64)
+    d = raw(keep)  # (views that count no references: see _jit.raw)
+    out = d[S_LEN:]
+    rt = raw(rt)
+    st = raw(st)
+    rng = raw(rng)
     path = np.zeros(64, dtype=np.int64)
     movers = np.zeros(64, dtype=np.int64)
-    out = np.zeros(4, dtype=np.int64)
     me = st[S_TURN]
     for _ in range(iterations):
         copy_state(st, d)
@@ -547,17 +558,19 @@ def uct(rt, st, root_cards, iterations, c_explore, policy, eps32, rng, scale, ch
         else:
             child_n[c] = 0.0
             child_total[c] = 0.0
+    keep[0] = 0
     return total[0]
 
 
 # ---------------------------------------------------------------- whole random deals
 @kjit
-def deal_state(rt, rng, st):
+def deal_state(rt, rng, st, deck):
     """A uniformly random deal into ``st``, at the start of play (no passing): the holder of the
-    two of clubs leads where the rules say so, else seat 0."""
+    two of clubs leads where the rules say so, else seat 0. ``deck``: room for 52 cards."""
     for i in range(S_LEN):
         st[i] = 0
-    deck = np.arange(52)
+    for i in range(52):
+        deck[i] = i
     for i in range(51, 0, -1):
         j = (next32(rng) * (i + 1)) >> 32
         c = deck[i]
@@ -575,7 +588,13 @@ def deal_state(rt, rng, st):
 @kjit
 def random_deals(rt, k, policy, eps32, rng, out):
     """``k`` random deals played out from the first lead with ``policy``: costs into ``out[i]``."""
-    st = np.zeros(S_LEN, dtype=np.int64)
+    keep = np.zeros(S_LEN + 4 + 52, dtype=np.int64)
+    st = raw(keep)
+    rt = raw(rt)
+    rng = raw(rng)
     for i in range(k):
-        deal_state(rt, rng, st)
-        rollout(rt, st, policy, eps32, rng, out[i])
+        deal_state(rt, rng, st, st[S_LEN + 4 :])
+        rollout(rt, st, policy, eps32, rng, st[S_LEN : S_LEN + 4])
+        for s in range(4):
+            out[i, s] = st[S_LEN + s]
+    keep[0] = 0

@@ -1,7 +1,8 @@
 # mypy: ignore-errors
 """How the kernel's one source runs: compiled by numba when it is installed, else as plain Python.
 
-``kjit`` is ``numba.njit(cache=True)`` or nothing; ``popcount``, ``lowest_bit`` and ``highest_bit`` are
+``kjit`` is ``numba.njit(cache=True)`` or nothing (``kjit_leaf`` the same for functions that allocate
+nothing, compiled without reference counting); ``popcount``, ``lowest_bit`` and ``highest_bit`` are
 LLVM's ``ctpop``/``cttz``/``ctlz`` under numba and ``int`` methods otherwise. ``MOONSHOT_NO_NUMBA=1`` (or numba not
 installed) runs the same functions uncompiled, so the test pass without numba checks the same code.
 """
@@ -14,16 +15,18 @@ import os
 NUMBA = not os.environ.get("MOONSHOT_NO_NUMBA") and importlib.util.find_spec("numba") is not None
 
 if NUMBA:
+    import numpy as np
     from llvmlite import ir
-    from numba import njit, types
+    from numba import carray, njit, types
     from numba.extending import intrinsic
 
     def kjit(fn):
         return njit(cache=True, nogil=True, error_model="numpy")(fn)
 
-    def kjit_inline(fn):
-        # inlined into its callers in numba's own IR: no call, no reference counting of the arrays
-        return njit(cache=True, nogil=True, inline="always", error_model="numpy")(fn)
+    def kjit_leaf(fn):
+        # a function that allocates nothing, compiled without numba's reference counting (whose
+        # atomic increments cost more than a card's play); LLVM inlines it into its callers
+        return njit(cache=True, nogil=True, error_model="numpy", _nrt=False)(fn)
 
     @intrinsic
     def _ctpop(typingctx, x):
@@ -56,6 +59,22 @@ if NUMBA:
     def highest_bit(x):
         return 63 - _ctlz(x)
 
+    @intrinsic
+    def _voidptr(typingctx, address):
+        sig = types.voidptr(types.uintp)
+
+        def codegen(context, builder, signature, args):
+            return builder.inttoptr(args[0], ir.IntType(8).as_pointer())
+
+        return sig, codegen
+
+    @njit(cache=True, inline="always")
+    def raw(a):
+        """A view of the int64 array ``a`` that owns nothing: passing it to a function counts no
+        references (numba's reference counts are atomic instructions, which cost more than a
+        card's play). The caller keeps ``a`` alive while the view is used."""
+        return carray(_voidptr(a.ctypes.data), a.size, np.int64)
+
     @njit(cache=True, inline="always")
     def popcount(x):
         return _ctpop(x)
@@ -69,7 +88,10 @@ else:
     def kjit(fn):
         return fn
 
-    kjit_inline = kjit
+    kjit_leaf = kjit
+
+    def raw(a):
+        return a
 
     def popcount(x):
         return int(x).bit_count()
