@@ -132,15 +132,27 @@ def card_points(rt, cards):
 @kjit_leaf
 def legal(rt, st):
     """The cards the seat to play may play (:func:`moonshot.engine.legal_plays`'s rule)."""
-    hand = st[S_HANDS + st[S_TURN]]
-    trick_no = st[S_TRICK_NO]
-    charged = st[S_CHARGED]
-    led_suits = st[S_LED]
-    if st[S_TRICK_LEN] == 0:
+    return legal_of(
+        rt,
+        st[S_HANDS + st[S_TURN]],
+        st[S_TRICK_LEN],
+        st[S_TRICK],
+        st[S_TRICK_NO],
+        st[S_BROKEN],
+        st[S_CHARGED],
+        st[S_LED],
+    )
+
+
+@kjit_leaf
+def legal_of(rt, hand, trick_len, first_card, trick_no, broken, charged, led_suits):
+    """:func:`legal` from the numbers it reads: ``hand``, the cards on the trick so far and its
+    first card, the trick number (from 1), hearts broken, every charged card, the suits led."""
+    if trick_len == 0:
         if trick_no == 1 and rt[R_TWO_CLUBS_LEADS] != 0 and (hand >> TWO_CLUBS) & 1:
             return hand & (1 << TWO_CLUBS)
         out = hand
-        if rt[R_MUST_BREAK] != 0 and st[S_BROKEN] == 0 and (hand & _NOT_HEARTS) != 0:
+        if rt[R_MUST_BREAK] != 0 and broken == 0 and (hand & _NOT_HEARTS) != 0:
             out &= _NOT_HEARTS
         if rt[R_CHARGED_RULE] != 0 and charged != 0:
             led = 0
@@ -151,7 +163,7 @@ def legal(rt, st):
             if out & ~unled:
                 out &= ~unled
     else:
-        suit = st[S_TRICK] // 13
+        suit = first_card // 13
         out = hand & (_FULL_SUIT << (13 * suit))
         if out != 0:
             # nor follow to it, unless it is the only card of the suit held

@@ -253,10 +253,13 @@ class BatchedHearts:
             self.last_points,
         )  # fmt: skip
 
-    def scoring_args(self) -> tuple[int, int, int, bool]:
-        """Moon points, jack of diamonds points, score limit and whether reaching it ends the game."""
+    def scoring_args(self) -> tuple[np.ndarray, int, bool]:
+        """The rules kernel's table of the rules (scoring), the score limit and whether reaching it
+        ends the game."""
+        from moonshot.kernel import rules_table
+
         r = self.rules
-        return int(r.moon_points), self._jd_points, int(r.score_limit), bool(r.limit_inclusive)
+        return rules_table(r, 0), int(r.score_limit), bool(r.limit_inclusive)
 
     # ------------------------------------------------------------------ dealing
     @staticmethod
@@ -415,7 +418,7 @@ class BatchedHearts:
             u = rng.random((k, _DEAL_UNIFORMS))
             if self.numba:
                 pts = np.empty((k, 4), dtype=np.int64)
-                _jit.play_random_deals(u, np.arange(k) % 4, self.rules.moon_points, self._jd_points, pts)
+                _jit.play_random_deals(u, np.arange(k) % 4, self.scoring_args()[0], pts)
                 self.last_points[idx] = pts
                 self.totals[idx] = pts
                 out.append(pts)
