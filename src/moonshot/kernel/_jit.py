@@ -5,6 +5,9 @@
 nothing, compiled without reference counting); ``popcount``, ``lowest_bit`` and ``highest_bit`` are
 LLVM's ``ctpop``/``cttz``/``ctlz`` under numba and ``int`` methods otherwise. ``MOONSHOT_NO_NUMBA=1`` (or numba not
 installed) runs the same functions uncompiled, so the test pass without numba checks the same code.
+
+numba's on-disk cache is keyed by ``_core.py`` alone: after editing only this file, delete the
+kernel's cached code (``src/moonshot/kernel/__pycache__/*.nbi``, ``*.nbc``) or touch ``_core.py``.
 """
 
 from __future__ import annotations
