@@ -16,12 +16,16 @@ import importlib.util
 import os
 
 NUMBA = not os.environ.get("MOONSHOT_NO_NUMBA") and importlib.util.find_spec("numba") is not None
+if NUMBA:
+    try:
+        from llvmlite import ir
+        from numba import carray, njit, types
+        from numba.extending import intrinsic
+    except ImportError:  # e.g. a numba that does not support the installed NumPy: plain Python
+        NUMBA = False
 
 if NUMBA:
     import numpy as np
-    from llvmlite import ir
-    from numba import carray, njit, types
-    from numba.extending import intrinsic
 
     def kjit(fn):
         return njit(cache=True, nogil=True, error_model="numpy")(fn)
