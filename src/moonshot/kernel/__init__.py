@@ -155,6 +155,55 @@ def new_state(
     return st
 
 
+def state_of(
+    hands: list[CardSet],
+    turn: int,
+    trick_no: int,
+    trick: list[int],
+    tseats: list[int],
+    played: CardSet,
+    led_suits: int,
+    broken: bool,
+    taken: list[CardSet],
+    tricks_won: list[int],
+    trick_numbers_won: list[int],
+    points: list[int],
+    charged: CardSet,
+    doubled: CardSet,
+) -> Array:
+    """:func:`new_state` from a position's numbers, all given (``points``: the card points each
+    seat has taken), in one array construction: the fast way in from a Python deal."""
+    pad = [0] * (8 - len(trick))
+    return np.array(
+        [
+            *hands,
+            *taken,
+            *tricks_won,
+            *trick_numbers_won,
+            *points,
+            turn,
+            trick_no,
+            len(trick),
+            *trick,
+            *pad,
+            *tseats,
+            *pad,
+            played,
+            led_suits,
+            int(broken),
+            charged,
+            doubled,
+            0,
+        ],
+        dtype=np.int64,
+    )
+
+
+def is_warm() -> bool:
+    """:func:`warm_up` has run in this process (the compiled code is loaded)."""
+    return bool(_WARM)
+
+
 def start_state(
     rules: Rules, kind: int, hands: list[CardSet], leader: int, doubled: CardSet = 0, charged: CardSet = 0
 ) -> Array:
@@ -221,6 +270,16 @@ def rollouts(rt: Array, st: Array, n: int, policy: str, rng_state: Array, eps: f
     return out
 
 
+def greedy_rollout(rt: Array, st: Array) -> tuple[int, ...]:
+    """One greedy rollout of ``st`` (changed: played to its end); its costs. No random numbers."""
+    out = np.zeros(4, dtype=np.int64)
+    _core.rollout(rt, st, GREEDY, 0, _NO_RNG, out)
+    return (int(out[0]), int(out[1]), int(out[2]), int(out[3]))
+
+
+_NO_RNG = np.ones(4, dtype=np.int64)  # (the greedy policy never draws)
+
+
 def uct(
     rt: Array,
     st: Array,
@@ -276,6 +335,8 @@ def warm_up() -> None:
     _core.rollout(rt, done_state, GREEDY, 0, rng, np.zeros(4, dtype=np.int64))
     scores(rt, done_state)
     _core.random_deals(rt, 1, GREEDY, 0, rng, np.zeros((1, 4), dtype=np.int64))
+    greedy_rollout(rt, start_state(rules, 0, hands, 0))
+    greedy_rollout(rt, state_of(hands, 0, 1, [], [], 0, 0, False, [0] * 4, [0] * 4, [0] * 4, [0] * 4, 0, 0))
     _WARM.append(True)
 
 
@@ -298,6 +359,8 @@ __all__ = [
     "done",
     "epsilon32",
     "greedy_card",
+    "greedy_rollout",
+    "is_warm",
     "legal",
     "new_state",
     "play",
@@ -306,6 +369,7 @@ __all__ = [
     "scores",
     "seed_rng",
     "start_state",
+    "state_of",
     "turn",
     "uct",
     "warm_up",
