@@ -774,31 +774,3 @@ def test_search_defend_decides_a_lone_takers_threat_deterministically() -> None:
     a = make_bot("search-defend", simulations=30).act(view, random.Random(3))
     b = make_bot("search-defend", simulations=30).act(view, random.Random(3))
     assert a == b and a in view.legal
-
-
-@pytest.mark.parametrize("variant", ["standard", "omnibus", "trend", "turbo", "kierki"])
-def test_greedy_rollouts_in_the_kernel_give_the_python_costs(variant: str) -> None:
-    """Once the rules kernel is loaded, search's greedy rollouts run there: the same costs as
-    ``Deal.finish`` from any position, and no draw from the decision's rng."""
-    from moonshot import kernel
-    from moonshot.bots.playout import greedy_policy, start_of_play
-    from moonshot.bots.search import _kernel_ready, finish_costs
-
-    kernel.warm_up()
-    rules = VARIANTS[variant]
-    for seed in range(30):
-        rng = random.Random(seed)
-        deck = list(range(52))
-        rng.shuffle(deck)
-        hands = [sum(1 << c for c in deck[13 * s : 13 * s + 13]) for s in range(4)]
-        deal = start_of_play(rules, rules.deal_kinds[seed % len(rules.deal_kinds)], hands, seed % 4)
-        for _ in range(rng.randrange(45)):
-            if deal.done:
-                break
-            legal = deal.legal()
-            deal.play(rng.choice([c for c in range(52) if legal >> c & 1]))
-        assert _kernel_ready(rules) == kernel.NUMBA
-        state = rng.getstate()
-        got = finish_costs(deal.copy(), greedy_policy, rng)
-        assert rng.getstate() == state
-        assert got == deal.finish(greedy_policy, rng)

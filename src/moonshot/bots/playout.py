@@ -15,6 +15,7 @@ only the seat's own hand and the public state of the deal, never the other hands
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -584,6 +585,46 @@ def greedy_policy(deal: Deal, seat: int, legal: CardSet, rng: random.Random) -> 
     return _highest_rank(rest if rest else legal)
 
 
+# ---------------------------------------------------------------------- rollouts in the rules kernel
+def finish_costs(deal: Deal, policy: Policy, rng: random.Random) -> tuple[int, ...]:
+    """The costs of playing ``deal`` to its end with ``policy``: ``deal.finish(policy, rng)``, or,
+    for the greedy policy once the rules kernel is loaded (:func:`moonshot.kernel.warm_up`: the
+    server, ``pimc:classic``), the same rollout in the kernel. The greedy policy draws no random
+    numbers and the kernel's greedy player is this one card for card (tests hold it so), so the
+    costs, and every later draw from ``rng``, are the same either way. In the kernel ``deal`` is
+    left as it was: callers read only the costs."""
+    if policy is greedy_policy and _kernel_ready(deal.rules.rules):
+        from moonshot import kernel
+
+        rt = kernel.rules_table(deal.rules.rules, deal.rules.kind)
+        st = kernel.state_of(
+            deal.hands,
+            deal.turn,
+            deal.trick_no,
+            deal.trick,
+            deal.tseats,
+            deal.played,
+            deal.led_suits,
+            deal.broken,
+            deal.taken,
+            deal.tricks_won,
+            deal.tnw,
+            deal.pts,
+            deal.charged,
+            deal.doubled,
+        )
+        if deal.done:
+            return kernel.costs(rt, st)
+        return kernel.greedy_rollout(rt, st)
+    return deal.finish(policy, rng)
+
+
+def _kernel_ready(rules: Rules) -> bool:
+    """The compiled rules kernel is loaded in this process and plays ``rules``."""
+    k: Any = sys.modules.get("moonshot.kernel")
+    return k is not None and k.NUMBA and k.is_warm() and k.covers(rules)
+
+
 def epsilon_greedy(eps: float) -> Policy:
     """The greedy player, with a uniformly random card a fraction ``eps`` of the time."""
 
@@ -610,6 +651,7 @@ __all__ = [
     "DealRules",
     "Policy",
     "epsilon_greedy",
+    "finish_costs",
     "greedy_policy",
     "quick_deal",
     "random_policy",

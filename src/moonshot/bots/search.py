@@ -51,7 +51,16 @@ from moonshot.engine import Phase
 from moonshot.rules import MoonRule, PassDirection, Rules, score_deal
 from moonshot.views import SeatView
 
-from .playout import MOON_CARDS, Deal, DealRules, Policy, greedy_policy, quick_deal, start_of_play, weighted_deal
+from .playout import (
+    MOON_CARDS,
+    Deal,
+    DealRules,
+    Policy,
+    finish_costs,
+    quick_deal,
+    start_of_play,
+    weighted_deal,
+)
 from .tuned import FAST_SAMPLER_RULES, PRIOR_WEIGHT_RULES, TUNED_RULES
 
 Clock = Callable[[], float]
@@ -1189,47 +1198,6 @@ def _after_passing(
     for s in range(4):
         out[(s + off) % 4] |= passes[s]
     return out
-
-
-def finish_costs(deal: Deal, policy: Policy, rng: random.Random) -> tuple[int, ...]:
-    """The costs of playing ``deal`` to its end with ``policy``: ``deal.finish(policy, rng)``, or,
-    for the greedy policy once the rules kernel is loaded (:func:`moonshot.kernel.warm_up`: the
-    server, ``pimc:classic``), the same rollout in the kernel. The greedy policy draws no random
-    numbers and the kernel's greedy player is this one card for card (tests hold it so), so the
-    costs, and every later draw from ``rng``, are the same either way. In the kernel ``deal`` is
-    left as it was: callers read only the costs."""
-    if policy is greedy_policy and _kernel_ready(deal.rules.rules):
-        from moonshot import kernel
-
-        rt = kernel.rules_table(deal.rules.rules, deal.rules.kind)
-        st = kernel.state_of(
-            deal.hands,
-            deal.turn,
-            deal.trick_no,
-            deal.trick,
-            deal.tseats,
-            deal.played,
-            deal.led_suits,
-            deal.broken,
-            deal.taken,
-            deal.tricks_won,
-            deal.tnw,
-            deal.pts,
-            deal.charged,
-            deal.doubled,
-        )
-        if deal.done:
-            return kernel.costs(rt, st)
-        return kernel.greedy_rollout(rt, st)
-    return deal.finish(policy, rng)
-
-
-def _kernel_ready(rules: Rules) -> bool:
-    """The compiled rules kernel is loaded in this process and plays ``rules``."""
-    import sys
-
-    k = sys.modules.get("moonshot.kernel")
-    return k is not None and k.NUMBA and k.is_warm() and k.covers(rules)
 
 
 def _to_trick_end(deal: Deal, policy: Policy, rng: random.Random) -> None:
