@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from moonshot import kernel
 from moonshot.actions import Play
 from moonshot.bots.base import Bot
 from moonshot.bots.heuristic import HeuristicBot
@@ -100,7 +101,8 @@ def test_classic_plays_a_legal_deal_in_every_variant(variant: str) -> None:
     rules = VARIANTS[variant].replace(end=EndRule.DEALS, deals=1)
     game = Game(rules, 6)
     classic = make_bot("pimc", preset="classic")
-    classic.simulations = 30 * 20  # (the preset's trees, smaller: this checks legality, not strength)
+    # the preset's trees, smaller: this checks legality, not strength (and uncompiled, smaller still)
+    classic.simulations = 30 * (20 if kernel.NUMBA else 2)
     bots: list[Bot] = [classic, HeuristicBot(), classic, HeuristicBot()]
     rng = random.Random(2)
     for _ in range(400):
@@ -129,5 +131,9 @@ def test_classic_is_the_classic_configuration_and_reproducible() -> None:
         s = game.to_act()[0]
         game.apply(HeuristicBot().act(seat_view(game, s), rng))
     view = seat_view(game, game.to_act()[0])
-    a = [PimcBot(preset="classic").act(view, random.Random(4)) for _ in range(2)]
+    bots = [PimcBot(preset="classic") for _ in range(2)]
+    if not kernel.NUMBA:  # (uncompiled, the full budget takes seconds a move)
+        for b in bots:
+            b.simulations = 30 * 20
+    a = [b.act(view, random.Random(4)) for b in bots]
     assert a[0] == a[1] and a[0] in view.legal
