@@ -72,6 +72,7 @@ def covers(rules: Rules) -> bool:
 
 
 _TABLES: dict[tuple[int, int], tuple[Rules, Array]] = {}
+_WARM: list[bool] = []  # (one entry once warm_up has run)
 
 
 def rules_table(rules: Rules, kind: int = 0) -> Array:
@@ -311,18 +312,13 @@ def uct(
     return child_n, child_total, float(root_total)
 
 
-_WARM: list[bool] = []
-
-
 def warm_up() -> None:
     """Load (or compile, the first time on a machine) every entry point, on a tiny deal. Once per
     process (later calls return at once); the server calls it as it starts, in a worker thread, and
     bots that use the kernel when they are made."""
     if _WARM:
         return
-    from moonshot.rules import Rules as _Rules
-
-    rules = _Rules()
+    rules = Rules()
     hands = [sum(1 << c for c in range(13 * s, 13 * s + 13)) for s in range(4)]
     rt = rules_table(rules, 0)
     st = start_state(rules, 0, hands, 0)
