@@ -145,7 +145,14 @@ def arena_bot(spec: str, config: ArenaConfig, clock: Clock | None = None) -> Bot
     budget = bot_options(name, config, clock)
     if "preset" in options:  # a preset fixes its own budget: only the clock is handed on
         budget = {k: v for k, v in budget.items() if k == "clock"}
-    return make_bot(name, **{**budget, **options})
+    bot = make_bot(name, **{**budget, **options})
+    from moonshot.bots.search import SearchBot
+
+    if isinstance(bot, SearchBot):  # its greedy rollouts run in the rules kernel once it is loaded
+        from moonshot.kernel import warm_up
+
+        warm_up()
+    return bot
 
 
 @dataclass
