@@ -22,12 +22,11 @@ import math
 
 import numpy as np
 
+from moonshot import tricks
 from moonshot.cards import (
     ACE_HEARTS,
-    ALL_CARDS,
     HEARTS_MASK,
     JACK_DIAMONDS,
-    NINES,
     QUEEN_SPADES,
     SPADES_MASK,
     SUIT_MASKS,
@@ -35,7 +34,7 @@ from moonshot.cards import (
     TWO_CLUBS,
 )
 
-from ._jit import highest_bit, kjit, kjit_leaf, lowest_bit, popcount, raw
+from ._jit import highest_bit, kjit, kjit_leaf, lowest_bit, plain, popcount, raw
 
 # ---------------------------------------------------------------- the rules table's layout
 R_CP = 0  # 52 card points of the deal kind
@@ -90,8 +89,16 @@ _MOON_CARDS = HEARTS_MASK | _QS_BIT
 _HIGH_SPADES = SPADES_MASK & ~((1 << QUEEN_SPADES + 1) - 1)  # KS, AS
 _NOT_HEARTS = ~HEARTS_MASK
 _FULL_SUIT = SUIT_MASKS[0]  # suit s is _FULL_SUIT << 13 * s
-_NINE_RANK = NINES[0]  # the nine of suit s is 13 * s + _NINE_RANK
 _M32 = 0xFFFFFFFF
+
+
+# ---------------------------------------------------------------- card play's small rules
+# (moonshot.tricks: one source with the search deal's; numba inlines them here)
+beats = kjit_leaf(plain(tricks.beats))
+breaks_hearts = kjit_leaf(plain(tricks.breaks_hearts))
+led_nine = kjit_leaf(plain(tricks.led_nine))
+trick_goes_on = kjit_leaf(plain(tricks.trick_goes_on))
+deal_ends = kjit_leaf(plain(tricks.deal_ends))
 
 
 # ---------------------------------------------------------------- random numbers
@@ -186,14 +193,13 @@ def legal_of(rt, hand, trick_len, first_card, trick_no, broken, charged, led_sui
 @kjit_leaf
 def finish_trick(rt, st):
     n = st[S_TRICK_LEN]
-    led = st[S_TRICK] // 13
-    best = -1
+    best = st[S_TRICK]
     winner = st[S_TSEATS]
-    won = 0
-    for i in range(n):
+    won = 1 << best
+    for i in range(1, n):
         c = st[S_TRICK + i]
         won |= 1 << c
-        if c // 13 == led and c > best:
+        if beats(c, best):
             best = c
             winner = st[S_TSEATS + i]
     st[S_TAKEN + winner] |= won
@@ -201,19 +207,24 @@ def finish_trick(rt, st):
     st[S_TNW + winner] |= 1 << st[S_TRICK_NO]
     if won & rt[R_POINT_CARDS]:
         st[S_PTS + winner] += card_points(rt, won)
-    st[S_LED] |= 1 << led
+    st[S_LED] |= 1 << (st[S_TRICK] // 13)
     st[S_TRICK_LEN] = 0
     st[S_TURN] = winner
-    played = st[S_PLAYED]
-    if played == ALL_CARDS or (
-        rt[R_EARLY_END] != 0
-        and rt[R_PER_TRICK] == 0
-        and (rt[R_POINT_CARDS] & ~played) == 0
-        and rt[R_LAST_NUMBERED] <= st[S_TRICK_NO]
+    if deal_ends(
+        st[S_PLAYED], st[S_TRICK_NO], rt[R_EARLY_END], rt[R_PER_TRICK], rt[R_POINT_CARDS], rt[R_LAST_NUMBERED]
     ):
         st[S_DONE] = 1
     else:
         st[S_TRICK_NO] += 1
+
+
+@kjit_leaf
+def nine_in_first_four(st):
+    """A nine of the led suit is among the trick's first four cards (Turbo's nines)."""
+    for i in range(4):  # noqa: SIM110 (numba compiles no generators)
+        if led_nine(st[S_TRICK + i], st[S_TRICK]):
+            return True
+    return False
 
 
 @kjit_leaf
@@ -228,21 +239,13 @@ def play(rt, st, c):
     st[S_TSEATS + n] = seat
     n += 1
     st[S_TRICK_LEN] = n
-    if c // 13 == 2 or (c == QUEEN_SPADES and rt[R_QUEEN_BREAKS] != 0):
+    if breaks_hearts(c, rt[R_QUEEN_BREAKS]):
         st[S_BROKEN] = 1
     nxt = (seat + 1) & 3
-    if n < 4 or (4 < n < 8):
-        if n < 4 or st[S_HANDS + nxt] != 0:
-            st[S_TURN] = nxt
-            return
-    elif n == 4 and rt[R_NINES] != 0 and st[S_HANDS + nxt] != 0:
-        # a nine of the led suit among the first four cards makes an eight-card trick
-        nine = st[S_TRICK] // 13 * 13 + _NINE_RANK
-        for i in range(4):
-            if st[S_TRICK + i] == nine:
-                st[S_TURN] = nxt
-                return
-    finish_trick(rt, st)
+    if trick_goes_on(n, st[S_HANDS + nxt], n == 4 and rt[R_NINES] != 0 and nine_in_first_four(st)):
+        st[S_TURN] = nxt
+    else:
+        finish_trick(rt, st)
 
 
 @kjit

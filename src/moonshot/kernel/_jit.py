@@ -6,14 +6,19 @@ nothing, compiled without reference counting); ``popcount``, ``lowest_bit`` and 
 LLVM's ``ctpop``/``cttz``/``ctlz`` under numba and ``int`` methods otherwise. ``MOONSHOT_NO_NUMBA=1`` (or numba not
 installed) runs the same functions uncompiled, so the test pass without numba checks the same code.
 
-numba's on-disk cache is keyed by ``_core.py`` alone: after editing only this file, delete the
-kernel's cached code (``src/moonshot/kernel/__pycache__/*.nbi``, ``*.nbc``) or touch ``_core.py``.
+numba's on-disk cache is keyed by each function's own source file: after editing only this file or
+:mod:`moonshot.tricks` (whose functions the kernel compiles into its own), delete the kernel's cached
+code (``src/moonshot/kernel/__pycache__/*.nbi``, ``*.nbc``) or touch ``_core.py``.
+
+:func:`plain` hands numba the Python source of a function that mypyc may have compiled
+(:mod:`moonshot.tricks` is in the mypyc build: the search deal calls it natively).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 
 NUMBA = not os.environ.get("MOONSHOT_NO_NUMBA") and importlib.util.find_spec("numba") is not None
 if NUMBA:
@@ -23,6 +28,24 @@ if NUMBA:
         from numba.extending import intrinsic
     except ImportError:  # e.g. a numba that does not support the installed NumPy: plain Python
         NUMBA = False
+
+
+def plain(fn):
+    """``fn`` as Python code: itself, or where mypyc compiled its module, the same function loaded
+    afresh from the module's ``.py`` source beside the compiled one."""
+    if hasattr(fn, "__code__"):
+        return fn
+    name = fn.__module__ + "._plain"
+    mod = sys.modules.get(name)
+    if mod is None:
+        path = sys.modules[fn.__module__].__file__
+        source = os.path.join(os.path.dirname(path), fn.__module__.rsplit(".", 1)[-1] + ".py")
+        spec = importlib.util.spec_from_file_location(name, source)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return getattr(mod, fn.__name__)
+
 
 if NUMBA:
     import numpy as np

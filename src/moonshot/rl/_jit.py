@@ -3,8 +3,9 @@
 
 Optional: :mod:`moonshot.rl.vector` imports this module only when numba is installed (``pip install
 'moonshot[rl]'``) and falls back to its NumPy path otherwise (or when ``MOONSHOT_NO_NUMBA=1``).
-The rules (legal cards, scoring) are the rules kernel's (:mod:`moonshot.kernel`); these loops add
-the batched arrays, passing, the games' totals and the env's random draws. They give exactly the
+The rules (legal cards, which card takes a trick, hearts breaking, a trick's and a deal's end,
+scoring) are the rules kernel's (:mod:`moonshot.kernel`, :mod:`moonshot.tricks`), inlined here; these
+loops add the batched arrays, passing, the games' totals, the env's random draws and observations. They give exactly the
 NumPy path's results: they read the same uniforms from the same
 ``numpy.random.Generator`` in the same order and pick cards with the same rules (tests compare both).
 Compiled code is cached on disk (``cache=True``), so only the first use on a machine pays the compile.
@@ -19,7 +20,21 @@ from numba.extending import intrinsic
 
 from moonshot.cards import HEARTS_MASK, JACK_DIAMONDS, QUEEN_SPADES
 from moonshot.kernel import rules_table
-from moonshot.kernel._core import S_LEN, S_TAKEN, legal_of, scores
+from moonshot.kernel._core import (
+    R_EARLY_END,
+    R_LAST_NUMBERED,
+    R_PER_TRICK,
+    R_POINT_CARDS,
+    R_QUEEN_BREAKS,
+    S_LEN,
+    S_TAKEN,
+    beats,
+    breaks_hearts,
+    deal_ends,
+    legal_of,
+    scores,
+    trick_goes_on,
+)
 from moonshot.rules import Rules
 
 _U1 = np.uint64(1)
@@ -202,10 +217,10 @@ def play_random_deals(u, dirs, rt, points):
                     led = suit
                     best = c
                     winner = turn
-                elif suit == led and c > best:
+                elif beats(c, best):
                     best = c
                     winner = turn
-                if suit == 2:
+                if breaks_hearts(c, _PLAY_RULES[R_QUEEN_BREAKS]):
                     broken = True
                 turn = (turn + 1) & 3
             taken[winner] |= won
@@ -278,16 +293,17 @@ def play_card(st, g, c, rt, limit, inclusive, scratch):
     if lead:
         led_suit[g] = suit
     led = led_suit[g]
-    if lead or (suit == led and c > best[g]):
+    if lead or beats(c, best[g]):
         best[g] = c
         winner[g] = seat
     if not (lead or suit == led):
         voids[g, seat] |= 1 << led
-    if suit == 2:
+    if breaks_hearts(c, _PLAY_RULES[R_QUEEN_BREAKS]):
         hearts_broken[g] = True
     trick_len[g] += 1
-    turn[g] = (seat + 1) & 3
-    if trick_len[g] < 4:
+    nxt = (seat + 1) & 3
+    turn[g] = nxt
+    if trick_goes_on(np.int64(trick_len[g]), np.int64(hands[g, nxt]), False):  # (no nines: batchable)
         return False
     w = winner[g]
     taken[g, w] |= trick_bits[g, 0] | trick_bits[g, 1] | trick_bits[g, 2] | trick_bits[g, 3]
@@ -297,8 +313,16 @@ def play_card(st, g, c, rt, limit, inclusive, scratch):
     trick_len[g] = 0
     leader[g] = w
     turn[g] = w
+    ended = deal_ends(
+        np.int64(played[g]),
+        np.int64(trick_no[g]),
+        rt[R_EARLY_END],
+        rt[R_PER_TRICK],
+        rt[R_POINT_CARDS],
+        rt[R_LAST_NUMBERED],
+    )
     trick_no[g] += 1
-    if trick_no[g] <= 13:
+    if not ended:
         return False
     deal_score(taken[g], rt, scratch)
     top = -(1 << 62)
