@@ -1,6 +1,6 @@
 """Compile moonshot's hot core with mypyc: ``moonshot compile`` (``make core`` runs it).
 
-Builds ``cards``, ``rules``, ``actions``, ``events`` and ``engine``, and what runs for every decision
+Builds ``cards``, ``rules``, ``actions``, ``events``, ``engine`` and ``tricks``, and what runs for every decision
 of a simulated game (``views``, ``bots.random``, ``bots.heuristic``, ``bots.playout``, ``sim``) and
 ``bots.tree`` (the per-world trees of ``pimc`` and ``search:root=tree``), into
 extension modules next to their sources (one shared library ``_core__mypyc`` plus a small shim per
@@ -43,6 +43,7 @@ MODULES = (
     "actions",
     "events",
     "engine",
+    "tricks",
     "views",
     "bots.heuristic",
     "bots.random",

@@ -21,9 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from moonshot.cards import (
-    ALL_CARDS,
     HEARTS_MASK,
-    NINES,
     QUEEN_SPADES,
     SPADES_MASK,
     SUIT_MASKS,
@@ -33,6 +31,7 @@ from moonshot.cards import (
 )
 from moonshot.engine import legal_plays
 from moonshot.rules import MoonRule, Rules, score_deal
+from moonshot.tricks import beats, breaks_hearts, deal_ends, led_nine, trick_goes_on
 
 try:
     from mypy_extensions import mypyc_attr
@@ -193,45 +192,37 @@ class Deal:
         tc = self.trick
         tc.append(c)
         self.tseats.append(seat)
-        if c // 13 == 2 or (c == QUEEN_SPADES and self.rules.queen_breaks):
+        r = self.rules
+        if breaks_hearts(c, r.queen_breaks):
             self.broken = True
         n = len(tc)
         nxt = (seat + 1) & 3
-        if n < 4 or 4 < n < 8:
-            if n < 4 or self.hands[nxt]:
-                self.turn = nxt
-                return
-        elif n == 4 and self.rules.nines and self.hands[nxt] and NINES[tc[0] // 13] in tc:
+        if trick_goes_on(n, self.hands[nxt], n == 4 and r.nines and _nine_in_first_four(tc)):
             self.turn = nxt
-            return
-        self._finish_trick()
+        else:
+            self._finish_trick()
 
     def _finish_trick(self) -> None:
         tc, ts = self.trick, self.tseats
-        led = tc[0] // 13
-        best = -1
+        best = tc[0]
         winner = ts[0]
-        won = 0
-        for c, s in zip(tc, ts):
+        won = 1 << best
+        for i in range(1, len(tc)):
+            c = tc[i]
             won |= 1 << c
-            if c // 13 == led and c > best:
-                best, winner = c, s
+            if beats(c, best):
+                best, winner = c, ts[i]
         r = self.rules
         self.taken[winner] |= won
         self.tricks_won[winner] += 1
         self.tnw[winner] |= 1 << self.trick_no
         if won & r.point_cards:
             self.pts[winner] += _points(r.card_points, won)
-        self.led_suits |= 1 << led
+        self.led_suits |= 1 << (tc[0] // 13)
         self.trick = []
         self.tseats = []
         self.turn = winner
-        if self.played == ALL_CARDS or (
-            r.early_end
-            and not r.per_trick
-            and not (r.point_cards & ~self.played)
-            and r.last_numbered_trick <= self.trick_no
-        ):
+        if deal_ends(self.played, self.trick_no, r.early_end, r.per_trick, r.point_cards, r.last_numbered_trick):
             self.done = True
         else:
             self.trick_no += 1
@@ -284,6 +275,11 @@ def start_of_play(
     if rules.two_of_clubs_leads:
         leader = next(s for s in range(4) if hands[s] >> TWO_CLUBS & 1)
     return Deal(DealRules.of(rules, kind), hands, turn=leader, charged=charged, doubled=doubled)
+
+
+def _nine_in_first_four(trick: list[int]) -> bool:
+    """A nine of the led suit is among the trick's first four cards (Turbo's nines)."""
+    return any(led_nine(trick[i], trick[0]) for i in range(4))
 
 
 def _points(cp: tuple[int, ...], cards: CardSet) -> int:
