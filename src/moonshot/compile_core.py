@@ -43,13 +43,13 @@ MODULES = (
     "actions",
     "events",
     "engine",
-    "tricks",
     "views",
     "bots.heuristic",
     "bots.random",
     "bots.playout",
     "bots.tree",
     "sim",
+    "tricks",  # card play's small rules, which Deal calls (and the rules kernel compiles with numba)
 )
 GROUP = "moonshot._core"
 _SUFFIXES = importlib.machinery.EXTENSION_SUFFIXES

@@ -38,8 +38,10 @@ def plain(fn):
     name = fn.__module__ + "._plain"
     mod = sys.modules.get(name)
     if mod is None:
-        path = sys.modules[fn.__module__].__file__
-        source = os.path.join(os.path.dirname(path), fn.__module__.rsplit(".", 1)[-1] + ".py")
+        import moonshot  # (a compiled module's __file__ may not name its folder: go from the package's)
+
+        root = os.path.dirname(os.path.abspath(moonshot.__file__))
+        source = os.path.join(root, *fn.__module__.split(".")[1:]) + ".py"
         spec = importlib.util.spec_from_file_location(name, source)
         mod = importlib.util.module_from_spec(spec)
         sys.modules[name] = mod
