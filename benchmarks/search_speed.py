@@ -1,9 +1,16 @@
 """How fast search's pieces are, next to the engine: full deals per second, solver and move times.
 
-    python benchmarks/search_speed.py [--seconds 2]
+    python benchmarks/search_speed.py [--seconds 2] [--kernel-only]
 
 The anchor is the engine playing uniformly random full deals (``Game`` + ``legal_play_mask``);
 the lean playout simulator must be several times faster for search to see enough worlds.
+
+The rollout rows are per CPU second of this process (``time.process_time``): the Python playout
+(``bots/playout.py``) and the rules kernel (:mod:`moonshot.kernel`, compiled by numba) each play
+random deals from the first lead to the end, next to OpenSpiel's C++ loop (``pyspiel.evaluate_bots``
+with four uniform random bots, dealing and passing included) in the same run, each the best of
+``--rounds`` interleaved rounds; then the ratio of the kernel's greedy rollouts to OpenSpiel's
+deals (target: 10x). ``pimc:classic``'s CPU a card decision closes the table.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from collections.abc import Callable
 
 from moonshot.bots.pimc import PimcBot
 from moonshot.bots.playout import ROLLOUT_POLICIES, greedy_policy, start_of_play
@@ -52,6 +60,122 @@ def playout_deals(policy: str, seconds: float) -> float:
         start_of_play(rules, 0, _deal(rng), 0).finish(pol, rng)
         n += 1
     return n / (time.perf_counter() - start)
+
+
+def _cpu_rate(work: Callable[[], int], seconds: float) -> float:
+    """Units of ``work()`` per CPU second over about ``seconds``."""
+    n, start = 0, time.process_time()
+    while time.process_time() - start < seconds:
+        n += work()
+    return n / (time.process_time() - start)
+
+
+def playout_rollouts(policy: str) -> Callable[[], int]:
+    rules = find_variant("standard")
+    rng = random.Random(0)
+    pol = ROLLOUT_POLICIES[policy]
+
+    def work() -> int:
+        for _ in range(20):
+            start_of_play(rules, 0, _deal(rng), 0).finish(pol, rng)
+        return 20
+
+    return work
+
+
+def kernel_rollouts(policy: str) -> Callable[[], int]:
+    import numpy as np
+
+    from moonshot import kernel
+    from moonshot.kernel import _core
+
+    rt = kernel.rules_table(find_variant("standard"), 0)
+    gen = kernel.seed_rng(random.Random(0))
+    out = np.zeros((2000, 4), dtype=np.int64)
+    code, eps32 = kernel.POLICIES[policy], kernel.epsilon32(0.1)
+    kernel.warm_up()
+
+    def work() -> int:
+        _core.random_deals(rt, 2000, code, eps32, gen, out)
+        return 2000
+
+    return work
+
+
+def openspiel_deals() -> Callable[[], int] | None:
+    try:
+        import pyspiel
+    except ImportError:
+        return None
+    game = pyspiel.load_game("hearts")
+    bots = [pyspiel.make_uniform_random_bot(p, 1000 + p) for p in range(4)]
+    seed = [0]
+
+    def work() -> int:
+        for _ in range(50):
+            seed[0] += 1
+            pyspiel.evaluate_bots(game.new_initial_state(), bots, seed[0])
+        return 50
+
+    return work
+
+
+def rollout_rows(seconds: float, rounds: int) -> list[tuple[str, str]]:
+    """Rollouts per CPU second, Python playout and kernel, beside OpenSpiel's C++ loop (best of
+    ``rounds`` interleaved rounds of ``seconds`` each)."""
+    works: dict[str, Callable[[], int] | None] = {
+        "playout (Python): greedy rollouts/CPU s": playout_rollouts("greedy"),
+        "playout (Python): random rollouts/CPU s": playout_rollouts("random"),
+        "kernel: greedy rollouts/CPU s": kernel_rollouts("greedy"),
+        "kernel: epsilon-greedy (0.1) rollouts/CPU s": kernel_rollouts("noisy"),
+        "kernel: random rollouts/CPU s": kernel_rollouts("random"),
+        "OpenSpiel evaluate_bots (C++), random bots: deals/CPU s": openspiel_deals(),
+    }
+    best = dict.fromkeys(works, 0.0)
+    for _ in range(rounds):
+        for name, work in works.items():
+            if work is not None:
+                best[name] = max(best[name], _cpu_rate(work, seconds))
+    rows = [
+        (name, f"{rate:,.0f}" if works[name] is not None else "(pyspiel not installed)") for name, rate in best.items()
+    ]
+    spiel = best["OpenSpiel evaluate_bots (C++), random bots: deals/CPU s"]
+    if spiel:
+        for name in ("kernel: greedy rollouts/CPU s", "kernel: random rollouts/CPU s"):
+            rows.append((f"ratio: {name.split(' rollouts')[0]} / OpenSpiel", f"{best[name] / spiel:.1f}x"))
+    rows.append(
+        (
+            "ratio: kernel greedy / playout greedy",
+            f"{best['kernel: greedy rollouts/CPU s'] / best['playout (Python): greedy rollouts/CPU s']:.1f}x",
+        )
+    )
+    return rows
+
+
+def classic_cpu_ms(deals: int = 2) -> float:
+    """``pimc:classic``'s CPU milliseconds a card decision with a choice (standard, the other seats heuristic)."""
+    from moonshot.bots.heuristic import HeuristicBot
+
+    rules = find_variant("standard").replace(deals=1)
+    bot = PimcBot(preset="classic")
+    other = HeuristicBot()
+    total, moves = 0.0, 0
+    for seed in range(deals):
+        game = Game(rules, seed)
+        rng = random.Random(seed)
+        while game.deal_index == 0 and not game.over:
+            seat = game.to_act()[0]
+            view = seat_view(game, seat)
+            if seat != 0:
+                game.apply(other.act(view, rng))
+                continue
+            t = time.process_time()
+            action = bot.act(view, rng)
+            if view.phase is Phase.PLAY and view.legal_plays & (view.legal_plays - 1):
+                total += time.process_time() - t
+                moves += 1
+            game.apply(action)
+    return 1000 * total / moves
 
 
 def solver_ms(cards_each: int, positions: int = 20) -> float:
@@ -111,8 +235,15 @@ def search_playouts(simulations: int, deals: int = 2, bot: SearchBot | None = No
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the rollout rows (best of)")
+    ap.add_argument("--kernel-only", action="store_true", help="only the rollout rows and pimc:classic")
     args = ap.parse_args()
-    rows = [
+    rows = rollout_rows(args.seconds / 2, args.rounds)
+    rows.append(("pimc:classic: CPU ms per card decision (9,990 playouts)", f"{classic_cpu_ms():.1f}"))
+    if args.kernel_only:
+        _print(rows)
+        return
+    rows += [
         ("engine: random full deals/s (anchor)", f"{engine_deals(args.seconds):.0f}"),
         ("playout: random full deals/s", f"{playout_deals('random', args.seconds):.0f}"),
         ("playout: greedy (rollout) full deals/s", f"{playout_deals('greedy', args.seconds):.0f}"),
@@ -132,6 +263,10 @@ def main() -> None:
         ),
         ("pimc: iterations/s per core, 300 per move", f"{search_playouts(300, bot=PimcBot(None, 300)):.0f}"),
     ]
+    _print(rows)
+
+
+def _print(rows: list[tuple[str, str]]) -> None:
     width = max(len(r[0]) for r in rows)
     print(f"{'measure'.ljust(width)}  value")
     for name, value in rows:

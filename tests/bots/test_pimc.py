@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from moonshot import kernel
 from moonshot.bots.base import Bot
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.pimc import PimcBot
@@ -93,3 +94,46 @@ def test_prior_grows_the_roots_over_the_networks_best_cards_only() -> None:
                 action = HeuristicBot().act(view, rng)
             game.apply(action)
         assert checked
+
+
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+def test_classic_plays_a_legal_deal_in_every_variant(variant: str) -> None:
+    rules = VARIANTS[variant].replace(end=EndRule.DEALS, deals=1)
+    game = Game(rules, 6)
+    classic = make_bot("pimc", preset="classic")
+    # the preset's trees, smaller: this checks legality, not strength (and uncompiled, smaller still)
+    classic.simulations = 30 * (20 if kernel.NUMBA else 2)
+    bots: list[Bot] = [classic, HeuristicBot(), classic, HeuristicBot()]
+    rng = random.Random(2)
+    for _ in range(400):
+        if game.over:
+            break
+        seat = game.to_act()[0]
+        view = seat_view(game, seat)
+        action = bots[seat].act(view, rng)
+        assert action in view.legal, (variant, action)
+        game.apply(action)
+    assert game.over
+
+
+def test_classic_is_the_classic_configuration_and_reproducible() -> None:
+    from moonshot.play.arena import ArenaConfig, arena_bot, bot_spec
+
+    assert bot_spec("pimc:classic") == ("pimc", {"preset": "classic"})
+    bot = arena_bot("pimc:classic", ArenaConfig(think_ms=20))
+    assert isinstance(bot, PimcBot) and bot.spec == "pimc --preset classic"  # type: ignore[attr-defined]
+    assert (bot.worlds, bot.simulations, bot.think_ms, bot.exploration, bot.rollout) == (30, 9990, None, 0.4, "noisy")
+    with pytest.raises(ValueError):
+        PimcBot(preset="nonesuch")
+    game = Game(STANDARD, 9)
+    rng = random.Random(0)
+    while game.phase.value != "play" or game.trick_no < 3:
+        s = game.to_act()[0]
+        game.apply(HeuristicBot().act(seat_view(game, s), rng))
+    view = seat_view(game, game.to_act()[0])
+    bots = [PimcBot(preset="classic") for _ in range(2)]
+    if not kernel.NUMBA:  # (uncompiled, the full budget takes seconds a move)
+        for b in bots:
+            b.simulations = 30 * 20
+    a = [b.act(view, random.Random(4)) for b in bots]
+    assert a[0] == a[1] and a[0] in view.legal

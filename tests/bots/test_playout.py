@@ -223,3 +223,30 @@ def test_quick_deal_refuses_an_inconsistent_position_and_deals_uniformly_without
             hits[s] += hands[s] >> 5 & 1  # the seven of clubs
     for s in range(1, 4):
         assert abs(hits[s] / n - 1 / 3) < 0.04
+
+
+@pytest.mark.parametrize("variant", ["standard", "omnibus", "trend", "turbo", "kierki"])
+def test_greedy_rollouts_in_the_kernel_give_the_python_costs(variant: str) -> None:
+    """Once the rules kernel is loaded, the greedy rollouts of search (and of the trees) run there: the same costs as
+    ``Deal.finish`` from any position, and no draw from the decision's rng."""
+    from moonshot import kernel
+    from moonshot.bots.playout import _kernel_ready, finish_costs, greedy_policy, start_of_play
+
+    kernel.warm_up()
+    rules = VARIANTS[variant]
+    for seed in range(30):
+        rng = random.Random(seed)
+        deck = list(range(52))
+        rng.shuffle(deck)
+        hands = [sum(1 << c for c in deck[13 * s : 13 * s + 13]) for s in range(4)]
+        deal = start_of_play(rules, rules.deal_kinds[seed % len(rules.deal_kinds)], hands, seed % 4)
+        for _ in range(rng.randrange(45)):
+            if deal.done:
+                break
+            legal = deal.legal()
+            deal.play(rng.choice([c for c in range(52) if legal >> c & 1]))
+        assert _kernel_ready(rules) == kernel.NUMBA
+        state = rng.getstate()
+        got = finish_costs(deal.copy(), greedy_policy, rng)
+        assert rng.getstate() == state
+        assert got == deal.finish(greedy_policy, rng)

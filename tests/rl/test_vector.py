@@ -85,6 +85,16 @@ def test_other_variants_are_refused() -> None:
             BatchedHearts(4, v)
 
 
+def test_batching_is_chosen_by_the_rules_fields_not_their_name() -> None:
+    from moonshot.core.variants import VARIANTS
+    from moonshot.rl.vector import batchable
+
+    assert {name for name, rules in VARIANTS.items() if batchable(rules)} == {"standard", "gym", "omnibus"}
+    assert batchable(find_variant("standard").replace(name="house", score_limit=50))
+    assert not batchable(find_variant("standard").replace(queen_breaks_hearts=True))
+    assert not batchable(find_variant("omnibus").replace(ten_of_clubs_multiplier=2))
+
+
 def test_random_cards_are_legal_distinct_and_cover_the_set() -> None:
     rng = np.random.default_rng(0)
     masks = np.array([0b1011 << 20, 1 << 51, (1 << 52) - 1] * 400, dtype=U64)

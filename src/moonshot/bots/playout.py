@@ -15,14 +15,13 @@ only the seat's own hand and the public state of the deal, never the other hands
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from moonshot.core.cards import (
-    ALL_CARDS,
     HEARTS_MASK,
-    NINES,
     QUEEN_SPADES,
     SPADES_MASK,
     SUIT_MASKS,
@@ -32,6 +31,7 @@ from moonshot.core.cards import (
 )
 from moonshot.core.engine import legal_plays
 from moonshot.core.rules import MoonRule, Rules, score_deal
+from moonshot.core.tricks import beats, breaks_hearts, deal_ends, led_nine, trick_goes_on
 
 try:
     from mypy_extensions import mypyc_attr
@@ -192,45 +192,37 @@ class Deal:
         tc = self.trick
         tc.append(c)
         self.tseats.append(seat)
-        if c // 13 == 2 or (c == QUEEN_SPADES and self.rules.queen_breaks):
+        r = self.rules
+        if breaks_hearts(c, r.queen_breaks):
             self.broken = True
         n = len(tc)
         nxt = (seat + 1) & 3
-        if n < 4 or 4 < n < 8:
-            if n < 4 or self.hands[nxt]:
-                self.turn = nxt
-                return
-        elif n == 4 and self.rules.nines and self.hands[nxt] and NINES[tc[0] // 13] in tc:
+        if trick_goes_on(n, self.hands[nxt], n == 4 and r.nines and _nine_in_first_four(tc)):
             self.turn = nxt
-            return
-        self._finish_trick()
+        else:
+            self._finish_trick()
 
     def _finish_trick(self) -> None:
         tc, ts = self.trick, self.tseats
-        led = tc[0] // 13
-        best = -1
+        best = tc[0]
         winner = ts[0]
-        won = 0
-        for c, s in zip(tc, ts):
+        won = 1 << best
+        for i in range(1, len(tc)):
+            c = tc[i]
             won |= 1 << c
-            if c // 13 == led and c > best:
-                best, winner = c, s
+            if beats(c, best):
+                best, winner = c, ts[i]
         r = self.rules
         self.taken[winner] |= won
         self.tricks_won[winner] += 1
         self.tnw[winner] |= 1 << self.trick_no
         if won & r.point_cards:
             self.pts[winner] += _points(r.card_points, won)
-        self.led_suits |= 1 << led
+        self.led_suits |= 1 << (tc[0] // 13)
         self.trick = []
         self.tseats = []
         self.turn = winner
-        if self.played == ALL_CARDS or (
-            r.early_end
-            and not r.per_trick
-            and not (r.point_cards & ~self.played)
-            and r.last_numbered_trick <= self.trick_no
-        ):
+        if deal_ends(self.played, self.trick_no, r.early_end, r.per_trick, r.point_cards, r.last_numbered_trick):
             self.done = True
         else:
             self.trick_no += 1
@@ -283,6 +275,11 @@ def start_of_play(
     if rules.two_of_clubs_leads:
         leader = next(s for s in range(4) if hands[s] >> TWO_CLUBS & 1)
     return Deal(DealRules.of(rules, kind), hands, turn=leader, charged=charged, doubled=doubled)
+
+
+def _nine_in_first_four(trick: list[int]) -> bool:
+    """A nine of the led suit is among the trick's first four cards (Turbo's nines)."""
+    return any(led_nine(trick[i], trick[0]) for i in range(4))
 
 
 def _points(cp: tuple[int, ...], cards: CardSet) -> int:
@@ -345,7 +342,7 @@ def quick_deal(
     voids: list[int],
     rng: random.Random,
 ) -> list[CardSet] | None:
-    """Deal ``unseen`` to the three seats other than ``me`` as :func:`moonshot.bots.search.sample_hands`
+    """Deal ``unseen`` to the three seats other than ``me`` as :func:`moonshot.bots.sampling.sample_hands`
     does (``counts[s]`` cards each, all of ``known[s]``, nothing in a suit of ``voids[s]``), compiled.
 
     Each free card goes to a seat that can take it with probability in proportion to the room that
@@ -584,6 +581,46 @@ def greedy_policy(deal: Deal, seat: int, legal: CardSet, rng: random.Random) -> 
     return _highest_rank(rest if rest else legal)
 
 
+# ---------------------------------------------------------------------- rollouts in the rules kernel
+def finish_costs(deal: Deal, policy: Policy, rng: random.Random) -> tuple[int, ...]:
+    """The costs of playing ``deal`` to its end with ``policy``: ``deal.finish(policy, rng)``, or,
+    for the greedy policy once the rules kernel is loaded (:func:`moonshot.kernel.warm_up`: the
+    server, ``pimc:classic``), the same rollout in the kernel. The greedy policy draws no random
+    numbers and the kernel's greedy player is this one card for card (tests hold it so), so the
+    costs, and every later draw from ``rng``, are the same either way. In the kernel ``deal`` is
+    left as it was: callers read only the costs."""
+    if policy is greedy_policy and _kernel_ready(deal.rules.rules):
+        from moonshot import kernel
+
+        rt = kernel.rules_table(deal.rules.rules, deal.rules.kind)
+        st = kernel.state_of(
+            deal.hands,
+            deal.turn,
+            deal.trick_no,
+            deal.trick,
+            deal.tseats,
+            deal.played,
+            deal.led_suits,
+            deal.broken,
+            deal.taken,
+            deal.tricks_won,
+            deal.tnw,
+            deal.pts,
+            deal.charged,
+            deal.doubled,
+        )
+        if deal.done:
+            return kernel.costs(rt, st)
+        return kernel.greedy_rollout(rt, st)
+    return deal.finish(policy, rng)
+
+
+def _kernel_ready(rules: Rules) -> bool:
+    """The compiled rules kernel is loaded in this process and plays ``rules``."""
+    k: Any = sys.modules.get("moonshot.kernel")
+    return k is not None and k.NUMBA and k.is_warm() and k.covers(rules)
+
+
 def epsilon_greedy(eps: float) -> Policy:
     """The greedy player, with a uniformly random card a fraction ``eps`` of the time."""
 
@@ -610,6 +647,7 @@ __all__ = [
     "DealRules",
     "Policy",
     "epsilon_greedy",
+    "finish_costs",
     "greedy_policy",
     "quick_deal",
     "random_policy",

@@ -51,7 +51,7 @@ from moonshot.core.engine import Phase
 from moonshot.core.rules import MoonRule, PassDirection, Rules, score_deal
 from moonshot.core.views import SeatView
 
-from .playout import MOON_CARDS, Deal, DealRules, Policy, start_of_play, weighted_deal
+from .playout import MOON_CARDS, Deal, DealRules, Policy, finish_costs, start_of_play, weighted_deal
 from .sampling import Inconsistent, quick_hands, quick_sample_view, sample_hands, sample_view
 from .tuned import FAST_SAMPLER_RULES, PRIOR_WEIGHT_RULES, TUNED_RULES
 
@@ -679,9 +679,12 @@ class SearchBot:
                     if not child.done and child.hands[child.turn].bit_count() >= self.value_cards:
                         leaves.append((i, child))  # (valued below, all of this world's at once)
                         continue
-                values[i] = relative(child.finish(policy, rng), me, w)
-                if penalty and _moon_by_other(child, me):
-                    values[i] += penalty
+                if penalty:
+                    values[i] = relative(child.finish(policy, rng), me, w)
+                    if _moon_by_other(child, me):
+                        values[i] += penalty
+                else:
+                    values[i] = relative(finish_costs(child, policy, rng), me, w)
             if not complete:
                 leaves.clear()
                 break
@@ -692,7 +695,7 @@ class SearchBot:
                 for (i, child), costs in zip(leaves, leaf_costs(net, [c for _, c in leaves])):
                     v = relative(costs, me, w)
                     if mix < 1.0:
-                        v = mix * v + (1.0 - mix) * relative(child.finish(policy, rng), me, w)
+                        v = mix * v + (1.0 - mix) * relative(finish_costs(child, policy, rng), me, w)
                     values[i] = v
                 leaves.clear()
             for i in alive:
@@ -882,9 +885,14 @@ class SearchBot:
         sampler = self._sampler(view)
         while n == 0 or not spent(n):
             deal = deal_from_view(view, sampler(rng))
-            total += relative(deal.finish(self.policy, rng), me, self.others_weight)
+            total += relative(self._finish(deal, rng), me, self.others_weight)
             n += 1
         return conceded <= total / n + 0.25
+
+    def _finish(self, deal: Deal, rng: random.Random) -> tuple[int, ...]:
+        """One playout of ``deal`` to its end with the rollout policy (passing, doubling and
+        claims): the costs per seat."""
+        return finish_costs(deal, self.policy, rng)
 
     # ------------------------------------------------------------------ passing
     def _choose_pass(self, view: SeatView, rng: random.Random) -> CardSet:
@@ -907,7 +915,7 @@ class SearchBot:
                 passes[me] = mine
                 after = _after_passing(hands, passes, view.direction, pile_order, rules.pass_count)
                 deal = start_of_play(rules, view.deal_kind, after, view.leader)
-                totals[i] += relative(deal.finish(self.policy, rng), me, self.others_weight)
+                totals[i] += relative(self._finish(deal, rng), me, self.others_weight)
             worlds += 1
             done += len(candidates)
         # ties (and the noise floor) go to the better-ranked candidate
@@ -936,7 +944,7 @@ class SearchBot:
             for i, sub in enumerate(subsets):
                 ch = base_charged | sub if charging else base_charged
                 deal = start_of_play(rules, view.deal_kind, hands[:], view.leader, base_doubled | sub, ch)
-                totals[i] += relative(deal.finish(self.policy, rng), me, self.others_weight)
+                totals[i] += relative(self._finish(deal, rng), me, self.others_weight)
             worlds += 1
             done += len(subsets)
         # doubling raises the stakes: only do it when the playouts say it pays (ties: fewer cards)

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from moonshot.core.cards import CardSet, to_set
 
-from .playout import Deal, Policy
+from .playout import Deal, Policy, finish_costs
 
 
 class Node:
@@ -140,7 +140,10 @@ def _iterate(
         d.play(best_c)
         node = node.children[best_c]
         path.append((node, mover))
-    costs = d.finish(policy, rng) if not d.done else d.costs()
+    if penalty is None:  # (the penalty reads the finished deal; finish_costs may leave it as it was)
+        costs = finish_costs(d, policy, rng)
+    else:
+        costs = d.finish(policy, rng) if not d.done else d.costs()
     rel = relative_all(costs, scale)
     me = root_deal.turn
     if penalty is not None:

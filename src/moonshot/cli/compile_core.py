@@ -1,6 +1,6 @@
 """Compile moonshot's hot core with mypyc: ``moonshot compile`` (``make core`` runs it).
 
-Builds ``core.cards``, ``core.rules``, ``core.actions``, ``core.events`` and ``core.engine``, and what
+Builds ``core.cards``, ``core.rules``, ``core.actions``, ``core.events``, ``core.engine`` and ``core.tricks``, and what
 runs for every decision of a simulated game (``core.views``, ``bots.random``, ``bots.heuristic``,
 ``bots.playout``, ``bots.registry``, ``play.sim``) and ``bots.tree`` (the per-world trees of ``pimc``
 and ``search:root=tree``), into extension modules next to their sources (one shared library
@@ -50,6 +50,7 @@ MODULES = (
     "bots.tree",
     "bots.registry",
     "play.sim",
+    "core.tricks",  # card play's small rules, which Deal calls (and the rules kernel compiles with numba)
 )
 GROUP = "moonshot._core"
 _SUFFIXES = importlib.machinery.EXTENSION_SUFFIXES

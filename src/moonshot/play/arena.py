@@ -101,12 +101,16 @@ def bot_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"search:rollout=alert,inference=0"`` → ``("search", {"rollout": "alert", "inference": 0})``.
 
     A bot name may carry constructor options after a colon (numbers, ``true``/``false``, words),
-    so two settings of one bot can meet in the arena; the full spec names its seats.
+    so two settings of one bot can meet in the arena; the full spec names its seats. A bare word
+    names a preset of the bot: ``"pimc:classic"`` → ``("pimc", {"preset": "classic"})``.
     """
     name, _, rest = spec.partition(":")
     options: dict[str, Any] = {}
     for item in filter(None, (p.strip() for p in rest.split(","))):
         key, eq, text = item.partition("=")
+        if not eq and "preset" not in options and key.strip() in _presets(name.strip()):
+            options["preset"] = key.strip()
+            continue
         if not eq or not key.strip():
             raise ValueError(f"bad bot option {item!r} in {spec!r} (want key=value)")
         value: Any = text.strip()
@@ -123,10 +127,33 @@ def bot_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name.strip(), options
 
 
+def _presets(name: str) -> tuple[str, ...]:
+    """The presets bot ``name`` offers (its class's ``presets``; none for most bots)."""
+    from moonshot.bots.registry import BOT_REGISTRY
+
+    module_name, _, cls_name = BOT_REGISTRY.get(name, "").partition(":")
+    try:
+        from importlib import import_module
+
+        return tuple(getattr(getattr(import_module(module_name), cls_name), "presets", ()))
+    except (ImportError, AttributeError, ValueError):
+        return ()
+
+
 def arena_bot(spec: str, config: ArenaConfig, clock: Clock | None = None) -> Bot:
     """The bot a seat spec names, with the run's budget options and the spec's own."""
     name, options = bot_spec(spec)
-    return make_bot(name, **{**bot_options(name, config, clock), **options})
+    budget = bot_options(name, config, clock)
+    if "preset" in options:  # a preset fixes its own budget: only the clock is handed on
+        budget = {k: v for k, v in budget.items() if k == "clock"}
+    bot = make_bot(name, **{**budget, **options})
+    from moonshot.bots.search import SearchBot
+
+    if isinstance(bot, SearchBot):  # its greedy rollouts run in the rules kernel once it is loaded
+        from moonshot.kernel import warm_up
+
+        warm_up()
+    return bot
 
 
 @dataclass

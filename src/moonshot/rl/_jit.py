@@ -3,7 +3,10 @@
 
 Optional: :mod:`moonshot.rl.vector` imports this module only when numba is installed (``pip install
 'moonshot[rl]'``) and falls back to its NumPy path otherwise (or when ``MOONSHOT_NO_NUMBA=1``).
-The kernels give exactly the NumPy path's results: they read the same uniforms from the same
+The rules (legal cards, which card takes a trick, hearts breaking, a trick's and a deal's end,
+scoring) are the rules kernel's (:mod:`moonshot.kernel`, :mod:`moonshot.core.tricks`), inlined here; these
+loops add the batched arrays, passing, the games' totals, the env's random draws and observations. They give exactly the
+NumPy path's results: they read the same uniforms from the same
 ``numpy.random.Generator`` in the same order and pick cards with the same rules (tests compare both).
 Compiled code is cached on disk (``cache=True``), so only the first use on a machine pays the compile.
 """
@@ -15,19 +18,35 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from moonshot.core.cards import HEARTS_MASK, JACK_DIAMONDS, QUEEN_SPADES, SUIT_MASKS
+from moonshot.core.cards import HEARTS_MASK, JACK_DIAMONDS, QUEEN_SPADES
+from moonshot.core.rules import Rules
+from moonshot.kernel import rules_table
+from moonshot.kernel._core import (
+    R_EARLY_END,
+    R_LAST_NUMBERED,
+    R_PER_TRICK,
+    R_POINT_CARDS,
+    R_QUEEN_BREAKS,
+    S_LEN,
+    S_TAKEN,
+    beats,
+    breaks_hearts,
+    deal_ends,
+    legal_of,
+    scores,
+    trick_goes_on,
+)
 
 _U1 = np.uint64(1)
 _U0 = np.uint64(0)
 _HEARTS = np.uint64(HEARTS_MASK)
-_NOT_HEARTS = np.uint64(((1 << 64) - 1) ^ HEARTS_MASK)
-_FIRST_FORBIDDEN = np.uint64(HEARTS_MASK | 1 << QUEEN_SPADES)
-_NOT_FIRST_FORBIDDEN = np.uint64(((1 << 64) - 1) ^ (HEARTS_MASK | 1 << QUEEN_SPADES))
-_SUIT = np.array(SUIT_MASKS, dtype=np.uint64)
 _OFFSETS = np.array([1, 3, 2, 0], dtype=np.int64)
 _QS = np.uint64(QUEEN_SPADES)
 _JD = np.uint64(JACK_DIAMONDS)
 PASS, PLAY, OVER = 0, 1, 2
+# the play fields (first trick, hearts breaking) every rules the batched simulator plays share
+# (moonshot.rl.vector.batchable); scoring reads each game's own table
+_PLAY_RULES = np.array(rules_table(Rules(), 0))
 KEYED_MAX = 512  # random_cards draws one key per card for at most this many masks (see vector.py)
 
 
@@ -85,21 +104,19 @@ def keyed_pick(mask, keys, row):
 
 @njit(cache=True, inline="always")
 def legal_mask(hand, leading, first, led, broken):
-    """The legal plays of ``hand``: ``BatchedHearts.legal``'s rule for one game."""
-    if leading:
-        if first and (hand & _U1) != _U0:
-            legal = _U1
-        else:
-            nh = hand & _NOT_HEARTS
-            legal = nh if (not broken and nh != _U0) else hand
-    else:
-        f = hand & _SUIT[led]
-        legal = f if f != _U0 else hand
-    if first:
-        safe = legal & _NOT_FIRST_FORBIDDEN
-        if safe != _U0:
-            legal = safe
-    return legal
+    """The legal plays of ``hand``: the rules kernel's rule (:func:`moonshot.kernel._core.legal_of`)
+    for one game, read from the play fields every batchable rules share (``_PLAY_RULES``)."""
+    legal = legal_of(
+        _PLAY_RULES,
+        np.int64(hand),
+        np.int64(0 if leading else 1),
+        np.int64(13 * led),
+        np.int64(1 if first else 2),
+        np.int64(1 if broken else 0),
+        np.int64(0),
+        np.int64(0),
+    )
+    return np.uint64(legal)
 
 
 @njit(cache=True, inline="always")
@@ -138,26 +155,18 @@ def hands_from_keys(keys, row, out, out_row):
         out[out_row, s] = h
 
 
-@njit(cache=True)
-def deal_score(taken, moon_points, jd_points, out, row):
-    """Points of one finished deal (``BatchedHearts._score``'s rule) into ``out[row]``."""
-    shot = False
+@njit(cache=True, inline="always")
+def deal_score(taken, rt, work):
+    """Points of one finished deal into ``work[S_LEN:S_LEN + 4]``: the rules kernel's score
+    (:func:`moonshot.kernel._core.scores`) from the rules table ``rt`` and what each seat took.
+    ``work``: ``S_LEN + 4`` int64s, zero but for what this function writes (a kernel state)."""
     for s in range(4):
-        t = taken[s]
-        p = popcount(t & _HEARTS) + 13 * np.int64((t >> _QS) & _U1)
-        out[row, s] = p
-        if p == 26:
-            shot = True
-    if shot:
-        for s in range(4):
-            out[row, s] = 0 if out[row, s] == 26 else moon_points
-    if jd_points:
-        for s in range(4):
-            out[row, s] += jd_points * np.int64((taken[s] >> _JD) & _U1)
+        work[S_TAKEN + s] = np.int64(taken[s])
+    scores(rt, work, work[S_LEN:])
 
 
 @njit(cache=True, nogil=True)
-def play_random_deals(u, dirs, moon_points, jd_points, points):
+def play_random_deals(u, dirs, rt, points):
     """Whole deals, four random seats, one deal at a time; ``u`` is ``(k, 116)`` uniforms per deal.
 
     Row layout (``BatchedHearts.play_random_deals`` uses the same): 52 dealing keys, 12 pass picks
@@ -167,6 +176,7 @@ def play_random_deals(u, dirs, moon_points, jd_points, points):
     hands = np.zeros((1, 4), dtype=np.uint64)
     passes = np.zeros(4, dtype=np.uint64)
     taken = np.zeros(4, dtype=np.uint64)
+    work = np.zeros(S_LEN + 4, dtype=np.int64)  # (deal_score's kernel state)
     for d in range(k):
         hands_from_keys(u, d, hands, 0)
         di = dirs[d]
@@ -207,15 +217,17 @@ def play_random_deals(u, dirs, moon_points, jd_points, points):
                     led = suit
                     best = c
                     winner = turn
-                elif suit == led and c > best:
+                elif beats(c, best):
                     best = c
                     winner = turn
-                if suit == 2:
+                if breaks_hearts(c, _PLAY_RULES[R_QUEEN_BREAKS]):
                     broken = True
                 turn = (turn + 1) & 3
             taken[winner] |= won
             turn = winner
-        deal_score(taken, moon_points, jd_points, points, d)
+        deal_score(taken, rt, work)
+        for s in range(4):
+            points[d, s] = work[S_LEN + s]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -266,7 +278,7 @@ def game_legal(st, g):
 
 
 @njit(cache=True, inline="always")
-def play_card(st, g, c, moon_points, jd_points, limit, inclusive, scratch):
+def play_card(st, g, c, rt, limit, inclusive, scratch):
     """``BatchedHearts.play`` (with trick end and scoring) for game ``g``; True when its deal ended."""
     hands, taken, trick_bits, played, trick_len, trick_no = st[0], st[3], st[4], st[5], st[6], st[7]
     leader, turn, led_suit, best, winner, hearts_broken = st[8], st[9], st[10], st[11], st[12], st[13]
@@ -281,16 +293,17 @@ def play_card(st, g, c, moon_points, jd_points, limit, inclusive, scratch):
     if lead:
         led_suit[g] = suit
     led = led_suit[g]
-    if lead or (suit == led and c > best[g]):
+    if lead or beats(c, best[g]):
         best[g] = c
         winner[g] = seat
     if not (lead or suit == led):
         voids[g, seat] |= 1 << led
-    if suit == 2:
+    if breaks_hearts(c, _PLAY_RULES[R_QUEEN_BREAKS]):
         hearts_broken[g] = True
     trick_len[g] += 1
-    turn[g] = (seat + 1) & 3
-    if trick_len[g] < 4:
+    nxt = (seat + 1) & 3
+    turn[g] = nxt
+    if trick_goes_on(np.int64(trick_len[g]), np.int64(hands[g, nxt]), False):  # (no nines: batchable)
         return False
     w = winner[g]
     taken[g, w] |= trick_bits[g, 0] | trick_bits[g, 1] | trick_bits[g, 2] | trick_bits[g, 3]
@@ -300,14 +313,22 @@ def play_card(st, g, c, moon_points, jd_points, limit, inclusive, scratch):
     trick_len[g] = 0
     leader[g] = w
     turn[g] = w
+    ended = deal_ends(
+        np.int64(played[g]),
+        np.int64(trick_no[g]),
+        rt[R_EARLY_END],
+        rt[R_PER_TRICK],
+        rt[R_POINT_CARDS],
+        rt[R_LAST_NUMBERED],
+    )
     trick_no[g] += 1
-    if trick_no[g] <= 13:
+    if not ended:
         return False
-    deal_score(taken[g], moon_points, jd_points, scratch, 0)
+    deal_score(taken[g], rt, scratch)
     top = -(1 << 62)
     for s in range(4):
-        last_points[g, s] = scratch[0, s]
-        totals[g, s] += scratch[0, s]
+        last_points[g, s] = scratch[S_LEN + s]
+        totals[g, s] += scratch[S_LEN + s]
         top = max(top, totals[g, s])
     over = top >= limit if inclusive else top > limit
     deal_index[g] += 1
@@ -357,7 +378,7 @@ def deal_over(st, rng, ended, m, seat, rewards):
 
 
 @njit(cache=True)
-def advance(st, rng, games, seat, rewards, moon_points, jd_points, limit, inclusive, scratch):
+def advance(st, rng, games, seat, rewards, rt, limit, inclusive, scratch):
     """``HeartsVectorEnv._advance``: random opponents play until the learning seat must act."""
     phase, turn = st[18], st[9]
     n = games.shape[0]
@@ -377,7 +398,7 @@ def advance(st, rng, games, seat, rewards, moon_points, jd_points, limit, inclus
         cards = random_picks(rng, masks, m)
         e = 0
         for i in range(m):
-            if play_card(st, busy[i], cards[i], moon_points, jd_points, limit, inclusive, scratch):
+            if play_card(st, busy[i], cards[i], rt, limit, inclusive, scratch):
                 ended[e] = busy[i]
                 e += 1
         if e:
@@ -395,8 +416,7 @@ def env_step(
     raise_illegal,
     rewards,
     illegal,
-    moon_points,
-    jd_points,
+    rt,
     limit,
     inclusive,
 ):
@@ -406,7 +426,7 @@ def env_step(
     """
     hands, passed, received, totals, deal_index, phase = st[0], st[1], st[2], st[16], st[17], st[18]
     n = actions.shape[0]
-    scratch = np.zeros((1, 4), dtype=np.int64)
+    scratch = np.zeros(S_LEN + 4, dtype=np.int64)  # (deal_score's kernel state)
     # games that ended last step start again; their action is ignored (next-step autoreset)
     resetting = np.flatnonzero(needs_reset)
     if resetting.size:
@@ -418,7 +438,7 @@ def env_step(
             deal_index[g] = 0
             start_deal(st, g, keys, i)
             selected[g] = _U0
-        advance(st, rng, resetting, seat, np.zeros(n), moon_points, jd_points, limit, inclusive, scratch)
+        advance(st, rng, resetting, seat, np.zeros(n), rt, limit, inclusive, scratch)
     live = np.flatnonzero(~needs_reset)
     nl = live.size
     acts = np.empty(nl, dtype=np.int64)
@@ -490,12 +510,12 @@ def env_step(
     for i in range(nl):
         if ph[i] == PLAY:
             g = live[i]
-            if play_card(st, g, acts[i], moon_points, jd_points, limit, inclusive, scratch):
+            if play_card(st, g, acts[i], rt, limit, inclusive, scratch):
                 ended[ne] = g
                 ne += 1
     if ne:
         deal_over(st, rng, ended, ne, seat, rewards)
-    advance(st, rng, live, seat, rewards, moon_points, jd_points, limit, inclusive, scratch)
+    advance(st, rng, live, seat, rewards, rt, limit, inclusive, scratch)
     return 0
 
 

@@ -7,9 +7,9 @@ playing a card, ending tricks and deals, scoring) is a handful of vectorised Num
 games it is given. With numba installed (the ``rl`` extra), whole random deals and
 :meth:`HeartsVectorEnv.step` run instead in compiled per-game loops (:mod:`moonshot.rl._jit`) that give
 the same results for the same generator state (``backend=`` chooses; ``MOONSHOT_NO_NUMBA=1`` turns
-them off). It plays the variants whose play and scoring fit that fast path:
-``standard``, ``gym`` and ``omnibus`` (:data:`BATCHED_VARIANTS`); for the others use
-``gymnasium.vector.SyncVectorEnv`` over :class:`~moonshot.rl.env.HeartsEnv`.
+them off). It plays the rules whose play and scoring fit that fast path, judged from the rules'
+fields by :func:`batchable` (of the named variants: ``standard``, ``gym`` and ``omnibus``); for the
+others use ``gymnasium.vector.SyncVectorEnv`` over :class:`~moonshot.rl.env.HeartsEnv`.
 
 :class:`HeartsVectorEnv` is a ``gymnasium.vector.VectorEnv`` on top of it: one learning seat per game
 against uniformly random opponents, the same ``Dict`` observation and ``Discrete(53)`` actions as
@@ -80,7 +80,6 @@ _JIT_SLOTS = (
 )  # fmt: skip
 
 
-BATCHED_VARIANTS = ("standard", "gym", "omnibus")
 PASS, PLAY, OVER = 0, 1, 2
 U64 = np.uint64
 _ONE = U64(1)
@@ -126,8 +125,16 @@ else:  # NumPy < 2.0
         return ((x * U64(0x0101010101010101)) >> U64(56)).astype(np.int64)
 
 
-def _check_rules(rules: Rules) -> None:
-    std = find_variant("standard")
+def batchable(rules: Rules) -> bool:
+    """The batched simulator plays these rules: decided by the rules' fields, never their name. The
+    card play must be the rules kernel's (:func:`moonshot.kernel.covers`) and, on top, what the
+    batched arrays hold: the left/right/across/hold cycle of three cards, the two of clubs leading,
+    the standard first trick, hearts broken by a heart, the others-plus moon, no doubling, nines,
+    claims or early end, a game to a score, one scoring table of hearts 1 and the queen 13 (and at
+    most the jack of diamonds besides)."""
+    from moonshot.kernel import covers
+
+    std = Rules()
     same_play = (
         rules.pass_cycle == std.pass_cycle
         and rules.pass_count == 3
@@ -150,10 +157,14 @@ def _check_rules(rules: Rules) -> None:
     pts = rules.scoring[0].card_points
     hearts_queen = all(pts[c] == 1 for c in range(26, 39)) and pts[QUEEN_SPADES] == 13
     others = {c: p for c, p in enumerate(pts) if p and not (26 <= c < 39 or c == QUEEN_SPADES)}
-    if not (same_play and hearts_queen and set(others) <= {JACK_DIAMONDS}):
+    return covers(rules) and same_play and hearts_queen and set(others) <= {JACK_DIAMONDS}
+
+
+def _check_rules(rules: Rules) -> None:
+    if not batchable(rules):
         raise ValueError(
-            f"the batched simulator plays {', '.join(BATCHED_VARIANTS)} (not {rules.name}); "
-            "use gymnasium.vector.SyncVectorEnv over HeartsEnv for the other variants"
+            f"the batched simulator does not play {rules.name}'s rules (moonshot.rl.vector.batchable says "
+            "which it plays); use gymnasium.vector.SyncVectorEnv over HeartsEnv for them"
         )
 
 
@@ -242,10 +253,13 @@ class BatchedHearts:
             self.last_points,
         )  # fmt: skip
 
-    def scoring_args(self) -> tuple[int, int, int, bool]:
-        """Moon points, jack of diamonds points, score limit and whether reaching it ends the game."""
+    def scoring_args(self) -> tuple[np.ndarray, int, bool]:
+        """The rules kernel's table of the rules (scoring), the score limit and whether reaching it
+        ends the game."""
+        from moonshot.kernel import rules_table
+
         r = self.rules
-        return int(r.moon_points), self._jd_points, int(r.score_limit), bool(r.limit_inclusive)
+        return rules_table(r, 0), int(r.score_limit), bool(r.limit_inclusive)
 
     # ------------------------------------------------------------------ dealing
     @staticmethod
@@ -404,7 +418,7 @@ class BatchedHearts:
             u = rng.random((k, _DEAL_UNIFORMS))
             if self.numba:
                 pts = np.empty((k, 4), dtype=np.int64)
-                _jit.play_random_deals(u, np.arange(k) % 4, self.rules.moon_points, self._jd_points, pts)
+                _jit.play_random_deals(u, np.arange(k) % 4, self.scoring_args()[0], pts)
                 self.last_points[idx] = pts
                 self.totals[idx] = pts
                 out.append(pts)
@@ -658,4 +672,4 @@ def encode_batch(
     return obs
 
 
-__all__ = ["BATCHED_VARIANTS", "BatchedHearts", "HeartsVectorEnv", "encode_batch", "popcount", "random_cards"]
+__all__ = ["BatchedHearts", "HeartsVectorEnv", "batchable", "encode_batch", "popcount", "random_cards"]

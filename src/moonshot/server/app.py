@@ -145,6 +145,8 @@ class ServerApp:
     # ------------------------------------------------------------ life cycle
     async def start(self) -> None:
         cfg = self.config
+        # the rules kernel's compiled code, loaded (compiled, the first time on a machine) off the loop
+        asyncio.get_running_loop().run_in_executor(None, __import__("moonshot.kernel").kernel.warm_up)
         if cfg.db_url:
             self.store = await Store.open(cfg.db_url)
             self.recorder = StoreRecorder(self.store)

@@ -1,0 +1,136 @@
+# mypy: ignore-errors
+"""How the kernel's one source runs: compiled by numba when it is installed, else as plain Python.
+
+``kjit`` is ``numba.njit(cache=True)`` or nothing (``kjit_leaf`` the same for functions that allocate
+nothing, compiled without reference counting); ``popcount``, ``lowest_bit`` and ``highest_bit`` are
+LLVM's ``ctpop``/``cttz``/``ctlz`` under numba and ``int`` methods otherwise. ``MOONSHOT_NO_NUMBA=1`` (or numba not
+installed) runs the same functions uncompiled, so the test pass without numba checks the same code.
+
+numba's on-disk cache is keyed by each function's own source file: after editing only this file or
+:mod:`moonshot.core.tricks` (whose functions the kernel compiles into its own), delete the kernel's cached
+code (``src/moonshot/kernel/__pycache__/*.nbi``, ``*.nbc``) or touch ``_core.py``.
+
+:func:`plain` hands numba the Python source of a function that mypyc may have compiled
+(:mod:`moonshot.core.tricks` is in the mypyc build: the search deal calls it natively).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+
+NUMBA = not os.environ.get("MOONSHOT_NO_NUMBA") and importlib.util.find_spec("numba") is not None
+if NUMBA:
+    try:
+        from llvmlite import ir
+        from numba import carray, njit, types
+        from numba.extending import intrinsic
+    except ImportError:  # e.g. a numba that does not support the installed NumPy: plain Python
+        NUMBA = False
+
+
+def plain(fn):
+    """``fn`` as Python code: itself, or where mypyc compiled its module, the same function loaded
+    afresh from the module's ``.py`` source beside the compiled one."""
+    if hasattr(fn, "__code__"):
+        return fn
+    name = fn.__module__ + "._plain"
+    mod = sys.modules.get(name)
+    if mod is None:
+        import moonshot  # (a compiled module's __file__ may not name its folder: go from the package's)
+
+        root = os.path.dirname(os.path.abspath(moonshot.__file__))
+        source = os.path.join(root, *fn.__module__.split(".")[1:]) + ".py"
+        spec = importlib.util.spec_from_file_location(name, source)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return getattr(mod, fn.__name__)
+
+
+if NUMBA:
+    import numpy as np
+
+    def kjit(fn):
+        return njit(cache=True, nogil=True, error_model="numpy")(fn)
+
+    def kjit_leaf(fn):
+        # a function that allocates nothing, compiled without numba's reference counting (whose
+        # atomic increments cost more than a card's play); LLVM inlines it into its callers
+        return njit(cache=True, nogil=True, error_model="numpy", _nrt=False)(fn)
+
+    @intrinsic
+    def _ctpop(typingctx, x):
+        sig = types.int64(types.int64)
+
+        def codegen(context, builder, signature, args):
+            return builder.ctpop(args[0])
+
+        return sig, codegen
+
+    @intrinsic
+    def _cttz(typingctx, x):
+        sig = types.int64(types.int64)
+
+        def codegen(context, builder, signature, args):
+            return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
+
+        return sig, codegen
+
+    @intrinsic
+    def _ctlz(typingctx, x):
+        sig = types.int64(types.int64)
+
+        def codegen(context, builder, signature, args):
+            return builder.ctlz(args[0], ir.Constant(ir.IntType(1), 0))
+
+        return sig, codegen
+
+    @njit(cache=True, inline="always")
+    def highest_bit(x):
+        return 63 - _ctlz(x)
+
+    @intrinsic
+    def _voidptr(typingctx, address):
+        sig = types.voidptr(types.uintp)
+
+        def codegen(context, builder, signature, args):
+            return builder.inttoptr(args[0], ir.IntType(8).as_pointer())
+
+        return sig, codegen
+
+    @njit(cache=True, inline="always")
+    def raw(a):
+        """A view of the int64 array ``a`` that owns nothing: passing it to a function counts no
+        references (numba's reference counts are atomic instructions, which cost more than a
+        card's play). The caller keeps ``a`` alive while the view is used."""
+        return carray(_voidptr(a.ctypes.data), a.size, np.int64)
+
+    @njit(cache=True, inline="always")
+    def popcount(x):
+        return _ctpop(x)
+
+    @njit(cache=True, inline="always")
+    def lowest_bit(x):
+        return _cttz(x)
+
+else:
+
+    def kjit(fn):
+        return fn
+
+    kjit_leaf = kjit
+
+    def raw(a):
+        return a
+
+    def popcount(x):
+        return int(x).bit_count()
+
+    def lowest_bit(x):
+        x = int(x)
+        return (x & -x).bit_length() - 1
+
+    def highest_bit(x):
+        return int(x).bit_length() - 1
