@@ -1,5 +1,5 @@
 """Benchmark: the cost of one message between cluster nodes, the checked JSON schema
-(``moonshot.server.wire``) against the anchor, a pickle read by an allow-list unpickler (what the
+(``moonshot.cluster.messages``) against the anchor, a pickle read by an allow-list unpickler (what the
 nodes exchanged before).
 
 Messages are taken from real games (the events of each decision of random ``standard`` games,
@@ -21,8 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from moonshot.actions import action_from_dict
+from moonshot.cluster import messages as wire
 from moonshot.engine import Game
-from moonshot.server import wire
 from moonshot.server.table import TableEvent
 from moonshot.sim import play_game
 from moonshot.variants import find_variant

@@ -89,7 +89,7 @@ class ServerConfig:
     open_spectators: bool = False
     secret: str | None = None  # signs session cookies; None: MOONSHOT_SECRET, else kept in the store
     static_dir: Path | None = None  # the web app's files (default: moonshot/web/static)
-    # a cluster of server processes (moonshot.server.cluster): None = this process alone
+    # a cluster of server processes (moonshot.cluster.node): None = this process alone
     redis_url: str | None = None
     cluster_prefix: str = "moonshot:"  # Redis key prefix: one cluster per prefix
     lease: float = 5.0  # seconds a table's lease outlives its owner's last renewal
@@ -128,11 +128,11 @@ class ServerApp:
     _http: _Uvicorn | None = None
     _http_task: asyncio.Task[None] | None = None
     restored: int = 0  # unfinished games restored from the store at start
-    cluster: Any = None  # moonshot.server.cluster.Cluster when config.redis_url is set
+    cluster: Any = None  # moonshot.cluster.node.Cluster when config.redis_url is set
     tournaments: Any = None  # moonshot.server.tournament.TournamentHost, when running
     kierki: Any = None  # moonshot.protocols.kierki.service.KierkiService, with --kierki-port
     kierki_port: int | None = None
-    mixed: Any = None  # moonshot.server.cluster_mixed.ClusterMixed in a cluster: codes naming other nodes' tables
+    mixed: Any = None  # moonshot.cluster.mixed.ClusterMixed in a cluster: codes naming other nodes' tables
 
     def __post_init__(self) -> None:
         self._bot = bot_factory(self.config.bot)
@@ -148,7 +148,7 @@ class ServerApp:
             self.recorder = StoreRecorder(self.store)
             self.recorder.start()
         if cfg.redis_url:
-            from moonshot.server.cluster import Cluster
+            from moonshot.cluster.node import Cluster
 
             self.cluster = Cluster(self, cfg.redis_url, prefix=cfg.cluster_prefix, lease=cfg.lease)
             await self.cluster.start()
@@ -180,7 +180,7 @@ class ServerApp:
             claim_job=self.cluster.claim_job if self.cluster is not None else None,
         )
         if self.cluster is not None:  # mixed tables whose game or tournament runs on another node
-            from moonshot.server.cluster_mixed import ClusterMixed
+            from moonshot.cluster.mixed import ClusterMixed
 
             self.mixed = ClusterMixed(self, self.cluster)
             self.tournaments.on_running = self.mixed.tournament_running
@@ -188,7 +188,7 @@ class ServerApp:
         if self.turbo is not None:
             self.turbo.tournaments = self.tournaments
             if self.cluster is not None:
-                from moonshot.server.cluster_http import HttpPeers
+                from moonshot.protocols.turbo.peers import HttpPeers
 
                 self.turbo.peers = HttpPeers(self.cluster, self.turbo)
                 if self.mixed is not None:
@@ -211,7 +211,7 @@ class ServerApp:
         lobby_class: Any = Lobby
         lobby_args: tuple[Any, ...] = ()
         if self.cluster is not None:
-            from moonshot.server.cluster import ClusterLobby
+            from moonshot.cluster.node import ClusterLobby
 
             lobby_class, lobby_args = ClusterLobby, (self.cluster,)
         self.lobby = lobby_class(
@@ -408,7 +408,7 @@ class ServerApp:
         self.trend.find_chair = lambda j: self.find_trend_chair(j.number, j.name, j.token)
         self.trend.names_chair = lambda j: self.names_trend_chair(j.name)
         if self.cluster is not None:  # matched, rejoined and adopted through Redis, on every node
-            from moonshot.server.cluster_trend import TrendCluster, TrendLobby
+            from moonshot.cluster.trend import TrendCluster, TrendLobby
 
             link = TrendCluster(self.cluster, self)
             link.attach_service(self.trend)
@@ -452,7 +452,7 @@ class ServerApp:
                 self._kierki_text = f.read()
             self._kierki_deals, orders = parse_game_in_order(self._kierki_text)
         if self.cluster is not None:  # matched, seated and adopted through Redis, on every node
-            from moonshot.server.cluster_kierki import ClusterKierki
+            from moonshot.cluster.kierki import ClusterKierki
 
             self.kierki = ClusterKierki(
                 self,
@@ -655,7 +655,7 @@ class ServerApp:
                 continue  # a tournament's games are its host's (a live node may be playing them)
             if self.cluster is not None and (rec.protocol in ("sessions", "turbo", "kierki", "trend")):
                 # a cluster's Sessions, HTTP, Kierki and Trend games are adopted under a lease
-                # (moonshot.server.cluster and its per-protocol modules), never restored here
+                # (moonshot.cluster.node and its per-protocol modules), never restored here
                 continue
             if rec.protocol == "turbo":
                 await self._restore_turbo(rec)
@@ -737,7 +737,7 @@ class ServerApp:
         adoption); one whose connection died with the game's process gets an empty chair, which
         it takes back within ``--restore-grace`` (then a bot plays it) on any process: with
         ``resume_session`` (Sessions) or by joining again (Trend)."""
-        from moonshot.server.cluster_mixed import MixedSeat, mixed_seat
+        from moonshot.cluster.mixed import MixedSeat, mixed_seat
         from moonshot.server.table import SeatKind
 
         chairs: dict[int, Seat | None] = {}

@@ -64,7 +64,7 @@ class Candidate:
     exact_chair: bool = False  # this chair or none (Kierki): wait for a table where it is free
     # set by a protocol that can wait for its join's answer (Sessions): the router may then answer
     # later (``pending``), calling it with None (accepted) or the refusal's reason, as when the
-    # code names a table on another process of a cluster (moonshot.server.cluster_mixed)
+    # code names a table on another process of a cluster (moonshot.cluster.mixed)
     settle: Callable[[str | None], None] | None = field(default=None, repr=False)
     pending: bool = False
 

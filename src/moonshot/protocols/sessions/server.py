@@ -624,7 +624,7 @@ class SessionsServer:
         self.connections: set[SessionsConnection] = set()
         # wrong session secrets, per session and per address (resume_session)
         self.rejoins = AttemptLimiter(self.options.rejoin_limit, self.options.rejoin_window)
-        # a cluster's resume (moonshot.server.cluster): asked when no chair here waits for the session
+        # a cluster's resume (moonshot.cluster.node): asked when no chair here waits for the session
         self.remote_resume: Callable[[SessionsConnection, int, str], None] | None = None
         self._server: asyncio.base_events.Server | None = None
 

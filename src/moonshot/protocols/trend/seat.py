@@ -50,7 +50,7 @@ def entry_cache(table: Table) -> tc.EntryCache:
 
 def chair_status(table: Table) -> tuple[list[int], list[tuple[int, int]]]:
     """Each chair's Trend ``status`` and (``timeoutCount``, ``errorCount``) now. A table owned by
-    another process of a cluster (:mod:`moonshot.server.cluster_trend`) carries the owner's answer,
+    another process of a cluster (:mod:`moonshot.cluster.trend`) carries the owner's answer,
     sent with the events it goes with."""
     known: tuple[list[int], list[tuple[int, int]]] | None = getattr(table, "trend_status", None)
     if known is not None:

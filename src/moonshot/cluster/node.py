@@ -45,13 +45,13 @@ the old owner: they come back with ``resume_session`` on any node.
 
 Sessions is matched and routed here. Turbo HTTP + SSE uses the same streams through per-protocol
 hooks (:attr:`Cluster.handlers` for its message kinds, :attr:`Cluster.adopters` for adopting its
-tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.server.cluster_http`.
+tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.protocols.turbo.peers`.
 Kierki (``--kierki-port`` on every node) is matched, seated and adopted through the same hooks:
-see :mod:`moonshot.server.cluster_kierki`; Trend (every node serves the Trend port) likewise: see
-:mod:`moonshot.server.cluster_trend`.
+see :mod:`moonshot.cluster.kierki`; Trend (every node serves the Trend port) likewise: see
+:mod:`moonshot.cluster.trend`.
 A Sessions lobby code naming an HTTP game or a tournament seat on another node is claimed
-there: see :mod:`moonshot.server.cluster_mixed`.
-Messages between nodes follow an explicit schema (:mod:`moonshot.server.wire`, JSON): a stream
+there: see :mod:`moonshot.cluster.mixed`.
+Messages between nodes follow an explicit schema (:mod:`moonshot.cluster.messages`, JSON): a stream
 entry that breaks it is dropped with a log line, and nothing in one can name code to run.
 """
 
@@ -71,12 +71,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from moonshot.actions import Action, ActionFormatError, action_from_dict, action_to_dict
+from moonshot.cluster import messages as wire
 from moonshot.engine import Phase
 from moonshot.protocols.sessions import codec as sc
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsConnection, SessionSeat, secret_matches
 from moonshot.rules import Rules
-from moonshot.server import wire
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
 from moonshot.server.table import (
     BotSeat,
@@ -111,12 +111,12 @@ class ClusterError(Exception):
 
 # ------------------------------------------------------------------ messages between nodes
 def pack(msg: dict[str, Any]) -> bytes:
-    """A message for another node's stream (the schema is :mod:`moonshot.server.wire`)."""
+    """A message for another node's stream (the schema is :mod:`moonshot.cluster.messages`)."""
     return wire.encode(msg)
 
 
 def unpack(data: bytes) -> dict[str, Any]:
-    """A stream entry read back; :class:`~moonshot.server.wire.WireError` when it breaks the schema."""
+    """A stream entry read back; :class:`~moonshot.cluster.messages.WireError` when it breaks the schema."""
     return wire.decode(data)
 
 
@@ -530,7 +530,7 @@ class Cluster:
     # called with a table's id when this node loses its lease (another node runs the table now)
     on_lease_lost: list[Callable[[str], None]] = field(default_factory=list)
     # more work for the keeper, every lease/3 after the leases (e.g. adopting a dead node's open
-    # HTTP games: moonshot.server.cluster_http)
+    # HTTP games: moonshot.protocols.turbo.peers)
     keeper_hooks: list[Callable[[], Awaitable[Any]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:

@@ -6,7 +6,7 @@ of them and is seated through Redis, with the single-process rules (see
 one free longest), else the client waits for a new table, which forms as soon as N, E, S and W
 all wait. No bot ever plays a Kierki seat; a table with an empty seat waits.
 
-What this module keeps in Redis, beside the cluster's own keys (:mod:`moonshot.server.cluster`):
+What this module keeps in Redis, beside the cluster's own keys (:mod:`moonshot.cluster.node`):
 
 * ``kseat:{letter}`` (a hash per seat letter, 0..3): running Kierki table id -> ``o <node>`` (a
   client on that node sits there) or ``v <ms>`` (free since then). The table's owner writes it on
@@ -22,7 +22,7 @@ adopter (a dead owner's clients reconnecting at once must get their seats back, 
 game). *Vacate* (the owner, when a seat empties): hand the seat to the first live client waiting
 for that letter, else mark it free.
 
-Messages (declared in :mod:`moonshot.server.wire`): ``ka`` a client's node claims a free seat
+Messages (declared in :mod:`moonshot.cluster.messages`): ``ka`` a client's node claims a free seat
 from the owner; ``km`` the owner seats a client (a new table, a claim accepted, a waiting client
 handed a seat); ``kf`` a claim refused (the client's node tries again); ``kq`` a decision request,
 carrying what ``TRICK`` needs (the trick's number and the cards on the table: a remote request has
@@ -34,7 +34,7 @@ answer (``WRONG``) or a timeout (``TRICK`` again). Events (``ev``), actions (``s
 **Pauses** are the single-process ones: only the owner knows whether a seat is empty, so it says
 so with each request (``p``), and the client's
 :class:`~moonshot.protocols.kierki.server.KierkiSeat` (the unchanged adapter, run against a
-:class:`~moonshot.server.cluster.RemoteTable`) holds that ``TRICK`` back, still accepting a card
+:class:`~moonshot.cluster.node.RemoteTable`) holds that ``TRICK`` back, still accepting a card
 for it; when the table is whole again the owner sends ``kr`` to the other seats, whose adapters
 send what they held.
 
@@ -56,14 +56,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from moonshot.actions import Action, action_from_dict
+from moonshot.cluster import messages as wire
+from moonshot.cluster.node import Binding, Cluster, RemoteRequest, RemoteSeat, RemoteTable
 from moonshot.engine import Phase
 from moonshot.events import HandDealt
 from moonshot.protocols.kierki.codec import SEAT_LETTERS, Busy
 from moonshot.protocols.kierki.gamefile import CardOrder, parse_game_in_order
 from moonshot.protocols.kierki.server import Connection, KierkiSeat, kierki_policy, order_cards
 from moonshot.protocols.kierki.service import KierkiService
-from moonshot.server import wire
-from moonshot.server.cluster import Binding, Cluster, RemoteRequest, RemoteSeat, RemoteTable
 from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableStatus
 from moonshot.variants import KIERKI
 from moonshot.views import SeatView

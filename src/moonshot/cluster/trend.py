@@ -1,7 +1,7 @@
 """The Trend protocol on every node of a cluster (``serve --workers N --redis URL --trend-port``).
 
 Every node serves the Trend port (``SO_REUSEPORT``), so a bot's WebSocket lands on any of them.
-What this adds to :mod:`moonshot.server.cluster` (which it uses as Sessions does):
+What this adds to :mod:`moonshot.cluster.node` (which it uses as Sessions does):
 
 * **matching**: a Trend ``join`` is a ticket in the Redis lobby pool
   ``lobby:["trend", "any", code]`` (the ``lobbyCode``), popped four at a time by the same Lua
@@ -48,11 +48,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from moonshot.actions import action_from_dict
+from moonshot.cluster import messages as wire
+from moonshot.cluster.node import Binding, Cluster, RemoteSeat, RemoteTable, _Ticket, place_in_chairs
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import PeerBase, TrendSeat, chair_status
 from moonshot.protocols.trend.server import TIMEOUTS, TrendService, credential
-from moonshot.server import wire
-from moonshot.server.cluster import Binding, Cluster, RemoteSeat, RemoteTable, _Ticket, place_in_chairs
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
 from moonshot.server.table import BotSeat, Seat, SeatKind, Table, TableEvent, TableStatus
 from moonshot.store import rules_named

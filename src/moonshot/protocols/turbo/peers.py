@@ -37,8 +37,8 @@ from typing import TYPE_CHECKING, Any
 from moonshot.server.table import Table, TableEvent
 
 if TYPE_CHECKING:
+    from moonshot.cluster.node import Cluster
     from moonshot.protocols.turbo.api import GameStream, TurboLobby
-    from moonshot.server.cluster import Cluster
 
 log = logging.getLogger("moonshot.cluster.http")
 

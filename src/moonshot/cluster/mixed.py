@@ -17,14 +17,14 @@ node, and the player's connection may have landed on another; this module carrie
   ``game_session_response`` says ``ok`` or the refusal's reason, a refused Trend join gets the
   ``error`` frame, as with one process;
 * the **hosting node** (A) builds a candidate whose seat is a :class:`MixedSeat` (a
-  :class:`~moonshot.server.cluster.RemoteSeat` bound to B; :class:`MixedTrendSeat` for Trend, whose
+  :class:`~moonshot.cluster.node.RemoteSeat` bound to B; :class:`MixedTrendSeat` for Trend, whose
   events carry the chairs' Trend status) and runs it through its own router
   (``TurboLobby.join_remote``, ``TournamentHost.claim``), so the checks and the refusals (the rules
   the protocol cannot express, a full or started game, a tournament that is over) are the
   single-process ones. It answers ``ma`` (waiting, refused with the reason, or not here: B then
   queues the player as for an unknown code). When the game starts, A tells B ``mm`` (the table,
   the chair, the binding, whether the game is a restored one); B plays the chair through a
-  :class:`~moonshot.server.cluster.RemoteTable` exactly as for a table another node owns (``sb``,
+  :class:`~moonshot.cluster.node.RemoteTable` exactly as for a table another node owns (``sb``,
   ``dt``... go to A's table);
 * a player that **leaves** before its game starts (its connection closes) makes B send ``mx``: A
   frees the chair (``leave_remote``, the tournament's arrivals). A node that dies takes its
@@ -40,7 +40,7 @@ An HTTP game is in the table directory (lease, log, ``bind``, ``sess``) once it 
 remote chairs are fenced, adopted and resumable like any cluster table's; its Trend chairs are in
 the Trend re-join index (:meth:`ClusterMixed.index_trend_chairs`). A tournament's table is not in
 the directory: its remote chairs are served through
-:attr:`Cluster.served <moonshot.server.cluster.Cluster.served>` and their messages are not fenced.
+:attr:`Cluster.served <moonshot.cluster.node.Cluster.served>` and their messages are not fenced.
 """
 
 from __future__ import annotations
@@ -54,21 +54,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from moonshot.cluster import messages as wire
+from moonshot.cluster.node import Binding, RemoteSeat, RemoteTable
+from moonshot.cluster.trend import INDEX_TTL_S, TrendRemoteSeat, TrendRemoteTable, seat_key
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionSeat
 from moonshot.protocols.trend.seat import TrendSeat
 from moonshot.rules import Rules
-from moonshot.server import wire
-from moonshot.server.cluster import Binding, RemoteSeat, RemoteTable
-from moonshot.server.cluster_trend import INDEX_TTL_S, TrendRemoteSeat, TrendRemoteTable, seat_key
 from moonshot.server.lobby import Candidate, GameType, LobbyError
 from moonshot.server.table import SeatKind, Table, TableStatus
 from moonshot.store import rules_named
 from moonshot.tournament import token_digest
 
 if TYPE_CHECKING:
+    from moonshot.cluster.node import Cluster
     from moonshot.server.app import ServerApp
-    from moonshot.server.cluster import Cluster
     from moonshot.server.tournament import Tournament
 
 log = logging.getLogger("moonshot.cluster.mixed")

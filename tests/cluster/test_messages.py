@@ -1,4 +1,4 @@
-"""moonshot.server.wire: the schema of the messages between cluster nodes."""
+"""moonshot.cluster.messages: the schema of the messages between cluster nodes."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from moonshot.actions import action_from_dict
+from moonshot.cluster import messages as wire
 from moonshot.engine import Game, Phase
-from moonshot.server import wire
 from moonshot.server.table import TableEvent
 from moonshot.sim import play_game
 from moonshot.variants import find_variant

@@ -1,4 +1,4 @@
-"""moonshot.server.cluster: nodes of one cluster in one event loop, on the real Redis.
+"""moonshot.cluster.node: nodes of one cluster in one event loop, on the real Redis.
 
 Each test uses its own key prefix and removes its keys; skipped (with the reason) when Redis is
 not at 127.0.0.1:6379 or the redis package is missing. The multi-process behaviour (kill -9,
@@ -17,12 +17,12 @@ import pytest
 import pytest_asyncio
 
 from moonshot.client import Client, RandomPlayer
+from moonshot.cluster.messages import WireError
+from moonshot.cluster.node import ClusterError, pack, pack_ops, unpack
 from moonshot.engine import Game
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.server.app import ServerApp, ServerConfig
-from moonshot.server.cluster import ClusterError, pack, pack_ops, unpack
 from moonshot.server.table import TableEvent, TableStatus
-from moonshot.server.wire import WireError
 
 REDIS_URL = os.environ.get("MOONSHOT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 

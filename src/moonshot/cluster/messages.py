@@ -1,6 +1,6 @@
 """The messages between the nodes of a cluster: an explicit schema, JSON on the wire.
 
-Every message a node writes to another node's stream (see :mod:`moonshot.server.cluster`) is a
+Every message a node writes to another node's stream (see :mod:`moonshot.cluster.node`) is a
 JSON object with a kind ``k`` and the fields that kind names in :data:`MESSAGES`, each of a
 checked type. Table events travel as ``[version, forced, name, field...]`` with the fields of
 that event class listed in :data:`EVENTS` (the same order as its constructor). Decoding checks
@@ -210,16 +210,16 @@ def _events(v: Any) -> list[TableEvent]:
 # HTTP between nodes:      hr a request forwarded to the node hosting its game, hs its
 #                          response's head, hc a body chunk, he the end, hx the requester gave up,
 #                          lb a lobby event for every node's lobby streams
-# Kierki (moonshot.server.cluster_kierki): ka a client's node claims a free seat (IAM<seat>),
+# Kierki (moonshot.cluster.kierki): ka a client's node claims a free seat (IAM<seat>),
 #                          km seated (a new table, a claimed or a waited-for seat), kf claim
 #                          refused, kq a decision request with the trick's number and cards
 #                          (TRICK) and whether a seat is empty (p: TRICK held back), kr the
 #                          table is whole again (send what was held), kj the answer was
 #                          rejected (WRONG, or a timeout)
-# Trend (moonshot.server.cluster_trend): tev events with each chair's Trend status and
+# Trend (moonshot.cluster.trend): tev events with each chair's Trend status and
 #                          (timeouts, errors) counts, tmt matched, tat attach (a rejoin),
 #                          tak / trf attach accepted / refused
-# Mixed tables (moonshot.server.cluster_mixed): mc a player's node asks the node hosting a lobby
+# Mixed tables (moonshot.cluster.mixed): mc a player's node asks the node hosting a lobby
 #                          code's table (an open HTTP game, a tournament) to seat its player, ma
 #                          the answer (seated or waiting; refused with the reason; not here), mm
 #                          seated at a table that started, mx the player left before it started
@@ -282,9 +282,9 @@ MESSAGES: dict[str, dict[str, _F]] = {
 # kinds a player's node sends to a table's owner (the rest go the other way)
 TO_TABLE = frozenset({"sb", "prj", "dt", "at"})
 HTTP = frozenset({"hr", "hs", "hc", "he", "hx", "lb"})
-KIERKI = frozenset({"ka", "km", "kf", "kq", "kr", "kj"})  # handled by moonshot.server.cluster_kierki
+KIERKI = frozenset({"ka", "km", "kf", "kq", "kr", "kj"})  # handled by moonshot.cluster.kierki
 TREND = frozenset({"tev", "tmt", "tat", "tak", "trf"})
-MIXED = frozenset({"mc", "ma", "mm", "mx"})  # handled by moonshot.server.cluster_mixed
+MIXED = frozenset({"mc", "ma", "mm", "mx"})  # handled by moonshot.cluster.mixed
 
 
 def encode(msg: dict[str, Any]) -> bytes:
@@ -356,7 +356,7 @@ __all__ = [
 def _check_complete(classes: Sequence[type[ev.Event]]) -> None:  # pragma: no cover - import-time guard
     missing = [c.__name__ for c in classes if c not in _EVENT_FIELDS]
     if missing:
-        raise RuntimeError(f"moonshot.server.wire: no schema for events {missing}")
+        raise RuntimeError(f"moonshot.cluster.messages: no schema for events {missing}")
 
 
 _check_complete([c for c in vars(ev).values() if isinstance(c, type) and issubclass(c, ev.Event) and c is not ev.Event])
