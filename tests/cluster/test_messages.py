@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from moonshot.actions import action_from_dict
 from moonshot.cluster import messages as wire
 from moonshot.engine import Game, Phase
-from moonshot.server.table import TableEvent
+from moonshot.server.table import TableEvent, TableStatus
 from moonshot.sim import play_game
 from moonshot.variants import find_variant
 
@@ -26,15 +26,19 @@ def game_log(variant: str, seed: int) -> list[TableEvent]:
     return [TableEvent(i + 1, e, forced=i % 7 == 0) for i, e in enumerate(game.log)]
 
 
+def again(msg: wire.Message) -> wire.Message:
+    return wire.decode(wire.encode(msg))
+
+
 @settings(max_examples=12, deadline=None)
 @given(variant=st.sampled_from(["standard", "turbo", "omnibus", "trend", "kierki"]), seed=st.integers(0, 2**62))
 def test_every_event_of_a_game_survives_the_wire_as_itself(variant: str, seed: int) -> None:
     events = game_log(variant, seed)
-    msg = wire.decode(wire.encode({"k": "ev", "t": "T", "b": "B", "e": events}))
-    assert msg["e"] == events
+    msg = wire.Events(table="T", binding="B", events=events)
+    assert again(msg) == msg
     # redacted copies (cards None) too
     redacted = [TableEvent(te.version, r) for te in events if (r := te.event.for_viewer(0)) is not None]
-    assert wire.decode(wire.encode({"k": "ev", "t": "T", "b": "B", "e": redacted}))["e"] == redacted
+    assert again(wire.Events(table="T", binding="B", events=redacted)).events == redacted  # type: ignore[attr-defined]
 
 
 def test_every_event_class_has_a_schema() -> None:
@@ -44,69 +48,98 @@ def test_every_event_class_has_a_schema() -> None:
     assert classes - {events.Event} == {cls for cls, _ in wire.EVENTS.values()}
 
 
-def test_a_request_keeps_its_phase() -> None:
-    msg = {"k": "rq", "t": "T", "b": "B", "c": 2, "rid": 7, "v": 30, "ph": Phase.PASS, "lp": 0, "hand": 1 << 40}
-    assert wire.decode(wire.encode(msg)) == {**msg, "ph": Phase.PASS}
+def test_a_message_is_json_with_its_kind_and_fields_in_words() -> None:
+    msg = wire.Request(table="T", binding="B", chair=2, request=7, version=30, phase=Phase.PASS, legal=0, hand=1 << 40)
+    data = json.loads(wire.encode(msg))
+    assert data == {
+        "kind": "seat.request",
+        "table": "T",
+        "binding": "B",
+        "chair": 2,
+        "request": 7,
+        "version": 30,
+        "phase": "pass",
+        "legal": 0,
+        "hand": 1 << 40,
+    }
+    assert again(msg) == msg and again(msg).phase is Phase.PASS  # type: ignore[attr-defined]
+
+
+def test_every_kind_is_named_once_and_in_words() -> None:
+    assert len(wire.MESSAGES) == len({c.__name__ for c in wire.MESSAGES.values()})
+    for kind in wire.MESSAGES:
+        group, _, name = kind.partition(".")
+        assert group in ("table", "seat", "http", "lobby", "kierki", "trend", "mixed") and len(name) > 2
 
 
 def test_trend_messages_keep_each_chairs_status_and_counts() -> None:
     events = game_log("trend", 3)[:5]
-    msg = {"k": "tev", "t": "T", "b": "B", "e": events, "st": [0, 1, 2, 0], "n": [0, 1, 2, 3, 4, 5, 6, 7]}
-    got = wire.decode(wire.encode(msg))
-    assert got["e"] == events and list(got["st"]) == [0, 1, 2, 0] and list(got["n"]) == list(range(8))
+    msg = wire.TrendEvents(table="T", binding="B", events=events, status=(0, 1, 2, 0), counts=(0, 1, 2, 3, 4, 5, 6, 7))
+    assert again(msg) == msg
     for m in (
-        {
-            "k": "tmt",
-            "t": "T",
-            "b": "B",
-            "ticket": "x",
-            "c": 1,
-            "owner": "n",
-            "names": ["a", "b", "c", "d"],
-            "rules": "trend",
-        },
-        {"k": "tat", "t": "T", "b": "B", "c": 3, "node": "n"},
-        {"k": "tak", "t": "T", "b": "B", "c": 3, "owner": "n", "names": ["a", "b", "c", "d"], "rules": "trend"},
-        {"k": "trf", "t": "T", "b": "B", "why": "taken"},
-        {"k": "nt", "t": "T", "b": "B", "kd": "paused", "cs": "storage", "tx": "paused: the store"},
+        wire.TrendMatched(
+            table="T", binding="B", ticket="x", chair=1, owner="n", names=["a", "b", "c", "d"], rules="trend"
+        ),
+        wire.TrendAttach(table="T", binding="B", chair=3, node="n"),
+        wire.TrendAttached(table="T", binding="B", chair=3, owner="n", names=["a", "b", "c", "d"], rules="trend"),
+        wire.TrendRefused(table="T", binding="B", reason="taken"),
+        wire.Notice(table="T", binding="B", notice="paused", cause="storage", text="paused: the store"),
+        wire.Closed(table="T", binding="B", reason="over", status=TableStatus.FINISHED),
     ):
-        assert wire.decode(wire.encode(m)) == m
+        assert again(m) == m
     assert set(wire.MESSAGES) >= wire.TREND and not wire.TREND & (wire.TO_TABLE | wire.HTTP)
 
 
+def _j(**fields: object) -> bytes:
+    return json.dumps(fields).encode()
+
+
+EV = {"kind": "seat.events", "table": "T", "binding": "B"}
+KQ = {"kind": "kierki.request", "table": "T", "binding": "B", "chair": 0, "request": 1, "version": 1, "trick": 1}
 HOSTILE = [
-    pickle.dumps({"k": "ev", "e": print}),  # the old format, with a function in it
+    pickle.dumps({"kind": "seat.events", "events": print}),  # a pickle, with a function in it
     b"\x80\x04garbage",
     b"",
     b"[]",
-    b'"ev"',
-    b'{"k": "rm -rf"}',
-    b'{"k": "ev", "t": "T", "b": "B"}',  # a field missing
-    b'{"k": "ev", "t": "T", "b": "B", "e": [], "x": 1}',  # a field too many
-    b'{"k": "ev", "t": "T", "b": "B", "e": [[1, false, "os.system", "ls"]]}',  # no such event
-    b'{"k": "ev", "t": "T", "b": "B", "e": [[1, false, "HandDealt", 0]]}',  # too few fields
-    b'{"k": "ev", "t": "T", "b": "B", "e": [[1, false, "HandDealt", 0, "all"]]}',  # a string for cards
-    b'{"k": "ev", "t": "T", "b": "B", "e": [[true, false, "HandDealt", 0, 1]]}',  # a bool for a version
-    b'{"k": "ev", "t": "T", "b": "B", "e": [[1, false, "DealStarted", 0, "up", 0, null]]}',  # no such direction
-    b'{"k": "rq", "t": "T", "b": "B", "c": 0, "rid": 1, "v": 1, "ph": "nap", "lp": 0, "hand": 0}',
-    b'{"k": "sb", "t": "T", "b": "B", "c": 0, "a": "play 2C", "rid": null}',
-    b'{"k": "cl", "t": "T", "b": "B", "why": "x", "st": "exploded"}',
-    b'{"k": "mt", "t": "T", "b": "B", "ticket": "x", "c": 0, "owner": "n", "names": [1], "rules": "r", "cred": null}',
-    b'{"k": "hr", "r": "1", "node": "n", "m": "GET", "p": "/", "h": {"cookie": 5}, "body": ""}',
-    b'{"k": "kq", "t": "T", "b": "B", "c": 0, "rid": 1, "v": 1, "tn": 1, "tc": ["2C"], "p": false}',  # ints
-    b'{"k": "kq", "t": "T", "b": "B", "c": 0, "rid": 1, "v": 1, "tn": 1, "p": false}',  # no trick cards
-    b'{"k": "kq", "t": "T", "b": "B", "c": 0, "rid": 1, "v": 1, "tn": 1, "tc": [], "p": 0}',  # p is a bool
-    b'{"k": "kj", "t": "T", "b": "B", "rid": null, "why": "x"}',  # a rejection names its request
-    b'{"k": "ka", "t": "T", "b": "B", "c": "N", "node": "n", "ticket": "x"}',  # a chair is a number
-    b'{"k": "km", "t": "T", "b": "B", "ticket": "x", "c": 0, "owner": "n", "names": "NESW"}',
-    b'{"k": "tev", "t": "T", "b": "B", "e": [], "st": "online", "n": []}',  # a string for the statuses
-    b'{"k": "tev", "t": "T", "b": "B", "e": [], "st": [0, 0, 0, 0]}',  # no counts
-    b'{"k": "tev", "t": "T", "b": "B", "e": [], "st": [0, 0, 0, true], "n": []}',  # a bool for a status
-    b'{"k": "tak", "t": "T", "b": "B", "c": "1", "owner": "n", "names": [], "rules": "trend"}',  # a string chair
-    b'{"k": "trf", "t": "T", "b": "B"}',  # no reason
-    json.dumps(
-        {"k": "ev", "t": "T", "b": "B", "e": [[1, False, "TrickEnded", 1, 0, list(range(100)), [], 0]]}
-    ).encode(),
+    b'"seat.events"',
+    b'{"kind": "rm -rf"}',
+    b'{"k": "ev", "t": "T", "b": "B", "e": []}',  # the short names are gone
+    _j(**EV),  # a field missing
+    _j(**EV, events=[], x=1),  # a field too many
+    _j(**EV, events=[[1, False, "os.system", "ls"]]),  # no such event
+    _j(**EV, events=[[1, False, "HandDealt", 0]]),  # too few fields
+    _j(**EV, events=[[1, False, "HandDealt", 0, "all"]]),  # a string for cards
+    _j(**EV, events=[[True, False, "HandDealt", 0, 1]]),  # a bool for a version
+    _j(**EV, events=[[1, False, "DealStarted", 0, "up", 0, None]]),  # no such direction
+    _j(**EV, events=[[1, False, "TrickEnded", 1, 0, list(range(100)), [], 0]]),  # too many cards
+    _j(
+        kind="seat.request", table="T", binding="B", chair=0, request=1, version=1, phase="nap", legal=0, hand=0
+    ),  # no such phase
+    _j(kind="table.submit", table="T", binding="B", chair=0, action="play 2C", request=None),  # action: an object
+    _j(kind="seat.closed", table="T", binding="B", reason="x", status="exploded"),
+    _j(
+        kind="seat.matched",
+        table="T",
+        binding="B",
+        ticket="x",
+        chair=0,
+        owner="n",
+        names=[1],
+        rules="r",
+        credential=None,
+    ),
+    _j(kind="http.request", request="1", node="n", method="GET", path="/", headers={"cookie": 5}, body=""),
+    _j(**KQ, trick_cards=["2C"], paused=False),  # cards are ints
+    _j(**KQ, paused=False),  # no trick cards
+    _j(**KQ, trick_cards=[], paused=0),  # paused is a bool
+    _j(kind="kierki.rejected", table="T", binding="B", request=None, reason="x"),  # a rejection names its request
+    _j(kind="kierki.claim", table="T", binding="B", chair="N", node="n", ticket="x"),  # a chair is a number
+    _j(kind="kierki.seated", table="T", binding="B", ticket="x", chair=0, owner="n", names="NESW"),
+    _j(kind="trend.events", table="T", binding="B", events=[], status="online", counts=[]),  # a string
+    _j(kind="trend.events", table="T", binding="B", events=[], status=[0, 0, 0, 0]),  # no counts
+    _j(kind="trend.events", table="T", binding="B", events=[], status=[0, 0, 0, True], counts=[]),  # a bool
+    _j(kind="trend.attached", table="T", binding="B", chair="1", owner="n", names=[], rules="trend"),
+    _j(kind="trend.refused", table="T", binding="B"),  # no reason
     b"[" * 100_000,  # deep nesting
     b"x" * (wire.MAX_MESSAGE + 1),
 ]
@@ -118,77 +151,90 @@ def test_what_breaks_the_schema_is_a_wire_error(data: bytes) -> None:
         wire.decode(data)
 
 
-def test_an_unknown_kind_cannot_be_sent() -> None:
+def test_only_a_message_can_be_sent() -> None:
     with pytest.raises(wire.WireError):
-        wire.encode({"k": "zz"})
+        wire.encode({"kind": "seat.events"})  # type: ignore[arg-type]
 
 
 KIERKI = [
-    {"k": "ka", "t": "T", "b": "B", "c": 3, "node": "host-1-ab", "ticket": "t1"},
-    {"k": "km", "t": "T", "b": "B", "ticket": "t1", "c": 3, "owner": "host-2-cd", "names": ["a", "b", "c", "d"]},
-    {"k": "kf", "t": "T", "b": "B", "ticket": "t1"},
-    {"k": "kq", "t": "T", "b": "B", "c": 1, "rid": 9, "v": 40, "tn": 5, "tc": (12, 51), "p": True},
-    {"k": "kr", "t": "T", "b": "B"},
-    {"k": "kj", "t": "T", "b": "B", "rid": 9, "why": "timeout"},
+    wire.KierkiClaim(table="T", binding="B", chair=3, node="host-1-ab", ticket="t1"),
+    wire.KierkiSeated(table="T", binding="B", ticket="t1", chair=3, owner="host-2-cd", names=["a", "b", "c", "d"]),
+    wire.KierkiRefused(table="T", binding="B", ticket="t1"),
+    wire.KierkiRequest(
+        table="T", binding="B", chair=1, request=9, version=40, trick=5, trick_cards=(12, 51), paused=True
+    ),
+    wire.KierkiResume(table="T", binding="B"),
+    wire.KierkiRejected(table="T", binding="B", request=9, reason="timeout"),
 ]
 
 
-@pytest.mark.parametrize("msg", KIERKI, ids=lambda m: m["k"])
-def test_the_kierki_messages_survive_the_wire(msg: dict[str, object]) -> None:
-    assert wire.decode(wire.encode(msg)) == msg
-    assert msg["k"] in wire.KIERKI and msg["k"] not in wire.TO_TABLE  # handled by cluster_kierki's hook
+@pytest.mark.parametrize("msg", KIERKI, ids=lambda m: m.kind)
+def test_the_kierki_messages_survive_the_wire(msg: wire.Message) -> None:
+    assert again(msg) == msg
+    assert msg.kind in wire.KIERKI and msg.kind not in wire.TO_TABLE  # handled by the Kierki hook
 
 
 def test_a_kierki_request_carries_what_trick_needs() -> None:
     """A remote request has no view: the trick's number and the cards on the table come along."""
-    msg = {"k": "kq", "t": "T", "b": "B", "c": 0, "rid": 1, "v": 2, "tn": 13, "tc": [], "p": False}
-    got = wire.decode(wire.encode(msg))
-    assert got["tn"] == 13 and got["tc"] == () and got["p"] is False
+    msg = wire.KierkiRequest(
+        table="T", binding="B", chair=0, request=1, version=2, trick=13, trick_cards=(), paused=False
+    )
+    got = again(msg)
+    assert isinstance(got, wire.KierkiRequest)
+    assert got.trick == 13 and got.trick_cards == () and got.paused is False
 
 
 MIXED = [
-    {
-        "k": "mc",
-        "r": "r1",
-        "node": "host-1-ab",
-        "code": "g1",
-        "tok": None,
-        "name": "x(12)",
-        "kind": "bot",
-        "cred": "c",
-        "gt": "any",
-        "pr": "sessions",
-    },
-    {"k": "ma", "r": "r1", "ok": False, "why": "the game has already started"},
-    {
-        "k": "mm",
-        "t": "T",
-        "b": "B",
-        "r": "r1",
-        "c": 2,
-        "owner": "host-2-cd",
-        "names": ["a", "b", "c", "d"],
-        "rules": "standard",
-        "cred": None,
-        "rs": False,
-    },
-    {"k": "mx", "r": "r1", "node": "host-1-ab"},
+    wire.MixedClaim(
+        request="r1",
+        node="host-1-ab",
+        code="g1",
+        token=None,
+        name="x(12)",
+        player="bot",
+        credential="c",
+        game_type="any",
+        protocol="sessions",
+    ),
+    wire.MixedAnswer(request="r1", ok=False, reason="the game has already started"),
+    wire.MixedMatched(
+        table="T",
+        binding="B",
+        request="r1",
+        chair=2,
+        owner="host-2-cd",
+        names=["a", "b", "c", "d"],
+        rules="standard",
+        credential=None,
+        restored=False,
+    ),
+    wire.MixedLeft(request="r1", node="host-1-ab"),
 ]
 
 
-@pytest.mark.parametrize("msg", MIXED, ids=lambda m: m["k"])
-def test_the_mixed_table_messages_survive_the_wire(msg: dict[str, object]) -> None:
-    assert wire.decode(wire.encode(msg)) == msg
-    assert msg["k"] in wire.MIXED and msg["k"] not in wire.TO_TABLE  # handled by cluster_mixed's hook
+@pytest.mark.parametrize("msg", MIXED, ids=lambda m: m.kind)
+def test_the_mixed_table_messages_survive_the_wire(msg: wire.Message) -> None:
+    assert again(msg) == msg
+    assert msg.kind in wire.MIXED and msg.kind not in wire.TO_TABLE  # handled by the mixed-table hook
 
 
 @pytest.mark.parametrize(
     "data",
     [
-        b'{"k": "ma", "r": "r1", "ok": "yes", "why": null}',  # ok is a bool
-        b'{"k": "mc", "r": "r1", "node": "n", "code": 5, "tok": null, "name": "x", "kind": "bot", "cred": null, '
-        b'"gt": "any"}',  # a number for a code
-        b'{"k": "mx", "r": "r1"}',  # no node
+        _j(kind="mixed.answer", request="r1", ok="yes", reason=None),  # ok is a bool
+        _j(
+            kind="mixed.claim",
+            request="r1",
+            node="n",
+            code=5,
+            token=None,
+            name="x",
+            player="bot",
+            credential=None,
+            game_type="any",
+            protocol="sessions",
+        ),  # a number for a code
+        _j(kind="mixed.left", request="r1"),  # no node
     ],
 )
 def test_a_broken_mixed_table_message_is_a_wire_error(data: bytes) -> None:

@@ -182,25 +182,25 @@ class KierkiRemoteSeat(RemoteSeat):
 
     def on_request(self, table: Table, request: DecisionRequest) -> None:
         view = request.view
-        self._send(
-            table,
-            {
-                "k": "kq",
-                "c": request.seat,
-                "rid": request.request_id,
-                "v": request.version,
-                "tn": view.trick_no,
-                "tc": list(view.trick_cards),
-                "p": self.owned.paused,
-            },
+        msg = wire.KierkiRequest(
+            table=table.id,
+            binding=self.binding,
+            chair=request.seat,
+            request=request.request_id,
+            version=request.version,
+            trick=view.trick_no,
+            trick_cards=tuple(view.trick_cards),
+            paused=self.owned.paused,
         )
+        self._send(table, msg)
 
     def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:
-        self._send(table, {"k": "kj", "rid": request.request_id, "why": reason})
+        msg = wire.KierkiRejected(table=table.id, binding=self.binding, request=request.request_id, reason=reason)
+        self._send(table, msg)
 
     def resume(self) -> None:
         """The table is whole again: the client's adapter sends the TRICK it held back."""
-        self._send(self.owned.table, {"k": "kr"})
+        self._send(self.owned.table, wire.KierkiResume(table=self.owned.table.id, binding=self.binding))
 
 
 class _KierkiTable(Table):
@@ -356,10 +356,8 @@ class ClusterKierki(KierkiService):
                 continue
             w.binding = secrets.token_hex(8)
             w.timer = asyncio.get_running_loop().call_later(max(5.0, 3 * c.lease), self._retry, ticket)
-            c.send(
-                owner.decode(),
-                {"k": "ka", "t": tid, "c": w.seat.seat, "b": w.binding, "node": c.node, "ticket": ticket},
-            )
+            claim = wire.KierkiClaim(table=tid, binding=w.binding, chair=w.seat.seat, node=c.node, ticket=ticket)
+            c.send(owner.decode(), claim)
             return
         w = self._drop_wait(ticket)
         if w is not None:
@@ -376,12 +374,12 @@ class ClusterKierki(KierkiService):
         await asyncio.sleep(RETRY_DELAY)
         await self._seek(ticket)
 
-    def _seated(self, msg: dict[str, Any]) -> None:
-        """``km``: a client waiting here sits at a table (formed, claimed, or handed to it)."""
+    def _seated(self, msg: wire.KierkiSeated) -> None:
+        """A client waiting here sits at a table (formed, claimed, or handed to it)."""
         c = self.cluster
-        chair = int(msg["c"])
-        rt = RemoteTable(c, msg["t"], msg["owner"], msg["b"], chair, list(msg["names"]), KIERKI, None)
-        w = self._drop_wait(msg["ticket"])
+        chair = msg.chair
+        rt = RemoteTable(c, msg.table, msg.owner, msg.binding, chair, list(msg.names), KIERKI, None)
+        w = self._drop_wait(msg.ticket)
         if w is None or w.seat.conn.closed:
             rt.detach(chair, None, "left before it was seated")  # the owner frees the seat again
             return
@@ -401,52 +399,53 @@ class ClusterKierki(KierkiService):
         )
 
     # ------------------------------------------------------------ messages
-    def _on_message(self, msg: dict[str, Any]) -> None:
-        k = msg["k"]
-        if k == "ka":
+    def _on_message(self, msg: Any) -> None:
+        if isinstance(msg, wire.KierkiClaim):
             self.cluster._spawn(self._claimed(msg), limit=False)
-        elif k == "km":
+        elif isinstance(msg, wire.KierkiSeated):
             self._seated(msg)
-        elif k == "kf":
-            w = self.waits.get(msg["ticket"])
-            if w is not None and w.binding == msg["b"]:
+        elif isinstance(msg, wire.KierkiRefused):
+            w = self.waits.get(msg.ticket)
+            if w is not None and w.binding == msg.binding:
                 if w.timer is not None:
                     w.timer.cancel()
-                self._retry(msg["ticket"])
+                self._retry(msg.ticket)
         else:
-            b = self.cluster.bindings.get(msg["b"])
+            b = self.cluster.bindings.get(msg.binding)
             if b is None:
-                if k == "kq":  # the client left and its detach was lost with a dead owner
+                if isinstance(msg, wire.KierkiRequest):  # the client left and its detach was lost with a dead owner
                     self.cluster._spawn(self._stale(msg))
                 return
             seat, rt = cast(KierkiSeat, b.seat), b.table
-            if k == "kr":
+            if isinstance(msg, wire.KierkiResume):
                 seat.resume()
                 return
-            req = RemoteRequest(rt.id, rt.chair, int(msg["rid"]), int(msg.get("v", 0)), Phase.PLAY, 0, 0)
-            if k == "kq":
-                req._view = cast(SeatView, _TrickView(msg["tn"], tuple(msg["tc"])))
+            if isinstance(msg, wire.KierkiRequest):
+                req = RemoteRequest(rt.id, rt.chair, msg.request, msg.version, Phase.PLAY, 0, 0)
+                req._view = cast(SeatView, _TrickView(msg.trick, msg.trick_cards))
                 if isinstance(seat.game, _Open):
-                    seat.game.paused = bool(msg["p"])
+                    seat.game.paused = msg.paused
                 seat.on_request(cast(Table, rt), req)
-            else:
-                seat.on_rejected(cast(Table, rt), req, None, str(msg["why"]))
+            elif isinstance(msg, wire.KierkiRejected):
+                req = RemoteRequest(rt.id, rt.chair, msg.request, 0, Phase.PLAY, 0, 0)
+                seat.on_rejected(cast(Table, rt), req, None, msg.reason)
 
-    async def _stale(self, msg: dict[str, Any]) -> None:
+    async def _stale(self, msg: wire.KierkiRequest) -> None:
         """A request for a seat no client here holds (it left while the table changed owner,
         and its detach went to the dead owner): the owner frees the seat, or it would wait for
         that client forever."""
         c = self.cluster
-        owner = await c.redis.hget(c.key("tables"), msg["t"])
+        owner = await c.redis.hget(c.key("tables"), msg.table)
         if owner is not None:
-            c.send(owner.decode(), {"k": "dt", "t": msg["t"], "c": msg["c"], "b": msg["b"], "why": "disconnected"})
+            detach = wire.Detach(table=msg.table, binding=msg.binding, chair=msg.chair, reason="disconnected")
+            c.send(owner.decode(), detach)
 
-    async def _claimed(self, msg: dict[str, Any]) -> None:
-        """``ka`` at the owner: a client's node claims a seat it found free."""
+    async def _claimed(self, msg: wire.KierkiClaim) -> None:
+        """At the owner: a client's node claims a seat it found free."""
         c = self.cluster
-        tid, chair, node = msg["t"], int(msg["c"]), msg["node"]
+        tid, chair, node = msg.table, msg.chair, msg.node
         o = self.owned.get(tid)
-        refuse = {"k": "kf", "t": tid, "b": msg["b"], "ticket": msg["ticket"]}
+        refuse = wire.KierkiRefused(table=tid, binding=msg.binding, ticket=msg.ticket)
         if o is None or o.table.done.done() or c.owned.get(tid) is not o.table:
             c.send(node, refuse)
             return
@@ -459,25 +458,16 @@ class ClusterKierki(KierkiService):
             c.write(c.key("lease", tid), "h", c.key("kseat", str(chair)), tid, f"o {current.node}")
             c.send(node, refuse, fence=tid)
             return
-        self._hand(o, chair, node, msg["ticket"], msg["b"])
+        self._hand(o, chair, node, msg.ticket, msg.binding)
 
     def _hand(self, o: Owned, chair: int, node: str, ticket: str, binding: str) -> None:
         """Seat the client of ``ticket`` (on ``node``) in empty chair ``chair``."""
         t = o.table
         seat = KierkiRemoteSeat(o, node, binding, t.names[chair])
-        self.cluster.send(
-            node,
-            {
-                "k": "km",
-                "t": t.id,
-                "b": binding,
-                "ticket": ticket,
-                "c": chair,
-                "owner": self.cluster.node,
-                "names": list(t.names),
-            },
-            fence=t.id,
+        seated = wire.KierkiSeated(
+            table=t.id, binding=binding, ticket=ticket, chair=chair, owner=self.cluster.node, names=list(t.names)
         )
+        self.cluster.send(node, seated, fence=t.id)
         o.seat(chair, seat)
 
     async def vacate(self, o: Owned, chair: int) -> None:
@@ -537,19 +527,15 @@ class ClusterKierki(KierkiService):
             s = o.seats[chair]
             assert s is not None
             c.write(lease, "h", c.key("kseat", str(chair)), table.id, f"o {s.node}")
-            c.send(
-                s.node,
-                {
-                    "k": "km",
-                    "t": table.id,
-                    "b": s.binding,
-                    "ticket": by_chair[chair]["id"],
-                    "c": chair,
-                    "owner": c.node,
-                    "names": list(table.names),
-                },
-                fence=table.id,
+            seated = wire.KierkiSeated(
+                table=table.id,
+                binding=s.binding,
+                ticket=by_chair[chair]["id"],
+                chair=chair,
+                owner=c.node,
+                names=list(table.names),
             )
+            c.send(s.node, seated, fence=table.id)
         self.formed += 1
         app._track(table)
         log.info("event=kierki_table table=%s players=%s node=%s", table.id, table.seat_names(), c.node)
@@ -634,7 +620,7 @@ class ClusterKierki(KierkiService):
             if o.seats[chair] is None:
                 c.write(lease, "hd", c.key("bind", tid), str(chair))
         for s in kept:
-            c.send(s.node, {"k": "ad", "t": tid, "b": s.binding, "owner": c.node}, fence=tid)
+            c.send(s.node, wire.Adopted(table=tid, binding=s.binding, owner=c.node), fence=tid)
         # DEAL lists cards in the game file's order: a node started without --kierki-game learns
         # it here (seats elsewhere use their own node's, the same file)
         if orders and not self.orders:

@@ -1,13 +1,14 @@
-"""The messages between the nodes of a cluster: an explicit schema, JSON on the wire.
+"""The messages between the nodes of a cluster: one schema, named types, JSON on the wire.
 
-Every message a node writes to another node's stream (see :mod:`moonshot.cluster.node`) is a
-JSON object with a kind ``k`` and the fields that kind names in :data:`MESSAGES`, each of a
-checked type. Table events travel as ``[version, forced, name, field...]`` with the fields of
-that event class listed in :data:`EVENTS` (the same order as its constructor). Decoding checks
-every field and builds only the listed event classes from plain values: nothing in a message
-can name a class, a function or a module, so a hostile or corrupt stream entry is at worst a
-:class:`WireError` (the reader logs it and drops the entry). Unknown kinds, unknown fields,
-missing fields and values of the wrong type are all refused.
+Every message a node writes to another node's stream (see :mod:`moonshot.cluster.node`) is one
+of the frozen dataclasses here: its class names its ``kind`` (``"seat.events"``,
+``"table.submit"``...) and its fields, in words, are checked by their declared types. Table
+events travel as ``[version, forced, name, field...]`` with the fields of that event class listed
+in :data:`EVENTS` (the same order as its constructor). Decoding checks every field and builds
+only the listed classes from plain values: nothing in a message can name a class, a function or
+a module, so a hostile or corrupt stream entry is at worst a :class:`WireError` (the reader logs
+it and drops the entry). Unknown kinds, unknown fields, missing fields and values of the wrong
+type are all refused.
 
 Why JSON rather than MessagePack: no extra dependency, the entries read plainly in
 ``redis-cli XRANGE``, and at the sizes here (a few events per message) ``json`` costs about the
@@ -20,7 +21,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, cast, get_type_hints
 
 from moonshot import events as ev
 from moonshot.engine import Phase
@@ -88,9 +90,9 @@ def _phase(v: Any) -> Phase:
         raise WireError(f"unknown phase {v!r}") from None
 
 
-def _status(v: Any) -> str:
+def _status(v: Any) -> TableStatus:
     try:
-        return TableStatus(_str(v)).value
+        return TableStatus(_str(v))
     except ValueError:
         raise WireError(f"unknown table status {v!r}") from None
 
@@ -201,106 +203,493 @@ def _events(v: Any) -> list[TableEvent]:
 
 
 # ------------------------------------------------------------------ messages
-# kind -> {field: checker}. Every field is required; a field that may be absent is nullable.
-# Table <- player's node:  sb submit, prj the player's answer was unreadable, dt detach,
-#                          at attach (resume_session)
-# Table -> player's node:  ev events, rq decision request, rj rejected, cl closed, mt matched,
-#                          ak / rf attach accepted / refused, ad adopted by another node, nt a
-#                          table notice (paused / resumed, its cause and text)
-# HTTP between nodes:      hr a request forwarded to the node hosting its game, hs its
-#                          response's head, hc a body chunk, he the end, hx the requester gave up,
-#                          lb a lobby event for every node's lobby streams
-# Kierki (moonshot.cluster.kierki): ka a client's node claims a free seat (IAM<seat>),
-#                          km seated (a new table, a claimed or a waited-for seat), kf claim
-#                          refused, kq a decision request with the trick's number and cards
-#                          (TRICK) and whether a seat is empty (p: TRICK held back), kr the
-#                          table is whole again (send what was held), kj the answer was
-#                          rejected (WRONG, or a timeout)
-# Trend (moonshot.cluster.trend): tev events with each chair's Trend status and
-#                          (timeouts, errors) counts, tmt matched, tat attach (a rejoin),
-#                          tak / trf attach accepted / refused
-# Mixed tables (moonshot.cluster.mixed): mc a player's node asks the node hosting a lobby
-#                          code's table (an open HTTP game, a tournament) to seat its player, ma
-#                          the answer (seated or waiting; refused with the reason; not here), mm
-#                          seated at a table that started, mx the player left before it started
-_T = {"t": _str, "b": _str}
-MESSAGES: dict[str, dict[str, _F]] = {
-    "sb": {**_T, "c": _int, "a": _obj, "rid": _opt_int},
-    "prj": {**_T, "c": _int, "rid": _opt_int, "why": _str},
-    "dt": {**_T, "c": _int, "why": _str},
-    "at": {**_T, "c": _int, "node": _str},
-    "ev": {**_T, "e": _events},
-    "rq": {**_T, "c": _int, "rid": _int, "v": _int, "ph": _phase, "lp": _int, "hand": _int},
-    "rj": {**_T, "rid": _opt_int, "why": _str},
-    "cl": {**_T, "why": _str, "st": _status},
-    "nt": {**_T, "kd": _str, "cs": _str, "tx": _str},
-    "mt": {
-        **_T,
-        "ticket": _str,
-        "c": _int,
-        "owner": _str,
-        "names": _strs,
-        "rules": _str,
-        "cred": _opt_str,
-    },
-    "ak": dict(_T),
-    "rf": dict(_T),
-    "ad": {**_T, "owner": _str},
-    "hr": {"r": _str, "node": _str, "m": _str, "p": _str, "h": _text_map, "body": _str},
-    "hs": {"r": _str, "st": _int, "h": _text_map, "stream": _bool},
-    "hc": {"r": _str, "d": _str},
-    "he": {"r": _str},
-    "hx": {"r": _str},
-    "lb": {"e": _obj, "node": _str},
-    "ka": {**_T, "c": _int, "node": _str, "ticket": _str},
-    "km": {**_T, "ticket": _str, "c": _int, "owner": _str, "names": _strs},
-    "kf": {**_T, "ticket": _str},
-    "kq": {**_T, "c": _int, "rid": _int, "v": _int, "tn": _int, "tc": _ints, "p": _bool},
-    "kr": dict(_T),
-    "kj": {**_T, "rid": _int, "why": _str},
-    "tev": {**_T, "e": _events, "st": _ints, "n": _ints},
-    "tmt": {**_T, "ticket": _str, "c": _int, "owner": _str, "names": _strs, "rules": _str},
-    "tat": {**_T, "c": _int, "node": _str},
-    "tak": {**_T, "c": _int, "owner": _str, "names": _strs, "rules": _str},
-    "trf": {**_T, "why": _str},
-    "mc": {
-        "r": _str,
-        "node": _str,
-        "code": _opt_str,
-        "tok": _opt_str,
-        "name": _str,
-        "kind": _str,
-        "cred": _opt_str,
-        "gt": _str,
-        "pr": _str,  # the player's protocol: sessions or trend
-    },
-    "ma": {"r": _str, "ok": _bool, "why": _opt_str},
-    # rs: the table is a restored game (a tournament's, after its node died): the player joins mid-game
-    "mm": {**_T, "r": _str, "c": _int, "owner": _str, "names": _strs, "rules": _str, "cred": _opt_str, "rs": _bool},
-    "mx": {"r": _str, "node": _str},
+class Message:
+    """A message between nodes: a frozen dataclass whose class names its ``kind`` (the JSON
+    object's ``kind`` field) and whose fields, in words, are the rest of the object."""
+
+    __slots__ = ()
+    kind: ClassVar[str]
+
+
+
+
+# ---- a player's node -> the table's owner
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Submit(Message):
+    """The player's action for request ``request`` (None: not an answer to a request)."""
+
+    kind = "table.submit"
+    table: str
+    binding: str
+    chair: int
+    action: dict[str, Any]
+    request: int | None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Unreadable(Message):
+    """The player's answer could not be read: the table applies its policy."""
+
+    kind = "table.unreadable"
+    table: str
+    binding: str
+    chair: int
+    request: int | None
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Detach(Message):
+    """The player's connection is gone: the chair is empty."""
+
+    kind = "table.detach"
+    table: str
+    binding: str
+    chair: int
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Attach(Message):
+    """A player (``resume_session``) asks for its chair back, through ``node``."""
+
+    kind = "table.attach"
+    table: str
+    binding: str
+    chair: int
+    node: str
+
+
+# ---- the table's owner -> a player's node
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Events(Message):
+    """The chair's events, already redacted for it."""
+
+    kind = "seat.events"
+    table: str
+    binding: str
+    events: list[TableEvent]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Request(Message):
+    """A decision request: the phase, the legal plays and the chair's hand."""
+
+    kind = "seat.request"
+    table: str
+    binding: str
+    chair: int
+    request: int
+    version: int
+    phase: Phase
+    legal: int
+    hand: int
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Rejected(Message):
+    """The answer to request ``request`` was refused."""
+
+    kind = "seat.rejected"
+    table: str
+    binding: str
+    request: int | None
+    reason: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Closed(Message):
+    """The table ended (its status) or gave the chair up."""
+
+    kind = "seat.closed"
+    table: str
+    binding: str
+    reason: str
+    status: TableStatus
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Notice(Message):
+    """News about the table (paused / resumed): a :class:`TableNotice`."""
+
+    kind = "seat.notice"
+    table: str
+    binding: str
+    notice: str
+    cause: str
+    text: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Matched(Message):
+    """The lobby's ``ticket`` sits at a new table, in ``chair``."""
+
+    kind = "seat.matched"
+    table: str
+    binding: str
+    ticket: str
+    chair: int
+    owner: str
+    names: list[str]
+    rules: str
+    credential: str | None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Attached(Message):
+    """An :class:`Attach` accepted: the replay follows."""
+
+    kind = "seat.attached"
+    table: str
+    binding: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Refused(Message):
+    """An :class:`Attach` refused."""
+
+    kind = "seat.refused"
+    table: str
+    binding: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Adopted(Message):
+    """The table runs on ``owner`` now (its old owner died)."""
+
+    kind = "seat.adopted"
+    table: str
+    binding: str
+    owner: str
+
+
+# ---- HTTP between nodes
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HttpRequest(Message):
+    """A request forwarded to the node hosting its game."""
+
+    kind = "http.request"
+    request: str
+    node: str
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HttpHead(Message):
+    kind = "http.head"
+    request: str
+    status: int
+    headers: dict[str, str]
+    stream: bool
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HttpChunk(Message):
+    kind = "http.chunk"
+    request: str
+    data: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HttpEnd(Message):
+    kind = "http.end"
+    request: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class HttpCancel(Message):
+    """The requester went away."""
+
+    kind = "http.cancel"
+    request: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LobbyEvent(Message):
+    """A lobby event for every node's lobby streams."""
+
+    kind = "lobby.event"
+    event: dict[str, Any]
+    node: str
+
+
+# ---- Kierki
+@dataclass(frozen=True, kw_only=True, slots=True)
+class KierkiClaim(Message):
+    """A client's node claims a free seat (``IAM<seat>``)."""
+
+    kind = "kierki.claim"
+    table: str
+    binding: str
+    chair: int
+    node: str
+    ticket: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class KierkiSeated(Message):
+    """Seated: a new table, a claimed or a waited-for seat."""
+
+    kind = "kierki.seated"
+    table: str
+    binding: str
+    ticket: str
+    chair: int
+    owner: str
+    names: list[str]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class KierkiRefused(Message):
+    kind = "kierki.refused"
+    table: str
+    binding: str
+    ticket: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class KierkiRequest(Message):
+    """A decision request with the trick's number and cards (``TRICK``) and whether a seat is
+    empty (``TRICK`` held back)."""
+
+    kind = "kierki.request"
+    table: str
+    binding: str
+    chair: int
+    request: int
+    version: int
+    trick: int
+    trick_cards: tuple[int, ...]
+    paused: bool
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class KierkiResume(Message):
+    """The table is whole again: send what was held back."""
+
+    kind = "kierki.resume"
+    table: str
+    binding: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class KierkiRejected(Message):
+    """The answer was rejected (``WRONG``), or a timeout."""
+
+    kind = "kierki.rejected"
+    table: str
+    binding: str
+    request: int
+    reason: str
+
+
+# ---- Trend
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TrendEvents(Message):
+    """Events with each chair's Trend status and (timeouts, errors) counts, flattened."""
+
+    kind = "trend.events"
+    table: str
+    binding: str
+    events: list[TableEvent]
+    status: tuple[int, ...]
+    counts: tuple[int, ...]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TrendMatched(Message):
+    kind = "trend.matched"
+    table: str
+    binding: str
+    ticket: str
+    chair: int
+    owner: str
+    names: list[str]
+    rules: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TrendAttach(Message):
+    """A re-join asks for its chair back."""
+
+    kind = "trend.attach"
+    table: str
+    binding: str
+    chair: int
+    node: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TrendAttached(Message):
+    kind = "trend.attached"
+    table: str
+    binding: str
+    chair: int
+    owner: str
+    names: list[str]
+    rules: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class TrendRefused(Message):
+    kind = "trend.refused"
+    table: str
+    binding: str
+    reason: str
+
+
+# ---- mixed tables
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MixedClaim(Message):
+    """A player's node asks the node hosting a lobby code's table (an open HTTP game, a
+    tournament) to seat its player (of ``protocol``: sessions or trend)."""
+
+    kind = "mixed.claim"
+    request: str
+    node: str
+    code: str | None
+    token: str | None
+    name: str
+    player: str  # the seat's kind: human or bot
+    credential: str | None
+    game_type: str
+    protocol: str
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MixedAnswer(Message):
+    """Seated or waiting (``ok``); refused with the reason; not here (no reason)."""
+
+    kind = "mixed.answer"
+    request: str
+    ok: bool
+    reason: str | None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MixedMatched(Message):
+    """Seated at a table that started (``restored``: a restored game, joined mid-game)."""
+
+    kind = "mixed.matched"
+    table: str
+    binding: str
+    request: str
+    chair: int
+    owner: str
+    names: list[str]
+    rules: str
+    credential: str | None
+    restored: bool
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class MixedLeft(Message):
+    """The player left before its table started."""
+
+    kind = "mixed.left"
+    request: str
+    node: str
+
+
+# a field's type -> its checker (decoding) and its plain form (encoding)
+_CHECKS: dict[Any, _F] = {
+    int: _int,
+    int | None: _opt_int,
+    bool: _bool,
+    str: _str,
+    str | None: _opt_str,
+    tuple[int, ...]: _ints,
+    list[str]: _strs,
+    dict[str, Any]: _obj,
+    dict[str, str]: _text_map,
+    Phase: _phase,
+    TableStatus: _status,
+    list[TableEvent]: _events,
 }
+_PLAIN: dict[Any, Callable[[Any], Any]] = {
+    Phase: lambda v: v.value,
+    TableStatus: lambda v: v.value,
+    list[TableEvent]: lambda v: [encode_event(te) for te in v],
+}
+
+
+def _schema(cls: type[Message]) -> tuple[tuple[str, _F, Callable[[Any], Any] | None], ...]:
+    hints = get_type_hints(cls)
+    out = []
+    for f in fields(cast(Any, cls)):
+        hint = hints[f.name]
+        if hint not in _CHECKS:  # pragma: no cover - import-time guard
+            raise RuntimeError(f"moonshot.cluster.messages: {cls.__name__}.{f.name}: no checker for {hint}")
+        out.append((f.name, _CHECKS[hint], _PLAIN.get(hint)))
+    return tuple(out)
+
+
+MESSAGES: dict[str, type[Message]] = {
+    c.kind: c
+    for c in (
+        Submit,
+        Unreadable,
+        Detach,
+        Attach,
+        Events,
+        Request,
+        Rejected,
+        Closed,
+        Notice,
+        Matched,
+        Attached,
+        Refused,
+        Adopted,
+        HttpRequest,
+        HttpHead,
+        HttpChunk,
+        HttpEnd,
+        HttpCancel,
+        LobbyEvent,
+        KierkiClaim,
+        KierkiSeated,
+        KierkiRefused,
+        KierkiRequest,
+        KierkiResume,
+        KierkiRejected,
+        TrendEvents,
+        TrendMatched,
+        TrendAttach,
+        TrendAttached,
+        TrendRefused,
+        MixedClaim,
+        MixedAnswer,
+        MixedMatched,
+        MixedLeft,
+    )
+}
+_SCHEMAS = {cls: _schema(cls) for cls in MESSAGES.values()}
+
 # kinds a player's node sends to a table's owner (the rest go the other way)
-TO_TABLE = frozenset({"sb", "prj", "dt", "at"})
-HTTP = frozenset({"hr", "hs", "hc", "he", "hx", "lb"})
-KIERKI = frozenset({"ka", "km", "kf", "kq", "kr", "kj"})  # handled by moonshot.cluster.kierki
-TREND = frozenset({"tev", "tmt", "tat", "tak", "trf"})
-MIXED = frozenset({"mc", "ma", "mm", "mx"})  # handled by moonshot.cluster.mixed
+TO_TABLE = frozenset(c.kind for c in (Submit, Unreadable, Detach, Attach))
+HTTP = frozenset(c.kind for c in (HttpRequest, HttpHead, HttpChunk, HttpEnd, HttpCancel))
+KIERKI = frozenset(k for k in MESSAGES if k.startswith("kierki."))
+TREND = frozenset(k for k in MESSAGES if k.startswith("trend."))
+MIXED = frozenset(k for k in MESSAGES if k.startswith("mixed."))
 
 
-def encode(msg: dict[str, Any]) -> bytes:
-    """One message as JSON bytes. Events (``ev``'s ``e``) are :class:`TableEvent` s."""
-    k = msg["k"]
-    if k not in MESSAGES:
-        raise WireError(f"unknown message kind {k!r}")
-    if k in ("ev", "tev"):
-        msg = {**msg, "e": [encode_event(te) for te in msg["e"]]}
-    elif k == "rq" and isinstance(msg["ph"], Phase):
-        msg = {**msg, "ph": msg["ph"].value}
-    return json.dumps(msg, separators=(",", ":")).encode()
+def encode(msg: Message) -> bytes:
+    """One message as JSON bytes."""
+    schema = _SCHEMAS.get(type(msg))
+    if schema is None:
+        raise WireError(f"not a message: {type(msg).__name__}")
+    out: dict[str, Any] = {"kind": msg.kind}
+    for name, _, plain in schema:
+        v = getattr(msg, name)
+        out[name] = plain(v) if plain is not None else v
+    return json.dumps(out, separators=(",", ":")).encode()
 
 
-def decode(data: bytes | str) -> dict[str, Any]:
-    """A message read from a stream, checked against :data:`MESSAGES`; :class:`WireError` else."""
+def decode(data: bytes | str) -> Message:
+    """A message read from a stream, checked against its class; :class:`WireError` else."""
     if len(data) > MAX_MESSAGE:
         raise WireError(f"message over {MAX_MESSAGE} bytes")
     try:
@@ -309,48 +698,33 @@ def decode(data: bytes | str) -> dict[str, Any]:
         raise WireError(f"not JSON: {type(e).__name__}") from None
     if type(raw) is not dict:
         raise WireError("a message is a JSON object")
-    k = raw.get("k")
-    schema = MESSAGES.get(k) if type(k) is str else None
-    if schema is None:
+    k = raw.get("kind")
+    cls = MESSAGES.get(k) if type(k) is str else None
+    if cls is None:
         raise WireError(f"unknown message kind {k!r}")
+    schema = _SCHEMAS[cls]
     if len(raw) != len(schema) + 1:
-        extra = sorted(set(raw) - set(schema) - {"k"})
-        missing = sorted(set(schema) - set(raw))
+        names = {n for n, _, _ in schema}
+        extra = sorted(set(raw) - names - {"kind"})
+        missing = sorted(names - set(raw))
         raise WireError(f"{k}: unexpected fields {extra} or missing {missing}")
-    out: dict[str, Any] = {"k": k}
-    for name, check in schema.items():
+    args: dict[str, Any] = {}
+    for name, check, _ in schema:
         if name not in raw:
             raise WireError(f"{k}: missing field {name!r}")
         try:
-            out[name] = check(raw[name])
+            args[name] = check(raw[name])
         except WireError as e:
             raise WireError(f"{k}.{name}: {e}") from None
         except (TypeError, ValueError) as e:
             raise WireError(f"{k}.{name}: {e}") from None
-    return out
+    return cls(**args)
 
 
 def describe(data: bytes | str, limit: int = 120) -> str:
     """A short, printable excerpt of a refused entry for the log line."""
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     return json.dumps(text[:limit])
-
-
-__all__ = [
-    "EVENTS",
-    "HTTP",
-    "KIERKI",
-    "MESSAGES",
-    "MIXED",
-    "TO_TABLE",
-    "TREND",
-    "WireError",
-    "decode",
-    "decode_event",
-    "describe",
-    "encode",
-    "encode_event",
-]
 
 
 def _check_complete(classes: Sequence[type[ev.Event]]) -> None:  # pragma: no cover - import-time guard

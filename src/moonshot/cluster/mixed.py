@@ -91,9 +91,7 @@ class MixedSeat(RemoteSeat):
 
     protocol = "sessions"  # what the store records for the chair
 
-    def _send(self, table: Table, msg: dict[str, Any]) -> None:
-        msg["t"] = table.id
-        msg["b"] = self.binding
+    def _send(self, table: Table, msg: wire.Message) -> None:
         self.cluster.send(self.node, msg, fence=table.id if table.id in self.cluster.owned else None)
 
 
@@ -184,7 +182,7 @@ class ClusterMixed:
             if cl.candidate is c:
                 del self.claims[r]
                 if cl.owner is not None:
-                    self.cluster.send(cl.owner, {"k": "mx", "r": r, "node": self.cluster.node})
+                    self.cluster.send(cl.owner, wire.MixedLeft(request=r, node=self.cluster.node))
                 return True
         return False
 
@@ -264,35 +262,35 @@ class ClusterMixed:
         fill_wait = lobby.fill_wait if lobby is not None and c.game_type is GameType.ANY else None
         self.cluster.queue(c, fill_wait)
 
-    def _answered(self, msg: dict[str, Any]) -> None:
-        r = msg["r"]
+    def _answered(self, msg: wire.MixedAnswer) -> None:
+        r = msg.request
         cl = self.claims.get(r)
         if cl is not None and cl.again is not None:
             if not cl.again.done():
-                cl.again.set_result((bool(msg["ok"]), None if msg["why"] is None else str(msg["why"])))
+                cl.again.set_result((msg.ok, msg.reason))
             return
         if cl is None or cl.answered:
             return
-        if msg["ok"]:
+        if msg.ok:
             cl.answered = True
             _settle(cl.candidate, None)
-        elif msg["why"] is not None:
+        elif msg.reason is not None:
             del self.claims[r]
-            _settle(cl.candidate, str(msg["why"]))
+            _settle(cl.candidate, msg.reason)
         else:
             self._not_here(r)
 
-    def _matched(self, msg: dict[str, Any]) -> None:
+    def _matched(self, msg: wire.MixedMatched) -> None:
         """Seated at a table that started on another node: played through a RemoteTable."""
         cluster = self.cluster
         try:
-            rules: Rules = rules_named(msg["rules"])
+            rules: Rules = rules_named(msg.rules)
         except (KeyError, ValueError):
             rules = SESSIONS_RULES  # a tournament's own rules: the adapter reads only the pass count
-        cl = self.claims.pop(msg["r"], None)
+        cl = self.claims.pop(msg.request, None)
         trend = cl is not None and cl.candidate.protocol == "trend"
         kind = TrendRemoteTable if trend else RemoteTable
-        rt = kind(cluster, msg["t"], msg["owner"], msg["b"], int(msg["c"]), list(msg["names"]), rules, msg["cred"])
+        rt = kind(cluster, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules, msg.credential)
         if cl is None:  # the player left after the hosting node seated it: the chair is empty
             rt.detach(rt.chair, None, "left the lobby")
             return
@@ -315,28 +313,28 @@ class ClusterMixed:
             log.exception("event=on_matched_failed table=%s", rt.id)
             rt.detach(rt.chair, None, "matching callback failed")
             return
-        if msg["rs"]:  # a restored game: a replay (Sessions), a catch-up (Trend)
+        if msg.restored:  # a restored game: a replay (Sessions), a catch-up (Trend)
             seat.joined_mid_game()
 
     # ------------------------------------------------------------ the hosting node
-    def _claim_here(self, msg: dict[str, Any]) -> None:
+    def _claim_here(self, msg: wire.MixedClaim) -> None:
         cluster = self.cluster
-        node, r = msg["node"], msg["r"]
+        node, r = msg.node, msg.request
 
         def answer(ok: bool, why: str | None) -> None:
-            cluster.send(node, {"k": "ma", "r": r, "ok": ok, "why": why})
+            cluster.send(node, wire.MixedAnswer(request=r, ok=ok, reason=why))
 
         try:
-            kind, game_type = SeatKind(msg["kind"]), GameType(msg["gt"])
+            kind, game_type = SeatKind(msg.player), GameType(msg.game_type)
         except ValueError:
             answer(False, "malformed claim")
             return
-        protocol = msg["pr"]
+        protocol = msg.protocol
         if protocol not in ("sessions", "trend"):
             answer(False, f"players of protocol {protocol!r} cannot sit at a table of another process")
             return
-        seat = mixed_seat(protocol)(cluster, node, secrets.token_hex(8), msg["name"], kind, msg["cred"])
-        c = Candidate(seat, game_type, msg["code"], protocol=protocol, token=msg["tok"])
+        seat = mixed_seat(protocol)(cluster, node, secrets.token_hex(8), msg.name, kind, msg.credential)
+        c = Candidate(seat, game_type, msg.code, protocol=protocol, token=msg.token)
         c.on_matched = functools.partial(self._seated, node, r, seat)
         c.joined_at = asyncio.get_running_loop().time()
         self.held[(node, r)] = c
@@ -366,25 +364,21 @@ class ClusterMixed:
                 cluster.served.pop(tid, None)
 
             table.done.add_done_callback(gone)
-        cluster.send(
-            node,
-            {
-                "k": "mm",
-                "t": table.id,
-                "b": seat.binding,
-                "r": r,
-                "c": chair,
-                "owner": cluster.node,
-                "names": table.seat_names(),
-                "rules": table.rules.name,
-                "cred": seat.credential,
-                "rs": table.restored,
-            },
-            fence=table.id if fenced else None,
+        matched = wire.MixedMatched(
+            table=table.id,
+            binding=seat.binding,
+            request=r,
+            chair=chair,
+            owner=cluster.node,
+            names=table.seat_names(),
+            rules=table.rules.name,
+            credential=seat.credential,
+            restored=table.restored,
         )
+        cluster.send(node, matched, fence=table.id if fenced else None)
 
-    def _left(self, msg: dict[str, Any]) -> None:
-        c = self.held.pop((msg["node"], msg["r"]), None)
+    def _left(self, msg: wire.MixedLeft) -> None:
+        c = self.held.pop((msg.node, msg.request), None)
         if c is not None:
             self.app.release(c)
 
@@ -506,7 +500,7 @@ class ClusterMixed:
         if self.claims.get(r) is cl:
             del self.claims[r]
             if cl.owner is not None:
-                cluster.send(cl.owner, {"k": "mx", "r": r, "node": cluster.node})
+                cluster.send(cl.owner, wire.MixedLeft(request=r, node=cluster.node))
             log.info("event=mixed_claim_dropped name=%s reason=%s", c.seat.name, json.dumps(why))
             c.seat.end_session(f"{why}: you left game {c.lobby_code or 'of your token'}; join again")
 
@@ -540,30 +534,28 @@ class ClusterMixed:
         log.info("event=mixed_reclaimed node=%s name=%s", self.cluster.node, c.seat.name)
         return True
 
-    def _ask_message(self, r: str, c: Candidate) -> dict[str, Any]:
-        return {
-            "k": "mc",
-            "r": r,
-            "node": self.cluster.node,
-            "code": c.lobby_code,
-            "tok": c.token,
-            "name": c.seat.name,
-            "kind": c.seat.kind.value,
-            "cred": c.seat.credential,
-            "gt": c.game_type.value,
-            "pr": c.protocol,
-        }
+    def _ask_message(self, r: str, c: Candidate) -> wire.MixedClaim:
+        return wire.MixedClaim(
+            request=r,
+            node=self.cluster.node,
+            code=c.lobby_code,
+            token=c.token,
+            name=c.seat.name,
+            player=c.seat.kind.value,
+            credential=c.seat.credential,
+            game_type=c.game_type.value,
+            protocol=c.protocol,
+        )
 
     # ------------------------------------------------------------ messages
-    def _on_message(self, msg: dict[str, Any]) -> None:
-        k = msg["k"]
-        if k == "mc":
+    def _on_message(self, msg: Any) -> None:
+        if isinstance(msg, wire.MixedClaim):
             self._claim_here(msg)
-        elif k == "ma":
+        elif isinstance(msg, wire.MixedAnswer):
             self._answered(msg)
-        elif k == "mm":
+        elif isinstance(msg, wire.MixedMatched):
             self._matched(msg)
-        elif k == "mx":
+        elif isinstance(msg, wire.MixedLeft):
             self._left(msg)
 
 

@@ -110,12 +110,12 @@ class ClusterError(Exception):
 
 
 # ------------------------------------------------------------------ messages between nodes
-def pack(msg: dict[str, Any]) -> bytes:
+def pack(msg: wire.Message) -> bytes:
     """A message for another node's stream (the schema is :mod:`moonshot.cluster.messages`)."""
     return wire.encode(msg)
 
 
-def unpack(data: bytes) -> dict[str, Any]:
+def unpack(data: bytes) -> wire.Message:
     """A stream entry read back; :class:`~moonshot.cluster.messages.WireError` when it breaks the schema."""
     return wire.decode(data)
 
@@ -280,38 +280,42 @@ class RemoteSeat(Seat):
         self.kind = kind
         self.credential = credential
 
-    def _send(self, table: Table, msg: dict[str, Any]) -> None:
-        msg["t"] = table.id
-        msg["b"] = self.binding
+    def _send(self, table: Table, msg: wire.Message) -> None:
         self.cluster.send(self.node, msg, fence=table.id)
 
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
-        self._send(table, {"k": "ev", "e": list(events)})
+        self._send(table, wire.Events(table=table.id, binding=self.binding, events=list(events)))
 
     def on_request(self, table: Table, request: DecisionRequest) -> None:
         self._send(
             table,
-            {
-                "k": "rq",
-                "c": request.seat,
-                "rid": request.request_id,
-                "v": request.version,
-                "ph": request.phase,
-                "lp": request.legal_plays,
-                "hand": table.game.hands[request.seat],
-            },
+            wire.Request(
+                table=table.id,
+                binding=self.binding,
+                chair=request.seat,
+                request=request.request_id,
+                version=request.version,
+                phase=request.phase,
+                legal=request.legal_plays,
+                hand=table.game.hands[request.seat],
+            ),
         )
 
     def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:
-        self._send(table, {"k": "rj", "rid": request.request_id, "why": reason})
+        self._send(
+            table, wire.Rejected(table=table.id, binding=self.binding, request=request.request_id, reason=reason)
+        )
 
     def on_notice(self, table: Table, notice: TableNotice) -> None:
-        self._send(table, {"k": "nt", "kd": notice.kind, "cs": notice.cause, "tx": notice.text})
+        self._send(
+            table,
+            wire.Notice(table=table.id, binding=self.binding, notice=notice.kind, cause=notice.cause, text=notice.text),
+        )
 
     def on_closed(self, table: Table, reason: str) -> None:
         if table.status is TableStatus.STOPPED:
             return  # this node stops (shutdown, lease lost): the table goes on on another node
-        self._send(table, {"k": "cl", "why": reason, "st": table.status.value})
+        self._send(table, wire.Closed(table=table.id, binding=self.binding, reason=reason, status=table.status))
         self.cluster.unbind(table.id, self)
 
 
@@ -404,15 +408,15 @@ class RemoteTable:
     def seat_names(self) -> list[str]:
         return list(self.names)
 
-    def _send(self, msg: dict[str, Any]) -> None:
-        msg.update(t=self.id, c=self.chair, b=self.binding)
+    def submit(self, seat: int, action: Action, request_id: int | None = None, reply: object = None) -> None:
+        msg = wire.Submit(
+            table=self.id, binding=self.binding, chair=self.chair, action=action_to_dict(action), request=request_id
+        )
         self.cluster.send(self.owner, msg)
 
-    def submit(self, seat: int, action: Action, request_id: int | None = None, reply: object = None) -> None:
-        self._send({"k": "sb", "a": action_to_dict(action), "rid": request_id})
-
     def reject(self, seat: int, request_id: int | None, reason: str) -> None:
-        self._send({"k": "prj", "rid": request_id, "why": reason})
+        msg = wire.Unreadable(table=self.id, binding=self.binding, chair=self.chair, request=request_id, reason=reason)
+        self.cluster.send(self.owner, msg)
 
     def sent(self, seat: int, request_id: int, at: float | None = None) -> None:
         """A request's frame left (``Seat.reports_sent``): the owner's deadline runs from when
@@ -421,7 +425,7 @@ class RemoteTable:
 
     def detach(self, seat: int, occupant: object = None, reason: str = "disconnected") -> None:
         self.cluster.bindings.pop(self.binding, None)
-        self._send({"k": "dt", "why": reason})
+        self.cluster.send(self.owner, wire.Detach(table=self.id, binding=self.binding, chair=self.chair, reason=reason))
 
 
 @dataclass
@@ -524,7 +528,7 @@ class Cluster:
     formed: int = 0
     # per-protocol hooks: message kinds handled elsewhere (kind -> handler), and how a table of
     # a protocol other than Sessions is adopted (protocol -> async (table id, meta) -> Table)
-    handlers: dict[str, Callable[[dict[str, Any]], None]] = field(default_factory=dict)
+    handlers: dict[str, Callable[[Any], None]] = field(default_factory=dict)
     adopters: dict[str, Callable[[str, dict[str, Any]], Awaitable[Table | None]]] = field(default_factory=dict)
     live_nodes: list[str] = field(default_factory=list)  # the other live nodes (refreshed by the keeper)
     # called with a table's id when this node loses its lease (another node runs the table now)
@@ -551,7 +555,7 @@ class Cluster:
         self._calls = asyncio.Semaphore(LOBBY_CALLS)
         # lobby events go to every node (send_all); a node without an HTTP port has no lobby to
         # show them in (HttpPeers replaces this)
-        self.handlers.setdefault("lb", lambda msg: None)
+        self.handlers.setdefault(wire.LobbyEvent.kind, lambda msg: None)
 
     def key(self, kind: str, name: str = "") -> str:
         return f"{self.prefix}{kind}:{name}" if name else f"{self.prefix}{kind}"
@@ -640,7 +644,7 @@ class Cluster:
         self._ops.append((fence_key, kind, key, a, str(b)))
         self._wake.set()
 
-    def send(self, node: str, msg: dict[str, Any], fence: str | None = None) -> None:
+    def send(self, node: str, msg: wire.Message, fence: str | None = None) -> None:
         """Append ``msg`` to ``node``'s stream (after every write queued before it).
 
         A message for this node itself skips Redis: a player's message to a table owned here is
@@ -649,7 +653,7 @@ class Cluster:
         over by the writer once every write queued before it (the action's log entry) is in
         Redis, so the write-ahead rule holds without a second round trip."""
         if node == self.node:
-            if msg["k"] in _TO_TABLE:
+            if msg.kind in _TO_TABLE:
                 self._dispatch(msg)
             else:
                 self._ops.append(("L", self.key("lease", fence) if fence else "", msg))
@@ -663,7 +667,7 @@ class Cluster:
         self._ops.append(("L", self.key("lease", table_id), fn))
         self._wake.set()
 
-    def send_all(self, msg: dict[str, Any]) -> None:
+    def send_all(self, msg: wire.Message) -> None:
         """``msg`` to every other live node (the ``nodes`` set, read by the write script itself,
         so a node that joined a moment ago gets it too)."""
         self.write("", "xa", self.key("nodes"), pack(msg), self.prefix)
@@ -760,7 +764,7 @@ class Cluster:
                         if callable(op[2]):
                             op[2]()
                         else:  # a protocol's own kinds (cluster.handlers) too
-                            self._dispatch(cast(dict[str, Any], op[2]))
+                            self._dispatch(cast(wire.Message, op[2]))
                     except Exception:
                         log.exception("event=cluster_local_delivery_failed")
             self._idle.set()
@@ -819,10 +823,10 @@ class Cluster:
         try:
             self._dispatch(msg)
         except Exception:
-            log.exception("event=cluster_message_failed id=%s kind=%s", self._last_id, msg["k"])
+            log.exception("event=cluster_message_failed id=%s kind=%s", self._last_id, msg.kind)
 
-    def _dispatch(self, msg: dict[str, Any]) -> None:
-        k = msg["k"]
+    def _dispatch(self, msg: wire.Message) -> None:
+        k = msg.kind
         if k in _TO_TABLE:
             self._to_table(msg)
         elif k in self.handlers:
@@ -830,72 +834,70 @@ class Cluster:
         else:
             self._to_seat(msg)
 
-    def _to_table(self, msg: dict[str, Any]) -> None:
+    def _to_table(self, msg: Any) -> None:
         """A message from a player's node to a table this node owns."""
-        table = self.owned.get(msg["t"]) or self.served.get(msg["t"])
+        table = self.owned.get(msg.table) or self.served.get(msg.table)
         if table is None or table.done.done():
-            if msg["k"] == "at":
-                self.send(msg["node"], {"k": "rf", "b": msg["b"], "t": msg["t"]})
+            if isinstance(msg, wire.Attach):
+                self.send(msg.node, wire.Refused(table=msg.table, binding=msg.binding))
             return
-        chair = int(msg["c"])
-        k = msg["k"]
-        if k == "at":
+        chair = msg.chair
+        if isinstance(msg, wire.Attach):
             if table.chairs[chair].occupant is not None:
-                self.send(msg["node"], {"k": "rf", "b": msg["b"], "t": msg["t"]})
+                self.send(msg.node, wire.Refused(table=msg.table, binding=msg.binding))
                 return
-            seat = RemoteSeat(self, msg["node"], msg["b"], table.names[chair], SeatKind.HUMAN, table.credentials[chair])
+            seat = RemoteSeat(self, msg.node, msg.binding, table.names[chair], SeatKind.HUMAN, table.credentials[chair])
             self.write("", "h", self.key("bind", table.id), str(chair), f"{seat.node} {seat.binding}")
-            self.send(msg["node"], {"k": "ak", "b": msg["b"], "t": table.id})
+            self.send(msg.node, wire.Attached(table=table.id, binding=msg.binding))
             table.attach(chair, seat, replay=True)
             return
         occupant = table.chairs[chair].occupant
-        if not isinstance(occupant, RemoteSeat) or occupant.binding != msg["b"]:
+        if not isinstance(occupant, RemoteSeat) or occupant.binding != msg.binding:
             return  # a stale binding (replaced, substituted): ignored
-        if k == "sb":
+        if isinstance(msg, wire.Submit):
             try:
-                action = action_from_dict(msg["a"])
+                action = action_from_dict(msg.action)
             except ActionFormatError as e:
-                table.reject(chair, msg.get("rid"), f"malformed action: {e}")
+                table.reject(chair, msg.request, f"malformed action: {e}")
                 return
-            table.submit(chair, action, msg.get("rid"))
-        elif k == "prj":
-            table.reject(chair, msg.get("rid"), str(msg.get("why", "rejected")))
-        elif k == "dt":
+            table.submit(chair, action, msg.request)
+        elif isinstance(msg, wire.Unreadable):
+            table.reject(chair, msg.request, msg.reason)
+        elif isinstance(msg, wire.Detach):
             self.unbind(table.id, occupant)
-            table.detach(chair, occupant, str(msg.get("why", "disconnected")))
+            table.detach(chair, occupant, msg.reason)
 
-    def _to_seat(self, msg: dict[str, Any]) -> None:
+    def _to_seat(self, msg: Any) -> None:
         """A message from a table's owner to a player connected here."""
-        k = msg["k"]
-        if k == "mt":
+        if isinstance(msg, wire.Matched):
             self._matched(msg)
             return
-        if k in ("ak", "rf"):
+        if isinstance(msg, wire.Attached | wire.Refused):
             self._resume_answer(msg)
             return
-        b = self.bindings.get(msg["b"])
+        b = self.bindings.get(msg.binding)
         if b is None:
-            return  # the player left: its node told the owner ("dt"), which may not have heard yet
+            return  # the player left: its node told the owner (a Detach), which may not have heard yet
         seat, rt = b.seat, b.table
-        if k == "ev":
-            fresh = [e for e in msg["e"] if e.version > b.last_version]
+        if isinstance(msg, wire.Events):
+            fresh = [e for e in msg.events if e.version > b.last_version]
             if fresh:
                 b.last_version = fresh[-1].version
                 seat.on_events(cast(Table, rt), fresh)
-        elif k == "rq":
-            req = RemoteRequest(rt.id, int(msg["c"]), msg["rid"], msg["v"], msg["ph"], msg["lp"], msg["hand"])
+        elif isinstance(msg, wire.Request):
+            req = RemoteRequest(rt.id, msg.chair, msg.request, msg.version, msg.phase, msg.legal, msg.hand)
             seat.on_request(cast(Table, rt), req)
-        elif k == "rj":
-            if seat.request is not None and seat.request.request_id == msg["rid"]:
-                seat.on_rejected(cast(Table, rt), seat.request, None, str(msg["why"]))
-        elif k == "nt":
-            seat.on_notice(cast(Table, rt), TableNotice(str(msg["kd"]), str(msg["cs"]), str(msg["tx"])))
-        elif k == "cl":
+        elif isinstance(msg, wire.Rejected):
+            if seat.request is not None and seat.request.request_id == msg.request:
+                seat.on_rejected(cast(Table, rt), seat.request, None, msg.reason)
+        elif isinstance(msg, wire.Notice):
+            seat.on_notice(cast(Table, rt), TableNotice(msg.notice, msg.cause, msg.text))
+        elif isinstance(msg, wire.Closed):
             self.bindings.pop(b.id, None)
-            rt.status = TableStatus(msg["st"])
-            seat.on_closed(cast(Table, rt), str(msg["why"]))
-        elif k == "ad":
-            rt.owner = msg["owner"]
+            rt.status = msg.status
+            seat.on_closed(cast(Table, rt), msg.reason)
+        elif isinstance(msg, wire.Adopted):
+            rt.owner = msg.owner
             seat.owes_pass = True  # a pass sent to the old owner may be lost: the round again, live
 
     # -------------------------------------------------------------- matching
@@ -984,21 +986,17 @@ class Cluster:
         self._register(table, {"protocol": "sessions", "fill": fill})
         for chair, (occupant, t) in enumerate(final):
             if isinstance(occupant, RemoteSeat) and t is not None:
-                self.send(
-                    occupant.node,
-                    {
-                        "k": "mt",
-                        "ticket": t["id"],
-                        "t": table.id,
-                        "c": chair,
-                        "b": occupant.binding,
-                        "owner": self.node,
-                        "names": table.seat_names(),
-                        "rules": table.rules.name,
-                        "cred": occupant.credential,
-                    },
-                    fence=table.id,
+                matched = wire.Matched(
+                    table=table.id,
+                    binding=occupant.binding,
+                    ticket=t["id"],
+                    chair=chair,
+                    owner=self.node,
+                    names=table.seat_names(),
+                    rules=table.rules.name,
+                    credential=occupant.credential,
                 )
+                self.send(occupant.node, matched, fence=table.id)
         self.formed += 1
         if app.lobby is not None:
             app.lobby.matched += 1
@@ -1040,17 +1038,10 @@ class Cluster:
             if chair is not None:
                 self.write(self.key("lease", table_id), "hd", self.key("bind", table_id), str(chair))
 
-    def _matched(self, msg: dict[str, Any]) -> None:
-        ticket = self.tickets.pop(msg["ticket"], None)
+    def _matched(self, msg: wire.Matched) -> None:
+        ticket = self.tickets.pop(msg.ticket, None)
         rt = RemoteTable(
-            self,
-            msg["t"],
-            msg["owner"],
-            msg["b"],
-            int(msg["c"]),
-            list(msg["names"]),
-            rules_named(msg["rules"]),
-            msg.get("cred"),
+            self, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules_named(msg.rules), msg.credential
         )
         if ticket is None:  # the player left after its ticket was taken: the chair is empty
             rt.detach(rt.chair, None, "left the lobby")
@@ -1114,7 +1105,7 @@ class Cluster:
         pending = _Resume(conn, seat, rt, secret, attempt)
         self.resumes[binding] = pending
         pending.timer = asyncio.get_running_loop().call_later(max(3.0, 2 * self.lease), self._resume_timeout, binding)
-        self.send(rt.owner, {"k": "at", "t": table_id, "c": chair, "b": binding, "node": self.node})
+        self.send(rt.owner, wire.Attach(table=table_id, binding=binding, chair=chair, node=self.node))
 
     async def _live_owner(self, table_id: str) -> bytes | None:
         """The node that runs the table; while its owner is dead and the table not yet adopted
@@ -1143,16 +1134,16 @@ class Cluster:
         else:
             self._refuse(p.conn, p.seat.session_id)
 
-    def _resume_answer(self, msg: dict[str, Any]) -> None:
-        p = self.resumes.pop(msg["b"], None)
+    def _resume_answer(self, msg: wire.Attached | wire.Refused) -> None:
+        p = self.resumes.pop(msg.binding, None)
         if p is None:
             return
         if p.timer is not None:
             p.timer.cancel()
         conn, seat, rt = p.conn, p.seat, p.table
         sid = seat.session_id
-        if msg["k"] != "ak" or conn.closed:
-            if msg["k"] == "ak":  # accepted, but the connection went meanwhile
+        if not isinstance(msg, wire.Attached) or conn.closed:
+            if isinstance(msg, wire.Attached):  # accepted, but the connection went meanwhile
                 rt.detach(rt.chair, None, "disconnected")
             self._refuse(conn, sid)
             return
@@ -1369,7 +1360,7 @@ class Cluster:
         lease = self.key("lease", tid)
         self.write(lease, "h", self.key("tables"), tid, self.node)
         for rs in notify:
-            self.send(rs.node, {"k": "ad", "t": tid, "b": rs.binding, "owner": self.node}, fence=tid)
+            self.send(rs.node, wire.Adopted(table=tid, binding=rs.binding, owner=self.node), fence=tid)
         self._fenced.discard(tid)
         self.owned[tid] = table
         self._leased.add(tid)

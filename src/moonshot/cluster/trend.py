@@ -79,7 +79,14 @@ class TrendRemoteSeat(RemoteSeat):
 
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
         status, counts = chair_status(table)
-        self._send(table, {"k": "tev", "e": list(events), "st": status, "n": [x for c in counts for x in c]})
+        msg = wire.TrendEvents(
+            table=table.id,
+            binding=self.binding,
+            events=list(events),
+            status=tuple(status),
+            counts=tuple(x for c in counts for x in c),
+        )
+        self._send(table, msg)
 
 
 class _Ended:
@@ -132,7 +139,7 @@ class _Pending:
     def __init__(self, peer: PeerBase, j: tc.Join) -> None:
         self.peer = peer
         self.join = j
-        self.answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.answer: asyncio.Future[wire.TrendAttached | wire.TrendRefused] = asyncio.get_running_loop().create_future()
 
 
 class TrendCluster:
@@ -233,20 +240,16 @@ class TrendCluster:
         self._index_all(table, numbers)
         for chair, (occupant, t) in enumerate(final):
             if isinstance(occupant, RemoteSeat) and t is not None:
-                cl.send(
-                    occupant.node,
-                    {
-                        "k": "tmt",
-                        "ticket": t["id"],
-                        "t": table.id,
-                        "c": chair,
-                        "b": occupant.binding,
-                        "owner": cl.node,
-                        "names": table.seat_names(),
-                        "rules": table.rules.name,
-                    },
-                    fence=table.id,
+                matched = wire.TrendMatched(
+                    table=table.id,
+                    binding=occupant.binding,
+                    ticket=t["id"],
+                    chair=chair,
+                    owner=cl.node,
+                    names=table.seat_names(),
+                    rules=table.rules.name,
                 )
+                cl.send(occupant.node, matched, fence=table.id)
         cl.formed += 1
         self.formed += 1
         if app.lobby is not None:
@@ -282,26 +285,25 @@ class TrendCluster:
                 cl.write("", "hd", cl.key("trendseat", seat_key(number, name)), table.id)
 
     # ------------------------------------------------------------ messages
-    def _on_message(self, msg: dict[str, Any]) -> None:
-        k = msg["k"]
-        if k == "tev":
+    def _on_message(self, msg: Any) -> None:
+        if isinstance(msg, wire.TrendEvents):
             self._events(msg)
-        elif k == "tmt":
+        elif isinstance(msg, wire.TrendMatched):
             self._matched(msg)
-        elif k == "tat":
+        elif isinstance(msg, wire.TrendAttach):
             self._attach(msg)
-        else:  # tak, trf
+        else:  # attached, refused
             self._answer(msg)
 
-    def _answer(self, msg: dict[str, Any]) -> None:
+    def _answer(self, msg: wire.TrendAttached | wire.TrendRefused) -> None:
         """The owner's answer to a rejoin. The chair is taken here and now, before the next
         stream entry (the table's replay follows at once, maybe in the same read)."""
-        p = self.pending.pop(msg["b"], None)
+        p = self.pending.pop(msg.binding, None)
         if p is None or p.answer.done():
-            if msg["k"] == "tak":  # nobody waits any more (timed out): give the chair up
-                self._remote_table(msg).detach(int(msg["c"]), None, "disconnected")
+            if isinstance(msg, wire.TrendAttached):  # nobody waits any more (timed out): give the chair up
+                self._remote_table(msg).detach(msg.chair, None, "disconnected")
             return
-        if msg["k"] == "tak":
+        if isinstance(msg, wire.TrendAttached):
             rt = self._remote_table(msg)
             if p.peer.closed or self.service is None:
                 rt.detach(rt.chair, None, "disconnected")
@@ -311,34 +313,27 @@ class TrendCluster:
                 self.rejoins += 1
         p.answer.set_result(msg)
 
-    def _events(self, msg: dict[str, Any]) -> None:
-        b = self.cluster.bindings.get(msg["b"])
+    def _events(self, msg: wire.TrendEvents) -> None:
+        b = self.cluster.bindings.get(msg.binding)
         if b is None:
-            return  # the player left: its node told the owner ("dt"), which may not have heard yet
-        fresh = [e for e in msg["e"] if e.version > b.last_version]
+            return  # the player left: its node told the owner (a Detach), which may not have heard yet
+        fresh = [e for e in msg.events if e.version > b.last_version]
         if not fresh:
             return
         b.last_version = fresh[-1].version
-        st, n = list(msg["st"]), list(msg["n"])
+        st, n = list(msg.status), list(msg.counts)
         if len(st) == 4 and len(n) == 8:
             cast(TrendRemoteTable, b.table).trend_status = (st, [(n[2 * i], n[2 * i + 1]) for i in range(4)])
         b.seat.on_events(cast(Table, b.table), fresh)
 
-    def _remote_table(self, msg: dict[str, Any]) -> TrendRemoteTable:
+    def _remote_table(self, msg: wire.TrendMatched | wire.TrendAttached) -> TrendRemoteTable:
         return TrendRemoteTable(
-            self.cluster,
-            msg["t"],
-            msg["owner"],
-            msg["b"],
-            int(msg["c"]),
-            list(msg["names"]),
-            rules_named(msg["rules"]),
-            None,
+            self.cluster, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules_named(msg.rules), None
         )
 
-    def _matched(self, msg: dict[str, Any]) -> None:
+    def _matched(self, msg: wire.TrendMatched) -> None:
         cl = self.cluster
-        ticket = cl.tickets.pop(msg["ticket"], None)
+        ticket = cl.tickets.pop(msg.ticket, None)
         rt = self._remote_table(msg)
         if ticket is None:  # the player left after its ticket was taken: the chair is empty
             rt.detach(rt.chair, None, "left the lobby")
@@ -356,12 +351,11 @@ class TrendCluster:
             log.exception("event=on_matched_failed table=%s", rt.id)
             rt.detach(rt.chair, None, "matching callback failed")
 
-    def _attach(self, msg: dict[str, Any]) -> None:
+    def _attach(self, msg: wire.TrendAttach) -> None:
         """A player's node asks for a chair back (its token's digest already matched)."""
         cl = self.cluster
-        table = cl.owned.get(msg["t"])
-        chair = int(msg["c"])
-        answer = {"t": msg["t"], "b": msg["b"]}
+        table = cl.owned.get(msg.table)
+        chair = msg.chair
         if (
             table is None
             or table.done.done()
@@ -371,16 +365,17 @@ class TrendCluster:
             or table.chairs[chair].occupant is not None
         ):
             taken = table is not None and not table.done.done() and 0 <= chair < 4
-            cl.send(msg["node"], {"k": "trf", **answer, "why": "taken" if taken else "ended"})
+            refused = wire.TrendRefused(table=msg.table, binding=msg.binding, reason="taken" if taken else "ended")
+            cl.send(msg.node, refused)
             return
-        seat = TrendRemoteSeat(cl, msg["node"], msg["b"], table.names[chair], SeatKind.BOT, table.credentials[chair])
+        seat = TrendRemoteSeat(cl, msg.node, msg.binding, table.names[chair], SeatKind.BOT, table.credentials[chair])
         cl.write("", "h", cl.key("bind", table.id), str(chair), f"{seat.node} {seat.binding}")
         names = table.seat_names()
         names[chair] = table.names[chair]
-        cl.send(
-            msg["node"],
-            {"k": "tak", **answer, "c": chair, "owner": cl.node, "names": names, "rules": table.rules.name},
+        attached = wire.TrendAttached(
+            table=msg.table, binding=msg.binding, chair=chair, owner=cl.node, names=names, rules=table.rules.name
         )
+        cl.send(msg.node, attached)
         table.attach(chair, seat, replay=True)
 
     # ------------------------------------------------------------ taking a chair back
@@ -431,7 +426,7 @@ class TrendCluster:
             binding = secrets.token_hex(8)
             p = _Pending(peer, j)
             self.pending[binding] = p
-            cl.send(owner.decode(), {"k": "tat", "t": table_id, "c": chair, "b": binding, "node": cl.node})
+            cl.send(owner.decode(), wire.TrendAttach(table=table_id, binding=binding, chair=chair, node=cl.node))
             try:
                 msg = await asyncio.wait_for(asyncio.shield(p.answer), max(3.0, 2 * cl.lease))
             except TimeoutError:
@@ -439,9 +434,9 @@ class TrendCluster:
                 if loop.time() > end + 2 * cl.lease:
                     return False
                 continue
-            if msg["k"] == "tak":
+            if isinstance(msg, wire.TrendAttached):
                 return True  # seated by _answer
-            if msg.get("why") != "taken" or loop.time() > end:
+            if msg.reason != "taken" or loop.time() > end:
                 return False
             await asyncio.sleep(0.2)
         return True  # the socket went: nothing more to do for it
@@ -492,7 +487,7 @@ class TrendCluster:
             meta={"protocol": "trend", "restored": True, "deal_salt": meta.get("salt")},
         )
         for seat in kept:
-            cl.send(seat.node, {"k": "ad", "t": table_id, "b": seat.binding, "owner": cl.node}, fence=table_id)
+            cl.send(seat.node, wire.Adopted(table=table_id, binding=seat.binding, owner=cl.node), fence=table_id)
         numbers = meta.get("numbers")  # absent in a game restored from the store: each of 1-4
         self._index_all(table, numbers if isinstance(numbers, list) and len(numbers) == 4 else [None] * 4)
         app._track(table)

@@ -703,6 +703,8 @@ class ServerApp:
     async def _adopt_turbo(self, tid: str, meta: dict[str, Any]) -> Table | None:
         """The cluster adopts an HTTP game whose process died: restored from the store (which
         the cluster completed from the Redis log), its streams resume from ``Last-Event-ID``."""
+        from moonshot.cluster.messages import Adopted
+
         if self.store is None or self.turbo is None:
             log.warning("event=adopt_skipped table=%s reason=%s", tid, "no_store" if self.store is None else "no_http")
             return None
@@ -719,7 +721,7 @@ class ServerApp:
             if trend and self.mixed is not None:  # re-joins of its Trend bots, on any process
                 self.mixed.index_trend_chairs(table, trend)
             for seat in kept:  # before the table's first event: the player's node follows the adopter
-                ad = {"k": "ad", "t": tid, "b": seat.binding, "owner": self.cluster.node}
+                ad = Adopted(table=tid, binding=seat.binding, owner=self.cluster.node)
                 self.cluster.send(seat.node, ad, fence=tid)
             if kept or chairs:
                 log.info(
