@@ -211,8 +211,6 @@ class Message:
     kind: ClassVar[str]
 
 
-
-
 # ---- a player's node -> the table's owner
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Submit(Message):
