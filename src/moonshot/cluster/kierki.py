@@ -53,7 +53,7 @@ import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 from moonshot.actions import Action, action_from_dict
 from moonshot.cluster import messages as wire
@@ -67,9 +67,6 @@ from moonshot.protocols.kierki.service import KierkiService
 from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableStatus
 from moonshot.variants import KIERKI
 from moonshot.views import SeatView
-
-if TYPE_CHECKING:
-    from moonshot.server.app import ServerApp
 
 log = logging.getLogger("moonshot.cluster.kierki")
 
@@ -274,9 +271,9 @@ class ClusterKierki(KierkiService):
     """The Kierki listener of a cluster node: seats clients through Redis, owns the tables it
     forms or adopts, and serves its clients' seats at tables owned elsewhere."""
 
-    def __init__(self, app: ServerApp, cluster: Cluster, deals: Any, text: str | None, **kwargs: Any) -> None:
+    def __init__(self, cluster: Cluster, deals: Any, text: str | None, **kwargs: Any) -> None:
         super().__init__(self._no_table, **kwargs)
-        self.app = app
+        self.host = cluster.host
         self.cluster = cluster
         self.deals = deals  # the game file's deals for new tables (None: the seed deals)
         self.text = text  # the game file's text, kept in the record's meta
@@ -504,12 +501,12 @@ class ClusterKierki(KierkiService):
     def _form(self, tickets: list[dict[str, Any]]) -> None:
         """This node popped one waiting client per letter: it owns their new table."""
         c = self.cluster
-        app = self.app
+        host = self.host
         by_chair = {int(t["chair"]): t for t in tickets}
         bindings = [secrets.token_hex(8) for _ in range(4)]
         table = self._new_table(
             [None] * 4,
-            seed=app._seed(),
+            seed=host.seed(),
             table_id=f"{int(time.time() * 1000):x}-{secrets.token_hex(4)}",
             deals=self.deals,
             names=[by_chair[i]["name"] for i in range(4)],
@@ -537,7 +534,7 @@ class ClusterKierki(KierkiService):
             )
             c.send(s.node, seated, fence=table.id)
         self.formed += 1
-        app._track(table)
+        host.track(table)
         log.info("event=kierki_table table=%s players=%s node=%s", table.id, table.seat_names(), c.node)
 
     def _own(self, o: Owned) -> None:
@@ -625,7 +622,7 @@ class ClusterKierki(KierkiService):
         # it here (seats elsewhere use their own node's, the same file)
         if orders and not self.orders:
             self.orders = tuple(orders)
-        self.app._track(table)
+        self.host.track(table)
         for chair in range(4):
             if o.seats[chair] is None:
                 c._spawn(self.vacate(o, chair), limit=False)

@@ -68,7 +68,6 @@ from moonshot.tournament import token_digest
 
 if TYPE_CHECKING:
     from moonshot.cluster.node import Cluster
-    from moonshot.server.app import ServerApp
     from moonshot.server.tournament import Tournament
 
 log = logging.getLogger("moonshot.cluster.mixed")
@@ -122,8 +121,8 @@ class _Claim:
 class ClusterMixed:
     """Both sides of a mixed-table claim between nodes (see the module docstring)."""
 
-    def __init__(self, app: ServerApp, cluster: Cluster) -> None:
-        self.app = app
+    def __init__(self, cluster: Cluster) -> None:
+        self.host = cluster.host
         self.cluster = cluster
         self.claims: dict[str, _Claim] = {}  # this node's players asking another node, by request id
         self.held: dict[tuple[str, str], Candidate] = {}  # other nodes' players waiting here
@@ -253,13 +252,12 @@ class ClusterMixed:
             return
         c = cl.candidate
         _settle(c, None)
-        if self.app.claim_here(c):
+        if self.host.claim_here(c):
             return
         self.queues[c.protocol](c)
 
     def _queue_sessions(self, c: Candidate) -> None:
-        lobby = self.app.lobby
-        fill_wait = lobby.fill_wait if lobby is not None and c.game_type is GameType.ANY else None
+        fill_wait = self.host.fill_wait if c.game_type is GameType.ANY else None
         self.cluster.queue(c, fill_wait)
 
     def _answered(self, msg: wire.MixedAnswer) -> None:
@@ -339,7 +337,7 @@ class ClusterMixed:
         c.joined_at = asyncio.get_running_loop().time()
         self.held[(node, r)] = c
         try:
-            here = self.app.claim(c)  # this node's own router: the single-process checks
+            here = self.host.claim(c)  # this node's own router: the single-process checks
         except LobbyError as e:
             self.held.pop((node, r), None)
             answer(False, str(e))
@@ -380,7 +378,7 @@ class ClusterMixed:
     def _left(self, msg: wire.MixedLeft) -> None:
         c = self.held.pop((msg.node, msg.request), None)
         if c is not None:
-            self.app.release(c)
+            self.host.release(c)
 
     async def _sweep(self) -> None:
         """Chairs held for players of a node that died are freed (nobody will say ``mx``)."""
@@ -399,7 +397,7 @@ class ClusterMixed:
                         c = self.held.pop(key, None)
                         if c is not None:
                             log.info("event=mixed_player_node_gone node=%s name=%s", node, c.seat.name)
-                            self.app.release(c)
+                            self.host.release(c)
 
     # ------------------------------------------------------------ the host died
     async def _watch_hosts(self) -> None:
@@ -522,9 +520,7 @@ class ClusterMixed:
         c = cl.candidate
         del self.claims[r]
         try:
-            here = self.app.tournaments.claim(c) if self.app.tournaments is not None else False
-            if not here and c.lobby_code and self.app.turbo is not None:
-                here = self.app.turbo.join_remote(c)
+            here = self.host.claim_here(c)
         except LobbyError as e:
             return str(e)
         if not here:

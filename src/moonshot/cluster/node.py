@@ -93,7 +93,7 @@ from moonshot.store import StoreRecorder, now, rules_named
 from moonshot.views import SeatView
 
 if TYPE_CHECKING:
-    from moonshot.server.app import ServerApp
+    from moonshot.cluster.host import Host
 
 log = logging.getLogger("moonshot.cluster")
 
@@ -510,9 +510,10 @@ def place_in_chairs(
 
 @dataclass
 class Cluster:
-    """This process's membership of the cluster (one per :class:`ServerApp`)."""
+    """This process's membership of the cluster (one per server process, which it sees as a
+    :class:`~moonshot.cluster.host.Host`)."""
 
-    app: ServerApp
+    host: Host
     url: str
     prefix: str = "moonshot:"
     lease: float = 5.0  # seconds a table's lease lasts without renewal
@@ -964,21 +965,21 @@ class Cluster:
 
     def _form(self, group: list[str], fill: bool) -> None:
         """This node won the pop: it owns the new table; each player's node hears ``mt``."""
-        app = self.app
+        host = self.host
         tickets = [json.loads(g) for g in group]
         entries: list[tuple[Seat, dict[str, Any] | None]] = []
         for t in tickets:
             seat = RemoteSeat(self, t["node"], secrets.token_hex(8), t["name"], SeatKind(t["kind"]), t.get("cred"))
             entries.append((seat, t))
         while len(entries) < 4:
-            entries.append((app._make_bot(), None))
+            entries.append((host.bot_seat("sessions"), None))
         final = place_in_chairs(entries, self._rng)
         seats = [s for s, _ in final]
         table = Table(
             SESSIONS_RULES,
             seats,
-            seed=app._seed(),
-            policy=app.policy(),
+            seed=host.seed(),
+            policy=host.policy(0.0),
             table_id=f"{int(time.time() * 1000):x}-{secrets.token_hex(4)}",
             recorder=self.recorder(),
             meta={"protocol": "sessions"},
@@ -998,13 +999,12 @@ class Cluster:
                 )
                 self.send(occupant.node, matched, fence=table.id)
         self.formed += 1
-        if app.lobby is not None:
-            app.lobby.matched += 1
-        app._track(table)
+        host.matched()
+        host.track(table)
         log.info("event=cluster_matched table=%s players=%s filled=%s", table.id, table.seat_names(), fill)
 
     def recorder(self) -> Recorder:
-        return ClusterRecorder(self, self.app.recorder)
+        return ClusterRecorder(self, self.host.recorder)
 
     def _register(self, table: Table, meta: dict[str, Any]) -> None:
         """Directory entries for a table this node now owns (queued before any of its events)."""
@@ -1282,7 +1282,7 @@ class Cluster:
     async def _adopt(self, tid: str, old_owner: str) -> bool:
         """Restore table ``tid`` by replay (Redis log, store completed from it) and seat its players."""
         assert self.redis is not None
-        app = self.app
+        host = self.host
         meta_raw, entries, binds = await asyncio.gather(
             self.redis.get(self.key("meta", tid)),
             self.redis.lrange(self.key("log", tid), 0, -1),
@@ -1340,14 +1340,14 @@ class Cluster:
                     notify.append(rs)
                     continue
             if creds[chair] is None:  # a server bot's chair: a bot again, at once
-                bot = app._bot()
+                bot = host.bot()
                 seats[chair] = BotSeat(bot, random.Random(self._rng.getrandbits(32)), name=names[chair])
         rules = rules_named(meta["variant"])
         table = Table(
             rules,
             seats,
             seed=int(meta["seed"]),
-            policy=app.policy(grace=app.config.restore_grace),
+            policy=host.policy(host.restore_grace),
             table_id=tid,
             recorder=self.recorder(),
             actions=actions,
@@ -1365,7 +1365,7 @@ class Cluster:
         self.owned[tid] = table
         self._leased.add(tid)
         self.adopted += 1
-        app._track(table)
+        host.track(table)
         log.info(
             "event=adopted table=%s from=%s actions=%d players_kept=%d node=%s",
             tid,
@@ -1378,7 +1378,7 @@ class Cluster:
 
     async def _complete_store(self, tid: str, meta: dict[str, Any], actions: list[Action], forced: list[bool]) -> None:
         """The store is written behind: add the game row and the actions it lacks."""
-        store = self.app.store
+        store = self.host.store
         if store is None:
             return
         rec = await store.load(tid)
@@ -1422,7 +1422,7 @@ class Cluster:
     async def adopt_stored(self) -> int:
         """At start: unfinished Sessions games in the store that no node holds (the whole cluster
         was down): take the lease and restore them like a single server would."""
-        store = self.app.store
+        store = self.host.store
         if store is None or self.redis is None:
             return 0
         count = 0
@@ -1461,8 +1461,8 @@ class Cluster:
         self._spawn(self._forget(table), limit=False)
 
     async def _forget(self, table: Table) -> None:
-        if self.app.recorder is not None:
-            await self.app.recorder.flush()
+        if self.host.recorder is not None:
+            await self.host.recorder.flush()
         tid = table.id
         lease = self.key("lease", tid)
         for chair, name in enumerate(table.names):

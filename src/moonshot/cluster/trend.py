@@ -59,7 +59,7 @@ from moonshot.store import rules_named
 from moonshot.variants import TREND
 
 if TYPE_CHECKING:
-    from moonshot.server.app import ServerApp
+    from moonshot.cluster.host import Host
 
 log = logging.getLogger("moonshot.cluster.trend")
 
@@ -143,11 +143,11 @@ class _Pending:
 
 
 class TrendCluster:
-    """This node's Trend part of the cluster (one per :class:`ServerApp` with ``--trend-port``)."""
+    """This node's Trend part of the cluster (one per server process with ``--trend-port``)."""
 
-    def __init__(self, cluster: Cluster, app: ServerApp) -> None:
+    def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
-        self.app = app
+        self.host: Host = cluster.host
         self.service: TrendService | None = None
         self.pending: dict[str, _Pending] = {}  # rejoins asked of an owner, by binding
         self.formed = 0
@@ -179,7 +179,7 @@ class TrendCluster:
         pool = cl.key("lobby", json.dumps(["trend", GameType.ANY.value, c.lobby_code]))
         ticket = _Ticket(c, text, pool)
         cl.tickets[tid] = ticket
-        fill = self.app.lobby.fill_wait if self.app.lobby is not None else None
+        fill = self.host.fill_wait
         cl._spawn(self._join_pool(tid, ticket, fill))
 
     async def _join_pool(self, tid: str, ticket: _Ticket, fill_wait: float | None) -> None:
@@ -201,8 +201,7 @@ class TrendCluster:
             self._form([g.decode() if isinstance(g, bytes) else g for g in group], fill=True)
 
     def _table(self, seats: list[Seat | None], **kwargs: Any) -> Table:
-        app = self.app
-        policy = replace(app.policy(grace=kwargs.pop("grace", 0.0)), phase_timeouts=TIMEOUTS)
+        policy = replace(self.host.policy(kwargs.pop("grace", 0.0)), phase_timeouts=TIMEOUTS)
         return Table(
             kwargs.pop("rules", TREND),
             seats,
@@ -213,18 +212,18 @@ class TrendCluster:
 
     def _form(self, group: list[str], fill: bool) -> None:
         """This node won the pop: it owns the new Trend table; each player's node hears ``tmt``."""
-        cl, app = self.cluster, self.app
+        cl, host = self.cluster, self.host
         tickets = [json.loads(g) for g in group]
         entries: list[tuple[Seat, dict[str, Any] | None]] = []
         for t in tickets:
             seat = TrendRemoteSeat(cl, t["node"], secrets.token_hex(8), t["name"], SeatKind(t["kind"]), t.get("cred"))
             entries.append((seat, t))
         while len(entries) < 4:
-            entries.append((app._make_trend_bot(), None))
+            entries.append((host.bot_seat("trend"), None))
         final = place_in_chairs(entries, cl._rng)  # the chairs asked for (playerNumber)
         table = self._table(
             [s for s, _ in final],
-            seed=app._seed(),
+            seed=host.seed(),
             table_id=f"{int(time.time() * 1000):x}-{secrets.token_hex(4)}",
             meta={"protocol": "trend"},
         )
@@ -252,9 +251,8 @@ class TrendCluster:
                 cl.send(occupant.node, matched, fence=table.id)
         cl.formed += 1
         self.formed += 1
-        if app.lobby is not None:
-            app.lobby.matched += 1
-        app._track(table)
+        host.matched()
+        host.track(table)
         log.info("event=cluster_matched protocol=trend table=%s players=%s filled=%s", table.id, table.names, fill)
 
     def _index_all(self, table: Table, numbers: Sequence[int | None]) -> None:
@@ -446,7 +444,7 @@ class TrendCluster:
         """Restore a Trend table whose owner died (its Redis log, completed into the store by
         the cluster): players on live nodes keep their chairs, bots play the bots' chairs, the
         rest wait for their players' rejoin."""
-        cl, app = self.cluster, self.app
+        cl, host = self.cluster, self.host
         assert cl.redis is not None
         entries, binds, old = await asyncio.gather(
             cl.redis.lrange(cl.key("log", table_id), 0, -1),
@@ -471,12 +469,12 @@ class TrendCluster:
                     kept.append(seat)
                     continue
             if creds[chair] is None:  # a bot's chair: a bot again, at once
-                bot = app._bot()
+                bot = host.bot()
                 seats[chair] = BotSeat(bot, random.Random(cl._rng.getrandbits(32)), name=names[chair])
         table = self._table(
             seats,
             rules=rules_named(meta["variant"]),
-            grace=app.config.restore_grace,
+            grace=host.restore_grace,
             seed=int(meta["seed"]),
             table_id=table_id,
             actions=actions,
@@ -490,7 +488,7 @@ class TrendCluster:
             cl.send(seat.node, wire.Adopted(table=table_id, binding=seat.binding, owner=cl.node), fence=table_id)
         numbers = meta.get("numbers")  # absent in a game restored from the store: each of 1-4
         self._index_all(table, numbers if isinstance(numbers, list) and len(numbers) == 4 else [None] * 4)
-        app._track(table)
+        host.track(table)
         log.info("event=trend_adopted table=%s actions=%d players_kept=%d", table_id, len(actions), len(kept))
         return table
 

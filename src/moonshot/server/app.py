@@ -148,9 +148,25 @@ class ServerApp:
             self.recorder = StoreRecorder(self.store)
             self.recorder.start()
         if cfg.redis_url:
+            from moonshot.cluster.host import Host
             from moonshot.cluster.node import Cluster
 
-            self.cluster = Cluster(self, cfg.redis_url, prefix=cfg.cluster_prefix, lease=cfg.lease)
+            host = Host(
+                seed=self._seed,
+                track=self._track,
+                policy=lambda grace: self.policy(grace=grace),
+                restore_grace=cfg.restore_grace,
+                bot=self._bot,
+                bot_seat=lambda protocol: self._make_trend_bot() if protocol == "trend" else self._make_bot(),
+                store=self.store,
+                recorder=self.recorder,
+                fill_wait=cfg.fill_wait,
+                matched=self._count_matched,
+                claim=self.claim,
+                claim_here=self.claim_here,
+                release=self.release,
+            )
+            self.cluster = Cluster(host, cfg.redis_url, prefix=cfg.cluster_prefix, lease=cfg.lease)
             await self.cluster.start()
         if cfg.http_port is not None:
             self.turbo = TurboLobby(
@@ -182,7 +198,7 @@ class ServerApp:
         if self.cluster is not None:  # mixed tables whose game or tournament runs on another node
             from moonshot.cluster.mixed import ClusterMixed
 
-            self.mixed = ClusterMixed(self, self.cluster)
+            self.mixed = ClusterMixed(self.cluster)
             self.tournaments.on_running = self.mixed.tournament_running
             self.tournaments.published = self.cluster.written
         if self.turbo is not None:
@@ -410,7 +426,7 @@ class ServerApp:
         if self.cluster is not None:  # matched, rejoined and adopted through Redis, on every node
             from moonshot.cluster.trend import TrendCluster, TrendLobby
 
-            link = TrendCluster(self.cluster, self)
+            link = TrendCluster(self.cluster)
             link.attach_service(self.trend)
             if self.mixed is not None:  # a code naming another process's table: asked there, else queued here
                 self.mixed.queues["trend"] = link.queue
@@ -455,7 +471,6 @@ class ServerApp:
             from moonshot.cluster.kierki import ClusterKierki
 
             self.kierki = ClusterKierki(
-                self,
                 self.cluster,
                 self._kierki_deals,
                 self._kierki_text,
@@ -538,6 +553,10 @@ class ServerApp:
         bot = self._bot()
         self._trend_bots = getattr(self, "_trend_bots", 0) + 1
         return BotSeat(bot, random.Random(self._rng.getrandbits(32)), name=f"moonshot_{bot.name}_{self._trend_bots}")
+
+    def _count_matched(self) -> None:
+        if self.lobby is not None:
+            self.lobby.matched += 1
 
     def _track(self, table: Table) -> None:
         self.tables[table.id] = table
