@@ -68,7 +68,7 @@ def messages(games: int) -> list[wire.Message]:
             evs = [TableEvent(i + 1, e) for i, e in enumerate(g.log[seen:], start=seen)]
             seen = len(g.log)
             view = [TableEvent(te.version, r) for te in evs if (r := te.event.for_viewer(0)) is not None]
-            out.append(wire.Events(table="0123456789abcdef", binding="fedcba9876543210", events=view))
+            out.append(wire.Events(table="0123456789abcdef", binding="fedcba9876543210", events=view, state=None))
             if not g.over:
                 seat, phase = g.to_act()[0], g.phase
                 out.append(

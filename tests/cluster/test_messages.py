@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from moonshot.actions import action_from_dict
 from moonshot.cluster import messages as wire
 from moonshot.engine import Game, Phase
-from moonshot.server.table import TableEvent, TableStatus
+from moonshot.server.table import ChairState, TableEvent, TableState, TableStatus
 from moonshot.sim import play_game
 from moonshot.variants import find_variant
 
@@ -34,11 +34,12 @@ def again(msg: wire.Message) -> wire.Message:
 @given(variant=st.sampled_from(["standard", "turbo", "omnibus", "trend", "kierki"]), seed=st.integers(0, 2**62))
 def test_every_event_of_a_game_survives_the_wire_as_itself(variant: str, seed: int) -> None:
     events = game_log(variant, seed)
-    msg = wire.Events(table="T", binding="B", events=events)
+    msg = wire.Events(table="T", binding="B", events=events, state=None)
     assert again(msg) == msg
     # redacted copies (cards None) too
     redacted = [TableEvent(te.version, r) for te in events if (r := te.event.for_viewer(0)) is not None]
-    assert again(wire.Events(table="T", binding="B", events=redacted)).events == redacted  # type: ignore[attr-defined]
+    got = again(wire.Events(table="T", binding="B", events=redacted, state=None))
+    assert isinstance(got, wire.Events) and got.events == redacted
 
 
 def test_every_event_class_has_a_schema() -> None:
@@ -72,10 +73,28 @@ def test_every_kind_is_named_once_and_in_words() -> None:
         assert group in ("table", "seat", "http", "lobby", "kierki", "trend", "mixed") and len(name) > 2
 
 
-def test_trend_messages_keep_each_chairs_status_and_counts() -> None:
+def test_events_carry_the_tables_state_each_chairs_occupant_and_counts() -> None:
     events = game_log("trend", 3)[:5]
-    msg = wire.TrendEvents(table="T", binding="B", events=events, status=(0, 1, 2, 0), counts=(0, 1, 2, 3, 4, 5, 6, 7))
+    state = TableState(
+        (
+            ChairState("human", False, 0, 1),
+            ChairState("bot", True, 2, 3),
+            ChairState("empty", False, 4, 5),
+            ChairState("human", False, 6, 7),
+        ),
+        True,
+    )
+    msg = wire.Events(table="T", binding="B", events=events, state=state)
     assert again(msg) == msg
+    assert json.loads(wire.encode(msg))["state"]["chairs"][1] == {
+        "occupant": "bot",
+        "timed_out": True,
+        "timeouts": 2,
+        "errors": 3,
+    }
+
+
+def test_trend_messages_survive_the_wire() -> None:
     for m in (
         wire.TrendMatched(
             table="T", binding="B", ticket="x", chair=1, owner="n", names=["a", "b", "c", "d"], rules="trend"
@@ -95,6 +114,7 @@ def _j(**fields: object) -> bytes:
 
 
 EV = {"kind": "seat.events", "table": "T", "binding": "B"}
+CHAIR = {"occupant": "human", "timed_out": False, "timeouts": 0, "errors": 0}
 KQ = {"kind": "kierki.request", "table": "T", "binding": "B", "chair": 0, "request": 1, "version": 1, "trick": 1}
 HOSTILE = [
     pickle.dumps({"kind": "seat.events", "events": print}),  # a pickle, with a function in it
@@ -105,13 +125,13 @@ HOSTILE = [
     b'{"kind": "rm -rf"}',
     b'{"k": "ev", "t": "T", "b": "B", "e": []}',  # the short names are gone
     _j(**EV),  # a field missing
-    _j(**EV, events=[], x=1),  # a field too many
-    _j(**EV, events=[[1, False, "os.system", "ls"]]),  # no such event
-    _j(**EV, events=[[1, False, "HandDealt", 0]]),  # too few fields
-    _j(**EV, events=[[1, False, "HandDealt", 0, "all"]]),  # a string for cards
-    _j(**EV, events=[[True, False, "HandDealt", 0, 1]]),  # a bool for a version
-    _j(**EV, events=[[1, False, "DealStarted", 0, "up", 0, None]]),  # no such direction
-    _j(**EV, events=[[1, False, "TrickEnded", 1, 0, list(range(100)), [], 0]]),  # too many cards
+    _j(**EV, events=[], x=1, state=None),  # a field too many
+    _j(**EV, events=[[1, False, "os.system", "ls"]], state=None),  # no such event
+    _j(**EV, events=[[1, False, "HandDealt", 0]], state=None),  # too few fields
+    _j(**EV, events=[[1, False, "HandDealt", 0, "all"]], state=None),  # a string for cards
+    _j(**EV, events=[[True, False, "HandDealt", 0, 1]], state=None),  # a bool for a version
+    _j(**EV, events=[[1, False, "DealStarted", 0, "up", 0, None]], state=None),  # no such direction
+    _j(**EV, events=[[1, False, "TrickEnded", 1, 0, list(range(100)), [], 0]], state=None),  # too many cards
     _j(
         kind="seat.request", table="T", binding="B", chair=0, request=1, version=1, phase="nap", legal=0, hand=0
     ),  # no such phase
@@ -135,9 +155,11 @@ HOSTILE = [
     _j(kind="kierki.rejected", table="T", binding="B", request=None, reason="x"),  # a rejection names its request
     _j(kind="kierki.claim", table="T", binding="B", chair="N", node="n", ticket="x"),  # a chair is a number
     _j(kind="kierki.seated", table="T", binding="B", ticket="x", chair=0, owner="n", names="NESW"),
-    _j(kind="trend.events", table="T", binding="B", events=[], status="online", counts=[]),  # a string
-    _j(kind="trend.events", table="T", binding="B", events=[], status=[0, 0, 0, 0]),  # no counts
-    _j(kind="trend.events", table="T", binding="B", events=[], status=[0, 0, 0, True], counts=[]),  # a bool
+    _j(**EV, events=[], state="online"),  # a string for the state
+    _j(**EV, events=[], state={"chairs": [], "paused": False}),  # not four chairs
+    _j(**EV, events=[], state={"chairs": [CHAIR] * 4}),  # no paused
+    _j(**EV, events=[], state={"chairs": [CHAIR] * 3 + [{**CHAIR, "timeouts": True}], "paused": False}),  # a bool
+    _j(**EV, events=[], state={"chairs": [CHAIR] * 3 + [{**CHAIR, "occupant": "ghost"}], "paused": False}),
     _j(kind="trend.attached", table="T", binding="B", chair="1", owner="n", names=[], rules="trend"),
     _j(kind="trend.refused", table="T", binding="B"),  # no reason
     b"[" * 100_000,  # deep nesting

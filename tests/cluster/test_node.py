@@ -32,7 +32,7 @@ async_test = pytest.mark.asyncio
 def test_messages_carry_table_events_and_nothing_else() -> None:
     game = Game(SESSIONS_RULES, 5)
     events = [TableEvent(i + 1, e, forced=i == 2) for i, e in enumerate(game.log)]
-    msg = unpack(pack(Events(table="T", binding="B", events=events)))
+    msg = unpack(pack(Events(table="T", binding="B", events=events, state=None)))
     assert isinstance(msg, Events) and msg.events == events
     evil = pickle.dumps({"k": "ev", "e": os.system})
     with pytest.raises(WireError):

@@ -27,7 +27,7 @@ from typing import Any, ClassVar, cast, get_type_hints
 from moonshot import events as ev
 from moonshot.engine import Phase
 from moonshot.rules import PassDirection
-from moonshot.server.table import TableEvent, TableStatus
+from moonshot.server.table import ChairState, TableEvent, TableState, TableStatus
 
 
 class WireError(ValueError):
@@ -261,12 +261,14 @@ class Attach(Message):
 # ---- the table's owner -> a player's node
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Events(Message):
-    """The chair's events, already redacted for it."""
+    """The chair's events, already redacted for it, and the table's state (each chair's occupant
+    and counts, paused) when it changed since the last message to this binding (else None)."""
 
     kind = "seat.events"
     table: str
     binding: str
     events: list[TableEvent]
+    state: TableState | None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -486,18 +488,6 @@ class KierkiRejected(Message):
 
 # ---- Trend
 @dataclass(frozen=True, kw_only=True, slots=True)
-class TrendEvents(Message):
-    """Events with each chair's Trend status and (timeouts, errors) counts, flattened."""
-
-    kind = "trend.events"
-    table: str
-    binding: str
-    events: list[TableEvent]
-    status: tuple[int, ...]
-    counts: tuple[int, ...]
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
 class TrendMatched(Message):
     kind = "trend.matched"
     table: str
@@ -592,6 +582,33 @@ class MixedLeft(Message):
     node: str
 
 
+def _state(v: Any) -> TableState | None:
+    if v is None:
+        return None
+    d = _obj(v)
+    if set(d) != {"chairs", "paused"} or type(d["chairs"]) is not list or len(d["chairs"]) != 4:
+        raise WireError("a table state is {chairs: [four chairs], paused}")
+    chairs = []
+    for c in d["chairs"]:
+        c = _obj(c)
+        if set(c) != {"occupant", "timed_out", "timeouts", "errors"}:
+            raise WireError("a chair is {occupant, timed_out, timeouts, errors}")
+        occupant = _str(c["occupant"])
+        if occupant not in ("empty", "human", "bot"):
+            raise WireError(f"unknown occupant {occupant!r}")
+        chairs.append(ChairState(occupant, _bool(c["timed_out"]), _int(c["timeouts"]), _int(c["errors"])))
+    return TableState(tuple(chairs), _bool(d["paused"]))
+
+
+def _plain_state(s: TableState | None) -> Any:
+    if s is None:
+        return None
+    chairs = [
+        {"occupant": c.occupant, "timed_out": c.timed_out, "timeouts": c.timeouts, "errors": c.errors} for c in s.chairs
+    ]
+    return {"chairs": chairs, "paused": s.paused}
+
+
 # a field's type -> its checker (decoding) and its plain form (encoding)
 _CHECKS: dict[Any, _F] = {
     int: _int,
@@ -606,11 +623,13 @@ _CHECKS: dict[Any, _F] = {
     Phase: _phase,
     TableStatus: _status,
     list[TableEvent]: _events,
+    TableState | None: _state,
 }
 _PLAIN: dict[Any, Callable[[Any], Any]] = {
     Phase: lambda v: v.value,
     TableStatus: lambda v: v.value,
     list[TableEvent]: lambda v: [encode_event(te) for te in v],
+    TableState | None: _plain_state,
 }
 
 
@@ -653,7 +672,6 @@ MESSAGES: dict[str, type[Message]] = {
         KierkiRequest,
         KierkiResume,
         KierkiRejected,
-        TrendEvents,
         TrendMatched,
         TrendAttach,
         TrendAttached,

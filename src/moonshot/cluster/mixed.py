@@ -17,8 +17,7 @@ node, and the player's connection may have landed on another; this module carrie
   ``game_session_response`` says ``ok`` or the refusal's reason, a refused Trend join gets the
   ``error`` frame, as with one process;
 * the **hosting node** (A) builds a candidate whose seat is a :class:`MixedSeat` (a
-  :class:`~moonshot.cluster.node.RemoteSeat` bound to B; :class:`MixedTrendSeat` for Trend, whose
-  events carry the chairs' Trend status) and runs it through its own router
+  :class:`~moonshot.cluster.node.RemoteSeat` bound to B, of the player's protocol) and runs it through its own router
   (``TurboLobby.join_remote``, ``TournamentHost.claim``), so the checks and the refusals (the rules
   the protocol cannot express, a full or started game, a tournament that is over) are the
   single-process ones. It answers ``ma`` (waiting, refused with the reason, or not here: B then
@@ -56,7 +55,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from moonshot.cluster import messages as wire
 from moonshot.cluster.node import Binding, RemoteSeat, RemoteTable
-from moonshot.cluster.trend import INDEX_TTL_S, TrendRemoteSeat, TrendRemoteTable, seat_key
+from moonshot.cluster.trend import INDEX_TTL_S, seat_key
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionSeat
 from moonshot.protocols.trend.seat import TrendSeat
@@ -84,26 +83,13 @@ def takeover_wait(lease: float) -> float:
 
 
 class MixedSeat(RemoteSeat):
-    """A chair at a table hosted here (an HTTP game, a tournament's game) whose Sessions player
-    is connected to another node. Its messages are fenced by the table's lease when the table is
-    in the directory (an HTTP game); a tournament's table has no lease."""
-
-    protocol = "sessions"  # what the store records for the chair
+    """A chair at a table hosted here (an HTTP game, a tournament's game) whose player (of
+    ``protocol``: sessions or trend) is connected to another node. Its messages are fenced by the
+    table's lease when the table is in the directory (an HTTP game); a tournament's table has no
+    lease."""
 
     def _send(self, table: Table, msg: wire.Message) -> None:
         self.cluster.send(self.node, msg, fence=table.id if table.id in self.cluster.owned else None)
-
-
-class MixedTrendSeat(MixedSeat, TrendRemoteSeat):
-    """A :class:`MixedSeat` whose player came over Trend: its events carry each chair's Trend
-    status and counts (``tev``), as at a Trend table owned elsewhere."""
-
-    protocol = "trend"
-
-
-def mixed_seat(protocol: str) -> type[MixedSeat]:
-    """The chair's class for a player of ``protocol`` (sessions or trend)."""
-    return MixedTrendSeat if protocol == "trend" else MixedSeat
 
 
 @dataclass(eq=False)
@@ -286,9 +272,7 @@ class ClusterMixed:
         except (KeyError, ValueError):
             rules = SESSIONS_RULES  # a tournament's own rules: the adapter reads only the pass count
         cl = self.claims.pop(msg.request, None)
-        trend = cl is not None and cl.candidate.protocol == "trend"
-        kind = TrendRemoteTable if trend else RemoteTable
-        rt = kind(cluster, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules, msg.credential)
+        rt = RemoteTable(cluster, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules, msg.credential)
         if cl is None:  # the player left after the hosting node seated it: the chair is empty
             rt.detach(rt.chair, None, "left the lobby")
             return
@@ -331,7 +315,7 @@ class ClusterMixed:
         if protocol not in ("sessions", "trend"):
             answer(False, f"players of protocol {protocol!r} cannot sit at a table of another process")
             return
-        seat = mixed_seat(protocol)(cluster, node, secrets.token_hex(8), msg.name, kind, msg.credential)
+        seat = MixedSeat(cluster, node, secrets.token_hex(8), msg.name, kind, msg.credential, protocol)
         c = Candidate(seat, game_type, msg.code, protocol=protocol, token=msg.token)
         c.on_matched = functools.partial(self._seated, node, r, seat)
         c.joined_at = asyncio.get_running_loop().time()
@@ -564,4 +548,4 @@ def _settle(c: Candidate, why: str | None) -> None:
             log.exception("event=mixed_settle_failed")
 
 
-__all__ = ["ClusterMixed", "MixedSeat", "MixedTrendSeat", "mixed_seat"]
+__all__ = ["ClusterMixed", "MixedSeat"]

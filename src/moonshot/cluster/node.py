@@ -80,6 +80,7 @@ from moonshot.rules import Rules
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
 from moonshot.server.table import (
     BotSeat,
+    ChairState,
     DecisionRequest,
     Recorder,
     Seat,
@@ -87,6 +88,7 @@ from moonshot.server.table import (
     Table,
     TableEvent,
     TableNotice,
+    TableState,
     TableStatus,
 )
 from moonshot.store import StoreRecorder, now, rules_named
@@ -264,14 +266,22 @@ _TO_TABLE = wire.TO_TABLE  # messages a player's node sends to a table's owner
 
 # ------------------------------------------------------------------ the owner's side
 class RemoteSeat(Seat):
-    """A chair whose player is connected to some node (maybe this one): the table's callbacks
-    become messages on that node's stream, tagged with the binding (one connection's hold on
-    the chair)."""
+    """A chair whose player is connected to some node (maybe this one), whatever its protocol:
+    the table's callbacks become messages on that node's stream, tagged with the binding (one
+    connection's hold on the chair). Events go with the table's state (:class:`TableState`)
+    whenever it changed, so the player's adapter reads the owner's chairs and counts."""
 
     wants_view = False
 
     def __init__(
-        self, cluster: Cluster, node: str, binding: str, name: str, kind: SeatKind, credential: str | None
+        self,
+        cluster: Cluster,
+        node: str,
+        binding: str,
+        name: str,
+        kind: SeatKind,
+        credential: str | None,
+        protocol: str = "sessions",
     ) -> None:
         self.cluster = cluster
         self.node = node
@@ -279,12 +289,17 @@ class RemoteSeat(Seat):
         self.name = name
         self.kind = kind
         self.credential = credential
+        self.protocol = protocol  # the player's protocol, as the store records the chair
+        self._state: TableState | None = None  # the last state sent
 
     def _send(self, table: Table, msg: wire.Message) -> None:
         self.cluster.send(self.node, msg, fence=table.id)
 
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
-        self._send(table, wire.Events(table=table.id, binding=self.binding, events=list(events)))
+        state = table.snapshot()
+        changed = state if state != self._state else None
+        self._state = state
+        self._send(table, wire.Events(table=table.id, binding=self.binding, events=list(events), state=changed))
 
     def on_request(self, table: Table, request: DecisionRequest) -> None:
         self._send(
@@ -380,8 +395,9 @@ class RemoteRequest(DecisionRequest):
 
 
 class RemoteTable:
-    """What a :class:`SessionSeat` on the connection's node sees of a table owned elsewhere:
-    ``submit``, ``reject`` and ``detach`` become messages on the owner's stream."""
+    """What a protocol's seat adapter on the connection's node sees of a table owned elsewhere:
+    ``submit``, ``reject`` and ``detach`` become messages on the owner's stream, ``snapshot``
+    is the owner's table state as last sent, ``done`` says whether the table ended."""
 
     def __init__(
         self,
@@ -404,6 +420,11 @@ class RemoteTable:
         self.credentials: list[str | None] = [None, None, None, None]
         self.credentials[chair] = credential
         self.status = TableStatus.RUNNING
+        self.state = TableState((ChairState("human", False, 0, 0),) * 4, False)
+        self.done = _Ended(self)
+
+    def snapshot(self) -> TableState:
+        return self.state
 
     def seat_names(self) -> list[str]:
         return list(self.names)
@@ -426,6 +447,16 @@ class RemoteTable:
     def detach(self, seat: int, occupant: object = None, reason: str = "disconnected") -> None:
         self.cluster.bindings.pop(self.binding, None)
         self.cluster.send(self.owner, wire.Detach(table=self.id, binding=self.binding, chair=self.chair, reason=reason))
+
+
+class _Ended:
+    """``table.done`` of a remote table, as an adapter reads it."""
+
+    def __init__(self, table: RemoteTable) -> None:
+        self.table = table
+
+    def done(self) -> bool:
+        return self.table.status is not TableStatus.RUNNING
 
 
 @dataclass
@@ -881,6 +912,8 @@ class Cluster:
             return  # the player left: its node told the owner (a Detach), which may not have heard yet
         seat, rt = b.seat, b.table
         if isinstance(msg, wire.Events):
+            if msg.state is not None:
+                rt.state = msg.state
             fresh = [e for e in msg.events if e.version > b.last_version]
             if fresh:
                 b.last_version = fresh[-1].version

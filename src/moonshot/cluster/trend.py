@@ -9,14 +9,13 @@ What this adds to :mod:`moonshot.cluster.node` (which it uses as Sessions does):
   Trend's phase timeouts, the lobby's Trend bots after ``fill_wait``). ``playerNumber`` asks for
   chair ``playerNumber - 1`` as with one process: the group is shuffled, then each player gets
   the chair it asked for unless someone earlier in that order asked for it first. Each player's
-  node hears ``tmt`` (matched: the chair, the names, the owner).
-* **the seats**: every Trend chair of a cluster table is a :class:`TrendRemoteSeat`, whose events
-  go to the player's node as ``tev``: the events plus what a :class:`TrendSeat` reads of the
-  table besides them, each chair's Trend ``status`` and (``timeoutCount``, ``errorCount``),
-  computed by the owner when it sends them (so every chair's frames carry the owner's counts).
-  Requests, rejections and the close are Sessions' ``rq``, ``rj``, ``cl``; the player's cards and
-  its detach go back as ``sb``, ``prj``, ``dt``. On the player's node the
-  :class:`~moonshot.protocols.trend.seat.TrendSeat` plays against a :class:`TrendRemoteTable`.
+  node hears ``trend.matched`` (the chair, the names, the owner).
+* **the seats**: every Trend chair of a cluster table is the cluster's one
+  :class:`~moonshot.cluster.node.RemoteSeat` (``protocol = "trend"``): events (with the table's
+  state, from which the adapter derives each chair's Trend ``status`` and counts), requests,
+  rejections and the close go to the player's node, where the
+  :class:`~moonshot.protocols.trend.seat.TrendSeat` plays against the cluster's
+  :class:`~moonshot.cluster.node.RemoteTable`, as a Sessions seat does.
 * **taking a chair back**: a chair's credential is ``sha256("trend", token)`` (the token itself
   is never stored), kept with the table's start data (``meta:{id}``, and the game's record); an
   index ``trendseat:{sha256(playerNumber, playerName)}`` (a hash: table id -> chair) finds the
@@ -51,10 +50,10 @@ from moonshot.actions import action_from_dict
 from moonshot.cluster import messages as wire
 from moonshot.cluster.node import Binding, Cluster, RemoteSeat, RemoteTable, _Ticket, place_in_chairs
 from moonshot.protocols.trend import codec as tc
-from moonshot.protocols.trend.seat import PeerBase, TrendSeat, chair_status
+from moonshot.protocols.trend.seat import PeerBase, TrendSeat
 from moonshot.protocols.trend.server import TIMEOUTS, TrendService, credential
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
-from moonshot.server.table import BotSeat, Seat, SeatKind, Table, TableEvent, TableStatus
+from moonshot.server.table import BotSeat, Seat, SeatKind, Table, TableStatus
 from moonshot.store import rules_named
 from moonshot.variants import TREND
 
@@ -69,44 +68,6 @@ INDEX_TTL_S = 7 * 24 * 3600
 def seat_key(number: int, name: str) -> str:
     """The index entry for a player number and name (a digest: any name is a safe key)."""
     return hashlib.sha256(json.dumps([number, name]).encode()).hexdigest()
-
-
-class TrendRemoteSeat(RemoteSeat):
-    """A Trend chair whose player is connected to some node: its events carry each chair's
-    Trend status and counts, read here, where the table is."""
-
-    protocol = "trend"
-
-    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
-        status, counts = chair_status(table)
-        msg = wire.TrendEvents(
-            table=table.id,
-            binding=self.binding,
-            events=list(events),
-            status=tuple(status),
-            counts=tuple(x for c in counts for x in c),
-        )
-        self._send(table, msg)
-
-
-class _Ended:
-    """``table.done`` of a remote table, as :class:`TrendService` reads it."""
-
-    def __init__(self, table: TrendRemoteTable) -> None:
-        self.table = table
-
-    def done(self) -> bool:
-        return self.table.status is not TableStatus.RUNNING
-
-
-class TrendRemoteTable(RemoteTable):
-    """What a :class:`TrendSeat` sees of a table owned by any node: the owner's chair status
-    (:func:`~moonshot.protocols.trend.seat.chair_status` reads ``trend_status``)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.trend_status: tuple[list[int], list[tuple[int, int]]] = ([tc.ONLINE] * 4, [(0, 0)] * 4)
-        self.done = _Ended(self)
 
 
 class TrendLobby:
@@ -216,7 +177,9 @@ class TrendCluster:
         tickets = [json.loads(g) for g in group]
         entries: list[tuple[Seat, dict[str, Any] | None]] = []
         for t in tickets:
-            seat = TrendRemoteSeat(cl, t["node"], secrets.token_hex(8), t["name"], SeatKind(t["kind"]), t.get("cred"))
+            seat = RemoteSeat(
+                cl, t["node"], secrets.token_hex(8), t["name"], SeatKind(t["kind"]), t.get("cred"), "trend"
+            )
             entries.append((seat, t))
         while len(entries) < 4:
             entries.append((host.bot_seat("trend"), None))
@@ -284,9 +247,7 @@ class TrendCluster:
 
     # ------------------------------------------------------------ messages
     def _on_message(self, msg: Any) -> None:
-        if isinstance(msg, wire.TrendEvents):
-            self._events(msg)
-        elif isinstance(msg, wire.TrendMatched):
+        if isinstance(msg, wire.TrendMatched):
             self._matched(msg)
         elif isinstance(msg, wire.TrendAttach):
             self._attach(msg)
@@ -311,21 +272,8 @@ class TrendCluster:
                 self.rejoins += 1
         p.answer.set_result(msg)
 
-    def _events(self, msg: wire.TrendEvents) -> None:
-        b = self.cluster.bindings.get(msg.binding)
-        if b is None:
-            return  # the player left: its node told the owner (a Detach), which may not have heard yet
-        fresh = [e for e in msg.events if e.version > b.last_version]
-        if not fresh:
-            return
-        b.last_version = fresh[-1].version
-        st, n = list(msg.status), list(msg.counts)
-        if len(st) == 4 and len(n) == 8:
-            cast(TrendRemoteTable, b.table).trend_status = (st, [(n[2 * i], n[2 * i + 1]) for i in range(4)])
-        b.seat.on_events(cast(Table, b.table), fresh)
-
-    def _remote_table(self, msg: wire.TrendMatched | wire.TrendAttached) -> TrendRemoteTable:
-        return TrendRemoteTable(
+    def _remote_table(self, msg: wire.TrendMatched | wire.TrendAttached) -> RemoteTable:
+        return RemoteTable(
             self.cluster, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules_named(msg.rules), None
         )
 
@@ -366,7 +314,9 @@ class TrendCluster:
             refused = wire.TrendRefused(table=msg.table, binding=msg.binding, reason="taken" if taken else "ended")
             cl.send(msg.node, refused)
             return
-        seat = TrendRemoteSeat(cl, msg.node, msg.binding, table.names[chair], SeatKind.BOT, table.credentials[chair])
+        seat = RemoteSeat(
+            cl, msg.node, msg.binding, table.names[chair], SeatKind.BOT, table.credentials[chair], "trend"
+        )
         cl.write("", "h", cl.key("bind", table.id), str(chair), f"{seat.node} {seat.binding}")
         names = table.seat_names()
         names[chair] = table.names[chair]
@@ -458,13 +408,13 @@ class TrendCluster:
         creds: list[str | None] = list(meta["creds"])
         old_owner = old.decode() if old is not None else ""
         seats: list[Seat | None] = [None, None, None, None]
-        kept: list[TrendRemoteSeat] = []
+        kept: list[RemoteSeat] = []
         for chair in range(4):
             bound = binds.get(str(chair).encode())
             if bound is not None:
                 node, binding = bound.decode().split()
                 if node != old_owner and await cl.node_alive(node):
-                    seat = TrendRemoteSeat(cl, node, binding, names[chair], SeatKind.BOT, creds[chair])
+                    seat = RemoteSeat(cl, node, binding, names[chair], SeatKind.BOT, creds[chair], "trend")
                     seats[chair] = seat
                     kept.append(seat)
                     continue
@@ -493,4 +443,4 @@ class TrendCluster:
         return table
 
 
-__all__ = ["TrendCluster", "TrendLobby", "TrendRemoteSeat", "TrendRemoteTable", "credential", "seat_key"]
+__all__ = ["TrendCluster", "TrendLobby", "credential", "seat_key"]

@@ -758,7 +758,7 @@ class ServerApp:
         adoption); one whose connection died with the game's process gets an empty chair, which
         it takes back within ``--restore-grace`` (then a bot plays it) on any process: with
         ``resume_session`` (Sessions) or by joining again (Trend)."""
-        from moonshot.cluster.mixed import MixedSeat, mixed_seat
+        from moonshot.cluster.mixed import MixedSeat
         from moonshot.server.table import SeatKind
 
         chairs: dict[int, Seat | None] = {}
@@ -771,8 +771,8 @@ class ServerApp:
             if chair in live:
                 node, binding = live[chair]
                 kind = SeatKind.HUMAN if p.get("kind") == "human" else SeatKind.BOT
-                made = mixed_seat(str(protocol))
-                seat = made(self.cluster, node, binding, name, kind, cred if isinstance(cred, str) else None)
+                credential = cred if isinstance(cred, str) else None
+                seat = MixedSeat(self.cluster, node, binding, name, kind, credential, str(protocol))
                 chairs[chair] = seat
                 kept.append(seat)
             elif isinstance(cred, str) and (protocol == "trend" or name.endswith(")")):
