@@ -81,6 +81,9 @@ def messages(games: int) -> list[wire.Message]:
                         phase=phase,
                         legal=0xFFFF,
                         hand=g.hands[seat],
+                        trick=g.trick_no,
+                        trick_cards=tuple(g.trick_cards),
+                        state=None,
                     )
                 )
     return out

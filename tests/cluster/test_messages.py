@@ -50,7 +50,19 @@ def test_every_event_class_has_a_schema() -> None:
 
 
 def test_a_message_is_json_with_its_kind_and_fields_in_words() -> None:
-    msg = wire.Request(table="T", binding="B", chair=2, request=7, version=30, phase=Phase.PASS, legal=0, hand=1 << 40)
+    msg = wire.Request(
+        table="T",
+        binding="B",
+        chair=2,
+        request=7,
+        version=30,
+        phase=Phase.PASS,
+        legal=0,
+        hand=1 << 40,
+        trick=0,
+        trick_cards=(),
+        state=None,
+    )
     data = json.loads(wire.encode(msg))
     assert data == {
         "kind": "seat.request",
@@ -62,6 +74,9 @@ def test_a_message_is_json_with_its_kind_and_fields_in_words() -> None:
         "phase": "pass",
         "legal": 0,
         "hand": 1 << 40,
+        "trick": 0,
+        "trick_cards": [],
+        "state": None,
     }
     assert again(msg) == msg and again(msg).phase is Phase.PASS  # type: ignore[attr-defined]
 
@@ -115,7 +130,8 @@ def _j(**fields: object) -> bytes:
 
 EV = {"kind": "seat.events", "table": "T", "binding": "B"}
 CHAIR = {"occupant": "human", "timed_out": False, "timeouts": 0, "errors": 0}
-KQ = {"kind": "kierki.request", "table": "T", "binding": "B", "chair": 0, "request": 1, "version": 1, "trick": 1}
+RQ = {"kind": "seat.request", "table": "T", "binding": "B", "chair": 0, "request": 1, "version": 1, "phase": "play"}
+RQ |= {"legal": 0, "hand": 0, "trick": 1, "state": None}
 HOSTILE = [
     pickle.dumps({"kind": "seat.events", "events": print}),  # a pickle, with a function in it
     b"\x80\x04garbage",
@@ -149,10 +165,9 @@ HOSTILE = [
         credential=None,
     ),
     _j(kind="http.request", request="1", node="n", method="GET", path="/", headers={"cookie": 5}, body=""),
-    _j(**KQ, trick_cards=["2C"], paused=False),  # cards are ints
-    _j(**KQ, paused=False),  # no trick cards
-    _j(**KQ, trick_cards=[], paused=0),  # paused is a bool
-    _j(kind="kierki.rejected", table="T", binding="B", request=None, reason="x"),  # a rejection names its request
+    _j(**RQ, trick_cards=["2C"]),  # cards are ints
+    _j(**RQ),  # no trick cards
+    _j(**RQ, trick_cards=[], paused=False),  # a field too many
     _j(kind="kierki.claim", table="T", binding="B", chair="N", node="n", ticket="x"),  # a chair is a number
     _j(kind="kierki.seated", table="T", binding="B", ticket="x", chair=0, owner="n", names="NESW"),
     _j(**EV, events=[], state="online"),  # a string for the state
@@ -182,11 +197,6 @@ KIERKI = [
     wire.KierkiClaim(table="T", binding="B", chair=3, node="host-1-ab", ticket="t1"),
     wire.KierkiSeated(table="T", binding="B", ticket="t1", chair=3, owner="host-2-cd", names=["a", "b", "c", "d"]),
     wire.KierkiRefused(table="T", binding="B", ticket="t1"),
-    wire.KierkiRequest(
-        table="T", binding="B", chair=1, request=9, version=40, trick=5, trick_cards=(12, 51), paused=True
-    ),
-    wire.KierkiResume(table="T", binding="B"),
-    wire.KierkiRejected(table="T", binding="B", request=9, reason="timeout"),
 ]
 
 
@@ -196,14 +206,26 @@ def test_the_kierki_messages_survive_the_wire(msg: wire.Message) -> None:
     assert msg.kind in wire.KIERKI and msg.kind not in wire.TO_TABLE  # handled by the Kierki hook
 
 
-def test_a_kierki_request_carries_what_trick_needs() -> None:
-    """A remote request has no view: the trick's number and the cards on the table come along."""
-    msg = wire.KierkiRequest(
-        table="T", binding="B", chair=0, request=1, version=2, trick=13, trick_cards=(), paused=False
+def test_a_request_carries_what_kierkis_trick_needs() -> None:
+    """A remote request has no view: the trick's number and the cards on the table come along,
+    and whether the table is paused (a seat empty: TRICK held back) with its state."""
+    paused = TableState((ChairState("empty", False, 0, 0),) + (ChairState("human", False, 0, 0),) * 3, True)
+    msg = wire.Request(
+        table="T",
+        binding="B",
+        chair=0,
+        request=1,
+        version=2,
+        phase=Phase.PLAY,
+        legal=1,
+        hand=3,
+        trick=13,
+        trick_cards=(4, 5),
+        state=paused,
     )
     got = again(msg)
-    assert isinstance(got, wire.KierkiRequest)
-    assert got.trick == 13 and got.trick_cards == () and got.paused is False
+    assert isinstance(got, wire.Request)
+    assert got.trick == 13 and got.trick_cards == (4, 5) and got.state is not None and got.state.paused
 
 
 MIXED = [

@@ -52,21 +52,19 @@ import logging
 import secrets
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from moonshot.actions import Action, action_from_dict
+from moonshot.actions import action_from_dict
 from moonshot.cluster import messages as wire
-from moonshot.cluster.node import Binding, Cluster, RemoteRequest, RemoteSeat, RemoteTable
-from moonshot.engine import Phase
+from moonshot.cluster.node import Binding, Cluster, RemoteSeat, RemoteTable
 from moonshot.events import HandDealt
 from moonshot.protocols.kierki.codec import SEAT_LETTERS, Busy
 from moonshot.protocols.kierki.gamefile import CardOrder, parse_game_in_order
-from moonshot.protocols.kierki.server import Connection, KierkiSeat, kierki_policy, order_cards
+from moonshot.protocols.kierki.server import SEATED, Connection, KierkiSeat, kierki_policy, order_cards
 from moonshot.protocols.kierki.service import KierkiService
-from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableStatus
+from moonshot.server.table import Seat, SeatKind, Table, TableNotice, TableState, TableStatus
 from moonshot.variants import KIERKI
-from moonshot.views import SeatView
 
 log = logging.getLogger("moonshot.cluster.kierki")
 
@@ -144,66 +142,32 @@ return false
 """
 
 
-class _TrickView:
-    """What :class:`KierkiSeat` reads of a remote request's view (``TRICK``)."""
-
-    def __init__(self, trick_no: int, trick_cards: tuple[int, ...]) -> None:
-        self.trick_no = trick_no
-        self.trick_cards = trick_cards
-
-
 class _Open:
     """The Kierki side of a table owned elsewhere, as one seat on this node sees it: paused as
-    the owner said with the last request (``kq``'s ``p``), the game file's card order for ``DEAL``."""
+    the owner's table state says, the game file's card order for ``DEAL``."""
 
     def __init__(self, orders: Sequence[CardOrder]) -> None:
         self.orders = tuple(orders)
-        self.paused = False
+        self.table: RemoteTable | None = None
+
+    @property
+    def paused(self) -> bool:
+        return self.table is not None and self.table.snapshot().paused
 
     def card_order(self, deal: int, e: HandDealt) -> tuple[int, ...]:
         return order_cards(self.orders, deal, e)
 
 
 # ------------------------------------------------------------------ the owner's side
-class KierkiRemoteSeat(RemoteSeat):
-    """A Kierki chair whose client is connected to some node: a request goes out as ``kq`` with
-    the trick's number and cards and whether the table is paused (a seat empty: the client's
-    adapter holds ``TRICK`` back, as with one process, until ``kr`` says the table is whole)."""
-
-    wants_view = True  # the trick's number and cards are read from the view
-    protocol = "kierki"
-
-    def __init__(self, owned: Owned, node: str, binding: str, name: str) -> None:
-        super().__init__(owned.kierki.cluster, node, binding, name, SeatKind.HUMAN, None)
-        self.owned = owned
-
-    def on_request(self, table: Table, request: DecisionRequest) -> None:
-        view = request.view
-        msg = wire.KierkiRequest(
-            table=table.id,
-            binding=self.binding,
-            chair=request.seat,
-            request=request.request_id,
-            version=request.version,
-            trick=view.trick_no,
-            trick_cards=tuple(view.trick_cards),
-            paused=self.owned.paused,
-        )
-        self._send(table, msg)
-
-    def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:
-        msg = wire.KierkiRejected(table=table.id, binding=self.binding, request=request.request_id, reason=reason)
-        self._send(table, msg)
-
-    def resume(self) -> None:
-        """The table is whole again: the client's adapter sends the TRICK it held back."""
-        self._send(self.owned.table, wire.KierkiResume(table=self.owned.table.id, binding=self.binding))
-
-
 class _KierkiTable(Table):
-    """A cluster Kierki table: a detach (the client's node said so, or died) frees the seat."""
+    """A cluster Kierki table: a detach (the client's node said so, or died) frees the seat; it
+    is paused while a seat is empty (as of the calls made, ahead of the table's task), which its
+    state says to every seat (a seat's adapter holds ``TRICK`` back meanwhile)."""
 
     owned: Owned
+
+    def snapshot(self) -> TableState:
+        return replace(super().snapshot(), paused=self.owned.paused)
 
     def detach(self, seat: int, occupant: Seat | None = None, reason: str = "disconnected") -> None:
         super().detach(seat, occupant, reason)
@@ -217,7 +181,7 @@ class Owned:
     def __init__(self, kierki: ClusterKierki, table: _KierkiTable, seats: Sequence[Seat | None]) -> None:
         self.kierki = kierki
         self.table = table
-        self.seats: list[KierkiRemoteSeat | None] = [s if isinstance(s, KierkiRemoteSeat) else None for s in seats]
+        self.seats: list[RemoteSeat | None] = [s if isinstance(s, RemoteSeat) else None for s in seats]
         self.abandon: asyncio.TimerHandle | None = None
         table.owned = self
 
@@ -225,7 +189,7 @@ class Owned:
     def paused(self) -> bool:
         return not self.table.done.done() and any(s is None for s in self.seats)
 
-    def seat(self, chair: int, seat: KierkiRemoteSeat) -> None:
+    def seat(self, chair: int, seat: RemoteSeat) -> None:
         """``seat`` takes empty chair ``chair``: attached with the chair's view replayed."""
         c = self.kierki.cluster
         t = self.table
@@ -238,10 +202,11 @@ class Owned:
         c.write(lease, "h", c.key("kseat", str(chair)), t.id, f"o {seat.node}")
         t.attach(chair, seat, replay=True)
         log.info("event=kierki_seat_taken_back table=%s seat=%s node=%s", t.id, SEAT_LETTERS[chair], seat.node)
-        if not self.paused:
+        if not self.paused:  # the other seats' adapters send the TRICK they held back
+            whole = TableNotice("resumed", SEATED, "every seat is taken again")
             for s in self.seats:
                 if s is not None and s is not seat:
-                    s.resume()
+                    s.on_notice(t, whole)
 
     def left(self, chair: int, occupant: Seat | None) -> None:
         current = self.seats[chair]
@@ -385,6 +350,8 @@ class ClusterKierki(KierkiService):
         seat = w.seat
         seat.resuming = True  # the first events replay the game so far: DEAL, TAKEN... of this deal
         seat.table = cast(Table, rt)
+        if isinstance(seat.game, _Open):
+            seat.game.table = rt  # paused as the owner's table state says
         c.bindings[rt.binding] = Binding(rt.binding, cast(Any, seat), rt)
         self.at[seat] = rt
         log.info(
@@ -407,35 +374,6 @@ class ClusterKierki(KierkiService):
                 if w.timer is not None:
                     w.timer.cancel()
                 self._retry(msg.ticket)
-        else:
-            b = self.cluster.bindings.get(msg.binding)
-            if b is None:
-                if isinstance(msg, wire.KierkiRequest):  # the client left and its detach was lost with a dead owner
-                    self.cluster._spawn(self._stale(msg))
-                return
-            seat, rt = cast(KierkiSeat, b.seat), b.table
-            if isinstance(msg, wire.KierkiResume):
-                seat.resume()
-                return
-            if isinstance(msg, wire.KierkiRequest):
-                req = RemoteRequest(rt.id, rt.chair, msg.request, msg.version, Phase.PLAY, 0, 0)
-                req._view = cast(SeatView, _TrickView(msg.trick, msg.trick_cards))
-                if isinstance(seat.game, _Open):
-                    seat.game.paused = msg.paused
-                seat.on_request(cast(Table, rt), req)
-            elif isinstance(msg, wire.KierkiRejected):
-                req = RemoteRequest(rt.id, rt.chair, msg.request, 0, Phase.PLAY, 0, 0)
-                seat.on_rejected(cast(Table, rt), req, None, msg.reason)
-
-    async def _stale(self, msg: wire.KierkiRequest) -> None:
-        """A request for a seat no client here holds (it left while the table changed owner,
-        and its detach went to the dead owner): the owner frees the seat, or it would wait for
-        that client forever."""
-        c = self.cluster
-        owner = await c.redis.hget(c.key("tables"), msg.table)
-        if owner is not None:
-            detach = wire.Detach(table=msg.table, binding=msg.binding, chair=msg.chair, reason="disconnected")
-            c.send(owner.decode(), detach)
 
     async def _claimed(self, msg: wire.KierkiClaim) -> None:
         """At the owner: a client's node claims a seat it found free."""
@@ -460,7 +398,7 @@ class ClusterKierki(KierkiService):
     def _hand(self, o: Owned, chair: int, node: str, ticket: str, binding: str) -> None:
         """Seat the client of ``ticket`` (on ``node``) in empty chair ``chair``."""
         t = o.table
-        seat = KierkiRemoteSeat(o, node, binding, t.names[chair])
+        seat = RemoteSeat(self.cluster, node, binding, t.names[chair], SeatKind.HUMAN, None, "kierki")
         seated = wire.KierkiSeated(
             table=t.id, binding=binding, ticket=ticket, chair=chair, owner=self.cluster.node, names=list(t.names)
         )
@@ -514,7 +452,7 @@ class ClusterKierki(KierkiService):
         o = Owned(self, table, [None] * 4)
         for chair in range(4):
             t = by_chair[chair]
-            seat = KierkiRemoteSeat(o, t["node"], bindings[chair], t["name"])
+            seat = RemoteSeat(c, t["node"], bindings[chair], t["name"], SeatKind.HUMAN, None, "kierki")
             table.chairs[chair].occupant = seat  # before the table starts: seated from the first event
             o.seats[chair] = seat
         self._own(o)
@@ -600,14 +538,14 @@ class ClusterKierki(KierkiService):
             meta={"restored": True, "deal_salt": meta.get("salt")},
         )
         o = Owned(self, table, [None] * 4)
-        kept: list[KierkiRemoteSeat] = []
+        kept: list[RemoteSeat] = []
         for chair in range(4):
             bound = binds.get(str(chair).encode())
             if bound is None:
                 continue
             node, binding = bound.decode().split()
             if await c.node_alive(node):
-                seat = KierkiRemoteSeat(o, node, binding, names[chair])
+                seat = RemoteSeat(c, node, binding, names[chair], SeatKind.HUMAN, None, "kierki")
                 table.chairs[chair].occupant = seat
                 o.seats[chair] = seat
                 kept.append(seat)
@@ -647,4 +585,4 @@ def _text(v: Any) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-__all__ = ["ClusterKierki", "KierkiRemoteSeat", "Owned"]
+__all__ = ["ClusterKierki", "Owned"]

@@ -273,7 +273,9 @@ class Events(Message):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Request(Message):
-    """A decision request: the phase, the legal plays and the chair's hand."""
+    """A decision request with a compact snapshot of the chair's view (the phase, the legal
+    plays, the hand, the trick's number and the cards on the table), and the table's state
+    when it changed since the last message to this binding (else None)."""
 
     kind = "seat.request"
     table: str
@@ -284,6 +286,9 @@ class Request(Message):
     phase: Phase
     legal: int
     hand: int
+    trick: int
+    trick_cards: tuple[int, ...]
+    state: TableState | None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -448,42 +453,6 @@ class KierkiRefused(Message):
     table: str
     binding: str
     ticket: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class KierkiRequest(Message):
-    """A decision request with the trick's number and cards (``TRICK``) and whether a seat is
-    empty (``TRICK`` held back)."""
-
-    kind = "kierki.request"
-    table: str
-    binding: str
-    chair: int
-    request: int
-    version: int
-    trick: int
-    trick_cards: tuple[int, ...]
-    paused: bool
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class KierkiResume(Message):
-    """The table is whole again: send what was held back."""
-
-    kind = "kierki.resume"
-    table: str
-    binding: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class KierkiRejected(Message):
-    """The answer was rejected (``WRONG``), or a timeout."""
-
-    kind = "kierki.rejected"
-    table: str
-    binding: str
-    request: int
-    reason: str
 
 
 # ---- Trend
@@ -669,9 +638,6 @@ MESSAGES: dict[str, type[Message]] = {
         KierkiClaim,
         KierkiSeated,
         KierkiRefused,
-        KierkiRequest,
-        KierkiResume,
-        KierkiRejected,
         TrendMatched,
         TrendAttach,
         TrendAttached,

@@ -296,12 +296,18 @@ class RemoteSeat(Seat):
         self.cluster.send(self.node, msg, fence=table.id)
 
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+        msg = wire.Events(table=table.id, binding=self.binding, events=list(events), state=self._changed(table))
+        self._send(table, msg)
+
+    def _changed(self, table: Table) -> TableState | None:
         state = table.snapshot()
-        changed = state if state != self._state else None
+        if state == self._state:
+            return None
         self._state = state
-        self._send(table, wire.Events(table=table.id, binding=self.binding, events=list(events), state=changed))
+        return state
 
     def on_request(self, table: Table, request: DecisionRequest) -> None:
+        game = table.game  # as the request was asked: this runs when the table asks
         self._send(
             table,
             wire.Request(
@@ -312,7 +318,10 @@ class RemoteSeat(Seat):
                 version=request.version,
                 phase=request.phase,
                 legal=request.legal_plays,
-                hand=table.game.hands[request.seat],
+                hand=game.hands[request.seat],
+                trick=game.trick_no,
+                trick_cards=tuple(game.trick_cards),
+                state=self._changed(table),
             ),
         )
 
@@ -369,19 +378,35 @@ class ClusterRecorder:
 
 
 # ------------------------------------------------------------------ the connection's side
-class _HandOnly:
-    """What a protocol adapter with ``wants_view = False`` reads of a remote request's view."""
+class _RemoteView:
+    """What a protocol adapter with ``wants_view = False`` reads of a remote request's view: the
+    snapshot the request carried."""
 
-    def __init__(self, hand: int) -> None:
+    __slots__ = ("hand", "trick_cards", "trick_no")
+
+    def __init__(self, hand: int, trick_no: int, trick_cards: tuple[int, ...]) -> None:
         self.hand = hand
+        self.trick_no = trick_no
+        self.trick_cards = trick_cards
 
 
 class RemoteRequest(DecisionRequest):
-    """A decision request that came from the owner node: phase, legal plays and the hand."""
+    """A decision request that came from the owner node, with its view's snapshot."""
 
     __slots__ = ("hand",)
 
-    def __init__(self, table_id: str, seat: int, request_id: int, version: int, phase: Phase, legal: int, hand: int):
+    def __init__(
+        self,
+        table_id: str,
+        seat: int,
+        request_id: int,
+        version: int,
+        phase: Phase,
+        legal: int,
+        hand: int,
+        trick_no: int = 0,
+        trick_cards: tuple[int, ...] = (),
+    ):
         self.table_id = table_id
         self.seat = seat
         self.request_id = request_id
@@ -391,7 +416,7 @@ class RemoteRequest(DecisionRequest):
         self.deadline = None
         self.hand = hand
         self._game = None
-        self._view = cast(SeatView, _HandOnly(hand))
+        self._view = cast(SeatView, _RemoteView(hand, trick_no, trick_cards))
 
 
 class RemoteTable:
@@ -909,7 +934,11 @@ class Cluster:
             return
         b = self.bindings.get(msg.binding)
         if b is None:
-            return  # the player left: its node told the owner (a Detach), which may not have heard yet
+            # the player left: its node told the owner (a Detach), which may not have heard yet,
+            # or told an owner that died since; a request means the chair still waits for it
+            if isinstance(msg, wire.Request):
+                self._spawn(self._stale(msg))
+            return
         seat, rt = b.seat, b.table
         if isinstance(msg, wire.Events):
             if msg.state is not None:
@@ -919,7 +948,11 @@ class Cluster:
                 b.last_version = fresh[-1].version
                 seat.on_events(cast(Table, rt), fresh)
         elif isinstance(msg, wire.Request):
-            req = RemoteRequest(rt.id, msg.chair, msg.request, msg.version, msg.phase, msg.legal, msg.hand)
+            if msg.state is not None:
+                rt.state = msg.state
+            req = RemoteRequest(
+                rt.id, msg.chair, msg.request, msg.version, msg.phase, msg.legal, msg.hand, msg.trick, msg.trick_cards
+            )
             seat.on_request(cast(Table, rt), req)
         elif isinstance(msg, wire.Rejected):
             if seat.request is not None and seat.request.request_id == msg.request:
@@ -933,6 +966,16 @@ class Cluster:
         elif isinstance(msg, wire.Adopted):
             rt.owner = msg.owner
             seat.owes_pass = True  # a pass sent to the old owner may be lost: the round again, live
+
+    async def _stale(self, msg: wire.Request) -> None:
+        """A request for a chair no connection here holds (it left while the table changed
+        owner, and its detach went to the dead owner): the owner frees the chair, or a table
+        that waits for its players would wait for that one forever."""
+        assert self.redis is not None
+        owner = await self.redis.hget(self.key("tables"), msg.table)
+        if owner is not None:
+            detach = wire.Detach(table=msg.table, binding=msg.binding, chair=msg.chair, reason="disconnected")
+            self.send(owner.decode(), detach)
 
     # -------------------------------------------------------------- matching
     def queue(self, c: Candidate, fill_wait: float | None) -> None:
