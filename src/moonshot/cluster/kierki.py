@@ -22,21 +22,20 @@ adopter (a dead owner's clients reconnecting at once must get their seats back, 
 game). *Vacate* (the owner, when a seat empties): hand the seat to the first live client waiting
 for that letter, else mark it free.
 
-Messages (declared in :mod:`moonshot.cluster.messages`): ``ka`` a client's node claims a free seat
-from the owner; ``km`` the owner seats a client (a new table, a claim accepted, a waiting client
-handed a seat); ``kf`` a claim refused (the client's node tries again); ``kq`` a decision request,
-carrying what ``TRICK`` needs (the trick's number and the cards on the table: a remote request has
-no view, and deriving them from the events on the client's node would repeat the engine's
-bookkeeping) and whether the table is paused; ``kr`` the table is whole again; ``kj`` a rejected
-answer (``WRONG``) or a timeout (``TRICK`` again). Events (``ev``), actions (``sb``), detaches
-(``dt``), closes (``cl``) and adoption (``ad``) are the cluster's own.
+Messages (declared in :mod:`moonshot.cluster.messages`): ``kierki.claim`` a client's node claims
+a free seat from the owner; ``kierki.seated`` the owner seats a client (a new table, a claim
+accepted, a waiting client handed a seat); ``kierki.refused`` a claim refused (the client's node
+tries again). Everything else is the cluster's own: a Kierki chair is the one
+:class:`~moonshot.cluster.node.RemoteSeat`, whose requests carry what ``TRICK`` needs (the
+trick's number and the cards on the table, in the view's snapshot), and the client's
+:class:`~moonshot.protocols.kierki.server.KierkiSeat` (the unchanged adapter) runs against a
+:class:`~moonshot.cluster.node.RemoteTable`.
 
-**Pauses** are the single-process ones: only the owner knows whether a seat is empty, so it says
-so with each request (``p``), and the client's
-:class:`~moonshot.protocols.kierki.server.KierkiSeat` (the unchanged adapter, run against a
-:class:`~moonshot.cluster.node.RemoteTable`) holds that ``TRICK`` back, still accepting a card
-for it; when the table is whole again the owner sends ``kr`` to the other seats, whose adapters
-send what they held.
+**Pauses** are the single-process ones: only the owner knows whether a seat is empty, so its
+Kierki table's state says so (``paused``, as of the seatings made, ahead of the table's task),
+and the client's adapter holds ``TRICK`` back while it is, still accepting a card for it; when the
+table is whole again the owner tells the other seats with a table notice (``resumed``, cause
+:data:`~moonshot.protocols.kierki.server.SEATED`), whose adapters send what they held.
 
 **Adoption**: when the owner dies, another node takes the lease and rebuilds the table from the
 Redis log, with its fixed deals from the record's meta (``tmeta.deals``, the game file's text);

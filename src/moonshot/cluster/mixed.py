@@ -10,7 +10,7 @@ node, and the player's connection may have landed on another; this module carrie
   Redis: a tournament token's digest in ``tourtoken`` (digest -> node, written by the node that
   runs the tournament), else the game's node (``httpgame``, or the table directory for a game that
   started). No node: the code is an ordinary private code, and the player waits in the Redis pool
-  of its protocol as before (:attr:`ClusterMixed.queues`). Otherwise B asks that node (``mc``, with
+  of its protocol as before (:attr:`ClusterMixed.queues`). Otherwise B asks that node (``mixed.claim``, with
   the code and the player's protocol: for a tournament the token, sent to that node only, which
   checks it as one process would) and the join waits for the answer
   (:attr:`Candidate.settle <moonshot.server.lobby.Candidate.settle>`): a Sessions client's
@@ -20,12 +20,12 @@ node, and the player's connection may have landed on another; this module carrie
   :class:`~moonshot.cluster.node.RemoteSeat` bound to B, of the player's protocol) and runs it through its own router
   (``TurboLobby.join_remote``, ``TournamentHost.claim``), so the checks and the refusals (the rules
   the protocol cannot express, a full or started game, a tournament that is over) are the
-  single-process ones. It answers ``ma`` (waiting, refused with the reason, or not here: B then
-  queues the player as for an unknown code). When the game starts, A tells B ``mm`` (the table,
+  single-process ones. It answers ``mixed.answer`` (waiting, refused with the reason, or not here: B then
+  queues the player as for an unknown code). When the game starts, A tells B ``mixed.matched`` (the table,
   the chair, the binding, whether the game is a restored one); B plays the chair through a
-  :class:`~moonshot.cluster.node.RemoteTable` exactly as for a table another node owns (``sb``,
-  ``dt``... go to A's table);
-* a player that **leaves** before its game starts (its connection closes) makes B send ``mx``: A
+  :class:`~moonshot.cluster.node.RemoteTable` exactly as for a table another node owns (``table.submit``,
+  ``table.detach``... go to A's table);
+* a player that **leaves** before its game starts (its connection closes) makes B send ``mixed.left``: A
   frees the chair (``leave_remote``, the tournament's arrivals). A node that dies takes its
   waiting players with it: the other nodes free their chairs once its heartbeat is gone.
 * the **hosting node dies** (B watches the heartbeat of every host its players depend on): a
@@ -331,7 +331,7 @@ class ClusterMixed:
             answer(False, None)
             return
         log.info("event=mixed_claimed node=%s name=%s", node, seat.name)
-        answer(True, None)  # after ``mm`` when the game started at once: B ignores it then
+        answer(True, None)  # after ``mixed.matched`` when the game started at once: B ignores it then
 
     def _seated(self, node: str, r: str, seat: MixedSeat, table: Table, chair: int) -> None:
         """The game of a waiting player of another node starts here (its ``on_matched``)."""
@@ -365,7 +365,7 @@ class ClusterMixed:
             self.host.release(c)
 
     async def _sweep(self) -> None:
-        """Chairs held for players of a node that died are freed (nobody will say ``mx``)."""
+        """Chairs held for players of a node that died are freed (nobody will say ``mixed.left``)."""
         cluster = self.cluster
         while True:
             await asyncio.sleep(cluster.lease)
@@ -393,7 +393,7 @@ class ClusterMixed:
           the tournament goes on from the store on another node, its game restored with the
           entrants' chairs waiting ``--show-up`` seconds): told that the session is closed and
           to join again with the token. A table in the directory (an HTTP game) is adopted: its
-          adopter tells the player's node (``ad``) and the player plays on."""
+          adopter tells the player's node (``seat.adopted``) and the player plays on."""
         cluster = self.cluster
         while True:
             await asyncio.sleep(cluster.lease)
@@ -420,7 +420,7 @@ class ClusterMixed:
                     cluster._spawn(self._reclaim(r, cl), limit=False)
             for b, rt in list(self.playing.items()):
                 if rt.owner != owner or await cluster.redis.hexists(cluster.key("tables"), rt.id):
-                    continue  # adopted under its lease: the adopter says ``ad``
+                    continue  # adopted under its lease: the adopter says ``seat.adopted``
                 del self.playing[b]
                 bound = cluster.bindings.pop(b, None)
                 if bound is not None:

@@ -21,13 +21,13 @@ What this adds to :mod:`moonshot.cluster.node` (which it uses as Sessions does):
   index ``trendseat:{sha256(playerNumber, playerName)}`` (a hash: table id -> chair) finds the
   tables where a player with that number and name sits. A ``join`` on any node first looks there:
   a running table whose chair's credential matches the token's digest (compared with
-  :func:`hmac.compare_digest`) is asked for the chair (``tat``); the owner seats the player
-  again if the chair is empty (``tak``, then the replay) or refuses (``trf``). A refusal is tried
+  :func:`hmac.compare_digest`) is asked for the chair (``trend.attach``); the owner seats the player
+  again if the chair is empty (``trend.attached``, then the replay) or refuses (``trend.refused``). A refusal is tried
   again for a few leases (the owner may not yet know that the old socket is gone: its ``dt``, or
   the death of the node that held it, is on the way), then the join goes to the lobby, as a join
   that matches no away chair does with one process.
 * **adoption**: the ``trend`` adopter rebuilds a dead owner's table from the Redis log: players
-  on live nodes keep their chairs (``ad``, events skipped by version), the lobby's bots play
+  on live nodes keep their chairs (``seat.adopted``, events skipped by version), the lobby's bots play
   theirs again, and the chairs whose socket died with the owner wait ``restore_grace`` for a
   rejoin (then a bot plays them until the player comes back).
 """
@@ -172,7 +172,7 @@ class TrendCluster:
         )
 
     def _form(self, group: list[str], fill: bool) -> None:
-        """This node won the pop: it owns the new Trend table; each player's node hears ``tmt``."""
+        """This node won the pop: it owns the new Trend table; each player's node hears ``trend.matched``."""
         cl, host = self.cluster, self.host
         tickets = [json.loads(g) for g in group]
         entries: list[tuple[Seat, dict[str, Any] | None]] = []

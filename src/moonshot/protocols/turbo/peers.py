@@ -7,15 +7,15 @@ with a lease, like a Sessions table, so that when its node dies another node ado
 
 A request for a game hosted elsewhere (``GET /game/subscribe/<id>``, ``POST /game/*`` and
 ``POST /lobby/{join,add_bot,leave}`` naming the game's ``id``) is **forwarded** whole to the
-hosting node through its stream (``hr``: method, path, the cookie / ``Last-Event-ID`` headers,
+hosting node through its stream (``http.request``: method, path, the cookie / ``Last-Event-ID`` headers,
 the body); that node runs it through its own routes, so names, seats and errors are the
-single-process ones, and streams the response back (``hs`` the head, ``hc`` body chunks, ``he``
-the end; ``hx`` when the browser went away). An SSE stream is thus served from any node; when the
+single-process ones, and streams the response back (``http.head`` the head, ``http.chunk`` body chunks, ``http.end``
+the end; ``http.cancel`` when the browser went away). An SSE stream is thus served from any node; when the
 hosting node dies, the forwarding node ends the response, the browser's ``EventSource``
 reconnects with ``Last-Event-ID`` (to any node), and that request goes to the adopter, which
 replayed the game and resumes the stream after that id.
 
-Lobby events (``new_game``, ``join_game``...) go to every node (``lb``), so a lobby stream on
+Lobby events (``new_game``, ``join_game``...) go to every node (``lobby.event``), so a lobby stream on
 any node sees every game; name bindings (the signed session cookie's nonce) go the same way, and
 the cookie-signing key is one per cluster (kept in Redis), so a cookie verifies on every node.
 
