@@ -67,7 +67,7 @@ import secrets
 import socket
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from moonshot.actions import Action, ActionFormatError, action_from_dict, action_to_dict
@@ -88,6 +88,7 @@ from moonshot.server.table import (
     Table,
     TableEvent,
     TableNotice,
+    TablePolicy,
     TableState,
     TableStatus,
 )
@@ -546,6 +547,20 @@ class ClusterLobby(Lobby):
 
 
 # ------------------------------------------------------------------ the node
+@dataclass(frozen=True)
+class TableKind:
+    """What the one adopter needs to build a protocol's table again, as data the protocol gives
+    (``Cluster.tables``): the kind of its remote chairs, its per-phase deadlines, and what the
+    protocol keeps besides the table (Trend: its re-join index), told once the table is built."""
+
+    seat_kind: SeatKind = SeatKind.HUMAN
+    phase_timeouts: tuple[tuple[Phase, float], ...] = ()
+    adopted: Callable[[Table, dict[str, Any], int], None] | None = None  # (table, meta, players kept)
+
+    def policy(self, base: TablePolicy) -> TablePolicy:
+        return replace(base, phase_timeouts=self.phase_timeouts) if self.phase_timeouts else base
+
+
 def place_in_chairs(
     entries: list[tuple[Seat, dict[str, Any] | None]], rng: random.Random
 ) -> list[tuple[Seat, dict[str, Any] | None]]:
@@ -587,6 +602,8 @@ class Cluster:
     # a protocol other than Sessions is adopted (protocol -> async (table id, meta) -> Table)
     handlers: dict[str, Callable[[Any], None]] = field(default_factory=dict)
     adopters: dict[str, Callable[[str, dict[str, Any]], Awaitable[Table | None]]] = field(default_factory=dict)
+    # the protocols whose tables the one adopter below builds again, from their data
+    tables: dict[str, TableKind] = field(default_factory=lambda: {"sessions": TableKind()})
     live_nodes: list[str] = field(default_factory=list)  # the other live nodes (refreshed by the keeper)
     # called with a table's id when this node loses its lease (another node runs the table now)
     on_lease_lost: list[Callable[[str], None]] = field(default_factory=list)
@@ -1353,7 +1370,7 @@ class Cluster:
             protocol = json.loads(raw).get("protocol", "sessions")
         except (ValueError, AttributeError):
             return True
-        return protocol == "sessions" or protocol in self.adopters
+        return protocol in self.tables or protocol in self.adopters
 
     async def _adopt(self, tid: str, old_owner: str) -> bool:
         """Restore table ``tid`` by replay (Redis log, store completed from it) and seat its players."""
@@ -1404,6 +1421,8 @@ class Cluster:
                 self.node,
             )
             return True
+        protocol = meta.get("protocol", "sessions")
+        kind = self.tables[protocol]
         seats: list[Seat | None] = [None, None, None, None]
         notify: list[RemoteSeat] = []
         for chair in range(4):
@@ -1411,7 +1430,7 @@ class Cluster:
             if bound is not None:
                 node, binding = bound.decode().split()
                 if node != old_owner and await self.redis.exists(self.key("node", node)):
-                    rs = RemoteSeat(self, node, binding, names[chair], SeatKind.HUMAN, creds[chair])
+                    rs = RemoteSeat(self, node, binding, names[chair], kind.seat_kind, creds[chair], protocol)
                     seats[chair] = rs
                     notify.append(rs)
                     continue
@@ -1423,7 +1442,7 @@ class Cluster:
             rules,
             seats,
             seed=int(meta["seed"]),
-            policy=host.policy(host.restore_grace),
+            policy=kind.policy(host.policy(host.restore_grace)),
             table_id=tid,
             recorder=self.recorder(),
             actions=actions,
@@ -1431,7 +1450,7 @@ class Cluster:
             restored=True,
             names=names,
             credentials=creds,
-            meta={"protocol": meta.get("protocol", "sessions"), "restored": True, "deal_salt": meta.get("salt")},
+            meta={"protocol": protocol, "restored": True, "deal_salt": meta.get("salt")},
         )
         lease = self.key("lease", tid)
         self.write(lease, "h", self.key("tables"), tid, self.node)
@@ -1441,10 +1460,13 @@ class Cluster:
         self.owned[tid] = table
         self._leased.add(tid)
         self.adopted += 1
+        if kind.adopted is not None:
+            kind.adopted(table, meta, len(notify))
         host.track(table)
         log.info(
-            "event=adopted table=%s from=%s actions=%d players_kept=%d node=%s",
+            "event=adopted table=%s protocol=%s from=%s actions=%d players_kept=%d node=%s",
             tid,
+            protocol,
             old_owner,
             len(actions),
             len(notify),
@@ -1503,7 +1525,7 @@ class Cluster:
             return 0
         count = 0
         for rec in await store.unfinished():
-            if rec.protocol not in ("sessions", *self.adopters) or await self.redis.exists(self.key("meta", rec.id)):
+            if rec.protocol not in (*self.tables, *self.adopters) or await self.redis.exists(self.key("meta", rec.id)):
                 continue
             ok = await self.redis.set(self.key("lease", rec.id), self.node, nx=True, px=int(self.lease * 1000))
             if not ok:

@@ -39,21 +39,19 @@ import hashlib
 import hmac
 import json
 import logging
-import random
 import secrets
 import time
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
-from moonshot.actions import action_from_dict
 from moonshot.cluster import messages as wire
-from moonshot.cluster.node import Binding, Cluster, RemoteSeat, RemoteTable, _Ticket, place_in_chairs
+from moonshot.cluster.node import Binding, Cluster, RemoteSeat, RemoteTable, TableKind, _Ticket, place_in_chairs
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import PeerBase, TrendSeat
 from moonshot.protocols.trend.server import TIMEOUTS, TrendService, credential
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
-from moonshot.server.table import BotSeat, Seat, SeatKind, Table, TableStatus
+from moonshot.server.table import Seat, SeatKind, Table, TableStatus
 from moonshot.store import rules_named
 from moonshot.variants import TREND
 
@@ -114,7 +112,8 @@ class TrendCluster:
         self.formed = 0
         self.rejoins = 0
         cluster.handlers.update({k: self._on_message for k in wire.TREND})
-        cluster.adopters["trend"] = self.adopt
+        # adopted by the cluster's one adopter: bots' chairs (their kind), Trend's deadlines, the index
+        cluster.tables["trend"] = TableKind(SeatKind.BOT, TIMEOUTS, self._adopted)
 
     def attach_service(self, service: TrendService) -> None:
         self.service = service
@@ -390,57 +389,11 @@ class TrendCluster:
         return True  # the socket went: nothing more to do for it
 
     # ------------------------------------------------------------ adoption
-    async def adopt(self, table_id: str, meta: dict[str, Any]) -> Table | None:
-        """Restore a Trend table whose owner died (its Redis log, completed into the store by
-        the cluster): players on live nodes keep their chairs, bots play the bots' chairs, the
-        rest wait for their players' rejoin."""
-        cl, host = self.cluster, self.host
-        assert cl.redis is not None
-        entries, binds, old = await asyncio.gather(
-            cl.redis.lrange(cl.key("log", table_id), 0, -1),
-            cl.redis.hgetall(cl.key("bind", table_id)),
-            cl.redis.hget(cl.key("tables"), table_id),
-        )
-        logged = sorted((json.loads(e) for e in entries), key=lambda e: int(e["i"]))
-        actions = [action_from_dict(e["a"]) for e in logged]
-        forced = [bool(e["f"]) for e in logged]
-        names: list[str] = list(meta["names"])
-        creds: list[str | None] = list(meta["creds"])
-        old_owner = old.decode() if old is not None else ""
-        seats: list[Seat | None] = [None, None, None, None]
-        kept: list[RemoteSeat] = []
-        for chair in range(4):
-            bound = binds.get(str(chair).encode())
-            if bound is not None:
-                node, binding = bound.decode().split()
-                if node != old_owner and await cl.node_alive(node):
-                    seat = RemoteSeat(cl, node, binding, names[chair], SeatKind.BOT, creds[chair], "trend")
-                    seats[chair] = seat
-                    kept.append(seat)
-                    continue
-            if creds[chair] is None:  # a bot's chair: a bot again, at once
-                bot = host.bot()
-                seats[chair] = BotSeat(bot, random.Random(cl._rng.getrandbits(32)), name=names[chair])
-        table = self._table(
-            seats,
-            rules=rules_named(meta["variant"]),
-            grace=host.restore_grace,
-            seed=int(meta["seed"]),
-            table_id=table_id,
-            actions=actions,
-            forced=forced,
-            restored=True,
-            names=names,
-            credentials=creds,
-            meta={"protocol": "trend", "restored": True, "deal_salt": meta.get("salt")},
-        )
-        for seat in kept:
-            cl.send(seat.node, wire.Adopted(table=table_id, binding=seat.binding, owner=cl.node), fence=table_id)
+    def _adopted(self, table: Table, meta: dict[str, Any], kept: int) -> None:
+        """A Trend table the cluster's adopter built again: its chairs back in the re-join index."""
         numbers = meta.get("numbers")  # absent in a game restored from the store: each of 1-4
         self._index_all(table, numbers if isinstance(numbers, list) and len(numbers) == 4 else [None] * 4)
-        host.track(table)
-        log.info("event=trend_adopted table=%s actions=%d players_kept=%d", table_id, len(actions), len(kept))
-        return table
+        log.info("event=trend_adopted table=%s players_kept=%d", table.id, kept)
 
 
 __all__ = ["TrendCluster", "TrendLobby", "credential", "seat_key"]
