@@ -111,9 +111,6 @@ def test_events_carry_the_tables_state_each_chairs_occupant_and_counts() -> None
 
 def test_trend_messages_survive_the_wire() -> None:
     for m in (
-        wire.TrendMatched(
-            table="T", binding="B", ticket="x", chair=1, owner="n", names=["a", "b", "c", "d"], rules="trend"
-        ),
         wire.TrendAttach(table="T", binding="B", chair=3, node="n"),
         wire.TrendAttached(table="T", binding="B", chair=3, owner="n", names=["a", "b", "c", "d"], rules="trend"),
         wire.TrendRefused(table="T", binding="B", reason="taken"),

@@ -457,18 +457,6 @@ class KierkiRefused(Message):
 
 # ---- Trend
 @dataclass(frozen=True, kw_only=True, slots=True)
-class TrendMatched(Message):
-    kind = "trend.matched"
-    table: str
-    binding: str
-    ticket: str
-    chair: int
-    owner: str
-    names: list[str]
-    rules: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
 class TrendAttach(Message):
     """A re-join asks for its chair back."""
 
@@ -638,7 +626,6 @@ MESSAGES: dict[str, type[Message]] = {
         KierkiClaim,
         KierkiSeated,
         KierkiRefused,
-        TrendMatched,
         TrendAttach,
         TrendAttached,
         TrendRefused,

@@ -57,8 +57,6 @@ from moonshot.cluster import messages as wire
 from moonshot.cluster.node import Binding, RemoteSeat, RemoteTable
 from moonshot.cluster.trend import INDEX_TTL_S, seat_key
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
-from moonshot.protocols.sessions.server import SessionSeat
-from moonshot.protocols.trend.seat import TrendSeat
 from moonshot.rules import Rules
 from moonshot.server.lobby import Candidate, GameType, LobbyError
 from moonshot.server.table import SeatKind, Table, TableStatus
@@ -281,10 +279,7 @@ class ClusterMixed:
             cl.answered = True
             _settle(c, None)
         seat = c.seat
-        gone = (
-            seat.peer.closed if isinstance(seat, TrendSeat) else not isinstance(seat, SessionSeat) or seat.conn.closed
-        )
-        if gone:
+        if seat.gone:
             rt.detach(rt.chair, None, "disconnected")
             return
         cluster.bindings[rt.binding] = Binding(rt.binding, cast(Any, seat), rt)

@@ -74,7 +74,6 @@ from moonshot.actions import Action, ActionFormatError, action_from_dict, action
 from moonshot.cluster import messages as wire
 from moonshot.engine import Phase
 from moonshot.protocols.sessions import codec as sc
-from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsConnection, SessionSeat, secret_matches
 from moonshot.rules import Rules
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
@@ -490,7 +489,7 @@ class Binding:
     """One connection's hold on a chair of a (possibly remote) table."""
 
     id: str
-    seat: SessionSeat
+    seat: Any  # the protocol's seat adapter (SessionSeat, TrendSeat, KierkiSeat)
     table: RemoteTable
     last_version: int = 0
 
@@ -547,15 +546,23 @@ class ClusterLobby(Lobby):
 
 
 # ------------------------------------------------------------------ the node
+Placed = list[tuple[Seat, dict[str, Any] | None]]  # a new table's chairs: (occupant, its lobby ticket)
+
+
 @dataclass(frozen=True)
 class TableKind:
-    """What the one adopter needs to build a protocol's table again, as data the protocol gives
-    (``Cluster.tables``): the kind of its remote chairs, its per-phase deadlines, and what the
-    protocol keeps besides the table (Trend: its re-join index), told once the table is built."""
+    """What the lobby pools and the one adopter need to make a protocol's table, or make it
+    again, as data the protocol gives (``Cluster.tables``): its rules, the kind of its remote
+    chairs, its per-phase deadlines; and the protocol's own bookkeeping besides the table (Trend:
+    its players' asked numbers in the table's start data, its re-join index), told when a table
+    forms and when one is adopted."""
 
-    seat_kind: SeatKind = SeatKind.HUMAN
+    rules: Rules | None = None  # a new table's (an adopted one's are its start data's)
+    seat_kind: SeatKind = SeatKind.HUMAN  # an adopted table's remote chairs
     phase_timeouts: tuple[tuple[Phase, float], ...] = ()
-    adopted: Callable[[Table, dict[str, Any], int], None] | None = None  # (table, meta, players kept)
+    start_data: Callable[[Placed], dict[str, Any]] | None = None  # more start data for a new table
+    formed: Callable[[Table, dict[str, Any]], None] | None = None  # (table, start data)
+    adopted: Callable[[Table, dict[str, Any], int], None] | None = None  # (table, start data, players kept)
 
     def policy(self, base: TablePolicy) -> TablePolicy:
         return replace(base, phase_timeouts=self.phase_timeouts) if self.phase_timeouts else base
@@ -603,7 +610,7 @@ class Cluster:
     handlers: dict[str, Callable[[Any], None]] = field(default_factory=dict)
     adopters: dict[str, Callable[[str, dict[str, Any]], Awaitable[Table | None]]] = field(default_factory=dict)
     # the protocols whose tables the one adopter below builds again, from their data
-    tables: dict[str, TableKind] = field(default_factory=lambda: {"sessions": TableKind()})
+    tables: dict[str, TableKind] = field(default_factory=dict)
     live_nodes: list[str] = field(default_factory=list)  # the other live nodes (refreshed by the keeper)
     # called with a table's id when this node loses its lease (another node runs the table now)
     on_lease_lost: list[Callable[[str], None]] = field(default_factory=list)
@@ -1012,7 +1019,7 @@ class Cluster:
         ticket = _Ticket(c, text, pool)
         self.tickets[tid] = ticket
         c.joined_at = asyncio.get_running_loop().time()
-        self._spawn(self._join_pool(ticket, fill_wait))
+        self._spawn(self._join_pool(tid, ticket, fill_wait))
 
     def _spawn(self, coro: Any, limit: bool = True) -> None:
         """Run a lobby or resume call to Redis (``limit``: a few at a time); a failure is logged."""
@@ -1032,10 +1039,14 @@ class Cluster:
         except Exception:
             log.exception("event=cluster_call_failed")
 
-    async def _join_pool(self, ticket: _Ticket, fill_wait: float | None) -> None:
+    async def _join_pool(self, tid: str, ticket: _Ticket, fill_wait: float | None) -> None:
         group = await self._join(keys=[ticket.pool], args=[ticket.text, self.prefix])
+        protocol = ticket.candidate.protocol
         if group:
-            self._form([g.decode() if isinstance(g, bytes) else g for g in group], fill=False)
+            self._form(protocol, [g.decode() if isinstance(g, bytes) else g for g in group], fill=False)
+        elif tid not in self.tickets:  # the player left while its ticket was on its way: out again
+            assert self.redis is not None
+            await self.redis.lrem(ticket.pool, 1, ticket.text)
         elif fill_wait is not None and not self._closing:
             loop = asyncio.get_running_loop()
             ticket.timer = loop.call_later(fill_wait, lambda: self._spawn(self._fill_pool(ticket)))
@@ -1043,7 +1054,7 @@ class Cluster:
     async def _fill_pool(self, ticket: _Ticket) -> None:
         group = await self._fill(keys=[ticket.pool], args=[ticket.text, self.prefix])
         if group:
-            self._form([g.decode() if isinstance(g, bytes) else g for g in group], fill=True)
+            self._form(ticket.candidate.protocol, [g.decode() if isinstance(g, bytes) else g for g in group], fill=True)
 
     def unqueue(self, c: Candidate) -> bool:
         for tid, t in list(self.tickets.items()):
@@ -1056,28 +1067,34 @@ class Cluster:
                 return True
         return False
 
-    def _form(self, group: list[str], fill: bool) -> None:
-        """This node won the pop: it owns the new table; each player's node hears ``mt``."""
-        host = self.host
+    def _form(self, protocol: str, group: list[str], fill: bool) -> None:
+        """This node won the pop: it owns the new table; each player's node hears ``seat.matched``."""
+        host, kind = self.host, self.tables[protocol]
+        assert kind.rules is not None
         tickets = [json.loads(g) for g in group]
-        entries: list[tuple[Seat, dict[str, Any] | None]] = []
+        entries: Placed = []
         for t in tickets:
-            seat = RemoteSeat(self, t["node"], secrets.token_hex(8), t["name"], SeatKind(t["kind"]), t.get("cred"))
+            seat = RemoteSeat(
+                self, t["node"], secrets.token_hex(8), t["name"], SeatKind(t["kind"]), t.get("cred"), protocol
+            )
             entries.append((seat, t))
         while len(entries) < 4:
-            entries.append((host.bot_seat("sessions"), None))
-        final = place_in_chairs(entries, self._rng)
+            entries.append((host.bot_seat(protocol), None))
+        final = place_in_chairs(entries, self._rng)  # the chairs asked for (Trend's playerNumber)
         seats = [s for s, _ in final]
         table = Table(
-            SESSIONS_RULES,
+            kind.rules,
             seats,
             seed=host.seed(),
-            policy=host.policy(0.0),
+            policy=kind.policy(host.policy(0.0)),
             table_id=f"{int(time.time() * 1000):x}-{secrets.token_hex(4)}",
             recorder=self.recorder(),
-            meta={"protocol": "sessions"},
+            meta={"protocol": protocol},
         )
-        self._register(table, {"protocol": "sessions", "fill": fill})
+        info = {"protocol": protocol, "fill": fill, **(kind.start_data(final) if kind.start_data else {})}
+        self._register(table, info)
+        if kind.formed is not None:
+            kind.formed(table, info)
         for chair, (occupant, t) in enumerate(final):
             if isinstance(occupant, RemoteSeat) and t is not None:
                 matched = wire.Matched(
@@ -1094,7 +1111,13 @@ class Cluster:
         self.formed += 1
         host.matched()
         host.track(table)
-        log.info("event=cluster_matched table=%s players=%s filled=%s", table.id, table.seat_names(), fill)
+        log.info(
+            "event=cluster_matched protocol=%s table=%s players=%s filled=%s",
+            protocol,
+            table.id,
+            table.seat_names(),
+            fill,
+        )
 
     def recorder(self) -> Recorder:
         return ClusterRecorder(self, self.host.recorder)
@@ -1132,6 +1155,7 @@ class Cluster:
                 self.write(self.key("lease", table_id), "hd", self.key("bind", table_id), str(chair))
 
     def _matched(self, msg: wire.Matched) -> None:
+        """Seated at a new table: the player's own adapter plays it through a RemoteTable."""
         ticket = self.tickets.pop(msg.ticket, None)
         rt = RemoteTable(
             self, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules_named(msg.rules), msg.credential
@@ -1142,7 +1166,7 @@ class Cluster:
         if ticket.timer is not None:
             ticket.timer.cancel()
         seat = ticket.candidate.seat
-        if not isinstance(seat, SessionSeat) or seat.conn.closed:
+        if seat.gone:
             rt.detach(rt.chair, None, "disconnected")
             return
         self.bindings[rt.binding] = Binding(rt.binding, seat, rt)

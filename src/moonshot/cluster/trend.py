@@ -40,18 +40,16 @@ import hmac
 import json
 import logging
 import secrets
-import time
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from moonshot.cluster import messages as wire
-from moonshot.cluster.node import Binding, Cluster, RemoteSeat, RemoteTable, TableKind, _Ticket, place_in_chairs
+from moonshot.cluster.node import Binding, Cluster, Placed, RemoteSeat, RemoteTable, TableKind
 from moonshot.protocols.trend import codec as tc
-from moonshot.protocols.trend.seat import PeerBase, TrendSeat
+from moonshot.protocols.trend.seat import PeerBase
 from moonshot.protocols.trend.server import TIMEOUTS, TrendService, credential
 from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
-from moonshot.server.table import Seat, SeatKind, Table, TableStatus
+from moonshot.server.table import SeatKind, Table, TableStatus
 from moonshot.store import rules_named
 from moonshot.variants import TREND
 
@@ -113,82 +111,21 @@ class TrendCluster:
         self.rejoins = 0
         cluster.handlers.update({k: self._on_message for k in wire.TREND})
         # adopted by the cluster's one adopter: bots' chairs (their kind), Trend's deadlines, the index
-        cluster.tables["trend"] = TableKind(SeatKind.BOT, TIMEOUTS, self._adopted)
+        cluster.tables["trend"] = TableKind(
+            TREND, SeatKind.BOT, TIMEOUTS, self._start_data, self._formed, self._adopted
+        )
 
     def attach_service(self, service: TrendService) -> None:
         self.service = service
         service.remote = self
 
-    # ------------------------------------------------------------ matching
+    # ------------------------------------------------------------ matching (the cluster's lobby pools)
     def queue(self, c: Candidate) -> None:
         """A ticket in the pool of the candidate's lobby code; four make a table (here or on
-        the node whose join completed the group)."""
-        cl = self.cluster
-        seat = c.seat  # its credential was set as it joined (TrendService.to_lobby)
-        tid = secrets.token_hex(8)
-        text = json.dumps(
-            {
-                "id": tid,
-                "node": cl.node,
-                "name": seat.name,
-                "kind": seat.kind.value,
-                "cred": seat.credential,
-                "chair": c.chair,
-            }
-        )
-        pool = cl.key("lobby", json.dumps(["trend", GameType.ANY.value, c.lobby_code]))
-        ticket = _Ticket(c, text, pool)
-        cl.tickets[tid] = ticket
-        fill = self.host.fill_wait
-        cl._spawn(self._join_pool(tid, ticket, fill))
+        the node whose join completed the group). Its seat's credential was set as it joined."""
+        self.cluster.queue(c, self.host.fill_wait)
 
-    async def _join_pool(self, tid: str, ticket: _Ticket, fill_wait: float | None) -> None:
-        cl = self.cluster
-        group = await cl._join(keys=[ticket.pool], args=[ticket.text, cl.prefix])
-        if group:
-            self._form([g.decode() if isinstance(g, bytes) else g for g in group], fill=False)
-        elif tid not in cl.tickets:  # the player left while its ticket was on its way: out again
-            assert cl.redis is not None
-            await cl.redis.lrem(ticket.pool, 1, ticket.text)
-        elif fill_wait is not None and not cl._closing:
-            loop = asyncio.get_running_loop()
-            ticket.timer = loop.call_later(fill_wait, lambda: cl._spawn(self._fill_pool(ticket)))
-
-    async def _fill_pool(self, ticket: _Ticket) -> None:
-        cl = self.cluster
-        group = await cl._fill(keys=[ticket.pool], args=[ticket.text, cl.prefix])
-        if group:
-            self._form([g.decode() if isinstance(g, bytes) else g for g in group], fill=True)
-
-    def _table(self, seats: list[Seat | None], **kwargs: Any) -> Table:
-        policy = replace(self.host.policy(kwargs.pop("grace", 0.0)), phase_timeouts=TIMEOUTS)
-        return Table(
-            kwargs.pop("rules", TREND),
-            seats,
-            policy=policy,
-            recorder=self.cluster.recorder(),
-            **kwargs,
-        )
-
-    def _form(self, group: list[str], fill: bool) -> None:
-        """This node won the pop: it owns the new Trend table; each player's node hears ``trend.matched``."""
-        cl, host = self.cluster, self.host
-        tickets = [json.loads(g) for g in group]
-        entries: list[tuple[Seat, dict[str, Any] | None]] = []
-        for t in tickets:
-            seat = RemoteSeat(
-                cl, t["node"], secrets.token_hex(8), t["name"], SeatKind(t["kind"]), t.get("cred"), "trend"
-            )
-            entries.append((seat, t))
-        while len(entries) < 4:
-            entries.append((host.bot_seat("trend"), None))
-        final = place_in_chairs(entries, cl._rng)  # the chairs asked for (playerNumber)
-        table = self._table(
-            [s for s, _ in final],
-            seed=host.seed(),
-            table_id=f"{int(time.time() * 1000):x}-{secrets.token_hex(4)}",
-            meta={"protocol": "trend"},
-        )
+    def _start_data(self, final: Placed) -> dict[str, Any]:
         players = [
             {"name": s.name, "kind": s.kind.value, "protocol": s.protocol}
             | ({"credential": s.credential} if s.credential is not None else {})
@@ -196,26 +133,11 @@ class TrendCluster:
         ]
         # the playerNumber each player asked for: what its rejoin says (not always its chair + 1)
         numbers = [t["chair"] + 1 if t is not None and isinstance(t.get("chair"), int) else None for _, t in final]
-        info = {"protocol": "trend", "fill": fill, "players": players, "numbers": numbers}
-        cl._register(table, info | {"tmeta": {"protocol": "trend"}})
-        self._index_all(table, numbers)
-        for chair, (occupant, t) in enumerate(final):
-            if isinstance(occupant, RemoteSeat) and t is not None:
-                matched = wire.TrendMatched(
-                    table=table.id,
-                    binding=occupant.binding,
-                    ticket=t["id"],
-                    chair=chair,
-                    owner=cl.node,
-                    names=table.seat_names(),
-                    rules=table.rules.name,
-                )
-                cl.send(occupant.node, matched, fence=table.id)
-        cl.formed += 1
+        return {"players": players, "numbers": numbers, "tmeta": {"protocol": "trend"}}
+
+    def _formed(self, table: Table, info: dict[str, Any]) -> None:
         self.formed += 1
-        host.matched()
-        host.track(table)
-        log.info("event=cluster_matched protocol=trend table=%s players=%s filled=%s", table.id, table.names, fill)
+        self._index_all(table, info["numbers"])
 
     def _index_all(self, table: Table, numbers: Sequence[int | None]) -> None:
         """``trendseat:{number, name}`` -> the table's chair, for each player's rejoin on any node
@@ -246,9 +168,7 @@ class TrendCluster:
 
     # ------------------------------------------------------------ messages
     def _on_message(self, msg: Any) -> None:
-        if isinstance(msg, wire.TrendMatched):
-            self._matched(msg)
-        elif isinstance(msg, wire.TrendAttach):
+        if isinstance(msg, wire.TrendAttach):
             self._attach(msg)
         else:  # attached, refused
             self._answer(msg)
@@ -271,30 +191,10 @@ class TrendCluster:
                 self.rejoins += 1
         p.answer.set_result(msg)
 
-    def _remote_table(self, msg: wire.TrendMatched | wire.TrendAttached) -> RemoteTable:
+    def _remote_table(self, msg: wire.TrendAttached) -> RemoteTable:
         return RemoteTable(
             self.cluster, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules_named(msg.rules), None
         )
-
-    def _matched(self, msg: wire.TrendMatched) -> None:
-        cl = self.cluster
-        ticket = cl.tickets.pop(msg.ticket, None)
-        rt = self._remote_table(msg)
-        if ticket is None:  # the player left after its ticket was taken: the chair is empty
-            rt.detach(rt.chair, None, "left the lobby")
-            return
-        if ticket.timer is not None:
-            ticket.timer.cancel()
-        seat = ticket.candidate.seat
-        if not isinstance(seat, TrendSeat) or seat.peer.closed:
-            rt.detach(rt.chair, None, "disconnected")
-            return
-        cl.bindings[rt.binding] = Binding(rt.binding, cast(Any, seat), rt)
-        try:
-            ticket.candidate.on_matched(cast(Table, rt), rt.chair)
-        except Exception:
-            log.exception("event=on_matched_failed table=%s", rt.id)
-            rt.detach(rt.chair, None, "matching callback failed")
 
     def _attach(self, msg: wire.TrendAttach) -> None:
         """A player's node asks for a chair back (its token's digest already matched)."""

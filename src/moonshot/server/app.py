@@ -149,7 +149,7 @@ class ServerApp:
             self.recorder.start()
         if cfg.redis_url:
             from moonshot.cluster.host import Host
-            from moonshot.cluster.node import Cluster
+            from moonshot.cluster.node import Cluster, TableKind
 
             host = Host(
                 seed=self._seed,
@@ -167,6 +167,7 @@ class ServerApp:
                 release=self.release,
             )
             self.cluster = Cluster(host, cfg.redis_url, prefix=cfg.cluster_prefix, lease=cfg.lease)
+            self.cluster.tables["sessions"] = TableKind(rules=SESSIONS_RULES)  # Sessions tables: matched, adopted
             await self.cluster.start()
         if cfg.http_port is not None:
             self.turbo = TurboLobby(

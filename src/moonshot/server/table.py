@@ -197,6 +197,11 @@ class Seat(ABC):
     # "server" for the server's own bots, else "sessions", "trend", "http", "kierki"
     protocol: str = "server"
 
+    @property
+    def gone(self) -> bool:
+        """The connection behind this seat is closed (a seat with none never is)."""
+        return False
+
     @abstractmethod
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None: ...
 

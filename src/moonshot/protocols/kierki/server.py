@@ -330,6 +330,10 @@ class KierkiSeat(Seat):
     kind = SeatKind.HUMAN
     protocol = "kierki"
 
+    @property
+    def gone(self) -> bool:
+        return self.conn.closed
+
     def __init__(self, conn: Connection, seat: int, resuming: bool, game: GameSide | None = None) -> None:
         self.conn = conn
         self.seat = seat

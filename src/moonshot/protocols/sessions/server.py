@@ -117,6 +117,11 @@ class SessionSeat(Seat):
     """One session: a chair at a table, played by a remote client over a shared connection."""
 
     protocol = "sessions"
+
+    @property
+    def gone(self) -> bool:
+        return self.conn.closed
+
     reports_sent = True  # a request's deadline runs from when its message is written
 
     def __init__(self, conn: SessionsConnection, session_id: int, tag: str, kind: SeatKind, request_seq: int) -> None:

@@ -266,6 +266,11 @@ class TrendSeat(Seat):
     """A chair played by a Trend client. Callbacks run in the table's task and never block."""
 
     protocol = "trend"
+
+    @property
+    def gone(self) -> bool:
+        return self.peer.closed
+
     reports_sent = True  # a request's deadline runs from when its frame is written
 
     def __init__(
