@@ -85,7 +85,7 @@ def test_every_kind_is_named_once_and_in_words() -> None:
     assert len(wire.MESSAGES) == len({c.__name__ for c in wire.MESSAGES.values()})
     for kind in wire.MESSAGES:
         group, _, name = kind.partition(".")
-        assert group in ("table", "seat", "http", "lobby", "kierki", "trend", "mixed") and len(name) > 2
+        assert group in ("table", "seat", "http", "lobby", "kierki", "mixed") and len(name) > 2
 
 
 def test_events_carry_the_tables_state_each_chairs_occupant_and_counts() -> None:
@@ -109,16 +109,16 @@ def test_events_carry_the_tables_state_each_chairs_occupant_and_counts() -> None
     }
 
 
-def test_trend_messages_survive_the_wire() -> None:
+def test_re_join_and_table_messages_survive_the_wire() -> None:
     for m in (
-        wire.TrendAttach(table="T", binding="B", chair=3, node="n"),
-        wire.TrendAttached(table="T", binding="B", chair=3, owner="n", names=["a", "b", "c", "d"], rules="trend"),
-        wire.TrendRefused(table="T", binding="B", reason="taken"),
+        wire.Attach(table="T", binding="B", chair=3, node="n", protocol="trend"),
+        wire.Attached(table="T", binding="B", chair=3, owner="n", names=["a", "b", "c", "d"], rules="trend"),
+        wire.Refused(table="T", binding="B", reason="taken"),
         wire.Notice(table="T", binding="B", notice="paused", cause="storage", text="paused: the store"),
         wire.Closed(table="T", binding="B", reason="over", status=TableStatus.FINISHED),
     ):
         assert again(m) == m
-    assert set(wire.MESSAGES) >= wire.TREND and not wire.TREND & (wire.TO_TABLE | wire.HTTP)
+    assert wire.Attach.kind in wire.TO_TABLE and not wire.TO_TABLE & wire.HTTP
 
 
 def _j(**fields: object) -> bytes:
@@ -172,8 +172,8 @@ HOSTILE = [
     _j(**EV, events=[], state={"chairs": [CHAIR] * 4}),  # no paused
     _j(**EV, events=[], state={"chairs": [CHAIR] * 3 + [{**CHAIR, "timeouts": True}], "paused": False}),  # a bool
     _j(**EV, events=[], state={"chairs": [CHAIR] * 3 + [{**CHAIR, "occupant": "ghost"}], "paused": False}),
-    _j(kind="trend.attached", table="T", binding="B", chair="1", owner="n", names=[], rules="trend"),
-    _j(kind="trend.refused", table="T", binding="B"),  # no reason
+    _j(kind="seat.attached", table="T", binding="B", chair="1", owner="n", names=[], rules="trend"),  # a string
+    _j(kind="seat.refused", table="T", binding="B"),  # no reason
     b"[" * 100_000,  # deep nesting
     b"x" * (wire.MAX_MESSAGE + 1),
 ]

@@ -249,13 +249,15 @@ class Detach(Message):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Attach(Message):
-    """A player (``resume_session``) asks for its chair back, through ``node``."""
+    """A player of ``protocol`` (a Sessions ``resume_session``, a Trend re-join) asks for its
+    chair back, through ``node``; its credential was checked there."""
 
     kind = "table.attach"
     table: str
     binding: str
     chair: int
     node: str
+    protocol: str
 
 
 # ---- the table's owner -> a player's node
@@ -347,15 +349,21 @@ class Attached(Message):
     kind = "seat.attached"
     table: str
     binding: str
+    chair: int
+    owner: str
+    names: list[str]
+    rules: str
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Refused(Message):
-    """An :class:`Attach` refused."""
+    """An :class:`Attach` refused: the chair is ``taken`` (maybe not for long), or the game
+    ``ended``."""
 
     kind = "seat.refused"
     table: str
     binding: str
+    reason: str
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -453,37 +461,6 @@ class KierkiRefused(Message):
     table: str
     binding: str
     ticket: str
-
-
-# ---- Trend
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TrendAttach(Message):
-    """A re-join asks for its chair back."""
-
-    kind = "trend.attach"
-    table: str
-    binding: str
-    chair: int
-    node: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TrendAttached(Message):
-    kind = "trend.attached"
-    table: str
-    binding: str
-    chair: int
-    owner: str
-    names: list[str]
-    rules: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class TrendRefused(Message):
-    kind = "trend.refused"
-    table: str
-    binding: str
-    reason: str
 
 
 # ---- mixed tables
@@ -626,9 +603,6 @@ MESSAGES: dict[str, type[Message]] = {
         KierkiClaim,
         KierkiSeated,
         KierkiRefused,
-        TrendAttach,
-        TrendAttached,
-        TrendRefused,
         MixedClaim,
         MixedAnswer,
         MixedMatched,
@@ -641,7 +615,6 @@ _SCHEMAS = {cls: _schema(cls) for cls in MESSAGES.values()}
 TO_TABLE = frozenset(c.kind for c in (Submit, Unreadable, Detach, Attach))
 HTTP = frozenset(c.kind for c in (HttpRequest, HttpHead, HttpChunk, HttpEnd, HttpCancel))
 KIERKI = frozenset(k for k in MESSAGES if k.startswith("kierki."))
-TREND = frozenset(k for k in MESSAGES if k.startswith("trend."))
 MIXED = frozenset(k for k in MESSAGES if k.startswith("mixed."))
 
 

@@ -600,6 +600,8 @@ class Cluster:
     bindings: dict[str, Binding] = field(default_factory=dict)
     tickets: dict[str, _Ticket] = field(default_factory=dict)
     resumes: dict[str, _Resume] = field(default_factory=dict)
+    # re-joins waiting for an owner's answer (table.attach), by binding
+    answers: dict[str, Callable[[wire.Attached | wire.Refused], None]] = field(default_factory=dict)
     owned: dict[str, Table] = field(default_factory=dict)  # cluster tables this node runs
     # tables this node runs outside the directory (a tournament's) with players of other nodes
     served: dict[str, Table] = field(default_factory=dict)
@@ -915,23 +917,42 @@ class Cluster:
         else:
             self._to_seat(msg)
 
+    def _attach(self, table: Table | None, msg: wire.Attach) -> None:
+        """A player's node asks for a chair back (its credential already matched there): a
+        chair of a table of the player's protocol, or one with a credential (a mixed game's)."""
+        chair = msg.chair
+        if (
+            table is None
+            or table.done.done()
+            or not 0 <= chair < 4
+            or not (table.meta.get("protocol") == msg.protocol or table.credentials[chair] is not None)
+            or table.chairs[chair].occupant is not None
+        ):
+            taken = table is not None and not table.done.done() and 0 <= chair < 4
+            refused = wire.Refused(table=msg.table, binding=msg.binding, reason="taken" if taken else "ended")
+            self.send(msg.node, refused)
+            return
+        kind = self.tables[msg.protocol].seat_kind if msg.protocol in self.tables else SeatKind.HUMAN
+        cred = table.credentials[chair]
+        seat = RemoteSeat(self, msg.node, msg.binding, table.names[chair], kind, cred, msg.protocol)
+        self.write("", "h", self.key("bind", table.id), str(chair), f"{seat.node} {seat.binding}")
+        names = table.seat_names()
+        names[chair] = table.names[chair]
+        attached = wire.Attached(
+            table=table.id, binding=msg.binding, chair=chair, owner=self.node, names=names, rules=table.rules.name
+        )
+        self.send(msg.node, attached)
+        table.attach(chair, seat, replay=True)
+
     def _to_table(self, msg: Any) -> None:
         """A message from a player's node to a table this node owns."""
         table = self.owned.get(msg.table) or self.served.get(msg.table)
+        if isinstance(msg, wire.Attach):
+            self._attach(table, msg)
+            return
         if table is None or table.done.done():
-            if isinstance(msg, wire.Attach):
-                self.send(msg.node, wire.Refused(table=msg.table, binding=msg.binding))
             return
         chair = msg.chair
-        if isinstance(msg, wire.Attach):
-            if table.chairs[chair].occupant is not None:
-                self.send(msg.node, wire.Refused(table=msg.table, binding=msg.binding))
-                return
-            seat = RemoteSeat(self, msg.node, msg.binding, table.names[chair], SeatKind.HUMAN, table.credentials[chair])
-            self.write("", "h", self.key("bind", table.id), str(chair), f"{seat.node} {seat.binding}")
-            self.send(msg.node, wire.Attached(table=table.id, binding=msg.binding))
-            table.attach(chair, seat, replay=True)
-            return
         occupant = table.chairs[chair].occupant
         if not isinstance(occupant, RemoteSeat) or occupant.binding != msg.binding:
             return  # a stale binding (replaced, substituted): ignored
@@ -954,7 +975,9 @@ class Cluster:
             self._matched(msg)
             return
         if isinstance(msg, wire.Attached | wire.Refused):
-            self._resume_answer(msg)
+            answer = self.answers.pop(msg.binding, None)  # the protocol's re-join waiting for it
+            if answer is not None:
+                answer(msg)
             return
         b = self.bindings.get(msg.binding)
         if b is None:
@@ -1222,7 +1245,10 @@ class Cluster:
         pending = _Resume(conn, seat, rt, secret, attempt)
         self.resumes[binding] = pending
         pending.timer = asyncio.get_running_loop().call_later(max(3.0, 2 * self.lease), self._resume_timeout, binding)
-        self.send(rt.owner, wire.Attach(table=table_id, binding=binding, chair=chair, node=self.node))
+        self.answers[binding] = self._resume_answer
+        self.send(
+            rt.owner, wire.Attach(table=table_id, binding=binding, chair=chair, node=self.node, protocol="sessions")
+        )
 
     async def _live_owner(self, table_id: str) -> bytes | None:
         """The node that runs the table; while its owner is dead and the table not yet adopted

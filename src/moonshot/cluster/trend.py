@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from moonshot.cluster import messages as wire
-from moonshot.cluster.node import Binding, Cluster, Placed, RemoteSeat, RemoteTable, TableKind
+from moonshot.cluster.node import Binding, Cluster, Placed, RemoteTable, TableKind
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import PeerBase
 from moonshot.protocols.trend.server import TIMEOUTS, TrendService, credential
@@ -96,7 +96,7 @@ class _Pending:
     def __init__(self, peer: PeerBase, j: tc.Join) -> None:
         self.peer = peer
         self.join = j
-        self.answer: asyncio.Future[wire.TrendAttached | wire.TrendRefused] = asyncio.get_running_loop().create_future()
+        self.answer: asyncio.Future[wire.Attached | wire.Refused] = asyncio.get_running_loop().create_future()
 
 
 class TrendCluster:
@@ -109,7 +109,6 @@ class TrendCluster:
         self.pending: dict[str, _Pending] = {}  # rejoins asked of an owner, by binding
         self.formed = 0
         self.rejoins = 0
-        cluster.handlers.update({k: self._on_message for k in wire.TREND})
         # adopted by the cluster's one adopter: bots' chairs (their kind), Trend's deadlines, the index
         cluster.tables["trend"] = TableKind(
             TREND, SeatKind.BOT, TIMEOUTS, self._start_data, self._formed, self._adopted
@@ -167,21 +166,15 @@ class TrendCluster:
                 cl.write("", "hd", cl.key("trendseat", seat_key(number, name)), table.id)
 
     # ------------------------------------------------------------ messages
-    def _on_message(self, msg: Any) -> None:
-        if isinstance(msg, wire.TrendAttach):
-            self._attach(msg)
-        else:  # attached, refused
-            self._answer(msg)
-
-    def _answer(self, msg: wire.TrendAttached | wire.TrendRefused) -> None:
+    def _answer(self, msg: wire.Attached | wire.Refused) -> None:
         """The owner's answer to a rejoin. The chair is taken here and now, before the next
         stream entry (the table's replay follows at once, maybe in the same read)."""
         p = self.pending.pop(msg.binding, None)
         if p is None or p.answer.done():
-            if isinstance(msg, wire.TrendAttached):  # nobody waits any more (timed out): give the chair up
+            if isinstance(msg, wire.Attached):  # nobody waits any more (timed out): give the chair up
                 self._remote_table(msg).detach(msg.chair, None, "disconnected")
             return
-        if isinstance(msg, wire.TrendAttached):
+        if isinstance(msg, wire.Attached):
             rt = self._remote_table(msg)
             if p.peer.closed or self.service is None:
                 rt.detach(rt.chair, None, "disconnected")
@@ -191,39 +184,10 @@ class TrendCluster:
                 self.rejoins += 1
         p.answer.set_result(msg)
 
-    def _remote_table(self, msg: wire.TrendAttached) -> RemoteTable:
+    def _remote_table(self, msg: wire.Attached) -> RemoteTable:
         return RemoteTable(
             self.cluster, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules_named(msg.rules), None
         )
-
-    def _attach(self, msg: wire.TrendAttach) -> None:
-        """A player's node asks for a chair back (its token's digest already matched)."""
-        cl = self.cluster
-        table = cl.owned.get(msg.table)
-        chair = msg.chair
-        if (
-            table is None
-            or table.done.done()
-            # a Trend table, or a Trend chair (a credential) of a mixed HTTP game
-            or not (table.meta.get("protocol") == "trend" or table.credentials[chair] is not None)
-            or not 0 <= chair < 4
-            or table.chairs[chair].occupant is not None
-        ):
-            taken = table is not None and not table.done.done() and 0 <= chair < 4
-            refused = wire.TrendRefused(table=msg.table, binding=msg.binding, reason="taken" if taken else "ended")
-            cl.send(msg.node, refused)
-            return
-        seat = RemoteSeat(
-            cl, msg.node, msg.binding, table.names[chair], SeatKind.BOT, table.credentials[chair], "trend"
-        )
-        cl.write("", "h", cl.key("bind", table.id), str(chair), f"{seat.node} {seat.binding}")
-        names = table.seat_names()
-        names[chair] = table.names[chair]
-        attached = wire.TrendAttached(
-            table=msg.table, binding=msg.binding, chair=chair, owner=cl.node, names=names, rules=table.rules.name
-        )
-        cl.send(msg.node, attached)
-        table.attach(chair, seat, replay=True)
 
     # ------------------------------------------------------------ taking a chair back
     def rejoin(self, peer: PeerBase, j: tc.Join) -> None:
@@ -273,7 +237,9 @@ class TrendCluster:
             binding = secrets.token_hex(8)
             p = _Pending(peer, j)
             self.pending[binding] = p
-            cl.send(owner.decode(), wire.TrendAttach(table=table_id, binding=binding, chair=chair, node=cl.node))
+            cl.answers[binding] = self._answer
+            attach = wire.Attach(table=table_id, binding=binding, chair=chair, node=cl.node, protocol="trend")
+            cl.send(owner.decode(), attach)
             try:
                 msg = await asyncio.wait_for(asyncio.shield(p.answer), max(3.0, 2 * cl.lease))
             except TimeoutError:
@@ -281,7 +247,7 @@ class TrendCluster:
                 if loop.time() > end + 2 * cl.lease:
                     return False
                 continue
-            if isinstance(msg, wire.TrendAttached):
+            if isinstance(msg, wire.Attached):
                 return True  # seated by _answer
             if msg.reason != "taken" or loop.time() > end:
                 return False
