@@ -1,15 +1,15 @@
 """The Trend protocol on every node of a cluster (``serve --workers N --redis URL --trend-port``).
 
 Every node serves the Trend port (``SO_REUSEPORT``), so a bot's WebSocket lands on any of them.
-What this adds to :mod:`moonshot.cluster.node` (which it uses as Sessions does):
+Trend uses the cluster's own mechanisms (:mod:`moonshot.cluster.node`); what is Trend's here is
+data and a little bookkeeping:
 
-* **matching**: a Trend ``join`` is a ticket in the Redis lobby pool
-  ``lobby:["trend", "any", code]`` (the ``lobbyCode``), popped four at a time by the same Lua
-  scripts as Sessions' pools; the node that pops a group **owns** the table (``trend`` rules,
-  Trend's phase timeouts, the lobby's Trend bots after ``fill_wait``). ``playerNumber`` asks for
-  chair ``playerNumber - 1`` as with one process: the group is shuffled, then each player gets
-  the chair it asked for unless someone earlier in that order asked for it first. Each player's
-  node hears ``trend.matched`` (the chair, the names, the owner).
+* **matching**: a Trend ``join`` is a ticket in the cluster's Redis lobby pool
+  ``lobby:["trend", "any", code]`` (the ``lobbyCode``), as a Sessions join is; a
+  :class:`~moonshot.cluster.node.TableKind` gives the table's rules, Trend's phase timeouts and
+  its start data. ``playerNumber`` is the ticket's wanted chair (``playerNumber - 1``): the group
+  is shuffled, then each player gets the chair it asked for unless someone earlier in that order
+  asked for it first. Each player's node hears ``seat.matched``.
 * **the seats**: every Trend chair of a cluster table is the cluster's one
   :class:`~moonshot.cluster.node.RemoteSeat` (``protocol = "trend"``): events (with the table's
   state, from which the adapter derives each chair's Trend ``status`` and counts), requests,
@@ -21,15 +21,16 @@ What this adds to :mod:`moonshot.cluster.node` (which it uses as Sessions does):
   index ``trendseat:{sha256(playerNumber, playerName)}`` (a hash: table id -> chair) finds the
   tables where a player with that number and name sits. A ``join`` on any node first looks there:
   a running table whose chair's credential matches the token's digest (compared with
-  :func:`hmac.compare_digest`) is asked for the chair (``trend.attach``); the owner seats the player
-  again if the chair is empty (``trend.attached``, then the replay) or refuses (``trend.refused``). A refusal is tried
-  again for a few leases (the owner may not yet know that the old socket is gone: its ``dt``, or
-  the death of the node that held it, is on the way), then the join goes to the lobby, as a join
-  that matches no away chair does with one process.
-* **adoption**: the ``trend`` adopter rebuilds a dead owner's table from the Redis log: players
-  on live nodes keep their chairs (``seat.adopted``, events skipped by version), the lobby's bots play
-  theirs again, and the chairs whose socket died with the owner wait ``restore_grace`` for a
-  rejoin (then a bot plays them until the player comes back).
+  :func:`hmac.compare_digest`) is asked for the chair (the cluster's ``table.attach``); the owner
+  seats the player again if the chair is empty (``seat.attached``, then the replay) or refuses
+  (``seat.refused``). A refusal is tried again for a few leases (the owner may not yet know that
+  the old socket is gone: its detach, or the death of the node that held it, is on the way), then
+  the join goes to the lobby, as a join that matches no away chair does with one process.
+* **adoption**: the cluster's one adopter rebuilds a dead owner's table from the Redis log with
+  Trend's :class:`~moonshot.cluster.node.TableKind`: players on live nodes keep their chairs
+  (``seat.adopted``, events skipped by version), the lobby's bots play theirs again, and the
+  chairs whose socket died with the owner wait ``restore_grace`` for a re-join (then a bot plays
+  them until the player comes back); the chairs go back into the re-join index.
 """
 
 from __future__ import annotations
