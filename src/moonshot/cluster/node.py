@@ -3,11 +3,12 @@
 ``moonshot serve --redis URL`` (and ``--workers N``, which starts N such processes on shared
 ports) turns one server process into a *node* of a cluster. What a node keeps in Redis:
 
-* **the lobby** (Sessions): a list per pool (``lobby:[protocol, game type, code]``) of tickets,
-  one per waiting player. A Lua script appends a ticket and, when the pool holds four tickets of
-  live nodes, removes them in the same atomic step and hands them to the caller: exactly one
-  node forms each table, and that node is its **owner**. Filling with bots after ``fill_wait``
-  is the same kind of atomic pop, done by the node whose player waited longest.
+* **the lobby** (Sessions and Trend): a list per pool (``lobby:[protocol, game type, code]``) of
+  tickets, one per waiting player (its node, name, kind, credential and the chair it wants). A
+  Lua script appends a ticket and, when the pool holds four tickets of live nodes, removes them
+  in the same atomic step and hands them to the caller: exactly one node forms each table, and
+  that node is its **owner**. Filling with bots after ``fill_wait`` is the same kind of atomic
+  pop, done by the node whose player waited longest.
 * **the table directory**: ``tables`` (a hash: table id -> owner node), a **lease** per table
   (``lease:{id}``, the owner's node id with an expiry the owner renews), the table's start data
   (``meta:{id}``: rules, seed, names, credentials), which node and binding holds each chair
@@ -22,15 +23,20 @@ ports) turns one server process into a *node* of a cluster. What a node keeps in
   player's connection; that node writes the player's actions, detaches and resumes to the owner's
   stream. Streams, not pub/sub: a stream entry waits for its reader (a node that is busy or
   reconnecting to Redis misses nothing), entries are ordered (a seat's events arrive in version
-  order, the table's ``match`` before its first event), and each has an id, so a reader resumes
+  order, the table's ``seat.matched`` before its first event), and each has an id, so a reader resumes
   from the last id it handled. One stream per node, rather than per table or per seat, keeps each
   node on one blocking ``XREAD`` however many tables it serves.
 
-Every seat of a cluster table is a :class:`RemoteSeat` (or an in-process bot): even a player
-connected to the owner node itself gets its events through Redis, so nothing reaches a player
-before its action is in the Redis log. The node holding the connection runs the protocol adapter
-(:class:`~moonshot.protocols.sessions.server.SessionSeat`) against a :class:`RemoteTable`
-stand-in, so the Sessions codec, sequence numbers and resume logic are the single-process ones.
+Every seat of a cluster table is a :class:`RemoteSeat` (or an in-process bot), one class for
+every protocol: even a player connected to the owner node itself gets its events through Redis,
+so nothing reaches a player before its action is in the Redis log. Its events are already
+redacted for it; its requests carry a snapshot of its view; both carry the table's state
+(:meth:`Table.snapshot <moonshot.server.table.Table.snapshot>`) when it changed. The node holding
+the connection runs the protocol's own seat adapter (Sessions, Trend, Kierki) against one
+:class:`RemoteTable` stand-in, so codecs, sequence numbers and resume logic are the
+single-process ones. A protocol's tables are described to the lobby pools and the adopter by
+data (:class:`TableKind`), and the process around the cluster by a
+:class:`~moonshot.cluster.host.Host`.
 
 The owner writes through one ordered writer: each batch is one Lua call that checks, per table,
 that the lease is still this node's before appending (fencing). A node that lost a lease (it
@@ -41,17 +47,18 @@ takes the lease (``SET NX``), and **adopts** the table: it replays the Redis log
 record is completed from it), seats the players whose connections live on other nodes (they
 simply see the next request; events they already have are skipped by version), seats bots in
 the server-bot chairs, and waits ``restore_grace`` for the players whose connections died with
-the old owner: they come back with ``resume_session`` on any node.
+the old owner: they come back with ``resume_session`` (a Trend bot: by joining again) on any
+node, through one ``table.attach``.
 
-Sessions is matched and routed here. Turbo HTTP + SSE uses the same streams through per-protocol
+Sessions and Trend are matched, routed and adopted here. Turbo HTTP + SSE uses the same streams through per-protocol
 hooks (:attr:`Cluster.handlers` for its message kinds, :attr:`Cluster.adopters` for adopting its
 tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.protocols.turbo.peers`.
 Kierki (``--kierki-port`` on every node) is matched, seated and adopted through the same hooks:
-see :mod:`moonshot.cluster.kierki`; Trend (every node serves the Trend port) likewise: see
+see :mod:`moonshot.cluster.kierki`; what is Trend's own (its start data, its re-join index) is in
 :mod:`moonshot.cluster.trend`.
 A Sessions lobby code naming an HTTP game or a tournament seat on another node is claimed
 there: see :mod:`moonshot.cluster.mixed`.
-Messages between nodes follow an explicit schema (:mod:`moonshot.cluster.messages`, JSON): a stream
+Messages between nodes are named types of one schema (:mod:`moonshot.cluster.messages`, JSON): a stream
 entry that breaks it is dropped with a log line, and nothing in one can name code to run.
 """
 
