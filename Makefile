@@ -88,7 +88,7 @@ compile: install
 	$(VENV)/bin/moonshot compile
 
 uncompile:
-	rm -f src/moonshot/*.so src/moonshot/bots/*.so src/moonshot/_compiled.json
+	rm -f src/moonshot/*.so src/moonshot/*/*.so src/moonshot/_compiled.json
 
 bench: core
 	MOONSHOT_PURE_PYTHON=1 $(PY) benchmarks/engine.py --engine-only

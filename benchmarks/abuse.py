@@ -435,7 +435,7 @@ def attack_process(name: str, ports: dict[str, int], seconds: float, out: Any, s
 
 # ----------------------------------------------------------------- the server
 def start_server(tmp: str) -> tuple[subprocess.Popen[str], dict[str, int]]:
-    cmd = [sys.executable, "-m", "moonshot.cli", "serve", "--sessions-port", "0", "--http-port", "0"]
+    cmd = [sys.executable, "-m", "moonshot.cli.main", "serve", "--sessions-port", "0", "--http-port", "0"]
     cmd += ["--trend-port", "0", "--db", f"sqlite:///{tmp}/games.db", "--bot", "random", "--fill-wait", "1"]
     cmd += ["--log-level", "warning", "--move-timeout", "30"]
     log = open(os.path.join(tmp, "server.log"), "w")  # noqa: SIM115 (closed with the process)

@@ -22,14 +22,14 @@ from collections.abc import Callable
 from dataclasses import fields
 from typing import Any, cast
 
-from moonshot.actions import action_from_dict
 from moonshot.cluster import messages as wire
-from moonshot.engine import Game
-from moonshot.server.table import TableEvent
-from moonshot.sim import play_game
-from moonshot.variants import find_variant
+from moonshot.core.actions import action_from_dict
+from moonshot.core.engine import Game
+from moonshot.core.variants import find_variant
+from moonshot.play.sim import play_game
+from moonshot.runtime.table import TableEvent
 
-_SAFE = frozenset({"moonshot.events", "moonshot.server.table", "moonshot.engine", "moonshot.rules"})
+_SAFE = frozenset({"moonshot.core.events", "moonshot.runtime.table", "moonshot.core.engine", "moonshot.core.rules"})
 
 
 class _AllowList(pickle.Unpickler):

@@ -43,10 +43,10 @@ import time
 from collections.abc import Callable
 
 import moonshot
-from moonshot.actions import Pass, Play
-from moonshot.cards import card_list
-from moonshot.engine import Game, Phase
-from moonshot.rules import EndRule, PassDirection, Rules
+from moonshot.core.actions import Pass, Play
+from moonshot.core.cards import card_list
+from moonshot.core.engine import Game, Phase
+from moonshot.core.rules import EndRule, PassDirection, Rules
 
 try:
     import pyspiel
@@ -113,8 +113,8 @@ def openspiel_cpp_deals(n: int, rng: random.Random) -> int:
 # ----------------------------------------------------------------------------- product paths
 def play_game_deals(seats: str) -> Callable[[int, random.Random], int]:
     """``sim.play_game`` (standard, to 100 points) with ``seats`` until ``n`` deals are played."""
-    from moonshot.sim import play_game
-    from moonshot.variants import find_variant
+    from moonshot.core.variants import find_variant
+    from moonshot.play.sim import play_game
 
     rules = find_variant("standard")
     names = seats.split(",")
@@ -136,7 +136,7 @@ def cli_deals(games: int, *args: str) -> Callable[[int, random.Random], int]:
             argv = [*args]
             if "--export" in argv:
                 argv[argv.index("--export") + 1] = os.path.join(tmp, "games.jsonl")
-            code = "from moonshot.cli import main; main()"
+            code = "from moonshot.cli.main import main; main()"
             cmd = [sys.executable, "-c", code, "simulate", "-n", str(games), "-s", str(rng.randrange(1 << 20)), *argv]
             # the progress bar draws as on a terminal (to a pipe nobody reads but us)
             env = {**os.environ, "TTY_INTERACTIVE": "1", "FORCE_COLOR": "1", "COLUMNS": "120"}
@@ -151,7 +151,7 @@ def cli_deals(games: int, *args: str) -> Callable[[int, random.Random], int]:
 
 def arena_deals(simulations: int) -> Callable[[int, random.Random], int]:
     """Arena deals (each in all four seatings: 4 deals played) of ``search`` against ``heuristic``."""
-    from moonshot.arena import ArenaConfig, play_deal
+    from moonshot.play.arena import ArenaConfig, play_deal
 
     def run(n: int, rng: random.Random) -> int:
         config = ArenaConfig(

@@ -25,10 +25,10 @@ import time
 from moonshot.bots.base import Bot
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.random import RandomBot
-from moonshot.engine import Game
-from moonshot.events import DealEnded
-from moonshot.variants import find_variant
-from moonshot.views import seat_view
+from moonshot.core.engine import Game
+from moonshot.core.events import DealEnded
+from moonshot.core.variants import find_variant
+from moonshot.core.views import seat_view
 
 DEALS_PER_GAME = 8  # the first deals of each game; games ending at a score end sooner
 

@@ -224,7 +224,18 @@ def run_players(host: str, port: int, first: int, tables: int, think: float, dur
 # ----------------------------------------------------------------- the server
 def start_server(db: str) -> tuple[subprocess.Popen[str], int]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "moonshot.cli", "serve", "--no-sessions", "--http-port", "0", "--db", db, *SERVE_FLAGS],
+        [
+            sys.executable,
+            "-m",
+            "moonshot.cli.main",
+            "serve",
+            "--no-sessions",
+            "--http-port",
+            "0",
+            "--db",
+            db,
+            *SERVE_FLAGS,
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -20,11 +20,11 @@ import statistics
 
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.random import RandomBot
-from moonshot.engine import Game
-from moonshot.events import DealEnded
+from moonshot.core.engine import Game
+from moonshot.core.events import DealEnded
+from moonshot.core.variants import KIERKI
+from moonshot.core.views import seat_view
 from moonshot.protocols.kierki.gamefile import random_deals
-from moonshot.variants import KIERKI
-from moonshot.views import seat_view
 
 NAMES = {1: "no tricks", 2: "no hearts", 3: "no queens", 4: "no K/J", 5: "no KH", 6: "7th+last", 7: "robber"}
 

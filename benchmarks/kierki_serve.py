@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from moonshot.cards import card_list
+from moonshot.core.cards import card_list
 from moonshot.protocols.kierki.auto import ClientState, legal_plays
 from moonshot.protocols.kierki.codec import LineBuffer, Trick, encode, parse_message
 from moonshot.protocols.kierki.gamefile import format_game, random_deals
@@ -140,7 +140,7 @@ def main() -> None:
                 [
                     sys.executable,
                     "-m",
-                    "moonshot.cli",
+                    "moonshot.cli.main",
                     "serve",
                     *("--no-sessions", "--no-http", "--kierki-port", "0"),
                     *("--kierki-game", str(game), "--db", f"sqlite:///{db}", "--log-level", "warning"),

@@ -18,10 +18,10 @@ import time
 
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.learned import LearnedBot, card_features
-from moonshot.cards import card_list
-from moonshot.engine import Game, Phase
-from moonshot.variants import find_variant
-from moonshot.views import SeatView, seat_view
+from moonshot.core.cards import card_list
+from moonshot.core.engine import Game, Phase
+from moonshot.core.variants import find_variant
+from moonshot.core.views import SeatView, seat_view
 
 
 def views(deals: int) -> list[SeatView]:

@@ -23,13 +23,13 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from moonshot.arena import ArenaConfig, DealResult, arena_bot, deal_rules, summarise
 from moonshot.bots.search import SearchBot
-from moonshot.cards import CardSet
-from moonshot.engine import Game
-from moonshot.events import DealEnded
-from moonshot.variants import find_variant
-from moonshot.views import SeatView, seat_view
+from moonshot.core.cards import CardSet
+from moonshot.core.engine import Game
+from moonshot.core.events import DealEnded
+from moonshot.core.variants import find_variant
+from moonshot.core.views import SeatView, seat_view
+from moonshot.play.arena import ArenaConfig, DealResult, arena_bot, deal_rules, summarise
 
 
 def sighted(bot: SearchBot, game: Game, from_trick: int = 1) -> SearchBot:
@@ -48,7 +48,7 @@ def sighted(bot: SearchBot, game: Game, from_trick: int = 1) -> SearchBot:
 
 
 def play(args: tuple[ArenaConfig, int, int]) -> DealResult:
-    """Arena deal ``index`` in every seating, as :func:`moonshot.arena.play_deal` plays it; the
+    """Arena deal ``index`` in every seating, as :func:`moonshot.play.arena.play_deal` plays it; the
     candidate sighted from trick ``see`` on (0: not at all)."""
     config, index, see = args
     rules = deal_rules(find_variant(config.variant), index, config.passing)

@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from moonshot.arena import ArenaConfig, DealResult, mean_ci, paired_differences, summarise
-from moonshot.batch import make_backend, plan_arena, run_arena_task
+from moonshot.play.arena import ArenaConfig, DealResult, mean_ci, paired_differences, summarise
+from moonshot.play.batch import make_backend, plan_arena, run_arena_task
 
 ANCHOR = "search"
 

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from moonshot.arena import mean_ci
+from moonshot.play.arena import mean_ci
 
 # (deal seed, candidate minus the field's mean, a field seat shot the moon: not another candidate seat, head to head)
 Game = tuple[int, float, bool]

@@ -1,9 +1,9 @@
 """Do OpenSkill ratings order the bots? search > heuristic > random, with sigma shrinking.
 
-Plays real games (``moonshot.sim.play_game``) among three rated bots, ``search --simulations S``,
+Plays real games (``moonshot.play.sim.play_game``) among three rated bots, ``search --simulations S``,
 ``heuristic`` and ``random``: each game seats all three plus a fourth drawn from them, in a
 shuffled order (seed-derived, so the run is reproducible), and rates it the way the server does
-(``moonshot.ratings``). It prints the leaderboard at checkpoints, then stores every game in a
+(``moonshot.play.ratings``). It prints the leaderboard at checkpoints, then stores every game in a
 scratch SQLite store exactly as the server's writer does (one ``rate`` op per finished game) and
 checks that ``moonshot ratings --rebuild``'s path gives the same ratings.
 
@@ -23,9 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from moonshot.ratings import Ledger, PlayerId
-from moonshot.sim import GameRecord, make_bot, play_game
-from moonshot.variants import find_variant
+from moonshot.bots.registry import make_bot
+from moonshot.core.variants import find_variant
+from moonshot.play.ratings import Ledger, PlayerId
+from moonshot.play.sim import GameRecord, play_game
 
 _STATE: dict[str, Any] = {}
 

@@ -28,8 +28,9 @@ from typing import Any
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 import moonshot  # noqa: E402
-from moonshot.batch import Backend, ProcessPool, RayCluster, Serial, SimTask, plan_sim, run_sim_task  # noqa: E402
-from moonshot.sim import parse_seats, summarise  # noqa: E402
+from moonshot.bots.registry import parse_seats  # noqa: E402
+from moonshot.play.batch import Backend, ProcessPool, RayCluster, Serial, SimTask, plan_sim, run_sim_task  # noqa: E402
+from moonshot.play.sim import summarise  # noqa: E402
 
 
 def timed(backend: Backend, plan: Sequence[SimTask]) -> tuple[float, list[Any]]:

@@ -16,7 +16,7 @@ import argparse
 import multiprocessing
 import time
 
-from moonshot.arena import ArenaConfig, DealResult, play_deal, summarise
+from moonshot.play.arena import ArenaConfig, DealResult, play_deal, summarise
 
 SUITE = [
     ("standard", "search", "random"),

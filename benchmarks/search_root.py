@@ -19,16 +19,16 @@ import argparse
 import random
 import statistics
 
-from moonshot.arena import bot_spec
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.playout import greedy_policy
+from moonshot.bots.registry import make_bot
 from moonshot.bots.search import ROOT_RULES, SearchBot, deal_from_view, relative, sample_view, solve
-from moonshot.cards import card_list
-from moonshot.engine import Game
-from moonshot.rules import EndRule, PassDirection
-from moonshot.sim import make_bot
-from moonshot.variants import find_variant
-from moonshot.views import SeatView, seat_view
+from moonshot.core.cards import card_list
+from moonshot.core.engine import Game
+from moonshot.core.rules import EndRule, PassDirection
+from moonshot.core.variants import find_variant
+from moonshot.core.views import SeatView, seat_view
+from moonshot.play.arena import bot_spec
 
 
 def positions(count: int, variant: str) -> list[SeatView]:

@@ -12,14 +12,14 @@ import argparse
 import random
 import time
 
-from moonshot.actions import Play
 from moonshot.bots.pimc import PimcBot
 from moonshot.bots.playout import ROLLOUT_POLICIES, greedy_policy, start_of_play
 from moonshot.bots.search import SearchBot, solve
-from moonshot.engine import Game, Phase
-from moonshot.rules import PassDirection
-from moonshot.variants import find_variant
-from moonshot.views import seat_view
+from moonshot.core.actions import Play
+from moonshot.core.engine import Game, Phase
+from moonshot.core.rules import PassDirection
+from moonshot.core.variants import find_variant
+from moonshot.core.views import seat_view
 
 
 def _deal(rng: random.Random) -> list[int]:

@@ -20,10 +20,10 @@ import time
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.pimc import PimcBot
 from moonshot.bots.search import Budget, SearchBot
-from moonshot.engine import Game
-from moonshot.rules import EndRule
-from moonshot.variants import find_variant
-from moonshot.views import SeatView, seat_view
+from moonshot.core.engine import Game
+from moonshot.core.rules import EndRule
+from moonshot.core.variants import find_variant
+from moonshot.core.views import SeatView, seat_view
 
 
 class AnchorBudget(Budget):

@@ -259,7 +259,7 @@ def start_server(
     """A fresh ``moonshot serve`` on ``db_file`` (None: no store), checked to run no restored game."""
     if db_file is not None and running_games(db_file):
         raise DirtyStore(f"{db_file} holds {running_games(db_file)} running games: a server would restore them")
-    cmd = [sys.executable, "-m", "moonshot.cli", "serve", "--sessions-port", "0", "--log-level", "error"]
+    cmd = [sys.executable, "-m", "moonshot.cli.main", "serve", "--sessions-port", "0", "--log-level", "error"]
     cmd += ["--fill-wait", "-1", "--move-timeout", str(move_timeout), "--bot", "random", *UNCAPPED]
     cmd += ["--no-db"] if db_file is None else ["--db", f"sqlite:///{db_file}"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
@@ -299,7 +299,7 @@ def start_cluster(
         sock.bind(("127.0.0.1", 0))
         port = int(sock.getsockname()[1])
     prefix = f"bench-{os.getpid()}-{time.monotonic_ns()}:"
-    cmd = [sys.executable, "-m", "moonshot.cli", "serve", "--sessions-port", str(port), "--log-level", "error"]
+    cmd = [sys.executable, "-m", "moonshot.cli.main", "serve", "--sessions-port", str(port), "--log-level", "error"]
     cmd += ["--fill-wait", "-1", "--move-timeout", str(move_timeout), "--bot", "random", "--no-http", *UNCAPPED]
     cmd += ["--workers", str(workers), "--redis", redis_url, "--cluster-prefix", prefix]
     cmd += ["--no-db"] if pg_url is None else ["--db", pg_url]

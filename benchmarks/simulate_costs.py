@@ -30,14 +30,14 @@ import tempfile
 import time
 from collections.abc import Callable
 
-from moonshot.batch import task_size
+from moonshot.play.batch import task_size
 
 
 def run_cli(games: int, seed: int, seats: str, *extra: str) -> tuple[float, float]:
     """(CPU seconds, wall seconds) of one ``moonshot simulate`` subprocess, its workers included."""
     with tempfile.TemporaryDirectory() as tmp:
         argv = [a if a != "FILE" else os.path.join(tmp, "games.jsonl") for a in extra]
-        code = "from moonshot.cli import main; main()"
+        code = "from moonshot.cli.main import main; main()"
         cmd = [sys.executable, "-c", code, "simulate", "-n", str(games), "-s", str(seed), "--seats", seats, *argv]
         # the progress bar draws as on a terminal (to a pipe nobody reads but us)
         env = {**os.environ, "TTY_INTERACTIVE": "1", "FORCE_COLOR": "1", "COLUMNS": "120"}
@@ -66,15 +66,17 @@ def pairs(n: int, games: int, seats: str, anchor: list[str], other: list[str]) -
 def in_process(games: int, seats: str) -> dict[str, float]:
     """CPU ms of the parts of a run, measured here: playing the games (records without actions),
     writing their ``--export`` lines, the statistics table, importing rich.progress, and drawing
-    the bar for as long as the quiet run takes at 4 redraws a second (``_progress``'s rate)."""
+    the bar for as long as the quiet run takes at 4 redraws a second (``progress_bar``'s rate)."""
     import io
 
     from rich.console import Console
 
-    from moonshot import cli
-    from moonshot.batch import record_line
-    from moonshot.sim import parse_seats, play_game_actions
-    from moonshot.variants import find_variant
+    from moonshot.bots.registry import parse_seats
+    from moonshot.cli import main as cli
+    from moonshot.cli import progress
+    from moonshot.core.variants import find_variant
+    from moonshot.play.batch import record_line
+    from moonshot.play.sim import play_game_actions
 
     rules, names = find_variant("standard"), parse_seats(seats)
 
@@ -96,8 +98,8 @@ def in_process(games: int, seats: str) -> dict[str, float]:
     import rich.progress  # noqa: F401
 
     imported = 1000 * (time.process_time() - t)
-    cli.err_console = Console(file=io.StringIO(), width=120, force_terminal=True)
-    with cli._progress(False) as bar:
+    progress.err_console = Console(file=io.StringIO(), width=120, force_terminal=True)
+    with progress.progress_bar(False) as bar:
         task_id = bar.add_task("standard", total=games, status="")
         t = time.process_time()
         for i in range(40):

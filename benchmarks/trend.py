@@ -256,7 +256,7 @@ async def play_match(bots: list[Bot]) -> float:
 
 
 def match(loops: int) -> None:
-    cmd = [sys.executable, "-m", "moonshot.cli", "trend-node", "--port", "0", "--log-level", "error"]
+    cmd = [sys.executable, "-m", "moonshot.cli.main", "trend-node", "--port", "0", "--log-level", "error"]
     cmd += ["--round-interval", "0", "--deal-interval", "0", "--command-interval", "0", "--seed", "1"]
     cmd += ["--pick-card-timeout", "10000", "--pass-cards-timeout", "10000", "--expose-cards-timeout", "10000"]
     print(f"== a 4-game match on moonshot trend-node, four WebSocket bots, zero intervals (load {load()})")
@@ -319,7 +319,7 @@ def client_process(port: int, tables: list[int], think: float, duration: float, 
 
 def serve(tables: int, think: float, duration: float, procs: int, asgi: bool = False) -> dict[str, float]:
     """One run; ``asgi``: the listener under uvicorn and Starlette (the anchor), else the lean one."""
-    cmd = [sys.executable, "-m", "moonshot.cli", "serve", "--no-sessions", "--no-http", "--no-db"]
+    cmd = [sys.executable, "-m", "moonshot.cli.main", "serve", "--no-sessions", "--no-http", "--no-db"]
     cmd += ["--trend-port", "0", "--fill-wait", "-1", "--move-timeout", "30", "--bot", "random", "--log-level", "error"]
     cmd += ["--limit", "connections_per_address=1000000"]  # every client is at 127.0.0.1
     env = dict(os.environ, MOONSHOT_TREND_ASGI="1" if asgi else "0")
@@ -478,10 +478,10 @@ class SinkPeer:
 
 async def inprocess_games(games: int, shared: bool) -> tuple[float, int, tuple[int, int]]:
     """CPU seconds, decisions and (bytes, CRC) sent for ``games`` whole games on in-process tables."""
+    from moonshot.core.variants import TREND
     from moonshot.protocols.trend import codec as tc
     from moonshot.protocols.trend import seat as ts
-    from moonshot.server.table import Table
-    from moonshot.variants import TREND
+    from moonshot.runtime.table import Table
 
     encode = tc.encode_frame if shared else json.JSONEncoder(separators=(",", ":")).encode
     saved = ts.entry_cache

@@ -9,11 +9,11 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from moonshot.actions import Action, Charge, Pass, Play
-from moonshot.cards import CardSet, parse_card, parse_card_set
-from moonshot.engine import DealSpec, Game, Phase
-from moonshot.events import Event
-from moonshot.rules import ClaimFlow, Rules
+from moonshot.core.actions import Action, Charge, Pass, Play
+from moonshot.core.cards import CardSet, parse_card, parse_card_set
+from moonshot.core.engine import DealSpec, Game, Phase
+from moonshot.core.events import Event
+from moonshot.core.rules import ClaimFlow, Rules
 
 SEAT_LETTERS = "NESW"
 

@@ -40,8 +40,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from moonshot.cards import CardError, CardSet, format_cards, parse_card
-from moonshot.events import (
+from moonshot.core.cards import CardError, CardSet, format_cards, parse_card
+from moonshot.core.events import (
     CardPlayed,
     Charged,
     ChargesRevealed,

@@ -1,4 +1,4 @@
-"""Reference games for the same-seeds-same-records check (tests/test_sim_records.py).
+"""Reference games for the same-seeds-same-records check (tests/play/test_sim_records.py).
 
 ``CASES`` lists games: a variant (with options that keep it short), the seat policies and a seed.
 Each game is summarised by a digest of its exported record (every action, in order) plus the
@@ -18,9 +18,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from moonshot.bots.pimc import PimcBot
+from moonshot.bots.registry import make_bot
 from moonshot.bots.search import SearchBot
-from moonshot.sim import make_bot, play_game
-from moonshot.variants import VARIANTS, find_variant
+from moonshot.core.variants import VARIANTS, find_variant
+from moonshot.play.sim import play_game
 
 # games to a low score limit where the variant ends at a score, so the fixture is quick to check
 SHORT = {"standard": 40, "omnibus": 40, "gym": 40}
@@ -103,7 +104,7 @@ def digest_line(line: str) -> dict[str, Any]:
 def cli_records(tmp: str) -> Iterator[dict[str, Any]]:
     from click.testing import CliRunner
 
-    from moonshot.cli import main
+    from moonshot.cli.main import main
 
     for i, run in enumerate(CLI_RUNS):
         path = f"{tmp}/run{i}.jsonl"
@@ -119,7 +120,7 @@ ARENA_VARIANTS = ("standard", "trend", "kierki", "turbo", "turbo-blind-chain")
 
 def arena_records() -> Iterator[dict[str, Any]]:
     """Arena deals with the search bot (a small playout budget) against heuristic."""
-    from moonshot.arena import ArenaConfig, play_deal
+    from moonshot.play.arena import ArenaConfig, play_deal
 
     for variant in ARENA_VARIANTS:
         config = ArenaConfig(variant=variant, deals=2, candidate="search", field="heuristic", seed=30, simulations=6)

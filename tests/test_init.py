@@ -77,8 +77,8 @@ def test_the_finder_sends_disallowed_compiled_modules_to_their_source(tmp_path: 
 
 def _import_in_child(path: Path | None, env_extra: dict[str, str]) -> dict[str, object]:
     code = (
-        "import json, moonshot, moonshot.engine, moonshot.cards; "
-        "print(json.dumps({'engine': moonshot.engine.__file__, 'cards': moonshot.cards.__file__, "
+        "import json, moonshot, moonshot.core.engine, moonshot.core.cards; "
+        "print(json.dumps({'engine': moonshot.core.engine.__file__, 'cards': moonshot.core.cards.__file__, "
         "'compiled': sorted(moonshot.compiled_modules())}))"
     )
     env = {**os.environ, **env_extra}
@@ -100,10 +100,10 @@ def test_editing_a_compiled_module_falls_back_to_the_sources(tmp_path: Path) -> 
     copy = tmp_path / "moonshot"
     shutil.copytree(Path(moonshot.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
     assert _import_in_child(tmp_path, {"MOONSHOT_PURE_PYTHON": ""})["compiled"] != []
-    with open(copy / "engine.py", "a") as f:
+    with open(copy / "core" / "engine.py", "a") as f:
         f.write("# edited after compiling\n")
     seen = _import_in_child(tmp_path, {"MOONSHOT_PURE_PYTHON": ""})
-    assert seen["engine"] == str(copy / "engine.py") and seen["cards"] == str(copy / "cards.py")
+    assert seen["engine"] == str(copy / "core" / "engine.py") and seen["cards"] == str(copy / "core" / "cards.py")
     assert seen["compiled"] == []
 
 
@@ -112,7 +112,7 @@ def test_editing_a_compiled_module_falls_back_to_the_sources(tmp_path: Path) -> 
 
 
 def test_rules_pickle_and_copy_to_equal_values() -> None:
-    from moonshot.variants import VARIANTS
+    from moonshot.core.variants import VARIANTS
 
     for name, rules in VARIANTS.items():
         assert pickle.loads(pickle.dumps(rules)) == rules, name
@@ -120,9 +120,9 @@ def test_rules_pickle_and_copy_to_equal_values() -> None:
 
 
 def test_a_game_pickles_and_copies_with_its_whole_state() -> None:
-    from moonshot.actions import Play
-    from moonshot.engine import Game
-    from moonshot.variants import find_variant
+    from moonshot.core.actions import Play
+    from moonshot.core.engine import Game
+    from moonshot.core.variants import find_variant
 
     g = Game(find_variant("standard"), seed=7)
     for s in g.to_act():

@@ -5,11 +5,11 @@ from __future__ import annotations
 import random
 
 from leakcheck import Received, cards_in_json, check_game
-from moonshot.actions import Pass, Play
-from moonshot.cards import card_list, parse_card
-from moonshot.engine import Game, Phase
-from moonshot.events import CardPlayed, ClaimMade, HandDealt, PassReceived, PassSent
-from moonshot.variants import find_variant
+from moonshot.core.actions import Pass, Play
+from moonshot.core.cards import card_list, parse_card
+from moonshot.core.engine import Game, Phase
+from moonshot.core.events import CardPlayed, ClaimMade, HandDealt, PassReceived, PassSent
+from moonshot.core.variants import find_variant
 
 
 def played_deal() -> Game:

@@ -22,11 +22,11 @@ from moonshot.bots.belief import (
 )
 from moonshot.bots.random import RandomBot
 from moonshot.bots.search import SearchBot
-from moonshot.cards import SUIT_MASKS, card_list
-from moonshot.engine import Game, Phase
-from moonshot.rules import EndRule
-from moonshot.variants import find_variant
-from moonshot.views import SeatView, seat_view
+from moonshot.core.cards import SUIT_MASKS, card_list
+from moonshot.core.engine import Game, Phase
+from moonshot.core.rules import EndRule
+from moonshot.core.variants import find_variant
+from moonshot.core.views import SeatView, seat_view
 
 
 def _view_after(seed: int, moves: int) -> tuple[Game, SeatView]:
@@ -100,8 +100,8 @@ def test_the_packaged_network_places_the_cards_better_than_dealing_them_uniforml
     """On deals it never saw (``learned`` and ``shooter`` seats, as it was trained), the true holders
     are likelier under the packaged network than under a uniform deal over the seats that may
     hold each card."""
-    from moonshot.learn import GenConfig, generate
-    from moonshot.learn_belief import _loss_grad, examples, uniform_loss
+    from moonshot.training.belief import _loss_grad, examples, uniform_loss
+    from moonshot.training.learned import GenConfig, generate
 
     config = GenConfig(teacher="learned", partner="shooter", seed=9_000_000, simulations=1)
     data = examples(config, list(generate(config, 30)))

@@ -9,14 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moonshot.actions import Charge, Claim, Expose, Pass, Play, RejectClaim
 from moonshot.bots.duck import DuckBot, badness, duck_pass, worst
-from moonshot.cards import CardSet, card_list, format_card, parse_card, parse_card_set
-from moonshot.engine import Game, Phase
-from moonshot.rules import ClaimFlow
-from moonshot.sim import BOT_REGISTRY, make_bot, play_game
-from moonshot.variants import VARIANTS, find_variant
-from moonshot.views import seat_view
+from moonshot.bots.registry import BOT_REGISTRY, make_bot
+from moonshot.core.actions import Charge, Claim, Expose, Pass, Play, RejectClaim
+from moonshot.core.cards import CardSet, card_list, format_card, parse_card, parse_card_set
+from moonshot.core.engine import Game, Phase
+from moonshot.core.rules import ClaimFlow
+from moonshot.core.variants import VARIANTS, find_variant
+from moonshot.core.views import seat_view
+from moonshot.play.sim import play_game
 
 
 def cs(text: str) -> CardSet:

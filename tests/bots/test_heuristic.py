@@ -9,16 +9,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
 from moonshot.bots.base import Bot, answer_claim
 from moonshot.bots.heuristic import HeuristicBot, Weights, claim_is_sure
 from moonshot.bots.random import RandomBot
-from moonshot.cards import ALL_CARDS, SUIT_LETTERS, CardSet, card_list, format_card, parse_card, parse_card_set
-from moonshot.engine import DealSpec, Game, Phase
-from moonshot.events import DealEnded
-from moonshot.rules import ClaimFlow, EndRule, PassDirection, Rules
-from moonshot.variants import KIERKI, STANDARD, TREND, TURBO, VARIANTS
-from moonshot.views import SeatView, seat_view
+from moonshot.core.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
+from moonshot.core.cards import ALL_CARDS, SUIT_LETTERS, CardSet, card_list, format_card, parse_card, parse_card_set
+from moonshot.core.engine import DealSpec, Game, Phase
+from moonshot.core.events import DealEnded
+from moonshot.core.rules import ClaimFlow, EndRule, PassDirection, Rules
+from moonshot.core.variants import KIERKI, STANDARD, TREND, TURBO, VARIANTS
+from moonshot.core.views import SeatView, seat_view
 
 BOT = HeuristicBot()
 HOLD = (PassDirection.HOLD,)

@@ -7,18 +7,18 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from moonshot.actions import Play
 from moonshot.bots.base import Bot
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.inference import infer, inferred_voids, sample_inferred, soft_weights
 from moonshot.bots.random import RandomBot
 from moonshot.bots.search import SearchBot
 from moonshot.bots.shooter import ShooterBot
-from moonshot.cards import ALL_CARDS, HEARTS_MASK, QUEEN_SPADES, SUIT_MASKS, parse_card, parse_card_set
-from moonshot.engine import DealSpec, Game, Phase
-from moonshot.rules import EndRule, PassDirection
-from moonshot.variants import STANDARD, VARIANTS
-from moonshot.views import seat_view
+from moonshot.core.actions import Play
+from moonshot.core.cards import ALL_CARDS, HEARTS_MASK, QUEEN_SPADES, SUIT_MASKS, parse_card, parse_card_set
+from moonshot.core.engine import DealSpec, Game, Phase
+from moonshot.core.rules import EndRule, PassDirection
+from moonshot.core.variants import STANDARD, VARIANTS
+from moonshot.core.views import seat_view
 
 
 def held_suits(hand: int) -> int:

@@ -25,10 +25,15 @@ from moonshot.bots.learned import (  # noqa: E402
     load_policy,
 )
 from moonshot.bots.random import RandomBot  # noqa: E402
-from moonshot.cards import card_list  # noqa: E402
-from moonshot.cli import main  # noqa: E402
-from moonshot.engine import Game, Phase  # noqa: E402
-from moonshot.learn import (  # noqa: E402
+from moonshot.bots.registry import make_bot  # noqa: E402
+from moonshot.cli.main import main  # noqa: E402
+from moonshot.core.cards import card_list  # noqa: E402
+from moonshot.core.engine import Game, Phase  # noqa: E402
+from moonshot.core.rules import EndRule  # noqa: E402
+from moonshot.core.variants import VARIANTS  # noqa: E402
+from moonshot.core.views import seat_view  # noqa: E402
+from moonshot.play.sim import play_game  # noqa: E402
+from moonshot.training.learned import (  # noqa: E402
     GenConfig,
     TrainConfig,
     _bot,
@@ -41,10 +46,6 @@ from moonshot.learn import (  # noqa: E402
     train,
     write_games,
 )
-from moonshot.rules import EndRule  # noqa: E402
-from moonshot.sim import make_bot, play_game  # noqa: E402
-from moonshot.variants import VARIANTS  # noqa: E402
-from moonshot.views import seat_view  # noqa: E402
 
 
 def test_registered_and_loads_the_packaged_weights() -> None:
@@ -197,7 +198,7 @@ def test_train_learned_command(tmp_path: Path) -> None:
 
 
 def test_search_with_the_learned_prior_searches_only_the_top_cards() -> None:
-    from moonshot.bots.learned import PriorSearchBot
+    from moonshot.bots.prior import PriorSearchBot
 
     bot = make_bot("search-learned", simulations=12, top=2)
     assert isinstance(bot, PriorSearchBot)
@@ -314,7 +315,7 @@ def test_train_learned_command_expert_iteration(tmp_path: Path) -> None:
 
 
 def test_a_network_file_per_bot(tmp_path: Path) -> None:
-    from moonshot.arena import ArenaConfig, arena_bot
+    from moonshot.play.arena import ArenaConfig, arena_bot
 
     base = default_policy()
     flipped = Policy(base.mean, base.scale, (*base.layers[:-1], (-base.layers[-1][0], -base.layers[-1][1])))
@@ -346,7 +347,7 @@ def test_a_network_file_per_bot(tmp_path: Path) -> None:
 
 
 def test_the_command_defaults_are_the_recipe_of_the_shipped_weights() -> None:
-    from moonshot.learn import train_learned_cmd
+    from moonshot.training.learned import train_learned_cmd
 
     with np.load(package_weights_path()) as arrays:
         meta = json.loads(str(arrays["meta"]))

@@ -6,8 +6,8 @@ import random
 
 from moonshot.bots.moon import SEARCH_POLICIES, alert_policy, threat
 from moonshot.bots.playout import Deal, DealRules, start_of_play
-from moonshot.cards import ALL_CARDS, parse_card, parse_card_set
-from moonshot.variants import STANDARD, VARIANTS
+from moonshot.core.cards import ALL_CARDS, parse_card, parse_card_set
+from moonshot.core.variants import STANDARD, VARIANTS
 
 
 def test_threat_and_defence() -> None:
@@ -126,12 +126,12 @@ def test_model_rollout_the_threat_shoots_only_in_worlds_where_it_can_and_i_defen
 
 
 def test_threat_sampler_leans_towards_worlds_where_the_threat_can_shoot() -> None:
-    from moonshot.actions import Play
     from moonshot.bots.moon import can_shoot, threat_of, threat_sampler
     from moonshot.bots.search import sample_view
-    from moonshot.engine import Game, Phase
-    from moonshot.rules import PassDirection
-    from moonshot.views import SeatView, seat_view
+    from moonshot.core.actions import Play
+    from moonshot.core.engine import Game, Phase
+    from moonshot.core.rules import PassDirection
+    from moonshot.core.views import SeatView, seat_view
 
     rules = STANDARD.replace(pass_cycle=(PassDirection.HOLD,))
     rng = random.Random(4)

@@ -6,16 +6,16 @@ import random
 
 import pytest
 
-from moonshot.actions import Play
 from moonshot.bots.base import Bot
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.pimc import PimcBot
-from moonshot.cards import format_card, parse_card, parse_card_set
-from moonshot.engine import DealSpec, Game
-from moonshot.rules import EndRule, PassDirection
-from moonshot.sim import make_bot
-from moonshot.variants import STANDARD, VARIANTS
-from moonshot.views import seat_view
+from moonshot.bots.registry import make_bot
+from moonshot.core.actions import Play
+from moonshot.core.cards import format_card, parse_card, parse_card_set
+from moonshot.core.engine import DealSpec, Game
+from moonshot.core.rules import EndRule, PassDirection
+from moonshot.core.variants import STANDARD, VARIANTS
+from moonshot.core.views import seat_view
 
 
 def test_registered_with_its_options() -> None:

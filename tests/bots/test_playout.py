@@ -7,14 +7,14 @@ import random
 
 import pytest
 
-from moonshot.actions import Charge, Expose, Play
 from moonshot.bots.playout import ROLLOUT_POLICIES, Deal, DealRules, quick_deal, start_of_play, weighted_deal
 from moonshot.bots.random import RandomBot
-from moonshot.cards import ALL_CARDS, SUIT_MASKS
-from moonshot.engine import Game, Phase
-from moonshot.events import DealEnded, TrickEnded
-from moonshot.variants import VARIANTS
-from moonshot.views import seat_view
+from moonshot.core.actions import Charge, Expose, Play
+from moonshot.core.cards import ALL_CARDS, SUIT_MASKS
+from moonshot.core.engine import Game, Phase
+from moonshot.core.events import DealEnded, TrickEnded
+from moonshot.core.variants import VARIANTS
+from moonshot.core.views import seat_view
 
 
 def _to_play(game: Game, rng: random.Random, charge_bias: bool) -> None:

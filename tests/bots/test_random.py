@@ -8,10 +8,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from moonshot.bots.random import RandomBot, choose_card, sample_cards
-from moonshot.cards import card_list
-from moonshot.engine import Game, Phase
-from moonshot.variants import find_variant
-from moonshot.views import seat_view
+from moonshot.core.cards import card_list
+from moonshot.core.engine import Game, Phase
+from moonshot.core.variants import find_variant
+from moonshot.core.views import seat_view
 
 
 @given(cards=st.integers(min_value=1, max_value=(1 << 52) - 1), seed=st.integers(0, 2**32))

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moonshot.actions import AcceptClaim, Claim, Pass
 from moonshot.bots.playout import greedy_policy, start_of_play
 from moonshot.bots.random import RandomBot
+from moonshot.bots.registry import make_bot
 from moonshot.bots.search import (
     Budget,
     Inconsistent,
@@ -26,13 +26,13 @@ from moonshot.bots.search import (
     sample_view,
     solve,
 )
-from moonshot.cards import ALL_CARDS, JACK_DIAMONDS, QUEEN_SPADES, SUIT_MASKS, TEN_CLUBS, card_list, parse_card_set
-from moonshot.engine import Game, Phase, replay
-from moonshot.events import DealEnded
-from moonshot.rules import ClaimFlow, EndRule, PassDirection
-from moonshot.sim import make_bot
-from moonshot.variants import VARIANTS, find_variant
-from moonshot.views import SeatView, seat_view
+from moonshot.core.actions import AcceptClaim, Claim, Pass
+from moonshot.core.cards import ALL_CARDS, JACK_DIAMONDS, QUEEN_SPADES, SUIT_MASKS, TEN_CLUBS, card_list, parse_card_set
+from moonshot.core.engine import Game, Phase, replay
+from moonshot.core.events import DealEnded
+from moonshot.core.rules import ClaimFlow, EndRule, PassDirection
+from moonshot.core.variants import VARIANTS, find_variant
+from moonshot.core.views import SeatView, seat_view
 
 
 def _deal(rng: random.Random) -> list[int]:
@@ -112,13 +112,13 @@ def test_the_fast_sampler_respects_what_the_seat_knows_in_real_games(
 
 
 def test_the_fast_sampler_falls_back_to_the_exact_one_on_a_dead_end(monkeypatch: pytest.MonkeyPatch) -> None:
-    import moonshot.bots.search as search_module
+    import moonshot.bots.sampling as sampling_module
 
     view = _position_with_equivalent_cards()
     rng = random.Random(0)
     fast = quick_sample_view(view, rng)
     _check_hands(view, fast)
-    monkeypatch.setattr(search_module, "quick_deal", lambda *args: None)  # as after 8 dead ends
+    monkeypatch.setattr(sampling_module, "quick_deal", lambda *args: None)  # as after 8 dead ends
     _check_hands(view, quick_sample_view(view, rng))
 
 
@@ -733,8 +733,8 @@ def test_the_value_network_scores_the_playouts_at_the_end_of_the_trick() -> None
 
 # ---------------------------------------------------------------------- search-defend
 def test_search_defend_is_search_with_the_defence_defaults_each_of_which_may_be_given() -> None:
-    from moonshot.arena import ArenaConfig, arena_bot
     from moonshot.bots.search import DEFENCE, DefendingSearchBot
+    from moonshot.play.arena import ArenaConfig, arena_bot
 
     bot = make_bot("search-defend", simulations=10)
     assert isinstance(bot, DefendingSearchBot) and isinstance(bot, SearchBot)

@@ -6,17 +6,17 @@ import random
 
 import pytest
 
-from moonshot.arena import ArenaConfig, play_deal
 from moonshot.bots.base import Bot
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.random import RandomBot
+from moonshot.bots.registry import make_bot
 from moonshot.bots.shooter import ShooterBot, losers, moon_hand
-from moonshot.cards import ALL_CARDS, parse_card_set
-from moonshot.engine import Game
-from moonshot.rules import EndRule
-from moonshot.sim import make_bot
-from moonshot.variants import STANDARD, VARIANTS
-from moonshot.views import seat_view
+from moonshot.core.cards import ALL_CARDS, parse_card_set
+from moonshot.core.engine import Game
+from moonshot.core.rules import EndRule
+from moonshot.core.variants import STANDARD, VARIANTS
+from moonshot.core.views import seat_view
+from moonshot.play.arena import ArenaConfig, play_deal
 
 
 def play_out(rules: object, seed: int, bots: list[Bot]) -> Game:

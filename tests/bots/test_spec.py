@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from moonshot.arena import ArenaConfig, arena_bot
-from moonshot.sim import make_bot, spec_of
+from moonshot.bots.registry import make_bot, spec_of
+from moonshot.play.arena import ArenaConfig, arena_bot
 
 
 def test_a_cpu_time_clock_is_spelled_as_the_option_that_gives_it() -> None:

@@ -7,17 +7,17 @@ from collections.abc import Callable
 
 import pytest
 
-from moonshot.actions import Play
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.pimc import PimcBot
 from moonshot.bots.playout import Deal, greedy_policy
 from moonshot.bots.search import SearchBot, deal_from_view, point_scale, relative, sample_view
 from moonshot.bots.tree import Node, _iterate, grow_trees, pick, relative_all
-from moonshot.cards import card_list
-from moonshot.engine import Game, Phase
-from moonshot.rules import EndRule, PassDirection
-from moonshot.variants import STANDARD, VARIANTS
-from moonshot.views import SeatView, seat_view
+from moonshot.core.actions import Play
+from moonshot.core.cards import card_list
+from moonshot.core.engine import Game, Phase
+from moonshot.core.rules import EndRule, PassDirection
+from moonshot.core.variants import STANDARD, VARIANTS
+from moonshot.core.views import SeatView, seat_view
 
 RULES = STANDARD.replace(pass_cycle=(PassDirection.HOLD,))
 

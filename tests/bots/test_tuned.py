@@ -11,7 +11,6 @@ import pytest
 
 np = pytest.importorskip("numpy")
 
-from moonshot.arena import deal_rules  # noqa: E402
 from moonshot.bots.belief import BeliefNet, default_belief  # noqa: E402
 from moonshot.bots.heuristic import HeuristicBot  # noqa: E402
 from moonshot.bots.learned import LearnedBot, Policy, default_policy, load_policy  # noqa: E402
@@ -31,11 +30,12 @@ from moonshot.bots.tuned import (  # noqa: E402
     rules_of,
 )
 from moonshot.bots.value import ValueNet, default_value  # noqa: E402
-from moonshot.engine import Game, Phase  # noqa: E402
-from moonshot.rules import Rules  # noqa: E402
-from moonshot.sim import play_game_actions  # noqa: E402
-from moonshot.variants import STANDARD, TREND, VARIANTS, find_variant  # noqa: E402
-from moonshot.views import SeatView, seat_view  # noqa: E402
+from moonshot.core.engine import Game, Phase  # noqa: E402
+from moonshot.core.rules import Rules  # noqa: E402
+from moonshot.core.variants import STANDARD, TREND, VARIANTS, find_variant  # noqa: E402
+from moonshot.core.views import SeatView, seat_view  # noqa: E402
+from moonshot.play.arena import deal_rules  # noqa: E402
+from moonshot.play.sim import play_game_actions  # noqa: E402
 
 RENAMED = dataclasses.replace(STANDARD, name="renamed", description="a copy of standard")
 # standard's name, but another game: the queen breaks hearts

@@ -20,8 +20,8 @@ from moonshot.bots.value import (
     position_rows,
     value_file,
 )
-from moonshot.cards import HEARTS_MASK, QUEEN_SPADES
-from moonshot.variants import find_variant
+from moonshot.core.cards import HEARTS_MASK, QUEEN_SPADES
+from moonshot.core.variants import find_variant
 
 
 def _deal(seed: int) -> Deal:

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moonshot.actions import action_from_dict
 from moonshot.cluster import messages as wire
-from moonshot.engine import Game, Phase
-from moonshot.server.table import ChairState, TableEvent, TableState, TableStatus
-from moonshot.sim import play_game
-from moonshot.variants import find_variant
+from moonshot.core.actions import action_from_dict
+from moonshot.core.engine import Game, Phase
+from moonshot.core.variants import find_variant
+from moonshot.play.sim import play_game
+from moonshot.runtime.table import ChairState, TableEvent, TableState, TableStatus
 
 
 def game_log(variant: str, seed: int) -> list[TableEvent]:
@@ -43,7 +43,7 @@ def test_every_event_of_a_game_survives_the_wire_as_itself(variant: str, seed: i
 
 
 def test_every_event_class_has_a_schema() -> None:
-    from moonshot import events
+    from moonshot.core import events
 
     classes = {c for c in vars(events).values() if isinstance(c, type) and issubclass(c, events.Event)}
     assert classes - {events.Event} == {cls for cls, _ in wire.EVENTS.values()}

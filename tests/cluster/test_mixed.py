@@ -12,9 +12,9 @@ import random
 import pytest
 
 from moonshot.bots.random import RandomBot
-from moonshot.server.lobby import Candidate, GameType
-from moonshot.server.table import BotSeat
-from moonshot.tournament import make_spec, token_digest
+from moonshot.play.tournament import make_spec, token_digest
+from moonshot.runtime.lobby import Candidate, GameType
+from moonshot.runtime.table import BotSeat
 
 from .test_node import eventually, node, redis_prefix  # noqa: F401  (a fixture)
 

@@ -16,13 +16,13 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 import pytest_asyncio
 
-from moonshot.client import Client, RandomPlayer
 from moonshot.cluster.messages import Events, WireError
 from moonshot.cluster.node import ClusterError, pack, pack_ops, unpack
-from moonshot.engine import Game
+from moonshot.core.engine import Game
+from moonshot.protocols.sessions.client import Client, RandomPlayer
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
+from moonshot.runtime.table import TableEvent, TableStatus
 from moonshot.server.app import ServerApp, ServerConfig
-from moonshot.server.table import TableEvent, TableStatus
 
 REDIS_URL = os.environ.get("MOONSHOT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 

@@ -30,11 +30,11 @@ from typing import Any
 
 import pytest
 
-from moonshot.actions import Pass, Play
-from moonshot.cards import card_list, format_card, parse_card
-from moonshot.engine import DealSpec, Game, Phase
-from moonshot.events import DealEnded
-from moonshot.rules import OMNIBUS_SCORING, EndRule, PassDirection, Rules
+from moonshot.core.actions import Pass, Play
+from moonshot.core.cards import card_list, format_card, parse_card
+from moonshot.core.engine import DealSpec, Game, Phase
+from moonshot.core.events import DealEnded
+from moonshot.core.rules import OMNIBUS_SCORING, EndRule, PassDirection, Rules
 
 pyspiel: Any = pytest.importorskip("pyspiel")
 

@@ -21,9 +21,9 @@ import websockets
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from moonshot.protocols.sessions.codec import StreamDecoder, encode
+from moonshot.runtime.limits import ClientLimits
+from moonshot.runtime.table import Table, TableStatus
 from moonshot.server.app import ServerApp, ServerConfig
-from moonshot.server.limits import ClientLimits
-from moonshot.server.table import Table, TableStatus
 
 pytestmark = pytest.mark.asyncio
 

@@ -31,11 +31,11 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from moonshot.client import Client, RandomPlayer, View
-from moonshot.engine import replay
+from moonshot.core.engine import replay
+from moonshot.core.variants import find_variant
+from moonshot.protocols.sessions.client import Client, RandomPlayer, View
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.store import GameRecord, Store
-from moonshot.variants import find_variant
 from protocols.turbo.sse import SseReader
 
 from .test_turbo_play import Person, check_game
@@ -144,7 +144,7 @@ async def start_node(
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "moonshot.cli",
+        "moonshot.cli.main",
         "serve",
         "--sessions-port",
         str(port),

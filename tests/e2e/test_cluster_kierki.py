@@ -108,7 +108,7 @@ def free_port() -> int:
 
 def start_node(w: Where, name: str, *extra: str, port: int = 0, workers: int = 1) -> tuple[Proc, int]:
     """A node (``workers`` processes on ``port``; 0: a free port, one process); its Kierki port."""
-    args = [sys.executable, "-m", "moonshot.cli", "serve", "--no-sessions", "--no-http"]
+    args = [sys.executable, "-m", "moonshot.cli.main", "serve", "--no-sessions", "--no-http"]
     args += ["--kierki-port", str(port), "--kierki-timeout", "2", "--db", w.db, "--redis", w.redis_url]
     args += ["--cluster-prefix", w.prefix, "--lease", "1", "--log-level", "info", "--workers", str(workers), *extra]
     proc = Proc(args, w.tmp, name)

@@ -26,10 +26,10 @@ import pytest
 import websocket
 import websockets
 
-from moonshot.client import BotPlayer, Client, ProtocolError, RandomPlayer, SessionLost
-from moonshot.engine import replay
-from moonshot.sim import make_bot
-from moonshot.variants import find_variant
+from moonshot.bots.registry import make_bot
+from moonshot.core.engine import replay
+from moonshot.core.variants import find_variant
+from moonshot.protocols.sessions.client import BotPlayer, Client, ProtocolError, RandomPlayer, SessionLost
 from protocols.turbo.sse import SseReader
 from trend_sdk import SdkBot
 

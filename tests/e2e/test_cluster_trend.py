@@ -22,9 +22,9 @@ import re
 
 import pytest
 
-from moonshot.engine import replay
+from moonshot.core.engine import replay
+from moonshot.core.variants import TREND
 from moonshot.store import GameRecord, Store
-from moonshot.variants import TREND
 from trend_sdk import SdkBot
 
 from .test_cluster import Cluster, cluster, free_port, start_node, stop_node  # noqa: F401 (a fixture)

@@ -27,9 +27,10 @@ from typing import Any
 
 import pytest
 
-from moonshot.actions import Play
-from moonshot.cards import HEARTS_MASK, JACKS_MASK, KING_HEARTS, KINGS_MASK, QUEENS_MASK, SUIT_MASKS
-from moonshot.engine import DealSpec, Game
+from moonshot.core.actions import Play
+from moonshot.core.cards import HEARTS_MASK, JACKS_MASK, KING_HEARTS, KINGS_MASK, QUEENS_MASK, SUIT_MASKS
+from moonshot.core.engine import DealSpec, Game
+from moonshot.core.variants import KIERKI
 from moonshot.protocols.kierki.auto import ClientState, legal_plays
 from moonshot.protocols.kierki.codec import (
     Busy,
@@ -46,7 +47,6 @@ from moonshot.protocols.kierki.codec import (
 )
 from moonshot.protocols.kierki.gamefile import format_game_shuffled, parse_game_in_order, random_deals
 from moonshot.protocols.kierki.server import KierkiServer
-from moonshot.variants import KIERKI
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -25,11 +25,11 @@ from pathlib import Path
 import pytest
 
 from e2e.test_kierki import Player, Proc, client_cmd, parse_report
-from moonshot.engine import Game
+from moonshot.core.engine import Game
+from moonshot.core.variants import KIERKI
 from moonshot.protocols.kierki.codec import Deal, Total, Trick, format_message, parse_message
 from moonshot.protocols.kierki.gamefile import format_game_shuffled, parse_game_in_order, random_deals
 from moonshot.store import GameRecord, Store
-from moonshot.variants import KIERKI
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -38,7 +38,7 @@ SEATS = "NESW"
 
 def start_serve(tmp_path: Path, name: str, *extra: str) -> tuple[Proc, int]:
     db = f"sqlite:///{tmp_path / 'games.db'}"
-    args = [sys.executable, "-m", "moonshot.cli", "serve", "--no-sessions", "--no-http", "--kierki-port", "0"]
+    args = [sys.executable, "-m", "moonshot.cli.main", "serve", "--no-sessions", "--no-http", "--kierki-port", "0"]
     args += ["--db", db, "--kierki-timeout", "2", "--log-level", "info", *extra]
     proc = Proc(args, tmp_path, name)
     deadline = time.monotonic() + 30

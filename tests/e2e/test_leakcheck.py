@@ -35,22 +35,24 @@ import pytest
 
 from e2e.test_kierki import join_four, run_until_end, server_in_thread
 from leakcheck import Received, cards_in_json, check_game
-from moonshot.actions import AcceptClaim, Action, Claim, RejectClaim
 from moonshot.bots.random import RandomBot
-from moonshot.events import ClaimSucceeded
+from moonshot.core.actions import AcceptClaim, Action, Claim, RejectClaim
+from moonshot.core.events import ClaimSucceeded
+from moonshot.core.rules import ChargingOrder, Rules
+from moonshot.core.variants import STANDARD, TREND, TURBO_VARIANTS
+from moonshot.http.games import HostedGame
+from moonshot.http.streams import GameStream
 from moonshot.protocols.kierki import server as kierki_server
 from moonshot.protocols.kierki.codec import Deal, Taken, Trick, encode, parse_message
 from moonshot.protocols.sessions import server as sessions_server
 from moonshot.protocols.sessions.codec import encode as sessions_encode
 from moonshot.protocols.trend import codec as trend_codec
 from moonshot.protocols.trend.seat import TrendSeat
-from moonshot.protocols.turbo.api import PEOPLE_POLICY, GameStream, HostedGame, TurboSeat
 from moonshot.protocols.turbo.codec import Player as TurboPlayer
 from moonshot.protocols.turbo.codec import TurboTranslator
-from moonshot.rules import ChargingOrder, Rules
+from moonshot.protocols.turbo.seat import PEOPLE_POLICY, TurboSeat
+from moonshot.runtime.table import BotSeat, DecisionRequest, Seat, Table, TableEvent
 from moonshot.server.app import ServerApp, ServerConfig
-from moonshot.server.table import BotSeat, DecisionRequest, Seat, Table, TableEvent
-from moonshot.variants import STANDARD, TREND, TURBO_VARIANTS
 
 # games per protocol; LEAKCHECK_GAMES=1000 for a longer run
 SESSIONS_GAMES = int(os.environ.get("LEAKCHECK_GAMES", "100"))

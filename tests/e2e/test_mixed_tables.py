@@ -17,8 +17,8 @@ import pytest
 import websockets
 
 from e2e.webkit import Person, act_if_asked, chromium, web_server
-from moonshot.client import BotPlayer, Client, GameResult, ProtocolError
-from moonshot.sim import make_bot
+from moonshot.bots.registry import make_bot
+from moonshot.protocols.sessions.client import BotPlayer, Client, GameResult, ProtocolError
 from trend_sdk import SdkBot
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]

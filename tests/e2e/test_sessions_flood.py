@@ -70,7 +70,7 @@ print(sent, drops)
 @pytest.fixture(scope="module")
 def server_port() -> Iterator[int]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "moonshot.cli", "serve", "--sessions-port", "0", "--no-db", *SERVE_OPTIONS],
+        [sys.executable, "-m", "moonshot.cli.main", "serve", "--sessions-port", "0", "--no-db", *SERVE_OPTIONS],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from moonshot.cards import CardError, parse_card
+from moonshot.core.cards import CardError, parse_card
 from moonshot.protocols.sessions.codec import StreamDecoder, encode
 from moonshot.server.app import ServerApp, ServerConfig
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from moonshot.client import Client, GameResult, RandomPlayer, View
+from moonshot.protocols.sessions.client import Client, GameResult, RandomPlayer, View
 from moonshot.server.app import ServerApp
 
 pytestmark = pytest.mark.asyncio

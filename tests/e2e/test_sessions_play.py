@@ -8,7 +8,7 @@ import random
 import pytest
 
 from moonshot.bots.random import RandomBot
-from moonshot.client import BotPlayer, Client, GameResult, Player, RandomPlayer, View
+from moonshot.protocols.sessions.client import BotPlayer, Client, GameResult, Player, RandomPlayer, View
 from moonshot.server.app import ServerApp
 
 pytestmark = pytest.mark.asyncio

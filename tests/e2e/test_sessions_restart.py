@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from moonshot.client import Client, RandomPlayer, View
-from moonshot.engine import replay
+from moonshot.core.engine import replay
+from moonshot.protocols.sessions.client import Client, RandomPlayer, View
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.store import GameRecord, Store
 
@@ -27,7 +27,7 @@ async def start_server(db: str, grace: float = 0.3) -> tuple[asyncio.subprocess.
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "moonshot.cli",
+        "moonshot.cli.main",
         "serve",
         "--sessions-port",
         "0",

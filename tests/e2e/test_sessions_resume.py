@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from moonshot.client import Client, RandomPlayer, View
+from moonshot.protocols.sessions.client import Client, RandomPlayer, View
 from moonshot.server.app import ServerApp
 
 pytestmark = pytest.mark.asyncio

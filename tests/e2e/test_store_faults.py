@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from moonshot.client import Client, RandomPlayer, View
+from moonshot.protocols.sessions.client import Client, RandomPlayer, View
 from moonshot.store import FAULTS_ENV, GameRecord, Store
 
 PG_URL = os.environ.get("MOONSHOT_TEST_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
@@ -74,7 +74,7 @@ class Server:
             self.proc = await asyncio.create_subprocess_exec(
                 sys.executable,
                 "-m",
-                "moonshot.cli",
+                "moonshot.cli.main",
                 "serve",
                 "--sessions-port",
                 "0",

@@ -20,12 +20,12 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from moonshot.client import BotPlayer, Client, ProtocolError
+from moonshot.bots.registry import make_bot
+from moonshot.play.tournament import CSV_COLUMNS, GameResult, held_hands
+from moonshot.protocols.sessions.client import BotPlayer, Client, ProtocolError
+from moonshot.runtime.tournament import KEY_PREFIX
 from moonshot.server.app import ServerApp, ServerConfig
-from moonshot.server.tournament import KEY_PREFIX
-from moonshot.sim import make_bot
 from moonshot.store import Store
-from moonshot.tournament import CSV_COLUMNS, GameResult, held_hands
 from trend_sdk import SdkBot
 
 pytestmark = pytest.mark.asyncio
@@ -181,7 +181,7 @@ async def test_a_protocol_that_cannot_express_the_variant_is_refused_with_the_re
 async def start_serve(db: str) -> tuple[asyncio.subprocess.Process, str]:
     """`moonshot serve` as a process (HTTP only), and its base URL."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "moonshot.cli", "serve", "--no-sessions", "--http-port", "0", "--db", db,
+        sys.executable, "-m", "moonshot.cli.main", "serve", "--no-sessions", "--http-port", "0", "--db", db,
         "--secret", "restart-tests", "--show-up", "1", "--log-level", "warning",
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip

@@ -18,7 +18,7 @@ import pytest
 import pytest_asyncio
 import websocket
 
-from moonshot.protocols.trend.node import NodeConfig, NodeServer, load_tokens, parse_seats
+from moonshot.server.trend_node import NodeConfig, NodeServer, load_tokens, parse_seats
 from protocols.turbo.sse import SseReader
 from trend_sdk import SdkBot
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from e2e.webkit import Person, chromium, click_card, dom_hand, my_seat, pass_three, raised_cards
-from moonshot.protocols.trend.node import NodeConfig, NodeServer
+from moonshot.server.trend_node import NodeConfig, NodeServer
 from trend_sdk import SdkBot
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]

@@ -13,7 +13,7 @@ import pytest
 import pytest_asyncio
 import websocket
 
-from moonshot.client import Client, RandomPlayer
+from moonshot.protocols.sessions.client import Client, RandomPlayer
 from moonshot.server.app import ServerApp, ServerConfig
 from trend_sdk import SdkBot
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from gamekit import cs
-from moonshot.cards import format_cards
+from moonshot.core.cards import format_cards
 from protocols.turbo.recorded import RECORDINGS, as_later_reference, canonical, digest
 from protocols.turbo.sse import SseReader, base_url, http_server
 from turbo_records import RECORDED_TURBO

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from e2e.webkit import PHONE, Person, chromium, web_server
+from moonshot.bots.registry import make_bot
+from moonshot.core.variants import TURBO
+from moonshot.runtime.table import BotSeat, Table
 from moonshot.server.app import ServerApp
-from moonshot.server.table import BotSeat, Table
-from moonshot.sim import make_bot
-from moonshot.variants import TURBO
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from pettingzoo.test import api_test
 
+from moonshot.core.variants import VARIANTS
 from moonshot.rl import aec_env
 from moonshot.rl.aec import raw_env
-from moonshot.variants import VARIANTS
 
 
 # Dict observations with an action mask are PettingZoo's own convention (chess, go); its API test

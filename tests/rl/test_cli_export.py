@@ -1,6 +1,6 @@
 """``moonshot simulate --export-decisions``: the simulated games' decisions, as a dataset.
 
-(Kept beside the RL tests so that tests/test_cli.py stays the lead's; it tests src/moonshot/cli.py.)
+(Kept beside the RL tests so that tests/cli/test_main.py stays the lead's; it tests src/moonshot/cli/main.py.)
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from moonshot.cli import main
+from moonshot.cli.main import main
 from moonshot.rl.datasets import read_decisions
 
 

@@ -8,9 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from moonshot.actions import Play
 from moonshot.bots.random import RandomBot
-from moonshot.engine import Game
+from moonshot.core.actions import Play
+from moonshot.core.engine import Game
+from moonshot.core.variants import find_variant
+from moonshot.core.views import seat_view
 from moonshot.rl.datasets import (
     COLUMNS,
     DecisionWriter,
@@ -22,8 +24,6 @@ from moonshot.rl.datasets import (
 )
 from moonshot.rl.decisions import Decisions, answer_claim
 from moonshot.rl.observation import N_ACTIONS, OBS_SIZE
-from moonshot.variants import find_variant
-from moonshot.views import seat_view
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from moonshot.cards import ACE_HEARTS, card_list
-from moonshot.engine import Game, Phase
+from moonshot.core.cards import ACE_HEARTS, card_list
+from moonshot.core.engine import Game, Phase
+from moonshot.core.variants import find_variant
 from moonshot.rl.decisions import DONE_BIT, Decisions
 from moonshot.rl.observation import DONE
-from moonshot.variants import find_variant
 
 
 def test_a_pass_is_three_card_choices_then_the_engine_gets_it() -> None:

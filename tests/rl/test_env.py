@@ -12,8 +12,8 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 import moonshot.rl
+from moonshot.core.variants import VARIANTS
 from moonshot.rl.env import HeartsEnv
-from moonshot.variants import VARIANTS
 
 ROLLOUT = """
 import hashlib, json, sys, warnings
@@ -134,9 +134,9 @@ def test_render_ansi_describes_the_table() -> None:
 
 
 def test_game_seed_and_fixed_deals_set_the_cards() -> None:
-    from moonshot.engine import DealSpec, Game
+    from moonshot.core.engine import DealSpec, Game
+    from moonshot.core.variants import find_variant
     from moonshot.rl.observation import OBSERVATION_SLICES
-    from moonshot.variants import find_variant
 
     env = HeartsEnv(variant="standard", opponents="random", seat=2)
     obs, _ = env.reset(seed=1, options={"game_seed": 5})

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moonshot.cards import parse_card
+from moonshot.core.cards import parse_card
 from moonshot.rl.event_env import EventEnv, HumanPlayer, RandomPlayer, StricterRefusal, legal_cards
 
 CARD = re.compile(r"^[2-9TJQKA][cdhs]$")

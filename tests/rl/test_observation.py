@@ -7,7 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moonshot.engine import Game
+from moonshot.core.engine import Game
+from moonshot.core.variants import VARIANTS, find_variant
+from moonshot.core.views import seat_view
 from moonshot.rl.aec import raw_env
 from moonshot.rl.env import HeartsEnv
 from moonshot.rl.observation import (
@@ -19,8 +21,6 @@ from moonshot.rl.observation import (
     mask_array,
     unpack_card_sets,
 )
-from moonshot.variants import VARIANTS, find_variant
-from moonshot.views import seat_view
 
 VARIANT_NAMES = sorted(VARIANTS)
 

@@ -10,13 +10,13 @@ from gymnasium.vector import VectorEnv
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moonshot.actions import Pass, Play
-from moonshot.cards import card_list
-from moonshot.engine import Game, Phase
+from moonshot.core.actions import Pass, Play
+from moonshot.core.cards import card_list
+from moonshot.core.engine import Game, Phase
+from moonshot.core.variants import find_variant
+from moonshot.core.views import seat_view
 from moonshot.rl.observation import encode
 from moonshot.rl.vector import BatchedHearts, HeartsVectorEnv, encode_batch, popcount, random_cards
-from moonshot.variants import find_variant
-from moonshot.views import seat_view
 
 U64 = np.uint64
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import websocket
 
-from moonshot.client import Client, RandomPlayer, View
+from moonshot.protocols.sessions.client import Client, RandomPlayer, View
 from moonshot.server.app import ServerApp
 from security.conftest import http, wait_for
 from trend_sdk import SdkBot

@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from moonshot.actions import action_from_dict
-from moonshot.cards import parse_card_set
-from moonshot.cli import main
-from moonshot.client import Client, RandomPlayer
-from moonshot.engine import Game
-from moonshot.fairness import FORMAT, commitment, verify
+from moonshot.cli.main import main
+from moonshot.core.actions import action_from_dict
+from moonshot.core.cards import parse_card_set
+from moonshot.core.engine import Game
+from moonshot.core.fairness import FORMAT, commitment, verify
+from moonshot.protocols.sessions.client import Client, RandomPlayer
 from moonshot.server.app import ServerApp
 from moonshot.store import rules_named
 from security.conftest import bots_game, http, sse_events, wait_for

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from itsdangerous import URLSafeSerializer
 
-from moonshot.cards import format_card
-from moonshot.engine import Phase
-from moonshot.protocols.turbo.api import SESSION_COOKIE
+from moonshot.core.cards import format_card
+from moonshot.core.engine import Phase
+from moonshot.http.identity import SESSION_COOKIE
 from moonshot.server.app import ServerApp
 from security.attack import base_url, browser, serve
 

@@ -355,7 +355,7 @@ NODE_VALUES: dict[str, list[Any]] = {
 
 @pytest.mark.fuzz
 def test_fuzzing_the_trend_nodes_routes_never_gets_a_5xx() -> None:
-    from moonshot.protocols.trend.node import NodeConfig, NodeServer
+    from moonshot.server.trend_node import NodeConfig, NodeServer
 
     loop = asyncio.new_event_loop()
     errors = Errors()
@@ -417,7 +417,7 @@ def test_fuzzing_the_trend_nodes_routes_never_gets_a_5xx() -> None:
 
 @pytest.mark.asyncio
 async def test_deeply_nested_json_at_the_trend_nodes_seat_page_is_a_400() -> None:
-    from moonshot.protocols.trend.node import NodeConfig, NodeServer
+    from moonshot.server.trend_node import NodeConfig, NodeServer
 
     server = NodeServer(NodeConfig(port=0))
     port = await server.start()

@@ -11,8 +11,8 @@ from urllib.parse import quote
 import pytest
 from click.testing import CliRunner
 
-from moonshot.cli import main
-from moonshot.protocols.turbo.api import SESSION_COOKIE
+from moonshot.cli.main import main
+from moonshot.http.identity import SESSION_COOKIE
 from moonshot.store import Store
 from security.attack import browser, program, serve
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from moonshot.protocols.trend.node import NodeConfig, NodeServer
+from moonshot.server.trend_node import NodeConfig, NodeServer
 from security.attack import base_url, browser, program, serve
 
 pytestmark = pytest.mark.asyncio
@@ -143,7 +143,7 @@ async def test_every_state_changing_route_checks_the_content_type(tmp_path: Path
         assert app.turbo is not None
         async with browser(app, "victim") as victim:
             assert (await victim.get("/api/me")).status_code == 200
-            from moonshot.protocols.turbo.api import build_app
+            from moonshot.http.app import build_app
 
             posts = sorted(
                 {

@@ -15,13 +15,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moonshot.cards import parse_card
-from moonshot.engine import Game
-from moonshot.events import SPECTATOR
-from moonshot.protocols.trend.node import NodeConfig, NodeServer, parse_seats
+from moonshot.core.cards import parse_card
+from moonshot.core.engine import Game
+from moonshot.core.events import SPECTATOR
+from moonshot.core.variants import VARIANTS
 from moonshot.protocols.turbo.codec import SEATS, Player, translate_log
 from moonshot.server.app import ServerApp
-from moonshot.variants import VARIANTS
+from moonshot.server.trend_node import NodeConfig, NodeServer, parse_seats
 from security.conftest import bots_game, http, sse_events, wait_for
 from trend_sdk import SdkBot
 

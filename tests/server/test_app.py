@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import moonshot
-from moonshot.client import Client, RandomPlayer
+from moonshot.protocols.sessions.client import Client, RandomPlayer
 from moonshot.server.app import KeyValueFormatter, ServerApp, ServerConfig, bot_factory, engine_build
 
 
@@ -78,7 +78,7 @@ def test_logs_are_key_value() -> None:
 
 
 def test_the_server_says_how_its_engine_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(moonshot, "compiled_modules", lambda: frozenset({"moonshot.engine"}))
+    monkeypatch.setattr(moonshot, "compiled_modules", lambda: frozenset({"moonshot.core.engine"}))
     assert engine_build() == "compiled with mypyc"
     monkeypatch.setattr(moonshot, "compiled_modules", frozenset)
     monkeypatch.setenv("MOONSHOT_PURE_PYTHON", "1")

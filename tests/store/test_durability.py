@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from moonshot.actions import Play
+from moonshot.core.actions import Play
 from moonshot.store import FAULTS_ENV, Store, StoreRecorder, _Op, backoff_delay, now, transient
 
 from .test_init import PG_URL, drop_schema, pg_schema
@@ -149,7 +149,7 @@ async def test_writes_that_fail_for_a_while_are_retried_in_order_and_none_is_los
 
 
 def action_row(gid: str, i: int) -> dict[str, Any]:
-    from moonshot.actions import action_to_dict
+    from moonshot.core.actions import action_to_dict
 
     return {"game_id": gid, "idx": i, "action": action_to_dict(Play(i % 4, i % 52)), "forced": False, "at": now()}
 

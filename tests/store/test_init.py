@@ -17,10 +17,10 @@ import pytest
 import pytest_asyncio
 
 from moonshot.bots.random import RandomBot
-from moonshot.engine import replay
-from moonshot.server.table import BotSeat, Table, TableStatus
+from moonshot.core.engine import replay
+from moonshot.core.variants import find_variant
+from moonshot.runtime.table import BotSeat, Table, TableStatus
 from moonshot.store import Store, StoreError, StoreRecorder, rules_named, store_url
-from moonshot.variants import find_variant
 
 PG_URL = os.environ.get("MOONSHOT_TEST_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 RULES = find_variant("standard").replace(score_limit=40)

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from moonshot.server.table import BotSeat, Table, TableStatus
-from moonshot.sim import make_bot
+from moonshot.bots.registry import make_bot
+from moonshot.core.variants import find_variant
+from moonshot.runtime.table import BotSeat, Table, TableStatus
 from moonshot.store import Store, StoreRecorder, now
 from moonshot.store import ratings as store_ratings
-from moonshot.variants import find_variant
 from store.test_init import PG_URL, drop_schema, pg_schema
 
 RULES = find_variant("standard").replace(score_limit=40)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 from typing import Protocol, runtime_checkable
 
-from moonshot.actions import Action
 from moonshot.bots.heuristic import claim_is_sure
-from moonshot.views import SeatView
+from moonshot.core.actions import Action
+from moonshot.core.views import SeatView
 
 
 @runtime_checkable

@@ -4,7 +4,7 @@
 so a seat that has led aces and won every trick is dealt a hand like anyone else's. A shooter
 shows itself in just that way, long before it has taken enough points to look like a threat,
 and a search that cannot see it does not defend in time. This network reads a seat's
-information set (:class:`~moonshot.views.SeatView`: nothing it could not know) and gives, for
+information set (:class:`~moonshot.core.views.SeatView`: nothing it could not know) and gives, for
 every unseen card, the probability that each of the other three seats holds it. The sampler
 then places every unseen card in proportion to it (:func:`soft_weights` feeds
 :func:`moonshot.bots.inference.sample_inferred`, which keeps the voids, the known cards and the
@@ -15,7 +15,7 @@ my hand and the unseen cards; per other seat the cards it played, the cards it w
 the cards it led (and those I know it holds), its voids, cards left, points, hearts and the
 queen taken; the trick number and whether hearts are broken. Output: 52 x 3 logits, a softmax
 over the seats that can still hold each card. A ReLU perceptron in NumPy; trained by ``moonshot
-train-belief`` (:mod:`moonshot.learn_belief`) on where the cards really were, in deals between
+train-belief`` (:mod:`moonshot.training.belief`) on where the cards really were, in deals between
 ``learned`` players and shooters. The packaged weights are ``moonshot/bots/data/belief.npz``,
 read once per process; ``belief=PATH`` reads a file instead.
 """
@@ -29,8 +29,8 @@ import numpy as np
 
 from moonshot.bots.mlp import WeightsFiles, layers_from_arrays, layers_to_arrays, relu_apply
 from moonshot.bots.tuned import RULES_KEY, SHIPPED, RulesSet, rules_entry, rules_of
-from moonshot.cards import HEARTS_MASK, QUEEN_SPADES, CardSet
-from moonshot.views import SeatView
+from moonshot.core.cards import HEARTS_MASK, QUEEN_SPADES, CardSet
+from moonshot.core.views import SeatView
 
 BELIEF_FORMAT = "moonshot.belief/1"
 _SLOT_EXTRA = 8  # voids (4), cards left, points, hearts, the queen

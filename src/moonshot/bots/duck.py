@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import random
 
-from moonshot.actions import Action, Charge, Expose, Pass, Play, RejectClaim
 from moonshot.bots.random import choose_card
-from moonshot.cards import SUIT_MASKS, CardSet, cards_in, count, highest, rank_of, suit_of
-from moonshot.engine import Phase
-from moonshot.views import SeatView
+from moonshot.core.actions import Action, Charge, Expose, Pass, Play, RejectClaim
+from moonshot.core.cards import SUIT_MASKS, CardSet, cards_in, count, highest, rank_of, suit_of
+from moonshot.core.engine import Phase
+from moonshot.core.views import SeatView
 
 
 def badness(c: int, hand: CardSet) -> int:

@@ -11,7 +11,7 @@ the card wins) and subtract what it is worth to be rid of the card (its own poin
 come back to me, and how likely it is to win a costly trick later). The cheapest card is
 played. Passing, charging, exposing and claims use simple hand-shape rules.
 
-The bot is pure: it reads only the :class:`~moonshot.views.SeatView` and uses no randomness
+The bot is pure: it reads only the :class:`~moonshot.core.views.SeatView` and uses no randomness
 (the ``rng`` argument is accepted for the protocol and left unused, so play is reproducible).
 """
 
@@ -22,8 +22,8 @@ import random
 from dataclasses import dataclass
 from typing import Any, Final
 
-from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
-from moonshot.cards import (
+from moonshot.core.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
+from moonshot.core.cards import (
     ACE_HEARTS,
     ALL_CARDS,
     HEARTS,
@@ -38,9 +38,9 @@ from moonshot.cards import (
     cards_in,
     count,
 )
-from moonshot.engine import Phase
-from moonshot.rules import MoonRule, Scoring
-from moonshot.views import SeatView
+from moonshot.core.engine import Phase
+from moonshot.core.rules import MoonRule, Scoring
+from moonshot.core.views import SeatView
 
 try:
     from mypy_extensions import mypyc_attr

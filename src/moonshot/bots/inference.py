@@ -7,7 +7,7 @@ passed, charges, claims). This module reads the tricks for more, once per decisi
   held nothing of some suit proves that void. Leading a heart before hearts were broken, leading
   a charged card to its suit's first trick, or playing a point card to the first trick are legal
   only without the alternatives; each such play is tested against the engine's own
-  :func:`~moonshot.engine.legal_plays` with every card of the other suit the player could have held,
+  :func:`~moonshot.core.engine.legal_plays` with every card of the other suit the player could have held,
   so a void is inferred only when *any* card of that suit would have made the play illegal. The
   rules only ever restrict more when a hand holds more, so the inference is sound: a seat is
   never declared void in a suit it holds.
@@ -29,12 +29,12 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from moonshot.cards import ALL_CARDS, QUEEN_SPADES, SUIT_MASKS, CardSet, card_list
-from moonshot.engine import Phase, legal_plays
-from moonshot.rules import Rules
-from moonshot.views import SeatView
+from moonshot.core.cards import ALL_CARDS, QUEEN_SPADES, SUIT_MASKS, CardSet, card_list
+from moonshot.core.engine import Phase, legal_plays
+from moonshot.core.rules import Rules
+from moonshot.core.views import SeatView
 
-from .search import Inconsistent, quick_hands, sample_hands
+from .sampling import Inconsistent, quick_hands, sample_hands
 
 DISCARD_BIG = 0.2  # a void seat that dumped something else holds a big (5+ point) card this much less often
 DISCARD_SMALL = 0.7  # ... and a bigger small point card

@@ -1,7 +1,7 @@
 """The learned bot: a small policy network, trained to imitate ``search``, evaluated in NumPy.
 
 :class:`LearnedBot` (name ``learned``) plays its cards with a multi-layer perceptron that scores
-every legal card from what the seat knows (its :class:`~moonshot.views.SeatView`, the information
+every legal card from what the seat knows (its :class:`~moonshot.core.views.SeatView`, the information
 set, nothing else) and plays the best-scored one. Everything that is not a card play (passing,
 Turbo's charges and claims, Trend's exposure, answering claims) is
 :class:`~moonshot.bots.heuristic.HeuristicBot`'s, unchanged.
@@ -24,16 +24,15 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from moonshot.bots.heuristic import HeuristicBot, Weights, _Eval, _later_seats
-from moonshot.bots.search import Clock, SearchBot
 from moonshot.bots.tuned import RULES_KEY, SHIPPED, RulesSet, rules_entry, rules_of
-from moonshot.cards import HEARTS_MASK, QUEEN_SPADES, SUIT_MASKS, card_list
-from moonshot.views import SeatView
+from moonshot.core.cards import HEARTS_MASK, QUEEN_SPADES, SUIT_MASKS, card_list
+from moonshot.core.views import SeatView
 
 _MOON_CARDS = HEARTS_MASK | (1 << QUEEN_SPADES)
 _ABOVE = [sum(1 << x for x in range(c + 1, (c // 13 + 1) * 13)) for c in range(52)]
@@ -334,45 +333,11 @@ class LearnedBot(HeuristicBot):
         return cards[int(np.argmax(scores))]
 
 
-class PriorSearchBot(SearchBot):
-    """``search`` with the learned policy as a prior: only the network's ``top`` cards are searched.
-
-    Every world costs one playout per option, so a budget of ``simulations`` playouts sees about
-    ``legal / top`` times as many worlds for the options kept (the network's score costs about
-    0.1 ms, a few playouts). The rest (passing, charges, claims) is ``search``'s.
-    """
-
-    name = "search-learned"
-
-    def __init__(
-        self,
-        top: int = 3,
-        think_ms: int | None = 200,
-        simulations: int | None = None,
-        rollout: str = "heuristic",
-        inference: bool = False,
-        clock: Clock | None = None,
-        policy: Policy | None = None,
-    ) -> None:
-        super().__init__(think_ms=think_ms, simulations=simulations, rollout=rollout, inference=inference, clock=clock)
-        self.top = top
-        self.prior = policy or default_policy()
-
-    def _choose_card(self, view: SeatView, rng: random.Random) -> tuple[int, float]:
-        cards = card_list(view.legal_plays)
-        if len(cards) > self.top:
-            scores = self.prior.scores(card_features(view, cards))
-            keep = sorted(np.argsort(-scores, kind="stable")[: self.top].tolist())
-            view = replace(view, legal_plays=sum(1 << cards[i] for i in keep))
-        return super()._choose_card(view, rng)
-
-
 __all__ = [
     "FEATURE_NAMES",
     "N_FEATURES",
     "LearnedBot",
     "Policy",
-    "PriorSearchBot",
     "card_features",
     "default_policy",
     "load_policy",

@@ -26,9 +26,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
-from moonshot.cards import ALL_CARDS, HEARTS_MASK, QUEEN_SPADES, SUIT_MASKS, CardSet
-from moonshot.rules import MoonRule, Rules
-from moonshot.views import SeatView
+from moonshot.core.cards import ALL_CARDS, HEARTS_MASK, QUEEN_SPADES, SUIT_MASKS, CardSet
+from moonshot.core.rules import MoonRule, Rules
+from moonshot.core.views import SeatView
 
 from .playout import ROLLOUT_POLICIES, Deal, Policy, greedy_policy
 from .shooter import losers, moon_hand

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 import random
 
-from moonshot.cards import card_list
-from moonshot.views import SeatView
+from moonshot.core.cards import card_list
+from moonshot.core.views import SeatView
 
 from .search import Clock, SearchBot, deal_from_view, point_scale, sample_view
 from .tree import grow_trees

@@ -1,11 +1,11 @@
 """A lean perfect-information deal simulator and fast rollout policies, for search.
 
-The engine (:class:`~moonshot.engine.Game`) builds events, views and validation for every move;
+The engine (:class:`~moonshot.core.engine.Game`) builds events, views and validation for every move;
 search needs thousands of complete deals per decision, so this module keeps only what a deal's
 outcome depends on: four hand masks, the trick in progress, what was played and taken, hearts
 broken, suits led, and the charged/exposed cards. :class:`Deal` asks the engine's own
-:func:`moonshot.engine.legal_plays` for the legal cards, follows the rest of the engine's rules
-(nines, Kierki's early end) and scores with :func:`moonshot.rules.score_deal`, so moon rules and
+:func:`moonshot.core.engine.legal_plays` for the legal cards, follows the rest of the engine's rules
+(nines, Kierki's early end) and scores with :func:`moonshot.core.rules.score_deal`, so moon rules and
 multipliers come for free; the tests play the same cards through both and compare.
 
 Rollout policies are plain functions ``policy(deal, seat, legal_mask, rng) -> card``; they see
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from moonshot.cards import (
+from moonshot.core.cards import (
     ALL_CARDS,
     HEARTS_MASK,
     NINES,
@@ -30,8 +30,8 @@ from moonshot.cards import (
     CardSet,
     count,
 )
-from moonshot.engine import legal_plays
-from moonshot.rules import MoonRule, Rules, score_deal
+from moonshot.core.engine import legal_plays
+from moonshot.core.rules import MoonRule, Rules, score_deal
 
 try:
     from mypy_extensions import mypyc_attr

@@ -5,11 +5,11 @@ from __future__ import annotations
 import random
 from typing import Any, Final
 
-from moonshot.actions import AcceptClaim, Action, Claim, Pass, Play, RejectClaim
 from moonshot.bots.heuristic import claim_is_sure
-from moonshot.cards import CardSet, card_list, count
-from moonshot.engine import Phase
-from moonshot.views import SeatView
+from moonshot.core.actions import AcceptClaim, Action, Claim, Pass, Play, RejectClaim
+from moonshot.core.cards import CardSet, card_list, count
+from moonshot.core.engine import Phase
+from moonshot.core.views import SeatView
 
 try:
     from mypy_extensions import mypyc_attr

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import random
 
-from moonshot.actions import Action, Pass
 from moonshot.bots.heuristic import HeuristicBot, Weights, _Eval
-from moonshot.cards import ALL_CARDS, HEARTS_MASK, QUEEN_SPADES, SUIT_MASKS, CardSet, cards_in
-from moonshot.engine import Phase
-from moonshot.rules import MoonRule, Rules
-from moonshot.views import SeatView
+from moonshot.core.actions import Action, Pass
+from moonshot.core.cards import ALL_CARDS, HEARTS_MASK, QUEEN_SPADES, SUIT_MASKS, CardSet, cards_in
+from moonshot.core.engine import Phase
+from moonshot.core.rules import MoonRule, Rules
+from moonshot.core.views import SeatView
 
 _MOON_CARDS = HEARTS_MASK | (1 << QUEEN_SPADES)
 

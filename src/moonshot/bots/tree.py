@@ -18,7 +18,7 @@ import math
 import random
 from collections.abc import Callable
 
-from moonshot.cards import CardSet, to_set
+from moonshot.core.cards import CardSet, to_set
 
 from .playout import Deal, Policy
 

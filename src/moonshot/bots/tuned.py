@@ -11,7 +11,7 @@ scored. The fields that do not count (:data:`NOT_PLAY_FIELDS`) are the labels (`
 direction; ``deal_kinds``: the deal's contract is in the scoring) and when the game ends (``end``,
 ``deals``, ``score_limit``, ``limit_inclusive``). A scoring table's ``name`` is a label too.
 
-:func:`play_fields` gives the fields that count and differ from :class:`~moonshot.rules.Rules`'
+:func:`play_fields` gives the fields that count and differ from :class:`~moonshot.core.rules.Rules`'
 defaults (standard Hearts), so a new field with a default that keeps every variant unchanged
 changes no fingerprint; :func:`fingerprint` is a short digest of them. A weights file records the
 fields of the rules it plays under (the ``rules`` entry :func:`rules_entry` writes); a file
@@ -29,12 +29,12 @@ from enum import Enum
 from functools import lru_cache
 from typing import Any
 
-from moonshot.rules import Rules, Scoring
+from moonshot.core.rules import Rules, Scoring
 
 NOT_PLAY_FIELDS = frozenset(
     {"name", "description", "extra", "pass_cycle", "deal_kinds", "end", "deals", "score_limit", "limit_inclusive"}
 )
-"""The fields of :class:`~moonshot.rules.Rules` that do not change how a deal is played or scored."""
+"""The fields of :class:`~moonshot.core.rules.Rules` that do not change how a deal is played or scored."""
 
 
 def _plain(value: Any) -> Any:

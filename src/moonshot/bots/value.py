@@ -28,7 +28,7 @@ import numpy as np
 from moonshot.bots.mlp import WeightsFiles, layers_from_arrays, layers_to_arrays, relu_apply
 from moonshot.bots.playout import Deal
 from moonshot.bots.tuned import RULES_KEY, SHIPPED, RulesSet, rules_entry, rules_of
-from moonshot.cards import HEARTS_MASK, QUEEN_SPADES
+from moonshot.core.cards import HEARTS_MASK, QUEEN_SPADES
 
 VALUE_FORMAT = "moonshot.value/1"
 # the input, seen from the seat to lead (slot k is seat leader + k): every card's holder (4 x 52),

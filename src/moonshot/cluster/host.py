@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from moonshot.server.lobby import Candidate
-from moonshot.server.table import Seat, Table, TablePolicy
+from moonshot.runtime.lobby import Candidate
+from moonshot.runtime.table import Seat, Table, TablePolicy
 
 
 @dataclass

@@ -54,16 +54,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
 
-from moonshot.actions import action_from_dict
 from moonshot.cluster import messages as wire
 from moonshot.cluster.node import Binding, Cluster, RemoteSeat, RemoteTable
-from moonshot.events import HandDealt
+from moonshot.core.actions import action_from_dict
+from moonshot.core.events import HandDealt
+from moonshot.core.variants import KIERKI
 from moonshot.protocols.kierki.codec import SEAT_LETTERS, Busy
 from moonshot.protocols.kierki.gamefile import CardOrder, parse_game_in_order
 from moonshot.protocols.kierki.server import SEATED, Connection, KierkiSeat, kierki_policy, order_cards
 from moonshot.protocols.kierki.service import KierkiService
-from moonshot.server.table import Seat, SeatKind, Table, TableNotice, TableState, TableStatus
-from moonshot.variants import KIERKI
+from moonshot.runtime.table import Seat, SeatKind, Table, TableNotice, TableState, TableStatus
 
 log = logging.getLogger("moonshot.cluster.kierki")
 

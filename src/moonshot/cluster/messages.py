@@ -24,10 +24,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, cast, get_type_hints
 
-from moonshot import events as ev
-from moonshot.engine import Phase
-from moonshot.rules import PassDirection
-from moonshot.server.table import ChairState, TableEvent, TableState, TableStatus
+from moonshot.core import events as ev
+from moonshot.core.engine import Phase
+from moonshot.core.rules import PassDirection
+from moonshot.runtime.table import ChairState, TableEvent, TableState, TableStatus
 
 
 class WireError(ValueError):

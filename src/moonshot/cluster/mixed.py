@@ -1,7 +1,7 @@
 """Mixed tables on a cluster: a Sessions or Trend player whose lobby code names a table another
 node hosts.
 
-A lobby code may name a table hosted elsewhere (:mod:`moonshot.server.lobby`, "Mixed tables"): an
+A lobby code may name a table hosted elsewhere (:mod:`moonshot.runtime.lobby`, "Mixed tables"): an
 open HTTP game (its id) or a tournament's seat (an external entrant's token). In one process the
 app's router seats the player there at once. In a cluster the game or the tournament lives on one
 node, and the player's connection may have landed on another; this module carries the claim over:
@@ -13,7 +13,7 @@ node, and the player's connection may have landed on another; this module carrie
   of its protocol as before (:attr:`ClusterMixed.queues`). Otherwise B asks that node (``mixed.claim``, with
   the code and the player's protocol: for a tournament the token, sent to that node only, which
   checks it as one process would) and the join waits for the answer
-  (:attr:`Candidate.settle <moonshot.server.lobby.Candidate.settle>`): a Sessions client's
+  (:attr:`Candidate.settle <moonshot.runtime.lobby.Candidate.settle>`): a Sessions client's
   ``game_session_response`` says ``ok`` or the refusal's reason, a refused Trend join gets the
   ``error`` frame, as with one process;
 * the **hosting node** (A) builds a candidate whose seat is a :class:`MixedSeat` (a
@@ -56,16 +56,16 @@ from typing import TYPE_CHECKING, Any, cast
 from moonshot.cluster import messages as wire
 from moonshot.cluster.node import Binding, RemoteSeat, RemoteTable
 from moonshot.cluster.trend import INDEX_TTL_S, seat_key
+from moonshot.core.rules import Rules
+from moonshot.play.tournament import token_digest
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
-from moonshot.rules import Rules
-from moonshot.server.lobby import Candidate, GameType, LobbyError
-from moonshot.server.table import SeatKind, Table, TableStatus
+from moonshot.runtime.lobby import Candidate, GameType, LobbyError
+from moonshot.runtime.table import SeatKind, Table, TableStatus
 from moonshot.store import rules_named
-from moonshot.tournament import token_digest
 
 if TYPE_CHECKING:
     from moonshot.cluster.node import Cluster
-    from moonshot.server.tournament import Tournament
+    from moonshot.runtime.tournament import Tournament
 
 log = logging.getLogger("moonshot.cluster.mixed")
 

@@ -31,7 +31,7 @@ Every seat of a cluster table is a :class:`RemoteSeat` (or an in-process bot), o
 every protocol: even a player connected to the owner node itself gets its events through Redis,
 so nothing reaches a player before its action is in the Redis log. Its events are already
 redacted for it; its requests carry a snapshot of its view; both carry the table's state
-(:meth:`Table.snapshot <moonshot.server.table.Table.snapshot>`) when it changed. The node holding
+(:meth:`Table.snapshot <moonshot.runtime.table.Table.snapshot>`) when it changed. The node holding
 the connection runs the protocol's own seat adapter (Sessions, Trend, Kierki) against one
 :class:`RemoteTable` stand-in, so codecs, sequence numbers and resume logic are the
 single-process ones. A protocol's tables are described to the lobby pools and the adopter by
@@ -52,7 +52,7 @@ node, through one ``table.attach``.
 
 Sessions and Trend are matched, routed and adopted here. Turbo HTTP + SSE uses the same streams through per-protocol
 hooks (:attr:`Cluster.handlers` for its message kinds, :attr:`Cluster.adopters` for adopting its
-tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.protocols.turbo.peers`.
+tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.http.peers`.
 Kierki (``--kierki-port`` on every node) is matched, seated and adopted through the same hooks:
 see :mod:`moonshot.cluster.kierki`; what is Trend's own (its start data, its re-join index) is in
 :mod:`moonshot.cluster.trend`.
@@ -77,14 +77,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
-from moonshot.actions import Action, ActionFormatError, action_from_dict, action_to_dict
 from moonshot.cluster import messages as wire
-from moonshot.engine import Phase
+from moonshot.core.actions import Action, ActionFormatError, action_from_dict, action_to_dict
+from moonshot.core.engine import Phase
+from moonshot.core.rules import Rules
+from moonshot.core.views import SeatView
 from moonshot.protocols.sessions import codec as sc
 from moonshot.protocols.sessions.server import SessionsConnection, SessionSeat, secret_matches
-from moonshot.rules import Rules
-from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
-from moonshot.server.table import (
+from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.runtime.table import (
     BotSeat,
     ChairState,
     DecisionRequest,
@@ -99,7 +100,6 @@ from moonshot.server.table import (
     TableStatus,
 )
 from moonshot.store import StoreRecorder, now, rules_named
-from moonshot.views import SeatView
 
 if TYPE_CHECKING:
     from moonshot.cluster.host import Host
@@ -624,7 +624,7 @@ class Cluster:
     # called with a table's id when this node loses its lease (another node runs the table now)
     on_lease_lost: list[Callable[[str], None]] = field(default_factory=list)
     # more work for the keeper, every lease/3 after the leases (e.g. adopting a dead node's open
-    # HTTP games: moonshot.protocols.turbo.peers)
+    # HTTP games: moonshot.http.peers)
     keeper_hooks: list[Callable[[], Awaitable[Any]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:

@@ -46,13 +46,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 from moonshot.cluster import messages as wire
 from moonshot.cluster.node import Binding, Cluster, Placed, RemoteTable, TableKind
+from moonshot.core.variants import TREND
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import PeerBase
 from moonshot.protocols.trend.server import TIMEOUTS, TrendService, credential
-from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
-from moonshot.server.table import SeatKind, Table, TableStatus
+from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.runtime.table import SeatKind, Table, TableStatus
 from moonshot.store import rules_named
-from moonshot.variants import TREND
 
 if TYPE_CHECKING:
     from moonshot.cluster.host import Host

@@ -23,13 +23,13 @@ from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from moonshot.cards import describe
-from moonshot.engine import SEAT_NAMES, Game
-from moonshot.events import DealEnded, Event, TrickEnded
+from moonshot.core.cards import describe
+from moonshot.core.engine import SEAT_NAMES, Game
+from moonshot.core.events import DealEnded, Event, TrickEnded
+from moonshot.core.variants import find_variant
 from moonshot.rl.decisions import Decisions
 from moonshot.rl.env import observation_space, reward_sign
 from moonshot.rl.observation import N_ACTIONS, OBSERVATION_SLICES, IncrementalEncoder, mask_array
-from moonshot.variants import find_variant
 
 AGENTS = [f"player_{i}" for i in range(4)]
 

@@ -32,7 +32,7 @@ column             type                        meaning
 
 :func:`read_decisions` loads a file into NumPy arrays; :func:`iter_decisions` streams it in batches.
 Both also take a directory of shards (``moonshot simulate --export-decisions DIR``, one Parquet file
-per task and a ``_manifest.json`` listing them in game order; see :mod:`moonshot.batch`).
+per task and a ``_manifest.json`` listing them in game order; see :mod:`moonshot.play.batch`).
 """
 
 from __future__ import annotations
@@ -45,18 +45,18 @@ from typing import Any
 
 import numpy as np
 
-from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
 from moonshot.bots.base import Bot
-from moonshot.cards import card_list
-from moonshot.engine import Game, Phase
-from moonshot.events import DealEnded, Event, TrickEnded
+from moonshot.core.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
+from moonshot.core.cards import card_list
+from moonshot.core.engine import Game, Phase
+from moonshot.core.events import DealEnded, Event, TrickEnded
+from moonshot.core.rules import Rules
+from moonshot.core.variants import find_variant
+from moonshot.core.views import seat_view
 from moonshot.rl.decisions import Decisions
 from moonshot.rl.env import reward_sign
 from moonshot.rl.observation import DONE, N_ACTIONS, OBS_SIZE, encode_game, mask_array
 from moonshot.rl.opponents import make_bot
-from moonshot.rules import Rules
-from moonshot.variants import find_variant
-from moonshot.views import seat_view
 
 SCHEMA: tuple[tuple[str, str], ...] = (
     ("game_id", "int64"),

@@ -2,14 +2,14 @@
 
 Action encoding (shared by every moonshot RL interface):
 
-* ``0..51``: a card (``suit * 13 + rank``, as in :mod:`moonshot.cards`).
+* ``0..51``: a card (``suit * 13 + rank``, as in :mod:`moonshot.core.cards`).
 * ``52`` (:data:`~moonshot.rl.observation.DONE`): "no more cards" — ends a charge or exposure.
 
 How each engine decision maps onto it:
 
 * **play**: one action, the card.
 * **pass** (and Turbo's keeper pile): ``pass_count`` successive card choices (3 in every variant);
-  the engine gets the :class:`~moonshot.actions.Pass` after the last one. ``DONE`` is not legal.
+  the engine gets the :class:`~moonshot.core.actions.Pass` after the last one. ``DONE`` is not legal.
 * **charge** (Turbo): choose chargeable cards one at a time, then ``DONE`` (``DONE`` at once = no charge).
 * **expose** (Trend's AH): the same: the card, then ``DONE`` (or ``DONE`` at once to decline).
 * **claims** (Turbo) are not part of the action space: RL seats never claim, and a claim made by a bot
@@ -21,16 +21,16 @@ turns it into the ``int8`` ``action_mask``.
 
 from __future__ import annotations
 
-from moonshot.actions import Charge, Expose, Pass, Play, RejectClaim
-from moonshot.engine import Game, Phase
-from moonshot.events import Event
+from moonshot.core.actions import Charge, Expose, Pass, Play, RejectClaim
+from moonshot.core.engine import Game, Phase
+from moonshot.core.events import Event
 from moonshot.rl.observation import DONE
 
 DONE_BIT = 1 << DONE
 
 
 class Decisions:
-    """Per-seat selections in progress over one :class:`~moonshot.engine.Game`."""
+    """Per-seat selections in progress over one :class:`~moonshot.core.engine.Game`."""
 
     def __init__(self, game: Game) -> None:
         self.game = game

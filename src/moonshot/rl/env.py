@@ -25,17 +25,17 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from moonshot.actions import Play
 from moonshot.bots.base import Bot
 from moonshot.bots.random import RandomBot
-from moonshot.cards import describe, format_cards
-from moonshot.engine import SEAT_NAMES, DealSpec, Game, Phase
-from moonshot.events import DealEnded, Event, TrickEnded
+from moonshot.core.actions import Play
+from moonshot.core.cards import describe, format_cards
+from moonshot.core.engine import SEAT_NAMES, DealSpec, Game, Phase
+from moonshot.core.events import DealEnded, Event, TrickEnded
+from moonshot.core.variants import find_variant
+from moonshot.core.views import seat_view
 from moonshot.rl.decisions import Decisions, answer_claim
 from moonshot.rl.observation import N_ACTIONS, OBS_SIZE, OBSERVATION_SLICES, IncrementalEncoder, mask_array
 from moonshot.rl.opponents import bot_act, make_bots
-from moonshot.variants import find_variant
-from moonshot.views import seat_view
 
 OBS_BOUND = 10.0
 

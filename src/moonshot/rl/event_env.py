@@ -46,8 +46,8 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
-from moonshot.actions import Pass, Play
-from moonshot.cards import (
+from moonshot.core.actions import Pass, Play
+from moonshot.core.cards import (
     CLUBS,
     DIAMONDS,
     HEARTS,
@@ -62,10 +62,10 @@ from moonshot.cards import (
     format_cards,
     parse_card,
 )
-from moonshot.engine import Game, IllegalAction, Phase
-from moonshot.events import DealEnded, Event, TrickEnded
-from moonshot.rules import PassDirection
-from moonshot.variants import find_variant
+from moonshot.core.engine import Game, IllegalAction, Phase
+from moonshot.core.events import DealEnded, Event, TrickEnded
+from moonshot.core.rules import PassDirection
+from moonshot.core.variants import find_variant
 
 DEFAULT_PLAYERS = ("Kazuma", "Aqua", "Megumin", "Darkness")
 EventDict = dict[str, Any]

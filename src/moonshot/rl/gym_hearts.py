@@ -16,8 +16,8 @@ from typing import Any
 
 import gymnasium
 
+from moonshot.core.rules import PassDirection
 from moonshot.rl.event_env import DEFAULT_PLAYERS, EventEnv
-from moonshot.rules import PassDirection
 
 ORIGINAL_ENV_ID = "Hearts_Card_Game-v0"
 

@@ -1,9 +1,9 @@
 """The observation encoder: one seat's information set as a flat ``float32`` vector with named slices.
 
-Everything here is computed from :func:`moonshot.views.seat_view` (the seat's information set), so an
+Everything here is computed from :func:`moonshot.core.views.seat_view` (the seat's information set), so an
 observation can never hold another seat's hidden cards. Seats are *relative*: index ``r`` of every
 per-seat block is the seat ``(me + r) % 4`` (0 = me, 1 = my left / next to play after me, 2 = across,
-3 = my right). Cards are numbered as in :mod:`moonshot.cards` (``suit * 13 + rank``, clubs 0..12,
+3 = my right). Cards are numbered as in :mod:`moonshot.core.cards` (``suit * 13 + rank``, clubs 0..12,
 diamonds 13..25, hearts 26..38, spades 39..51; rank 0 = two .. 12 = ace).
 
 The layout (see :data:`OBSERVATION_SLICES` for the exact offsets; ``docs/rl.md`` has the table):
@@ -45,11 +45,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from moonshot.cards import ACE_HEARTS, JACK_DIAMONDS, QUEEN_SPADES, TEN_CLUBS
-from moonshot.engine import Game, Phase
-from moonshot.rules import EndRule, PassDirection, Rules
-from moonshot.variants import VARIANTS
-from moonshot.views import SeatView
+from moonshot.core.cards import ACE_HEARTS, JACK_DIAMONDS, QUEEN_SPADES, TEN_CLUBS
+from moonshot.core.engine import Game, Phase
+from moonshot.core.rules import EndRule, PassDirection, Rules
+from moonshot.core.variants import VARIANTS
+from moonshot.core.views import SeatView
 
 N_ACTIONS = 53
 DONE = 52  # the "no more cards" action of multi-step charge/expose decisions
@@ -231,7 +231,7 @@ _DIRECTION_INDEX = {d: i for i, d in enumerate(DIRECTIONS)}
 def encode_game(game: Game, seat: int, selected: int = 0) -> np.ndarray:
     """:func:`encode` of ``seat_view(game, seat)``, computed straight from the game (the env's fast path).
 
-    It reads exactly what :func:`moonshot.views.seat_view` exposes; the test suite checks that both
+    It reads exactly what :func:`moonshot.core.views.seat_view` exposes; the test suite checks that both
     give the same vector in every variant and phase.
     """
     masks, o = _parts(game, seat, selected)

@@ -1,6 +1,6 @@
 """Opponents for the single-agent environments: moonshot bots chosen by name or given as objects.
 
-Names come from the simulator's registry (:data:`moonshot.sim.BOT_REGISTRY`: ``random``,
+Names come from the simulator's registry (:data:`moonshot.bots.registry.BOT_REGISTRY`: ``random``,
 ``heuristic``, ``search``), so every bot the simulator knows can sit in an env too. Any object with
 ``name`` and ``act(view, rng)`` (the :class:`~moonshot.bots.base.Bot` protocol) is accepted as well.
 """
@@ -10,14 +10,14 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from moonshot.actions import Play
 from moonshot.bots.base import Bot
 from moonshot.bots.random import RandomBot
-from moonshot.engine import Game, Phase
-from moonshot.events import Event
-from moonshot.sim import UnknownBot
-from moonshot.sim import make_bot as named_bot
-from moonshot.views import seat_view
+from moonshot.bots.registry import UnknownBot
+from moonshot.bots.registry import make_bot as named_bot
+from moonshot.core.actions import Play
+from moonshot.core.engine import Game, Phase
+from moonshot.core.events import Event
+from moonshot.core.views import seat_view
 
 
 def make_bot(spec: str | Bot) -> Bot:

@@ -19,7 +19,7 @@ four random seats for benchmarks and self-play statistics.
 
 Deals come from a NumPy ``Generator`` (not the engine's per-deal streams), so a batched game is not
 the scalar game of the same seed; what is guaranteed (and tested) is that the same deals and the
-same actions give the same points, totals and observations as :class:`moonshot.engine.Game`.
+same actions give the same points, totals and observations as :class:`moonshot.core.engine.Game`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from moonshot.cards import HEARTS_MASK, JACK_DIAMONDS, QUEEN_SPADES, SUIT_MASKS
+from moonshot.core.cards import HEARTS_MASK, JACK_DIAMONDS, QUEEN_SPADES, SUIT_MASKS
+from moonshot.core.rules import EndRule, MoonRule, Rules
+from moonshot.core.variants import find_variant
 from moonshot.rl.env import OBS_BOUND, observation_space
 from moonshot.rl.observation import (
     _CARDS_END,
@@ -45,8 +47,6 @@ from moonshot.rl.observation import (
     rules_block,
     unpack_card_sets,
 )
-from moonshot.rules import EndRule, MoonRule, Rules
-from moonshot.variants import find_variant
 
 _jit: Any = None  # moonshot.rl._jit once a numba-backed BatchedHearts is made (importing numba takes a while)
 HAVE_NUMBA = not os.environ.get("MOONSHOT_NO_NUMBA") and importlib.util.find_spec("numba") is not None

@@ -2,7 +2,7 @@
 
 :class:`ServerApp` owns the store (and its writer), the lobby, the running tables and each
 protocol's listener (only Sessions exists so far; Trend, Turbo and Kierki listeners plug in the
-same way: a listener turns clients into :class:`~moonshot.server.table.Seat` s and hands them
+same way: a listener turns clients into :class:`~moonshot.runtime.table.Seat` s and hands them
 to the lobby or a table). At start it restores every unfinished game from the store: a restored
 table's remote chairs wait ``restore_grace`` seconds for their players (a Sessions client takes
 its chair back with ``resume_session``, found by :meth:`ServerApp.find_chair`), then substitute
@@ -36,15 +36,16 @@ import uvicorn
 
 import moonshot
 from moonshot.bots.base import Bot
+from moonshot.bots.registry import BOT_REGISTRY, UnknownBot, bot_names, make_bot
+from moonshot.http.app import build_app
+from moonshot.http.limits import HttpGuard
+from moonshot.http.lobby import LobbyOptions, TurboLobby
+from moonshot.http.origin import OriginGuard
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer, secret_matches
-from moonshot.protocols.turbo.api import LobbyOptions, TurboLobby, build_app
-from moonshot.protocols.turbo.guard import OriginGuard
-from moonshot.server.httpguard import HttpGuard
-from moonshot.server.limits import ClientGuard, ClientLimits
-from moonshot.server.lobby import Candidate, Lobby
-from moonshot.server.table import BotSeat, OnBadAnswer, OnDisconnect, Seat, Table, TablePolicy, TableStatus
-from moonshot.sim import BOT_REGISTRY, UnknownBot, bot_names, make_bot
+from moonshot.runtime.limits import ClientGuard, ClientLimits
+from moonshot.runtime.lobby import Candidate, Lobby
+from moonshot.runtime.table import BotSeat, OnBadAnswer, OnDisconnect, Seat, Table, TablePolicy, TableStatus
 from moonshot.store import DEFAULT_URL, Store, StoreRecorder, register_rules, rules_named
 
 log = logging.getLogger("moonshot.server")
@@ -57,7 +58,7 @@ register_rules(SESSIONS_RULES)
 
 
 def bot_factory(name: str) -> Callable[[], Bot]:
-    """A maker of fresh bots by name (see ``moonshot.sim``); falls back to ``random`` if missing."""
+    """A maker of fresh bots by name (see ``moonshot.play.sim``); falls back to ``random`` if missing."""
     try:
         make_bot(name)
     except UnknownBot as e:
@@ -88,7 +89,7 @@ class ServerConfig:
     # spectators of a running HTTP game see every hand (Turbo's trust model; open_names implies it)
     open_spectators: bool = False
     secret: str | None = None  # signs session cookies; None: MOONSHOT_SECRET, else kept in the store
-    static_dir: Path | None = None  # the web app's files (default: moonshot/web/static)
+    static_dir: Path | None = None  # the web app's files (default: moonshot/http/static)
     # a cluster of server processes (moonshot.cluster.node): None = this process alone
     redis_url: str | None = None
     cluster_prefix: str = "moonshot:"  # Redis key prefix: one cluster per prefix
@@ -129,7 +130,7 @@ class ServerApp:
     _http_task: asyncio.Task[None] | None = None
     restored: int = 0  # unfinished games restored from the store at start
     cluster: Any = None  # moonshot.cluster.node.Cluster when config.redis_url is set
-    tournaments: Any = None  # moonshot.server.tournament.TournamentHost, when running
+    tournaments: Any = None  # moonshot.runtime.tournament.TournamentHost, when running
     kierki: Any = None  # moonshot.protocols.kierki.service.KierkiService, with --kierki-port
     kierki_port: int | None = None
     mixed: Any = None  # moonshot.cluster.mixed.ClusterMixed in a cluster: codes naming other nodes' tables
@@ -187,7 +188,7 @@ class ServerApp:
                 mixed_policy=self.policy(),
             )
             self.turbo.guard = self.guard
-        from moonshot.server.tournament import TournamentHost
+        from moonshot.runtime.tournament import TournamentHost
 
         self.tournaments = TournamentHost(
             policy=self.policy(),
@@ -205,7 +206,7 @@ class ServerApp:
         if self.turbo is not None:
             self.turbo.tournaments = self.tournaments
             if self.cluster is not None:
-                from moonshot.protocols.turbo.peers import HttpPeers
+                from moonshot.http.peers import HttpPeers
 
                 self.turbo.peers = HttpPeers(self.cluster, self.turbo)
                 if self.mixed is not None:
@@ -436,8 +437,8 @@ class ServerApp:
         log.info("event=listening protocol=trend host=%s port=%d", host, self.trend_port)
 
     def _start_trend_table(self, seats: list[Seat]) -> Table:
+        from moonshot.core.variants import TREND
         from moonshot.protocols.trend.server import TIMEOUTS
-        from moonshot.variants import TREND
 
         policy = dataclasses.replace(self.lobby_policy(), phase_timeouts=TIMEOUTS)
         table = Table(
@@ -498,8 +499,8 @@ class ServerApp:
     def _kierki_table(
         self, seats: list[Seat | None], rec: Any = None, deals: Any = None, text: str | None = None
     ) -> Table:
+        from moonshot.core.variants import KIERKI
         from moonshot.protocols.kierki.server import kierki_policy
-        from moonshot.variants import KIERKI
 
         meta: dict[str, Any] = {"protocol": "kierki"}
         if text is not None:
@@ -760,7 +761,7 @@ class ServerApp:
         it takes back within ``--restore-grace`` (then a bot plays it) on any process: with
         ``resume_session`` (Sessions) or by joining again (Trend)."""
         from moonshot.cluster.mixed import MixedSeat
-        from moonshot.server.table import SeatKind
+        from moonshot.runtime.table import SeatKind
 
         chairs: dict[int, Seat | None] = {}
         kept: list[MixedSeat] = []

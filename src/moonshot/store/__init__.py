@@ -7,7 +7,7 @@ mid-game restores its tables from here, and ``moonshot replay GAME_ID`` checks a
 
 :class:`Store` is the async repository (SQLAlchemy 2 Core, aiosqlite / asyncpg).
 :class:`StoreRecorder` is the table-side writer: tables call it without waiting (it is a
-:class:`~moonshot.server.table.Recorder`), it queues the rows and one task writes them in order,
+:class:`~moonshot.runtime.table.Recorder`), it queues the rows and one task writes them in order,
 one transaction per batch (what was queued while the last write ran: group commit), then tells
 each table how many of its actions are durable; a table shows nobody an action before that, so
 a killed server loses nothing a player was shown. A store that cannot be written is retried with
@@ -39,18 +39,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy import (
-    JSON,
-    BigInteger,
-    Boolean,
-    Column,
-    DateTime,
-    Integer,
-    MetaData,
-    String,
-    Table,
     create_engine,
     delete,
     event,
@@ -63,15 +54,18 @@ from sqlalchemy.exc import ArgumentError, DataError, DBAPIError, IntegrityError,
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
-from moonshot.actions import Action, action_from_dict, action_to_dict
-from moonshot.engine import DealSpec, Game, replay
-from moonshot.rules import Rules
-from moonshot.sim import spec_of
-from moonshot.variants import VARIANTS, find_variant
+from moonshot.bots.registry import spec_of
+from moonshot.core.actions import Action, action_from_dict, action_to_dict
+from moonshot.core.engine import DealSpec, Game, replay
+from moonshot.store import ratings as _ratings
+from moonshot.store.schema import actions, games, kv, metadata, register_rules, rules_named
 
 log = logging.getLogger("moonshot.store")
 
 DEFAULT_URL = "sqlite+aiosqlite:///moonshot.db"
+# the format of a game's fixed deals in ``meta.deals`` (Kierki's game file), found by name as the
+# rules a protocol defines are (store.schema), so the store imports no protocol
+FIXED_DEALS_FORMAT = ("moonshot.protocols.kierki.gamefile", "parse_game")
 PG_CONNECT_TIMEOUT = 10.0  # seconds: an unreachable PostgreSQL server is reported, not waited on for a minute
 
 
@@ -183,74 +177,7 @@ def _reason(e: BaseException) -> str:
     return f"{type(orig).__name__}: {text[0]}" if text else type(orig).__name__
 
 
-metadata = MetaData()
-
-games = Table(
-    "games",
-    metadata,
-    Column("id", String(64), primary_key=True),
-    Column("variant", String(64), nullable=False),
-    Column("seed", BigInteger, nullable=False),
-    Column("protocol", String(32), nullable=False, default=""),
-    # [{"name":..., "kind": "human"|"bot", "credential": SHA-256 of the chair's secret (if any)}, ...] by seat
-    Column("players", JSON, nullable=False),
-    Column("status", String(16), nullable=False, index=True),  # running | finished | failed | aborted
-    Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("finished_at", DateTime(timezone=True)),
-    Column("totals", JSON),
-    Column("winners", JSON),
-    Column("meta", JSON),
-)
-
-# Small named JSON values a protocol keeps across restarts (the Turbo lobby's open games and game
-# chat, the HTTP session-signing key): written rarely, read at start.
-kv = Table(
-    "kv",
-    metadata,
-    Column("key", String(200), primary_key=True),
-    Column("value", JSON, nullable=False),
-)
-
-actions = Table(
-    "actions",
-    metadata,
-    Column("game_id", String(64), primary_key=True),
-    Column("idx", Integer, primary_key=True),
-    Column("action", JSON, nullable=False),  # moonshot.actions.action_to_dict
-    Column("forced", Boolean, nullable=False, default=False),  # chosen by the server for the seat
-    Column("at", DateTime(timezone=True), nullable=False),
-)
-
 _INSERT_ACTIONS = insert(actions)
-
-_EXTRA_RULES: dict[str, Rules] = {}
-
-
-def register_rules(rules: Rules) -> None:
-    """Rules a protocol adds (``sessions``) so stored games under them can be rebuilt."""
-    _EXTRA_RULES[rules.name] = rules
-
-
-# rules defined by a protocol rather than moonshot.variants, found without importing every protocol
-_PROTOCOL_RULES = {"sessions": ("moonshot.protocols.sessions.codec", "SESSIONS_RULES")}
-
-
-def rules_named(name: str) -> Rules:
-    if name in _EXTRA_RULES:
-        return _EXTRA_RULES[name]
-    if name in _PROTOCOL_RULES:
-        module, attr = _PROTOCOL_RULES[name]
-        rules: Rules = getattr(importlib.import_module(module), attr)
-        return rules
-    if name in VARIANTS:
-        return find_variant(name)
-    base, _, count = name.rpartition("-")
-    if count.endswith("deals") and count[:-5].isdigit() and base in VARIANTS:
-        # a tournament's deal set: the variant with a fixed number of deals (moonshot.tournament)
-        from moonshot.rules import EndRule
-
-        return find_variant(base).replace(name=name, end=EndRule.DEALS, deals=int(count[:-5]))
-    raise KeyError(f"unknown rules {name!r}")
 
 
 def now() -> datetime:
@@ -283,9 +210,9 @@ class GameRecord:
         text = self.meta.get("deals") if isinstance(self.meta, dict) else None
         if not isinstance(text, str):
             return None
-        from moonshot.protocols.kierki.gamefile import parse_game
-
-        return parse_game(text)
+        module, attr = FIXED_DEALS_FORMAT
+        parse: Any = getattr(importlib.import_module(module), attr)
+        return cast("list[DealSpec]", parse(text))
 
 
 # Test-only fault injection: the path of a control file. While it holds ``fail``, every write of
@@ -579,7 +506,7 @@ class Store:
         return await _ratings.player_games(self.engine, variant, player, bot, limit)
 
     async def rated_people(self) -> set[str]:
-        """Every rated person (not a moonshot bot), by name key (NFKC, casefolded)."""
+        """Every rated person (not a moonshot bot), by name as rated."""
         return await _ratings.rated_people(self.engine)
 
     async def rated_in(self, game_id: str) -> list[str]:
@@ -901,9 +828,6 @@ def _protocol(chair: Any) -> str:
     occ = chair.occupant or chair.substitute
     return str(getattr(occ, "protocol", "server")) if occ is not None else "empty"
 
-
-# the ratings tables join this module's metadata (created with the others) and its writer's ops
-from moonshot.store import ratings as _ratings  # noqa: E402
 
 __all__ = [
     "DEFAULT_URL",

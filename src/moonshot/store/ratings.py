@@ -5,8 +5,8 @@ When a table finishes, :class:`~moonshot.store.StoreRecorder` queues a ``rate`` 
 game's ``finished`` status, so :func:`rate_stored_game` runs in the writer's transaction, on the
 row just written, whatever protocol the game came over. :func:`rebuild` forgets every rating and
 rates every finished game again in finish order (``finished_at``, then id), the order the writer
-rated them in, through the same pure :func:`moonshot.ratings.rate`: the same ratings, exactly.
-The math lives in :mod:`moonshot.ratings`; this module only reads and writes rows.
+rated them in, through the same pure :func:`moonshot.play.ratings.rate`: the same ratings, exactly.
+The math lives in :mod:`moonshot.play.ratings`; this module only reads and writes rows.
 """
 
 from __future__ import annotations
@@ -36,15 +36,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from moonshot.ratings import Change, Ledger, PlayerId, Rating, player_id, pool, rate
-from moonshot.store import games, metadata, rules_named
+from moonshot.play.ratings import Change, Ledger, PlayerId, Rating, player_id, pool, rate
+from moonshot.store.schema import games, metadata, rules_named
 
 log = logging.getLogger("moonshot.store")
 
 ratings = Table(
     "ratings",
     metadata,
-    Column("pool", String(64), primary_key=True),  # moonshot.ratings.pool(variant)
+    Column("pool", String(64), primary_key=True),  # moonshot.play.ratings.pool(variant)
     Column("player", String(200), primary_key=True),
     Column("bot", Boolean, primary_key=True),  # a moonshot bot, named by its spec
     Column("mu", Float, nullable=False),
@@ -311,12 +311,11 @@ async def player_games(
 
 
 async def rated_people(engine: AsyncEngine) -> set[str]:
-    """Every person (not a moonshot bot) with a rating, by name key (NFKC, casefolded)."""
-    from moonshot.server.names import name_key
-
+    """Every person (not a moonshot bot) with a rating, by name as rated (the HTTP side compares
+    them by its name key)."""
     q = select(ratings.c.player).where(ratings.c.bot.is_(False)).distinct()
     async with engine.connect() as conn:
-        return {name_key(str(r[0])) for r in await conn.execute(q)}
+        return {str(r[0]) for r in await conn.execute(q)}
 
 
 async def rated_in(engine: AsyncEngine, game_id: str) -> list[str]:

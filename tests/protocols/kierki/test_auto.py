@@ -9,17 +9,17 @@ from dataclasses import replace
 
 import pytest
 
-from moonshot.actions import Play
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.random import RandomBot
-from moonshot.cards import card_list, parse_card
-from moonshot.engine import Game
-from moonshot.events import DealEnded, DealStarted, TrickEnded
+from moonshot.core.actions import Play
+from moonshot.core.cards import card_list, parse_card
+from moonshot.core.engine import Game
+from moonshot.core.events import DealEnded, DealStarted, TrickEnded
+from moonshot.core.variants import KIERKI
+from moonshot.core.views import SeatView, seat_view
 from moonshot.protocols.kierki.auto import ClientState, choose_card, legal_plays
 from moonshot.protocols.kierki.codec import Deal, Message, Score, Taken, Total, Trick, format_cards, parse_message
 from moonshot.protocols.kierki.gamefile import random_deals
-from moonshot.variants import KIERKI
-from moonshot.views import SeatView, seat_view
 
 
 def mask(*names: str) -> int:

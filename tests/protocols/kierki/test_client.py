@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from moonshot.cards import parse_card
+from moonshot.core.cards import parse_card
 from moonshot.protocols.kierki.auto import ClientState
 from moonshot.protocols.kierki.client import (
     ClientOptions,

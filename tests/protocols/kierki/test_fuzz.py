@@ -26,8 +26,9 @@ from hypothesis import strategies as st
 from e2e.test_kierki import Player, game_deals, server_in_thread
 from fuzzing import FUZZ_MESSAGES
 from fuzzkit import mutate
-from moonshot.cards import parse_card
-from moonshot.engine import replay
+from moonshot.core.cards import parse_card
+from moonshot.core.engine import replay
+from moonshot.core.variants import KIERKI
 from moonshot.protocols.kierki.codec import (
     Busy,
     CodecError,
@@ -43,7 +44,6 @@ from moonshot.protocols.kierki.codec import (
     parse_message,
 )
 from moonshot.protocols.kierki.server import KierkiServer
-from moonshot.variants import KIERKI
 
 GAME_MESSAGES = 7 * 13  # TRICKs the fuzzing seat answers in a game (about)
 MAX_GAMES = 5

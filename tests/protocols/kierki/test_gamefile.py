@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from moonshot.cards import parse_card
+from moonshot.core.cards import parse_card
 from moonshot.protocols.kierki.gamefile import (
     GameFileError,
     _main,

@@ -10,10 +10,13 @@ from typing import Any
 
 import pytest
 
-from moonshot.actions import Play
-from moonshot.cards import parse_card
-from moonshot.engine import Game
-from moonshot.events import DealEnded, DealStarted, GameStarted, HandDealt, TrickEnded, TrickStarted
+from moonshot.core.actions import Play
+from moonshot.core.cards import parse_card
+from moonshot.core.engine import Game
+from moonshot.core.events import DealEnded, DealStarted, GameStarted, HandDealt, TrickEnded, TrickStarted
+from moonshot.core.rules import PassDirection
+from moonshot.core.variants import KIERKI
+from moonshot.core.views import seat_view
 from moonshot.protocols.kierki.codec import Deal, Message, Score, Taken, Total, Trick, Wrong, format_message
 from moonshot.protocols.kierki.gamefile import format_game, random_deals
 from moonshot.protocols.kierki.server import (
@@ -27,10 +30,7 @@ from moonshot.protocols.kierki.server import (
     make_listening_sockets,
     parse_args,
 )
-from moonshot.rules import PassDirection
-from moonshot.server.table import OnBadAnswer, OnDisconnect, TableEvent
-from moonshot.variants import KIERKI
-from moonshot.views import seat_view
+from moonshot.runtime.table import OnBadAnswer, OnDisconnect, TableEvent
 
 
 def test_parameters_in_any_order_and_the_last_repeat_wins() -> None:

@@ -19,13 +19,13 @@ import pytest
 
 from e2e.test_kierki import Peer, Player, play_tricks, run_until_end
 from moonshot.bots.random import RandomBot
+from moonshot.core.variants import KIERKI
 from moonshot.protocols.kierki.codec import Busy, Deal, Taken, Trick, Wrong, parse_message
 from moonshot.protocols.kierki.gamefile import random_deals
 from moonshot.protocols.kierki.server import InputLimits, kierki_policy
 from moonshot.protocols.kierki.service import KierkiService
-from moonshot.server.lobby import Lobby
-from moonshot.server.table import BotSeat, Seat, Table, TableStatus
-from moonshot.variants import KIERKI
+from moonshot.runtime.lobby import Lobby
+from moonshot.runtime.table import BotSeat, Seat, Table, TableStatus
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moonshot.actions import Pass, Play
-from moonshot.cards import card_list, parse_card
-from moonshot.engine import Game, Phase
+from moonshot.core.actions import Pass, Play
+from moonshot.core.cards import card_list, parse_card
+from moonshot.core.engine import Game, Phase
 from moonshot.protocols.sessions.codec import (
     MAX_MESSAGE,
     SESSIONS_RULES,

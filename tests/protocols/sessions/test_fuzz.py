@@ -30,11 +30,11 @@ from hypothesis import strategies as st
 
 from fuzzing import FUZZ_MESSAGES
 from fuzzkit import json_value, mutate
-from moonshot.engine import replay
+from moonshot.core.engine import replay
 from moonshot.protocols.sessions.codec import StreamDecoder, encode
 from moonshot.protocols.sessions.server import SessionsConnection, SessionsOptions
+from moonshot.runtime.table import TableStatus
 from moonshot.server.app import ServerApp, ServerConfig
-from moonshot.server.table import TableStatus
 from moonshot.store import rules_named
 
 BATCH = 250  # messages per Hypothesis example

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from moonshot.bots.random import RandomBot
+from moonshot.core.variants import find_variant
 from moonshot.protocols.sessions.server import SessionsConnection, SessionsOptions, SessionsServer
-from moonshot.server.lobby import Lobby
-from moonshot.server.table import BotSeat, Seat, Table
-from moonshot.variants import find_variant
+from moonshot.runtime.lobby import Lobby
+from moonshot.runtime.table import BotSeat, Seat, Table
 
 pytestmark = pytest.mark.asyncio
 
@@ -235,11 +235,11 @@ class FarTable:
 
 
 async def test_a_pass_that_comes_before_its_request_from_another_node_answers_it() -> None:
-    from moonshot.actions import Pass
-    from moonshot.engine import Phase
+    from moonshot.core.actions import Pass
+    from moonshot.core.engine import Phase
     from moonshot.protocols.sessions import codec as sc
     from moonshot.protocols.sessions.server import SessionSeat
-    from moonshot.server.table import SeatKind
+    from moonshot.runtime.table import SeatKind
 
     conn, tr, _ = make()
     seat = SessionSeat(conn, 7, "x", SeatKind.BOT, 0)

@@ -13,14 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzzing import FUZZ_MESSAGES
-from moonshot.actions import Expose, Pass, Play
 from moonshot.bots.random import RandomBot
-from moonshot.cards import format_cards, parse_card
-from moonshot.engine import Game, Phase
-from moonshot.events import DealEnded, HandDealt, TrickEnded
+from moonshot.core.actions import Expose, Pass, Play
+from moonshot.core.cards import format_cards, parse_card
+from moonshot.core.engine import Game, Phase
+from moonshot.core.events import DealEnded, HandDealt, TrickEnded
+from moonshot.core.variants import TREND
+from moonshot.core.views import seat_view
 from moonshot.protocols.trend import codec as tc
-from moonshot.variants import TREND
-from moonshot.views import seat_view
 
 PLAYERS = [tc.PlayerInfo(str(i + 1), f"p{i + 1}") for i in range(4)]
 PRIVATE = ("cards", "pickedCards", "receivedCards", "initialCards")

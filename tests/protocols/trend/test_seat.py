@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from moonshot.bots.random import RandomBot
+from moonshot.core.variants import TREND
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import Peer, PeerBase, TrendSeat, chair_status, uvicorn_connection
-from moonshot.server.table import BotSeat, Table, TablePolicy
-from moonshot.variants import TREND
+from moonshot.runtime.table import BotSeat, Table, TablePolicy
 
 
 class FakeSocket:

@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 
 from gamekit import charge, pass_all, play_seated
 from gamekit import play_random_game as random_game
-from moonshot.actions import AcceptClaim, Charge, Claim, Expose, Pass, Play, RejectClaim
-from moonshot.cards import parse_card, parse_card_set
-from moonshot.engine import Game
+from moonshot.core.actions import AcceptClaim, Charge, Claim, Expose, Pass, Play, RejectClaim
+from moonshot.core.cards import parse_card, parse_card_set
+from moonshot.core.engine import Game
+from moonshot.core.rules import ChargingOrder
+from moonshot.core.variants import find_variant
 from moonshot.protocols.turbo.codec import (
     Message,
     Player,
@@ -28,8 +30,6 @@ from moonshot.protocols.turbo.codec import (
     translate_log,
     turbo_cards,
 )
-from moonshot.rules import ChargingOrder
-from moonshot.variants import find_variant
 from protocols.turbo.recorded import RECORDINGS, as_later_reference, canonical, digest, reference
 from turbo_records import RECORDED_TURBO
 

@@ -15,11 +15,11 @@ import pytest
 
 from moonshot.bots.duck import DuckBot
 from moonshot.bots.random import RandomBot
-from moonshot.engine import Game
+from moonshot.core.engine import Game
+from moonshot.core.rules import ChargingOrder
+from moonshot.core.variants import TURBO_VARIANTS
+from moonshot.play.sim import play_out
 from moonshot.protocols.turbo.codec import CHARGING_NAMES, Player, translate_log
-from moonshot.rules import ChargingOrder
-from moonshot.sim import play_out
-from moonshot.variants import TURBO_VARIANTS
 from protocols.turbo.recorded import as_later_reference
 from protocols.turbo.seed_client import (
     GAME_READS,

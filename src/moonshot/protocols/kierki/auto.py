@@ -3,7 +3,7 @@
 Pure (no sockets, clocks or global RNG). :class:`ClientState` follows one seat through the
 server's messages (``DEAL``, ``TRICK``, ``TAKEN``, ``SCORE``, ``TOTAL``): its hand, the table,
 who played which card, the voids shown, the tricks and points taken. :meth:`ClientState.seat_view`
-turns that into the same :class:`~moonshot.views.SeatView` the engine gives a seat, so the
+turns that into the same :class:`~moonshot.core.views.SeatView` the engine gives a seat, so the
 client plays with moonshot's :class:`~moonshot.bots.heuristic.HeuristicBot`, the bot measured
 offline (:func:`choose_card`); a test checks that the wire view and the engine view lead to the
 same card at every turn.
@@ -21,16 +21,16 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field, replace
 
-from moonshot.actions import Play
 from moonshot.bots.base import Bot
 from moonshot.bots.heuristic import HeuristicBot
-from moonshot.cards import HEARTS_MASK, SUIT_MASKS, Card, CardSet, card_list
-from moonshot.engine import Phase
-from moonshot.events import TrickEnded
+from moonshot.core.actions import Play
+from moonshot.core.cards import HEARTS_MASK, SUIT_MASKS, Card, CardSet, card_list
+from moonshot.core.engine import Phase
+from moonshot.core.events import TrickEnded
+from moonshot.core.rules import PassDirection, Scoring
+from moonshot.core.variants import KIERKI
+from moonshot.core.views import Choices, SeatView
 from moonshot.protocols.kierki.codec import Deal, Message, Score, Taken, Total, Trick
-from moonshot.rules import PassDirection, Scoring
-from moonshot.variants import KIERKI
-from moonshot.views import Choices, SeatView
 
 ROBBER = 7
 

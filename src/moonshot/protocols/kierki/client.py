@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TextIO
 
-from moonshot.cards import Card, CardError, CardSet, card_list, parse_card
+from moonshot.bots.registry import BOT_REGISTRY, make_bot
+from moonshot.core.cards import Card, CardError, CardSet, card_list, parse_card
 from moonshot.protocols.kierki.auto import ClientState, choose_card
 from moonshot.protocols.kierki.codec import (
     SEAT_LETTERS,
@@ -49,7 +50,6 @@ from moonshot.protocols.kierki.codec import (
     parse_message,
     report_line,
 )
-from moonshot.sim import BOT_REGISTRY, make_bot
 
 USAGE = "usage: kierki-client -h <host> -p <port> [-4|-6] -N|-E|-S|-W [-a] [--bot heuristic|search|random]"
 

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from moonshot.cards import Card, CardError, format_card, parse_card
-from moonshot.cards import Notation as _Notation
+from moonshot.core.cards import Card, CardError, format_card, parse_card
+from moonshot.core.cards import Notation as _Notation
 
 SEAT_LETTERS = "NESW"
 MAX_LINE = 1024  # the longest real message (DEAL) is 45 bytes; SCORE with huge totals stays far below

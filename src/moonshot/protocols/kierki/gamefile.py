@@ -1,4 +1,4 @@
-"""Kierki game-definition files: parse them into :class:`~moonshot.engine.DealSpec` lists, write them.
+"""Kierki game-definition files: parse them into :class:`~moonshot.core.engine.DealSpec` lists, write them.
 
 A file is a sequence of deals, each five lines::
 
@@ -19,9 +19,9 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from moonshot.cards import Notation as _Notation
-from moonshot.cards import card_list, format_card
-from moonshot.engine import DealSpec
+from moonshot.core.cards import Notation as _Notation
+from moonshot.core.cards import card_list, format_card
+from moonshot.core.engine import DealSpec
 from moonshot.protocols.kierki.codec import SEAT_LETTERS, CodecError, format_cards, split_cards
 
 DEAL_TYPES = range(1, 8)

@@ -1,6 +1,6 @@
 """``kierki-server -p <port> -f <file> [-t <timeout>]``: Kierki on the shared table runtime.
 
-The game is a :class:`~moonshot.server.table.Table` (the shared runtime: one task owns the engine,
+The game is a :class:`~moonshot.runtime.table.Table` (the shared runtime: one task owns the engine,
 deadlines, pause on disconnect, a reconnecting chair gets its view replayed) playing the game
 file's deals; each TCP client is a :class:`KierkiSeat`, the adapter that turns table events into
 ``DEAL``/``TAKEN``/``SCORE``/``TOTAL``, decision requests into ``TRICK`` and the client's lines
@@ -51,10 +51,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, TextIO
 
-from moonshot.actions import Action, Play
-from moonshot.cards import card_list
-from moonshot.engine import DealSpec
-from moonshot.events import DealEnded, DealStarted, HandDealt, TrickEnded, TrickStarted
+from moonshot.core.actions import Action, Play
+from moonshot.core.cards import card_list
+from moonshot.core.engine import DealSpec
+from moonshot.core.events import DealEnded, DealStarted, HandDealt, TrickEnded, TrickStarted
+from moonshot.core.variants import KIERKI
 from moonshot.protocols.kierki.codec import (
     SEAT_LETTERS,
     Busy,
@@ -76,9 +77,9 @@ from moonshot.protocols.kierki.codec import (
     report_line,
 )
 from moonshot.protocols.kierki.gamefile import CardOrder, GameFileError, load_game_in_order
-from moonshot.server.limits import ClientGuard, Hold, address_of
-from moonshot.server.ratelimit import TokenBucket
-from moonshot.server.table import (
+from moonshot.runtime.limits import ClientGuard, Hold, address_of
+from moonshot.runtime.ratelimit import TokenBucket
+from moonshot.runtime.table import (
     DecisionRequest,
     OnBadAnswer,
     OnDisconnect,
@@ -89,7 +90,6 @@ from moonshot.server.table import (
     TableNotice,
     TablePolicy,
 )
-from moonshot.variants import KIERKI
 
 USAGE = "usage: kierki-server -p <port> -f <file> [-t <timeout>] [--host <address>]"
 DEFAULT_TIMEOUT = 5.0

@@ -37,7 +37,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Sequence
 
-from moonshot.events import HandDealt
+from moonshot.core.events import HandDealt
 from moonshot.protocols.kierki.codec import SEAT_LETTERS, Busy, printable
 from moonshot.protocols.kierki.gamefile import CardOrder
 from moonshot.protocols.kierki.server import (
@@ -48,8 +48,8 @@ from moonshot.protocols.kierki.server import (
     close_connections,
     order_cards,
 )
-from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
-from moonshot.server.table import Seat, Table
+from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.runtime.table import Seat, Table
 
 log = logging.getLogger("moonshot.kierki")
 

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from moonshot.cards import CardError, CardSet, format_cards, parse_card
-from moonshot.events import (
+from moonshot.core.cards import CardError, CardSet, format_cards, parse_card
+from moonshot.core.events import (
     CardPlayed,
     DealEnded,
     DealStarted,
@@ -40,9 +40,9 @@ from moonshot.events import (
     TrickEnded,
     TrickStarted,
 )
-from moonshot.fairness import FORMAT
-from moonshot.rules import PassDirection, Rules
-from moonshot.variants import find_variant
+from moonshot.core.fairness import FORMAT
+from moonshot.core.rules import PassDirection, Rules
+from moonshot.core.variants import find_variant
 
 DEFAULT_PORT = 40405
 MAX_MESSAGE = 64 * 1024

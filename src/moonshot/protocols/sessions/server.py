@@ -2,7 +2,7 @@
 
 One :class:`SessionsConnection` (an ``asyncio.Protocol``) per TCP connection; it may open any
 number of sessions (one chair each), spread over any number of tables. Each session is a
-:class:`SessionSeat`, a table :class:`~moonshot.server.table.Seat` that turns the table's
+:class:`SessionSeat`, a table :class:`~moonshot.runtime.table.Seat` that turns the table's
 events into Sessions messages with its :class:`~moonshot.protocols.sessions.codec.SessionCodec`.
 
 What a misbehaving client gets (it never affects another session, connection or table):
@@ -26,17 +26,17 @@ What a misbehaving client gets (it never affects another session, connection or 
   connection, beyond a burst allowance (token buckets): an ``error`` reply saying which limit,
   a ``flood_dropped`` warning in the log, and the connection is closed (its sessions go to bots).
   The decoder's work per byte is constant, so even a flood costs the others little until then.
-  The address is remembered (:class:`~moonshot.server.limits.ClientGuard`): its next connections
+  The address is remembered (:class:`~moonshot.runtime.limits.ClientGuard`): its next connections
   are read only after a penalty that doubles with each drop;
 * more connections, open sessions or sessions waiting for a table from one address than the
-  server's :class:`~moonshot.server.limits.ClientLimits` allow: an ``error`` with ``about:
+  server's :class:`~moonshot.runtime.limits.ClientLimits` allow: an ``error`` with ``about:
   "rate_limit"`` and the connection closed (connections), or a ``game_session_response`` with
   ``status: "error"`` (sessions), the connection kept.
 
 Seats belong to their owners. Session ids are random (48 bits, never one in use or held by a
 restored game) and each session gets a secret (``secrets.token_urlsafe(32)``, 256 bits) in its
 ``game_session_response`` (the extension field ``session_secret``); the table keeps only its
-SHA-256 (:attr:`~moonshot.server.table.Seat.credential`), and so does the store. The seed gives
+SHA-256 (:attr:`~moonshot.runtime.table.Seat.credential`), and so does the store. The seed gives
 no way to resume a session on a new connection. moonshot adds one message, ``resume_session
 {session_id, session_secret}``: on any connection, it takes back the chair of a session whose
 game is still on (restored after a restart, or played by a substitute since a disconnect or
@@ -63,13 +63,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from moonshot.actions import Pass, Play
-from moonshot.engine import Phase
+from moonshot.core.actions import Pass, Play
+from moonshot.core.engine import Phase
 from moonshot.protocols.sessions import codec as sc
-from moonshot.server.limits import ClientGuard, Hold, address_of
-from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
-from moonshot.server.ratelimit import AttemptLimiter, TokenBucket
-from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableNotice, TableStatus
+from moonshot.runtime.limits import ClientGuard, Hold, address_of
+from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.runtime.ratelimit import AttemptLimiter, TokenBucket
+from moonshot.runtime.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableNotice, TableStatus
 
 log = logging.getLogger("moonshot.sessions")
 

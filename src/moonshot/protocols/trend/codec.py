@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 from typing import Any, Final
 
-from moonshot.actions import Action, Expose, Pass, Play
-from moonshot.cards import TEN_CLUBS, CardError, CardSet, format_card, format_cards, parse_card
-from moonshot.engine import Phase
-from moonshot.events import (
+from moonshot.core.actions import Action, Expose, Pass, Play
+from moonshot.core.cards import TEN_CLUBS, CardError, CardSet, format_card, format_cards, parse_card
+from moonshot.core.engine import Phase
+from moonshot.core.events import (
     CardPlayed,
     DealEnded,
     DealStarted,
@@ -50,9 +50,9 @@ from moonshot.events import (
     TrickEnded,
     TrickStarted,
 )
-from moonshot.fairness import FORMAT
-from moonshot.rules import PassDirection, Rules, score_deal
-from moonshot.variants import TREND
+from moonshot.core.fairness import FORMAT
+from moonshot.core.rules import PassDirection, Rules, score_deal
+from moonshot.core.variants import TREND
 
 MAX_FRAME: Final = 64 * 1024  # bytes; a longer frame closes the socket (1009); Trend's largest is ~2 KB
 DEFAULT_PORT: Final = 8080

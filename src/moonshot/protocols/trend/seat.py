@@ -1,5 +1,5 @@
 """A Trend player's WebSocket and its chair: :class:`Peer` (one socket, an output queue, input
-limits) and :class:`TrendSeat` (the table :class:`~moonshot.server.table.Seat` that turns the
+limits) and :class:`TrendSeat` (the table :class:`~moonshot.runtime.table.Seat` that turns the
 chair's events into Trend events with a :class:`~moonshot.protocols.trend.codec.TrendCodec`).
 
 Both the one-table node (``moonshot trend-node``) and ``moonshot serve --trend-port`` use them.
@@ -28,10 +28,10 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect
 from websockets.exceptions import InvalidState
 
+from moonshot.core.rules import Rules
+from moonshot.core.variants import TREND
 from moonshot.protocols.trend import codec as tc
-from moonshot.rules import Rules
-from moonshot.server.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableNotice
-from moonshot.variants import TREND
+from moonshot.runtime.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableNotice
 
 log = logging.getLogger("moonshot.trend")
 
@@ -50,7 +50,7 @@ def entry_cache(table: Table) -> tc.EntryCache:
 
 def chair_status(table: Table) -> tuple[list[int], list[tuple[int, int]]]:
     """Each chair's Trend ``status`` and (``timeoutCount``, ``errorCount``) now, read from the
-    table's :class:`~moonshot.server.table.TableState` (a table owned by another process of a
+    table's :class:`~moonshot.runtime.table.TableState` (a table owned by another process of a
     cluster keeps the owner's, sent with the events it goes with)."""
     status, counts = [], []
     for c in table.snapshot().chairs:

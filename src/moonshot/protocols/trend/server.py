@@ -38,14 +38,14 @@ from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket
 
-from moonshot.engine import Phase
+from moonshot.core.engine import Phase
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import Peer, PeerBase, TrendSeat
 from moonshot.protocols.trend.wire import WireListener, WirePeer
-from moonshot.server.limits import ClientGuard, Hold
-from moonshot.server.lobby import Candidate, GameType, Lobby, LobbyError
-from moonshot.server.ratelimit import AttemptLimiter
-from moonshot.server.table import Table
+from moonshot.runtime.limits import ClientGuard, Hold
+from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.runtime.ratelimit import AttemptLimiter
+from moonshot.runtime.table import Table
 
 log = logging.getLogger("moonshot.trend")
 

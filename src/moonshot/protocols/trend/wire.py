@@ -21,7 +21,7 @@ What it keeps of the ASGI listener's behaviour (uvicorn with websockets-sansio, 
   text and binary both go to the parser (invalid UTF-8 is ignored as "not JSON", never a close);
 * the flood limit (a close with 1008) and bad input handling of
   :class:`~moonshot.protocols.trend.seat.PeerBase`;
-* per-address shares (:class:`~moonshot.server.limits.ClientGuard`, when given): an address over
+* per-address shares (:class:`~moonshot.runtime.limits.ClientGuard`, when given): an address over
   its connections gets HTTP 429 with ``Retry-After`` to its handshake, and a connection from an
   address just dropped for flooding (1008, 1009) is read only after the address's penalty;
 * ``close(code, reason)`` sends what is queued, then the close frame with the reason;
@@ -54,7 +54,7 @@ from websockets.typing import BytesLike
 
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import PeerBase
-from moonshot.server.limits import ClientGuard, Hold, address_of
+from moonshot.runtime.limits import ClientGuard, Hold, address_of
 
 log = logging.getLogger("moonshot.trend")
 

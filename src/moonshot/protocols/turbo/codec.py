@@ -7,7 +7,7 @@ events (``sit``, ``deal``, ``send_pass``, ``charge_status``, ``play_status`` ...
 reference server's order, each with what every seat sees (``Message.for_viewer``; spectators see
 everything). The convenience events Turbo adds (``start_passing``, ``pass_status``,
 ``charge_status``, ``play_status`` with the next player's legal plays) need the game's state, so
-the translator keeps a shadow :class:`~moonshot.engine.Game` that it advances with the action
+the translator keeps a shadow :class:`~moonshot.core.engine.Game` that it advances with the action
 behind each event.
 
 Redaction follows the seed: the ``deal`` shows a seat only its own hand (others ``[]``); other
@@ -38,10 +38,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from moonshot.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
-from moonshot.cards import CardError, CardSet, format_card, parse_card
-from moonshot.engine import DealSpec, Game, Phase
-from moonshot.events import (
+from moonshot.core.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
+from moonshot.core.cards import CardError, CardSet, format_card, parse_card
+from moonshot.core.engine import DealSpec, Game, Phase
+from moonshot.core.events import (
     CardPlayed,
     Charged,
     ChargesRevealed,
@@ -60,8 +60,8 @@ from moonshot.events import (
     TrickEnded,
     TrickStarted,
 )
-from moonshot.fairness import FORMAT
-from moonshot.rules import ChargingOrder, PassDirection, Rules
+from moonshot.core.fairness import FORMAT
+from moonshot.core.rules import ChargingOrder, PassDirection, Rules
 
 SEATS: Final[tuple[str, str, str, str]] = ("north", "east", "south", "west")
 SEAT_INDEX: Final[dict[str, int]] = {name: i for i, name in enumerate(SEATS)}

@@ -1,0 +1,131 @@
+"""Every bot by name: the registry every place a bot can sit loads bots from (the simulator, the
+arena, server bot seats, the RL opponents), the spec a bot is rated under, and ``--seats`` lists.
+
+Bots are imported lazily, by ``module:Class``, so a missing optional bot never breaks the others.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Mapping
+from importlib import import_module
+from typing import Any
+
+from moonshot.bots.base import Bot
+
+# name -> "module:Class"; imported lazily so a missing optional bot never breaks the others
+BOT_REGISTRY: dict[str, str] = {
+    "random": "moonshot.bots.random:RandomBot",
+    "heuristic": "moonshot.bots.heuristic:HeuristicBot",
+    "search": "moonshot.bots.search:SearchBot",
+    "shooter": "moonshot.bots.shooter:ShooterBot",
+    "pimc": "moonshot.bots.pimc:PimcBot",
+    "learned": "moonshot.bots.learned:LearnedBot",  # NumPy
+    "search-learned": "moonshot.bots.prior:PriorSearchBot",  # search over the network's top cards
+    "search-defend": "moonshot.bots.search:DefendingSearchBot",  # search set up against moon shooters
+    "duck": "moonshot.bots.duck:DuckBot",  # Turbo Hearts' own duck bot of the seed's era
+}
+
+
+class UnknownBot(ValueError):
+    pass
+
+
+def bot_names() -> list[str]:
+    """Bots that can be loaded here."""
+    out = []
+    for name in BOT_REGISTRY:
+        try:
+            make_bot(name)
+        except UnknownBot:
+            continue
+        out.append(name)
+    return out
+
+
+def make_bot(name: str, **options: Any) -> Bot:
+    """A fresh bot by name (``random``, ``heuristic``, ...)."""
+    target = BOT_REGISTRY.get(name)
+    if target is None:
+        raise UnknownBot(f"unknown bot {name!r}; known: {', '.join(BOT_REGISTRY)}")
+    found = _CLASSES.get(target)
+    if found is None:
+        module_name, _, cls_name = target.partition(":")
+        try:
+            found = getattr(import_module(module_name), cls_name)
+        except (ImportError, AttributeError) as e:
+            raise UnknownBot(f"bot {name!r} is not available in this installation ({e})") from e
+        _CLASSES[target] = found
+    cls: Any = found
+    bot: Bot = cls(**options)
+    # the name it is rated under (moonshot.play.ratings); setattr: a Bot need not declare it
+    with contextlib.suppress(AttributeError):
+        setattr(bot, "spec", bot_spec(name, options, cls))  # noqa: B010
+    return bot
+
+
+# "module:Class" -> the class, once imported (the simulator makes four bots a game)
+_CLASSES: dict[str, Any] = {}
+
+# a bot class's constructor defaults: inspect.signature parses a compiled class's text
+# signature, which cost more than the rest of a game of random bots (four bots a game)
+_DEFAULTS: dict[Any, dict[str, Any]] = {}
+
+
+def _defaults(cls: Any) -> dict[str, Any]:
+    out = _DEFAULTS.get(cls)
+    if out is None:
+        import inspect  # only here: a simulate run would otherwise import it at start-up
+
+        out = {}
+        with contextlib.suppress(TypeError, ValueError):
+            out = {k: p.default for k, p in inspect.signature(cls).parameters.items()}
+        _DEFAULTS[cls] = out
+    return out
+
+
+def bot_spec(name: str, options: Mapping[str, Any], cls: Any = None) -> str:
+    """A bot's full name, as a user types it to ``moonshot``: the registry name, then every option
+    that is set and differs from the constructor's default, sorted (``search --simulations 200``).
+
+    Only what a user can type is named: a CPU-time clock is ``--cpu-time`` (the arena's option
+    that hands it to the bots), and another object (another clock, a network given as an object)
+    is left out."""
+    if not options:
+        return name
+    defaults = _defaults(cls) if cls is not None else {}
+    parts: list[tuple[str, str]] = []  # (the option's key, its text), sorted by key
+    for key, value in options.items():
+        if value is None or (key in defaults and defaults[key] == value):
+            continue
+        if key == "clock":
+            if value is time.process_time:
+                parts.append(("cpu_time", "--cpu-time"))
+            continue
+        if not isinstance(value, (str, int, float)):  # (bool is an int)
+            continue
+        parts.append((key, f"--{key.replace('_', '-')} {value}"))
+    return " ".join([name, *(text for _, text in sorted(parts))])
+
+
+def spec_of(bot: Bot) -> str:
+    """The name ``bot`` is rated under: its spec when :func:`make_bot` made it, else its name."""
+    spec = getattr(bot, "spec", None)
+    return spec if isinstance(spec, str) and spec else bot.name
+
+
+def parse_seats(text: str) -> tuple[str, str, str, str]:
+    """``"heuristic,random"`` → four seat policies; a short list is repeated (its last name)."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names or len(names) > 4:
+        raise ValueError(f"--seats needs 1 to 4 comma-separated bot names, got {text!r}")
+    for n in names:
+        if n not in BOT_REGISTRY:
+            raise UnknownBot(f"unknown bot {n!r}; known: {', '.join(BOT_REGISTRY)}")
+    while len(names) < 4:
+        names.append(names[-1])
+    return (names[0], names[1], names[2], names[3])
+
+
+__all__ = ["BOT_REGISTRY", "UnknownBot", "bot_names", "bot_spec", "make_bot", "parse_seats", "spec_of"]

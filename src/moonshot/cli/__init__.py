@@ -1,0 +1,1 @@
+"""The ``moonshot`` command (:mod:`moonshot.cli.main`) and its sub-commands."""

@@ -1,0 +1,204 @@
+"""moonshot's JSON extensions for the web app under ``/api``: variants, bots, stored games and
+their replays, a game's seal.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
+
+from moonshot.core.actions import action_to_dict
+from moonshot.core.fairness import DealSeal
+from moonshot.core.variants import find_variant
+from moonshot.http.endpoints import endpoint, read_body
+from moonshot.http.identity import Caller, Identity
+from moonshot.http.lobby import GAME_VARIANTS, TurboLobby
+from moonshot.http.names import (
+    NameRefused,
+    display_name,
+)
+from moonshot.protocols.turbo.codec import (
+    Player,
+    RequestError,
+    field_str,
+    translate_log,
+)
+
+log = logging.getLogger("moonshot.turbo")
+
+
+# ---------------------------------------------------------------- moonshot's JSON extensions
+def variant_info() -> list[dict[str, Any]]:
+    out = []
+    for name in GAME_VARIANTS:
+        r = find_variant(name)
+        out.append(
+            {
+                "name": name,
+                "description": r.description,
+                "passing": any(d.offset for d in r.pass_cycle),
+                "charging": r.charging is not None,
+                "exposing": bool(r.exposable),
+                "claims": r.claims,
+            }
+        )
+    return out
+
+
+# what /api/games shows of a stored player (the store also keeps a chair's credential: never shown)
+PUBLIC_PLAYER_FIELDS = ("name", "kind", "protocol", "bot")
+
+
+def stored_seal(rec: Any) -> DealSeal | None:
+    """The deal seal of a stored game (None: stored before games were sealed)."""
+    salt = rec.meta.get("deal_salt") if isinstance(rec.meta, dict) else None
+    if not isinstance(salt, str):
+        return None
+    deals = rec.deals()
+    return DealSeal(rec.id, rec.seed, salt, tuple(deals) if deals is not None else None)
+
+
+def _when(value: Any) -> str | None:
+    if value is None:
+        return None
+    return str(value.isoformat()) if hasattr(value, "isoformat") else str(value)
+
+
+def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
+    def identity() -> Identity:
+        return lobby.identity
+
+    async def me(request: Request, caller: Caller) -> Any:
+        out: dict[str, Any] = {"name": caller.name}
+        if caller.recovery is not None:
+            out["recovery"] = caller.recovery  # the name was bound just now: its code, shown once
+        return out
+
+    async def recover(request: Request, caller: Caller) -> Any:
+        """``{"name", "code"}``: move a bound name to this browser with its recovery code."""
+        body = await read_body(request)
+        raw = field_str(body, "name", max_len=100)
+        code = field_str(body, "code", max_len=100)
+        assert raw is not None and code is not None
+        try:
+            name = display_name(raw)
+        except NameRefused as e:
+            raise RequestError(400, str(e)) from None
+        moved = await lobby.identity.recover(name, code)
+        log.info("event=name_recovered name=%s", json.dumps(moved.name))
+        return Identity.finish(JSONResponse({"name": moved.name, "recovery": moved.recovery}), moved)
+
+    async def variants(request: Request, caller: Caller) -> Any:
+        return variant_info()
+
+    async def bots(request: Request, caller: Caller) -> Any:
+        return lobby.bot_names
+
+    def int_param(request: Request, key: str, default: int, top: int) -> int:
+        text = request.query_params.get(key)
+        if text is None:
+            return default
+        try:
+            value = int(text)
+        except ValueError as e:
+            raise RequestError(400, f"{key} must be an integer") from e
+        if not 0 <= value <= top:
+            raise RequestError(400, f"{key} must be 0..{top}")
+        return value
+
+    def summary(r: dict[str, Any]) -> dict[str, Any]:
+        meta = r.get("meta") or {}
+        return {
+            "id": r["id"],
+            "variant": r["variant"],
+            "protocol": r.get("protocol", ""),
+            # what the store keeps of a player that is public (never a chair's credential)
+            "players": [{k: p[k] for k in PUBLIC_PLAYER_FIELDS if k in p} for p in r["players"] or []],
+            "status": r["status"],
+            "created": _when(r["created_at"]),
+            "finished": _when(r["finished_at"]),
+            "totals": r["totals"],
+            "winners": r["winners"],
+            # the commitment to the deals, published from the start (moonshot.core.fairness)
+            "commitment": meta.get("deal_commitment") if isinstance(meta, dict) else None,
+            "rated": not (isinstance(meta, dict) and meta.get("unrated")),
+        }
+
+    async def games(request: Request, caller: Caller) -> Any:
+        limit = int_param(request, "limit", 50, 500)
+        offset = int_param(request, "offset", 0, 10**9)
+        if lobby.store is None:
+            return []
+        return [summary(r) for r in await lobby.store.list_games(None, limit, offset)]
+
+    async def tournament_over(tid: Any) -> bool:
+        from moonshot.runtime.tournament import KEY_PREFIX
+
+        if not isinstance(tid, str):
+            return False
+        state = lobby.tournaments.state(tid) if lobby.tournaments is not None else None
+        if state is None and lobby.store is not None:
+            state = await lobby.store.get_value(KEY_PREFIX + tid)
+        return isinstance(state, dict) and state.get("status") in ("finished", "failed")
+
+    async def game(request: Request, caller: Caller) -> Any:
+        game_id = request.path_params["game_id"]
+        if lobby.store is None:
+            raise RequestError(404, "no games are stored (the server runs without --db)")
+        rec = await lobby.store.load(game_id)
+        if rec is None:
+            raise RequestError(404, f"no stored game {game_id!r}")
+        if rec.status == "running":
+            raise RequestError(403, "the game is still running: watch it through /game/subscribe")
+        if rec.meta.get("reveal_at_end") is False and not await tournament_over(rec.meta.get("tournament")):
+            # its deal set is still being played in other rotations: its hands would tell theirs
+            raise RequestError(403, "a tournament's game is shown once the tournament is over")
+        g = rec.rebuild()
+        algorithms = json.loads(rec.meta.get("algorithms", "[]") or "[]")
+        players = []
+        for s, p in enumerate(rec.players):
+            kind = "bot" if p.get("kind") == "bot" else "human"
+            alg = algorithms[s] if s < len(algorithms) and algorithms[s] else None
+            players.append(Player(str(p.get("name", "")), kind, alg))
+        seal = stored_seal(rec)
+        log_ = [seal.decorate(e) for e in g.log] if seal is not None else g.log
+        msgs = translate_log(g.rules, rec.seed, players, log_, rec.deals())
+        out = summary(
+            {
+                "id": rec.id,
+                "variant": rec.variant,
+                "protocol": rec.protocol,
+                "players": rec.players,
+                "status": rec.status,
+                "created_at": rec.created_at,
+                "finished_at": rec.finished_at,
+                "totals": rec.totals,
+                "winners": rec.winners,
+                "meta": rec.meta,
+            }
+        )
+        out["events"] = [m.data for m in msgs]
+        # what `moonshot verify --record` checks: the revealed seed and salt, the actions
+        if seal is not None and rec.status == "finished":
+            out["deal_seal"] = {**seal.revealed(), "commitment": out["commitment"], "seed": str(seal.seed)}
+        if rec.deals() is not None:
+            out["deals"] = rec.meta.get("deals")
+        out["actions"] = [action_to_dict(a) for a in rec.actions]
+        return out
+
+    return [
+        Route("/api/me", endpoint(me, identity), methods=["GET"]),
+        Route("/api/names/recover", endpoint(recover, identity, anonymous=True), methods=["POST"]),
+        Route("/api/variants", endpoint(variants, identity, anonymous=True), methods=["GET"]),
+        Route("/api/bots", endpoint(bots, identity, anonymous=True), methods=["GET"]),
+        Route("/api/games", endpoint(games, identity, anonymous=True), methods=["GET"]),
+        Route("/api/games/{game_id}", endpoint(game, identity, anonymous=True), methods=["GET"]),
+    ]
+
+
+__all__ = ["PUBLIC_PLAYER_FIELDS", "api_routes", "stored_seal", "variant_info"]

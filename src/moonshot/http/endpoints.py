@@ -1,0 +1,83 @@
+"""One shape for every JSON route: identify the caller, read a bounded JSON body, run the handler,
+answer JSON; a :class:`~moonshot.protocols.turbo.codec.RequestError` is the client's (its status and reason).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from moonshot.http.identity import Caller, Identity
+from moonshot.protocols.turbo.codec import (
+    RequestError,
+    parse_json,
+)
+
+log = logging.getLogger("moonshot.turbo")
+
+MAX_BODY = 64 * 1024
+
+
+LIMIT_RETRY_AFTER = 10  # seconds: a 429 for a share held (open games, chat lines) frees as they end
+
+
+def error(status: int, message: str) -> JSONResponse:
+    # a refusal for asking too much (429) says when to ask again
+    headers = {"Retry-After": str(LIMIT_RETRY_AFTER)} if status == 429 else None
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+async def read_body(request: Request) -> dict[str, Any]:
+    """The JSON object a POST carries: 413 over 64 KB, 400 when it is not a JSON object."""
+    length = request.headers.get("content-length")
+    if length is not None:
+        try:
+            size_given = int(length)
+        except ValueError as e:
+            raise RequestError(400, "a bad Content-Length") from e
+        if size_given > MAX_BODY:
+            raise RequestError(413, f"the body is over {MAX_BODY // 1024} KB")
+    chunks = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise RequestError(413, f"the body is over {MAX_BODY // 1024} KB")
+        chunks.append(chunk)
+    return parse_json(b"".join(chunks))
+
+
+def endpoint(
+    handler: Callable[[Request, Caller], Awaitable[Any]], identity: Callable[[], Identity], anonymous: bool = False
+) -> Callable[[Request], Awaitable[Response]]:
+    """A route: identify the caller, run the handler, answer JSON; a RequestError is the client's."""
+
+    async def run(request: Request) -> Response:
+        caller: Caller | None = None
+        try:
+            caller = None if anonymous else await identity().resolve(request)
+            result = await handler(request, caller)  # type: ignore[arg-type]
+        except RequestError as e:
+            log.info(
+                "event=http_refused path=%s status=%d name=%s reason=%s",
+                request.url.path,
+                e.status,
+                json.dumps(caller.name if caller is not None else None),
+                json.dumps(str(e)),
+            )
+            return Identity.finish(error(e.status, str(e)), caller if e.status < 500 else None)
+        except Exception:
+            log.exception("event=http_error path=%s", request.url.path)
+            return error(500, "internal error (logged on the server)")
+        response = result if isinstance(result, Response) else JSONResponse(result)
+        return Identity.finish(response, caller)
+
+    return run
+
+
+__all__ = ["LIMIT_RETRY_AFTER", "MAX_BODY", "endpoint", "error", "read_body"]

@@ -1,0 +1,278 @@
+"""Fair shares per client: what one address (and one name) may hold at once, and how fast it may ask.
+
+One :class:`ClientGuard` per server process holds every per-client limit of every protocol, all
+configured by one :class:`ClientLimits` (``moonshot serve --limit KEY=VALUE``; the table of limits
+is in docs/server.md):
+
+* :class:`Holds`: how many of a thing each key (an address, a name) holds at once, up to a cap
+  (connections, SSE streams, players waiting for a table, open lobby games). ``acquire`` gives a
+  :class:`Hold` (or None: refused); releasing it twice is harmless;
+* :class:`Rates`: a token bucket per key (lobby posts, chat lines); ``take`` answers 0 (allowed)
+  or the seconds until it would be (the ``Retry-After``);
+* :class:`Penalties`: an address whose connection was dropped for flooding waits before its next
+  connection is read: ``penalty`` seconds, doubled for each drop while it is remembered, up to
+  ``penalty_max``; forgotten after ``penalty_forget`` quiet seconds.
+
+The clock is passed in (``time.monotonic`` by default), so tests drive it by hand. Every map is
+bounded: keys holding nothing, full buckets and forgotten penalties are dropped, so an attacker
+with many names costs memory only while its holds last.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from moonshot.runtime.ratelimit import TokenBucket
+
+Clock = Callable[[], float]
+
+
+@dataclass
+class ClientLimits:
+    """Every per-client limit, with its default (generous: many honest clients share an address
+    behind a NAT, and tests run dozens of players from 127.0.0.1)."""
+
+    connections_per_address: int = 512  # Sessions, Trend and Kierki TCP connections at once, together
+    sessions_per_address: int = 1024  # open Sessions sessions (one chair each), over all connections
+    waiting_per_address: int = 256  # Sessions sessions and Trend players waiting in the lobby for a table
+    streams_per_address: int = 64  # HTTP SSE streams (lobby and games) at once
+    streams_per_name: int = 8  # ... of them under one name
+    open_games_per_name: int = 4  # Turbo lobby games created and not started
+    open_games_per_address: int = 32
+    tournaments_per_address: int = 4  # tournaments created over HTTP and not finished
+    lobby_per_s: float = 5.0  # lobby and tournament POSTs per second, per name (and burst below)
+    lobby_burst: float = 20.0
+    lobby_per_address_per_s: float = 20.0  # ... per address, over all its names
+    lobby_address_burst: float = 100.0
+    chat_per_s: float = 1.0  # chat lines (lobby and game) per second, per name
+    chat_burst: float = 10.0
+    chat_per_address_per_s: float = 5.0
+    chat_address_burst: float = 40.0
+    tarpit: float = 1.0  # seconds an HTTP request over a rate waits before its 429
+    chat_lines_per_game: int = 2000  # a game's chat log holds at most this many lines
+    max_body: int = 64 * 1024  # HTTP request body bytes (refused at Content-Length or as it streams)
+    penalty: float = 1.0  # seconds before a connection from an address just dropped is read
+    penalty_max: float = 60.0  # the penalty doubles for each drop, up to this
+    penalty_forget: float = 300.0  # seconds without a drop before an address's penalty is forgotten
+    game_expiry: float = 3600.0  # seconds an open lobby game nobody joins stays open (<= 0: forever)
+    lobby_idle: float = 3600.0  # seconds a lobby stream may stay open with no request under its name
+    abandon_after: float = 30.0  # seconds a lobby table whose players all left waits for one (< 0: never ends)
+
+    def replace(self, **changes: Any) -> ClientLimits:
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def keys(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls)]
+
+    def with_settings(self, settings: dict[str, str]) -> ClientLimits:
+        """These limits with ``settings`` (``{"streams_per_name": "2"}``; dashes allowed in keys);
+        ValueError names an unknown key or a bad value."""
+        types = {f.name: f.type for f in dataclasses.fields(self)}
+        changes: dict[str, Any] = {}
+        for raw, value in settings.items():
+            key = raw.strip().replace("-", "_")
+            if key not in types:
+                raise ValueError(f"unknown limit {raw!r}; known: {', '.join(self.keys())}")
+            try:
+                changes[key] = int(value) if types[key] in ("int", int) else float(value)
+            except ValueError:
+                raise ValueError(f"limit {raw}: {value!r} is not a number") from None
+            if changes[key] < 0 and key not in ("game_expiry", "lobby_idle", "abandon_after"):
+                raise ValueError(f"limit {raw}: {value!r} is negative")
+        return dataclasses.replace(self, **changes)
+
+
+def address_of(peer: Any) -> str:
+    """The address part of a peer (``("127.0.0.1", 5123)``, ``"127.0.0.1:5123"``); an IPv4 address
+    mapped into IPv6 is its IPv4 form, so one client is one key whichever way it came."""
+    if isinstance(peer, tuple | list) and peer:
+        host = str(peer[0])
+    elif isinstance(peer, str):
+        host = peer.rsplit(":", 1)[0] if peer.count(":") == 1 else peer
+        host = host.strip("[]")
+    else:
+        return "?"
+    try:
+        ip = ipaddress.ip_address(host.split("%", 1)[0])
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ip)
+
+
+class Hold:
+    """One thing a key holds (a connection, a stream); ``release`` gives it back, once."""
+
+    __slots__ = ("_holds", "key")
+
+    def __init__(self, holds: Holds, key: str) -> None:
+        self._holds: Holds | None = holds
+        self.key = key
+
+    def release(self) -> None:
+        holds, self._holds = self._holds, None
+        if holds is not None:
+            holds._give(self.key)
+
+    @property
+    def held(self) -> bool:
+        return self._holds is not None
+
+
+class Holds:
+    """How many of one thing each key holds at once, at most ``cap``."""
+
+    def __init__(self, cap: int, what: str) -> None:
+        self.cap = cap
+        self.what = what  # for refusals: "connections from this address"
+        self.counts: dict[str, int] = {}
+
+    def acquire(self, key: str) -> Hold | None:
+        n = self.counts.get(key, 0)
+        if n >= self.cap:
+            return None
+        self.counts[key] = n + 1
+        return Hold(self, key)
+
+    def count(self, key: str) -> int:
+        return self.counts.get(key, 0)
+
+    def refusal(self) -> str:
+        return f"too many {self.what} (at most {self.cap})"
+
+    def _give(self, key: str) -> None:
+        n = self.counts.get(key, 0) - 1
+        if n > 0:
+            self.counts[key] = n
+        else:
+            self.counts.pop(key, None)
+
+
+class Rates:
+    """A token bucket per key: ``rate`` a second, bursts of ``burst``."""
+
+    PRUNE_AT = 4096  # keys kept before full buckets are dropped
+
+    def __init__(self, rate: float, burst: float, clock: Clock, what: str) -> None:
+        self.rate = rate
+        self.burst = max(1.0, burst)
+        self.clock = clock
+        self.what = what
+        self.buckets: dict[str, TokenBucket] = {}
+
+    def take(self, key: str, n: float = 1.0) -> float:
+        """0.0 if ``n`` tokens were taken; else the seconds until they would be there."""
+        now = self.clock()
+        b = self.buckets.get(key)
+        if b is None:
+            if len(self.buckets) >= self.PRUNE_AT:
+                self._prune(now)
+            b = self.buckets[key] = TokenBucket(self.rate, self.burst)
+        if b.take(n, now):
+            return 0.0
+        if self.rate <= 0:
+            return 3600.0
+        return max(0.001, (n - b.tokens) / self.rate)
+
+    def _prune(self, now: float) -> None:
+        for k, b in list(self.buckets.items()):
+            if b.stamp is None or b.tokens + (now - b.stamp) * self.rate >= b.burst:
+                del self.buckets[k]
+
+    def refusal(self, wait: float) -> str:
+        return f"too many {self.what} (at most {self.rate:g} a second): try again in {wait:.1f} s"
+
+
+@dataclass
+class _Record:
+    drops: int
+    until: float  # no connection from the address is read before this
+    last: float  # the last drop
+
+
+class Penalties:
+    """Addresses whose connections were just dropped for flooding: their next ones wait."""
+
+    PRUNE_AT = 4096
+
+    def __init__(self, base: float, cap: float, forget: float, clock: Clock) -> None:
+        self.base = base
+        self.cap = cap
+        self.forget = forget
+        self.clock = clock
+        self.records: dict[str, _Record] = {}
+
+    def dropped(self, addr: str) -> float:
+        """``addr`` was dropped now: the seconds its next connection will wait."""
+        now = self.clock()
+        r = self.records.get(addr)
+        if r is None or now - r.last > self.forget:
+            if len(self.records) >= self.PRUNE_AT:
+                self._prune(now)
+            r = self.records[addr] = _Record(0, now, now)
+        r.drops += 1
+        r.last = now
+        wait = min(self.cap, self.base * float(2 ** min(r.drops - 1, 30)))
+        r.until = max(r.until, now + wait)
+        return wait
+
+    def wait(self, addr: str) -> float:
+        """Seconds before a new connection from ``addr`` may be read (0: at once)."""
+        r = self.records.get(addr)
+        if r is None:
+            return 0.0
+        return max(0.0, r.until - self.clock())
+
+    def _prune(self, now: float) -> None:
+        for k, r in list(self.records.items()):
+            if now - r.last > self.forget:
+                del self.records[k]
+
+
+class ClientGuard:
+    """Every per-client limit of one server process (all protocols), from one :class:`ClientLimits`."""
+
+    def __init__(self, limits: ClientLimits | None = None, clock: Clock = time.monotonic) -> None:
+        lim = self.limits = limits or ClientLimits()
+        self.clock = clock
+        self.connections = Holds(lim.connections_per_address, "connections from this address")
+        self.sessions = Holds(lim.sessions_per_address, "open sessions from this address")
+        self.waiting = Holds(lim.waiting_per_address, "players from this address waiting for a table")
+        self.streams_by_address = Holds(lim.streams_per_address, "event streams from this address")
+        self.streams_by_name = Holds(lim.streams_per_name, "event streams under this name")
+        self.games_by_name = Holds(lim.open_games_per_name, "open games created under this name")
+        self.games_by_address = Holds(lim.open_games_per_address, "open games created from this address")
+        self.tournaments = Holds(lim.tournaments_per_address, "unfinished tournaments created from this address")
+        self.lobby_by_name = Rates(lim.lobby_per_s, lim.lobby_burst, clock, "lobby requests under this name")
+        self.lobby_by_address = Rates(
+            lim.lobby_per_address_per_s, lim.lobby_address_burst, clock, "lobby requests from this address"
+        )
+        self.chat_by_name = Rates(lim.chat_per_s, lim.chat_burst, clock, "chat lines under this name")
+        self.chat_by_address = Rates(
+            lim.chat_per_address_per_s, lim.chat_address_burst, clock, "chat lines from this address"
+        )
+        self.penalties = Penalties(lim.penalty, lim.penalty_max, lim.penalty_forget, clock)
+        self.refused = 0  # refusals of every kind, for the logs and the benchmark
+
+    def admit(self, addr: str) -> tuple[Hold | None, float, str | None]:
+        """A new connection from ``addr``: its hold (None: refused, with the reason) and the
+        seconds it must wait before it is read (a penalty)."""
+        hold = self.connections.acquire(addr)
+        if hold is None:
+            self.refused += 1
+            return None, 0.0, self.connections.refusal()
+        return hold, self.penalties.wait(addr), None
+
+    def dropped(self, addr: str) -> float:
+        """A connection from ``addr`` was dropped for flooding; the penalty its next one waits."""
+        return self.penalties.dropped(addr)
+
+
+__all__ = ["ClientGuard", "ClientLimits", "Hold", "Holds", "Penalties", "Rates", "address_of"]

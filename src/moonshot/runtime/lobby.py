@@ -1,0 +1,248 @@
+"""The matching engine: who plays with whom.
+
+A player (any protocol) asks to play with a ``game_type`` and an optional ``lobby_code`` and says
+whether it is a human or a bot:
+
+* ``any``: anyone who also asked for ``any`` (same code); empty chairs are filled with moonshot
+  bots once the first waiting player has waited ``fill_wait`` seconds (``None``: never fill);
+* ``humans_only``: four humans; a bot asking for it is refused; nothing is ever filled;
+* ``bots_only``: four bots (clients that say they are bots); never filled with moonshot bots.
+
+The same ``lobby_code`` (and game type) puts players at the same table, four at a time; no code
+means the public pool. Chairs are shuffled so arrival order does not pick the seat, except that a
+player may ask for a chair (Trend's ``playerNumber``), which it gets when nobody else at the table
+asked for it first. A candidate with ``exact_chair`` (Kierki's ``IAM<seat>``) sits in that chair
+or waits: its pool keeps one queue per chair and a table forms when all four chairs have someone
+waiting (the first of each), so a second player asking for a chair starts the next table; such
+queues are never filled with bots.
+Each protocol has its own pools: a candidate's ``protocol`` picks the table
+starter (the rules: Sessions' game, Trend's ``trend``) and the bots that fill its tables.
+The lobby runs in the event loop's thread; it has no lock because nothing else touches it.
+
+Mixed tables: a ``router`` (the app's) sees every candidate first. A lobby code that names a
+table someone else hosts (an HTTP game id, a tournament entrant's token) is claimed there, so
+players from any protocol meet at it; the router raises :class:`LobbyError` with the reason when
+the candidate's protocol cannot express that table's rules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import enum
+import logging
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from moonshot.runtime.table import Seat, SeatKind, Table
+
+log = logging.getLogger("moonshot.lobby")
+
+
+class GameType(enum.Enum):
+    ANY = "any"
+    HUMANS_ONLY = "humans_only"
+    BOTS_ONLY = "bots_only"
+
+
+class LobbyError(ValueError):
+    """The request cannot be matched (a bot asking for humans_only, ...)."""
+
+
+@dataclass(eq=False)
+class Candidate:
+    seat: Seat
+    game_type: GameType
+    lobby_code: str | None = None
+    on_matched: Callable[[Table, int], None] = lambda table, seat: None
+    joined_at: float = 0.0
+    protocol: str = "sessions"  # its pools, its table starter (rules) and its filling bots
+    chair: int | None = None  # the chair asked for (0..3), given when free
+    token: str | None = None  # a secret the player holds besides the code (Trend's join token)
+    exact_chair: bool = False  # this chair or none (Kierki): wait for a table where it is free
+    # set by a protocol that can wait for its join's answer (Sessions): the router may then answer
+    # later (``pending``), calling it with None (accepted) or the refusal's reason, as when the
+    # code names a table on another process of a cluster (moonshot.cluster.mixed)
+    settle: Callable[[str | None], None] | None = field(default=None, repr=False)
+    pending: bool = False
+
+    @property
+    def kind(self) -> SeatKind:
+        return self.seat.kind
+
+
+@dataclass
+class _Pool:
+    members: list[Candidate] = field(default_factory=list)
+    timer: asyncio.TimerHandle | None = None
+    # exact-chair candidates, one first-come queue per chair
+    chairs: tuple[collections.deque[Candidate], ...] = field(
+        default_factory=lambda: tuple(collections.deque() for _ in range(4))
+    )
+
+    def size(self) -> int:
+        return len(self.members) + sum(len(q) for q in self.chairs)
+
+
+_Key = tuple[str, GameType, str | None]  # (protocol, game type, lobby code)
+
+
+class Router(Protocol):
+    """Claims candidates whose lobby code names a table hosted elsewhere (mixed tables)."""
+
+    def claim(self, c: Candidate) -> bool: ...
+
+    def release(self, c: Candidate) -> bool: ...
+
+
+# start_table(seats) creates and starts a table for four seats (the app wires storage, policy...)
+TableStarter = Callable[[list[Seat]], Table]
+
+
+class Lobby:
+    def __init__(
+        self,
+        start_table: TableStarter,
+        make_bot: Callable[[], Seat],
+        fill_wait: float | None = 5.0,
+        rng: random.Random | None = None,
+        starters: dict[str, TableStarter] | None = None,
+        bots: dict[str, Callable[[], Seat]] | None = None,
+    ) -> None:
+        self.start_table = start_table  # the default (Sessions) starter
+        self.make_bot = make_bot
+        self.starters = dict(starters or {})  # other protocols' starters, by protocol name
+        self.bots = dict(bots or {})
+        self.fill_wait = fill_wait
+        self.rng = rng or random.Random()
+        self._pools: dict[_Key, _Pool] = {}
+        self.matched = 0
+        self.router: Router | None = None
+        # pools whose fill time came: filled one a loop turn, so a thousand lone players whose
+        # waits end together (one client's burst) start their tables between everyone's I/O
+        self._fills: collections.deque[_Key] = collections.deque()
+        self._filler: asyncio.Task[None] | None = None
+
+    def waiting(self) -> int:
+        return sum(p.size() for p in self._pools.values())
+
+    def join(self, c: Candidate) -> None:
+        if c.game_type is GameType.HUMANS_ONLY and c.kind is not SeatKind.HUMAN:
+            raise LobbyError("humans_only games are for human players (say player_kind: human)")
+        if c.game_type is GameType.BOTS_ONLY and c.kind is not SeatKind.BOT:
+            raise LobbyError("bots_only games are for bots (say player_kind: bot)")
+        loop = asyncio.get_running_loop()
+        c.joined_at = loop.time()
+        if self.router is not None and self.router.claim(c):
+            return
+        key = (c.protocol, c.game_type, c.lobby_code)
+        pool = self._pools.setdefault(key, _Pool())
+        if c.exact_chair and c.chair is not None and 0 <= c.chair < 4:
+            pool.chairs[c.chair].append(c)
+            if all(pool.chairs):
+                self._match([q.popleft() for q in pool.chairs], [], c.protocol)
+        else:
+            pool.members.append(c)
+        log.debug("event=lobby_join type=%s code=%s waiting=%d", c.game_type.value, c.lobby_code, pool.size())
+        while len(pool.members) >= 4:
+            group, pool.members = pool.members[:4], pool.members[4:]
+            self._match(group, [], c.protocol)
+        self._arm(key, pool)
+
+    def leave(self, c: Candidate) -> bool:
+        if self.router is not None and self.router.release(c):
+            return True
+        key = (c.protocol, c.game_type, c.lobby_code)
+        pool = self._pools.get(key)
+        if pool is None:
+            return False
+        if c in pool.members:
+            pool.members.remove(c)
+        elif c.chair is not None and 0 <= c.chair < 4 and c in pool.chairs[c.chair]:
+            pool.chairs[c.chair].remove(c)
+        else:
+            return False
+        self._arm(key, pool)
+        return True
+
+    def _arm(self, key: _Key, pool: _Pool) -> None:
+        if pool.timer is not None:
+            pool.timer.cancel()
+            pool.timer = None
+        if not pool.size():
+            self._pools.pop(key, None)
+            return
+        fill_wait = self.fill_wait
+        # exact-chair queues are never filled: those players wait for one another (Kierki)
+        if key[1] is not GameType.ANY or fill_wait is None or not pool.members:
+            return
+        loop = asyncio.get_running_loop()
+        when = pool.members[0].joined_at + fill_wait
+        pool.timer = loop.call_at(when, self._fill, key)
+
+    def _fill(self, key: _Key) -> None:
+        self._fills.append(key)
+        if self._filler is None or self._filler.done():
+            self._filler = asyncio.get_running_loop().create_task(self._fill_in_turns(), name="lobby-fill")
+
+    async def _fill_in_turns(self) -> None:
+        while self._fills:
+            try:
+                self._fill_now(self._fills.popleft())
+            except Exception:
+                log.exception("event=fill_failed")
+            await asyncio.sleep(0)  # the others' I/O runs between two tables
+
+    def _fill_now(self, key: _Key) -> None:
+        pool = self._pools.get(key)
+        if pool is None or not pool.members:
+            return
+        pool.timer = None
+        group, pool.members = pool.members[:4], pool.members[4:]
+        make_bot = self.bots.get(key[0], self.make_bot)
+        bots = [make_bot() for _ in range(4 - len(group))]
+        self._match(group, bots, key[0])
+        self._arm(key, pool)
+
+    def _match(self, group: list[Candidate], bots: list[Seat], protocol: str = "sessions") -> None:
+        entries: list[tuple[Seat, Candidate | None]] = [(c.seat, c) for c in group] + [(b, None) for b in bots]
+        self.rng.shuffle(entries)
+        entries = _honour_chairs(entries)
+        try:
+            table = self.starters.get(protocol, self.start_table)([s for s, _ in entries])
+        except Exception:
+            log.exception("event=table_start_failed")
+            return
+        self.matched += 1
+        for i, (_, c) in enumerate(entries):
+            if c is not None:
+                try:
+                    c.on_matched(table, i)
+                except Exception:
+                    log.exception("event=on_matched_failed table=%s seat=%d", table.id, i)
+                    table.detach(i, c.seat, "matching callback failed")
+        log.info(
+            "event=matched table=%s players=%s bots=%d",
+            table.id,
+            [s.name for s, _ in entries],
+            len(bots),
+        )
+
+
+def _honour_chairs(entries: list[tuple[Seat, Candidate | None]]) -> list[tuple[Seat, Candidate | None]]:
+    """Give each candidate that asked for a chair that chair (first asker wins); the rest keep
+    their shuffled order in the chairs left."""
+    placed: list[tuple[Seat, Candidate | None] | None] = [None, None, None, None]
+    rest = []
+    for e in entries:
+        want = e[1].chair if e[1] is not None else None
+        if want is not None and 0 <= want < 4 and placed[want] is None:
+            placed[want] = e
+        else:
+            rest.append(e)
+    return [p if p is not None else rest.pop(0) for p in placed]
+
+
+__all__ = ["Candidate", "GameType", "Lobby", "LobbyError", "Router"]

@@ -1,0 +1,1 @@
+"""The ``train-*`` commands: the learned bot's, the value and the belief networks' training."""
