@@ -1,5 +1,5 @@
 """The server's command-line commands: ``moonshot serve``, ``moonshot bot``, ``moonshot games``
-and ``moonshot replay GAME_ID`` (registered on the ``moonshot`` group in :mod:`moonshot.cli.main.main`).
+and ``moonshot replay GAME_ID`` (registered on the ``moonshot`` group in :mod:`moonshot.cli.main`).
 
 Heavy imports (asyncio servers, SQLAlchemy) happen inside the commands so ``moonshot --help``
 stays fast.
@@ -408,7 +408,7 @@ def _supervise(workers: int, argv: list[str]) -> int:
 
     if argv and argv[0] == "serve":
         argv = argv[1:]
-    cmd = [sys.executable, "-m", "moonshot.cli.main.main", "serve"]
+    cmd = [sys.executable, "-m", "moonshot.cli.main", "serve"]
     procs: list[subprocess.Popen[bytes]] = []
     stopping = False
 
