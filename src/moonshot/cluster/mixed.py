@@ -55,12 +55,12 @@ from typing import TYPE_CHECKING, Any, cast
 
 from moonshot.cluster import messages as wire
 from moonshot.cluster.node import Binding, RemoteSeat, RemoteTable
-from moonshot.cluster.trend import INDEX_TTL_S, seat_key
+from moonshot.cluster.trend import seat_key
 from moonshot.core.rules import Rules
 from moonshot.play.tournament import token_digest
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.runtime.lobby import Candidate, GameType, LobbyError
-from moonshot.runtime.table import SeatKind, Table, TableStatus
+from moonshot.runtime.table import SeatKind, Table
 from moonshot.store import rules_named
 
 if TYPE_CHECKING:
@@ -127,22 +127,10 @@ class ClusterMixed:
                 c.write("", "h", c.key("tourtoken"), e.token_digest, c.node)
 
     def index_trend_chairs(self, table: Table, chairs: list[int]) -> None:
-        """A mixed HTTP game's Trend chairs, in the Trend re-join index (``trendseat``, under each
-        player number: the join's number is not kept), so that a bot whose socket closed takes its
-        chair back by joining again on any node, as at a Trend table; out again when it ends."""
-        cl = self.cluster
-        lease = cl.key("lease", table.id)
-        keys = [cl.key("trendseat", seat_key(n, table.names[chair])) for chair in chairs for n in range(1, 5)]
-        for i, key in enumerate(keys):
-            cl.write(lease, "h", key, table.id, str(chairs[i // 4]))
-            cl.write("", "e", key, str(INDEX_TTL_S))
-
-        def unindex(_: object) -> None:
-            if table.status is not TableStatus.STOPPED:  # stopped here: it goes on elsewhere
-                for key in keys:
-                    cl.write("", "hd", key, table.id)
-
-        table.done.add_done_callback(unindex)
+        """A mixed HTTP game's Trend chairs, in the cluster's re-join index (under each player
+        number: the join's number is not kept), so that a bot whose socket closed takes its
+        chair back by joining again on any node, as at a Trend table."""
+        self.cluster.index_chairs(table, [(c, seat_key(n, table.names[c])) for c in chairs for n in range(1, 5)])
 
     # ------------------------------------------------------------ the player's node
     def claim(self, c: Candidate) -> bool:

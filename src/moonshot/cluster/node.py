@@ -12,8 +12,8 @@ ports) turns one server process into a *node* of a cluster. What a node keeps in
 * **the table directory**: ``tables`` (a hash: table id -> owner node), a **lease** per table
   (``lease:{id}``, the owner's node id with an expiry the owner renews), the table's start data
   (``meta:{id}``: rules, seed, names, credentials), which node and binding holds each chair
-  (``bind:{id}``), and ``sess:{session id}`` -> table and chair, for ``resume_session`` on any
-  node.
+  (``bind:{id}``), and the **chair index** (``chair:{key}`` -> table and chair, by a key the
+  protocol computes: Sessions' session id, Trend's number and name), for a re-join on any node.
 * **a write-ahead action log** per table (``log:{id}``): every applied action, written in the
   same atomic batch as the events it caused. The game store (PostgreSQL) is written behind, in
   batches, and a killed process may not have flushed its last few rows; the log in Redis has
@@ -82,8 +82,6 @@ from moonshot.core.actions import Action, ActionFormatError, action_from_dict, a
 from moonshot.core.engine import Phase
 from moonshot.core.rules import Rules
 from moonshot.core.views import SeatView
-from moonshot.protocols.sessions import codec as sc
-from moonshot.protocols.sessions.server import SessionsConnection, SessionSeat, secret_matches
 from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError
 from moonshot.runtime.table import (
     BotSeat,
@@ -110,7 +108,7 @@ STREAM_MAXLEN = 200_000  # entries kept per node stream (approximate trimming)
 READ_BLOCK_MS = 1000
 MAX_CONNECTIONS = 64  # to Redis, per node: the reader, the writer, the keeper and the lobby's calls
 LOBBY_CALLS = 16  # lobby and resume calls to Redis at once (a burst of joins waits its turn)
-SESSION_TTL_S = 7 * 24 * 3600
+CHAIR_TTL_S = 7 * 24 * 3600  # a re-join key lasts this long without a new game on it
 INSTALL_HINT = "--redis needs the redis package: pip install 'moonshot[scale]'"
 
 
@@ -496,7 +494,7 @@ class Binding:
     """One connection's hold on a chair of a (possibly remote) table."""
 
     id: str
-    seat: Any  # the protocol's seat adapter (SessionSeat, TrendSeat, KierkiSeat)
+    seat: Any  # the protocol's seat adapter (Sessions', Trend's, Kierki's)
     table: RemoteTable
     last_version: int = 0
 
@@ -506,16 +504,6 @@ class _Ticket:
     candidate: Candidate
     text: str  # the JSON kept in the Redis pool
     pool: str
-    timer: asyncio.TimerHandle | None = None
-
-
-@dataclass
-class _Resume:
-    conn: SessionsConnection
-    seat: SessionSeat
-    table: RemoteTable
-    secret: str
-    attempt: int
     timer: asyncio.TimerHandle | None = None
 
 
@@ -606,7 +594,6 @@ class Cluster:
     redis: Any = None  # redis.asyncio.Redis once started
     bindings: dict[str, Binding] = field(default_factory=dict)
     tickets: dict[str, _Ticket] = field(default_factory=dict)
-    resumes: dict[str, _Resume] = field(default_factory=dict)
     # re-joins waiting for an owner's answer (table.attach), by binding
     answers: dict[str, Callable[[wire.Attached | wire.Refused], None]] = field(default_factory=dict)
     owned: dict[str, Table] = field(default_factory=dict)  # cluster tables this node runs
@@ -1171,10 +1158,7 @@ class Cluster:
             occ = seat.occupant
             if isinstance(occ, RemoteSeat):
                 self.write(lease, "h", self.key("bind", table.id), str(chair), f"{occ.node} {occ.binding}")
-        for chair, name in enumerate(info["names"]):
-            sid = _session_id(name)
-            if sid is not None and table.credentials[chair] is not None:
-                self.write(lease, "s", self.key("sess", str(sid)), f"{table.id} {chair}", SESSION_TTL_S * 1000)
+        self._index_sessions(table)
         self.owned[table.id] = table
         self._ops.append(("L", "", lambda tid=table.id: self._leased.add(tid)))  # once the lease is in Redis
 
@@ -1206,56 +1190,129 @@ class Cluster:
             log.exception("event=on_matched_failed table=%s", rt.id)
             rt.detach(rt.chair, None, "matching callback failed")
 
-    # -------------------------------------------------------------- resume_session on any node
-    def resume(self, conn: SessionsConnection, sid: int, secret: str) -> None:
-        self._spawn(self._resume(conn, sid, secret))
+    # -------------------------------------------------------------- the chair index and re-join
+    def index_chairs(self, table: Table, keys: Sequence[tuple[int, str]]) -> None:
+        """Re-join keys of a table this node runs, as (chair, key): ``chair:{key}`` -> {table id:
+        chair}, found by :meth:`rejoin` on any node (Sessions' session id, Trend's number and
+        name digest are such keys). Out again when the game ends here (a stopped one goes on
+        elsewhere; its adopter indexes it again)."""
+        lease = self.key("lease", table.id)
+        for chair, k in keys:
+            self.write(lease, "h", self.key("chair", k), table.id, str(chair))
+            self.write("", "e", self.key("chair", k), str(CHAIR_TTL_S))
 
-    def _refuse(self, conn: SessionsConnection, sid: int) -> None:
-        log.info("event=resume_refused session=%d peer=%s", sid, conn.peer)
-        conn.send(
-            sc.error_message(f"no game is waiting for session {sid} with that session_secret", sid, "resume_session")
-        )
+        def out(_: object) -> None:
+            if table.status is not TableStatus.STOPPED:
+                for _, k in keys:
+                    self.write("", "hd", self.key("chair", k), table.id)
 
-    async def _resume(self, conn: SessionsConnection, sid: int, secret: str, attempt: int = 1) -> None:
+        table.done.add_done_callback(out)
+
+    def _index_sessions(self, table: Table) -> None:
+        """Every chair of a Sessions player (its name ends with the session id), whatever the
+        table's protocol, for ``resume_session`` on any node."""
+        keys = [(chair, f"sessions:{sid}") for chair, sid in _session_chairs(table.names, table.credentials)]
+        if keys:
+            self.index_chairs(table, keys)
+
+    def rejoin(
+        self,
+        key: str,
+        proof: Callable[[str], bool],
+        protocol: str,
+        seated: Callable[[Table, int], Seat | None],
+        closed: Callable[[], bool],
+        refused: Callable[[], None],
+    ) -> None:
+        """Take back a chair indexed under ``key`` whose credential ``proof`` accepts (a
+        :class:`~moonshot.runtime.lobby.ChairRejoin`): its table's owner is asked
+        (``table.attach``); ``seated`` makes the protocol's seat adapter for the chair's
+        stand-in, ``refused`` is called when no chair is taken back."""
+        self._spawn(self._rejoin(key, proof, protocol, seated, closed, refused), limit=False)
+
+    async def _rejoin(
+        self,
+        key: str,
+        proof: Callable[[str], bool],
+        protocol: str,
+        seated: Callable[[Table, int], Seat | None],
+        closed: Callable[[], bool],
+        refused: Callable[[], None],
+    ) -> None:
         assert self.redis is not None
-        where = await self.redis.get(self.key("sess", str(sid)))
-        if where is None:
-            self._refuse(conn, sid)
-            return
-        table_id, chair_text = where.decode().split()
-        chair = int(chair_text)
-        meta_raw = await self.redis.get(self.key("meta", table_id))
-        owner = await self._live_owner(table_id)
-        if meta_raw is None or owner is None:
-            self._refuse(conn, sid)
-            return
-        meta = json.loads(meta_raw)
-        credential = meta["creds"][chair]
-        if not secret_matches(secret, credential) or conn.closed:
-            self._refuse(conn, sid)
-            return
-        name = meta["names"][chair]
-        binding = secrets.token_hex(8)
-        seat = SessionSeat(conn, sid, name[: name.rindex("(")], SeatKind.BOT, 0)
-        seat.name = name
-        seat.credential = credential
-        rt = RemoteTable(
-            self,
-            table_id,
-            owner.decode(),
-            binding,
-            chair,
-            list(meta["names"]),
-            rules_named(meta["variant"]),
-            credential,
-        )
-        pending = _Resume(conn, seat, rt, secret, attempt)
-        self.resumes[binding] = pending
-        pending.timer = asyncio.get_running_loop().call_later(max(3.0, 2 * self.lease), self._resume_timeout, binding)
-        self.answers[binding] = self._resume_answer
-        self.send(
-            rt.owner, wire.Attach(table=table_id, binding=binding, chair=chair, node=self.node, protocol="sessions")
-        )
+        try:
+            for raw_id, raw_chair in (await self.redis.hgetall(self.key("chair", key))).items():
+                table_id, chair = raw_id.decode(), int(raw_chair)
+                meta_raw = await self.redis.get(self.key("meta", table_id))
+                creds = (json.loads(meta_raw).get("creds") or []) if meta_raw is not None else []
+                cred = creds[chair] if 0 <= chair < len(creds) else None
+                if (
+                    isinstance(cred, str)
+                    and proof(cred)
+                    and await self._take(table_id, chair, cred, protocol, seated, closed)
+                ):
+                    return
+        except Exception:
+            log.exception("event=rejoin_failed protocol=%s", protocol)
+        refused()
+
+    async def _take(
+        self,
+        table_id: str,
+        chair: int,
+        cred: str,
+        protocol: str,
+        seated: Callable[[Table, int], Seat | None],
+        closed: Callable[[], bool],
+    ) -> bool:
+        """Ask the table's owner for the chair, again while it is refused as taken for a few
+        leases (the owner has not heard yet that the old connection is gone) or unanswered."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + max(3.0, 3 * self.lease)
+        while not closed():
+            owner = await self._live_owner(table_id)
+            if owner is None:
+                return False
+            binding = secrets.token_hex(8)
+            answer: asyncio.Future[wire.Attached | wire.Refused] = loop.create_future()
+
+            def answered(msg: wire.Attached | wire.Refused, answer: asyncio.Future[Any] = answer) -> None:
+                # the chair is taken here and now, before the next stream entry (its replay)
+                if isinstance(msg, wire.Attached):
+                    rt = RemoteTable(
+                        self,
+                        msg.table,
+                        msg.owner,
+                        msg.binding,
+                        msg.chair,
+                        list(msg.names),
+                        rules_named(msg.rules),
+                        cred,
+                    )
+                    seat = None if answer.done() or closed() else seated(cast(Table, rt), rt.chair)
+                    if seat is None:
+                        rt.detach(rt.chair, None, "disconnected")
+                    else:
+                        self.bindings[rt.binding] = Binding(rt.binding, seat, rt)
+                if not answer.done():
+                    answer.set_result(msg)
+
+            self.answers[binding] = answered
+            attach = wire.Attach(table=table_id, binding=binding, chair=chair, node=self.node, protocol=protocol)
+            self.send(owner.decode(), attach)
+            try:
+                msg = await asyncio.wait_for(asyncio.shield(answer), max(3.0, 2 * self.lease))
+            except TimeoutError:
+                answer.cancel()  # a late seat.attached gives the chair up
+                if loop.time() > end + 2 * self.lease:
+                    return False
+                continue
+            if isinstance(msg, wire.Attached):
+                return True
+            if msg.reason != "taken" or loop.time() > end:
+                return False
+            await asyncio.sleep(0.2)
+        return True  # the connection went: nothing more to do for it
 
     async def _live_owner(self, table_id: str) -> bytes | None:
         """The node that runs the table; while its owner is dead and the table not yet adopted
@@ -1273,41 +1330,6 @@ class Cluster:
             if loop.time() > end:
                 return None
             await asyncio.sleep(0.1)
-
-    def _resume_timeout(self, binding: str) -> None:
-        """No answer: the owner died just after we looked it up. Look again (a few times)."""
-        p = self.resumes.pop(binding, None)
-        if p is None:
-            return
-        if p.attempt < 4 and not p.conn.closed:
-            self._spawn(self._resume(p.conn, p.seat.session_id, p.secret, p.attempt + 1))
-        else:
-            self._refuse(p.conn, p.seat.session_id)
-
-    def _resume_answer(self, msg: wire.Attached | wire.Refused) -> None:
-        p = self.resumes.pop(msg.binding, None)
-        if p is None:
-            return
-        if p.timer is not None:
-            p.timer.cancel()
-        conn, seat, rt = p.conn, p.seat, p.table
-        sid = seat.session_id
-        if not isinstance(msg, wire.Attached) or conn.closed:
-            if isinstance(msg, wire.Attached):  # accepted, but the connection went meanwhile
-                rt.detach(rt.chair, None, "disconnected")
-            self._refuse(conn, sid)
-            return
-        server = conn.server
-        old = server.active.get(sid)
-        if old is not None and old is not seat:
-            old.closed = True
-        conn.sessions[sid] = seat
-        server.active[sid] = seat
-        conn.send(seat.codec.resume_response())
-        seat.matched(cast(Table, rt), rt.chair)
-        seat.resuming = seat.owes_pass = True
-        self.bindings[rt.binding] = Binding(rt.binding, seat, rt)
-        log.info("event=session_resumed session=%d table=%s seat=%d peer=%s", sid, rt.id, rt.chair, conn.peer)
 
     # -------------------------------------------------------------- leases, liveness, adoption
     async def _heartbeat(self) -> None:
@@ -1597,10 +1619,6 @@ class Cluster:
             self.write(lease, "s", self.key("meta", rec.id), json.dumps(meta))
             for i, (a, f) in enumerate(zip(rec.actions, rec.forced)):
                 self.write(lease, "r", self.key("log", rec.id), json.dumps({"i": i, "a": action_to_dict(a), "f": f}))
-            for chair, name in enumerate(names):
-                sid = _session_id(name)
-                if sid is not None and creds[chair] is not None:
-                    self.write(lease, "s", self.key("sess", str(sid)), f"{rec.id} {chair}", SESSION_TTL_S * 1000)
             await self.drain()
             if await self._adopt(rec.id, ""):
                 count += 1
@@ -1620,10 +1638,6 @@ class Cluster:
             await self.host.recorder.flush()
         tid = table.id
         lease = self.key("lease", tid)
-        for chair, name in enumerate(table.names):
-            sid = _session_id(name)
-            if sid is not None and table.credentials[chair] is not None:
-                self.write(lease, "d", self.key("sess", str(sid)))
         self.write(lease, "hd", self.key("tables"), tid)
         for kind in ("meta", "log", "bind"):
             self.write(lease, "d", self.key(kind, tid))
@@ -1640,11 +1654,14 @@ class Cluster:
         }
 
 
-def _session_id(name: str) -> int | None:
-    if name.endswith(")") and "(" in name:
-        with contextlib.suppress(ValueError):
-            return int(name[name.rindex("(") + 1 : -1])
-    return None
+def _session_chairs(names: Sequence[str], creds: Sequence[str | None]) -> list[tuple[int, int]]:
+    """(chair, session id) of each Sessions player's chair (its name ends with ``(id)``)."""
+    found = []
+    for chair, (name, cred) in enumerate(zip(names, creds)):
+        if cred is not None and name.endswith(")") and "(" in name:
+            with contextlib.suppress(ValueError):
+                found.append((chair, int(name[name.rindex("(") + 1 : -1])))
+    return found
 
 
 def reuse_port_supported() -> bool:

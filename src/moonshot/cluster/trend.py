@@ -40,31 +40,27 @@ import hashlib
 import hmac
 import json
 import logging
-import secrets
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from moonshot.cluster import messages as wire
-from moonshot.cluster.node import Binding, Cluster, Placed, RemoteTable, TableKind
+from moonshot.cluster.node import Cluster, Placed, TableKind
 from moonshot.core.variants import TREND
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import PeerBase
 from moonshot.protocols.trend.server import TIMEOUTS, TrendService, credential
 from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError
-from moonshot.runtime.table import SeatKind, Table, TableStatus
-from moonshot.store import rules_named
+from moonshot.runtime.table import Seat, SeatKind, Table
 
 if TYPE_CHECKING:
     from moonshot.cluster.host import Host
 
 log = logging.getLogger("moonshot.cluster.trend")
 
-INDEX_TTL_S = 7 * 24 * 3600
-
 
 def seat_key(number: int, name: str) -> str:
-    """The index entry for a player number and name (a digest: any name is a safe key)."""
-    return hashlib.sha256(json.dumps([number, name]).encode()).hexdigest()
+    """A Trend chair's re-join key: its player number and name (a digest: any name is a safe key)."""
+    return "trend:" + hashlib.sha256(json.dumps([number, name]).encode()).hexdigest()
 
 
 class TrendLobby:
@@ -140,120 +136,35 @@ class TrendCluster:
         self._index_all(table, info["numbers"])
 
     def _index_all(self, table: Table, numbers: Sequence[int | None]) -> None:
-        """``trendseat:{number, name}`` -> the table's chair, for each player's rejoin on any node
-        (a player whose number is unknown, in a game restored from the store: under each of 1-4)."""
-        cl = self.cluster
-        lease = cl.key("lease", table.id)
+        """Each player's chair in the cluster's re-join index, by number and name (a player
+        whose number is unknown, in a game restored from the store: under each of 1-4)."""
+        keys = []
         for chair, name in enumerate(table.names):
-            if table.credentials[chair] is None:
-                continue
-            n = numbers[chair] if chair < len(numbers) else None
-            for number in [n] if isinstance(n, int) else range(1, 5):
-                key = cl.key("trendseat", seat_key(number, name))
-                cl.write(lease, "h", key, table.id, str(chair))
-                cl.write("", "e", key, str(INDEX_TTL_S))
-        table.done.add_done_callback(lambda _: self._unindex(table, numbers))
-
-    def _unindex(self, table: Table, numbers: Sequence[int | None]) -> None:
-        """A finished (or failed) game's chairs can no longer be taken back: out of the index."""
-        if table.status is TableStatus.STOPPED:
-            return  # stopped here (shutdown, lease lost): the game goes on elsewhere
-        cl = self.cluster
-        for chair, name in enumerate(table.names):
-            if table.credentials[chair] is None:
-                continue
-            n = numbers[chair] if chair < len(numbers) else None
-            for number in [n] if isinstance(n, int) else range(1, 5):
-                cl.write("", "hd", cl.key("trendseat", seat_key(number, name)), table.id)
-
-    # ------------------------------------------------------------ messages
-    def _answer(self, msg: wire.Attached | wire.Refused) -> None:
-        """The owner's answer to a rejoin. The chair is taken here and now, before the next
-        stream entry (the table's replay follows at once, maybe in the same read)."""
-        p = self.pending.pop(msg.binding, None)
-        if p is None or p.answer.done():
-            if isinstance(msg, wire.Attached):  # nobody waits any more (timed out): give the chair up
-                self._remote_table(msg).detach(msg.chair, None, "disconnected")
-            return
-        if isinstance(msg, wire.Attached):
-            rt = self._remote_table(msg)
-            if p.peer.closed or self.service is None:
-                rt.detach(rt.chair, None, "disconnected")
-            else:
-                seat = self.service.rejoined(p.peer, p.join, cast(Table, rt), rt.chair)
-                self.cluster.bindings[rt.binding] = Binding(rt.binding, cast(Any, seat), rt)
-                self.rejoins += 1
-        p.answer.set_result(msg)
-
-    def _remote_table(self, msg: wire.Attached) -> RemoteTable:
-        return RemoteTable(
-            self.cluster, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules_named(msg.rules), None
-        )
+            if table.credentials[chair] is not None:
+                n = numbers[chair] if chair < len(numbers) else None
+                keys += [(chair, seat_key(number, name)) for number in ([n] if isinstance(n, int) else range(1, 5))]
+        self.cluster.index_chairs(table, keys)
 
     # ------------------------------------------------------------ taking a chair back
     def rejoin(self, peer: PeerBase, j: tc.Join) -> None:
-        """A ``join``: a chair to take back on any node, else the lobby (TrendService's link)."""
-        self.cluster._spawn(self._rejoin(peer, j), limit=False)  # it may wait for an adoption
-
-    async def _rejoin(self, peer: PeerBase, j: tc.Join) -> None:
+        """A ``join``: a chair to take back on any node (the cluster's one re-join, keyed by
+        the number and name, proved by the token's digest), else the lobby."""
         service = self.service
         assert service is not None
-        try:
-            if await self._find_chair(peer, j):
-                return
-        except Exception:
-            log.exception("event=trend_rejoin_failed peer=%s", peer.addr)
-        service.to_lobby(peer, j)
-
-    async def _find_chair(self, peer: PeerBase, j: tc.Join) -> bool:
-        cl = self.cluster
-        assert cl.redis is not None
-        index = await cl.redis.hgetall(cl.key("trendseat", seat_key(j.number, j.name)))
-        if not index:
-            return False
         digest = credential(j.token).encode()
-        for raw_id, raw_chair in index.items():
-            table_id, chair = raw_id.decode(), int(raw_chair)
-            meta_raw = await cl.redis.get(cl.key("meta", table_id))
-            if meta_raw is None:
-                continue
-            creds = json.loads(meta_raw).get("creds") or []
-            cred = creds[chair] if 0 <= chair < len(creds) else None
-            if not isinstance(cred, str) or not hmac.compare_digest(cred.encode(), digest):
-                continue
-            if await self._take(peer, j, table_id, chair):
-                return True
-        return False
 
-    async def _take(self, peer: PeerBase, j: tc.Join, table_id: str, chair: int) -> bool:
-        """Ask the table's owner for the chair, again while it is refused for a few leases (the
-        owner has not heard yet that the old socket is gone) or the owner does not answer."""
-        cl = self.cluster
-        loop = asyncio.get_running_loop()
-        end = loop.time() + max(3.0, 3 * cl.lease)
-        while not peer.closed:
-            owner = await cl._live_owner(table_id)
-            if owner is None:
-                return False
-            binding = secrets.token_hex(8)
-            p = _Pending(peer, j)
-            self.pending[binding] = p
-            cl.answers[binding] = self._answer
-            attach = wire.Attach(table=table_id, binding=binding, chair=chair, node=cl.node, protocol="trend")
-            cl.send(owner.decode(), attach)
-            try:
-                msg = await asyncio.wait_for(asyncio.shield(p.answer), max(3.0, 2 * cl.lease))
-            except TimeoutError:
-                self.pending.pop(binding, None)
-                if loop.time() > end + 2 * cl.lease:
-                    return False
-                continue
-            if isinstance(msg, wire.Attached):
-                return True  # seated by _answer
-            if msg.reason != "taken" or loop.time() > end:
-                return False
-            await asyncio.sleep(0.2)
-        return True  # the socket went: nothing more to do for it
+        def seated(table: Table, chair: int) -> Seat:
+            self.rejoins += 1
+            return service.rejoined(peer, j, table, chair)
+
+        self.cluster.rejoin(
+            seat_key(j.number, j.name),
+            lambda cred: hmac.compare_digest(cred.encode(), digest),
+            "trend",
+            seated,
+            lambda: peer.closed,
+            lambda: service.to_lobby(peer, j),
+        )
 
     # ------------------------------------------------------------ adoption
     def _adopted(self, table: Table, meta: dict[str, Any], kept: int) -> None:

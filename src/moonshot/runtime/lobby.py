@@ -97,6 +97,24 @@ class Router(Protocol):
     def release(self, c: Candidate) -> bool: ...
 
 
+class ChairRejoin(Protocol):
+    """A cluster's re-join (:meth:`moonshot.cluster.node.Cluster.rejoin`): the chair indexed
+    under ``key`` (a key the protocol computes: Sessions' session id, Trend's number and name)
+    whose credential ``proof`` accepts, at a table on any process. ``seated(table, chair)``
+    makes the protocol's seat for it (None: the connection went, the chair is given up);
+    ``refused()`` when no chair is taken back."""
+
+    def __call__(
+        self,
+        key: str,
+        proof: Callable[[str], bool],
+        protocol: str,
+        seated: Callable[[Table, int], Seat | None],
+        closed: Callable[[], bool],
+        refused: Callable[[], None],
+    ) -> None: ...
+
+
 # start_table(seats) creates and starts a table for four seats (the app wires storage, policy...)
 TableStarter = Callable[[list[Seat]], Table]
 
@@ -245,4 +263,4 @@ def _honour_chairs(entries: list[tuple[Seat, Candidate | None]]) -> list[tuple[S
     return [p if p is not None else rest.pop(0) for p in placed]
 
 
-__all__ = ["Candidate", "GameType", "Lobby", "LobbyError", "Router"]
+__all__ = ["Candidate", "ChairRejoin", "GameType", "Lobby", "LobbyError", "Router"]

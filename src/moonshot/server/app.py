@@ -252,7 +252,7 @@ class ServerApp:
                 guard=self.guard,
             )
             if self.cluster is not None:
-                self.sessions.remote_resume = self.cluster.resume
+                self.sessions.remote_rejoin = self.cluster.rejoin
             self.sessions_port = await self.sessions.start(cfg.host, cfg.sessions_port, cfg.reuse_port)
             log.info("event=listening protocol=sessions host=%s port=%d", cfg.host, self.sessions_port)
         if cfg.trend_port is not None:
