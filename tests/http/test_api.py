@@ -560,7 +560,7 @@ async def test_a_game_whose_rules_a_protocol_cannot_express_refuses_it(env: Env)
 
 
 async def test_an_open_game_kept_by_another_lobby_is_adopted_from_the_store(env: Env) -> None:
-    """What a cluster node does for a dead node's open game (moonshot.server.cluster_http):
+    """What a cluster node does for a dead node's open game (moonshot.http.peers):
     the game comes from the store with its members; a junk or missing value adopts nothing."""
     async with env.client("ann") as ann:
         gid = await new_game(ann, variant="standard")

@@ -276,8 +276,8 @@ def serve_cmd(
     With --redis, this process is one node of a cluster (see docs/scaling.md); --workers N starts
     N such processes on the same ports (Sessions, HTTP, Trend and Kierki on all of them).
     """
+    from moonshot.cluster.node import ClusterError
     from moonshot.server.app import ServerConfig, configure_logging, serve
-    from moonshot.server.cluster import ClusterError
     from moonshot.store import StoreError
 
     if workers > 1:

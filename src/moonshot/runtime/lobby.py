@@ -64,7 +64,7 @@ class Candidate:
     exact_chair: bool = False  # this chair or none (Kierki): wait for a table where it is free
     # set by a protocol that can wait for its join's answer (Sessions): the router may then answer
     # later (``pending``), calling it with None (accepted) or the refusal's reason, as when the
-    # code names a table on another process of a cluster (moonshot.server.cluster_mixed)
+    # code names a table on another process of a cluster (moonshot.cluster.mixed)
     settle: Callable[[str | None], None] | None = field(default=None, repr=False)
     pending: bool = False
 
@@ -95,6 +95,24 @@ class Router(Protocol):
     def claim(self, c: Candidate) -> bool: ...
 
     def release(self, c: Candidate) -> bool: ...
+
+
+class ChairRejoin(Protocol):
+    """A cluster's re-join (:meth:`moonshot.cluster.node.Cluster.rejoin`): the chair indexed
+    under ``key`` (a key the protocol computes: Sessions' session id, Trend's number and name)
+    whose credential ``proof`` accepts, at a table on any process. ``seated(table, chair)``
+    makes the protocol's seat for it (None: the connection went, the chair is given up);
+    ``refused()`` when no chair is taken back."""
+
+    def __call__(
+        self,
+        key: str,
+        proof: Callable[[str], bool],
+        protocol: str,
+        seated: Callable[[Table, int], Seat | None],
+        closed: Callable[[], bool],
+        refused: Callable[[], None],
+    ) -> None: ...
 
 
 # start_table(seats) creates and starts a table for four seats (the app wires storage, policy...)
@@ -245,4 +263,4 @@ def _honour_chairs(entries: list[tuple[Seat, Candidate | None]]) -> list[tuple[S
     return [p if p is not None else rest.pop(0) for p in placed]
 
 
-__all__ = ["Candidate", "GameType", "Lobby", "LobbyError", "Router"]
+__all__ = ["Candidate", "ChairRejoin", "GameType", "Lobby", "LobbyError", "Router"]

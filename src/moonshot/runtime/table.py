@@ -197,6 +197,11 @@ class Seat(ABC):
     # "server" for the server's own bots, else "sessions", "trend", "http", "kierki"
     protocol: str = "server"
 
+    @property
+    def gone(self) -> bool:
+        """The connection behind this seat is closed (a seat with none never is)."""
+        return False
+
     @abstractmethod
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None: ...
 
@@ -412,6 +417,25 @@ class _Pending:
     frozen: bool = False  # its deadline stopped for a storage pause; a fresh one runs on resume
 
 
+@dataclass(frozen=True, slots=True)
+class ChairState:
+    """One chair as every seat may know it: who sits there and how its decisions went."""
+
+    occupant: str  # "empty", or the occupant's kind ("human", "bot"); a substitute counts as away
+    timed_out: bool  # its last decision ran out of time
+    timeouts: int
+    errors: int  # illegal answers
+
+
+@dataclass(frozen=True, slots=True)
+class TableState:
+    """The table's public state, for any seat adapter to read (``Table.snapshot``): the same for
+    a table in this process and for one another process owns (its stand-in keeps the owner's)."""
+
+    chairs: tuple[ChairState, ...]
+    paused: bool  # nobody is asked: the store cannot be written, or a chair waits for its player
+
+
 @dataclass
 class SeatStats:
     forced: int = 0  # actions the server chose for this seat (timeouts + illegal + substitute)
@@ -592,6 +616,21 @@ class Table:
 
     def stats(self) -> list[SeatStats]:
         return [c.stats for c in self.chairs]
+
+    def snapshot(self) -> TableState:
+        """Each chair's occupant and counts, and whether the table waits (:class:`TableState`)."""
+        chairs = tuple(
+            ChairState(
+                "empty" if c.occupant is None else c.occupant.kind.value,
+                c.stats.timeouts_in_a_row > 0,
+                c.stats.timeouts,
+                c.stats.illegal,
+            )
+            for c in self.chairs
+        )
+        waits = any(c.occupant is None and c.substitute is None for c in self.chairs)
+        paused = not self.game.over and (self._storage_paused_at is not None or waits)
+        return TableState(chairs, paused)
 
     def seat_names(self) -> list[str]:
         return [

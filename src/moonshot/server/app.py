@@ -91,7 +91,7 @@ class ServerConfig:
     open_spectators: bool = False
     secret: str | None = None  # signs session cookies; None: MOONSHOT_SECRET, else kept in the store
     static_dir: Path | None = None  # the web app's files (default: moonshot/http/static)
-    # a cluster of server processes (moonshot.server.cluster): None = this process alone
+    # a cluster of server processes (moonshot.cluster.node): None = this process alone
     redis_url: str | None = None
     cluster_prefix: str = "moonshot:"  # Redis key prefix: one cluster per prefix
     lease: float = 5.0  # seconds a table's lease outlives its owner's last renewal
@@ -130,11 +130,11 @@ class ServerApp:
     _http: _Uvicorn | None = None
     _http_task: asyncio.Task[None] | None = None
     restored: int = 0  # unfinished games restored from the store at start
-    cluster: Any = None  # moonshot.server.cluster.Cluster when config.redis_url is set
+    cluster: Any = None  # moonshot.cluster.node.Cluster when config.redis_url is set
     tournaments: Any = None  # moonshot.runtime.tournament.TournamentHost, when running
     kierki: Any = None  # moonshot.protocols.kierki.service.KierkiService, with --kierki-port
     kierki_port: int | None = None
-    mixed: Any = None  # moonshot.server.cluster_mixed.ClusterMixed in a cluster: codes naming other nodes' tables
+    mixed: Any = None  # moonshot.cluster.mixed.ClusterMixed in a cluster: codes naming other nodes' tables
 
     def __post_init__(self) -> None:
         self._bot = bot_factory(self.config.bot)
@@ -152,9 +152,26 @@ class ServerApp:
             self.recorder = StoreRecorder(self.store)
             self.recorder.start()
         if cfg.redis_url:
-            from moonshot.server.cluster import Cluster
+            from moonshot.cluster.host import Host
+            from moonshot.cluster.node import Cluster, TableKind
 
-            self.cluster = Cluster(self, cfg.redis_url, prefix=cfg.cluster_prefix, lease=cfg.lease)
+            host = Host(
+                seed=self._seed,
+                track=self._track,
+                policy=lambda grace: self.policy(grace=grace),
+                restore_grace=cfg.restore_grace,
+                bot=self._bot,
+                bot_seat=lambda protocol: self._make_trend_bot() if protocol == "trend" else self._make_bot(),
+                store=self.store,
+                recorder=self.recorder,
+                fill_wait=cfg.fill_wait,
+                matched=self._count_matched,
+                claim=self.claim,
+                claim_here=self.claim_here,
+                release=self.release,
+            )
+            self.cluster = Cluster(host, cfg.redis_url, prefix=cfg.cluster_prefix, lease=cfg.lease)
+            self.cluster.tables["sessions"] = TableKind(rules=SESSIONS_RULES)  # Sessions tables: matched, adopted
             await self.cluster.start()
         if cfg.http_port is not None:
             self.turbo = TurboLobby(
@@ -184,15 +201,15 @@ class ServerApp:
             claim_job=self.cluster.claim_job if self.cluster is not None else None,
         )
         if self.cluster is not None:  # mixed tables whose game or tournament runs on another node
-            from moonshot.server.cluster_mixed import ClusterMixed
+            from moonshot.cluster.mixed import ClusterMixed
 
-            self.mixed = ClusterMixed(self, self.cluster)
+            self.mixed = ClusterMixed(self.cluster)
             self.tournaments.on_running = self.mixed.tournament_running
             self.tournaments.published = self.cluster.written
         if self.turbo is not None:
             self.turbo.tournaments = self.tournaments
             if self.cluster is not None:
-                from moonshot.server.cluster_http import HttpPeers
+                from moonshot.http.peers import HttpPeers
 
                 self.turbo.peers = HttpPeers(self.cluster, self.turbo)
                 if self.mixed is not None:
@@ -215,7 +232,7 @@ class ServerApp:
         lobby_class: Any = Lobby
         lobby_args: tuple[Any, ...] = ()
         if self.cluster is not None:
-            from moonshot.server.cluster import ClusterLobby
+            from moonshot.cluster.node import ClusterLobby
 
             lobby_class, lobby_args = ClusterLobby, (self.cluster,)
         self.lobby = lobby_class(
@@ -238,7 +255,7 @@ class ServerApp:
                 guard=self.guard,
             )
             if self.cluster is not None:
-                self.sessions.remote_resume = self.cluster.resume
+                self.sessions.remote_rejoin = self.cluster.rejoin
             self.sessions_port = await self.sessions.start(cfg.host, cfg.sessions_port, cfg.reuse_port)
             log.info("event=listening protocol=sessions host=%s port=%d", cfg.host, self.sessions_port)
         if cfg.trend_port is not None:
@@ -412,9 +429,9 @@ class ServerApp:
         self.trend.find_chair = lambda j: self.find_trend_chair(j.number, j.name, j.token)
         self.trend.names_chair = lambda j: self.names_trend_chair(j.name)
         if self.cluster is not None:  # matched, rejoined and adopted through Redis, on every node
-            from moonshot.server.cluster_trend import TrendCluster, TrendLobby
+            from moonshot.cluster.trend import TrendCluster, TrendLobby
 
-            link = TrendCluster(self.cluster, self)
+            link = TrendCluster(self.cluster)
             link.attach_service(self.trend)
             if self.mixed is not None:  # a code naming another process's table: asked there, else queued here
                 self.mixed.queues["trend"] = link.queue
@@ -456,10 +473,9 @@ class ServerApp:
                 self._kierki_text = f.read()
             self._kierki_deals, orders = parse_game_in_order(self._kierki_text)
         if self.cluster is not None:  # matched, seated and adopted through Redis, on every node
-            from moonshot.server.cluster_kierki import ClusterKierki
+            from moonshot.cluster.kierki import ClusterKierki
 
             self.kierki = ClusterKierki(
-                self,
                 self.cluster,
                 self._kierki_deals,
                 self._kierki_text,
@@ -542,6 +558,10 @@ class ServerApp:
         bot = self._bot()
         self._trend_bots = getattr(self, "_trend_bots", 0) + 1
         return BotSeat(bot, random.Random(self._rng.getrandbits(32)), name=f"moonshot_{bot.name}_{self._trend_bots}")
+
+    def _count_matched(self) -> None:
+        if self.lobby is not None:
+            self.lobby.matched += 1
 
     def _track(self, table: Table) -> None:
         self.tables[table.id] = table
@@ -659,7 +679,7 @@ class ServerApp:
                 continue  # a tournament's games are its host's (a live node may be playing them)
             if self.cluster is not None and (rec.protocol in ("sessions", "turbo", "kierki", "trend")):
                 # a cluster's Sessions, HTTP, Kierki and Trend games are adopted under a lease
-                # (moonshot.server.cluster and its per-protocol modules), never restored here
+                # (moonshot.cluster.node and its per-protocol modules), never restored here
                 continue
             if rec.protocol == "turbo":
                 await self._restore_turbo(rec)
@@ -707,6 +727,8 @@ class ServerApp:
     async def _adopt_turbo(self, tid: str, meta: dict[str, Any]) -> Table | None:
         """The cluster adopts an HTTP game whose process died: restored from the store (which
         the cluster completed from the Redis log), its streams resume from ``Last-Event-ID``."""
+        from moonshot.cluster.messages import Adopted
+
         if self.store is None or self.turbo is None:
             log.warning("event=adopt_skipped table=%s reason=%s", tid, "no_store" if self.store is None else "no_http")
             return None
@@ -723,7 +745,7 @@ class ServerApp:
             if trend and self.mixed is not None:  # re-joins of its Trend bots, on any process
                 self.mixed.index_trend_chairs(table, trend)
             for seat in kept:  # before the table's first event: the player's node follows the adopter
-                ad = {"k": "ad", "t": tid, "b": seat.binding, "owner": self.cluster.node}
+                ad = Adopted(table=tid, binding=seat.binding, owner=self.cluster.node)
                 self.cluster.send(seat.node, ad, fence=tid)
             if kept or chairs:
                 log.info(
@@ -741,8 +763,8 @@ class ServerApp:
         adoption); one whose connection died with the game's process gets an empty chair, which
         it takes back within ``--restore-grace`` (then a bot plays it) on any process: with
         ``resume_session`` (Sessions) or by joining again (Trend)."""
+        from moonshot.cluster.mixed import MixedSeat
         from moonshot.runtime.table import SeatKind
-        from moonshot.server.cluster_mixed import MixedSeat, mixed_seat
 
         chairs: dict[int, Seat | None] = {}
         kept: list[MixedSeat] = []
@@ -754,8 +776,8 @@ class ServerApp:
             if chair in live:
                 node, binding = live[chair]
                 kind = SeatKind.HUMAN if p.get("kind") == "human" else SeatKind.BOT
-                made = mixed_seat(str(protocol))
-                seat = made(self.cluster, node, binding, name, kind, cred if isinstance(cred, str) else None)
+                credential = cred if isinstance(cred, str) else None
+                seat = MixedSeat(self.cluster, node, binding, name, kind, credential, str(protocol))
                 chairs[chair] = seat
                 kept.append(seat)
             elif isinstance(cred, str) and (protocol == "trend" or name.endswith(")")):

@@ -320,12 +320,19 @@ class Connection:
         self.server.log(f"closing {self.peer}: {reason}")
 
 
+SEATED = "seated"  # a TableNotice's cause: every seat of a paused table is taken again
+
+
 class KierkiSeat(Seat):
     """A Kierki client in a chair: table events become DEAL/TAKEN/SCORE/TOTAL, requests become TRICK,
     and the client's lines become plays (or WRONG)."""
 
     kind = SeatKind.HUMAN
     protocol = "kierki"
+
+    @property
+    def gone(self) -> bool:
+        return self.conn.closed
 
     def __init__(self, conn: Connection, seat: int, resuming: bool, game: GameSide | None = None) -> None:
         self.conn = conn
@@ -390,7 +397,12 @@ class KierkiSeat(Seat):
         self._wrong(reason)
 
     def on_notice(self, table: Table, notice: TableNotice) -> None:
-        """Kierki has no line for a table notice: the server's log says it (the TRICK waits)."""
+        """Kierki has no line for a table notice: the server's log says it (the TRICK waits).
+        Every seat taken again (cause :data:`SEATED`, at a table another process owns): the
+        TRICK held back goes out."""
+        if notice.kind == "resumed" and notice.cause == SEATED:
+            self.resume()
+            return
         self.conn.server.log(f"{self.conn.peer} ({SEAT_LETTERS[self.seat]}): {notice.text}")
 
     def resume(self) -> None:

@@ -67,7 +67,7 @@ from moonshot.core.actions import Pass, Play
 from moonshot.core.engine import Phase
 from moonshot.protocols.sessions import codec as sc
 from moonshot.runtime.limits import ClientGuard, Hold, address_of
-from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.runtime.lobby import Candidate, ChairRejoin, GameType, Lobby, LobbyError
 from moonshot.runtime.ratelimit import AttemptLimiter, TokenBucket
 from moonshot.runtime.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableNotice, TableStatus
 
@@ -117,6 +117,11 @@ class SessionSeat(Seat):
     """One session: a chair at a table, played by a remote client over a shared connection."""
 
     protocol = "sessions"
+
+    @property
+    def gone(self) -> bool:
+        return self.conn.closed
+
     reports_sent = True  # a request's deadline runs from when its message is written
 
     def __init__(self, conn: SessionsConnection, session_id: int, tag: str, kind: SeatKind, request_seq: int) -> None:
@@ -504,28 +509,26 @@ class SessionsConnection(asyncio.Protocol):
             # too many wrong secrets for this session or from this address: refused unread, with
             # the same answer as any refusal
             log.info("event=resume_limited session=%d peer=%s", sid, self.peer)
-            self.send(
-                sc.error_message(
-                    f"no game is waiting for session {sid} with that session_secret", sid, "resume_session"
-                )
-            )
+            self._refuse_resume(sid)
             return
         live = server.active.get(sid)
         found = server.find_chair(sid, secret) if server.find_chair is not None else None
         busy = live is not None and not live.closed and not live.conn.closed
         if found is None and not busy:
             server.rejoins.failed(now, *keys)
-        if found is None and not busy and server.remote_resume is not None:
-            server.remote_resume(self, sid, secret)  # a cluster: the chair may be on another node
+        if found is None and not busy and server.remote_rejoin is not None:
+            # a cluster: the chair may be on another node
+            server.remote_rejoin(
+                f"sessions:{sid}",
+                functools.partial(secret_matches, secret),
+                "sessions",
+                functools.partial(self._resumed, sid),
+                lambda: self.closed,
+                functools.partial(self._refuse_resume, sid),
+            )
             return
         if busy or found is None:
-            # one answer for every refusal: a stranger learns nothing about which sessions exist
-            log.info("event=resume_refused session=%d peer=%s", sid, self.peer)
-            self.send(
-                sc.error_message(
-                    f"no game is waiting for session {sid} with that session_secret", sid, "resume_session"
-                )
-            )
+            self._refuse_resume(sid)
             return
         table, chair = found
         name = table.seat_names()[chair]
@@ -543,6 +546,32 @@ class SessionsConnection(asyncio.Protocol):
         seat.resuming = seat.owes_pass = True
         table.attach(chair, seat, replay=True)
         log.info("event=session_resumed session=%d table=%s seat=%d peer=%s", sid, table.id, chair, self.peer)
+
+    def _refuse_resume(self, sid: int) -> None:
+        # one answer for every refusal: a stranger learns nothing about which sessions exist
+        log.info("event=resume_refused session=%d peer=%s", sid, self.peer)
+        self.send(
+            sc.error_message(f"no game is waiting for session {sid} with that session_secret", sid, "resume_session")
+        )
+
+    def _resumed(self, sid: int, table: Table, chair: int) -> SessionSeat:
+        """A cluster gave session ``sid`` its chair back, at a table owned by any process; the
+        table's replay follows."""
+        server = self.server
+        name = table.names[chair]
+        seat = SessionSeat(self, sid, name[: name.rindex("(")], SeatKind.BOT, 0)
+        seat.name = name
+        seat.credential = table.credentials[chair]
+        old = server.active.get(sid)
+        if old is not None:
+            old.closed = True
+        self.sessions[sid] = seat
+        server.active[sid] = seat
+        self.send(seat.codec.resume_response())
+        seat.matched(table, chair)
+        seat.resuming = seat.owes_pass = True
+        log.info("event=session_resumed session=%d table=%s seat=%d peer=%s", sid, table.id, chair, self.peer)
+        return seat
 
     def session_ended(self, seat: SessionSeat, reason: str) -> None:
         self.sessions.pop(seat.session_id, None)
@@ -624,8 +653,8 @@ class SessionsServer:
         self.connections: set[SessionsConnection] = set()
         # wrong session secrets, per session and per address (resume_session)
         self.rejoins = AttemptLimiter(self.options.rejoin_limit, self.options.rejoin_window)
-        # a cluster's resume (moonshot.server.cluster): asked when no chair here waits for the session
-        self.remote_resume: Callable[[SessionsConnection, int, str], None] | None = None
+        # a cluster's re-join (moonshot.cluster.node): asked when no chair here waits for the session
+        self.remote_rejoin: ChairRejoin | None = None
         self._server: asyncio.base_events.Server | None = None
 
     def new_session_id(self) -> int:

@@ -49,22 +49,18 @@ def entry_cache(table: Table) -> tc.EntryCache:
 
 
 def chair_status(table: Table) -> tuple[list[int], list[tuple[int, int]]]:
-    """Each chair's Trend ``status`` and (``timeoutCount``, ``errorCount``) now. A table owned by
-    another process of a cluster (:mod:`moonshot.server.cluster_trend`) carries the owner's answer,
-    sent with the events it goes with."""
-    known: tuple[list[int], list[tuple[int, int]]] | None = getattr(table, "trend_status", None)
-    if known is not None:
-        return known
+    """Each chair's Trend ``status`` and (``timeoutCount``, ``errorCount``) now, read from the
+    table's :class:`~moonshot.runtime.table.TableState` (a table owned by another process of a
+    cluster keeps the owner's, sent with the events it goes with)."""
     status, counts = [], []
-    for c in table.chairs:
-        st = c.stats
-        if c.occupant is None:
+    for c in table.snapshot().chairs:
+        if c.occupant == "empty":
             status.append(tc.OFFLINE)
-        elif st.timeouts_in_a_row:
+        elif c.timed_out:
             status.append(tc.TIMED_OUT)
         else:
             status.append(tc.ONLINE)
-        counts.append((st.timeouts, st.illegal))
+        counts.append((c.timeouts, c.errors))
     return status, counts
 
 
@@ -270,6 +266,11 @@ class TrendSeat(Seat):
     """A chair played by a Trend client. Callbacks run in the table's task and never block."""
 
     protocol = "trend"
+
+    @property
+    def gone(self) -> bool:
+        return self.peer.closed
+
     reports_sent = True  # a request's deadline runs from when its frame is written
 
     def __init__(

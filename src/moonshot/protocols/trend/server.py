@@ -12,7 +12,7 @@ played by a bot (``status`` 1) and takes its chair back by joining again with th
 ``playerNumber``, ``playerName`` and ``token`` (tokens compared with :func:`hmac.compare_digest`).
 
 In a cluster (``serve --redis``, every worker serves the Trend port) a :attr:`TrendService.remote`
-link (:mod:`moonshot.server.cluster_trend`) matches the joins through Redis and looks a rejoin
+link (:mod:`moonshot.cluster.trend`) matches the joins through Redis and looks a rejoin
 up there, so a player meets its table and takes its chair back on any process.
 
 The sockets are served by the lean listener of :mod:`moonshot.protocols.trend.wire` (an asyncio
@@ -53,7 +53,7 @@ TIMEOUTS = ((Phase.PASS, 3.0), (Phase.EXPOSE, 3.0), (Phase.PLAY, 1.0))  # the se
 
 
 class RemoteLink(Protocol):
-    """A cluster's part in Trend (:class:`moonshot.server.cluster_trend.TrendCluster`): a join is
+    """A cluster's part in Trend (:class:`moonshot.cluster.trend.TrendCluster`): a join is
     first looked up as a rejoin of a chair on any process; the link then calls
     :meth:`TrendService.rejoined` or :meth:`TrendService.to_lobby`."""
 

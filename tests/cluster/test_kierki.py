@@ -1,4 +1,4 @@
-"""moonshot.server.cluster_kierki: Kierki nodes of one cluster in one event loop, on the real Redis.
+"""moonshot.cluster.kierki: Kierki nodes of one cluster in one event loop, on the real Redis.
 
 What the processes-and-clients tests (tests/e2e/test_cluster_kierki.py) cannot pin down: the
 pause. While a seat is empty nobody is sent ``TRICK`` (a card already asked for is still taken),
@@ -19,7 +19,7 @@ from moonshot.protocols.kierki.auto import ClientState, legal_plays
 from moonshot.protocols.kierki.codec import SEAT_LETTERS, Deal, Trick, format_cards, parse_message
 from moonshot.server.app import ServerApp
 
-from .test_cluster import node, redis_prefix  # noqa: F401 (a fixture)
+from .test_node import node, redis_prefix  # noqa: F401 (a fixture)
 
 async_test = pytest.mark.asyncio
 

@@ -6,7 +6,7 @@ of them and is seated through Redis, with the single-process rules (see
 one free longest), else the client waits for a new table, which forms as soon as N, E, S and W
 all wait. No bot ever plays a Kierki seat; a table with an empty seat waits.
 
-What this module keeps in Redis, beside the cluster's own keys (:mod:`moonshot.server.cluster`):
+What this module keeps in Redis, beside the cluster's own keys (:mod:`moonshot.cluster.node`):
 
 * ``kseat:{letter}`` (a hash per seat letter, 0..3): running Kierki table id -> ``o <node>`` (a
   client on that node sits there) or ``v <ms>`` (free since then). The table's owner writes it on
@@ -22,21 +22,20 @@ adopter (a dead owner's clients reconnecting at once must get their seats back, 
 game). *Vacate* (the owner, when a seat empties): hand the seat to the first live client waiting
 for that letter, else mark it free.
 
-Messages (declared in :mod:`moonshot.server.wire`): ``ka`` a client's node claims a free seat
-from the owner; ``km`` the owner seats a client (a new table, a claim accepted, a waiting client
-handed a seat); ``kf`` a claim refused (the client's node tries again); ``kq`` a decision request,
-carrying what ``TRICK`` needs (the trick's number and the cards on the table: a remote request has
-no view, and deriving them from the events on the client's node would repeat the engine's
-bookkeeping) and whether the table is paused; ``kr`` the table is whole again; ``kj`` a rejected
-answer (``WRONG``) or a timeout (``TRICK`` again). Events (``ev``), actions (``sb``), detaches
-(``dt``), closes (``cl``) and adoption (``ad``) are the cluster's own.
+Messages (declared in :mod:`moonshot.cluster.messages`): ``kierki.claim`` a client's node claims
+a free seat from the owner; ``kierki.seated`` the owner seats a client (a new table, a claim
+accepted, a waiting client handed a seat); ``kierki.refused`` a claim refused (the client's node
+tries again). Everything else is the cluster's own: a Kierki chair is the one
+:class:`~moonshot.cluster.node.RemoteSeat`, whose requests carry what ``TRICK`` needs (the
+trick's number and the cards on the table, in the view's snapshot), and the client's
+:class:`~moonshot.protocols.kierki.server.KierkiSeat` (the unchanged adapter) runs against a
+:class:`~moonshot.cluster.node.RemoteTable`.
 
-**Pauses** are the single-process ones: only the owner knows whether a seat is empty, so it says
-so with each request (``p``), and the client's
-:class:`~moonshot.protocols.kierki.server.KierkiSeat` (the unchanged adapter, run against a
-:class:`~moonshot.server.cluster.RemoteTable`) holds that ``TRICK`` back, still accepting a card
-for it; when the table is whole again the owner sends ``kr`` to the other seats, whose adapters
-send what they held.
+**Pauses** are the single-process ones: only the owner knows whether a seat is empty, so its
+Kierki table's state says so (``paused``, as of the seatings made, ahead of the table's task),
+and the client's adapter holds ``TRICK`` back while it is, still accepting a card for it; when the
+table is whole again the owner tells the other seats with a table notice (``resumed``, cause
+:data:`~moonshot.protocols.kierki.server.SEATED`), whose adapters send what they held.
 
 **Adoption**: when the owner dies, another node takes the lease and rebuilds the table from the
 Redis log, with its fixed deals from the record's meta (``tmeta.deals``, the game file's text);
@@ -52,24 +51,19 @@ import logging
 import secrets
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from dataclasses import dataclass, replace
+from typing import Any, cast
 
-from moonshot.core.actions import Action, action_from_dict
-from moonshot.core.engine import Phase
+from moonshot.cluster import messages as wire
+from moonshot.cluster.node import Binding, Cluster, RemoteSeat, RemoteTable
+from moonshot.core.actions import action_from_dict
 from moonshot.core.events import HandDealt
 from moonshot.core.variants import KIERKI
-from moonshot.core.views import SeatView
 from moonshot.protocols.kierki.codec import SEAT_LETTERS, Busy
 from moonshot.protocols.kierki.gamefile import CardOrder, parse_game_in_order
-from moonshot.protocols.kierki.server import Connection, KierkiSeat, kierki_policy, order_cards
+from moonshot.protocols.kierki.server import SEATED, Connection, KierkiSeat, kierki_policy, order_cards
 from moonshot.protocols.kierki.service import KierkiService
-from moonshot.runtime.table import DecisionRequest, Seat, SeatKind, Table, TableStatus
-from moonshot.server import wire
-from moonshot.server.cluster import Binding, Cluster, RemoteRequest, RemoteSeat, RemoteTable
-
-if TYPE_CHECKING:
-    from moonshot.server.app import ServerApp
+from moonshot.runtime.table import Seat, SeatKind, Table, TableNotice, TableState, TableStatus
 
 log = logging.getLogger("moonshot.cluster.kierki")
 
@@ -147,66 +141,32 @@ return false
 """
 
 
-class _TrickView:
-    """What :class:`KierkiSeat` reads of a remote request's view (``TRICK``)."""
-
-    def __init__(self, trick_no: int, trick_cards: tuple[int, ...]) -> None:
-        self.trick_no = trick_no
-        self.trick_cards = trick_cards
-
-
 class _Open:
     """The Kierki side of a table owned elsewhere, as one seat on this node sees it: paused as
-    the owner said with the last request (``kq``'s ``p``), the game file's card order for ``DEAL``."""
+    the owner's table state says, the game file's card order for ``DEAL``."""
 
     def __init__(self, orders: Sequence[CardOrder]) -> None:
         self.orders = tuple(orders)
-        self.paused = False
+        self.table: RemoteTable | None = None
+
+    @property
+    def paused(self) -> bool:
+        return self.table is not None and self.table.snapshot().paused
 
     def card_order(self, deal: int, e: HandDealt) -> tuple[int, ...]:
         return order_cards(self.orders, deal, e)
 
 
 # ------------------------------------------------------------------ the owner's side
-class KierkiRemoteSeat(RemoteSeat):
-    """A Kierki chair whose client is connected to some node: a request goes out as ``kq`` with
-    the trick's number and cards and whether the table is paused (a seat empty: the client's
-    adapter holds ``TRICK`` back, as with one process, until ``kr`` says the table is whole)."""
-
-    wants_view = True  # the trick's number and cards are read from the view
-    protocol = "kierki"
-
-    def __init__(self, owned: Owned, node: str, binding: str, name: str) -> None:
-        super().__init__(owned.kierki.cluster, node, binding, name, SeatKind.HUMAN, None)
-        self.owned = owned
-
-    def on_request(self, table: Table, request: DecisionRequest) -> None:
-        view = request.view
-        self._send(
-            table,
-            {
-                "k": "kq",
-                "c": request.seat,
-                "rid": request.request_id,
-                "v": request.version,
-                "tn": view.trick_no,
-                "tc": list(view.trick_cards),
-                "p": self.owned.paused,
-            },
-        )
-
-    def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:
-        self._send(table, {"k": "kj", "rid": request.request_id, "why": reason})
-
-    def resume(self) -> None:
-        """The table is whole again: the client's adapter sends the TRICK it held back."""
-        self._send(self.owned.table, {"k": "kr"})
-
-
 class _KierkiTable(Table):
-    """A cluster Kierki table: a detach (the client's node said so, or died) frees the seat."""
+    """A cluster Kierki table: a detach (the client's node said so, or died) frees the seat; it
+    is paused while a seat is empty (as of the calls made, ahead of the table's task), which its
+    state says to every seat (a seat's adapter holds ``TRICK`` back meanwhile)."""
 
     owned: Owned
+
+    def snapshot(self) -> TableState:
+        return replace(super().snapshot(), paused=self.owned.paused)
 
     def detach(self, seat: int, occupant: Seat | None = None, reason: str = "disconnected") -> None:
         super().detach(seat, occupant, reason)
@@ -220,7 +180,7 @@ class Owned:
     def __init__(self, kierki: ClusterKierki, table: _KierkiTable, seats: Sequence[Seat | None]) -> None:
         self.kierki = kierki
         self.table = table
-        self.seats: list[KierkiRemoteSeat | None] = [s if isinstance(s, KierkiRemoteSeat) else None for s in seats]
+        self.seats: list[RemoteSeat | None] = [s if isinstance(s, RemoteSeat) else None for s in seats]
         self.abandon: asyncio.TimerHandle | None = None
         table.owned = self
 
@@ -228,7 +188,7 @@ class Owned:
     def paused(self) -> bool:
         return not self.table.done.done() and any(s is None for s in self.seats)
 
-    def seat(self, chair: int, seat: KierkiRemoteSeat) -> None:
+    def seat(self, chair: int, seat: RemoteSeat) -> None:
         """``seat`` takes empty chair ``chair``: attached with the chair's view replayed."""
         c = self.kierki.cluster
         t = self.table
@@ -241,10 +201,11 @@ class Owned:
         c.write(lease, "h", c.key("kseat", str(chair)), t.id, f"o {seat.node}")
         t.attach(chair, seat, replay=True)
         log.info("event=kierki_seat_taken_back table=%s seat=%s node=%s", t.id, SEAT_LETTERS[chair], seat.node)
-        if not self.paused:
+        if not self.paused:  # the other seats' adapters send the TRICK they held back
+            whole = TableNotice("resumed", SEATED, "every seat is taken again")
             for s in self.seats:
                 if s is not None and s is not seat:
-                    s.resume()
+                    s.on_notice(t, whole)
 
     def left(self, chair: int, occupant: Seat | None) -> None:
         current = self.seats[chair]
@@ -274,9 +235,9 @@ class ClusterKierki(KierkiService):
     """The Kierki listener of a cluster node: seats clients through Redis, owns the tables it
     forms or adopts, and serves its clients' seats at tables owned elsewhere."""
 
-    def __init__(self, app: ServerApp, cluster: Cluster, deals: Any, text: str | None, **kwargs: Any) -> None:
+    def __init__(self, cluster: Cluster, deals: Any, text: str | None, **kwargs: Any) -> None:
         super().__init__(self._no_table, **kwargs)
-        self.app = app
+        self.host = cluster.host
         self.cluster = cluster
         self.deals = deals  # the game file's deals for new tables (None: the seed deals)
         self.text = text  # the game file's text, kept in the record's meta
@@ -356,10 +317,8 @@ class ClusterKierki(KierkiService):
                 continue
             w.binding = secrets.token_hex(8)
             w.timer = asyncio.get_running_loop().call_later(max(5.0, 3 * c.lease), self._retry, ticket)
-            c.send(
-                owner.decode(),
-                {"k": "ka", "t": tid, "c": w.seat.seat, "b": w.binding, "node": c.node, "ticket": ticket},
-            )
+            claim = wire.KierkiClaim(table=tid, binding=w.binding, chair=w.seat.seat, node=c.node, ticket=ticket)
+            c.send(owner.decode(), claim)
             return
         w = self._drop_wait(ticket)
         if w is not None:
@@ -376,12 +335,12 @@ class ClusterKierki(KierkiService):
         await asyncio.sleep(RETRY_DELAY)
         await self._seek(ticket)
 
-    def _seated(self, msg: dict[str, Any]) -> None:
-        """``km``: a client waiting here sits at a table (formed, claimed, or handed to it)."""
+    def _seated(self, msg: wire.KierkiSeated) -> None:
+        """A client waiting here sits at a table (formed, claimed, or handed to it)."""
         c = self.cluster
-        chair = int(msg["c"])
-        rt = RemoteTable(c, msg["t"], msg["owner"], msg["b"], chair, list(msg["names"]), KIERKI, None)
-        w = self._drop_wait(msg["ticket"])
+        chair = msg.chair
+        rt = RemoteTable(c, msg.table, msg.owner, msg.binding, chair, list(msg.names), KIERKI, None)
+        w = self._drop_wait(msg.ticket)
         if w is None or w.seat.conn.closed:
             rt.detach(chair, None, "left before it was seated")  # the owner frees the seat again
             return
@@ -390,6 +349,8 @@ class ClusterKierki(KierkiService):
         seat = w.seat
         seat.resuming = True  # the first events replay the game so far: DEAL, TAKEN... of this deal
         seat.table = cast(Table, rt)
+        if isinstance(seat.game, _Open):
+            seat.game.table = rt  # paused as the owner's table state says
         c.bindings[rt.binding] = Binding(rt.binding, cast(Any, seat), rt)
         self.at[seat] = rt
         log.info(
@@ -401,52 +362,24 @@ class ClusterKierki(KierkiService):
         )
 
     # ------------------------------------------------------------ messages
-    def _on_message(self, msg: dict[str, Any]) -> None:
-        k = msg["k"]
-        if k == "ka":
+    def _on_message(self, msg: Any) -> None:
+        if isinstance(msg, wire.KierkiClaim):
             self.cluster._spawn(self._claimed(msg), limit=False)
-        elif k == "km":
+        elif isinstance(msg, wire.KierkiSeated):
             self._seated(msg)
-        elif k == "kf":
-            w = self.waits.get(msg["ticket"])
-            if w is not None and w.binding == msg["b"]:
+        elif isinstance(msg, wire.KierkiRefused):
+            w = self.waits.get(msg.ticket)
+            if w is not None and w.binding == msg.binding:
                 if w.timer is not None:
                     w.timer.cancel()
-                self._retry(msg["ticket"])
-        else:
-            b = self.cluster.bindings.get(msg["b"])
-            if b is None:
-                if k == "kq":  # the client left and its detach was lost with a dead owner
-                    self.cluster._spawn(self._stale(msg))
-                return
-            seat, rt = cast(KierkiSeat, b.seat), b.table
-            if k == "kr":
-                seat.resume()
-                return
-            req = RemoteRequest(rt.id, rt.chair, int(msg["rid"]), int(msg.get("v", 0)), Phase.PLAY, 0, 0)
-            if k == "kq":
-                req._view = cast(SeatView, _TrickView(msg["tn"], tuple(msg["tc"])))
-                if isinstance(seat.game, _Open):
-                    seat.game.paused = bool(msg["p"])
-                seat.on_request(cast(Table, rt), req)
-            else:
-                seat.on_rejected(cast(Table, rt), req, None, str(msg["why"]))
+                self._retry(msg.ticket)
 
-    async def _stale(self, msg: dict[str, Any]) -> None:
-        """A request for a seat no client here holds (it left while the table changed owner,
-        and its detach went to the dead owner): the owner frees the seat, or it would wait for
-        that client forever."""
+    async def _claimed(self, msg: wire.KierkiClaim) -> None:
+        """At the owner: a client's node claims a seat it found free."""
         c = self.cluster
-        owner = await c.redis.hget(c.key("tables"), msg["t"])
-        if owner is not None:
-            c.send(owner.decode(), {"k": "dt", "t": msg["t"], "c": msg["c"], "b": msg["b"], "why": "disconnected"})
-
-    async def _claimed(self, msg: dict[str, Any]) -> None:
-        """``ka`` at the owner: a client's node claims a seat it found free."""
-        c = self.cluster
-        tid, chair, node = msg["t"], int(msg["c"]), msg["node"]
+        tid, chair, node = msg.table, msg.chair, msg.node
         o = self.owned.get(tid)
-        refuse = {"k": "kf", "t": tid, "b": msg["b"], "ticket": msg["ticket"]}
+        refuse = wire.KierkiRefused(table=tid, binding=msg.binding, ticket=msg.ticket)
         if o is None or o.table.done.done() or c.owned.get(tid) is not o.table:
             c.send(node, refuse)
             return
@@ -459,25 +392,16 @@ class ClusterKierki(KierkiService):
             c.write(c.key("lease", tid), "h", c.key("kseat", str(chair)), tid, f"o {current.node}")
             c.send(node, refuse, fence=tid)
             return
-        self._hand(o, chair, node, msg["ticket"], msg["b"])
+        self._hand(o, chair, node, msg.ticket, msg.binding)
 
     def _hand(self, o: Owned, chair: int, node: str, ticket: str, binding: str) -> None:
         """Seat the client of ``ticket`` (on ``node``) in empty chair ``chair``."""
         t = o.table
-        seat = KierkiRemoteSeat(o, node, binding, t.names[chair])
-        self.cluster.send(
-            node,
-            {
-                "k": "km",
-                "t": t.id,
-                "b": binding,
-                "ticket": ticket,
-                "c": chair,
-                "owner": self.cluster.node,
-                "names": list(t.names),
-            },
-            fence=t.id,
+        seat = RemoteSeat(self.cluster, node, binding, t.names[chair], SeatKind.HUMAN, None, "kierki")
+        seated = wire.KierkiSeated(
+            table=t.id, binding=binding, ticket=ticket, chair=chair, owner=self.cluster.node, names=list(t.names)
         )
+        self.cluster.send(node, seated, fence=t.id)
         o.seat(chair, seat)
 
     async def vacate(self, o: Owned, chair: int) -> None:
@@ -514,12 +438,12 @@ class ClusterKierki(KierkiService):
     def _form(self, tickets: list[dict[str, Any]]) -> None:
         """This node popped one waiting client per letter: it owns their new table."""
         c = self.cluster
-        app = self.app
+        host = self.host
         by_chair = {int(t["chair"]): t for t in tickets}
         bindings = [secrets.token_hex(8) for _ in range(4)]
         table = self._new_table(
             [None] * 4,
-            seed=app._seed(),
+            seed=host.seed(),
             table_id=f"{int(time.time() * 1000):x}-{secrets.token_hex(4)}",
             deals=self.deals,
             names=[by_chair[i]["name"] for i in range(4)],
@@ -527,7 +451,7 @@ class ClusterKierki(KierkiService):
         o = Owned(self, table, [None] * 4)
         for chair in range(4):
             t = by_chair[chair]
-            seat = KierkiRemoteSeat(o, t["node"], bindings[chair], t["name"])
+            seat = RemoteSeat(c, t["node"], bindings[chair], t["name"], SeatKind.HUMAN, None, "kierki")
             table.chairs[chair].occupant = seat  # before the table starts: seated from the first event
             o.seats[chair] = seat
         self._own(o)
@@ -537,21 +461,17 @@ class ClusterKierki(KierkiService):
             s = o.seats[chair]
             assert s is not None
             c.write(lease, "h", c.key("kseat", str(chair)), table.id, f"o {s.node}")
-            c.send(
-                s.node,
-                {
-                    "k": "km",
-                    "t": table.id,
-                    "b": s.binding,
-                    "ticket": by_chair[chair]["id"],
-                    "c": chair,
-                    "owner": c.node,
-                    "names": list(table.names),
-                },
-                fence=table.id,
+            seated = wire.KierkiSeated(
+                table=table.id,
+                binding=s.binding,
+                ticket=by_chair[chair]["id"],
+                chair=chair,
+                owner=c.node,
+                names=list(table.names),
             )
+            c.send(s.node, seated, fence=table.id)
         self.formed += 1
-        app._track(table)
+        host.track(table)
         log.info("event=kierki_table table=%s players=%s node=%s", table.id, table.seat_names(), c.node)
 
     def _own(self, o: Owned) -> None:
@@ -617,14 +537,14 @@ class ClusterKierki(KierkiService):
             meta={"restored": True, "deal_salt": meta.get("salt")},
         )
         o = Owned(self, table, [None] * 4)
-        kept: list[KierkiRemoteSeat] = []
+        kept: list[RemoteSeat] = []
         for chair in range(4):
             bound = binds.get(str(chair).encode())
             if bound is None:
                 continue
             node, binding = bound.decode().split()
             if await c.node_alive(node):
-                seat = KierkiRemoteSeat(o, node, binding, names[chair])
+                seat = RemoteSeat(c, node, binding, names[chair], SeatKind.HUMAN, None, "kierki")
                 table.chairs[chair].occupant = seat
                 o.seats[chair] = seat
                 kept.append(seat)
@@ -634,12 +554,12 @@ class ClusterKierki(KierkiService):
             if o.seats[chair] is None:
                 c.write(lease, "hd", c.key("bind", tid), str(chair))
         for s in kept:
-            c.send(s.node, {"k": "ad", "t": tid, "b": s.binding, "owner": c.node}, fence=tid)
+            c.send(s.node, wire.Adopted(table=tid, binding=s.binding, owner=c.node), fence=tid)
         # DEAL lists cards in the game file's order: a node started without --kierki-game learns
         # it here (seats elsewhere use their own node's, the same file)
         if orders and not self.orders:
             self.orders = tuple(orders)
-        self.app._track(table)
+        self.host.track(table)
         for chair in range(4):
             if o.seats[chair] is None:
                 c._spawn(self.vacate(o, chair), limit=False)
@@ -664,4 +584,4 @@ def _text(v: Any) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-__all__ = ["ClusterKierki", "KierkiRemoteSeat", "Owned"]
+__all__ = ["ClusterKierki", "Owned"]

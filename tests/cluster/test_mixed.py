@@ -1,4 +1,4 @@
-"""moonshot.server.cluster_mixed, in one event loop on the real Redis: what a burst of Sessions
+"""moonshot.cluster.mixed, in one event loop on the real Redis: what a burst of Sessions
 joins with lobby codes costs a node (each code is looked up in Redis, in case another node hosts
 a table by that name). The mixed tables themselves, across real processes, are in
 tests/e2e/test_cluster_mixed.py."""
@@ -16,7 +16,7 @@ from moonshot.play.tournament import make_spec, token_digest
 from moonshot.runtime.lobby import Candidate, GameType
 from moonshot.runtime.table import BotSeat
 
-from .test_cluster import eventually, node, redis_prefix  # noqa: F401  (a fixture)
+from .test_node import eventually, node, redis_prefix  # noqa: F401  (a fixture)
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(600)]
 

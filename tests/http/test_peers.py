@@ -1,4 +1,4 @@
-"""moonshot.server.cluster_http: two nodes in one event loop on the real Redis, each with its
+"""moonshot.http.peers: two nodes in one event loop on the real Redis, each with its
 own HTTP port; requests for a game hosted by the other node are forwarded there.
 
 Skipped (with the reason) when Redis is not at 127.0.0.1:6379 or the redis package is missing.
@@ -12,10 +12,9 @@ import asyncio
 import httpx
 import pytest
 
+from cluster.test_node import eventually, node, redis_prefix  # noqa: F401 (a fixture)
 from moonshot.server.app import ServerApp
 from protocols.turbo.sse import SseReader
-
-from .test_cluster import eventually, node, redis_prefix  # noqa: F401 (a fixture)
 
 async_test = pytest.mark.asyncio
 

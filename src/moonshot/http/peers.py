@@ -7,15 +7,15 @@ with a lease, like a Sessions table, so that when its node dies another node ado
 
 A request for a game hosted elsewhere (``GET /game/subscribe/<id>``, ``POST /game/*`` and
 ``POST /lobby/{join,add_bot,leave}`` naming the game's ``id``) is **forwarded** whole to the
-hosting node through its stream (``hr``: method, path, the cookie / ``Last-Event-ID`` headers,
+hosting node through its stream (``http.request``: method, path, the cookie / ``Last-Event-ID`` headers,
 the body); that node runs it through its own routes, so names, seats and errors are the
-single-process ones, and streams the response back (``hs`` the head, ``hc`` body chunks, ``he``
-the end; ``hx`` when the browser went away). An SSE stream is thus served from any node; when the
+single-process ones, and streams the response back (``http.head`` the head, ``http.chunk`` body chunks, ``http.end``
+the end; ``http.cancel`` when the browser went away). An SSE stream is thus served from any node; when the
 hosting node dies, the forwarding node ends the response, the browser's ``EventSource``
 reconnects with ``Last-Event-ID`` (to any node), and that request goes to the adopter, which
 replayed the game and resumes the stream after that id.
 
-Lobby events (``new_game``, ``join_game``...) go to every node (``lb``), so a lobby stream on
+Lobby events (``new_game``, ``join_game``...) go to every node (``lobby.event``), so a lobby stream on
 any node sees every game; name bindings (the signed session cookie's nonce) go the same way, and
 the cookie-signing key is one per cluster (kept in Redis), so a cookie verifies on every node.
 
@@ -34,12 +34,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from moonshot.cluster import messages
 from moonshot.runtime.table import Table, TableEvent
 
 if TYPE_CHECKING:
+    from moonshot.cluster.node import Cluster
     from moonshot.http.lobby import TurboLobby
     from moonshot.http.streams import GameStream
-    from moonshot.server.cluster import Cluster
 
 log = logging.getLogger("moonshot.cluster.http")
 
@@ -59,7 +60,7 @@ class _Pending:
     """A request this node forwarded: what comes back, in order."""
 
     owner: str
-    queue: asyncio.Queue[dict[str, Any]] = field(default_factory=asyncio.Queue)
+    queue: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
 
 
 class _DeferredStream:
@@ -89,7 +90,7 @@ class HttpPeers:
         # indexes a mixed game's Trend chairs for re-joins (ClusterMixed.index_trend_chairs)
         self.trend_index: Callable[[Table, list[int]], None] | None = None
         self.forwarded = 0
-        cluster.handlers.update({k: self._on_message for k in ("hr", "hs", "hc", "he", "hx", "lb")})
+        cluster.handlers.update({k: self._on_message for k in (*messages.HTTP, messages.LobbyEvent.kind)})
         cluster.on_lease_lost.append(self._lost)
         cluster.keeper_hooks.append(self.adopt_open)
         self.adopted_open = 0
@@ -160,7 +161,7 @@ class HttpPeers:
             self.trend_index(table, trend)
 
     def broadcast(self, event: dict[str, Any]) -> None:
-        self.cluster.send_all({"k": "lb", "e": event, "node": self.cluster.node})
+        self.cluster.send_all(messages.LobbyEvent(event=event, node=self.cluster.node))
 
     def bound(self, name: str, record: dict[str, Any]) -> None:
         self.broadcast({"type": "_bind", "name": name, "digest": record})
@@ -169,20 +170,19 @@ class HttpPeers:
         return dict(self.remote_games)
 
     # ------------------------------------------------------------ messages
-    def _on_message(self, msg: dict[str, Any]) -> None:
-        k = msg["k"]
-        if k == "lb":
-            self._lobby_event(msg["e"])
-        elif k == "hr":
+    def _on_message(self, msg: Any) -> None:
+        if isinstance(msg, messages.LobbyEvent):
+            self._lobby_event(msg.event)
+        elif isinstance(msg, messages.HttpRequest):
             ev = asyncio.Event()
-            self.serving[msg["r"]] = ev
+            self.serving[msg.request] = ev
             self.cluster._spawn(self._serve(msg, ev), limit=False)
-        elif k == "hx":
-            ev2 = self.serving.get(msg["r"])
+        elif isinstance(msg, messages.HttpCancel):
+            ev2 = self.serving.get(msg.request)
             if ev2 is not None:
                 ev2.set()
         else:
-            p = self.pending.get(msg["r"])
+            p = self.pending.get(msg.request)
             if p is not None:
                 p.queue.put_nowait(msg)
 
@@ -265,15 +265,14 @@ class HttpPeers:
         self.forwarded += 1
         c.send(
             owner,
-            {
-                "k": "hr",
-                "r": rid,
-                "node": c.node,
-                "m": scope["method"],
-                "p": path,
-                "h": headers,
-                "body": body.decode("latin-1"),
-            },
+            messages.HttpRequest(
+                request=rid,
+                node=c.node,
+                method=scope["method"],
+                path=path,
+                headers=headers,
+                body=body.decode("latin-1"),
+            ),
         )
         gone = asyncio.Event()
 
@@ -297,7 +296,7 @@ class HttpPeers:
                     stop.cancel()
                     waited += c.lease
                     if gone.is_set():
-                        c.send(owner, {"k": "hx", "r": rid})
+                        c.send(owner, messages.HttpCancel(request=rid))
                         return True
                     if not await c.node_alive(owner):
                         log.info("event=http_forward_owner_gone node=%s request=%s", owner, rid)
@@ -311,13 +310,13 @@ class HttpPeers:
                     continue
                 stop.cancel()
                 msg = getter.result()
-                if msg["k"] == "hs":
+                if isinstance(msg, messages.HttpHead):
                     started = True
-                    raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in msg["h"].items()]
-                    await send({"type": "http.response.start", "status": msg["st"], "headers": raw})
-                elif msg["k"] == "hc" and started:
-                    await send({"type": "http.response.body", "body": msg["d"].encode("latin-1"), "more_body": True})
-                elif msg["k"] == "he":
+                    raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in msg.headers.items()]
+                    await send({"type": "http.response.start", "status": msg.status, "headers": raw})
+                elif isinstance(msg, messages.HttpChunk) and started:
+                    await send({"type": "http.response.body", "body": msg.data.encode("latin-1"), "more_body": True})
+                elif isinstance(msg, messages.HttpEnd):
                     if not started:
                         await _answer(send, 502, b'{"error":"the game\'s server process failed the request"}')
                     else:
@@ -327,27 +326,27 @@ class HttpPeers:
             watcher.cancel()
             self.pending.pop(rid, None)
 
-    async def _serve(self, msg: dict[str, Any], cancel: asyncio.Event) -> None:
+    async def _serve(self, msg: messages.HttpRequest, cancel: asyncio.Event) -> None:
         """Run a request another node forwarded through this node's own routes."""
         c = self.cluster
-        rid, node = msg["r"], msg["node"]
-        path, _, query = msg["p"].partition("?")
+        rid, node = msg.request, msg.node
+        path, _, query = msg.path.partition("?")
         scope = {
             "type": "http",
             "asgi": {"version": "3.0", "spec_version": "2.3"},
             "http_version": "1.1",
-            "method": msg["m"],
+            "method": msg.method,
             "scheme": "http",
             "path": path,
             "raw_path": path.encode("latin-1", "replace"),
             "query_string": query.encode("latin-1", "replace"),
             "root_path": "",
-            "headers": [(k.encode("latin-1"), v.encode("latin-1", "replace")) for k, v in msg["h"].items()],
+            "headers": [(k.encode("latin-1"), v.encode("latin-1", "replace")) for k, v in msg.headers.items()],
             "client": ("cluster", 0),
             "server": ("cluster", 0),
             "state": {},
         }
-        body = msg["body"].encode("latin-1", "replace")
+        body = msg.body.encode("latin-1", "replace")
         sent_body = False
 
         async def receive() -> dict[str, Any]:
@@ -369,14 +368,14 @@ class HttpPeers:
                     if name != "content-length":
                         headers[name] = v.decode("latin-1")
                 stream = headers.get("content-type", "").startswith("text/event-stream")
-                c.send(node, {"k": "hs", "r": rid, "st": int(m["status"]), "h": headers, "stream": stream})
+                c.send(node, messages.HttpHead(request=rid, status=int(m["status"]), headers=headers, stream=stream))
             elif m["type"] == "http.response.body":
                 data = m.get("body", b"")
                 if data:
-                    c.send(node, {"k": "hc", "r": rid, "d": data.decode("latin-1")})
+                    c.send(node, messages.HttpChunk(request=rid, data=data.decode("latin-1")))
                 if not m.get("more_body", False) and not ended:
                     ended = True
-                    c.send(node, {"k": "he", "r": rid})
+                    c.send(node, messages.HttpEnd(request=rid))
 
         try:
             assert self.app is not None
@@ -386,7 +385,7 @@ class HttpPeers:
         finally:
             self.serving.pop(rid, None)
             if not ended:
-                c.send(node, {"k": "he", "r": rid})
+                c.send(node, messages.HttpEnd(request=rid))
 
 
 async def _read(receive: Any) -> bytes:

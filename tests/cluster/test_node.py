@@ -1,4 +1,4 @@
-"""moonshot.server.cluster: nodes of one cluster in one event loop, on the real Redis.
+"""moonshot.cluster.node: nodes of one cluster in one event loop, on the real Redis.
 
 Each test uses its own key prefix and removes its keys; skipped (with the reason) when Redis is
 not at 127.0.0.1:6379 or the redis package is missing. The multi-process behaviour (kill -9,
@@ -16,13 +16,13 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 import pytest_asyncio
 
+from moonshot.cluster.messages import Events, WireError
+from moonshot.cluster.node import ClusterError, pack, pack_ops, unpack
 from moonshot.core.engine import Game
 from moonshot.protocols.sessions.client import Client, RandomPlayer
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.runtime.table import TableEvent, TableStatus
 from moonshot.server.app import ServerApp, ServerConfig
-from moonshot.server.cluster import ClusterError, pack, pack_ops, unpack
-from moonshot.server.wire import WireError
 
 REDIS_URL = os.environ.get("MOONSHOT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
@@ -32,8 +32,8 @@ async_test = pytest.mark.asyncio
 def test_messages_carry_table_events_and_nothing_else() -> None:
     game = Game(SESSIONS_RULES, 5)
     events = [TableEvent(i + 1, e, forced=i == 2) for i, e in enumerate(game.log)]
-    msg = unpack(pack({"k": "ev", "t": "T", "b": "B", "e": events}))
-    assert msg["e"] == events
+    msg = unpack(pack(Events(table="T", binding="B", events=events, state=None)))
+    assert isinstance(msg, Events) and msg.events == events
     evil = pickle.dumps({"k": "ev", "e": os.system})
     with pytest.raises(WireError):
         unpack(evil)
@@ -189,10 +189,11 @@ async def test_hostile_stream_entries_are_dropped_with_a_log_line_and_the_node_s
         hostile = [
             {"m": pickle.dumps({"k": "ev", "e": os.system})},  # the old format, with a function in it
             {"m": b"\xff\xfe not json"},
-            {"m": b'{"k": "rm", "t": "x"}'},
-            {"m": b'{"k": "ev", "t": "T", "b": "B", "e": [[1, false, "__import__", "os"]]}'},
+            {"m": b'{"kind": "rm", "table": "x"}'},
+            {"m": b'{"kind": "seat.events", "table": "T", "binding": "B", "events": [[1, false, "__import__", "os"]]}'},
             {
-                "m": b'{"k": "sb", "t": "nope", "b": "x", "c": 9, "a": {"type": "play"}, "rid": null}'
+                "m": b'{"kind": "table.submit", "table": "nope", "binding": "x", "chair": 9, '
+                b'"action": {"type": "play"}, "request": null}'
             },  # valid, no such table
             {"other": b"no m field"},
         ]

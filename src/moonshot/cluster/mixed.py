@@ -10,23 +10,22 @@ node, and the player's connection may have landed on another; this module carrie
   Redis: a tournament token's digest in ``tourtoken`` (digest -> node, written by the node that
   runs the tournament), else the game's node (``httpgame``, or the table directory for a game that
   started). No node: the code is an ordinary private code, and the player waits in the Redis pool
-  of its protocol as before (:attr:`ClusterMixed.queues`). Otherwise B asks that node (``mc``, with
+  of its protocol as before (:attr:`ClusterMixed.queues`). Otherwise B asks that node (``mixed.claim``, with
   the code and the player's protocol: for a tournament the token, sent to that node only, which
   checks it as one process would) and the join waits for the answer
   (:attr:`Candidate.settle <moonshot.runtime.lobby.Candidate.settle>`): a Sessions client's
   ``game_session_response`` says ``ok`` or the refusal's reason, a refused Trend join gets the
   ``error`` frame, as with one process;
 * the **hosting node** (A) builds a candidate whose seat is a :class:`MixedSeat` (a
-  :class:`~moonshot.server.cluster.RemoteSeat` bound to B; :class:`MixedTrendSeat` for Trend, whose
-  events carry the chairs' Trend status) and runs it through its own router
+  :class:`~moonshot.cluster.node.RemoteSeat` bound to B, of the player's protocol) and runs it through its own router
   (``TurboLobby.join_remote``, ``TournamentHost.claim``), so the checks and the refusals (the rules
   the protocol cannot express, a full or started game, a tournament that is over) are the
-  single-process ones. It answers ``ma`` (waiting, refused with the reason, or not here: B then
-  queues the player as for an unknown code). When the game starts, A tells B ``mm`` (the table,
+  single-process ones. It answers ``mixed.answer`` (waiting, refused with the reason, or not here: B then
+  queues the player as for an unknown code). When the game starts, A tells B ``mixed.matched`` (the table,
   the chair, the binding, whether the game is a restored one); B plays the chair through a
-  :class:`~moonshot.server.cluster.RemoteTable` exactly as for a table another node owns (``sb``,
-  ``dt``... go to A's table);
-* a player that **leaves** before its game starts (its connection closes) makes B send ``mx``: A
+  :class:`~moonshot.cluster.node.RemoteTable` exactly as for a table another node owns (``table.submit``,
+  ``table.detach``... go to A's table);
+* a player that **leaves** before its game starts (its connection closes) makes B send ``mixed.left``: A
   frees the chair (``leave_remote``, the tournament's arrivals). A node that dies takes its
   waiting players with it: the other nodes free their chairs once its heartbeat is gone.
 * the **hosting node dies** (B watches the heartbeat of every host its players depend on): a
@@ -40,7 +39,7 @@ An HTTP game is in the table directory (lease, log, ``bind``, ``sess``) once it 
 remote chairs are fenced, adopted and resumable like any cluster table's; its Trend chairs are in
 the Trend re-join index (:meth:`ClusterMixed.index_trend_chairs`). A tournament's table is not in
 the directory: its remote chairs are served through
-:attr:`Cluster.served <moonshot.server.cluster.Cluster.served>` and their messages are not fenced.
+:attr:`Cluster.served <moonshot.cluster.node.Cluster.served>` and their messages are not fenced.
 """
 
 from __future__ import annotations
@@ -54,22 +53,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from moonshot.cluster import messages as wire
+from moonshot.cluster.node import Binding, RemoteSeat, RemoteTable
+from moonshot.cluster.trend import seat_key
 from moonshot.core.rules import Rules
 from moonshot.play.tournament import token_digest
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
-from moonshot.protocols.sessions.server import SessionSeat
-from moonshot.protocols.trend.seat import TrendSeat
 from moonshot.runtime.lobby import Candidate, GameType, LobbyError
-from moonshot.runtime.table import SeatKind, Table, TableStatus
-from moonshot.server import wire
-from moonshot.server.cluster import Binding, RemoteSeat, RemoteTable
-from moonshot.server.cluster_trend import INDEX_TTL_S, TrendRemoteSeat, TrendRemoteTable, seat_key
+from moonshot.runtime.table import SeatKind, Table
 from moonshot.store import rules_named
 
 if TYPE_CHECKING:
+    from moonshot.cluster.node import Cluster
     from moonshot.runtime.tournament import Tournament
-    from moonshot.server.app import ServerApp
-    from moonshot.server.cluster import Cluster
 
 log = logging.getLogger("moonshot.cluster.mixed")
 
@@ -85,28 +81,13 @@ def takeover_wait(lease: float) -> float:
 
 
 class MixedSeat(RemoteSeat):
-    """A chair at a table hosted here (an HTTP game, a tournament's game) whose Sessions player
-    is connected to another node. Its messages are fenced by the table's lease when the table is
-    in the directory (an HTTP game); a tournament's table has no lease."""
+    """A chair at a table hosted here (an HTTP game, a tournament's game) whose player (of
+    ``protocol``: sessions or trend) is connected to another node. Its messages are fenced by the
+    table's lease when the table is in the directory (an HTTP game); a tournament's table has no
+    lease."""
 
-    protocol = "sessions"  # what the store records for the chair
-
-    def _send(self, table: Table, msg: dict[str, Any]) -> None:
-        msg["t"] = table.id
-        msg["b"] = self.binding
+    def _send(self, table: Table, msg: wire.Message) -> None:
         self.cluster.send(self.node, msg, fence=table.id if table.id in self.cluster.owned else None)
-
-
-class MixedTrendSeat(MixedSeat, TrendRemoteSeat):
-    """A :class:`MixedSeat` whose player came over Trend: its events carry each chair's Trend
-    status and counts (``tev``), as at a Trend table owned elsewhere."""
-
-    protocol = "trend"
-
-
-def mixed_seat(protocol: str) -> type[MixedSeat]:
-    """The chair's class for a player of ``protocol`` (sessions or trend)."""
-    return MixedTrendSeat if protocol == "trend" else MixedSeat
 
 
 @dataclass(eq=False)
@@ -124,8 +105,8 @@ class _Claim:
 class ClusterMixed:
     """Both sides of a mixed-table claim between nodes (see the module docstring)."""
 
-    def __init__(self, app: ServerApp, cluster: Cluster) -> None:
-        self.app = app
+    def __init__(self, cluster: Cluster) -> None:
+        self.host = cluster.host
         self.cluster = cluster
         self.claims: dict[str, _Claim] = {}  # this node's players asking another node, by request id
         self.held: dict[tuple[str, str], Candidate] = {}  # other nodes' players waiting here
@@ -146,22 +127,10 @@ class ClusterMixed:
                 c.write("", "h", c.key("tourtoken"), e.token_digest, c.node)
 
     def index_trend_chairs(self, table: Table, chairs: list[int]) -> None:
-        """A mixed HTTP game's Trend chairs, in the Trend re-join index (``trendseat``, under each
-        player number: the join's number is not kept), so that a bot whose socket closed takes its
-        chair back by joining again on any node, as at a Trend table; out again when it ends."""
-        cl = self.cluster
-        lease = cl.key("lease", table.id)
-        keys = [cl.key("trendseat", seat_key(n, table.names[chair])) for chair in chairs for n in range(1, 5)]
-        for i, key in enumerate(keys):
-            cl.write(lease, "h", key, table.id, str(chairs[i // 4]))
-            cl.write("", "e", key, str(INDEX_TTL_S))
-
-        def unindex(_: object) -> None:
-            if table.status is not TableStatus.STOPPED:  # stopped here: it goes on elsewhere
-                for key in keys:
-                    cl.write("", "hd", key, table.id)
-
-        table.done.add_done_callback(unindex)
+        """A mixed HTTP game's Trend chairs, in the cluster's re-join index (under each player
+        number: the join's number is not kept), so that a bot whose socket closed takes its
+        chair back by joining again on any node, as at a Trend table."""
+        self.cluster.index_chairs(table, [(c, seat_key(n, table.names[c])) for c in chairs for n in range(1, 5)])
 
     # ------------------------------------------------------------ the player's node
     def claim(self, c: Candidate) -> bool:
@@ -184,7 +153,7 @@ class ClusterMixed:
             if cl.candidate is c:
                 del self.claims[r]
                 if cl.owner is not None:
-                    self.cluster.send(cl.owner, {"k": "mx", "r": r, "node": self.cluster.node})
+                    self.cluster.send(cl.owner, wire.MixedLeft(request=r, node=self.cluster.node))
                 return True
         return False
 
@@ -255,44 +224,41 @@ class ClusterMixed:
             return
         c = cl.candidate
         _settle(c, None)
-        if self.app.claim_here(c):
+        if self.host.claim_here(c):
             return
         self.queues[c.protocol](c)
 
     def _queue_sessions(self, c: Candidate) -> None:
-        lobby = self.app.lobby
-        fill_wait = lobby.fill_wait if lobby is not None and c.game_type is GameType.ANY else None
+        fill_wait = self.host.fill_wait if c.game_type is GameType.ANY else None
         self.cluster.queue(c, fill_wait)
 
-    def _answered(self, msg: dict[str, Any]) -> None:
-        r = msg["r"]
+    def _answered(self, msg: wire.MixedAnswer) -> None:
+        r = msg.request
         cl = self.claims.get(r)
         if cl is not None and cl.again is not None:
             if not cl.again.done():
-                cl.again.set_result((bool(msg["ok"]), None if msg["why"] is None else str(msg["why"])))
+                cl.again.set_result((msg.ok, msg.reason))
             return
         if cl is None or cl.answered:
             return
-        if msg["ok"]:
+        if msg.ok:
             cl.answered = True
             _settle(cl.candidate, None)
-        elif msg["why"] is not None:
+        elif msg.reason is not None:
             del self.claims[r]
-            _settle(cl.candidate, str(msg["why"]))
+            _settle(cl.candidate, msg.reason)
         else:
             self._not_here(r)
 
-    def _matched(self, msg: dict[str, Any]) -> None:
+    def _matched(self, msg: wire.MixedMatched) -> None:
         """Seated at a table that started on another node: played through a RemoteTable."""
         cluster = self.cluster
         try:
-            rules: Rules = rules_named(msg["rules"])
+            rules: Rules = rules_named(msg.rules)
         except (KeyError, ValueError):
             rules = SESSIONS_RULES  # a tournament's own rules: the adapter reads only the pass count
-        cl = self.claims.pop(msg["r"], None)
-        trend = cl is not None and cl.candidate.protocol == "trend"
-        kind = TrendRemoteTable if trend else RemoteTable
-        rt = kind(cluster, msg["t"], msg["owner"], msg["b"], int(msg["c"]), list(msg["names"]), rules, msg["cred"])
+        cl = self.claims.pop(msg.request, None)
+        rt = RemoteTable(cluster, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules, msg.credential)
         if cl is None:  # the player left after the hosting node seated it: the chair is empty
             rt.detach(rt.chair, None, "left the lobby")
             return
@@ -301,10 +267,7 @@ class ClusterMixed:
             cl.answered = True
             _settle(c, None)
         seat = c.seat
-        gone = (
-            seat.peer.closed if isinstance(seat, TrendSeat) else not isinstance(seat, SessionSeat) or seat.conn.closed
-        )
-        if gone:
+        if seat.gone:
             rt.detach(rt.chair, None, "disconnected")
             return
         cluster.bindings[rt.binding] = Binding(rt.binding, cast(Any, seat), rt)
@@ -315,33 +278,33 @@ class ClusterMixed:
             log.exception("event=on_matched_failed table=%s", rt.id)
             rt.detach(rt.chair, None, "matching callback failed")
             return
-        if msg["rs"]:  # a restored game: a replay (Sessions), a catch-up (Trend)
+        if msg.restored:  # a restored game: a replay (Sessions), a catch-up (Trend)
             seat.joined_mid_game()
 
     # ------------------------------------------------------------ the hosting node
-    def _claim_here(self, msg: dict[str, Any]) -> None:
+    def _claim_here(self, msg: wire.MixedClaim) -> None:
         cluster = self.cluster
-        node, r = msg["node"], msg["r"]
+        node, r = msg.node, msg.request
 
         def answer(ok: bool, why: str | None) -> None:
-            cluster.send(node, {"k": "ma", "r": r, "ok": ok, "why": why})
+            cluster.send(node, wire.MixedAnswer(request=r, ok=ok, reason=why))
 
         try:
-            kind, game_type = SeatKind(msg["kind"]), GameType(msg["gt"])
+            kind, game_type = SeatKind(msg.player), GameType(msg.game_type)
         except ValueError:
             answer(False, "malformed claim")
             return
-        protocol = msg["pr"]
+        protocol = msg.protocol
         if protocol not in ("sessions", "trend"):
             answer(False, f"players of protocol {protocol!r} cannot sit at a table of another process")
             return
-        seat = mixed_seat(protocol)(cluster, node, secrets.token_hex(8), msg["name"], kind, msg["cred"])
-        c = Candidate(seat, game_type, msg["code"], protocol=protocol, token=msg["tok"])
+        seat = MixedSeat(cluster, node, secrets.token_hex(8), msg.name, kind, msg.credential, protocol)
+        c = Candidate(seat, game_type, msg.code, protocol=protocol, token=msg.token)
         c.on_matched = functools.partial(self._seated, node, r, seat)
         c.joined_at = asyncio.get_running_loop().time()
         self.held[(node, r)] = c
         try:
-            here = self.app.claim(c)  # this node's own router: the single-process checks
+            here = self.host.claim(c)  # this node's own router: the single-process checks
         except LobbyError as e:
             self.held.pop((node, r), None)
             answer(False, str(e))
@@ -351,7 +314,7 @@ class ClusterMixed:
             answer(False, None)
             return
         log.info("event=mixed_claimed node=%s name=%s", node, seat.name)
-        answer(True, None)  # after ``mm`` when the game started at once: B ignores it then
+        answer(True, None)  # after ``mixed.matched`` when the game started at once: B ignores it then
 
     def _seated(self, node: str, r: str, seat: MixedSeat, table: Table, chair: int) -> None:
         """The game of a waiting player of another node starts here (its ``on_matched``)."""
@@ -366,30 +329,26 @@ class ClusterMixed:
                 cluster.served.pop(tid, None)
 
             table.done.add_done_callback(gone)
-        cluster.send(
-            node,
-            {
-                "k": "mm",
-                "t": table.id,
-                "b": seat.binding,
-                "r": r,
-                "c": chair,
-                "owner": cluster.node,
-                "names": table.seat_names(),
-                "rules": table.rules.name,
-                "cred": seat.credential,
-                "rs": table.restored,
-            },
-            fence=table.id if fenced else None,
+        matched = wire.MixedMatched(
+            table=table.id,
+            binding=seat.binding,
+            request=r,
+            chair=chair,
+            owner=cluster.node,
+            names=table.seat_names(),
+            rules=table.rules.name,
+            credential=seat.credential,
+            restored=table.restored,
         )
+        cluster.send(node, matched, fence=table.id if fenced else None)
 
-    def _left(self, msg: dict[str, Any]) -> None:
-        c = self.held.pop((msg["node"], msg["r"]), None)
+    def _left(self, msg: wire.MixedLeft) -> None:
+        c = self.held.pop((msg.node, msg.request), None)
         if c is not None:
-            self.app.release(c)
+            self.host.release(c)
 
     async def _sweep(self) -> None:
-        """Chairs held for players of a node that died are freed (nobody will say ``mx``)."""
+        """Chairs held for players of a node that died are freed (nobody will say ``mixed.left``)."""
         cluster = self.cluster
         while True:
             await asyncio.sleep(cluster.lease)
@@ -405,7 +364,7 @@ class ClusterMixed:
                         c = self.held.pop(key, None)
                         if c is not None:
                             log.info("event=mixed_player_node_gone node=%s name=%s", node, c.seat.name)
-                            self.app.release(c)
+                            self.host.release(c)
 
     # ------------------------------------------------------------ the host died
     async def _watch_hosts(self) -> None:
@@ -417,7 +376,7 @@ class ClusterMixed:
           the tournament goes on from the store on another node, its game restored with the
           entrants' chairs waiting ``--show-up`` seconds): told that the session is closed and
           to join again with the token. A table in the directory (an HTTP game) is adopted: its
-          adopter tells the player's node (``ad``) and the player plays on."""
+          adopter tells the player's node (``seat.adopted``) and the player plays on."""
         cluster = self.cluster
         while True:
             await asyncio.sleep(cluster.lease)
@@ -444,7 +403,7 @@ class ClusterMixed:
                     cluster._spawn(self._reclaim(r, cl), limit=False)
             for b, rt in list(self.playing.items()):
                 if rt.owner != owner or await cluster.redis.hexists(cluster.key("tables"), rt.id):
-                    continue  # adopted under its lease: the adopter says ``ad``
+                    continue  # adopted under its lease: the adopter says ``seat.adopted``
                 del self.playing[b]
                 bound = cluster.bindings.pop(b, None)
                 if bound is not None:
@@ -506,7 +465,7 @@ class ClusterMixed:
         if self.claims.get(r) is cl:
             del self.claims[r]
             if cl.owner is not None:
-                cluster.send(cl.owner, {"k": "mx", "r": r, "node": cluster.node})
+                cluster.send(cl.owner, wire.MixedLeft(request=r, node=cluster.node))
             log.info("event=mixed_claim_dropped name=%s reason=%s", c.seat.name, json.dumps(why))
             c.seat.end_session(f"{why}: you left game {c.lobby_code or 'of your token'}; join again")
 
@@ -528,9 +487,7 @@ class ClusterMixed:
         c = cl.candidate
         del self.claims[r]
         try:
-            here = self.app.tournaments.claim(c) if self.app.tournaments is not None else False
-            if not here and c.lobby_code and self.app.turbo is not None:
-                here = self.app.turbo.join_remote(c)
+            here = self.host.claim_here(c)
         except LobbyError as e:
             return str(e)
         if not here:
@@ -540,30 +497,28 @@ class ClusterMixed:
         log.info("event=mixed_reclaimed node=%s name=%s", self.cluster.node, c.seat.name)
         return True
 
-    def _ask_message(self, r: str, c: Candidate) -> dict[str, Any]:
-        return {
-            "k": "mc",
-            "r": r,
-            "node": self.cluster.node,
-            "code": c.lobby_code,
-            "tok": c.token,
-            "name": c.seat.name,
-            "kind": c.seat.kind.value,
-            "cred": c.seat.credential,
-            "gt": c.game_type.value,
-            "pr": c.protocol,
-        }
+    def _ask_message(self, r: str, c: Candidate) -> wire.MixedClaim:
+        return wire.MixedClaim(
+            request=r,
+            node=self.cluster.node,
+            code=c.lobby_code,
+            token=c.token,
+            name=c.seat.name,
+            player=c.seat.kind.value,
+            credential=c.seat.credential,
+            game_type=c.game_type.value,
+            protocol=c.protocol,
+        )
 
     # ------------------------------------------------------------ messages
-    def _on_message(self, msg: dict[str, Any]) -> None:
-        k = msg["k"]
-        if k == "mc":
+    def _on_message(self, msg: Any) -> None:
+        if isinstance(msg, wire.MixedClaim):
             self._claim_here(msg)
-        elif k == "ma":
+        elif isinstance(msg, wire.MixedAnswer):
             self._answered(msg)
-        elif k == "mm":
+        elif isinstance(msg, wire.MixedMatched):
             self._matched(msg)
-        elif k == "mx":
+        elif isinstance(msg, wire.MixedLeft):
             self._left(msg)
 
 
@@ -576,4 +531,4 @@ def _settle(c: Candidate, why: str | None) -> None:
             log.exception("event=mixed_settle_failed")
 
 
-__all__ = ["ClusterMixed", "MixedSeat", "MixedTrendSeat", "mixed_seat"]
+__all__ = ["ClusterMixed", "MixedSeat"]

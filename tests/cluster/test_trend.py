@@ -1,4 +1,4 @@
-"""moonshot.server.cluster_trend: Trend on two nodes of one cluster in one event loop, on the
+"""moonshot.cluster.trend: Trend on two nodes of one cluster in one event loop, on the
 real Redis: bots whose sockets reach different nodes meet at one table (chairs by playerNumber),
 and a player who left takes its chair back through the other node.
 
@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 import websocket
 
+from moonshot.cluster.trend import credential, seat_key
 from moonshot.server.app import ServerApp
-from moonshot.server.cluster_trend import credential, seat_key
 from trend_sdk import SdkBot
 
-from .test_cluster import REDIS_URL, eventually, node, redis_prefix  # noqa: F401 (a fixture)
+from .test_node import REDIS_URL, eventually, node, redis_prefix  # noqa: F401 (a fixture)
 
 async_test = pytest.mark.asyncio
 pytestmark = pytest.mark.timeout(600)

@@ -3,16 +3,17 @@
 ``moonshot serve --redis URL`` (and ``--workers N``, which starts N such processes on shared
 ports) turns one server process into a *node* of a cluster. What a node keeps in Redis:
 
-* **the lobby** (Sessions): a list per pool (``lobby:[protocol, game type, code]``) of tickets,
-  one per waiting player. A Lua script appends a ticket and, when the pool holds four tickets of
-  live nodes, removes them in the same atomic step and hands them to the caller: exactly one
-  node forms each table, and that node is its **owner**. Filling with bots after ``fill_wait``
-  is the same kind of atomic pop, done by the node whose player waited longest.
+* **the lobby** (Sessions and Trend): a list per pool (``lobby:[protocol, game type, code]``) of
+  tickets, one per waiting player (its node, name, kind, credential and the chair it wants). A
+  Lua script appends a ticket and, when the pool holds four tickets of live nodes, removes them
+  in the same atomic step and hands them to the caller: exactly one node forms each table, and
+  that node is its **owner**. Filling with bots after ``fill_wait`` is the same kind of atomic
+  pop, done by the node whose player waited longest.
 * **the table directory**: ``tables`` (a hash: table id -> owner node), a **lease** per table
   (``lease:{id}``, the owner's node id with an expiry the owner renews), the table's start data
   (``meta:{id}``: rules, seed, names, credentials), which node and binding holds each chair
-  (``bind:{id}``), and ``sess:{session id}`` -> table and chair, for ``resume_session`` on any
-  node.
+  (``bind:{id}``), and the **chair index** (``chair:{key}`` -> table and chair, by a key the
+  protocol computes: Sessions' session id, Trend's number and name), for a re-join on any node.
 * **a write-ahead action log** per table (``log:{id}``): every applied action, written in the
   same atomic batch as the events it caused. The game store (PostgreSQL) is written behind, in
   batches, and a killed process may not have flushed its last few rows; the log in Redis has
@@ -22,15 +23,20 @@ ports) turns one server process into a *node* of a cluster. What a node keeps in
   player's connection; that node writes the player's actions, detaches and resumes to the owner's
   stream. Streams, not pub/sub: a stream entry waits for its reader (a node that is busy or
   reconnecting to Redis misses nothing), entries are ordered (a seat's events arrive in version
-  order, the table's ``match`` before its first event), and each has an id, so a reader resumes
+  order, the table's ``seat.matched`` before its first event), and each has an id, so a reader resumes
   from the last id it handled. One stream per node, rather than per table or per seat, keeps each
   node on one blocking ``XREAD`` however many tables it serves.
 
-Every seat of a cluster table is a :class:`RemoteSeat` (or an in-process bot): even a player
-connected to the owner node itself gets its events through Redis, so nothing reaches a player
-before its action is in the Redis log. The node holding the connection runs the protocol adapter
-(:class:`~moonshot.protocols.sessions.server.SessionSeat`) against a :class:`RemoteTable`
-stand-in, so the Sessions codec, sequence numbers and resume logic are the single-process ones.
+Every seat of a cluster table is a :class:`RemoteSeat` (or an in-process bot), one class for
+every protocol: even a player connected to the owner node itself gets its events through Redis,
+so nothing reaches a player before its action is in the Redis log. Its events are already
+redacted for it; its requests carry a snapshot of its view; both carry the table's state
+(:meth:`Table.snapshot <moonshot.runtime.table.Table.snapshot>`) when it changed. The node holding
+the connection runs the protocol's own seat adapter (Sessions, Trend, Kierki) against one
+:class:`RemoteTable` stand-in, so codecs, sequence numbers and resume logic are the
+single-process ones. A protocol's tables are described to the lobby pools and the adopter by
+data (:class:`TableKind`), and the process around the cluster by a
+:class:`~moonshot.cluster.host.Host`.
 
 The owner writes through one ordered writer: each batch is one Lua call that checks, per table,
 that the lease is still this node's before appending (fencing). A node that lost a lease (it
@@ -41,17 +47,18 @@ takes the lease (``SET NX``), and **adopts** the table: it replays the Redis log
 record is completed from it), seats the players whose connections live on other nodes (they
 simply see the next request; events they already have are skipped by version), seats bots in
 the server-bot chairs, and waits ``restore_grace`` for the players whose connections died with
-the old owner: they come back with ``resume_session`` on any node.
+the old owner: they come back with ``resume_session`` (a Trend bot: by joining again) on any
+node, through one ``table.attach``.
 
-Sessions is matched and routed here. Turbo HTTP + SSE uses the same streams through per-protocol
+Sessions and Trend are matched, routed and adopted here. Turbo HTTP + SSE uses the same streams through per-protocol
 hooks (:attr:`Cluster.handlers` for its message kinds, :attr:`Cluster.adopters` for adopting its
-tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.server.cluster_http`.
+tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.http.peers`.
 Kierki (``--kierki-port`` on every node) is matched, seated and adopted through the same hooks:
-see :mod:`moonshot.server.cluster_kierki`; Trend (every node serves the Trend port) likewise: see
-:mod:`moonshot.server.cluster_trend`.
+see :mod:`moonshot.cluster.kierki`; what is Trend's own (its start data, its re-join index) is in
+:mod:`moonshot.cluster.trend`.
 A Sessions lobby code naming an HTTP game or a tournament seat on another node is claimed
-there: see :mod:`moonshot.server.cluster_mixed`.
-Messages between nodes follow an explicit schema (:mod:`moonshot.server.wire`, JSON): a stream
+there: see :mod:`moonshot.cluster.mixed`.
+Messages between nodes are named types of one schema (:mod:`moonshot.cluster.messages`, JSON): a stream
 entry that breaks it is dropped with a log line, and nothing in one can name code to run.
 """
 
@@ -67,19 +74,18 @@ import secrets
 import socket
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
+from moonshot.cluster import messages as wire
 from moonshot.core.actions import Action, ActionFormatError, action_from_dict, action_to_dict
 from moonshot.core.engine import Phase
 from moonshot.core.rules import Rules
 from moonshot.core.views import SeatView
-from moonshot.protocols.sessions import codec as sc
-from moonshot.protocols.sessions.codec import SESSIONS_RULES
-from moonshot.protocols.sessions.server import SessionsConnection, SessionSeat, secret_matches
 from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError
 from moonshot.runtime.table import (
     BotSeat,
+    ChairState,
     DecisionRequest,
     Recorder,
     Seat,
@@ -87,13 +93,14 @@ from moonshot.runtime.table import (
     Table,
     TableEvent,
     TableNotice,
+    TablePolicy,
+    TableState,
     TableStatus,
 )
-from moonshot.server import wire
 from moonshot.store import StoreRecorder, now, rules_named
 
 if TYPE_CHECKING:
-    from moonshot.server.app import ServerApp
+    from moonshot.cluster.host import Host
 
 log = logging.getLogger("moonshot.cluster")
 
@@ -101,7 +108,7 @@ STREAM_MAXLEN = 200_000  # entries kept per node stream (approximate trimming)
 READ_BLOCK_MS = 1000
 MAX_CONNECTIONS = 64  # to Redis, per node: the reader, the writer, the keeper and the lobby's calls
 LOBBY_CALLS = 16  # lobby and resume calls to Redis at once (a burst of joins waits its turn)
-SESSION_TTL_S = 7 * 24 * 3600
+CHAIR_TTL_S = 7 * 24 * 3600  # a re-join key lasts this long without a new game on it
 INSTALL_HINT = "--redis needs the redis package: pip install 'moonshot[scale]'"
 
 
@@ -110,13 +117,13 @@ class ClusterError(Exception):
 
 
 # ------------------------------------------------------------------ messages between nodes
-def pack(msg: dict[str, Any]) -> bytes:
-    """A message for another node's stream (the schema is :mod:`moonshot.server.wire`)."""
+def pack(msg: wire.Message) -> bytes:
+    """A message for another node's stream (the schema is :mod:`moonshot.cluster.messages`)."""
     return wire.encode(msg)
 
 
-def unpack(data: bytes) -> dict[str, Any]:
-    """A stream entry read back; :class:`~moonshot.server.wire.WireError` when it breaks the schema."""
+def unpack(data: bytes) -> wire.Message:
+    """A stream entry read back; :class:`~moonshot.cluster.messages.WireError` when it breaks the schema."""
     return wire.decode(data)
 
 
@@ -264,14 +271,22 @@ _TO_TABLE = wire.TO_TABLE  # messages a player's node sends to a table's owner
 
 # ------------------------------------------------------------------ the owner's side
 class RemoteSeat(Seat):
-    """A chair whose player is connected to some node (maybe this one): the table's callbacks
-    become messages on that node's stream, tagged with the binding (one connection's hold on
-    the chair)."""
+    """A chair whose player is connected to some node (maybe this one), whatever its protocol:
+    the table's callbacks become messages on that node's stream, tagged with the binding (one
+    connection's hold on the chair). Events go with the table's state (:class:`TableState`)
+    whenever it changed, so the player's adapter reads the owner's chairs and counts."""
 
     wants_view = False
 
     def __init__(
-        self, cluster: Cluster, node: str, binding: str, name: str, kind: SeatKind, credential: str | None
+        self,
+        cluster: Cluster,
+        node: str,
+        binding: str,
+        name: str,
+        kind: SeatKind,
+        credential: str | None,
+        protocol: str = "sessions",
     ) -> None:
         self.cluster = cluster
         self.node = node
@@ -279,39 +294,57 @@ class RemoteSeat(Seat):
         self.name = name
         self.kind = kind
         self.credential = credential
+        self.protocol = protocol  # the player's protocol, as the store records the chair
+        self._state: TableState | None = None  # the last state sent
 
-    def _send(self, table: Table, msg: dict[str, Any]) -> None:
-        msg["t"] = table.id
-        msg["b"] = self.binding
+    def _send(self, table: Table, msg: wire.Message) -> None:
         self.cluster.send(self.node, msg, fence=table.id)
 
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
-        self._send(table, {"k": "ev", "e": list(events)})
+        msg = wire.Events(table=table.id, binding=self.binding, events=list(events), state=self._changed(table))
+        self._send(table, msg)
+
+    def _changed(self, table: Table) -> TableState | None:
+        state = table.snapshot()
+        if state == self._state:
+            return None
+        self._state = state
+        return state
 
     def on_request(self, table: Table, request: DecisionRequest) -> None:
+        game = table.game  # as the request was asked: this runs when the table asks
         self._send(
             table,
-            {
-                "k": "rq",
-                "c": request.seat,
-                "rid": request.request_id,
-                "v": request.version,
-                "ph": request.phase,
-                "lp": request.legal_plays,
-                "hand": table.game.hands[request.seat],
-            },
+            wire.Request(
+                table=table.id,
+                binding=self.binding,
+                chair=request.seat,
+                request=request.request_id,
+                version=request.version,
+                phase=request.phase,
+                legal=request.legal_plays,
+                hand=game.hands[request.seat],
+                trick=game.trick_no,
+                trick_cards=tuple(game.trick_cards),
+                state=self._changed(table),
+            ),
         )
 
     def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:
-        self._send(table, {"k": "rj", "rid": request.request_id, "why": reason})
+        self._send(
+            table, wire.Rejected(table=table.id, binding=self.binding, request=request.request_id, reason=reason)
+        )
 
     def on_notice(self, table: Table, notice: TableNotice) -> None:
-        self._send(table, {"k": "nt", "kd": notice.kind, "cs": notice.cause, "tx": notice.text})
+        self._send(
+            table,
+            wire.Notice(table=table.id, binding=self.binding, notice=notice.kind, cause=notice.cause, text=notice.text),
+        )
 
     def on_closed(self, table: Table, reason: str) -> None:
         if table.status is TableStatus.STOPPED:
             return  # this node stops (shutdown, lease lost): the table goes on on another node
-        self._send(table, {"k": "cl", "why": reason, "st": table.status.value})
+        self._send(table, wire.Closed(table=table.id, binding=self.binding, reason=reason, status=table.status))
         self.cluster.unbind(table.id, self)
 
 
@@ -350,19 +383,35 @@ class ClusterRecorder:
 
 
 # ------------------------------------------------------------------ the connection's side
-class _HandOnly:
-    """What a protocol adapter with ``wants_view = False`` reads of a remote request's view."""
+class _RemoteView:
+    """What a protocol adapter with ``wants_view = False`` reads of a remote request's view: the
+    snapshot the request carried."""
 
-    def __init__(self, hand: int) -> None:
+    __slots__ = ("hand", "trick_cards", "trick_no")
+
+    def __init__(self, hand: int, trick_no: int, trick_cards: tuple[int, ...]) -> None:
         self.hand = hand
+        self.trick_no = trick_no
+        self.trick_cards = trick_cards
 
 
 class RemoteRequest(DecisionRequest):
-    """A decision request that came from the owner node: phase, legal plays and the hand."""
+    """A decision request that came from the owner node, with its view's snapshot."""
 
     __slots__ = ("hand",)
 
-    def __init__(self, table_id: str, seat: int, request_id: int, version: int, phase: Phase, legal: int, hand: int):
+    def __init__(
+        self,
+        table_id: str,
+        seat: int,
+        request_id: int,
+        version: int,
+        phase: Phase,
+        legal: int,
+        hand: int,
+        trick_no: int = 0,
+        trick_cards: tuple[int, ...] = (),
+    ):
         self.table_id = table_id
         self.seat = seat
         self.request_id = request_id
@@ -372,12 +421,13 @@ class RemoteRequest(DecisionRequest):
         self.deadline = None
         self.hand = hand
         self._game = None
-        self._view = cast(SeatView, _HandOnly(hand))
+        self._view = cast(SeatView, _RemoteView(hand, trick_no, trick_cards))
 
 
 class RemoteTable:
-    """What a :class:`SessionSeat` on the connection's node sees of a table owned elsewhere:
-    ``submit``, ``reject`` and ``detach`` become messages on the owner's stream."""
+    """What a protocol's seat adapter on the connection's node sees of a table owned elsewhere:
+    ``submit``, ``reject`` and ``detach`` become messages on the owner's stream, ``snapshot``
+    is the owner's table state as last sent, ``done`` says whether the table ended."""
 
     def __init__(
         self,
@@ -400,19 +450,24 @@ class RemoteTable:
         self.credentials: list[str | None] = [None, None, None, None]
         self.credentials[chair] = credential
         self.status = TableStatus.RUNNING
+        self.state = TableState((ChairState("human", False, 0, 0),) * 4, False)
+        self.done = _Ended(self)
+
+    def snapshot(self) -> TableState:
+        return self.state
 
     def seat_names(self) -> list[str]:
         return list(self.names)
 
-    def _send(self, msg: dict[str, Any]) -> None:
-        msg.update(t=self.id, c=self.chair, b=self.binding)
+    def submit(self, seat: int, action: Action, request_id: int | None = None, reply: object = None) -> None:
+        msg = wire.Submit(
+            table=self.id, binding=self.binding, chair=self.chair, action=action_to_dict(action), request=request_id
+        )
         self.cluster.send(self.owner, msg)
 
-    def submit(self, seat: int, action: Action, request_id: int | None = None, reply: object = None) -> None:
-        self._send({"k": "sb", "a": action_to_dict(action), "rid": request_id})
-
     def reject(self, seat: int, request_id: int | None, reason: str) -> None:
-        self._send({"k": "prj", "rid": request_id, "why": reason})
+        msg = wire.Unreadable(table=self.id, binding=self.binding, chair=self.chair, request=request_id, reason=reason)
+        self.cluster.send(self.owner, msg)
 
     def sent(self, seat: int, request_id: int, at: float | None = None) -> None:
         """A request's frame left (``Seat.reports_sent``): the owner's deadline runs from when
@@ -421,7 +476,17 @@ class RemoteTable:
 
     def detach(self, seat: int, occupant: object = None, reason: str = "disconnected") -> None:
         self.cluster.bindings.pop(self.binding, None)
-        self._send({"k": "dt", "why": reason})
+        self.cluster.send(self.owner, wire.Detach(table=self.id, binding=self.binding, chair=self.chair, reason=reason))
+
+
+class _Ended:
+    """``table.done`` of a remote table, as an adapter reads it."""
+
+    def __init__(self, table: RemoteTable) -> None:
+        self.table = table
+
+    def done(self) -> bool:
+        return self.table.status is not TableStatus.RUNNING
 
 
 @dataclass
@@ -429,7 +494,7 @@ class Binding:
     """One connection's hold on a chair of a (possibly remote) table."""
 
     id: str
-    seat: SessionSeat
+    seat: Any  # the protocol's seat adapter (Sessions', Trend's, Kierki's)
     table: RemoteTable
     last_version: int = 0
 
@@ -439,16 +504,6 @@ class _Ticket:
     candidate: Candidate
     text: str  # the JSON kept in the Redis pool
     pool: str
-    timer: asyncio.TimerHandle | None = None
-
-
-@dataclass
-class _Resume:
-    conn: SessionsConnection
-    seat: SessionSeat
-    table: RemoteTable
-    secret: str
-    attempt: int
     timer: asyncio.TimerHandle | None = None
 
 
@@ -486,6 +541,28 @@ class ClusterLobby(Lobby):
 
 
 # ------------------------------------------------------------------ the node
+Placed = list[tuple[Seat, dict[str, Any] | None]]  # a new table's chairs: (occupant, its lobby ticket)
+
+
+@dataclass(frozen=True)
+class TableKind:
+    """What the lobby pools and the one adopter need to make a protocol's table, or make it
+    again, as data the protocol gives (``Cluster.tables``): its rules, the kind of its remote
+    chairs, its per-phase deadlines; and the protocol's own bookkeeping besides the table (Trend:
+    its players' asked numbers in the table's start data, its re-join index), told when a table
+    forms and when one is adopted."""
+
+    rules: Rules | None = None  # a new table's (an adopted one's are its start data's)
+    seat_kind: SeatKind = SeatKind.HUMAN  # an adopted table's remote chairs
+    phase_timeouts: tuple[tuple[Phase, float], ...] = ()
+    start_data: Callable[[Placed], dict[str, Any]] | None = None  # more start data for a new table
+    formed: Callable[[Table, dict[str, Any]], None] | None = None  # (table, start data)
+    adopted: Callable[[Table, dict[str, Any], int], None] | None = None  # (table, start data, players kept)
+
+    def policy(self, base: TablePolicy) -> TablePolicy:
+        return replace(base, phase_timeouts=self.phase_timeouts) if self.phase_timeouts else base
+
+
 def place_in_chairs(
     entries: list[tuple[Seat, dict[str, Any] | None]], rng: random.Random
 ) -> list[tuple[Seat, dict[str, Any] | None]]:
@@ -506,9 +583,10 @@ def place_in_chairs(
 
 @dataclass
 class Cluster:
-    """This process's membership of the cluster (one per :class:`ServerApp`)."""
+    """This process's membership of the cluster (one per server process, which it sees as a
+    :class:`~moonshot.cluster.host.Host`)."""
 
-    app: ServerApp
+    host: Host
     url: str
     prefix: str = "moonshot:"
     lease: float = 5.0  # seconds a table's lease lasts without renewal
@@ -516,7 +594,8 @@ class Cluster:
     redis: Any = None  # redis.asyncio.Redis once started
     bindings: dict[str, Binding] = field(default_factory=dict)
     tickets: dict[str, _Ticket] = field(default_factory=dict)
-    resumes: dict[str, _Resume] = field(default_factory=dict)
+    # re-joins waiting for an owner's answer (table.attach), by binding
+    answers: dict[str, Callable[[wire.Attached | wire.Refused], None]] = field(default_factory=dict)
     owned: dict[str, Table] = field(default_factory=dict)  # cluster tables this node runs
     # tables this node runs outside the directory (a tournament's) with players of other nodes
     served: dict[str, Table] = field(default_factory=dict)
@@ -524,13 +603,15 @@ class Cluster:
     formed: int = 0
     # per-protocol hooks: message kinds handled elsewhere (kind -> handler), and how a table of
     # a protocol other than Sessions is adopted (protocol -> async (table id, meta) -> Table)
-    handlers: dict[str, Callable[[dict[str, Any]], None]] = field(default_factory=dict)
+    handlers: dict[str, Callable[[Any], None]] = field(default_factory=dict)
     adopters: dict[str, Callable[[str, dict[str, Any]], Awaitable[Table | None]]] = field(default_factory=dict)
+    # the protocols whose tables the one adopter below builds again, from their data
+    tables: dict[str, TableKind] = field(default_factory=dict)
     live_nodes: list[str] = field(default_factory=list)  # the other live nodes (refreshed by the keeper)
     # called with a table's id when this node loses its lease (another node runs the table now)
     on_lease_lost: list[Callable[[str], None]] = field(default_factory=list)
     # more work for the keeper, every lease/3 after the leases (e.g. adopting a dead node's open
-    # HTTP games: moonshot.server.cluster_http)
+    # HTTP games: moonshot.http.peers)
     keeper_hooks: list[Callable[[], Awaitable[Any]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -551,7 +632,7 @@ class Cluster:
         self._calls = asyncio.Semaphore(LOBBY_CALLS)
         # lobby events go to every node (send_all); a node without an HTTP port has no lobby to
         # show them in (HttpPeers replaces this)
-        self.handlers.setdefault("lb", lambda msg: None)
+        self.handlers.setdefault(wire.LobbyEvent.kind, lambda msg: None)
 
     def key(self, kind: str, name: str = "") -> str:
         return f"{self.prefix}{kind}:{name}" if name else f"{self.prefix}{kind}"
@@ -640,7 +721,7 @@ class Cluster:
         self._ops.append((fence_key, kind, key, a, str(b)))
         self._wake.set()
 
-    def send(self, node: str, msg: dict[str, Any], fence: str | None = None) -> None:
+    def send(self, node: str, msg: wire.Message, fence: str | None = None) -> None:
         """Append ``msg`` to ``node``'s stream (after every write queued before it).
 
         A message for this node itself skips Redis: a player's message to a table owned here is
@@ -649,7 +730,7 @@ class Cluster:
         over by the writer once every write queued before it (the action's log entry) is in
         Redis, so the write-ahead rule holds without a second round trip."""
         if node == self.node:
-            if msg["k"] in _TO_TABLE:
+            if msg.kind in _TO_TABLE:
                 self._dispatch(msg)
             else:
                 self._ops.append(("L", self.key("lease", fence) if fence else "", msg))
@@ -663,7 +744,7 @@ class Cluster:
         self._ops.append(("L", self.key("lease", table_id), fn))
         self._wake.set()
 
-    def send_all(self, msg: dict[str, Any]) -> None:
+    def send_all(self, msg: wire.Message) -> None:
         """``msg`` to every other live node (the ``nodes`` set, read by the write script itself,
         so a node that joined a moment ago gets it too)."""
         self.write("", "xa", self.key("nodes"), pack(msg), self.prefix)
@@ -760,7 +841,7 @@ class Cluster:
                         if callable(op[2]):
                             op[2]()
                         else:  # a protocol's own kinds (cluster.handlers) too
-                            self._dispatch(cast(dict[str, Any], op[2]))
+                            self._dispatch(cast(wire.Message, op[2]))
                     except Exception:
                         log.exception("event=cluster_local_delivery_failed")
             self._idle.set()
@@ -819,10 +900,10 @@ class Cluster:
         try:
             self._dispatch(msg)
         except Exception:
-            log.exception("event=cluster_message_failed id=%s kind=%s", self._last_id, msg["k"])
+            log.exception("event=cluster_message_failed id=%s kind=%s", self._last_id, msg.kind)
 
-    def _dispatch(self, msg: dict[str, Any]) -> None:
-        k = msg["k"]
+    def _dispatch(self, msg: wire.Message) -> None:
+        k = msg.kind
         if k in _TO_TABLE:
             self._to_table(msg)
         elif k in self.handlers:
@@ -830,73 +911,112 @@ class Cluster:
         else:
             self._to_seat(msg)
 
-    def _to_table(self, msg: dict[str, Any]) -> None:
-        """A message from a player's node to a table this node owns."""
-        table = self.owned.get(msg["t"]) or self.served.get(msg["t"])
-        if table is None or table.done.done():
-            if msg["k"] == "at":
-                self.send(msg["node"], {"k": "rf", "b": msg["b"], "t": msg["t"]})
+    def _attach(self, table: Table | None, msg: wire.Attach) -> None:
+        """A player's node asks for a chair back (its credential already matched there): a
+        chair of a table of the player's protocol, or one with a credential (a mixed game's)."""
+        chair = msg.chair
+        if (
+            table is None
+            or table.done.done()
+            or not 0 <= chair < 4
+            or not (table.meta.get("protocol") == msg.protocol or table.credentials[chair] is not None)
+            or table.chairs[chair].occupant is not None
+        ):
+            taken = table is not None and not table.done.done() and 0 <= chair < 4
+            refused = wire.Refused(table=msg.table, binding=msg.binding, reason="taken" if taken else "ended")
+            self.send(msg.node, refused)
             return
-        chair = int(msg["c"])
-        k = msg["k"]
-        if k == "at":
-            if table.chairs[chair].occupant is not None:
-                self.send(msg["node"], {"k": "rf", "b": msg["b"], "t": msg["t"]})
-                return
-            seat = RemoteSeat(self, msg["node"], msg["b"], table.names[chair], SeatKind.HUMAN, table.credentials[chair])
-            self.write("", "h", self.key("bind", table.id), str(chair), f"{seat.node} {seat.binding}")
-            self.send(msg["node"], {"k": "ak", "b": msg["b"], "t": table.id})
-            table.attach(chair, seat, replay=True)
-            return
-        occupant = table.chairs[chair].occupant
-        if not isinstance(occupant, RemoteSeat) or occupant.binding != msg["b"]:
-            return  # a stale binding (replaced, substituted): ignored
-        if k == "sb":
-            try:
-                action = action_from_dict(msg["a"])
-            except ActionFormatError as e:
-                table.reject(chair, msg.get("rid"), f"malformed action: {e}")
-                return
-            table.submit(chair, action, msg.get("rid"))
-        elif k == "prj":
-            table.reject(chair, msg.get("rid"), str(msg.get("why", "rejected")))
-        elif k == "dt":
-            self.unbind(table.id, occupant)
-            table.detach(chair, occupant, str(msg.get("why", "disconnected")))
+        kind = self.tables[msg.protocol].seat_kind if msg.protocol in self.tables else SeatKind.HUMAN
+        cred = table.credentials[chair]
+        seat = RemoteSeat(self, msg.node, msg.binding, table.names[chair], kind, cred, msg.protocol)
+        self.write("", "h", self.key("bind", table.id), str(chair), f"{seat.node} {seat.binding}")
+        names = table.seat_names()
+        names[chair] = table.names[chair]
+        attached = wire.Attached(
+            table=table.id, binding=msg.binding, chair=chair, owner=self.node, names=names, rules=table.rules.name
+        )
+        self.send(msg.node, attached)
+        table.attach(chair, seat, replay=True)
 
-    def _to_seat(self, msg: dict[str, Any]) -> None:
+    def _to_table(self, msg: Any) -> None:
+        """A message from a player's node to a table this node owns."""
+        table = self.owned.get(msg.table) or self.served.get(msg.table)
+        if isinstance(msg, wire.Attach):
+            self._attach(table, msg)
+            return
+        if table is None or table.done.done():
+            return
+        chair = msg.chair
+        occupant = table.chairs[chair].occupant
+        if not isinstance(occupant, RemoteSeat) or occupant.binding != msg.binding:
+            return  # a stale binding (replaced, substituted): ignored
+        if isinstance(msg, wire.Submit):
+            try:
+                action = action_from_dict(msg.action)
+            except ActionFormatError as e:
+                table.reject(chair, msg.request, f"malformed action: {e}")
+                return
+            table.submit(chair, action, msg.request)
+        elif isinstance(msg, wire.Unreadable):
+            table.reject(chair, msg.request, msg.reason)
+        elif isinstance(msg, wire.Detach):
+            self.unbind(table.id, occupant)
+            table.detach(chair, occupant, msg.reason)
+
+    def _to_seat(self, msg: Any) -> None:
         """A message from a table's owner to a player connected here."""
-        k = msg["k"]
-        if k == "mt":
+        if isinstance(msg, wire.Matched):
             self._matched(msg)
             return
-        if k in ("ak", "rf"):
-            self._resume_answer(msg)
+        if isinstance(msg, wire.Attached | wire.Refused):
+            answer = self.answers.pop(msg.binding, None)  # the protocol's re-join waiting for it
+            if answer is not None:
+                answer(msg)
             return
-        b = self.bindings.get(msg["b"])
+        b = self.bindings.get(msg.binding)
         if b is None:
-            return  # the player left: its node told the owner ("dt"), which may not have heard yet
+            # the player left: its node told the owner (a Detach), which may not have heard yet,
+            # or told an owner that died since; a request means the chair still waits for it
+            if isinstance(msg, wire.Request):
+                self._spawn(self._stale(msg))
+            return
         seat, rt = b.seat, b.table
-        if k == "ev":
-            fresh = [e for e in msg["e"] if e.version > b.last_version]
+        if isinstance(msg, wire.Events):
+            if msg.state is not None:
+                rt.state = msg.state
+            fresh = [e for e in msg.events if e.version > b.last_version]
             if fresh:
                 b.last_version = fresh[-1].version
                 seat.on_events(cast(Table, rt), fresh)
-        elif k == "rq":
-            req = RemoteRequest(rt.id, int(msg["c"]), msg["rid"], msg["v"], msg["ph"], msg["lp"], msg["hand"])
+        elif isinstance(msg, wire.Request):
+            if msg.state is not None:
+                rt.state = msg.state
+            req = RemoteRequest(
+                rt.id, msg.chair, msg.request, msg.version, msg.phase, msg.legal, msg.hand, msg.trick, msg.trick_cards
+            )
             seat.on_request(cast(Table, rt), req)
-        elif k == "rj":
-            if seat.request is not None and seat.request.request_id == msg["rid"]:
-                seat.on_rejected(cast(Table, rt), seat.request, None, str(msg["why"]))
-        elif k == "nt":
-            seat.on_notice(cast(Table, rt), TableNotice(str(msg["kd"]), str(msg["cs"]), str(msg["tx"])))
-        elif k == "cl":
+        elif isinstance(msg, wire.Rejected):
+            if seat.request is not None and seat.request.request_id == msg.request:
+                seat.on_rejected(cast(Table, rt), seat.request, None, msg.reason)
+        elif isinstance(msg, wire.Notice):
+            seat.on_notice(cast(Table, rt), TableNotice(msg.notice, msg.cause, msg.text))
+        elif isinstance(msg, wire.Closed):
             self.bindings.pop(b.id, None)
-            rt.status = TableStatus(msg["st"])
-            seat.on_closed(cast(Table, rt), str(msg["why"]))
-        elif k == "ad":
-            rt.owner = msg["owner"]
+            rt.status = msg.status
+            seat.on_closed(cast(Table, rt), msg.reason)
+        elif isinstance(msg, wire.Adopted):
+            rt.owner = msg.owner
             seat.owes_pass = True  # a pass sent to the old owner may be lost: the round again, live
+
+    async def _stale(self, msg: wire.Request) -> None:
+        """A request for a chair no connection here holds (it left while the table changed
+        owner, and its detach went to the dead owner): the owner frees the chair, or a table
+        that waits for its players would wait for that one forever."""
+        assert self.redis is not None
+        owner = await self.redis.hget(self.key("tables"), msg.table)
+        if owner is not None:
+            detach = wire.Detach(table=msg.table, binding=msg.binding, chair=msg.chair, reason="disconnected")
+            self.send(owner.decode(), detach)
 
     # -------------------------------------------------------------- matching
     def queue(self, c: Candidate, fill_wait: float | None) -> None:
@@ -916,7 +1036,7 @@ class Cluster:
         ticket = _Ticket(c, text, pool)
         self.tickets[tid] = ticket
         c.joined_at = asyncio.get_running_loop().time()
-        self._spawn(self._join_pool(ticket, fill_wait))
+        self._spawn(self._join_pool(tid, ticket, fill_wait))
 
     def _spawn(self, coro: Any, limit: bool = True) -> None:
         """Run a lobby or resume call to Redis (``limit``: a few at a time); a failure is logged."""
@@ -936,10 +1056,14 @@ class Cluster:
         except Exception:
             log.exception("event=cluster_call_failed")
 
-    async def _join_pool(self, ticket: _Ticket, fill_wait: float | None) -> None:
+    async def _join_pool(self, tid: str, ticket: _Ticket, fill_wait: float | None) -> None:
         group = await self._join(keys=[ticket.pool], args=[ticket.text, self.prefix])
+        protocol = ticket.candidate.protocol
         if group:
-            self._form([g.decode() if isinstance(g, bytes) else g for g in group], fill=False)
+            self._form(protocol, [g.decode() if isinstance(g, bytes) else g for g in group], fill=False)
+        elif tid not in self.tickets:  # the player left while its ticket was on its way: out again
+            assert self.redis is not None
+            await self.redis.lrem(ticket.pool, 1, ticket.text)
         elif fill_wait is not None and not self._closing:
             loop = asyncio.get_running_loop()
             ticket.timer = loop.call_later(fill_wait, lambda: self._spawn(self._fill_pool(ticket)))
@@ -947,7 +1071,7 @@ class Cluster:
     async def _fill_pool(self, ticket: _Ticket) -> None:
         group = await self._fill(keys=[ticket.pool], args=[ticket.text, self.prefix])
         if group:
-            self._form([g.decode() if isinstance(g, bytes) else g for g in group], fill=True)
+            self._form(ticket.candidate.protocol, [g.decode() if isinstance(g, bytes) else g for g in group], fill=True)
 
     def unqueue(self, c: Candidate) -> bool:
         for tid, t in list(self.tickets.items()):
@@ -960,53 +1084,60 @@ class Cluster:
                 return True
         return False
 
-    def _form(self, group: list[str], fill: bool) -> None:
-        """This node won the pop: it owns the new table; each player's node hears ``mt``."""
-        app = self.app
+    def _form(self, protocol: str, group: list[str], fill: bool) -> None:
+        """This node won the pop: it owns the new table; each player's node hears ``seat.matched``."""
+        host, kind = self.host, self.tables[protocol]
+        assert kind.rules is not None
         tickets = [json.loads(g) for g in group]
-        entries: list[tuple[Seat, dict[str, Any] | None]] = []
+        entries: Placed = []
         for t in tickets:
-            seat = RemoteSeat(self, t["node"], secrets.token_hex(8), t["name"], SeatKind(t["kind"]), t.get("cred"))
+            seat = RemoteSeat(
+                self, t["node"], secrets.token_hex(8), t["name"], SeatKind(t["kind"]), t.get("cred"), protocol
+            )
             entries.append((seat, t))
         while len(entries) < 4:
-            entries.append((app._make_bot(), None))
-        final = place_in_chairs(entries, self._rng)
+            entries.append((host.bot_seat(protocol), None))
+        final = place_in_chairs(entries, self._rng)  # the chairs asked for (Trend's playerNumber)
         seats = [s for s, _ in final]
         table = Table(
-            SESSIONS_RULES,
+            kind.rules,
             seats,
-            seed=app._seed(),
-            policy=app.policy(),
+            seed=host.seed(),
+            policy=kind.policy(host.policy(0.0)),
             table_id=f"{int(time.time() * 1000):x}-{secrets.token_hex(4)}",
             recorder=self.recorder(),
-            meta={"protocol": "sessions"},
+            meta={"protocol": protocol},
         )
-        self._register(table, {"protocol": "sessions", "fill": fill})
+        info = {"protocol": protocol, "fill": fill, **(kind.start_data(final) if kind.start_data else {})}
+        self._register(table, info)
+        if kind.formed is not None:
+            kind.formed(table, info)
         for chair, (occupant, t) in enumerate(final):
             if isinstance(occupant, RemoteSeat) and t is not None:
-                self.send(
-                    occupant.node,
-                    {
-                        "k": "mt",
-                        "ticket": t["id"],
-                        "t": table.id,
-                        "c": chair,
-                        "b": occupant.binding,
-                        "owner": self.node,
-                        "names": table.seat_names(),
-                        "rules": table.rules.name,
-                        "cred": occupant.credential,
-                    },
-                    fence=table.id,
+                matched = wire.Matched(
+                    table=table.id,
+                    binding=occupant.binding,
+                    ticket=t["id"],
+                    chair=chair,
+                    owner=self.node,
+                    names=table.seat_names(),
+                    rules=table.rules.name,
+                    credential=occupant.credential,
                 )
+                self.send(occupant.node, matched, fence=table.id)
         self.formed += 1
-        if app.lobby is not None:
-            app.lobby.matched += 1
-        app._track(table)
-        log.info("event=cluster_matched table=%s players=%s filled=%s", table.id, table.seat_names(), fill)
+        host.matched()
+        host.track(table)
+        log.info(
+            "event=cluster_matched protocol=%s table=%s players=%s filled=%s",
+            protocol,
+            table.id,
+            table.seat_names(),
+            fill,
+        )
 
     def recorder(self) -> Recorder:
-        return ClusterRecorder(self, self.app.recorder)
+        return ClusterRecorder(self, self.host.recorder)
 
     def _register(self, table: Table, meta: dict[str, Any]) -> None:
         """Directory entries for a table this node now owns (queued before any of its events)."""
@@ -1027,10 +1158,7 @@ class Cluster:
             occ = seat.occupant
             if isinstance(occ, RemoteSeat):
                 self.write(lease, "h", self.key("bind", table.id), str(chair), f"{occ.node} {occ.binding}")
-        for chair, name in enumerate(info["names"]):
-            sid = _session_id(name)
-            if sid is not None and table.credentials[chair] is not None:
-                self.write(lease, "s", self.key("sess", str(sid)), f"{table.id} {chair}", SESSION_TTL_S * 1000)
+        self._index_sessions(table)
         self.owned[table.id] = table
         self._ops.append(("L", "", lambda tid=table.id: self._leased.add(tid)))  # once the lease is in Redis
 
@@ -1040,17 +1168,11 @@ class Cluster:
             if chair is not None:
                 self.write(self.key("lease", table_id), "hd", self.key("bind", table_id), str(chair))
 
-    def _matched(self, msg: dict[str, Any]) -> None:
-        ticket = self.tickets.pop(msg["ticket"], None)
+    def _matched(self, msg: wire.Matched) -> None:
+        """Seated at a new table: the player's own adapter plays it through a RemoteTable."""
+        ticket = self.tickets.pop(msg.ticket, None)
         rt = RemoteTable(
-            self,
-            msg["t"],
-            msg["owner"],
-            msg["b"],
-            int(msg["c"]),
-            list(msg["names"]),
-            rules_named(msg["rules"]),
-            msg.get("cred"),
+            self, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules_named(msg.rules), msg.credential
         )
         if ticket is None:  # the player left after its ticket was taken: the chair is empty
             rt.detach(rt.chair, None, "left the lobby")
@@ -1058,7 +1180,7 @@ class Cluster:
         if ticket.timer is not None:
             ticket.timer.cancel()
         seat = ticket.candidate.seat
-        if not isinstance(seat, SessionSeat) or seat.conn.closed:
+        if seat.gone:
             rt.detach(rt.chair, None, "disconnected")
             return
         self.bindings[rt.binding] = Binding(rt.binding, seat, rt)
@@ -1068,53 +1190,129 @@ class Cluster:
             log.exception("event=on_matched_failed table=%s", rt.id)
             rt.detach(rt.chair, None, "matching callback failed")
 
-    # -------------------------------------------------------------- resume_session on any node
-    def resume(self, conn: SessionsConnection, sid: int, secret: str) -> None:
-        self._spawn(self._resume(conn, sid, secret))
+    # -------------------------------------------------------------- the chair index and re-join
+    def index_chairs(self, table: Table, keys: Sequence[tuple[int, str]]) -> None:
+        """Re-join keys of a table this node runs, as (chair, key): ``chair:{key}`` -> {table id:
+        chair}, found by :meth:`rejoin` on any node (Sessions' session id, Trend's number and
+        name digest are such keys). Out again when the game ends here (a stopped one goes on
+        elsewhere; its adopter indexes it again)."""
+        lease = self.key("lease", table.id)
+        for chair, k in keys:
+            self.write(lease, "h", self.key("chair", k), table.id, str(chair))
+            self.write("", "e", self.key("chair", k), str(CHAIR_TTL_S))
 
-    def _refuse(self, conn: SessionsConnection, sid: int) -> None:
-        log.info("event=resume_refused session=%d peer=%s", sid, conn.peer)
-        conn.send(
-            sc.error_message(f"no game is waiting for session {sid} with that session_secret", sid, "resume_session")
-        )
+        def out(_: object) -> None:
+            if table.status is not TableStatus.STOPPED:
+                for _, k in keys:
+                    self.write("", "hd", self.key("chair", k), table.id)
 
-    async def _resume(self, conn: SessionsConnection, sid: int, secret: str, attempt: int = 1) -> None:
+        table.done.add_done_callback(out)
+
+    def _index_sessions(self, table: Table) -> None:
+        """Every chair of a Sessions player (its name ends with the session id), whatever the
+        table's protocol, for ``resume_session`` on any node."""
+        keys = [(chair, f"sessions:{sid}") for chair, sid in _session_chairs(table.names, table.credentials)]
+        if keys:
+            self.index_chairs(table, keys)
+
+    def rejoin(
+        self,
+        key: str,
+        proof: Callable[[str], bool],
+        protocol: str,
+        seated: Callable[[Table, int], Seat | None],
+        closed: Callable[[], bool],
+        refused: Callable[[], None],
+    ) -> None:
+        """Take back a chair indexed under ``key`` whose credential ``proof`` accepts (a
+        :class:`~moonshot.runtime.lobby.ChairRejoin`): its table's owner is asked
+        (``table.attach``); ``seated`` makes the protocol's seat adapter for the chair's
+        stand-in, ``refused`` is called when no chair is taken back."""
+        self._spawn(self._rejoin(key, proof, protocol, seated, closed, refused), limit=False)
+
+    async def _rejoin(
+        self,
+        key: str,
+        proof: Callable[[str], bool],
+        protocol: str,
+        seated: Callable[[Table, int], Seat | None],
+        closed: Callable[[], bool],
+        refused: Callable[[], None],
+    ) -> None:
         assert self.redis is not None
-        where = await self.redis.get(self.key("sess", str(sid)))
-        if where is None:
-            self._refuse(conn, sid)
-            return
-        table_id, chair_text = where.decode().split()
-        chair = int(chair_text)
-        meta_raw = await self.redis.get(self.key("meta", table_id))
-        owner = await self._live_owner(table_id)
-        if meta_raw is None or owner is None:
-            self._refuse(conn, sid)
-            return
-        meta = json.loads(meta_raw)
-        credential = meta["creds"][chair]
-        if not secret_matches(secret, credential) or conn.closed:
-            self._refuse(conn, sid)
-            return
-        name = meta["names"][chair]
-        binding = secrets.token_hex(8)
-        seat = SessionSeat(conn, sid, name[: name.rindex("(")], SeatKind.BOT, 0)
-        seat.name = name
-        seat.credential = credential
-        rt = RemoteTable(
-            self,
-            table_id,
-            owner.decode(),
-            binding,
-            chair,
-            list(meta["names"]),
-            rules_named(meta["variant"]),
-            credential,
-        )
-        pending = _Resume(conn, seat, rt, secret, attempt)
-        self.resumes[binding] = pending
-        pending.timer = asyncio.get_running_loop().call_later(max(3.0, 2 * self.lease), self._resume_timeout, binding)
-        self.send(rt.owner, {"k": "at", "t": table_id, "c": chair, "b": binding, "node": self.node})
+        try:
+            for raw_id, raw_chair in (await self.redis.hgetall(self.key("chair", key))).items():
+                table_id, chair = raw_id.decode(), int(raw_chair)
+                meta_raw = await self.redis.get(self.key("meta", table_id))
+                creds = (json.loads(meta_raw).get("creds") or []) if meta_raw is not None else []
+                cred = creds[chair] if 0 <= chair < len(creds) else None
+                if (
+                    isinstance(cred, str)
+                    and proof(cred)
+                    and await self._take(table_id, chair, cred, protocol, seated, closed)
+                ):
+                    return
+        except Exception:
+            log.exception("event=rejoin_failed protocol=%s", protocol)
+        refused()
+
+    async def _take(
+        self,
+        table_id: str,
+        chair: int,
+        cred: str,
+        protocol: str,
+        seated: Callable[[Table, int], Seat | None],
+        closed: Callable[[], bool],
+    ) -> bool:
+        """Ask the table's owner for the chair, again while it is refused as taken for a few
+        leases (the owner has not heard yet that the old connection is gone) or unanswered."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + max(3.0, 3 * self.lease)
+        while not closed():
+            owner = await self._live_owner(table_id)
+            if owner is None:
+                return False
+            binding = secrets.token_hex(8)
+            answer: asyncio.Future[wire.Attached | wire.Refused] = loop.create_future()
+
+            def answered(msg: wire.Attached | wire.Refused, answer: asyncio.Future[Any] = answer) -> None:
+                # the chair is taken here and now, before the next stream entry (its replay)
+                if isinstance(msg, wire.Attached):
+                    rt = RemoteTable(
+                        self,
+                        msg.table,
+                        msg.owner,
+                        msg.binding,
+                        msg.chair,
+                        list(msg.names),
+                        rules_named(msg.rules),
+                        cred,
+                    )
+                    seat = None if answer.done() or closed() else seated(cast(Table, rt), rt.chair)
+                    if seat is None:
+                        rt.detach(rt.chair, None, "disconnected")
+                    else:
+                        self.bindings[rt.binding] = Binding(rt.binding, seat, rt)
+                if not answer.done():
+                    answer.set_result(msg)
+
+            self.answers[binding] = answered
+            attach = wire.Attach(table=table_id, binding=binding, chair=chair, node=self.node, protocol=protocol)
+            self.send(owner.decode(), attach)
+            try:
+                msg = await asyncio.wait_for(asyncio.shield(answer), max(3.0, 2 * self.lease))
+            except TimeoutError:
+                answer.cancel()  # a late seat.attached gives the chair up
+                if loop.time() > end + 2 * self.lease:
+                    return False
+                continue
+            if isinstance(msg, wire.Attached):
+                return True
+            if msg.reason != "taken" or loop.time() > end:
+                return False
+            await asyncio.sleep(0.2)
+        return True  # the connection went: nothing more to do for it
 
     async def _live_owner(self, table_id: str) -> bytes | None:
         """The node that runs the table; while its owner is dead and the table not yet adopted
@@ -1132,41 +1330,6 @@ class Cluster:
             if loop.time() > end:
                 return None
             await asyncio.sleep(0.1)
-
-    def _resume_timeout(self, binding: str) -> None:
-        """No answer: the owner died just after we looked it up. Look again (a few times)."""
-        p = self.resumes.pop(binding, None)
-        if p is None:
-            return
-        if p.attempt < 4 and not p.conn.closed:
-            self._spawn(self._resume(p.conn, p.seat.session_id, p.secret, p.attempt + 1))
-        else:
-            self._refuse(p.conn, p.seat.session_id)
-
-    def _resume_answer(self, msg: dict[str, Any]) -> None:
-        p = self.resumes.pop(msg["b"], None)
-        if p is None:
-            return
-        if p.timer is not None:
-            p.timer.cancel()
-        conn, seat, rt = p.conn, p.seat, p.table
-        sid = seat.session_id
-        if msg["k"] != "ak" or conn.closed:
-            if msg["k"] == "ak":  # accepted, but the connection went meanwhile
-                rt.detach(rt.chair, None, "disconnected")
-            self._refuse(conn, sid)
-            return
-        server = conn.server
-        old = server.active.get(sid)
-        if old is not None and old is not seat:
-            old.closed = True
-        conn.sessions[sid] = seat
-        server.active[sid] = seat
-        conn.send(seat.codec.resume_response())
-        seat.matched(cast(Table, rt), rt.chair)
-        seat.resuming = seat.owes_pass = True
-        self.bindings[rt.binding] = Binding(rt.binding, seat, rt)
-        log.info("event=session_resumed session=%d table=%s seat=%d peer=%s", sid, rt.id, rt.chair, conn.peer)
 
     # -------------------------------------------------------------- leases, liveness, adoption
     async def _heartbeat(self) -> None:
@@ -1286,12 +1449,12 @@ class Cluster:
             protocol = json.loads(raw).get("protocol", "sessions")
         except (ValueError, AttributeError):
             return True
-        return protocol == "sessions" or protocol in self.adopters
+        return protocol in self.tables or protocol in self.adopters
 
     async def _adopt(self, tid: str, old_owner: str) -> bool:
         """Restore table ``tid`` by replay (Redis log, store completed from it) and seat its players."""
         assert self.redis is not None
-        app = self.app
+        host = self.host
         meta_raw, entries, binds = await asyncio.gather(
             self.redis.get(self.key("meta", tid)),
             self.redis.lrange(self.key("log", tid), 0, -1),
@@ -1337,6 +1500,8 @@ class Cluster:
                 self.node,
             )
             return True
+        protocol = meta.get("protocol", "sessions")
+        kind = self.tables[protocol]
         seats: list[Seat | None] = [None, None, None, None]
         notify: list[RemoteSeat] = []
         for chair in range(4):
@@ -1344,19 +1509,19 @@ class Cluster:
             if bound is not None:
                 node, binding = bound.decode().split()
                 if node != old_owner and await self.redis.exists(self.key("node", node)):
-                    rs = RemoteSeat(self, node, binding, names[chair], SeatKind.HUMAN, creds[chair])
+                    rs = RemoteSeat(self, node, binding, names[chair], kind.seat_kind, creds[chair], protocol)
                     seats[chair] = rs
                     notify.append(rs)
                     continue
             if creds[chair] is None:  # a server bot's chair: a bot again, at once
-                bot = app._bot()
+                bot = host.bot()
                 seats[chair] = BotSeat(bot, random.Random(self._rng.getrandbits(32)), name=names[chair])
         rules = rules_named(meta["variant"])
         table = Table(
             rules,
             seats,
             seed=int(meta["seed"]),
-            policy=app.policy(grace=app.config.restore_grace),
+            policy=kind.policy(host.policy(host.restore_grace)),
             table_id=tid,
             recorder=self.recorder(),
             actions=actions,
@@ -1364,20 +1529,23 @@ class Cluster:
             restored=True,
             names=names,
             credentials=creds,
-            meta={"protocol": meta.get("protocol", "sessions"), "restored": True, "deal_salt": meta.get("salt")},
+            meta={"protocol": protocol, "restored": True, "deal_salt": meta.get("salt")},
         )
         lease = self.key("lease", tid)
         self.write(lease, "h", self.key("tables"), tid, self.node)
         for rs in notify:
-            self.send(rs.node, {"k": "ad", "t": tid, "b": rs.binding, "owner": self.node}, fence=tid)
+            self.send(rs.node, wire.Adopted(table=tid, binding=rs.binding, owner=self.node), fence=tid)
         self._fenced.discard(tid)
         self.owned[tid] = table
         self._leased.add(tid)
         self.adopted += 1
-        app._track(table)
+        if kind.adopted is not None:
+            kind.adopted(table, meta, len(notify))
+        host.track(table)
         log.info(
-            "event=adopted table=%s from=%s actions=%d players_kept=%d node=%s",
+            "event=adopted table=%s protocol=%s from=%s actions=%d players_kept=%d node=%s",
             tid,
+            protocol,
             old_owner,
             len(actions),
             len(notify),
@@ -1387,7 +1555,7 @@ class Cluster:
 
     async def _complete_store(self, tid: str, meta: dict[str, Any], actions: list[Action], forced: list[bool]) -> None:
         """The store is written behind: add the game row and the actions it lacks."""
-        store = self.app.store
+        store = self.host.store
         if store is None:
             return
         rec = await store.load(tid)
@@ -1431,12 +1599,12 @@ class Cluster:
     async def adopt_stored(self) -> int:
         """At start: unfinished Sessions games in the store that no node holds (the whole cluster
         was down): take the lease and restore them like a single server would."""
-        store = self.app.store
+        store = self.host.store
         if store is None or self.redis is None:
             return 0
         count = 0
         for rec in await store.unfinished():
-            if rec.protocol not in ("sessions", *self.adopters) or await self.redis.exists(self.key("meta", rec.id)):
+            if rec.protocol not in (*self.tables, *self.adopters) or await self.redis.exists(self.key("meta", rec.id)):
                 continue
             ok = await self.redis.set(self.key("lease", rec.id), self.node, nx=True, px=int(self.lease * 1000))
             if not ok:
@@ -1451,10 +1619,6 @@ class Cluster:
             self.write(lease, "s", self.key("meta", rec.id), json.dumps(meta))
             for i, (a, f) in enumerate(zip(rec.actions, rec.forced)):
                 self.write(lease, "r", self.key("log", rec.id), json.dumps({"i": i, "a": action_to_dict(a), "f": f}))
-            for chair, name in enumerate(names):
-                sid = _session_id(name)
-                if sid is not None and creds[chair] is not None:
-                    self.write(lease, "s", self.key("sess", str(sid)), f"{rec.id} {chair}", SESSION_TTL_S * 1000)
             await self.drain()
             if await self._adopt(rec.id, ""):
                 count += 1
@@ -1470,14 +1634,10 @@ class Cluster:
         self._spawn(self._forget(table), limit=False)
 
     async def _forget(self, table: Table) -> None:
-        if self.app.recorder is not None:
-            await self.app.recorder.flush()
+        if self.host.recorder is not None:
+            await self.host.recorder.flush()
         tid = table.id
         lease = self.key("lease", tid)
-        for chair, name in enumerate(table.names):
-            sid = _session_id(name)
-            if sid is not None and table.credentials[chair] is not None:
-                self.write(lease, "d", self.key("sess", str(sid)))
         self.write(lease, "hd", self.key("tables"), tid)
         for kind in ("meta", "log", "bind"):
             self.write(lease, "d", self.key(kind, tid))
@@ -1494,11 +1654,14 @@ class Cluster:
         }
 
 
-def _session_id(name: str) -> int | None:
-    if name.endswith(")") and "(" in name:
-        with contextlib.suppress(ValueError):
-            return int(name[name.rindex("(") + 1 : -1])
-    return None
+def _session_chairs(names: Sequence[str], creds: Sequence[str | None]) -> list[tuple[int, int]]:
+    """(chair, session id) of each Sessions player's chair (its name ends with ``(id)``)."""
+    found = []
+    for chair, (name, cred) in enumerate(zip(names, creds)):
+        if cred is not None and name.endswith(")") and "(" in name:
+            with contextlib.suppress(ValueError):
+                found.append((chair, int(name[name.rindex("(") + 1 : -1])))
+    return found
 
 
 def reuse_port_supported() -> bool:
