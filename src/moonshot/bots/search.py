@@ -395,6 +395,9 @@ class SearchBot:
     """
 
     name = "search"
+    # its rollouts run in the rules kernel once the process has loaded it (a server whose bots
+    # search loads it as it starts: about 180 MB of numba and LLVM, worth it only for them)
+    uses_kernel = True
     slow = True  # it thinks for think_ms per move: servers run it off their event loop
 
     def __init__(
