@@ -224,7 +224,7 @@ class TurboLobby:
         self.rng = random.Random(self.options.seed)
         self.finished = 0
         self.tournaments: Any = None  # the server's TournamentHost (the /api/tournaments routes)
-        # the other server processes of a cluster (moonshot.server.cluster_http.HttpPeers): lobby
+        # the other server processes of a cluster (moonshot.http.peers.HttpPeers): lobby
         # events and name bindings go to them, games started here enter the cluster's directory
         self.peers: Any = None
         self._marking: set[asyncio.Task[None]] = set()
