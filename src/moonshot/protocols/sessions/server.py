@@ -514,19 +514,24 @@ class SessionsConnection(asyncio.Protocol):
         live = server.active.get(sid)
         found = server.find_chair(sid, secret) if server.find_chair is not None else None
         busy = live is not None and not live.closed and not live.conn.closed
-        if found is None and not busy:
-            server.rejoins.failed(now, *keys)
         if found is None and not busy and server.remote_rejoin is not None:
-            # a cluster: the chair may be on another node
+            # a cluster: the chair may be on another node; a try counts against the limit only
+            # once no node gave the chair back (a right secret for a chair elsewhere is no failure)
+            def refused() -> None:
+                server.rejoins.failed(time.monotonic(), *keys)
+                self._refuse_resume(sid)
+
             server.remote_rejoin(
                 f"sessions:{sid}",
                 functools.partial(secret_matches, secret),
                 "sessions",
                 functools.partial(self._resumed, sid),
                 lambda: self.closed,
-                functools.partial(self._refuse_resume, sid),
+                refused,
             )
             return
+        if found is None and not busy:
+            server.rejoins.failed(now, *keys)
         if busy or found is None:
             self._refuse_resume(sid)
             return
