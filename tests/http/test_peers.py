@@ -139,3 +139,45 @@ async def test_a_new_game_is_found_by_the_next_request_whichever_node_it_reaches
     finally:
         await a.stop()
         await b.stop()
+
+
+@async_test
+async def test_a_lobby_call_is_not_acknowledged_while_redis_refuses_its_writes(
+    redis_prefix: str,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Redis refuses A's writes: /lobby/new answers 503 with Retry-After (not 200 with a game no
+    # other process can find); the writes stay queued, in order, and land once Redis answers, and
+    # then the game is found through B
+    from moonshot.cluster import node as cluster_node
+
+    monkeypatch.setattr(cluster_node, "WRITTEN_TIMEOUT", 0.5)
+    a = await http_node(redis_prefix)
+    b = await http_node(redis_prefix)
+    try:
+        assert a.cluster is not None and a.cluster.redis is not None
+        real = a.cluster.redis.evalsha
+        down = True
+
+        async def flaky_evalsha(*args: object, **kwargs: object) -> object:
+            if down:
+                raise ConnectionError("Redis is down (injected)")
+            return await real(*args, **kwargs)  # type: ignore[arg-type]
+
+        a.cluster.redis.evalsha = flaky_evalsha  # type: ignore[method-assign]
+        url_a, url_b = f"http://127.0.0.1:{a.http_port}", f"http://127.0.0.1:{b.http_port}"
+        async with httpx.AsyncClient(cookies={"name": "ann"}, timeout=30) as ann:
+            r = await ann.post(f"{url_a}/lobby/new", json={"variant": "standard"})
+            assert r.status_code == 503, r.text
+            assert r.headers["retry-after"] == "2" and "Redis" in r.json()["error"]
+            assert "event=cluster_write_failed" in caplog.text
+            down = False
+            await a.cluster.written()  # the queued writes land once Redis answers
+            assert "event=cluster_write_recovered" in caplog.text
+            (gid,) = list(a.turbo.games)  # type: ignore[union-attr]
+            r = await ann.post(f"{url_b}/lobby/add_bot", json={"id": gid, "algorithm": "random"})
+            assert r.status_code == 200, r.text
+    finally:
+        await a.stop()
+        await b.stop()

@@ -110,10 +110,18 @@ MAX_CONNECTIONS = 64  # to Redis, per node: the reader, the writer, the keeper a
 LOBBY_CALLS = 16  # lobby and resume calls to Redis at once (a burst of joins waits its turn)
 CHAIR_TTL_S = 7 * 24 * 3600  # a re-join key lasts this long without a new game on it
 INSTALL_HINT = "--redis needs the redis package: pip install 'moonshot[scale]'"
+WRITTEN_TIMEOUT = 15.0  # s a request's answer waits for its writes to reach Redis before it is refused
+WRITE_BACKOFF_FIRST = 0.1  # s before the first retry of a failed write batch, doubling ...
+WRITE_BACKOFF_MAX = 2.0  # ... up to this
 
 
 class ClusterError(Exception):
     """The cluster cannot be used (no redis package, Redis unreachable); one line for the CLI."""
+
+
+class ClusterUnavailable(Exception):
+    """Redis has not confirmed this process's writes in time: what waited on them must not be
+    acknowledged (the writes stay queued and land once Redis is back)."""
 
 
 # ------------------------------------------------------------------ messages between nodes
@@ -624,6 +632,8 @@ class Cluster:
         self._last_id = "0-0"
         self._rng = random.Random()
         self._closing = False
+        self._write_failures = 0  # failed tries of the current write batch (0: Redis answers)
+        self._write_failing_since = 0.0
         self._adopting: set[str] = set()
         self._fenced: set[str] = set()  # tables whose lease this node lost: nothing more goes out
         # tables whose lease is in Redis (a new table's lease is queued: renewing it before the
@@ -696,13 +706,17 @@ class Cluster:
         while (self._ops or not self._idle.is_set()) and asyncio.get_running_loop().time() < end:
             await asyncio.sleep(0.01)
 
-    async def written(self, timeout: float = 5.0) -> None:
+    async def written(self, timeout: float | None = None) -> None:
         """Wait until every write queued so far is in Redis (not the ones queued after, unlike
         :meth:`drain`): how a request's answer follows what it wrote, so that the client's next
-        request, which may reach another process, finds it. At most ``timeout`` seconds (a slow
-        Redis is logged; the answer then goes out anyway)."""
+        request, which may reach another process, finds it.
+
+        Raises :class:`ClusterUnavailable` when that takes over ``timeout`` seconds (Redis down
+        or stalled): the caller must not acknowledge the request then. The writes stay queued and
+        land, in order, once Redis answers again."""
         if self.redis is None or self._closing:
             return
+        timeout = WRITTEN_TIMEOUT if timeout is None else timeout
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
         def mark() -> None:
@@ -714,7 +728,8 @@ class Cluster:
         try:
             await asyncio.wait_for(done, timeout)
         except TimeoutError:
-            log.warning("event=cluster_write_slow waited_s=%.1f", timeout)
+            log.warning("event=cluster_write_slow waited_s=%.1f queued=%d", timeout, len(self._ops))
+            raise ClusterUnavailable(f"the cluster's Redis has not confirmed a write for {timeout:.0f} s") from None
 
     # -------------------------------------------------------------- writes (one ordered writer)
     def write(self, fence_key: str, kind: str, key: str, a: str | bytes = "", b: str | int = "") -> None:
@@ -825,12 +840,24 @@ class Cluster:
                     lost = await self.redis.evalsha(self._write_sha, 0, self.node, STREAM_MAXLEN, batch) or []
             except asyncio.CancelledError:
                 raise
-            except Exception:
-                log.exception("event=cluster_write_failed ops=%d", len(ops))
-                await asyncio.sleep(0.1)
-                self._ops[:0] = ops  # keep the order: try again
+            except Exception as e:
+                # Redis down or refusing: keep every op, in order, and try again with backoff
+                # (0.1 s doubling to 2 s); one log line when the outage starts, one when it ends
+                if self._write_failures == 0:
+                    self._write_failing_since = time.monotonic()
+                    log.warning("event=cluster_write_failed ops=%d error=%s", len(ops), json.dumps(repr(e)))
+                self._write_failures += 1
+                self._ops[:0] = ops
                 self._idle.set()
+                await asyncio.sleep(min(WRITE_BACKOFF_MAX, WRITE_BACKOFF_FIRST * 2 ** min(self._write_failures - 1, 8)))
                 continue
+            if self._write_failures:
+                log.warning(
+                    "event=cluster_write_recovered tries=%d down_s=%.1f",
+                    self._write_failures,
+                    time.monotonic() - self._write_failing_since,
+                )
+                self._write_failures = 0
             lost_keys = {k.decode() if isinstance(k, bytes) else str(k) for k in lost}
             for op in ops:  # messages for players connected here, in order, once written
                 if op[0] == "L" and op[1] not in lost_keys:
@@ -1674,6 +1701,7 @@ __all__ = [
     "ClusterError",
     "ClusterLobby",
     "ClusterRecorder",
+    "ClusterUnavailable",
     "RemoteRequest",
     "RemoteSeat",
     "RemoteTable",

@@ -24,11 +24,14 @@ MAX_BODY = 64 * 1024
 
 
 LIMIT_RETRY_AFTER = 10  # seconds: a 429 for a share held (open games, chat lines) frees as they end
+UNAVAILABLE_RETRY_AFTER = 2  # seconds: a 503 (the cluster's Redis did not confirm a write in time)
 
 
 def error(status: int, message: str) -> JSONResponse:
-    # a refusal for asking too much (429) says when to ask again
-    headers = {"Retry-After": str(LIMIT_RETRY_AFTER)} if status == 429 else None
+    # a refusal for asking too much (429), or for a store that is not answering (503), says when
+    # to ask again
+    retry = {429: LIMIT_RETRY_AFTER, 503: UNAVAILABLE_RETRY_AFTER}.get(status)
+    headers = {"Retry-After": str(retry)} if retry is not None else None
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
 
@@ -70,7 +73,9 @@ def endpoint(
                 json.dumps(caller.name if caller is not None else None),
                 json.dumps(str(e)),
             )
-            return Identity.finish(error(e.status, str(e)), caller if e.status < 500 else None)
+            # a name bound by this request keeps its cookie even when the call is refused (a 503
+            # while the cluster's Redis is down): the binding stands, the browser must hold it
+            return Identity.finish(error(e.status, str(e)), caller)
         except Exception:
             log.exception("event=http_error path=%s", request.url.path)
             return error(500, "internal error (logged on the server)")

@@ -35,6 +35,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from moonshot.cluster import messages
+from moonshot.cluster.node import ClusterUnavailable
+from moonshot.protocols.turbo.codec import RequestError
 from moonshot.runtime.table import Table, TableEvent
 
 if TYPE_CHECKING:
@@ -138,8 +140,13 @@ class HttpPeers:
 
     async def settled(self) -> None:
         """What a lobby request wrote (the game's host, its players) is in Redis: the browser's
-        next request may reach another process, which must find the game."""
-        await self.cluster.written()
+        next request may reach another process, which must find the game. When Redis does not
+        confirm in time the call is refused with 503 (the client is not told it took effect; the
+        writes land once Redis is back)."""
+        try:
+            await self.cluster.written()
+        except ClusterUnavailable as e:
+            raise RequestError(503, f"{e}: try again shortly") from e
 
     def dropped(self, game_id: str) -> None:
         c = self.cluster
