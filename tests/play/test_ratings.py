@@ -109,7 +109,7 @@ def test_real_games_rate_heuristic_above_random_with_shrinking_uncertainty() -> 
 @given(st.lists(st.integers(0, 130), min_size=4, max_size=4))
 def test_from_equal_ratings_a_better_place_never_gives_a_lower_rating(totals: list[int]) -> None:
     """Strictly higher without ties. With ties only "not lower": openskill 6's Plackett-Luce lets
-    tied players gain as if each had beaten the other (its issue #173), so with places 1, 1, 3, 4
+    tied players gain as if each had beaten the other (reported to openskill), so with places 1, 1, 3, 4
     the third ends level with the two winners."""
     changes = {c.player: c for c in rate({}, [A, B, C, D], totals)}
     tied = len(set(totals)) < 4
