@@ -448,10 +448,12 @@ class SinkPeer:
         self.crc = 0  # of every frame sent, in order
         self.seat: Any = None
 
-    def send(self, m: dict[str, Any]) -> None:
+    def send(self, m: dict[str, Any], on_sent: Any = None) -> None:
         text = self.encode(m).encode()
         self.bytes += len(text)
         self.crc = zlib.crc32(text, self.crc)
+        if on_sent is not None:  # written at once: a request's deadline runs from now
+            on_sent(asyncio.get_running_loop().time())
         name, d = m["eventName"], m["data"]
         if name == "your_turn":
             card = self.rng.choice(d["self"]["candidateCards"])
@@ -497,7 +499,9 @@ async def inprocess_games(games: int, shared: bool) -> tuple[float, int, tuple[i
             seats = [ts.TrendSeat(p, c, infos) for c, p in enumerate(peers)]  # type: ignore[arg-type]
             for p, seat in zip(peers, seats, strict=True):
                 p.seat = seat
-            table = Table(TREND, seats, seed=g, names=[i.name for i in infos])
+            # a fixed id and salt: the commitment in new_game is then the same bytes both ways
+            meta = {"deal_salt": f"{g:032x}"}
+            table = Table(TREND, seats, seed=g, table_id=f"bench{g}", names=[i.name for i in infos], meta=meta)
             table.start()
             await table.done
             cards += 52 * (table.game.deal_index + 1)
@@ -522,7 +526,7 @@ def inprocess(games: int, rounds: int) -> None:
             cpu, decisions, sent = asyncio.run(inprocess_games(games, shared))
             best[shared] = min(best.get(shared, float("inf")), cpu / decisions)
             sizes[shared] = sent
-    assert sizes[False] == sizes[True], "the two ways sent different bytes"
+    assert sizes[False] == sizes[True], f"the two ways sent different bytes: {sizes}"
     print(f"   per chair (anchor: dicts + json for every chair): {best[False] * 1e6:.0f} µs a decision")
     print(
         f"   shared entries + encode_frame:                  {best[True] * 1e6:.0f} µs a decision "
