@@ -55,6 +55,8 @@ from .playout import MOON_CARDS, Deal, DealRules, Policy, finish_costs, start_of
 from .sampling import Inconsistent, quick_hands, quick_sample_view, sample_hands, sample_view
 from .tuned import FAST_SAMPLER_RULES, PRIOR_WEIGHT_RULES, TUNED_RULES
 
+VALUE_BATCH_WORLDS = 8  # worlds whose value-network leaves go through the network in one batch
+
 Clock = Callable[[], float]
 NINES_MASK = sum(1 << (s * 13 + 7) for s in range(4))
 
@@ -655,7 +657,6 @@ class SearchBot:
             return self._grow_trees(view, base, cards, sampler, policy, penalty, spent, rng)
         k = len(cards)
         totals = [0.0] * k
-        values = [0.0] * k
         alive = list(range(k))
         cuts: list[int] = []
         if root == "halving" and k > 2 and not timed:
@@ -665,12 +666,40 @@ class SearchBot:
         done = 0
         net = None if exact else self._value_net(view)
         mix = self.value_mix
-        leaves: list[tuple[int, Deal]] = []
+        # The value network's leaves are valued a few worlds at a time (one NumPy batch for all
+        # of them: a call's fixed cost is most of a small batch's), and each world's values then
+        # added to the totals in world order, so the sums are those of one world at a time. A mix
+        # with playouts draws random numbers while valuing, so it values each world at once.
+        per_batch = VALUE_BATCH_WORLDS if mix >= 1.0 else 1
+        pending: list[tuple[list[int], list[float], list[tuple[int, Deal]]]] = []
+
+        def flush() -> None:
+            if not pending:
+                return
+            from .value import leaf_costs
+
+            costs = leaf_costs(net, [c for _, _, leaves in pending for _, c in leaves]) if net is not None else []
+            at = 0
+            for cards_in, vals, leaves in pending:
+                for i, child in leaves:
+                    v = relative(costs[at], me, w)
+                    at += 1
+                    if mix < 1.0:
+                        v = mix * v + (1.0 - mix) * relative(finish_costs(child, policy, rng), me, w)
+                    vals[i] = v
+                for i in cards_in:
+                    totals[i] += vals[i]
+            pending.clear()
+
         while True:
             complete = True
+            values = [0.0] * k
+            leaves: list[tuple[int, Deal]] = []
             for j, i in enumerate(alive):
-                if timed and worlds and j and spent.overdue():
-                    complete = False  # out of time mid-world: drop it (every option sees the same worlds)
+                # out of time mid-world (one clock read a world: a read costs about as much as a
+                # playout to the trick's end): drop it, every option sees the same worlds
+                if timed and worlds and j == 1 and spent.overdue():
+                    complete = False
                     break
                 child = deal.copy()
                 child.play(cards[i])
@@ -680,7 +709,7 @@ class SearchBot:
                 if net is not None:
                     _to_trick_end(child, policy, rng)
                     if not child.done and child.hands[child.turn].bit_count() >= self.value_cards:
-                        leaves.append((i, child))  # (valued below, all of this world's at once)
+                        leaves.append((i, child))  # (valued with the batch's other leaves, below)
                         continue
                 if penalty:
                     values[i] = relative(child.finish(policy, rng), me, w)
@@ -689,20 +718,10 @@ class SearchBot:
                 else:
                     values[i] = relative(finish_costs(child, policy, rng), me, w)
             if not complete:
-                leaves.clear()
                 break
-            if leaves:
-                assert net is not None
-                from .value import leaf_costs
-
-                for (i, child), costs in zip(leaves, leaf_costs(net, [c for _, c in leaves])):
-                    v = relative(costs, me, w)
-                    if mix < 1.0:
-                        v = mix * v + (1.0 - mix) * relative(finish_costs(child, policy, rng), me, w)
-                    values[i] = v
-                leaves.clear()
-            for i in alive:
-                totals[i] += values[i]
+            pending.append((alive, values, leaves))
+            if len(pending) >= per_batch:
+                flush()
             worlds += 1
             done += len(alive)
             if len(cards) == 1 and worlds >= 8:
@@ -710,16 +729,19 @@ class SearchBot:
             if root == "halving" and timed and worlds == 1 and k > 2:
                 # the playouts this decision can afford, estimated from the first world's time
                 cuts = halving_cuts(spent.estimate(done), k)
+            if cuts and worlds >= cuts[0]:
+                flush()
             while cuts and worlds >= cuts[0]:
                 cuts.pop(0)
                 # every option still alive has seen the same worlds: keep the better half
-                alive.sort(key=lambda i: (totals[i], i))
+                alive = sorted(alive, key=lambda i: (totals[i], i))
                 alive = sorted(alive[: (len(alive) + 1) // 2])
             if spent(done):
                 break
             # (the same deal as deal_from_view(view, hands): only the hidden hands differ)
             deal = base.copy()
             deal.hands = sampler(rng)
+        flush()
         if bonus is not None:
             # the network's log-probability, weighted, against the playouts' mean (a PUCT-like
             # prior on the decision itself, not only on which cards are played out)
