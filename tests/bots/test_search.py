@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -378,19 +379,16 @@ def test_bad_options_are_refused() -> None:
         SearchBot(think_ms=None, simulations=None)
 
 
-def test_time_budget_cuts_a_world_short_once_the_deadline_has_passed() -> None:
+def test_time_budget_stops_before_a_batch_would_end_past_the_deadline() -> None:
     from moonshot.bots.search import Budget
 
     now = [0.0]
     budget = Budget(lambda: now[0], 10, None)
-    assert not budget.overdue()
     now[0] = 0.004
     assert not budget(5)  # one batch took 4 ms: the next would end at 8 ms, before the deadline
     now[0] = 0.007
     assert budget(10)  # a batch as long as the longest (4 ms) would end past 10 ms
-    now[0] = 0.011
-    assert budget.overdue()
-    assert not Budget(lambda: 1 / 0, None, 3)(2) and not Budget(lambda: 1 / 0, None, 3).overdue()
+    assert not Budget(lambda: 1 / 0, None, 3)(2)  # a simulation budget never reads the clock
     # a card decision under a clock that runs out mid-world still plays a legal card
     ticks = iter(range(10**6))
     bot = SearchBot(think_ms=5, clock=lambda: next(ticks) / 1000.0)
@@ -402,6 +400,27 @@ def test_time_budget_cuts_a_world_short_once_the_deadline_has_passed() -> None:
     action = bot.act(view, random.Random(0))
     assert action in view.legal
     assert next(ticks) < 60  # it stopped near the 5 ms deadline (each clock read is 1 ms here)
+    # the clock is read once a world (a CPU clock's read costs about a playout), not once a card
+    reads = [0]
+    worlds = [0]
+
+    def clock() -> float:
+        reads[0] += 1
+        return reads[0] / 100_000.0  # 10 µs a read: about 500 reads to the deadline
+
+    class Counted(SearchBot):
+        def _card_sampler(self, view: SeatView) -> Any:
+            sample = super()._card_sampler(view)
+
+            def counted(rng: random.Random) -> Any:
+                worlds[0] += 1
+                return sample(rng)
+
+            return counted
+
+    Counted(think_ms=5, clock=clock, prior=0).act(view, random.Random(0))
+    assert view.legal_plays.bit_count() >= 3 and worlds[0] > 50
+    assert reads[0] <= worlds[0] + 5
 
 
 # ---------------------------------------------------------------------- the root decision rule

@@ -248,8 +248,9 @@ class Budget:
     so far: is the budget spent? Under ``simulations`` it counts playouts and never reads the clock.
     Under ``think_ms`` it answers yes once the next batch, as long as the longest batch so far,
     would end past the deadline (a move ends *by* the deadline, not a batch after it; on a loaded
-    machine the longest batch includes the time the process was descheduled), and :meth:`overdue`
-    lets a batch be cut short once the deadline has passed (the partial world is dropped)."""
+    machine the longest batch includes the time the process was descheduled). It reads the clock
+    once a batch: on a CPU clock (``--cpu-time``) a read is a system call of several µs, about a
+    playout's cost."""
 
     __slots__ = ("clock", "deadline", "last", "limit", "longest", "start")
 
@@ -272,10 +273,6 @@ class Budget:
             self.longest = t - self.last
         self.last = t
         return t + self.longest >= self.deadline
-
-    def overdue(self) -> bool:
-        """Past the deadline now (always False under a simulation budget)."""
-        return self.limit is None and self.clock() >= self.deadline
 
     def lap(self) -> None:
         """Start the next batch's timing now: time spent before it (setting up the decision) still
@@ -692,15 +689,11 @@ class SearchBot:
             pending.clear()
 
         while True:
-            complete = True
+            # (the clock is read once a world, by ``spent``: a CPU clock's read costs about as
+            # much as a playout to the trick's end, and the budget already stops a world early)
             values = [0.0] * k
             leaves: list[tuple[int, Deal]] = []
-            for j, i in enumerate(alive):
-                # out of time mid-world (one clock read a world: a read costs about as much as a
-                # playout to the trick's end): drop it, every option sees the same worlds
-                if timed and worlds and j == 1 and spent.overdue():
-                    complete = False
-                    break
+            for i in alive:
                 child = deal.copy()
                 child.play(cards[i])
                 if exact:
@@ -717,8 +710,6 @@ class SearchBot:
                         values[i] += penalty
                 else:
                     values[i] = relative(finish_costs(child, policy, rng), me, w)
-            if not complete:
-                break
             pending.append((alive, values, leaves))
             if len(pending) >= per_batch:
                 flush()
