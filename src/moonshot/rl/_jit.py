@@ -4,21 +4,21 @@
 Optional: :mod:`moonshot.rl.vector` imports this module only when numba is installed (``pip install
 'moonshot[rl]'``) and falls back to its NumPy path otherwise (or when ``MOONSHOT_NO_NUMBA=1``).
 The rules (legal cards, which card takes a trick, hearts breaking, a trick's and a deal's end,
-scoring) are the rules kernel's (:mod:`moonshot.kernel`, :mod:`moonshot.core.tricks`), inlined here; these
-loops add the batched arrays, passing, the games' totals, the env's random draws and observations. They give exactly the
-NumPy path's results: they read the same uniforms from the same
+scoring, the points a seat has taken) and the bit intrinsics (``popcount``, ``lowest_bit``) are the
+rules kernel's (:mod:`moonshot.kernel`, :mod:`moonshot.core.tricks`), inlined here; these loops add
+the batched arrays, passing, the games' totals, the env's random draws and observations. They give
+exactly the NumPy path's results: they read the same uniforms from the same
 ``numpy.random.Generator`` in the same order and pick cards with the same rules (tests compare both).
 Compiled code is cached on disk (``cache=True``), so only the first use on a machine pays the compile.
+numba keys that cache by this file's source: after editing only the kernel's functions, touch this
+file too (or delete ``src/moonshot/rl/__pycache__/*.nbi``, ``*.nbc``).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
-from moonshot.core.cards import HEARTS_MASK, JACK_DIAMONDS, QUEEN_SPADES
 from moonshot.core.rules import Rules
 from moonshot.kernel import rules_table
 from moonshot.kernel._core import (
@@ -31,45 +31,22 @@ from moonshot.kernel._core import (
     S_TAKEN,
     beats,
     breaks_hearts,
+    card_points,
     deal_ends,
     legal_of,
     scores,
     trick_goes_on,
 )
+from moonshot.kernel._jit import lowest_bit, popcount
 
 _U1 = np.uint64(1)
 _U0 = np.uint64(0)
-_HEARTS = np.uint64(HEARTS_MASK)
 _OFFSETS = np.array([1, 3, 2, 0], dtype=np.int64)
-_QS = np.uint64(QUEEN_SPADES)
-_JD = np.uint64(JACK_DIAMONDS)
 PASS, PLAY, OVER = 0, 1, 2
 # the play fields (first trick, hearts breaking) every rules the batched simulator plays share
 # (moonshot.rl.vector.batchable); scoring reads each game's own table
 _PLAY_RULES = np.array(rules_table(Rules(), 0))
 KEYED_MAX = 512  # random_cards draws one key per card for at most this many masks (see vector.py)
-
-
-@intrinsic
-def popcount(typingctx, x):
-    """Set bits of a uint64 (LLVM ``ctpop``: one instruction on CPUs that have it)."""
-    sig = types.int64(types.uint64)
-
-    def codegen(context, builder, signature, args):
-        return builder.ctpop(args[0])
-
-    return sig, codegen
-
-
-@intrinsic
-def lowest_bit(typingctx, x):
-    """Index of the lowest set bit of a non-zero uint64 (LLVM ``cttz``)."""
-    sig = types.int64(types.uint64)
-
-    def codegen(context, builder, signature, args):
-        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
-
-    return sig, codegen
 
 
 @njit(cache=True, inline="always")
@@ -520,11 +497,12 @@ def env_step(
 
 
 @njit(cache=True)
-def observe(st, seat, selected, block, o, obs, masks):
+def observe(st, seat, selected, block, o, rt, obs, masks):
     """``encode_batch`` of every game for ``seat`` (clipped to +-10) into ``obs`` and the action masks into ``masks``.
 
     ``o``: offsets (cards_end, trick_leader, voids, points, totals, cards_left, pass_direction,
-    phase, trick_no, hearts_broken, led_suits, card_points, deal_no); ``block`` the rules block.
+    phase, trick_no, hearts_broken, led_suits, card_points, deal_no); ``block`` the rules block;
+    ``rt`` the rules kernel's table of the rules (the points each seat has taken: its card points).
     """
     hands, passed, received, taken, trick_bits, played = st[0], st[1], st[2], st[3], st[4], st[5]
     trick_no, leader, hearts_broken, voids, led_suits = st[7], st[8], st[13], st[14], st[15]
@@ -567,9 +545,7 @@ def observe(st, seat, selected, block, o, obs, masks):
             for b in range(4):
                 row[o_voids + 4 * i + b] = (v >> b) & 1
             t = taken[g, r]
-            p = popcount(t & _HEARTS) + 13 * np.int64((t >> _QS) & _U1)
-            p += o[13] * np.int64((t >> _JD) & _U1)
-            row[o_points + i] = p / 26.0
+            row[o_points + i] = card_points(rt, np.int64(t) & rt[R_POINT_CARDS]) / 26.0
             row[o_totals + i] = min(max(totals[g, r] / 100.0, -10.0), 10.0)
             row[o_left + i] = popcount(hands[g, r]) / 13.0
         row[o_pd + deal_index[g] % 4] = 1.0

@@ -73,7 +73,7 @@ def _use_numba(backend: str) -> bool:
     return True
 
 
-# the observation offsets _jit.observe takes, after _CARDS_END (then the jack of diamonds' points)
+# the observation offsets _jit.observe takes, after _CARDS_END
 _JIT_SLOTS = (
     "trick_leader", "voids", "points", "totals", "cards_left", "pass_direction", "phase", "trick_no",
     "hearts_broken", "led_suits", "card_points", "deal_no",
@@ -491,7 +491,7 @@ class HeartsVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray]):
         self._all = np.arange(num_envs)
         self._rules_block = rules_block(self.rules, 0)
         self._jit_block = np.clip(self._rules_block, -OBS_BOUND, OBS_BOUND)
-        self._jit_offsets = np.array([_CARDS_END, *(_O[k] for k in _JIT_SLOTS), self.core._jd_points], dtype=np.int64)
+        self._jit_offsets = np.array([_CARDS_END, *(_O[k] for k in _JIT_SLOTS)], dtype=np.int64)
 
     # ------------------------------------------------------------------ VectorEnv API
     def reset(
@@ -624,7 +624,10 @@ class HeartsVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray]):
         if self.core.numba:
             obs = np.empty((self.num_envs, OBS_SIZE), dtype=np.float32)
             masks = np.empty((self.num_envs, N_ACTIONS), dtype=np.int8)
-            _jit.observe(self.core.arrays(), self.seat, self._selected, self._jit_block, self._jit_offsets, obs, masks)
+            _jit.observe(
+                self.core.arrays(), self.seat, self._selected, self._jit_block, self._jit_offsets,
+                self.core.scoring_args()[0], obs, masks,
+            )  # fmt: skip
             return {"observation": obs, "action_mask": masks}
         obs = encode_batch(self.core, self._all, self.seat, self._selected, self._rules_block)
         np.clip(obs, -OBS_BOUND, OBS_BOUND, out=obs)
