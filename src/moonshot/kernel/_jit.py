@@ -12,6 +12,7 @@ code (``src/moonshot/kernel/__pycache__/*.nbi``, ``*.nbc``) or touch ``_core.py`
 
 :func:`plain` hands numba the Python source of a function that mypyc may have compiled
 (:mod:`moonshot.core.tricks` is in the mypyc build: the search deal calls it natively).
+:func:`python_of` goes the other way: a compiled function as plain Python, all the way down.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import types as _pytypes
+from typing import Any
 
 NUMBA = not os.environ.get("MOONSHOT_NO_NUMBA") and importlib.util.find_spec("numba") is not None
 if NUMBA:
@@ -47,6 +50,46 @@ def plain(fn):
         sys.modules[name] = mod
         spec.loader.exec_module(mod)
     return getattr(mod, fn.__name__)
+
+
+def _bit_count(x):
+    return int(x).bit_count()
+
+
+def _trailing_zeros(x):
+    x = int(x)
+    return (x & -x).bit_length() - 1
+
+
+def _leading_zeros(x):
+    return 64 - int(x).bit_length()
+
+
+# the Python meaning of the LLVM intrinsics below, for python_of
+_PY_INTRINSICS = {"_ctpop": _bit_count, "_cttz": _trailing_zeros, "_ctlz": _leading_zeros}
+_PY_FUNCS: dict[int, object] = {}
+
+
+def python_of(fn: Any) -> Any:
+    """``fn`` run as plain Python even where numba compiled it: its Python source, and so on for every
+    compiled function (and intrinsic) it calls, with the same results (the batched env's ``numpy``
+    backend runs its loops so, to check the compiled ones against). Without numba: ``fn`` itself."""
+    py = getattr(fn, "py_func", None)
+    if py is None:
+        return fn
+    hit = _PY_FUNCS.get(id(fn))
+    if hit is not None:
+        return hit
+    scope = dict(py.__globals__)
+    for name in py.__code__.co_names:
+        value = scope.get(name)
+        if name in _PY_INTRINSICS:
+            scope[name] = _PY_INTRINSICS[name]
+        elif hasattr(value, "py_func"):
+            scope[name] = python_of(value)
+    out = _pytypes.FunctionType(py.__code__, scope, py.__name__, py.__defaults__, py.__closure__)
+    _PY_FUNCS[id(fn)] = out
+    return out
 
 
 if NUMBA:
@@ -125,12 +168,8 @@ else:
     def raw(a):
         return a
 
-    def popcount(x):
-        return int(x).bit_count()
-
-    def lowest_bit(x):
-        x = int(x)
-        return (x & -x).bit_length() - 1
+    popcount = _bit_count
+    lowest_bit = _trailing_zeros
 
     def highest_bit(x):
         return int(x).bit_length() - 1

@@ -1,24 +1,35 @@
 # mypy: ignore-errors
-"""numba kernels for the batched simulator: the per-game loops of :mod:`moonshot.rl.vector` as machine code.
+"""The batched simulator's per-game loops: every operation of :mod:`moonshot.rl.vector` on its arrays.
 
-Optional: :mod:`moonshot.rl.vector` imports this module only when numba is installed (``pip install
-'moonshot[rl]'``) and falls back to its NumPy path otherwise (or when ``MOONSHOT_NO_NUMBA=1``).
-The rules (legal cards, which card takes a trick, hearts breaking, a trick's and a deal's end,
-scoring) are the rules kernel's (:mod:`moonshot.kernel`, :mod:`moonshot.core.tricks`), inlined here; these
-loops add the batched arrays, passing, the games' totals, the env's random draws and observations. They give exactly the
-NumPy path's results: they read the same uniforms from the same
-``numpy.random.Generator`` in the same order and pick cards with the same rules (tests compare both).
-Compiled code is cached on disk (``cache=True``), so only the first use on a machine pays the compile.
+One source, like the rules kernel's: compiled by numba (``cache=True``) where it is installed (the
+``rl`` extra), plain Python otherwise (or with ``MOONSHOT_NO_NUMBA=1``), with the same results;
+:func:`moonshot.kernel._jit.python_of` runs it as plain Python beside numba too (``backend="numpy"``),
+so the tests hold the compiled code to the interpreter's. The rules (legal cards, which card takes a
+trick, hearts breaking, a trick's and a deal's end, scoring, the points a seat has taken) and the bit
+intrinsics (``popcount``, ``lowest_bit``) are the rules kernel's (:mod:`moonshot.kernel`,
+:mod:`moonshot.core.tricks`), inlined here; these loops add the batched arrays, dealing, passing,
+the games' totals, the env's random draws and observations. Their random draws are
+:func:`moonshot.rl.vector.random_cards`' (the same uniforms from the same ``numpy.random.Generator``
+in the same order, the same card for each; a test compares them).
+Only the first use on a machine pays the compile. numba keys its cache by this file's source: after
+editing only the kernel's functions, touch this file too (or delete
+``src/moonshot/rl/__pycache__/*.nbi``, ``*.nbc``).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
 
-from moonshot.core.cards import HEARTS_MASK, JACK_DIAMONDS, QUEEN_SPADES
+from moonshot.kernel._jit import NUMBA
+
+if NUMBA:
+    from numba import njit
+else:  # the same loops as plain Python (the kernel's functions are plain Python then too)
+
+    def njit(*args, **kwargs):
+        return args[0] if args and callable(args[0]) else lambda fn: fn
+
+
 from moonshot.core.rules import Rules
 from moonshot.kernel import rules_table
 from moonshot.kernel._core import (
@@ -31,45 +42,22 @@ from moonshot.kernel._core import (
     S_TAKEN,
     beats,
     breaks_hearts,
+    card_points,
     deal_ends,
     legal_of,
     scores,
     trick_goes_on,
 )
+from moonshot.kernel._jit import lowest_bit, popcount
 
 _U1 = np.uint64(1)
 _U0 = np.uint64(0)
-_HEARTS = np.uint64(HEARTS_MASK)
 _OFFSETS = np.array([1, 3, 2, 0], dtype=np.int64)
-_QS = np.uint64(QUEEN_SPADES)
-_JD = np.uint64(JACK_DIAMONDS)
 PASS, PLAY, OVER = 0, 1, 2
 # the play fields (first trick, hearts breaking) every rules the batched simulator plays share
 # (moonshot.rl.vector.batchable); scoring reads each game's own table
 _PLAY_RULES = np.array(rules_table(Rules(), 0))
 KEYED_MAX = 512  # random_cards draws one key per card for at most this many masks (see vector.py)
-
-
-@intrinsic
-def popcount(typingctx, x):
-    """Set bits of a uint64 (LLVM ``ctpop``: one instruction on CPUs that have it)."""
-    sig = types.int64(types.uint64)
-
-    def codegen(context, builder, signature, args):
-        return builder.ctpop(args[0])
-
-    return sig, codegen
-
-
-@intrinsic
-def lowest_bit(typingctx, x):
-    """Index of the lowest set bit of a non-zero uint64 (LLVM ``cttz``)."""
-    sig = types.int64(types.uint64)
-
-    def codegen(context, builder, signature, args):
-        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 0))
-
-    return sig, codegen
 
 
 @njit(cache=True, inline="always")
@@ -232,7 +220,7 @@ def play_random_deals(u, dirs, rt, points):
 
 # ---------------------------------------------------------------------------------------------
 # One game at a time on BatchedHearts' arrays (``st``: the tuple BatchedHearts.arrays() returns)
-# and HeartsVectorEnv.step as one kernel that draws from the env's Generator in the NumPy path's order.
+# and HeartsVectorEnv.step as one loop that draws from the env's Generator.
 
 
 @njit(cache=True, inline="always")
@@ -250,11 +238,17 @@ def start_play(st, g):
 
 @njit(cache=True, inline="always")
 def start_deal(st, g, keys, row):
-    """``BatchedHearts.start_deals`` for game ``g``, dealt from ``keys[row]``."""
-    hands, passed, received, taken, trick_bits, played = st[0], st[1], st[2], st[3], st[4], st[5]
+    """A new deal for game ``g``, dealt from ``keys[row]``."""
+    hands_from_keys(keys, row, st[0], g)
+    reset_deal(st, g)
+
+
+@njit(cache=True, inline="always")
+def reset_deal(st, g):
+    """Game ``g`` starts the deal its hands hold: passing, or the first lead on a hold deal."""
+    passed, received, taken, trick_bits, played = st[1], st[2], st[3], st[4], st[5]
     trick_len, trick_no, hearts_broken, voids, led_suits = st[6], st[7], st[13], st[14], st[15]
     deal_index, phase = st[17], st[18]
-    hands_from_keys(keys, row, hands, g)
     for s in range(4):
         passed[g, s] = _U0
         received[g, s] = _U0
@@ -279,7 +273,7 @@ def game_legal(st, g):
 
 @njit(cache=True, inline="always")
 def play_card(st, g, c, rt, limit, inclusive, scratch):
-    """``BatchedHearts.play`` (with trick end and scoring) for game ``g``; True when its deal ended."""
+    """The seat to play in game ``g`` plays ``c`` (with trick end and scoring); True when its deal ended."""
     hands, taken, trick_bits, played, trick_len, trick_no = st[0], st[3], st[4], st[5], st[6], st[7]
     leader, turn, led_suit, best, winner, hearts_broken = st[8], st[9], st[10], st[11], st[12], st[13]
     voids, led_suits, totals, deal_index, phase, last_points = st[14], st[15], st[16], st[17], st[18], st[19]
@@ -336,6 +330,70 @@ def play_card(st, g, c, rt, limit, inclusive, scratch):
     return True
 
 
+@njit(cache=True, inline="always")
+def pass_game(st, g, passes, row):
+    """Every seat of game ``g`` passes ``passes[row, seat]`` (three cards each) by the deal's direction;
+    play starts."""
+    hands, passed, received, deal_index = st[0], st[1], st[2], st[17]
+    off = _OFFSETS[deal_index[g] % 4]
+    for s in range(4):
+        passed[g, s] = passes[row, s]
+    for s in range(4):
+        got = passes[row, (s - off + 4) & 3]
+        received[g, s] = got
+        hands[g, s] = (hands[g, s] & ~passes[row, s]) | got
+    start_play(st, g)
+
+
+# ---------------------------------------------------------------------------------------------
+# BatchedHearts' methods over the games ``idx``
+
+
+@njit(cache=True)
+def deal_hands(st, idx, hands):
+    """``BatchedHearts.start_deals``: deal ``hands[i]`` to game ``idx[i]``."""
+    for i in range(idx.shape[0]):
+        g = idx[i]
+        for s in range(4):
+            st[0][g, s] = hands[i, s]
+        reset_deal(st, g)
+
+
+@njit(cache=True)
+def pass_games(st, idx, passes):
+    """``BatchedHearts.pass_cards``."""
+    for i in range(idx.shape[0]):
+        pass_game(st, idx[i], passes, i)
+
+
+@njit(cache=True)
+def legal_games(st, idx, out):
+    """``BatchedHearts.legal``: the legal plays of the seat to play in each game into ``out``."""
+    for i in range(idx.shape[0]):
+        out[i] = game_legal(st, idx[i])
+
+
+@njit(cache=True)
+def play_games(st, idx, cards, rt, limit, inclusive, ended):
+    """``BatchedHearts.play``: the games whose deal ended into ``ended``; returns how many."""
+    scratch = np.zeros(S_LEN + 4, dtype=np.int64)  # (deal_score's kernel state)
+    e = 0
+    for i in range(idx.shape[0]):
+        if play_card(st, idx[i], cards[i], rt, limit, inclusive, scratch):
+            ended[e] = idx[i]
+            e += 1
+    return e
+
+
+@njit(cache=True)
+def points_taken(st, rt, idx, out):
+    """``BatchedHearts.deal_points``: the card points each seat has taken this deal."""
+    taken = st[3]
+    for i in range(idx.shape[0]):
+        for s in range(4):
+            out[i, s] = card_points(rt, np.int64(taken[idx[i], s]) & rt[R_POINT_CARDS])
+
+
 @njit(cache=True)
 def draw_keys(rng, m):
     keys = np.empty((m, 52))
@@ -361,7 +419,7 @@ def random_picks(rng, masks, m):
 
 @njit(cache=True)
 def deal_over(st, rng, ended, m, seat, rewards):
-    """``HeartsVectorEnv._deal_over`` for ``ended[:m]``: rewards, then the next deals (drawn together)."""
+    """Deals that ended, ``ended[:m]``: the learning seat's rewards, then the next deals (drawn together)."""
     phase, last_points = st[18], st[19]
     nxt = np.empty(m, dtype=np.int64)
     k = 0
@@ -379,7 +437,7 @@ def deal_over(st, rng, ended, m, seat, rewards):
 
 @njit(cache=True)
 def advance(st, rng, games, seat, rewards, rt, limit, inclusive, scratch):
-    """``HeartsVectorEnv._advance``: random opponents play until the learning seat must act."""
+    """Random opponents play in ``games`` until the learning seat must act."""
     phase, turn = st[18], st[9]
     n = games.shape[0]
     busy = np.empty(n, dtype=np.int64)
@@ -406,6 +464,29 @@ def advance(st, rng, games, seat, rewards, rt, limit, inclusive, scratch):
 
 
 @njit(cache=True)
+def reset_games(st, rng, games, seat, selected, rt, limit, inclusive, scratch):
+    """New games in ``games`` (``HeartsVectorEnv.reset``, and the autoreset of ``step``): deals drawn
+    together, then the random opponents play up to the learning seat."""
+    totals, deal_index = st[16], st[17]
+    keys = draw_keys(rng, games.size)
+    for i in range(games.size):
+        g = games[i]
+        for s in range(4):
+            totals[g, s] = 0
+        deal_index[g] = 0
+        start_deal(st, g, keys, i)
+        selected[g] = _U0
+    advance(st, rng, games, seat, np.zeros(selected.shape[0]), rt, limit, inclusive, scratch)
+
+
+@njit(cache=True)
+def env_reset(st, rng, seat, selected, rt, limit, inclusive):
+    """``HeartsVectorEnv.reset``: every game anew."""
+    scratch = np.zeros(S_LEN + 4, dtype=np.int64)  # (deal_score's kernel state)
+    reset_games(st, rng, np.arange(selected.shape[0]), seat, selected, rt, limit, inclusive, scratch)
+
+
+@njit(cache=True)
 def env_step(
     st,
     rng,
@@ -422,23 +503,14 @@ def env_step(
 ):
     """``HeartsVectorEnv.step`` up to the observation.
 
-    Returns -1 on an illegal action when ``raise_illegal`` (the state then as the NumPy path leaves it).
+    Returns -1 on an illegal action when ``raise_illegal`` (the games due a reset reset, nothing played).
     """
-    hands, passed, received, totals, deal_index, phase = st[0], st[1], st[2], st[16], st[17], st[18]
-    n = actions.shape[0]
+    hands, phase = st[0], st[18]
     scratch = np.zeros(S_LEN + 4, dtype=np.int64)  # (deal_score's kernel state)
     # games that ended last step start again; their action is ignored (next-step autoreset)
     resetting = np.flatnonzero(needs_reset)
     if resetting.size:
-        keys = draw_keys(rng, resetting.size)
-        for i in range(resetting.size):
-            g = resetting[i]
-            for s in range(4):
-                totals[g, s] = 0
-            deal_index[g] = 0
-            start_deal(st, g, keys, i)
-            selected[g] = _U0
-        advance(st, rng, resetting, seat, np.zeros(n), rt, limit, inclusive, scratch)
+        reset_games(st, rng, resetting, seat, selected, rt, limit, inclusive, scratch)
     live = np.flatnonzero(~needs_reset)
     nl = live.size
     acts = np.empty(nl, dtype=np.int64)
@@ -492,18 +564,12 @@ def env_step(
                 b = bit(cards[r])
                 m[r] &= ~b
                 chosen[r] |= b
+        passes = chosen.reshape((nd, 4))
         for i in range(nd):
             g = done[i]
-            chosen[4 * i + seat] = selected[g]
+            passes[i, seat] = selected[g]
             selected[g] = _U0
-            off = _OFFSETS[deal_index[g] % 4]
-            for s in range(4):
-                passed[g, s] = chosen[4 * i + s]
-            for s in range(4):
-                got = chosen[4 * i + ((s - off + 4) & 3)]
-                received[g, s] = got
-                hands[g, s] = (hands[g, s] & ~chosen[4 * i + s]) | got
-            start_play(st, g)
+            pass_game(st, g, passes, i)
     # playing: the learner's card, then the deals that ended
     ended = np.empty(nl, dtype=np.int64)
     ne = 0
@@ -520,22 +586,24 @@ def env_step(
 
 
 @njit(cache=True)
-def observe(st, seat, selected, block, o, obs, masks):
-    """``encode_batch`` of every game for ``seat`` (clipped to +-10) into ``obs`` and the action masks into ``masks``.
+def observe(st, idx, seat, selected, block, o, rt, bound, obs, masks):
+    """What seat ``seat`` sees in each game ``idx[i]`` into ``obs[i]`` and its action mask into ``masks[i]``
+    (:func:`moonshot.rl.observation.encode`'s layout; the totals clipped to +-10, the deal number to ``bound``).
 
     ``o``: offsets (cards_end, trick_leader, voids, points, totals, cards_left, pass_direction,
-    phase, trick_no, hearts_broken, led_suits, card_points, deal_no); ``block`` the rules block.
+    phase, trick_no, hearts_broken, led_suits, card_points, deal_no); ``block`` the rules block;
+    ``rt`` the rules kernel's table of the rules (the points each seat has taken: its card points).
     """
     hands, passed, received, taken, trick_bits, played = st[0], st[1], st[2], st[3], st[4], st[5]
     trick_no, leader, hearts_broken, voids, led_suits = st[7], st[8], st[13], st[14], st[15]
     totals, deal_index, phase = st[16], st[17], st[18]
-    n = obs.shape[0]
     width = obs.shape[1]
     sets = np.zeros(17, dtype=np.uint64)
     o_tl, o_voids, o_points, o_totals, o_left = o[1], o[2], o[3], o[4], o[5]  # o[0]: the card sets' end
     o_pd, o_phase, o_tn, o_hb, o_ls, o_cp, o_dn = o[6], o[7], o[8], o[9], o[10], o[11], o[12]
-    for g in range(n):
-        row = obs[g]
+    for gi in range(idx.shape[0]):
+        g = idx[gi]
+        row = obs[gi]
         for j in range(width):
             row[j] = 0.0
         pl = played[g]
@@ -567,9 +635,7 @@ def observe(st, seat, selected, block, o, obs, masks):
             for b in range(4):
                 row[o_voids + 4 * i + b] = (v >> b) & 1
             t = taken[g, r]
-            p = popcount(t & _HEARTS) + 13 * np.int64((t >> _QS) & _U1)
-            p += o[13] * np.int64((t >> _JD) & _U1)
-            row[o_points + i] = p / 26.0
+            row[o_points + i] = card_points(rt, np.int64(t) & rt[R_POINT_CARDS]) / 26.0
             row[o_totals + i] = min(max(totals[g, r] / 100.0, -10.0), 10.0)
             row[o_left + i] = popcount(hands[g, r]) / 13.0
         row[o_pd + deal_index[g] % 4] = 1.0
@@ -581,7 +647,7 @@ def observe(st, seat, selected, block, o, obs, masks):
             row[o_ls + b] = (led_suits[g] >> b) & 1
         for j in range(block.shape[0]):
             row[o_cp + j] = block[j]
-        row[o_dn] = min(deal_index[g] / 10.0, 10.0)
+        row[o_dn] = min(deal_index[g] / 10.0, bound)
         # the action mask
         if ph == PASS:
             mask = hands[g, seat] & ~selected[g]
@@ -589,7 +655,7 @@ def observe(st, seat, selected, block, o, obs, masks):
             mask = game_legal(st, g)
         else:
             mask = _U0
-        mrow = masks[g]
+        mrow = masks[gi]
         for j in range(masks.shape[1]):
             mrow[j] = 0
         while mask != _U0:

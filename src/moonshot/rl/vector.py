@@ -1,15 +1,15 @@
 # mypy: disable-error-code="no-any-return"
-"""Batched simulation: many games stepped at once with NumPy arrays (no Python loop over games).
+"""Batched simulation: many games as arrays, stepped by the rules kernel's per-game loops.
 
 :class:`BatchedHearts` holds ``n`` games as arrays — hands, passes and taken cards as ``uint64`` card
-masks, trick state as small integer arrays — and every operation (dealing, passing, legal-play masks,
-playing a card, ending tricks and deals, scoring) is a handful of vectorised NumPy operations over the
-games it is given. With numba installed (the ``rl`` extra), whole random deals and
-:meth:`HeartsVectorEnv.step` run instead in compiled per-game loops (:mod:`moonshot.rl._jit`) that give
-the same results for the same generator state (``backend=`` chooses; ``MOONSHOT_NO_NUMBA=1`` turns
-them off). It plays the rules whose play and scoring fit that fast path, judged from the rules'
-fields by :func:`batchable` (of the named variants: ``standard``, ``gym`` and ``omnibus``); for the
-others use ``gymnasium.vector.SyncVectorEnv`` over :class:`~moonshot.rl.env.HeartsEnv`.
+masks, trick state as small integer arrays — and every operation on the games an index array names
+(dealing, passing, legal-play masks, playing a card, ending tricks and deals, scoring) is one call
+into :mod:`moonshot.rl._jit`: loops over those games on the rules kernel's functions
+(:mod:`moonshot.kernel`), compiled by numba where it is installed (the ``rl`` extra), the same
+source as plain Python otherwise (``backend=`` chooses; ``MOONSHOT_NO_NUMBA=1`` turns numba off).
+It plays the rules whose play and scoring fit those arrays, judged from the rules' fields by
+:func:`batchable` (of the named variants: ``standard``, ``gym`` and ``omnibus``); for the others
+use ``gymnasium.vector.SyncVectorEnv`` over :class:`~moonshot.rl.env.HeartsEnv`.
 
 :class:`HeartsVectorEnv` is a ``gymnasium.vector.VectorEnv`` on top of it: one learning seat per game
 against uniformly random opponents, the same ``Dict`` observation and ``Discrete(53)`` actions as
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import types
 from typing import Any
 
 import numpy as np
@@ -33,62 +34,58 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from moonshot.core.cards import HEARTS_MASK, JACK_DIAMONDS, QUEEN_SPADES, SUIT_MASKS
+from moonshot.core.cards import JACK_DIAMONDS, QUEEN_SPADES
 from moonshot.core.rules import EndRule, MoonRule, Rules
 from moonshot.core.variants import find_variant
 from moonshot.rl.env import OBS_BOUND, observation_space
-from moonshot.rl.observation import (
-    _CARDS_END,
-    _O,
-    N_ACTIONS,
-    N_CARD_SETS,
-    OBS_SIZE,
-    OBSERVATION_SLICES,
-    rules_block,
-    unpack_card_sets,
-)
+from moonshot.rl.observation import _CARDS_END, _O, N_ACTIONS, OBS_SIZE, OBSERVATION_SLICES, rules_block
 
-_jit: Any = None  # moonshot.rl._jit once a numba-backed BatchedHearts is made (importing numba takes a while)
 HAVE_NUMBA = not os.environ.get("MOONSHOT_NO_NUMBA") and importlib.util.find_spec("numba") is not None
 BACKENDS = ("auto", "numba", "numpy")
+# the loops BatchedHearts and HeartsVectorEnv call (moonshot.rl._jit), as plain Python for backend="numpy"
+_ENTRIES = (
+    "deal_hands", "env_reset", "env_step", "legal_games", "observe", "pass_games", "play_games",
+    "play_random_deals", "points_taken",
+)  # fmt: skip
+_python_loops: Any = None
 
 
-def _use_numba(backend: str) -> bool:
-    global _jit, HAVE_NUMBA
+def _loops(backend: str) -> tuple[bool, Any]:
+    """Whether ``backend`` runs compiled, and the loops it runs: :mod:`moonshot.rl._jit` itself, or
+    its functions as plain Python (the same source; with numba installed, for ``backend="numpy"``)."""
+    global HAVE_NUMBA, _python_loops
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
-    if backend == "numpy" or not HAVE_NUMBA:
+    if backend == "numba" and not HAVE_NUMBA:
+        raise ValueError("backend='numba' needs numba: pip install 'moonshot[rl]'")
+    from moonshot.kernel._jit import NUMBA, python_of  # (imports numba where it is installed and allowed)
+    from moonshot.rl import _jit
+
+    if not NUMBA:  # e.g. a numba that does not support the installed NumPy
         if backend == "numba":
-            raise ValueError("backend='numba' needs numba: pip install 'moonshot[rl]'")
-        return False
-    if _jit is None:
-        try:  # the optional compiled kernels; the same results as the NumPy path
-            from moonshot.rl import _jit as kernels
-        except ImportError:  # e.g. a numba that does not support the installed NumPy
-            if backend == "numba":
-                raise
-            HAVE_NUMBA = False
-            return False
-        _jit = kernels
-    return True
+            raise ValueError("backend='numba': numba does not import here")
+        HAVE_NUMBA = False
+        return False, _jit
+    if backend == "numpy":
+        if _python_loops is None:
+            _python_loops = types.SimpleNamespace(**{name: python_of(getattr(_jit, name)) for name in _ENTRIES})
+        return False, _python_loops
+    return True, _jit
 
 
-# the observation offsets _jit.observe takes, after _CARDS_END (then the jack of diamonds' points)
+# the observation offsets _jit.observe takes, after _CARDS_END
 _JIT_SLOTS = (
     "trick_leader", "voids", "points", "totals", "cards_left", "pass_direction", "phase", "trick_no",
     "hearts_broken", "led_suits", "card_points", "deal_no",
 )  # fmt: skip
+_OBS_OFFSETS = np.array([_CARDS_END, *(_O[k] for k in _JIT_SLOTS)], dtype=np.int64)
 
 
 PASS, PLAY, OVER = 0, 1, 2
 U64 = np.uint64
 _ONE = U64(1)
-_HEARTS = U64(HEARTS_MASK)
-_NOT_HEARTS = U64(((1 << 64) - 1) ^ HEARTS_MASK)
-_FIRST_FORBIDDEN = U64(HEARTS_MASK | 1 << QUEEN_SPADES)
-_SUIT = np.array(SUIT_MASKS, dtype=U64)
 _BIT = np.left_shift(_ONE, np.arange(64, dtype=U64))
-# pass offsets by deal index mod 4 (left, right, across, hold) and the matching observation one-hot
+
 _SUIT_BITS = U64(0x1FFF)
 _POP13 = np.array([v.bit_count() for v in range(8192)], dtype=np.int64)
 
@@ -105,10 +102,8 @@ def _select_table() -> np.ndarray:
 _SELECT13 = _select_table()  # flat: index v * 13 + r
 KEYED_MAX = 512  # random_cards draws one key per card for at most this many masks
 # uniforms per deal in play_random_deals: 52 dealing keys, 12 pass picks (seat-major), 52 plays
-_DEAL_U, _PASS_U, _PLAY_U = 0, 52, 64
 _DEAL_UNIFORMS = 116
-_OFFSETS = np.array([1, 3, 2, 0], dtype=np.int64)
-_SEATS = np.arange(4)
+_OFFSETS = np.array([1, 3, 2, 0], dtype=np.int64)  # pass offsets by deal index mod 4: left, right, across, hold
 
 if hasattr(np, "bitwise_count"):
 
@@ -211,18 +206,17 @@ def _rank_cards(masks: np.ndarray, u: np.ndarray) -> np.ndarray:
 class BatchedHearts:
     """``n`` games of a batched variant as arrays. All methods take an index array of the games to touch.
 
-    ``backend``: ``"numba"`` runs whole-deal simulation in compiled kernels (the ``rl`` extra),
-    ``"numpy"`` in NumPy array operations, ``"auto"`` (default) numba when it is installed. Both give
-    the same results for the same generator state.
+    ``backend``: ``"numba"`` runs the loops compiled (the ``rl`` extra), ``"numpy"`` as plain Python
+    (the name is older than the loops: the same source, for installs without numba and for checking
+    the compiled code against), ``"auto"`` (default) compiled when numba is installed. Both give the
+    same results for the same generator state.
     """
 
     def __init__(self, n: int, variant: str = "standard", max_score: int | None = None, backend: str = "auto") -> None:
         self.rules = find_variant(variant, **({"max_score": max_score} if max_score else {}))
         _check_rules(self.rules)
-        self.numba = _use_numba(backend)
+        self.numba, self._loops = _loops(backend)
         self.n = n
-        cp = self.rules.scoring[0].card_points
-        self._jd_points = int(cp[JACK_DIAMONDS])
         self.hands = np.zeros((n, 4), dtype=U64)
         self.passed = np.zeros((n, 4), dtype=U64)
         self.received = np.zeros((n, 4), dtype=U64)
@@ -245,7 +239,7 @@ class BatchedHearts:
         self.last_points = np.zeros((n, 4), dtype=np.int64)
 
     def arrays(self) -> tuple[np.ndarray, ...]:
-        """The game arrays in the order the numba kernels take them (``_jit``: ``st[0]`` ... ``st[19]``)."""
+        """The game arrays in the order the loops take them (``_jit``: ``st[0]`` ... ``st[19]``)."""
         return (
             self.hands, self.passed, self.received, self.taken, self.trick_bits, self.played,
             self.trick_len, self.trick_no, self.leader, self.turn, self.led_suit, self.best, self.winner,
@@ -274,126 +268,37 @@ class BatchedHearts:
 
     def start_deals(self, idx: np.ndarray, hands: np.ndarray) -> None:
         """Deal ``hands`` (``(len(idx), 4)`` uint64) to games ``idx`` (their deal index is kept)."""
-        self.hands[idx] = hands
-        self.passed[idx] = 0
-        self.received[idx] = 0
-        self.taken[idx] = 0
-        self.trick_bits[idx] = 0
-        self.played[idx] = 0
-        self.trick_len[idx] = 0
-        self.trick_no[idx] = 0
-        self.hearts_broken[idx] = False
-        self.voids[idx] = 0
-        self.led_suits[idx] = 0
-        self.phase[idx] = PASS
-        hold = idx[self.deal_index[idx] % 4 == 3]
-        if hold.size:
-            self._start_play(hold)
+        self._loops.deal_hands(self.arrays(), _games(idx), _masks4(hands))
 
     def pass_offset(self, idx: np.ndarray) -> np.ndarray:
         return _OFFSETS[self.deal_index[idx] % 4]
 
     def pass_cards(self, idx: np.ndarray, passes: np.ndarray) -> None:
         """All four seats of games ``idx`` pass ``passes`` (``(k, 4)`` uint64, three cards each)."""
-        off = self.pass_offset(idx)
-        self.passed[idx] = passes
-        src = (_SEATS[None, :] - off[:, None]) % 4
-        got = np.take_along_axis(passes, src, axis=1)
-        self.received[idx] = got
-        self.hands[idx] = (self.hands[idx] & ~passes) | got
-        self._start_play(idx)
-
-    def _start_play(self, idx: np.ndarray) -> None:
-        self.phase[idx] = PLAY
-        self.trick_no[idx] = 1
-        lead = np.argmax((self.hands[idx] & _ONE) != 0, axis=1)
-        self.leader[idx] = lead
-        self.turn[idx] = lead
+        self._loops.pass_games(self.arrays(), _games(idx), _masks4(passes))
 
     # ------------------------------------------------------------------ play
     def legal(self, idx: np.ndarray) -> np.ndarray:
         """The legal plays of the seat to play in games ``idx`` (uint64 masks)."""
-        hand = self.hands[idx, self.turn[idx]]
-        leading = self.trick_len[idx] == 0
-        first = self.trick_no[idx] == 1
-        suit = _SUIT[self.led_suit[idx]]
-        follow = hand & suit
-        legal = np.where(follow != 0, follow, hand)
-        lead_legal = np.where(~self.hearts_broken[idx] & ((hand & _NOT_HEARTS) != 0), hand & _NOT_HEARTS, hand)
-        lead_legal = np.where(first & ((hand & _ONE) != 0), _ONE, lead_legal)
-        legal = np.where(leading, lead_legal, legal)
-        safe = legal & ~_FIRST_FORBIDDEN
-        return np.where(first & (safe != 0), safe, legal)
+        idx = _games(idx)
+        out = np.empty(idx.size, dtype=U64)
+        self._loops.legal_games(self.arrays(), idx, out)
+        return out
 
     def play(self, idx: np.ndarray, cards: np.ndarray) -> np.ndarray:
         """The seat to play in each game ``idx`` plays ``cards``; returns the games whose deal just ended."""
-        cards = np.asarray(cards, dtype=np.int64)
-        # every game at once (the common case in whole-deal simulation): views instead of gathers
-        ix: Any = slice(None) if idx.size == self.n else idx
-        seat = self.turn[ix]
-        bit = _BIT[cards]
-        flat = idx * 4 + seat
-        self.hands.reshape(-1)[flat] ^= bit
-        self.played[ix] |= bit
-        self.trick_bits.reshape(-1)[flat] = bit
-        suit = cards // 13
-        tl = self.trick_len[ix]
-        lead = tl == 0
-        led = np.where(lead, suit, self.led_suit[ix])
-        self.led_suit[ix] = led
-        best = self.best[ix]
-        better = lead | ((suit == led) & (cards > best))
-        self.best[ix] = np.where(better, cards, best)
-        self.winner[ix] = np.where(better, seat, self.winner[ix])
-        self.voids.reshape(-1)[flat] |= np.where(lead | (suit == led), 0, 1 << led)
-        self.hearts_broken[ix] |= suit == 2
-        tl = tl + 1
-        self.trick_len[ix] = tl
-        self.turn[ix] = (seat + 1) & 3
-        done = tl == 4
-        if not done.any():
-            return idx[:0]
-        return self._finish_tricks(idx[done])
-
-    def _finish_tricks(self, idx: np.ndarray) -> np.ndarray:
-        w = self.winner[idx]
-        won = np.bitwise_or.reduce(self.trick_bits[idx], axis=1)
-        self.taken[idx, w] |= won
-        self.led_suits[idx] |= 1 << self.led_suit[idx]
-        self.trick_bits[idx] = 0
-        self.trick_len[idx] = 0
-        self.leader[idx] = w
-        self.turn[idx] = w
-        tn = self.trick_no[idx] + 1
-        self.trick_no[idx] = tn
-        ended = idx[tn > 13]
-        if ended.size:
-            self._score(ended)
-        return ended
+        idx = _games(idx)
+        ended = np.empty(idx.size, dtype=np.int64)
+        cards = np.ascontiguousarray(cards, dtype=np.int64).reshape(idx.size)
+        e = self._loops.play_games(self.arrays(), idx, cards, *self.scoring_args(), ended)
+        return ended[:e]
 
     def deal_points(self, idx: np.ndarray) -> np.ndarray:
         """Raw points each seat has taken so far this deal (before the moon rule): ``(k, 4)``."""
-        t = self.taken[idx]
-        pts = popcount(t & _HEARTS) + 13 * ((t >> U64(QUEEN_SPADES)) & _ONE).astype(np.int64)
-        if self._jd_points:
-            pts += self._jd_points * ((t >> U64(JACK_DIAMONDS)) & _ONE).astype(np.int64)
-        return pts
-
-    def _score(self, idx: np.ndarray) -> None:
-        t = self.taken[idx]
-        moon_part = popcount(t & _HEARTS) + 13 * ((t >> U64(QUEEN_SPADES)) & _ONE).astype(np.int64)
-        shot = (moon_part == 26).any(axis=1)
-        moon_part = np.where(shot[:, None], np.where(moon_part == 26, 0, self.rules.moon_points), moon_part)
-        pts = moon_part
-        if self._jd_points:
-            pts = pts + self._jd_points * ((t >> U64(JACK_DIAMONDS)) & _ONE).astype(np.int64)
-        self.last_points[idx] = pts
-        self.totals[idx] += pts
-        top = self.totals[idx].max(axis=1)
-        limit = self.rules.score_limit
-        over = top >= limit if self.rules.limit_inclusive else top > limit
-        self.deal_index[idx] += 1
-        self.phase[idx] = np.where(over, OVER, PASS)
+        idx = _games(idx)
+        out = np.empty((idx.size, 4), dtype=np.int64)
+        self._loops.points_taken(self.arrays(), self.scoring_args()[0], idx, out)
+        return out
 
     def winners(self, idx: np.ndarray) -> np.ndarray:
         """``(k, 4)`` booleans: the seats with the lowest total."""
@@ -406,43 +311,30 @@ class BatchedHearts:
 
         Deal ``i`` of a batch uses pass direction ``i % 4``. Returns the ``(deals, 4)`` points.
         Each batch draws ``(k, 116)`` uniforms first (per deal: 52 dealing keys, 12 pass picks, 52
-        plays), so the numba and NumPy backends play the same deals. With numba the games' arrays
-        are not touched except ``last_points`` and ``totals`` (the batch's points).
+        plays), so both backends play the same deals. The games' arrays are not touched except
+        ``last_points`` and ``totals`` (the batch's points).
         """
         out = []
-        all_idx = np.arange(self.n)
         left = deals
+        rt = self.scoring_args()[0]
         while left > 0:
             k = min(left, self.n)
-            idx = all_idx[:k]
             u = rng.random((k, _DEAL_UNIFORMS))
-            if self.numba:
-                pts = np.empty((k, 4), dtype=np.int64)
-                _jit.play_random_deals(u, np.arange(k) % 4, self.scoring_args()[0], pts)
-                self.last_points[idx] = pts
-                self.totals[idx] = pts
-                out.append(pts)
-                left -= k
-                continue
-            self.totals[idx] = 0
-            self.deal_index[idx] = np.arange(k) % 4
-            self.start_deals(idx, _hands_from_keys(u[:, _DEAL_U : _DEAL_U + 52]))
-            passing = idx[self.phase[idx] == PASS]
-            if passing.size:
-                m = self.hands[passing].reshape(-1)
-                pu = u[passing, _PASS_U : _PASS_U + 12].reshape(-1, 3)  # (game, seat) rows
-                passes = np.zeros_like(m)
-                for j in range(3):
-                    b = _BIT[_rank_cards(m, pu[:, j])]
-                    m &= ~b
-                    passes |= b
-                self.pass_cards(passing, passes.reshape(-1, 4))
-            plays = np.ascontiguousarray(u[:, _PLAY_U:].T)  # one row per play: no strided reads
-            for t in range(52):
-                self.play(idx, _rank_cards(self.legal(idx), plays[t]))
-            out.append(self.last_points[idx].copy())
+            pts = np.empty((k, 4), dtype=np.int64)
+            self._loops.play_random_deals(u, np.arange(k) % 4, rt, pts)
+            self.last_points[:k] = pts
+            self.totals[:k] = pts
+            out.append(pts)
             left -= k
         return np.concatenate(out)
+
+
+def _games(idx: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(idx, dtype=np.int64).reshape(-1)
+
+
+def _masks4(masks: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(masks, dtype=U64).reshape(-1, 4)
 
 
 def _hands_from_keys(keys: np.ndarray) -> np.ndarray:
@@ -488,10 +380,8 @@ class HeartsVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray]):
         self._rng = np.random.default_rng()
         self._selected = np.zeros(num_envs, dtype=U64)
         self._needs_reset = np.zeros(num_envs, dtype=bool)
-        self._all = np.arange(num_envs)
-        self._rules_block = rules_block(self.rules, 0)
-        self._jit_block = np.clip(self._rules_block, -OBS_BOUND, OBS_BOUND)
-        self._jit_offsets = np.array([_CARDS_END, *(_O[k] for k in _JIT_SLOTS), self.core._jd_points], dtype=np.int64)
+        self._all = np.arange(num_envs, dtype=np.int64)
+        self._block = np.clip(rules_block(self.rules, 0), -OBS_BOUND, OBS_BOUND)
 
     # ------------------------------------------------------------------ VectorEnv API
     def reset(
@@ -499,58 +389,23 @@ class HeartsVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray]):
     ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         if seed is not None:
             self._rng = np.random.default_rng(seed)
-        self._reset_games(self._all)
+        core = self.core
+        core._loops.env_reset(core.arrays(), self._rng, self.seat, self._selected, *core.scoring_args())
         self._needs_reset[:] = False
-        return self._observe(), {"action_mask": self._masks()}
+        obs = self._observe()
+        return obs, {"action_mask": obs["action_mask"].copy()}
 
     def step(
         self, actions: np.ndarray
     ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """One step of every game in one call into the loops (``_jit.env_step``): games that ended last
+        step start again, the learner's cards (an illegal one replaced by a random legal card, or
+        raised), passing, the random opponents up to the learner's next decision, deal ends."""
         core = self.core
         actions = np.ascontiguousarray(actions, dtype=np.int64).reshape(self.num_envs)
         rewards = np.zeros(self.num_envs, dtype=np.float64)
-        if core.numba:
-            return self._step_jit(actions, rewards)
-        resetting = self._all[self._needs_reset]
-        if resetting.size:
-            self._reset_games(resetting)
-        live = self._all[~self._needs_reset]
-        masks = self._mask_bits(live)
-        a = actions[live]
-        ok = (a >= 0) & (a < 52)
-        ok[ok] = ((masks[ok] >> a[ok].astype(U64)) & _ONE) != 0
         illegal = np.zeros(self.num_envs, dtype=bool)
-        if not ok.all():
-            if self.illegal_action == "raise":
-                raise ValueError(f"illegal actions in sub-environments {live[~ok].tolist()}")
-            a = a.copy()
-            a[~ok] = random_cards(self._rng, masks[~ok])
-            illegal[live[~ok]] = True
-        ph = core.phase[live]
-        passing, playing = live[ph == PASS], live[ph == PLAY]
-        if passing.size:
-            self._selected[passing] |= _BIT[a[ph == PASS]]
-            done = passing[popcount(self._selected[passing]) == 3]
-            if done.size:
-                self._pass_all(done)
-        if playing.size:
-            ended = core.play(playing, a[ph == PLAY])
-            rewards[ended] += self._deal_over(ended)
-        rewards += self._advance(live)
-        terminated = np.zeros(self.num_envs, dtype=bool)
-        terminated[live] = core.phase[live] == OVER
-        self._needs_reset[:] = terminated
-        infos: dict[str, Any] = {"action_mask": self._masks(), "illegal_action": illegal}
-        return self._observe(), rewards, terminated, np.zeros(self.num_envs, dtype=bool), infos
-
-    # ------------------------------------------------------------------ internals
-    def _step_jit(
-        self, actions: np.ndarray, rewards: np.ndarray
-    ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
-        """``step`` in one numba kernel: the same draws from ``self._rng`` in the same order as NumPy's."""
-        core = self.core
-        illegal = np.zeros(self.num_envs, dtype=bool)
-        status = _jit.env_step(
+        status = core._loops.env_step(
             core.arrays(), self._rng, self.seat, actions, self._needs_reset, self._selected,
             self.illegal_action == "raise", rewards, illegal, *core.scoring_args(),
         )  # fmt: skip
@@ -566,109 +421,42 @@ class HeartsVectorEnv(VectorEnv[dict[str, np.ndarray], np.ndarray, np.ndarray]):
         infos: dict[str, Any] = {"action_mask": obs["action_mask"].copy(), "illegal_action": illegal}
         return obs, rewards, terminated, np.zeros(self.num_envs, dtype=bool), infos
 
+    # ------------------------------------------------------------------ internals
     def _legal_action(self, g: int, a: int) -> bool:
-        return 0 <= a < 52 and bool(int(self._mask_bits(np.array([g]))[0]) >> a & 1)
-
-    def _reset_games(self, idx: np.ndarray) -> None:
-        self.core.new_games(idx, BatchedHearts.shuffled_hands(self._rng, idx.size))
-        self._selected[idx] = 0
-        self._advance(idx)
-
-    def _pass_all(self, idx: np.ndarray) -> None:
         core = self.core
-        picks = random_cards(self._rng, core.hands[idx].reshape(-1), 3)
-        passes = np.bitwise_or.reduce(_BIT[picks], axis=1).reshape(-1, 4)
-        passes[:, self.seat] = self._selected[idx]
-        self._selected[idx] = 0
-        core.pass_cards(idx, passes)
-
-    def _deal_over(self, ended: np.ndarray) -> np.ndarray:
-        """Rewards of the learning seat for deals that just ended; starts the next deals."""
-        core = self.core
-        r = -core.last_points[ended, self.seat].astype(np.float64)
-        nxt = ended[core.phase[ended] != OVER]
-        if nxt.size:
-            core.start_deals(nxt, BatchedHearts.shuffled_hands(self._rng, nxt.size))
-        return r
-
-    def _advance(self, idx: np.ndarray) -> np.ndarray:
-        """Random opponents play in games ``idx`` until the learning seat must act; returns rewards."""
-        core = self.core
-        rewards = np.zeros(self.num_envs, dtype=np.float64)
-        while True:
-            busy = idx[(core.phase[idx] == PLAY) & (core.turn[idx] != self.seat)]
-            if not busy.size:
-                return rewards
-            ended = core.play(busy, random_cards(self._rng, core.legal(busy)))
-            if ended.size:
-                rewards[ended] += self._deal_over(ended)
-
-    def _mask_bits(self, idx: np.ndarray) -> np.ndarray:
-        core = self.core
-        ph = core.phase[idx]
-        out = np.zeros(idx.size, dtype=U64)
-        p = ph == PASS
-        if p.any():
-            out[p] = core.hands[idx[p], self.seat] & ~self._selected[idx[p]]
-        q = ph == PLAY
-        if q.any():
-            out[q] = core.legal(idx[q])
-        return out
-
-    def _masks(self) -> np.ndarray:
-        bits = self._mask_bits(self._all)
-        m = np.unpackbits(bits.view(np.uint8).reshape(-1, 8), axis=1, bitorder="little")[:, :N_ACTIONS]
-        return m.astype(np.int8)
+        ph = int(core.phase[g])
+        if ph == PASS:
+            mask = int(core.hands[g, self.seat] & ~self._selected[g])
+        elif ph == PLAY:
+            mask = int(core.legal(np.array([g]))[0])
+        else:
+            mask = 0
+        return 0 <= a < 52 and bool(mask >> a & 1)
 
     def _observe(self) -> dict[str, np.ndarray]:
-        if self.core.numba:
-            obs = np.empty((self.num_envs, OBS_SIZE), dtype=np.float32)
-            masks = np.empty((self.num_envs, N_ACTIONS), dtype=np.int8)
-            _jit.observe(self.core.arrays(), self.seat, self._selected, self._jit_block, self._jit_offsets, obs, masks)
-            return {"observation": obs, "action_mask": masks}
-        obs = encode_batch(self.core, self._all, self.seat, self._selected, self._rules_block)
-        np.clip(obs, -OBS_BOUND, OBS_BOUND, out=obs)
-        return {"observation": obs, "action_mask": self._masks()}
+        obs = np.empty((self.num_envs, OBS_SIZE), dtype=np.float32)
+        masks = np.empty((self.num_envs, N_ACTIONS), dtype=np.int8)
+        core = self.core
+        core._loops.observe(
+            core.arrays(), self._all, self.seat, self._selected, self._block, _OBS_OFFSETS,
+            core.scoring_args()[0], OBS_BOUND, obs, masks,
+        )  # fmt: skip
+        return {"observation": obs, "action_mask": masks}
 
 
 def encode_batch(
     core: BatchedHearts, idx: np.ndarray, me: int, selected: np.ndarray, block: np.ndarray | None = None
 ) -> np.ndarray:
-    """Observations of seat ``me`` in games ``idx``: the layout of :func:`moonshot.rl.observation.encode`."""
-    k = idx.size
-    rel = (me + _SEATS) % 4
-    sets = np.zeros((k, N_CARD_SETS), dtype=U64)
-    played = core.played[idx]
-    passed = core.passed[idx, me]
-    sets[:, 0] = core.hands[idx, me]
-    sets[:, 1] = selected[idx]
-    sets[:, 2] = played
-    sets[:, 3] = passed
-    sets[:, 4] = core.received[idx, me]
-    sets[:, 5:9] = core.trick_bits[idx][:, rel]
-    sets[:, 9:13] = core.taken[idx][:, rel]
-    off = core.pass_offset(idx)
-    for r in (1, 2, 3):
-        sets[:, 13 + r] = np.where(off == r, passed & ~played, U64(0))
-    obs = np.zeros((k, OBS_SIZE), dtype=np.float32)
-    obs[:, :_CARDS_END] = unpack_card_sets(sets)
-    rows = np.arange(k)
-    ph = core.phase[idx]
-    tn = core.trick_no[idx]
-    in_play = tn > 0
-    obs[rows[in_play], _O["trick_leader"] + (core.leader[idx][in_play] - me) % 4] = 1.0
-    voids = core.voids[idx][:, rel]
-    obs[:, _O["voids"] : _O["voids"] + 16] = ((voids[:, :, None] >> np.arange(4)) & 1).reshape(k, 16)
-    obs[:, _O["points"] : _O["points"] + 4] = core.deal_points(idx)[:, rel] / 26.0
-    obs[:, _O["totals"] : _O["totals"] + 4] = np.clip(core.totals[idx][:, rel] / 100.0, -10.0, 10.0)
-    obs[:, _O["cards_left"] : _O["cards_left"] + 4] = popcount(core.hands[idx][:, rel]) / 13.0
-    obs[rows, _O["pass_direction"] + core.deal_index[idx] % 4] = 1.0
-    obs[rows, _O["phase"] + np.select([ph == PASS, ph == PLAY], [0, 4], 5)] = 1.0
-    obs[:, _O["trick_no"]] = tn / 13.0
-    obs[:, _O["hearts_broken"]] = core.hearts_broken[idx]
-    obs[:, _O["led_suits"] : _O["led_suits"] + 4] = (core.led_suits[idx][:, None] >> np.arange(4)) & 1
-    obs[:, _O["card_points"] :] = rules_block(core.rules, 0) if block is None else block
-    obs[:, _O["deal_no"]] = core.deal_index[idx] / 10.0
+    """Observations of seat ``me`` in games ``idx``: the layout of :func:`moonshot.rl.observation.encode`
+    (``selected[g]``: the cards seat ``me`` has chosen to pass so far in game ``g``)."""
+    idx = _games(idx)
+    obs = np.empty((idx.size, OBS_SIZE), dtype=np.float32)
+    masks = np.empty((idx.size, N_ACTIONS), dtype=np.int8)
+    blk = np.asarray(rules_block(core.rules, 0) if block is None else block, dtype=np.float32)
+    core._loops.observe(
+        core.arrays(), idx, me, np.ascontiguousarray(selected, dtype=U64), blk, _OBS_OFFSETS,
+        core.scoring_args()[0], np.inf, obs, masks,
+    )  # fmt: skip
     return obs
 
 
