@@ -206,8 +206,8 @@ def main() -> None:
         have_openspiel = False
         print("(OpenSpiel is not installed: pip install open-spiel; its rows are skipped)")
 
-    backends = ("numba", "numpy") if HAVE_NUMBA else ("numpy",)
-    label = {"numba": "numba", "numpy": "plain Python"}  # (backend="numpy": the loops uncompiled)
+    backends = ("numba", "python") if HAVE_NUMBA else ("python",)
+    label = {"numba": "numba", "python": "plain Python"}  # (backend="python": the loops uncompiled)
     rows: dict[str, Callable[[], int]] = {
         "moonshot HeartsEnv (single)": single_env(),
         "moonshot AEC env (per seat decision)": aec(),

@@ -21,10 +21,10 @@ U64 = np.uint64
 
 
 @settings(max_examples=10, deadline=None)
-@given(seed=st.integers(0, 2**31), n=st.sampled_from([1, 7, 64, 600]), variant=st.sampled_from(["standard", "omnibus"]))
+@given(seed=st.integers(0, 2**31), n=st.sampled_from([1, 7, 64, 200]), variant=st.sampled_from(["standard", "omnibus"]))
 def test_random_deals_are_the_same_with_both_backends(seed: int, n: int, variant: str) -> None:
     fast = BatchedHearts(n, variant, backend="numba").play_random_deals(np.random.default_rng(seed), 2 * n + 3)
-    slow = BatchedHearts(n, variant, backend="numpy").play_random_deals(np.random.default_rng(seed), 2 * n + 3)
+    slow = BatchedHearts(n, variant, backend="python").play_random_deals(np.random.default_rng(seed), 2 * n + 3)
     assert fast.shape == (2 * n + 3, 4)
     assert np.array_equal(fast, slow)
     assert set(fast.sum(axis=1).tolist()) <= ({26, 78} if variant == "standard" else {16, 68})
@@ -69,7 +69,7 @@ def _run(backend: str, n: int, steps: int, seat: int, max_score: int | None) -> 
     return out
 
 
-@pytest.mark.parametrize(("n", "steps", "seat", "max_score"), [(8, 300, 2, 30), (600, 60, 1, 26), (3, 200, 0, 40)])
+@pytest.mark.parametrize(("n", "steps", "seat", "max_score"), [(8, 300, 2, 30), (150, 60, 1, 26), (3, 200, 0, 40)])
 def test_vector_env_steps_are_the_same_with_both_backends(n: int, steps: int, seat: int, max_score: int | None) -> None:
     fast, slow = _run("numba", n, steps, seat, max_score), _run("numpy", n, steps, seat, max_score)
     for i, (a, b) in enumerate(zip(fast, slow, strict=True)):
@@ -79,7 +79,7 @@ def test_vector_env_steps_are_the_same_with_both_backends(n: int, steps: int, se
 
 
 def test_illegal_actions_raise_with_both_backends() -> None:
-    for backend in ("numba", "numpy"):
+    for backend in ("numba", "python", "numpy"):  # ("numpy": the earlier name of "python")
         env = HeartsVectorEnv(num_envs=3, illegal_action="raise", backend=backend)
         obs, _ = env.reset(seed=1)
         bad = np.array([int(np.flatnonzero(m == 0)[0]) for m in obs["action_mask"]])

@@ -3,7 +3,7 @@
 
 One source, like the rules kernel's: compiled by numba (``cache=True``) where it is installed (the
 ``rl`` extra), plain Python otherwise (or with ``MOONSHOT_NO_NUMBA=1``), with the same results;
-:func:`moonshot.kernel._jit.python_of` runs it as plain Python beside numba too (``backend="numpy"``),
+:func:`moonshot.kernel._jit.python_of` runs it as plain Python beside numba too (``backend="python"``),
 so the tests hold the compiled code to the interpreter's. The rules (legal cards, which card takes a
 trick, hearts breaking, a trick's and a deal's end, scoring, the points a seat has taken) and the bit
 intrinsics (``popcount``, ``lowest_bit``) are the rules kernel's (:mod:`moonshot.kernel`,

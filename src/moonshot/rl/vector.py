@@ -41,8 +41,8 @@ from moonshot.rl.env import OBS_BOUND, observation_space
 from moonshot.rl.observation import _CARDS_END, _O, N_ACTIONS, OBS_SIZE, OBSERVATION_SLICES, rules_block
 
 HAVE_NUMBA = not os.environ.get("MOONSHOT_NO_NUMBA") and importlib.util.find_spec("numba") is not None
-BACKENDS = ("auto", "numba", "numpy")
-# the loops BatchedHearts and HeartsVectorEnv call (moonshot.rl._jit), as plain Python for backend="numpy"
+BACKENDS = ("auto", "numba", "python", "numpy")  # "numpy": the earlier name of "python"
+# the loops BatchedHearts and HeartsVectorEnv call (moonshot.rl._jit), as plain Python for backend="python"
 _ENTRIES = (
     "deal_hands", "env_reset", "env_step", "legal_games", "observe", "pass_games", "play_games",
     "play_random_deals", "points_taken",
@@ -52,7 +52,7 @@ _python_loops: Any = None
 
 def _loops(backend: str) -> tuple[bool, Any]:
     """Whether ``backend`` runs compiled, and the loops it runs: :mod:`moonshot.rl._jit` itself, or
-    its functions as plain Python (the same source; with numba installed, for ``backend="numpy"``)."""
+    its functions as plain Python (the same source; with numba installed, for ``backend="python"``)."""
     global HAVE_NUMBA, _python_loops
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
@@ -66,7 +66,7 @@ def _loops(backend: str) -> tuple[bool, Any]:
             raise ValueError("backend='numba': numba does not import here")
         HAVE_NUMBA = False
         return False, _jit
-    if backend == "numpy":
+    if backend in ("python", "numpy"):
         if _python_loops is None:
             _python_loops = types.SimpleNamespace(**{name: python_of(getattr(_jit, name)) for name in _ENTRIES})
         return False, _python_loops
@@ -206,10 +206,10 @@ def _rank_cards(masks: np.ndarray, u: np.ndarray) -> np.ndarray:
 class BatchedHearts:
     """``n`` games of a batched variant as arrays. All methods take an index array of the games to touch.
 
-    ``backend``: ``"numba"`` runs the loops compiled (the ``rl`` extra), ``"numpy"`` as plain Python
-    (the name is older than the loops: the same source, for installs without numba and for checking
-    the compiled code against), ``"auto"`` (default) compiled when numba is installed. Both give the
-    same results for the same generator state.
+    ``backend``: ``"numba"`` runs the loops compiled (the ``rl`` extra), ``"python"`` as plain Python
+    (the same source, for installs without numba and for checking the compiled code against;
+    ``"numpy"`` is its earlier name, still accepted), ``"auto"`` (default) compiled when numba is
+    installed. Both give the same results for the same generator state.
     """
 
     def __init__(self, n: int, variant: str = "standard", max_score: int | None = None, backend: str = "auto") -> None:
