@@ -68,7 +68,10 @@ class SdkBot:
             while len(self.seen) < self.games:
                 try:
                     raw = ws.recv()
-                except websocket.WebSocketConnectionClosedException:
+                except (websocket.WebSocketConnectionClosedException, ConnectionError):
+                    # a server killed with -9 shows as a closed socket or, as often, a reset one
+                    raw = ""
+                if not raw:  # (a close frame reads as an empty message)
                     self.errors.append("the server closed the connection")
                     return
                 msg = json.loads(raw)
@@ -93,7 +96,7 @@ class SdkBot:
                         self.frames.append(json.loads(raw))
                 except websocket.WebSocketTimeoutException:
                     self.kept_open = True
-                except websocket.WebSocketConnectionClosedException:
+                except (websocket.WebSocketConnectionClosedException, ConnectionError):
                     self.kept_open = False
         finally:
             ws.close()
