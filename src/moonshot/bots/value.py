@@ -12,9 +12,9 @@ train-value``). Its four outputs are the expected final costs of the four seats 
 included: a seat that may shoot raises the others' expected cost).
 
 Positions are only ever taken between tricks (no card on the table), so the seat to play is the
-leader and the input needs no trick cards. Inference is NumPy, batched over the positions of one
-world (:func:`leaf_costs`). The packaged weights are ``moonshot/bots/data/value.npz``, read once
-per process; ``value=PATH`` reads a file instead.
+leader and the input needs no trick cards. Inference is NumPy, batched over the positions of a few
+worlds (:func:`leaf_costs`; ``search``'s ``VALUE_BATCH_WORLDS``). The packaged weights are
+``moonshot/bots/data/value.npz``, read once per process; ``value=PATH`` reads a file instead.
 """
 
 from __future__ import annotations
