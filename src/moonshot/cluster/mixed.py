@@ -37,8 +37,8 @@ node, and the player's connection may have landed on another; this module carrie
 
 An HTTP game is in the table directory (lease, log, ``bind``, ``sess``) once it starts, so its
 remote chairs are fenced, adopted and resumable like any cluster table's; its Trend chairs are in
-the Trend re-join index (:meth:`ClusterMixed.index_trend_chairs`). A tournament's table is not in
-the directory: its remote chairs are served through
+the re-join index under Trend's keys (``HttpPeers.trend_index``, given by the composition root). A
+tournament's table is not in the directory: its remote chairs are served through
 :attr:`Cluster.served <moonshot.cluster.node.Cluster.served>` and their messages are not fenced.
 """
 
@@ -55,7 +55,6 @@ from typing import TYPE_CHECKING, Any, cast
 
 from moonshot.cluster import messages as wire
 from moonshot.cluster.node import Binding, RemoteSeat, RemoteTable
-from moonshot.cluster.trend import seat_key
 from moonshot.core.rules import Rules
 from moonshot.play.tournament import token_digest
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
@@ -112,7 +111,7 @@ class ClusterMixed:
         self.held: dict[tuple[str, str], Candidate] = {}  # other nodes' players waiting here
         self.playing: dict[str, RemoteTable] = {}  # this node's players at tables hosted elsewhere
         # how a code that no node hosts is queued, per protocol (an ordinary private code)
-        self.queues: dict[str, Callable[[Candidate], None]] = {"sessions": self._queue_sessions}
+        self.queues: dict[str, Callable[[Candidate], None]] = {"sessions": self.pool}
         self.reclaims = 0  # waiting players asked again of the node that took their game over
         cluster.handlers.update({k: self._on_message for k in wire.MIXED})
         cluster._spawn(self._sweep(), limit=False)
@@ -125,12 +124,6 @@ class ClusterMixed:
         for e in t.spec.entrants:
             if e.external and e.token_digest:
                 c.write("", "h", c.key("tourtoken"), e.token_digest, c.node)
-
-    def index_trend_chairs(self, table: Table, chairs: list[int]) -> None:
-        """A mixed HTTP game's Trend chairs, in the cluster's re-join index (under each player
-        number: the join's number is not kept), so that a bot whose socket closed takes its
-        chair back by joining again on any node, as at a Trend table."""
-        self.cluster.index_chairs(table, [(c, seat_key(n, table.names[c])) for c in chairs for n in range(1, 5)])
 
     # ------------------------------------------------------------ the player's node
     def claim(self, c: Candidate) -> bool:
@@ -228,7 +221,8 @@ class ClusterMixed:
             return
         self.queues[c.protocol](c)
 
-    def _queue_sessions(self, c: Candidate) -> None:
+    def pool(self, c: Candidate) -> None:
+        """The candidate's Redis pool (of a protocol the cluster makes tables for)."""
         fill_wait = self.host.fill_wait if c.game_type is GameType.ANY else None
         self.cluster.queue(c, fill_wait)
 

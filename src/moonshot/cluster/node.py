@@ -54,8 +54,8 @@ Sessions and Trend are matched, routed and adopted here. Turbo HTTP + SSE uses t
 hooks (:attr:`Cluster.handlers` for its message kinds, :attr:`Cluster.adopters` for adopting its
 tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.http.peers`.
 Kierki (``--kierki-port`` on every node) is matched, seated and adopted through the same hooks:
-see :mod:`moonshot.cluster.kierki`; what is Trend's own (its start data, its re-join index) is in
-:mod:`moonshot.cluster.trend`.
+see :mod:`moonshot.cluster.kierki`. What is Trend's own (its start data, its re-join keys) is data
+the protocol gives (:class:`TableKind`), registered by the composition root.
 A Sessions lobby code naming an HTTP game or a tournament seat on another node is claimed
 there: see :mod:`moonshot.cluster.mixed`.
 Messages between nodes are named types of one schema (:mod:`moonshot.cluster.messages`, JSON): a stream
@@ -517,8 +517,9 @@ class _Ticket:
 
 # ------------------------------------------------------------------ the lobby
 class ClusterLobby(Lobby):
-    """The lobby for a cluster: Sessions pools live in Redis (see the module docstring); other
-    protocols (Trend) match in-process, as with one process."""
+    """The lobby for a cluster: the pools of the protocols the cluster makes tables for
+    (:attr:`Cluster.tables`: Sessions, Trend) live in Redis (see the module docstring); any
+    other protocol matches in-process, as with one process."""
 
     def __init__(self, cluster: Cluster, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -528,7 +529,7 @@ class ClusterLobby(Lobby):
         return super().waiting() + len(self.cluster.tickets)
 
     def join(self, c: Candidate) -> None:
-        if c.protocol != "sessions":
+        if c.protocol not in self.cluster.tables:
             super().join(c)
             return
         if c.game_type is GameType.HUMANS_ONLY and c.kind is not SeatKind.HUMAN:
@@ -541,7 +542,7 @@ class ClusterLobby(Lobby):
         self.cluster.queue(c, self.fill_wait if c.game_type is GameType.ANY else None)
 
     def leave(self, c: Candidate) -> bool:
-        if c.protocol != "sessions":
+        if c.protocol not in self.cluster.tables:
             return super().leave(c)
         if self.router is not None and self.router.release(c):
             return True
@@ -555,17 +556,17 @@ Placed = list[tuple[Seat, dict[str, Any] | None]]  # a new table's chairs: (occu
 @dataclass(frozen=True)
 class TableKind:
     """What the lobby pools and the one adopter need to make a protocol's table, or make it
-    again, as data the protocol gives (``Cluster.tables``): its rules, the kind of its remote
-    chairs, its per-phase deadlines; and the protocol's own bookkeeping besides the table (Trend:
-    its players' asked numbers in the table's start data, its re-join index), told when a table
-    forms and when one is adopted."""
+    again, as data the protocol gives (``Cluster.tables``, registered by the composition root):
+    its rules, the kind of its remote chairs, its per-phase deadlines, what more its table's
+    start data keeps (Trend: the numbers its players asked for), and the keys under which its
+    chairs are found again by a re-join on any node (Trend: number and name), computed from the
+    table and its start data when a table forms and when one is adopted."""
 
     rules: Rules | None = None  # a new table's (an adopted one's are its start data's)
     seat_kind: SeatKind = SeatKind.HUMAN  # an adopted table's remote chairs
     phase_timeouts: tuple[tuple[Phase, float], ...] = ()
     start_data: Callable[[Placed], dict[str, Any]] | None = None  # more start data for a new table
-    formed: Callable[[Table, dict[str, Any]], None] | None = None  # (table, start data)
-    adopted: Callable[[Table, dict[str, Any], int], None] | None = None  # (table, start data, players kept)
+    chair_keys: Callable[[Table, dict[str, Any]], Sequence[tuple[int, str]]] | None = None  # (chair, key)
 
     def policy(self, base: TablePolicy) -> TablePolicy:
         return replace(base, phase_timeouts=self.phase_timeouts) if self.phase_timeouts else base
@@ -1137,8 +1138,8 @@ class Cluster:
         )
         info = {"protocol": protocol, "fill": fill, **(kind.start_data(final) if kind.start_data else {})}
         self._register(table, info)
-        if kind.formed is not None:
-            kind.formed(table, info)
+        if kind.chair_keys is not None:
+            self.index_chairs(table, kind.chair_keys(table, info))
         for chair, (occupant, t) in enumerate(final):
             if isinstance(occupant, RemoteSeat) and t is not None:
                 matched = wire.Matched(
@@ -1566,8 +1567,8 @@ class Cluster:
         self.owned[tid] = table
         self._leased.add(tid)
         self.adopted += 1
-        if kind.adopted is not None:
-            kind.adopted(table, meta, len(notify))
+        if kind.chair_keys is not None:
+            self.index_chairs(table, kind.chair_keys(table, meta))
         host.track(table)
         log.info(
             "event=adopted table=%s protocol=%s from=%s actions=%d players_kept=%d node=%s",

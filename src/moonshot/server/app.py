@@ -46,7 +46,16 @@ from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSION
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer, secret_matches
 from moonshot.runtime.limits import ClientGuard, ClientLimits
 from moonshot.runtime.lobby import Candidate, Lobby
-from moonshot.runtime.table import BotSeat, OnBadAnswer, OnDisconnect, Seat, Table, TablePolicy, TableStatus
+from moonshot.runtime.table import (
+    BotSeat,
+    OnBadAnswer,
+    OnDisconnect,
+    Seat,
+    SeatKind,
+    Table,
+    TablePolicy,
+    TableStatus,
+)
 from moonshot.store import DEFAULT_URL, Store, StoreRecorder, register_game_file_parser, rules_named
 
 log = logging.getLogger("moonshot.server")
@@ -217,8 +226,13 @@ class ServerApp:
                 from moonshot.http.peers import HttpPeers
 
                 self.turbo.peers = HttpPeers(self.cluster, self.turbo)
-                if self.mixed is not None:
-                    self.turbo.peers.trend_index = self.mixed.index_trend_chairs
+                cluster = self.cluster
+                from moonshot.protocols.trend.server import mixed_chair_keys
+
+                # a mixed game's Trend chairs in the cluster's re-join index, under Trend's keys
+                self.turbo.peers.trend_index = lambda table, chairs: cluster.index_chairs(
+                    table, mixed_chair_keys(table, chairs)
+                )
                 self.cluster.adopters["turbo"] = self._adopt_turbo
         resumed: set[str] = set()
         if self.store is not None:
@@ -433,14 +447,19 @@ class ServerApp:
         self.trend = TrendService(self.lobby, guard=self.guard)  # type: ignore[arg-type]
         self.trend.find_chair = lambda j: self.find_trend_chair(j.number, j.name, j.token)
         self.trend.names_chair = lambda j: self.names_trend_chair(j.name)
-        if self.cluster is not None:  # matched, rejoined and adopted through Redis, on every node
-            from moonshot.cluster.trend import TrendCluster, TrendLobby
+        if self.cluster is not None:  # matched (the cluster's lobby), rejoined and adopted through Redis
+            from moonshot.cluster.node import TableKind
+            from moonshot.core.variants import TREND
+            from moonshot.protocols.trend.server import TIMEOUTS, chair_keys, start_data
 
-            link = TrendCluster(self.cluster)
-            link.attach_service(self.trend)
-            if self.mixed is not None:  # a code naming another process's table: asked there, else queued here
-                self.mixed.queues["trend"] = link.queue
-            self.trend.lobby = TrendLobby(link, self.lobby)  # type: ignore[arg-type]
+            # the one adopter seats bots in the bots' chairs again (their kind), with Trend's
+            # deadlines; the start data keeps the numbers asked for, the re-join index their keys
+            self.cluster.tables["trend"] = TableKind(
+                TREND, SeatKind.BOT, TIMEOUTS, start_data=start_data, chair_keys=chair_keys
+            )
+            self.trend.remote_rejoin = self.cluster.rejoin
+            if self.mixed is not None:  # a code naming another process's table: asked there, else pooled
+                self.mixed.queues["trend"] = self.mixed.pool
         self.trend_port = await self.trend.start(host, port, self.config.reuse_port)
         log.info("event=listening protocol=trend host=%s port=%d", host, self.trend_port)
 
@@ -747,8 +766,9 @@ class ServerApp:
         table = await self._restore_turbo(rec, chairs)
         if table is not None:
             trend = [i for i, p in enumerate(rec.players) if p.get("protocol") == "trend" and i in chairs]
-            if trend and self.mixed is not None:  # re-joins of its Trend bots, on any process
-                self.mixed.index_trend_chairs(table, trend)
+            peers = self.turbo.peers
+            if trend and peers is not None and peers.trend_index is not None:  # re-joins of its Trend bots
+                peers.trend_index(table, trend)
             for seat in kept:  # before the table's first event: the player's node follows the adopter
                 ad = Adopted(table=tid, binding=seat.binding, owner=self.cluster.node)
                 self.cluster.send(seat.node, ad, fence=tid)
@@ -769,7 +789,6 @@ class ServerApp:
         it takes back within ``--restore-grace`` (then a bot plays it) on any process: with
         ``resume_session`` (Sessions) or by joining again (Trend)."""
         from moonshot.cluster.mixed import MixedSeat
-        from moonshot.runtime.table import SeatKind
 
         chairs: dict[int, Seat | None] = {}
         kept: list[MixedSeat] = []
