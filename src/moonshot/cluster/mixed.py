@@ -16,8 +16,8 @@ node, and the player's connection may have landed on another; this module carrie
   (:attr:`Candidate.settle <moonshot.runtime.lobby.Candidate.settle>`): a Sessions client's
   ``game_session_response`` says ``ok`` or the refusal's reason, a refused Trend join gets the
   ``error`` frame, as with one process;
-* the **hosting node** (A) builds a candidate whose seat is a :class:`MixedSeat` (a
-  :class:`~moonshot.cluster.node.RemoteSeat` bound to B, of the player's protocol) and runs it through its own router
+* the **hosting node** (A) builds a candidate whose seat is the cluster's one
+  :class:`~moonshot.cluster.node.RemoteSeat` (bound to B, of the player's protocol) and runs it through its own router
   (``TurboLobby.join_remote``, ``TournamentHost.claim``), so the checks and the refusals (the rules
   the protocol cannot express, a full or started game, a tournament that is over) are the
   single-process ones. It answers ``mixed.answer`` (waiting, refused with the reason, or not here: B then
@@ -57,7 +57,6 @@ from moonshot.cluster import messages as wire
 from moonshot.cluster.node import Binding, RemoteSeat, RemoteTable
 from moonshot.core.rules import Rules
 from moonshot.play.tournament import token_digest
-from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.runtime.lobby import Candidate, GameType, LobbyError
 from moonshot.runtime.table import SeatKind, Table
 from moonshot.store import rules_named
@@ -79,16 +78,6 @@ def takeover_wait(lease: float) -> float:
     return 5 * lease + 10
 
 
-class MixedSeat(RemoteSeat):
-    """A chair at a table hosted here (an HTTP game, a tournament's game) whose player (of
-    ``protocol``: sessions or trend) is connected to another node. Its messages are fenced by the
-    table's lease when the table is in the directory (an HTTP game); a tournament's table has no
-    lease."""
-
-    def _send(self, table: Table, msg: wire.Message) -> None:
-        self.cluster.send(self.node, msg, fence=table.id if table.id in self.cluster.owned else None)
-
-
 @dataclass(eq=False)
 class _Claim:
     """A player of this node whose code names a table on ``owner``."""
@@ -104,9 +93,12 @@ class _Claim:
 class ClusterMixed:
     """Both sides of a mixed-table claim between nodes (see the module docstring)."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, rules: Rules) -> None:
         self.host = cluster.host
         self.cluster = cluster
+        # what a seat at a table with rules by no stored name (a tournament's own) is told it
+        # plays: its adapter reads only the pass count (the composition root gives Sessions')
+        self.rules = rules
         self.claims: dict[str, _Claim] = {}  # this node's players asking another node, by request id
         self.held: dict[tuple[str, str], Candidate] = {}  # other nodes' players waiting here
         self.playing: dict[str, RemoteTable] = {}  # this node's players at tables hosted elsewhere
@@ -250,7 +242,7 @@ class ClusterMixed:
         try:
             rules: Rules = rules_named(msg.rules)
         except (KeyError, ValueError):
-            rules = SESSIONS_RULES  # a tournament's own rules: the adapter reads only the pass count
+            rules = self.rules  # a tournament's own rules: the adapter reads only the pass count
         cl = self.claims.pop(msg.request, None)
         rt = RemoteTable(cluster, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules, msg.credential)
         if cl is None:  # the player left after the hosting node seated it: the chair is empty
@@ -292,7 +284,7 @@ class ClusterMixed:
         if protocol not in ("sessions", "trend"):
             answer(False, f"players of protocol {protocol!r} cannot sit at a table of another process")
             return
-        seat = MixedSeat(cluster, node, secrets.token_hex(8), msg.name, kind, msg.credential, protocol)
+        seat = RemoteSeat(cluster, node, secrets.token_hex(8), msg.name, kind, msg.credential, protocol)
         c = Candidate(seat, game_type, msg.code, protocol=protocol, token=msg.token)
         c.on_matched = functools.partial(self._seated, node, r, seat)
         c.joined_at = asyncio.get_running_loop().time()
@@ -310,7 +302,7 @@ class ClusterMixed:
         log.info("event=mixed_claimed node=%s name=%s", node, seat.name)
         answer(True, None)  # after ``mixed.matched`` when the game started at once: B ignores it then
 
-    def _seated(self, node: str, r: str, seat: MixedSeat, table: Table, chair: int) -> None:
+    def _seated(self, node: str, r: str, seat: RemoteSeat, table: Table, chair: int) -> None:
         """The game of a waiting player of another node starts here (its ``on_matched``)."""
         cluster = self.cluster
         self.held.pop((node, r), None)
@@ -525,4 +517,4 @@ def _settle(c: Candidate, why: str | None) -> None:
             log.exception("event=mixed_settle_failed")
 
 
-__all__ = ["ClusterMixed", "MixedSeat"]
+__all__ = ["ClusterMixed"]

@@ -306,7 +306,9 @@ class RemoteSeat(Seat):
         self._state: TableState | None = None  # the last state sent
 
     def _send(self, table: Table, msg: wire.Message) -> None:
-        self.cluster.send(self.node, msg, fence=table.id)
+        # fenced by the table's lease; a tournament's table, served here outside the directory
+        # (:attr:`Cluster.served`), has none
+        self.cluster.send(self.node, msg, fence=None if table.id in self.cluster.served else table.id)
 
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
         msg = wire.Events(table=table.id, binding=self.binding, events=list(events), state=self._changed(table))

@@ -217,7 +217,7 @@ class ServerApp:
         if self.cluster is not None:  # mixed tables whose game or tournament runs on another node
             from moonshot.cluster.mixed import ClusterMixed
 
-            self.mixed = ClusterMixed(self.cluster)
+            self.mixed = ClusterMixed(self.cluster, SESSIONS_RULES)
             self.tournaments.on_running = self.mixed.tournament_running
             self.tournaments.published = self.cluster.written
         if self.turbo is not None:
@@ -784,14 +784,14 @@ class ServerApp:
     def _mixed_chairs(self, rec: Any, live: dict[int, tuple[str, str]]) -> tuple[dict[int, Seat | None], list[Any]]:
         """An adopted mixed HTTP game's Sessions and Trend chairs (its players' connections were
         on other processes): a player whose process lives is seated again through it (a
-        ``MixedSeat`` on its binding: it goes on playing, told of the adopter as after any
+        ``RemoteSeat`` on its binding: it goes on playing, told of the adopter as after any
         adoption); one whose connection died with the game's process gets an empty chair, which
         it takes back within ``--restore-grace`` (then a bot plays it) on any process: with
         ``resume_session`` (Sessions) or by joining again (Trend)."""
-        from moonshot.cluster.mixed import MixedSeat
+        from moonshot.cluster.node import RemoteSeat
 
         chairs: dict[int, Seat | None] = {}
-        kept: list[MixedSeat] = []
+        kept: list[RemoteSeat] = []
         for chair, p in enumerate(rec.players):
             protocol = p.get("protocol")
             if protocol not in ("sessions", "trend"):
@@ -801,7 +801,7 @@ class ServerApp:
                 node, binding = live[chair]
                 kind = SeatKind.HUMAN if p.get("kind") == "human" else SeatKind.BOT
                 credential = cred if isinstance(cred, str) else None
-                seat = MixedSeat(self.cluster, node, binding, name, kind, credential, str(protocol))
+                seat = RemoteSeat(self.cluster, node, binding, name, kind, credential, str(protocol))
                 chairs[chair] = seat
                 kept.append(seat)
             elif isinstance(cred, str) and (protocol == "trend" or name.endswith(")")):
