@@ -61,9 +61,9 @@ from moonshot.core.events import HandDealt
 from moonshot.core.variants import KIERKI
 from moonshot.protocols.kierki.codec import SEAT_LETTERS, Busy
 from moonshot.protocols.kierki.gamefile import CardOrder, parse_game_in_order
-from moonshot.protocols.kierki.server import SEATED, Connection, KierkiSeat, kierki_policy, order_cards
+from moonshot.protocols.kierki.server import Connection, KierkiSeat, kierki_policy, order_cards
 from moonshot.protocols.kierki.service import KierkiService
-from moonshot.runtime.table import Seat, SeatKind, Table, TableNotice, TableState, TableStatus
+from moonshot.runtime.table import SEATED, Seat, SeatKind, Table, TableNotice, TableState, TableStatus
 
 log = logging.getLogger("moonshot.cluster.kierki")
 
@@ -495,17 +495,17 @@ class ClusterKierki(KierkiService):
             c.write(c.key("lease", tid), "hd", c.key("kseat", str(chair)), tid)
 
     def arm_abandon(self, o: Owned) -> None:
-        if self.abandon_after is None or o.abandon is not None:
+        if self.reseat.abandon_after is None or o.abandon is not None:
             return
-        o.abandon = asyncio.get_running_loop().call_later(self.abandon_after, self._give_up, o)
+        o.abandon = asyncio.get_running_loop().call_later(self.reseat.abandon_after, self._give_up, o)
 
     def _give_up(self, o: Owned) -> None:
         o.abandon = None
         if any(s is not None for s in o.seats) or o.table.done.done():
             return
-        log.warning("event=kierki_abandoned table=%s after_s=%s", o.table.id, self.abandon_after)
-        if self.on_abandoned is not None:
-            self.on_abandoned(o.table)
+        log.warning("event=kierki_abandoned table=%s after_s=%s", o.table.id, self.reseat.abandon_after)
+        if self.reseat.on_abandoned is not None:
+            self.reseat.on_abandoned(o.table)
         c = self.cluster
         self._unlist(o.table.id)
         o.table.stop("abandoned: every seat empty")

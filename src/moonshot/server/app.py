@@ -281,6 +281,8 @@ class ServerApp:
             await self._start_trend(cfg.host, cfg.trend_port)
         if self.kierki is not None and cfg.kierki_port is not None:
             self.kierki.lobby = self.lobby
+            for table in self._kierki_restored:
+                self.kierki.adopt(table)
             self.kierki.guard = self.guard
             self.kierki_port = await self.kierki.start(cfg.host, cfg.kierki_port, cfg.reuse_port)
             log.info("event=listening protocol=kierki host=%s port=%d", cfg.host, self.kierki_port)
@@ -488,6 +490,7 @@ class ServerApp:
         from moonshot.protocols.kierki.service import KierkiService
 
         cfg = self.config
+        self._kierki_restored: list[Table] = []  # tables restored from the store, for the lobby
         self._kierki_deals: Any = None
         self._kierki_text: str | None = None
         orders: Any = ()
@@ -571,9 +574,9 @@ class ServerApp:
         from moonshot.protocols.kierki.gamefile import parse_game_in_order
 
         text = rec.meta.get("deals")
-        deals, orders = parse_game_in_order(text) if isinstance(text, str) else (None, ())
+        deals = parse_game_in_order(text)[0] if isinstance(text, str) else None
         table = self._kierki_table([None, None, None, None], rec, deals, text if isinstance(text, str) else None)
-        self.kierki.adopt(table, orders)
+        self._kierki_restored.append(table)  # its seats offered by the lobby, once there is one
         self._track(table)
         self.restored += 1
         log.info("event=restored game=%s protocol=kierki actions=%d", rec.id, len(rec.actions))
