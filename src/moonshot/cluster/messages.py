@@ -250,7 +250,8 @@ class Detach(Message):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Attach(Message):
     """A player of ``protocol`` (a Sessions ``resume_session``, a Trend re-join) asks for its
-    chair back, through ``node``; its credential was checked there."""
+    chair back, through ``node``; its credential was checked there. Or a player (Kierki's
+    ``IAM<seat>``) asks for a free chair of a running table that its lobby pool offered."""
 
     kind = "table.attach"
     table: str
@@ -429,40 +430,6 @@ class LobbyEvent(Message):
     node: str
 
 
-# ---- Kierki
-@dataclass(frozen=True, kw_only=True, slots=True)
-class KierkiClaim(Message):
-    """A client's node claims a free seat (``IAM<seat>``)."""
-
-    kind = "kierki.claim"
-    table: str
-    binding: str
-    chair: int
-    node: str
-    ticket: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class KierkiSeated(Message):
-    """Seated: a new table, a claimed or a waited-for seat."""
-
-    kind = "kierki.seated"
-    table: str
-    binding: str
-    ticket: str
-    chair: int
-    owner: str
-    names: list[str]
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class KierkiRefused(Message):
-    kind = "kierki.refused"
-    table: str
-    binding: str
-    ticket: str
-
-
 # ---- mixed tables
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MixedClaim(Message):
@@ -600,9 +567,6 @@ MESSAGES: dict[str, type[Message]] = {
         HttpEnd,
         HttpCancel,
         LobbyEvent,
-        KierkiClaim,
-        KierkiSeated,
-        KierkiRefused,
         MixedClaim,
         MixedAnswer,
         MixedMatched,
@@ -614,7 +578,6 @@ _SCHEMAS = {cls: _schema(cls) for cls in MESSAGES.values()}
 # kinds a player's node sends to a table's owner (the rest go the other way)
 TO_TABLE = frozenset(c.kind for c in (Submit, Unreadable, Detach, Attach))
 HTTP = frozenset(c.kind for c in (HttpRequest, HttpHead, HttpChunk, HttpEnd, HttpCancel))
-KIERKI = frozenset(k for k in MESSAGES if k.startswith("kierki."))
 MIXED = frozenset(k for k in MESSAGES if k.startswith("mixed."))
 
 

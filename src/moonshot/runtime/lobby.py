@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import enum
+import functools
 import logging
 import random
 from collections.abc import Callable
@@ -92,10 +93,14 @@ class Reseating:
     """A running table whose free chairs go to the next player asking for them: who sits where as
     of the calls made (ahead of the table's task), and since when each chair is free."""
 
-    def __init__(self, table: Table, seats: list[Seat | None], rules: Reseat) -> None:
+    def __init__(
+        self, table: Table, key: _Key, seats: list[Seat | None], rules: Reseat, given_up: Callable[[Reseating], None]
+    ) -> None:
         self.table = table
+        self.key = key  # the pool whose players are offered its free chairs
         self.seats = seats
         self.rules = rules
+        self.given_up = given_up
         now = asyncio.get_running_loop().time()
         self.left_at = [now] * 4
         self.abandon: asyncio.TimerHandle | None = None
@@ -123,6 +128,7 @@ class Reseating:
         if self.rules.on_abandoned is not None:
             self.rules.on_abandoned(self.table)
         self.table.stop("abandoned: every seat empty")
+        self.given_up(self)
 
 
 @dataclass
@@ -318,9 +324,9 @@ class Lobby:
     def reopen(self, table: Table, key: _Key, rules: Reseat, seats: list[Seat | None] | None = None) -> Reseating:
         """Offer ``table``'s free chairs to the players of pool ``key`` (a table it formed, or one
         restored with its chairs empty, waiting for their players)."""
-        r = Reseating(table, list(seats) if seats is not None else [None] * 4, rules)
+        r = Reseating(table, key, list(seats) if seats is not None else [None] * 4, rules, self._given_up)
         self._running.setdefault(key, []).append(r)
-        table.chair_hooks.append(lambda chair, occupant, taken: None if taken else self._left(key, r, chair, occupant))
+        table.chair_hooks.append(functools.partial(self._chair, r))
 
         def done(_: object) -> None:
             r.disarm()
@@ -329,34 +335,52 @@ class Lobby:
                 running.remove(r)
             if not running:
                 self._running.pop(key, None)
+            self._closed(r)
 
         table.done.add_done_callback(done)
         r.arm()
         return r
 
-    def _left(self, key: _Key, r: Reseating, chair: int, occupant: Seat | None) -> None:
-        """A chair of a reseating table emptied: the first player waiting for it takes it, else
-        it is free from now on."""
+    def reseating(self, table_id: str) -> Reseating | None:
+        """The running table ``table_id`` if this lobby offers its free chairs."""
+        return next((r for rs in self._running.values() for r in rs if r.table.id == table_id), None)
+
+    def _chair(self, r: Reseating, chair: int, occupant: Seat | None, taken: bool) -> None:
+        """A chair of a reseating table is taken (whoever seated it) or left (``Table.chair_hooks``):
+        a chair left goes to the first player waiting for it, else it is free from now on."""
+        if taken:
+            r.seats[chair] = occupant
+            r.disarm()
+            return
         current = r.seats[chair]
         if current is None or (occupant is not None and occupant is not current) or r.table.done.done():
             return
         r.seats[chair] = None
         r.left_at[chair] = asyncio.get_running_loop().time()
-        pool = self._pools.get(key)
+        self._offer(r, chair)
+        r.arm()
+
+    def _offer(self, r: Reseating, chair: int) -> None:
+        """The first player of the table's pool waiting for ``chair`` takes it."""
+        pool = self._pools.get(r.key)
         while pool is not None and pool.chairs[chair]:
             c = pool.chairs[chair].popleft()
             if not c.seat.gone:
-                self._arm(key, pool)
+                self._arm(r.key, pool)
                 self._sit(r, chair, c)
                 return
         if pool is not None:
-            self._arm(key, pool)
-        r.arm()
+            self._arm(r.key, pool)
+
+    def _given_up(self, r: Reseating) -> None:
+        """A reseating table whose chairs all stayed empty was stopped (a cluster forgets it)."""
+
+    def _closed(self, r: Reseating) -> None:
+        """A reseating table ended (a cluster takes its free chairs off the offer)."""
 
     def _sit(self, r: Reseating, chair: int, c: Candidate) -> None:
         """``c`` takes free chair ``chair`` of a running table: the chair's view is replayed to it."""
         r.seats[chair] = c.seat
-        r.left_at[chair] = asyncio.get_running_loop().time()
         r.disarm()
         try:
             c.on_matched(r.table, chair)

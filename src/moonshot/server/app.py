@@ -244,6 +244,8 @@ class ServerApp:
                 self.cluster.keeper_hooks.append(self._take_orphan_tournaments)
         if cfg.kierki_port is not None:
             self._make_kierki()
+            if self.cluster is not None:
+                self._kierki_in_cluster()
         restored_ids = await self._restore(skip=resumed)
         if self.turbo is not None:
             await self.turbo.load_open(self.cluster.claim_open if self.cluster is not None else None)
@@ -499,25 +501,37 @@ class ServerApp:
             with open(cfg.kierki_game, encoding="ascii", errors="replace") as f:
                 self._kierki_text = f.read()
             self._kierki_deals, orders = parse_game_in_order(self._kierki_text)
-        if self.cluster is not None:  # matched, seated and adopted through Redis, on every node
-            from moonshot.cluster.kierki import ClusterKierki
-
-            self.kierki = ClusterKierki(
-                self.cluster,
-                self._kierki_deals,
-                self._kierki_text,
-                timeout=cfg.kierki_timeout,
-                orders=orders,
-                abandon_after=cfg.kierki_abandon,
-                on_abandoned=self._kierki_abandoned,
-            )
-            return
         self.kierki = KierkiService(
             self._new_kierki_table,
             timeout=cfg.kierki_timeout,
             orders=orders,
             abandon_after=cfg.kierki_abandon,
             on_abandoned=self._kierki_abandoned,
+        )
+
+    def _kierki_in_cluster(self) -> None:
+        """In a cluster, Kierki tables are matched through the Redis pools (exact chairs, a
+        running table's free chair first), made and adopted by the cluster from this data."""
+        from moonshot.cluster.node import TableKind
+        from moonshot.core.variants import KIERKI
+        from moonshot.protocols.kierki.gamefile import parse_game_in_order
+        from moonshot.protocols.kierki.server import kierki_policy
+        from moonshot.protocols.kierki.service import start_data
+
+        def deals(meta: dict[str, Any]) -> Any:
+            text = meta.get("deals")
+            return parse_game_in_order(text)[0] if isinstance(text, str) else None
+
+        assert self.cluster is not None and self.kierki is not None
+        self.cluster.tables["kierki"] = TableKind(
+            KIERKI,
+            SeatKind.HUMAN,
+            start_data=start_data,
+            fill=False,
+            reseat=self.kierki.reseat,
+            table_policy=kierki_policy(self.config.kierki_timeout),
+            table_meta=(("deals", self._kierki_text),) if self._kierki_text is not None else (),
+            deals=deals,
         )
 
     def _new_kierki_table(self, seats: list[Seat]) -> Table:

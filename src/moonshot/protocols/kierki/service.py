@@ -42,6 +42,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from moonshot.core.events import HandDealt
 from moonshot.protocols.kierki.codec import SEAT_LETTERS, Busy, printable
@@ -231,4 +232,10 @@ class KierkiService(KierkiListener):
         self.lobby.reopen(table, ("kierki", GameType.ANY, None), self.reseat)
 
 
-__all__ = ["DEFAULT_ABANDON", "DEFAULT_TIMEOUT", "KierkiService", "Side"]
+def start_data(placed: Sequence[tuple[Seat, object]]) -> dict[str, Any]:
+    """What a cluster keeps of a new Kierki table's players (the store's record of them, should
+    the table's process die before writing it): clients, never bots, with no credential."""
+    return {"players": [{"name": s.name, "kind": s.kind.value, "protocol": "kierki"} for s, _ in placed]}
+
+
+__all__ = ["DEFAULT_ABANDON", "DEFAULT_TIMEOUT", "KierkiService", "Side", "start_data"]
