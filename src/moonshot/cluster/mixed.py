@@ -106,8 +106,7 @@ class ClusterMixed:
         self.queues: dict[str, Callable[[Candidate], None]] = {"sessions": self.pool}
         self.reclaims = 0  # waiting players asked again of the node that took their game over
         cluster.handlers.update({k: self._on_message for k in wire.MIXED})
-        cluster._spawn(self._sweep(), limit=False)
-        cluster._spawn(self._watch_hosts(), limit=False)
+        cluster.keeper_hooks += [self._sweep, self._check_hosts]  # every lease/3
 
     # ------------------------------------------------------------ the tournaments run here
     def tournament_running(self, t: Tournament) -> None:
@@ -334,27 +333,19 @@ class ClusterMixed:
             self.host.release(c)
 
     async def _sweep(self) -> None:
-        """Chairs held for players of a node that died are freed (nobody will say ``mixed.left``)."""
-        cluster = self.cluster
-        while True:
-            await asyncio.sleep(cluster.lease)
-            nodes = {node for node, _ in self.held}
-            for node in nodes:
-                try:
-                    alive = await cluster.node_alive(node)
-                except Exception:
-                    log.exception("event=mixed_sweep_failed")
-                    continue
-                if not alive:
-                    for key in [k for k in self.held if k[0] == node]:
-                        c = self.held.pop(key, None)
-                        if c is not None:
-                            log.info("event=mixed_player_node_gone node=%s name=%s", node, c.seat.name)
-                            self.host.release(c)
+        """The keeper's hook: chairs held for players of a node that died are freed (nobody will
+        say ``mixed.left``)."""
+        for node in {node for node, _ in self.held}:
+            if not await self.cluster.node_alive(node):
+                for key in [k for k in self.held if k[0] == node]:
+                    c = self.held.pop(key, None)
+                    if c is not None:
+                        log.info("event=mixed_player_node_gone node=%s name=%s", node, c.seat.name)
+                        self.host.release(c)
 
     # ------------------------------------------------------------ the host died
-    async def _watch_hosts(self) -> None:
-        """Every lease: this node's players whose game's host has no heartbeat any more.
+    async def _check_hosts(self) -> None:
+        """The keeper's hook: this node's players whose game's host has no heartbeat any more.
 
         * waiting in an open game (told ``ok``, not yet seated): asked again of the node that
           takes the game over (``_reclaim``), or told and freed when none does;
@@ -363,17 +354,6 @@ class ClusterMixed:
           entrants' chairs waiting ``--show-up`` seconds): told that the session is closed and
           to join again with the token. A table in the directory (an HTTP game) is adopted: its
           adopter tells the player's node (``seat.adopted``) and the player plays on."""
-        cluster = self.cluster
-        while True:
-            await asyncio.sleep(cluster.lease)
-            try:
-                await self._check_hosts()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("event=mixed_watch_failed")
-
-    async def _check_hosts(self) -> None:
         cluster = self.cluster
         assert cluster.redis is not None
         for b in [b for b in self.playing if b not in cluster.bindings]:

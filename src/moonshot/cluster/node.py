@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -88,7 +89,7 @@ from moonshot.core.actions import Action, ActionFormatError, action_from_dict, a
 from moonshot.core.engine import Phase
 from moonshot.core.rules import Rules
 from moonshot.core.views import SeatView
-from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError, Reseat, Reseating
+from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError, Reseat, Reseating, honour_chairs
 from moonshot.runtime.table import (
     BotSeat,
     ChairState,
@@ -701,24 +702,6 @@ class TableKind:
         return replace(base, phase_timeouts=self.phase_timeouts) if self.phase_timeouts else base
 
 
-def place_in_chairs(
-    entries: list[tuple[Seat, dict[str, Any] | None]], rng: random.Random
-) -> list[tuple[Seat, dict[str, Any] | None]]:
-    """A matched group's four chairs: the group shuffled, then each ticket that asks for a chair
-    (``chair``, e.g. Trend's ``playerNumber``) gets it if it is still free, first asker in that
-    order; the others (and the bots, whose ticket is None) fill the chairs left."""
-    rng.shuffle(entries)
-    placed: list[tuple[Seat, dict[str, Any] | None] | None] = [None] * 4
-    rest = []
-    for e in entries:
-        want = e[1].get("chair") if e[1] is not None else None
-        if isinstance(want, int) and 0 <= want < 4 and placed[want] is None:
-            placed[want] = e
-        else:
-            rest.append(e)
-    return [p if p is not None else rest.pop(0) for p in placed]
-
-
 @dataclass
 class Cluster:
     """This process's membership of the cluster (one per server process, which it sees as a
@@ -1125,29 +1108,29 @@ class Cluster:
             await self.redis.lpush(pool, text)
             return
         ticket = json.loads(text)
-        protocol = r.key[0]
-        seat = RemoteSeat(
-            self,
-            ticket["node"],
-            secrets.token_hex(8),
-            ticket["name"],
-            SeatKind(ticket["kind"]),
-            ticket.get("cred"),
-            protocol,
-        )
+        seat = self._ticket_seat(ticket, r.key[0])
         self.write(self.key("lease", t.id), "h", self.key("bind", t.id), str(chair), f"{seat.node} {seat.binding}")
+        self._tell_matched(t, chair, seat, ticket["id"])
+        t.attach(chair, seat, replay=True)
+
+    def _ticket_seat(self, ticket: dict[str, Any], protocol: str) -> RemoteSeat:
+        """The chair of a pool's ticket: its player on the ticket's node, under a new binding."""
+        kind, cred = SeatKind(ticket["kind"]), ticket.get("cred")
+        return RemoteSeat(self, ticket["node"], secrets.token_hex(8), ticket["name"], kind, cred, protocol)
+
+    def _tell_matched(self, table: Table, chair: int, seat: RemoteSeat, ticket: str) -> None:
+        """``seat.matched`` to the node of the ticket's player, seated in ``chair`` here."""
         matched = wire.Matched(
-            table=t.id,
+            table=table.id,
             binding=seat.binding,
-            ticket=ticket["id"],
+            ticket=ticket,
             chair=chair,
             owner=self.node,
-            names=t.seat_names(),
-            rules=t.rules.name,
+            names=table.seat_names(),
+            rules=table.rules.name,
             credential=seat.credential,
         )
-        self.send(seat.node, matched, fence=t.id)
-        t.attach(chair, seat, replay=True)
+        self.send(seat.node, matched, fence=table.id)
 
     async def _try_form(self, name: str) -> None:
         """Players that waited while a table of their pool waited for its adopter may now make
@@ -1305,31 +1288,17 @@ class Cluster:
 
     async def _take_free(self, tid: str, ticket: _Ticket, table_id: str) -> None:
         """The pool's join claimed a free chair of running table ``table_id`` for the ticket: its
-        owner seats the player (``table.attach``, as a re-join) or refuses (taken meanwhile, the
-        table ended): the join again, a little later."""
+        owner is asked for it as for a re-join (``table.attach``); refused (taken meanwhile, the
+        table ended), the join again, a little later."""
         c = ticket.candidate
-        owner = await self._live_owner(table_id)
-        if owner is not None:
-            binding = secrets.token_hex(8)
-            answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
 
-            def answered(msg: wire.Attached | wire.Refused) -> None:
-                if isinstance(msg, wire.Attached):
-                    rt = self._stand_in(msg.table, msg.owner, msg.binding, msg.chair, msg.names, msg.rules, None)
-                    self._seated(tid, rt)  # before the next stream entry (its replay)
-                if not answer.done():
-                    answer.set_result(isinstance(msg, wire.Attached))
+        def closed() -> bool:
+            return tid not in self.tickets or c.seat.gone
 
-            self.answers[binding] = answered
-            attach = wire.Attach(
-                table=table_id, binding=binding, chair=c.chair or 0, node=self.node, protocol=c.protocol
-            )
-            self.send(owner.decode(), attach)
-            with contextlib.suppress(TimeoutError):
-                if await asyncio.wait_for(asyncio.shield(answer), max(5.0, 3 * self.lease)):
-                    return
-            self.answers.pop(binding, None)  # a late seat.attached finds nobody: its requests free the chair
-        if tid in self.tickets and not c.seat.gone:
+        seated = await self._take(
+            table_id, c.chair or 0, None, c.protocol, functools.partial(self._seated, tid), closed
+        )
+        if not seated and not closed():
             ticket.tries += 1
             await asyncio.sleep(CLAIM_RETRY)
             self._spawn(self._join_pool(tid, ticket, None))
@@ -1350,15 +1319,11 @@ class Cluster:
         host, kind = self.host, self.tables[protocol]
         assert kind.rules is not None
         tickets = [json.loads(g) for g in group]
-        entries: Placed = []
-        for t in tickets:
-            seat = RemoteSeat(
-                self, t["node"], secrets.token_hex(8), t["name"], SeatKind(t["kind"]), t.get("cred"), protocol
-            )
-            entries.append((seat, t))
+        entries: Placed = [(self._ticket_seat(t, protocol), t) for t in tickets]
         while len(entries) < 4:
             entries.append((host.bot_seat(protocol), None))
-        final = place_in_chairs(entries, self._rng)  # the chairs asked for (Trend's playerNumber)
+        self._rng.shuffle(entries)  # then the chairs asked for (Trend's playerNumber, Kierki's seat)
+        final = honour_chairs(entries, lambda e: e[1].get("chair") if e[1] is not None else None)
         seats = [s for s, _ in final]
         tmeta = dict(kind.table_meta)
         table = Table(
@@ -1384,17 +1349,7 @@ class Cluster:
                     self.write(self.key("lease", table.id), "h", self.free_key(pool, chair), table.id, f"o {s.node}")
         for chair, (occupant, t) in enumerate(final):
             if isinstance(occupant, RemoteSeat) and t is not None:
-                matched = wire.Matched(
-                    table=table.id,
-                    binding=occupant.binding,
-                    ticket=t["id"],
-                    chair=chair,
-                    owner=self.node,
-                    names=table.seat_names(),
-                    rules=table.rules.name,
-                    credential=occupant.credential,
-                )
-                self.send(occupant.node, matched, fence=table.id)
+                self._tell_matched(table, chair, occupant, t["id"])
         self.formed += 1
         host.matched()
         host.track(table)
@@ -1441,31 +1396,29 @@ class Cluster:
     def _matched(self, msg: wire.Matched) -> None:
         """Seated at a new table (or a running one's free chair): the player's own adapter plays
         it through a RemoteTable."""
-        rt = self._stand_in(msg.table, msg.owner, msg.binding, msg.chair, msg.names, msg.rules, msg.credential)
-        self._seated(msg.ticket, rt)
-
-    def _stand_in(
-        self, table: str, owner: str, binding: str, chair: int, names: list[str], rules: str, cred: str | None
-    ) -> RemoteTable:
-        return RemoteTable(self, table, owner, binding, chair, list(names), rules_named(rules), cred)
-
-    def _seated(self, tid: str, rt: RemoteTable) -> None:
-        ticket = self.tickets.pop(tid, None)
-        if ticket is None:  # the player left after its ticket was taken: the chair is empty
+        rt = RemoteTable(
+            self, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules_named(msg.rules), msg.credential
+        )
+        seat = self._seated(msg.ticket, cast(Table, rt), rt.chair)
+        if seat is None:
             rt.detach(rt.chair, None, "left the lobby")
-            return
+        else:
+            self.bindings[rt.binding] = Binding(rt.binding, seat, rt)
+
+    def _seated(self, tid: str, rt: Table, chair: int) -> Seat | None:
+        """The player of ticket ``tid`` takes chair ``chair`` of ``rt`` (a stand-in); None: it left
+        (after its ticket was taken), the chair is empty."""
+        ticket = self.tickets.pop(tid, None)
+        if ticket is None or ticket.candidate.seat.gone:
+            return None
         if ticket.timer is not None:
             ticket.timer.cancel()
-        seat = ticket.candidate.seat
-        if seat.gone:
-            rt.detach(rt.chair, None, "disconnected")
-            return
-        self.bindings[rt.binding] = Binding(rt.binding, seat, rt)
         try:
-            ticket.candidate.on_matched(cast(Table, rt), rt.chair)
+            ticket.candidate.on_matched(rt, chair)
         except Exception:
             log.exception("event=on_matched_failed table=%s", rt.id)
-            rt.detach(rt.chair, None, "matching callback failed")
+            return None
+        return ticket.candidate.seat
 
     # -------------------------------------------------------------- the chair index and re-join
     def index_chairs(self, table: Table, keys: Sequence[tuple[int, str]]) -> None:
@@ -1537,7 +1490,7 @@ class Cluster:
         self,
         table_id: str,
         chair: int,
-        cred: str,
+        cred: str | None,
         protocol: str,
         seated: Callable[[Table, int], Seat | None],
         closed: Callable[[], bool],

@@ -39,7 +39,7 @@ import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from moonshot.runtime.table import Seat, SeatKind, Table
 
@@ -292,7 +292,7 @@ class Lobby:
     def _match(self, group: list[Candidate], bots: list[Seat], protocol: str = "sessions") -> None:
         entries: list[tuple[Seat, Candidate | None]] = [(c.seat, c) for c in group] + [(b, None) for b in bots]
         self.rng.shuffle(entries)
-        entries = _honour_chairs(entries)
+        entries = honour_chairs(entries, lambda e: e[1].chair if e[1] is not None else None)
         try:
             table = self.starters.get(protocol, self.start_table)([s for s, _ in entries])
         except Exception:
@@ -392,18 +392,32 @@ class Lobby:
         log.info("event=reseated table=%s seat=%d name=%s", r.table.id, chair, c.seat.name)
 
 
-def _honour_chairs(entries: list[tuple[Seat, Candidate | None]]) -> list[tuple[Seat, Candidate | None]]:
-    """Give each candidate that asked for a chair that chair (first asker wins); the rest keep
-    their shuffled order in the chairs left."""
-    placed: list[tuple[Seat, Candidate | None] | None] = [None, None, None, None]
+E = TypeVar("E")
+
+
+def honour_chairs(entries: list[E], want: Callable[[E], int | None]) -> list[E]:
+    """A matched group's four chairs: each entry that asks for a chair (``want``) gets it if it
+    is still free, first asker in the group's (shuffled) order; the others, bots included, keep
+    that order in the chairs left. The cluster's pools place their tickets with it too."""
+    placed: list[E | None] = [None, None, None, None]
     rest = []
     for e in entries:
-        want = e[1].chair if e[1] is not None else None
-        if want is not None and 0 <= want < 4 and placed[want] is None:
-            placed[want] = e
+        w = want(e)
+        if isinstance(w, int) and 0 <= w < 4 and placed[w] is None:
+            placed[w] = e
         else:
             rest.append(e)
     return [p if p is not None else rest.pop(0) for p in placed]
 
 
-__all__ = ["Candidate", "ChairRejoin", "GameType", "Lobby", "LobbyError", "Reseat", "Reseating", "Router"]
+__all__ = [
+    "Candidate",
+    "ChairRejoin",
+    "GameType",
+    "Lobby",
+    "LobbyError",
+    "Reseat",
+    "Reseating",
+    "Router",
+    "honour_chairs",
+]
