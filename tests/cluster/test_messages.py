@@ -160,6 +160,7 @@ HOSTILE = [
         names=[1],
         rules="r",
         credential=None,
+        restored=False,
     ),
     _j(kind="http.request", request="1", node="n", method="GET", path="/", headers={"cookie": 5}, body=""),
     _j(**RQ, trick_cards=["2C"]),  # cards are ints
@@ -196,6 +197,17 @@ SEATING = [
     wire.Attach(table="T", binding="B", chair=3, node="host-1-ab", protocol="kierki"),
     wire.Attached(table="T", binding="B", chair=3, owner="host-2-cd", names=["a", "b", "c", "d"], rules="kierki"),
     wire.Refused(table="T", binding="B", reason="taken"),
+    wire.Matched(  # also a mixed table's claim seated (its id the ticket), in a restored game
+        table="T",
+        binding="B",
+        ticket="r1",
+        chair=2,
+        owner="host-2-cd",
+        names=["a", "b", "c", "d"],
+        rules="standard",
+        credential=None,
+        restored=True,
+    ),
 ]
 
 
@@ -240,17 +252,6 @@ MIXED = [
         protocol="sessions",
     ),
     wire.MixedAnswer(request="r1", ok=False, reason="the game has already started"),
-    wire.MixedMatched(
-        table="T",
-        binding="B",
-        request="r1",
-        chair=2,
-        owner="host-2-cd",
-        names=["a", "b", "c", "d"],
-        rules="standard",
-        credential=None,
-        restored=False,
-    ),
     wire.MixedLeft(request="r1", node="host-1-ab"),
 ]
 

@@ -330,7 +330,8 @@ class Notice(Message):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Matched(Message):
-    """The lobby's ``ticket`` sits at a new table, in ``chair``."""
+    """The lobby's ``ticket`` (or a mixed-table claim) sits at a table that starts, or at a
+    running one's free chair, in ``chair`` (``restored``: a restored game, joined mid-game)."""
 
     kind = "seat.matched"
     table: str
@@ -341,6 +342,7 @@ class Matched(Message):
     names: list[str]
     rules: str
     credential: str | None
+    restored: bool
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -459,22 +461,6 @@ class MixedAnswer(Message):
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class MixedMatched(Message):
-    """Seated at a table that started (``restored``: a restored game, joined mid-game)."""
-
-    kind = "mixed.matched"
-    table: str
-    binding: str
-    request: str
-    chair: int
-    owner: str
-    names: list[str]
-    rules: str
-    credential: str | None
-    restored: bool
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
 class MixedLeft(Message):
     """The player left before its table started."""
 
@@ -569,7 +555,6 @@ MESSAGES: dict[str, type[Message]] = {
         LobbyEvent,
         MixedClaim,
         MixedAnswer,
-        MixedMatched,
         MixedLeft,
     )
 }

@@ -21,7 +21,7 @@ node, and the player's connection may have landed on another; this module carrie
   (``TurboLobby.join_remote``, ``TournamentHost.claim``), so the checks and the refusals (the rules
   the protocol cannot express, a full or started game, a tournament that is over) are the
   single-process ones. It answers ``mixed.answer`` (waiting, refused with the reason, or not here: B then
-  queues the player as for an unknown code). When the game starts, A tells B ``mixed.matched`` (the table,
+  queues the player as for an unknown code). When the game starts, A tells B ``seat.matched`` (the table,
   the chair, the binding, whether the game is a restored one); B plays the chair through a
   :class:`~moonshot.cluster.node.RemoteTable` exactly as for a table another node owns (``table.submit``,
   ``table.detach``... go to A's table);
@@ -50,16 +50,14 @@ import json
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from moonshot.cluster import messages as wire
-from moonshot.cluster.node import Binding, RemoteSeat, RemoteTable
-from moonshot.core.rules import Rules
+from moonshot.cluster.node import RemoteSeat, RemoteTable
 from moonshot.play.tournament import token_digest
 from moonshot.runtime.lobby import Candidate, GameType, LobbyError
 from moonshot.runtime.table import SeatKind, Table
-from moonshot.store import rules_named
 
 if TYPE_CHECKING:
     from moonshot.cluster.node import Cluster
@@ -93,12 +91,10 @@ class _Claim:
 class ClusterMixed:
     """Both sides of a mixed-table claim between nodes (see the module docstring)."""
 
-    def __init__(self, cluster: Cluster, rules: Rules) -> None:
+    def __init__(self, cluster: Cluster) -> None:
         self.host = cluster.host
         self.cluster = cluster
-        # what a seat at a table with rules by no stored name (a tournament's own) is told it
-        # plays: its adapter reads only the pass count (the composition root gives Sessions')
-        self.rules = rules
+        cluster.claimed = self.claimed
         self.claims: dict[str, _Claim] = {}  # this node's players asking another node, by request id
         self.held: dict[tuple[str, str], Candidate] = {}  # other nodes' players waiting here
         self.playing: dict[str, RemoteTable] = {}  # this node's players at tables hosted elsewhere
@@ -235,36 +231,25 @@ class ClusterMixed:
         else:
             self._not_here(r)
 
-    def _matched(self, msg: wire.MixedMatched) -> None:
-        """Seated at a table that started on another node: played through a RemoteTable."""
-        cluster = self.cluster
-        try:
-            rules: Rules = rules_named(msg.rules)
-        except (KeyError, ValueError):
-            rules = self.rules  # a tournament's own rules: the adapter reads only the pass count
-        cl = self.claims.pop(msg.request, None)
-        rt = RemoteTable(cluster, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules, msg.credential)
-        if cl is None:  # the player left after the hosting node seated it: the chair is empty
-            rt.detach(rt.chair, None, "left the lobby")
-            return
+    def claimed(self, r: str) -> Candidate | None:
+        """``seat.matched`` for a claim of this node's: its player, seated at a table that
+        started on another node (the cluster's ``_matched`` plays it through a RemoteTable)."""
+        cl = self.claims.pop(r, None)
+        if cl is None:
+            return None
         c = cl.candidate
         if not cl.answered:  # the fourth chair: the game started at once
             cl.answered = True
             _settle(c, None)
-        seat = c.seat
-        if seat.gone:
-            rt.detach(rt.chair, None, "disconnected")
-            return
-        cluster.bindings[rt.binding] = Binding(rt.binding, cast(Any, seat), rt)
-        self.playing[rt.binding] = rt
-        try:
-            c.on_matched(cast(Table, rt), rt.chair)
-        except Exception:
-            log.exception("event=on_matched_failed table=%s", rt.id)
-            rt.detach(rt.chair, None, "matching callback failed")
-            return
-        if msg.restored:  # a restored game: a replay (Sessions), a catch-up (Trend)
-            seat.joined_mid_game()
+
+        def matched(table: Table, chair: int) -> None:
+            rt = cast(RemoteTable, table)
+            self.playing[rt.binding] = rt
+            c.on_matched(table, chair)
+            if rt.restored:  # a restored game: a replay (Sessions), a catch-up (Trend)
+                c.seat.joined_mid_game()
+
+        return replace(c, on_matched=matched)
 
     # ------------------------------------------------------------ the hosting node
     def _claim_here(self, msg: wire.MixedClaim) -> None:
@@ -299,14 +284,13 @@ class ClusterMixed:
             answer(False, None)
             return
         log.info("event=mixed_claimed node=%s name=%s", node, seat.name)
-        answer(True, None)  # after ``mixed.matched`` when the game started at once: B ignores it then
+        answer(True, None)  # after ``seat.matched`` when the game started at once: B ignores it then
 
     def _seated(self, node: str, r: str, seat: RemoteSeat, table: Table, chair: int) -> None:
         """The game of a waiting player of another node starts here (its ``on_matched``)."""
         cluster = self.cluster
         self.held.pop((node, r), None)
-        fenced = table.id in cluster.owned
-        if not fenced and table.id not in cluster.served:  # a tournament's table: served, not leased
+        if table.id not in cluster.owned and table.id not in cluster.served:  # a tournament's: served, not leased
             cluster.served[table.id] = table
             tid = table.id
 
@@ -314,18 +298,7 @@ class ClusterMixed:
                 cluster.served.pop(tid, None)
 
             table.done.add_done_callback(gone)
-        matched = wire.MixedMatched(
-            table=table.id,
-            binding=seat.binding,
-            request=r,
-            chair=chair,
-            owner=cluster.node,
-            names=table.seat_names(),
-            rules=table.rules.name,
-            credential=seat.credential,
-            restored=table.restored,
-        )
-        cluster.send(node, matched, fence=table.id if fenced else None)
+        cluster._tell_matched(table, chair, seat, r)
 
     def _left(self, msg: wire.MixedLeft) -> None:
         c = self.held.pop((msg.node, msg.request), None)
@@ -482,8 +455,6 @@ class ClusterMixed:
             self._claim_here(msg)
         elif isinstance(msg, wire.MixedAnswer):
             self._answered(msg)
-        elif isinstance(msg, wire.MixedMatched):
-            self._matched(msg)
         elif isinstance(msg, wire.MixedLeft):
             self._left(msg)
 

@@ -537,6 +537,7 @@ class RemoteTable:
         self.status = TableStatus.RUNNING
         self.state = TableState((ChairState("human", False, 0, 0),) * 4, False)
         self.done = _Ended(self)
+        self.restored = False  # a restored game, joined mid-game
 
     def snapshot(self) -> TableState:
         return self.state
@@ -730,6 +731,10 @@ class Cluster:
     tables: dict[str, TableKind] = field(default_factory=dict)
     live_nodes: list[str] = field(default_factory=list)  # the other live nodes (refreshed by the keeper)
     lobby: ClusterLobby | None = None  # this process's lobby (running tables' free chairs)
+    # a mixed table's claim by its id, as a candidate (moonshot.cluster.mixed), for seat.matched
+    claimed: Callable[[str], Candidate | None] | None = None
+    # what a seat at a table whose rules have no stored name (a tournament's own) is told it plays
+    rules: Rules | None = None
     # called with a table's id when this node loses its lease (another node runs the table now)
     on_lease_lost: list[Callable[[str], None]] = field(default_factory=list)
     # more work for the keeper, every lease/3 after the leases (e.g. adopting a dead node's open
@@ -1119,7 +1124,7 @@ class Cluster:
         return RemoteSeat(self, ticket["node"], secrets.token_hex(8), ticket["name"], kind, cred, protocol)
 
     def _tell_matched(self, table: Table, chair: int, seat: RemoteSeat, ticket: str) -> None:
-        """``seat.matched`` to the node of the ticket's player, seated in ``chair`` here."""
+        """``seat.matched`` to the node of the ticket's (or claim's) player, seated in ``chair`` here."""
         matched = wire.Matched(
             table=table.id,
             binding=seat.binding,
@@ -1129,8 +1134,9 @@ class Cluster:
             names=table.seat_names(),
             rules=table.rules.name,
             credential=seat.credential,
+            restored=table.restored,
         )
-        self.send(seat.node, matched, fence=table.id)
+        self.send(seat.node, matched, fence=None if table.id in self.served else table.id)
 
     async def _try_form(self, name: str) -> None:
         """Players that waited while a table of their pool waited for its adopter may now make
@@ -1396,9 +1402,12 @@ class Cluster:
     def _matched(self, msg: wire.Matched) -> None:
         """Seated at a new table (or a running one's free chair): the player's own adapter plays
         it through a RemoteTable."""
-        rt = RemoteTable(
-            self, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules_named(msg.rules), msg.credential
-        )
+        try:
+            rules = rules_named(msg.rules)
+        except (KeyError, ValueError):  # a tournament's own rules: the adapter reads only the pass count
+            rules = self.rules or rules_named("standard")
+        rt = RemoteTable(self, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules, msg.credential)
+        rt.restored = msg.restored
         seat = self._seated(msg.ticket, cast(Table, rt), rt.chair)
         if seat is None:
             rt.detach(rt.chair, None, "left the lobby")
@@ -1409,16 +1418,17 @@ class Cluster:
         """The player of ticket ``tid`` takes chair ``chair`` of ``rt`` (a stand-in); None: it left
         (after its ticket was taken), the chair is empty."""
         ticket = self.tickets.pop(tid, None)
-        if ticket is None or ticket.candidate.seat.gone:
-            return None
-        if ticket.timer is not None:
+        if ticket is not None and ticket.timer is not None:
             ticket.timer.cancel()
+        c = ticket.candidate if ticket is not None else self.claimed(tid) if self.claimed is not None else None
+        if c is None or c.seat.gone:
+            return None
         try:
-            ticket.candidate.on_matched(rt, chair)
+            c.on_matched(rt, chair)
         except Exception:
             log.exception("event=on_matched_failed table=%s", rt.id)
             return None
-        return ticket.candidate.seat
+        return c.seat
 
     # -------------------------------------------------------------- the chair index and re-join
     def index_chairs(self, table: Table, keys: Sequence[tuple[int, str]]) -> None:

@@ -217,7 +217,8 @@ class ServerApp:
         if self.cluster is not None:  # mixed tables whose game or tournament runs on another node
             from moonshot.cluster.mixed import ClusterMixed
 
-            self.mixed = ClusterMixed(self.cluster, SESSIONS_RULES)
+            self.mixed = ClusterMixed(self.cluster)
+            self.cluster.rules = SESSIONS_RULES  # told a tournament's seat on another node (its pass count)
             self.tournaments.on_running = self.mixed.tournament_running
             self.tournaments.published = self.cluster.written
         if self.turbo is not None:
