@@ -71,7 +71,6 @@ entry that breaks it is dropped with a log line, and nothing in one can name cod
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import json
 import logging
@@ -735,6 +734,9 @@ class Cluster:
     claimed: Callable[[str], Candidate | None] | None = None
     # what a seat at a table whose rules have no stored name (a tournament's own) is told it plays
     rules: Rules | None = None
+    # re-join keys of every table this node registers, whatever its protocol (a Sessions player's
+    # session id, at a mixed table too), given by the composition root
+    table_keys: list[Callable[[Table], Sequence[tuple[int, str]]]] = field(default_factory=list)
     # called with a table's id when this node loses its lease (another node runs the table now)
     on_lease_lost: list[Callable[[str], None]] = field(default_factory=list)
     # more work for the keeper, every lease/3 after the leases (e.g. adopting a dead node's open
@@ -1389,7 +1391,9 @@ class Cluster:
             occ = seat.occupant
             if isinstance(occ, RemoteSeat):
                 self.write(lease, "h", self.key("bind", table.id), str(chair), f"{occ.node} {occ.binding}")
-        self._index_sessions(table)
+        for keys_of in self.table_keys:  # re-join keys whatever the table's protocol (Sessions')
+            if keys := keys_of(table):
+                self.index_chairs(table, keys)
         self.owned[table.id] = table
         self._ops.append(("L", "", lambda tid=table.id: self._leased.add(tid)))  # once the lease is in Redis
 
@@ -1447,13 +1451,6 @@ class Cluster:
                     self.write("", "hd", self.key("chair", k), table.id)
 
         table.done.add_done_callback(out)
-
-    def _index_sessions(self, table: Table) -> None:
-        """Every chair of a Sessions player (its name ends with the session id), whatever the
-        table's protocol, for ``resume_session`` on any node."""
-        keys = [(chair, f"sessions:{sid}") for chair, sid in _session_chairs(table.names, table.credentials)]
-        if keys:
-            self.index_chairs(table, keys)
 
     def rejoin(
         self,
@@ -1906,16 +1903,6 @@ class Cluster:
             "waiting": len(self.tickets),
             "adopted": self.adopted,
         }
-
-
-def _session_chairs(names: Sequence[str], creds: Sequence[str | None]) -> list[tuple[int, int]]:
-    """(chair, session id) of each Sessions player's chair (its name ends with ``(id)``)."""
-    found = []
-    for chair, (name, cred) in enumerate(zip(names, creds)):
-        if cred is not None and name.endswith(")") and "(" in name:
-            with contextlib.suppress(ValueError):
-                found.append((chair, int(name[name.rindex("(") + 1 : -1])))
-    return found
 
 
 def reuse_port_supported() -> bool:

@@ -44,6 +44,7 @@ from moonshot.http.origin import OriginGuard
 from moonshot.protocols.kierki.gamefile import parse_game
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer, secret_matches
+from moonshot.protocols.sessions.server import chair_keys as sessions_chair_keys
 from moonshot.runtime.limits import ClientGuard, ClientLimits
 from moonshot.runtime.lobby import Candidate, Lobby
 from moonshot.runtime.table import (
@@ -186,6 +187,7 @@ class ServerApp:
             )
             self.cluster = Cluster(host, cfg.redis_url, prefix=cfg.cluster_prefix, lease=cfg.lease)
             self.cluster.tables["sessions"] = TableKind(rules=SESSIONS_RULES)  # Sessions tables: matched, adopted
+            self.cluster.table_keys.append(sessions_chair_keys)  # resume_session on any node, any table
             await self.cluster.start()
         if cfg.http_port is not None:
             self.turbo = TurboLobby(
