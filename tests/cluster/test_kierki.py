@@ -1,4 +1,4 @@
-"""moonshot.cluster.kierki: Kierki nodes of one cluster in one event loop, on the real Redis.
+"""A cluster's Kierki tables: Kierki nodes of one cluster in one event loop, on the real Redis.
 
 What the processes-and-clients tests (tests/e2e/test_cluster_kierki.py) cannot pin down: the
 pause. While a seat is empty nobody is sent ``TRICK`` (a card already asked for is still taken),
@@ -96,7 +96,7 @@ async def test_nobody_is_asked_while_a_seat_is_empty_and_the_held_trick_goes_out
     assert await e.read(2.0) == Trick(1, (led,))  # the held TRICK, at once (the timeout is 30 s)
     second = e.play()
     assert await s2.read() == Trick(1, (led, second))
-    assert a.kierki.formed + b.kierki.formed == 1
+    assert a.cluster.formed + b.cluster.formed == 1
     for p in (n, e, w, s2):
         p.close()
 
@@ -109,11 +109,11 @@ async def test_a_second_iam_for_a_taken_letter_waits_for_the_next_table(nodes: t
         assert isinstance(await p.read(), Deal)
     again = await Peer.join(b, 0)  # a second N, on the other node: no BUSY, it waits
     assert await again.silent(1.0)
-    assert len(b.kierki.waits) == 1
+    assert len(b.kierki.waiting) == 1
     rest = [await Peer.join([b, a][s % 2], s) for s in (1, 2, 3)]
     for p in (again, *rest):
         assert isinstance(await p.read(), Deal)  # a second table
-    assert a.kierki.formed + b.kierki.formed == 2 and not (a.kierki.waits or b.kierki.waits)
+    assert a.cluster.formed + b.cluster.formed == 2 and not (a.kierki.waiting or b.kierki.waiting)
     for p in (*first, again, *rest):
         p.close()
 
@@ -129,8 +129,8 @@ async def test_a_request_for_a_client_that_is_gone_frees_its_seat(nodes: tuple[S
         assert isinstance(await p.read(), Deal)
     n, e = peers[0], peers[1]
     assert await n.read() == Trick(1, ())
-    rt = b.kierki.at.pop(next(s for s in b.kierki.at if s.seat == 1))  # forgotten, no detach sent
-    b.cluster.bindings.pop(rt.binding)
+    held = next(k for k, bound in b.cluster.bindings.items() if bound.seat.seat == 1)
+    b.cluster.bindings.pop(held).seat.table = None  # forgotten, no detach sent
     e.close()
     led = n.play()  # E is asked next: nobody holds E's binding on b
     e2 = await Peer.join(a, 1)

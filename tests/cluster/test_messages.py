@@ -85,7 +85,7 @@ def test_every_kind_is_named_once_and_in_words() -> None:
     assert len(wire.MESSAGES) == len({c.__name__ for c in wire.MESSAGES.values()})
     for kind in wire.MESSAGES:
         group, _, name = kind.partition(".")
-        assert group in ("table", "seat", "http", "lobby", "kierki", "mixed") and len(name) > 2
+        assert group in ("table", "seat", "http", "lobby", "mixed") and len(name) > 2
 
 
 def test_events_carry_the_tables_state_each_chairs_occupant_and_counts() -> None:
@@ -160,13 +160,14 @@ HOSTILE = [
         names=[1],
         rules="r",
         credential=None,
+        restored=False,
     ),
     _j(kind="http.request", request="1", node="n", method="GET", path="/", headers={"cookie": 5}, body=""),
     _j(**RQ, trick_cards=["2C"]),  # cards are ints
     _j(**RQ),  # no trick cards
     _j(**RQ, trick_cards=[], paused=False),  # a field too many
-    _j(kind="kierki.claim", table="T", binding="B", chair="N", node="n", ticket="x"),  # a chair is a number
-    _j(kind="kierki.seated", table="T", binding="B", ticket="x", chair=0, owner="n", names="NESW"),
+    _j(kind="table.attach", table="T", binding="B", chair="N", node="n", protocol="kierki"),  # a chair is a number
+    _j(kind="seat.attached", table="T", binding="B", chair=0, owner="n", names="NESW", rules="kierki"),
     _j(**EV, events=[], state="online"),  # a string for the state
     _j(**EV, events=[], state={"chairs": [], "paused": False}),  # not four chairs
     _j(**EV, events=[], state={"chairs": [CHAIR] * 4}),  # no paused
@@ -190,17 +191,30 @@ def test_only_a_message_can_be_sent() -> None:
         wire.encode({"kind": "seat.events"})  # type: ignore[arg-type]
 
 
-KIERKI = [
-    wire.KierkiClaim(table="T", binding="B", chair=3, node="host-1-ab", ticket="t1"),
-    wire.KierkiSeated(table="T", binding="B", ticket="t1", chair=3, owner="host-2-cd", names=["a", "b", "c", "d"]),
-    wire.KierkiRefused(table="T", binding="B", ticket="t1"),
+# a Kierki IAM<seat> is seated with the generic kinds: a free chair claimed (table.attach), taken
+# (seat.attached) or refused; a new table or a chair handed to a waiting client (seat.matched)
+SEATING = [
+    wire.Attach(table="T", binding="B", chair=3, node="host-1-ab", protocol="kierki"),
+    wire.Attached(table="T", binding="B", chair=3, owner="host-2-cd", names=["a", "b", "c", "d"], rules="kierki"),
+    wire.Refused(table="T", binding="B", reason="taken"),
+    wire.Matched(  # also a mixed table's claim seated (its id the ticket), in a restored game
+        table="T",
+        binding="B",
+        ticket="r1",
+        chair=2,
+        owner="host-2-cd",
+        names=["a", "b", "c", "d"],
+        rules="standard",
+        credential=None,
+        restored=True,
+    ),
 ]
 
 
-@pytest.mark.parametrize("msg", KIERKI, ids=lambda m: m.kind)
-def test_the_kierki_messages_survive_the_wire(msg: wire.Message) -> None:
+@pytest.mark.parametrize("msg", SEATING, ids=lambda m: m.kind)
+def test_the_seating_messages_survive_the_wire(msg: wire.Message) -> None:
     assert again(msg) == msg
-    assert msg.kind in wire.KIERKI and msg.kind not in wire.TO_TABLE  # handled by the Kierki hook
+    assert (msg.kind in wire.TO_TABLE) == isinstance(msg, wire.Attach)  # a claim goes to the owner
 
 
 def test_a_request_carries_what_kierkis_trick_needs() -> None:
@@ -238,17 +252,6 @@ MIXED = [
         protocol="sessions",
     ),
     wire.MixedAnswer(request="r1", ok=False, reason="the game has already started"),
-    wire.MixedMatched(
-        table="T",
-        binding="B",
-        request="r1",
-        chair=2,
-        owner="host-2-cd",
-        names=["a", "b", "c", "d"],
-        rules="standard",
-        credential=None,
-        restored=False,
-    ),
     wire.MixedLeft(request="r1", node="host-1-ab"),
 ]
 

@@ -1,4 +1,4 @@
-"""moonshot.cluster.trend: Trend on two nodes of one cluster in one event loop, on the
+"""A cluster's Trend tables: Trend on two nodes of one cluster in one event loop, on the
 real Redis: bots whose sockets reach different nodes meet at one table (chairs by playerNumber),
 and a player who left takes its chair back through the other node.
 
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import websocket
 
-from moonshot.cluster.trend import credential, seat_key
+from moonshot.protocols.trend.server import credential, seat_key
 from moonshot.server.app import ServerApp
 from trend_sdk import SdkBot
 
@@ -72,7 +72,7 @@ async def test_a_lone_trend_player_gets_the_lobbys_trend_bots(redis_prefix: str)
         first = next(f for f in bot.frames if f["eventName"] == "new_game")["data"]["players"]
         names = [p["playerName"] for p in first]
         assert names[2] == "alone" and all(n.startswith("moonshot_random") for i, n in enumerate(names) if i != 2)
-        assert b.trend.remote.formed >= 1 and a.trend.remote.formed == 0  # the node the player waits on
+        assert b.cluster.formed >= 1 and a.cluster.formed == 0  # the node the player waits on
     finally:
         await a.stop()
         await b.stop()
@@ -120,12 +120,12 @@ async def test_a_player_who_left_takes_its_chair_back_through_the_other_node(red
         assert [p["playerName"] for p in got[0]["data"]["players"]] == ["slow1", "phoenix", "slow3", "slow4"]
         for x in others:
             assert x.errors == [] and len(x.seen) == 1
-        assert a.trend.remote.rejoins + b.trend.remote.rejoins == 1
+        assert a.trend.remote_rejoins + b.trend.remote_rejoins == 1
         await eventually(lambda: a.finished + b.finished >= 1)
         # the finished game's chairs left the index (read with a client of the test's own)
         import redis.asyncio as aioredis
 
-        key = f"{redis_prefix}trendseat:{seat_key(2, 'phoenix')}"
+        key = f"{redis_prefix}chair:{seat_key(2, 'phoenix')}"
         r = aioredis.Redis.from_url(REDIS_URL, socket_timeout=5, socket_connect_timeout=5)
         try:
             for _ in range(50):

@@ -222,7 +222,7 @@ def test_four_clients_on_two_processes_meet_and_play_a_whole_game(where: Where) 
     finally:
         assert stop(a) == 0, a.err
         assert stop(b) == 0, b.err
-    assert (a.err + b.err).count("event=kierki_table ") == 1  # one table, formed on one process
+    assert (a.err + b.err).count("event=cluster_matched protocol=kierki ") == 1  # one table, formed on one process
     assert "Traceback" not in a.err + b.err
     assert rec.protocol == "kierki" and rec.variant == "kierki" and not any(rec.forced)
     assert [p["protocol"] for p in rec.players] == ["kierki"] * 4
@@ -332,7 +332,8 @@ def redis_keys(w: Where) -> dict[str, object]:
     try:
         return {
             "tables": r.hgetall(f"{w.prefix}tables"),
-            "kseat": [r.hgetall(f"{w.prefix}kseat:{c}") for c in range(4)],
+            # the Kierki pool's free-chair hashes, one per seat letter
+            "kseat": [r.hgetall(f'{w.prefix}free:["kierki", "any", null]:{c}') for c in range(4)],
         }
     finally:
         r.close()

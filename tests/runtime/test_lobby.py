@@ -12,8 +12,17 @@ from hypothesis import strategies as st
 
 from moonshot.bots.random import RandomBot
 from moonshot.core.variants import find_variant
-from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError
-from moonshot.runtime.table import BotSeat, DecisionRequest, Seat, SeatKind, Table, TableEvent
+from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError, Reseat
+from moonshot.runtime.table import (
+    BotSeat,
+    DecisionRequest,
+    OnDisconnect,
+    Seat,
+    SeatKind,
+    Table,
+    TableEvent,
+    TablePolicy,
+)
 
 
 class Waiting(Seat):
@@ -208,6 +217,55 @@ async def test_an_exact_chair_candidate_can_leave_the_queue() -> None:
     for chair, name in ((1, "e"), (2, "s"), (3, "w")):
         join_exact(lobby, name, chair)
     assert not tables  # the N who left is not matched
+
+
+def join_reseat(lobby: Lobby, name: str, chair: int, rules: Reseat) -> Waiting:
+    w = Waiting(name, SeatKind.HUMAN)
+    c = Candidate(w, GameType.ANY, None, w.matched, protocol="kierki", chair=chair, exact_chair=True, reseat=rules)
+    lobby.join(c)
+    return w
+
+
+@pytest.mark.asyncio
+async def test_a_running_tables_free_chair_goes_first_to_a_waiting_player_then_to_the_next_asker() -> None:
+    lobby, tables = make_lobby()
+    rules = Reseat()
+    first = [join_reseat(lobby, f"p{c}", c, rules) for c in range(4)]
+    assert len(tables) == 1 and lobby.running("kierki")[0].table is tables[0]
+    second_e = join_reseat(lobby, "e2", 1, rules)  # E is taken: it waits for a free E
+    assert second_e.table is None and lobby.waiting() == 1
+    tables[0].detach(1, first[1])  # E leaves: the waiting E takes the chair at once
+    assert second_e.table is tables[0] and second_e.seat == 1 and lobby.waiting() == 0
+    tables[0].detach(2, first[2])  # S leaves with nobody waiting: the chair stays free ...
+    third_s = join_reseat(lobby, "s3", 2, rules)  # ... for the next S, not a new table
+    assert third_s.table is tables[0] and third_s.seat == 2 and len(tables) == 1
+    tables[0].detach(0, Waiting("not the occupant"))  # a stale detach frees nothing
+    assert join_reseat(lobby, "n4", 0, rules).table is None and lobby.waiting() == 1
+    tables[0].start()
+    tables[0].stop()
+    await asyncio.wait_for(asyncio.shield(tables[0].done), 5)  # its end takes its chairs off the offer
+    assert not lobby.running("kierki")
+
+
+@pytest.mark.asyncio
+async def test_a_reseating_table_whose_chairs_all_stay_empty_is_given_up() -> None:
+    tables: list[Table] = []
+
+    def start(seats: list[Seat]) -> Table:  # a chair left waits for its player (no bot plays it)
+        tables.append(
+            Table(find_variant("kierki"), seats, seed=1, policy=TablePolicy(on_disconnect=OnDisconnect.PAUSE))
+        )
+        return tables[-1]
+
+    lobby = Lobby(start, lambda: BotSeat(RandomBot(), name="filler"), None, random.Random(0))
+    given_up: list[Table] = []
+    rules = Reseat(abandon_after=0.05, on_abandoned=given_up.append)
+    ws = [join_reseat(lobby, f"p{c}", c, rules) for c in range(4)]
+    tables[0].start()
+    for c, w in enumerate(ws):
+        tables[0].detach(c, w)
+    await asyncio.wait_for(asyncio.shield(tables[0].done), 5)
+    assert given_up == tables and not lobby.running("kierki")
 
 
 @settings(max_examples=60, deadline=None)

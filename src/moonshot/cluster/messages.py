@@ -250,7 +250,8 @@ class Detach(Message):
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Attach(Message):
     """A player of ``protocol`` (a Sessions ``resume_session``, a Trend re-join) asks for its
-    chair back, through ``node``; its credential was checked there."""
+    chair back, through ``node``; its credential was checked there. Or a player (Kierki's
+    ``IAM<seat>``) asks for a free chair of a running table that its lobby pool offered."""
 
     kind = "table.attach"
     table: str
@@ -329,7 +330,8 @@ class Notice(Message):
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Matched(Message):
-    """The lobby's ``ticket`` sits at a new table, in ``chair``."""
+    """The lobby's ``ticket`` (or a mixed-table claim) sits at a table that starts, or at a
+    running one's free chair, in ``chair`` (``restored``: a restored game, joined mid-game)."""
 
     kind = "seat.matched"
     table: str
@@ -340,6 +342,7 @@ class Matched(Message):
     names: list[str]
     rules: str
     credential: str | None
+    restored: bool
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -429,40 +432,6 @@ class LobbyEvent(Message):
     node: str
 
 
-# ---- Kierki
-@dataclass(frozen=True, kw_only=True, slots=True)
-class KierkiClaim(Message):
-    """A client's node claims a free seat (``IAM<seat>``)."""
-
-    kind = "kierki.claim"
-    table: str
-    binding: str
-    chair: int
-    node: str
-    ticket: str
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class KierkiSeated(Message):
-    """Seated: a new table, a claimed or a waited-for seat."""
-
-    kind = "kierki.seated"
-    table: str
-    binding: str
-    ticket: str
-    chair: int
-    owner: str
-    names: list[str]
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class KierkiRefused(Message):
-    kind = "kierki.refused"
-    table: str
-    binding: str
-    ticket: str
-
-
 # ---- mixed tables
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MixedClaim(Message):
@@ -489,22 +458,6 @@ class MixedAnswer(Message):
     request: str
     ok: bool
     reason: str | None
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class MixedMatched(Message):
-    """Seated at a table that started (``restored``: a restored game, joined mid-game)."""
-
-    kind = "mixed.matched"
-    table: str
-    binding: str
-    request: str
-    chair: int
-    owner: str
-    names: list[str]
-    rules: str
-    credential: str | None
-    restored: bool
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -600,12 +553,8 @@ MESSAGES: dict[str, type[Message]] = {
         HttpEnd,
         HttpCancel,
         LobbyEvent,
-        KierkiClaim,
-        KierkiSeated,
-        KierkiRefused,
         MixedClaim,
         MixedAnswer,
-        MixedMatched,
         MixedLeft,
     )
 }
@@ -614,7 +563,6 @@ _SCHEMAS = {cls: _schema(cls) for cls in MESSAGES.values()}
 # kinds a player's node sends to a table's owner (the rest go the other way)
 TO_TABLE = frozenset(c.kind for c in (Submit, Unreadable, Detach, Attach))
 HTTP = frozenset(c.kind for c in (HttpRequest, HttpHead, HttpChunk, HttpEnd, HttpCancel))
-KIERKI = frozenset(k for k in MESSAGES if k.startswith("kierki."))
 MIXED = frozenset(k for k in MESSAGES if k.startswith("mixed."))
 
 

@@ -16,12 +16,12 @@ node, and the player's connection may have landed on another; this module carrie
   (:attr:`Candidate.settle <moonshot.runtime.lobby.Candidate.settle>`): a Sessions client's
   ``game_session_response`` says ``ok`` or the refusal's reason, a refused Trend join gets the
   ``error`` frame, as with one process;
-* the **hosting node** (A) builds a candidate whose seat is a :class:`MixedSeat` (a
-  :class:`~moonshot.cluster.node.RemoteSeat` bound to B, of the player's protocol) and runs it through its own router
+* the **hosting node** (A) builds a candidate whose seat is the cluster's one
+  :class:`~moonshot.cluster.node.RemoteSeat` (bound to B, of the player's protocol) and runs it through its own router
   (``TurboLobby.join_remote``, ``TournamentHost.claim``), so the checks and the refusals (the rules
   the protocol cannot express, a full or started game, a tournament that is over) are the
   single-process ones. It answers ``mixed.answer`` (waiting, refused with the reason, or not here: B then
-  queues the player as for an unknown code). When the game starts, A tells B ``mixed.matched`` (the table,
+  queues the player as for an unknown code). When the game starts, A tells B ``seat.matched`` (the table,
   the chair, the binding, whether the game is a restored one); B plays the chair through a
   :class:`~moonshot.cluster.node.RemoteTable` exactly as for a table another node owns (``table.submit``,
   ``table.detach``... go to A's table);
@@ -37,8 +37,8 @@ node, and the player's connection may have landed on another; this module carrie
 
 An HTTP game is in the table directory (lease, log, ``bind``, ``sess``) once it starts, so its
 remote chairs are fenced, adopted and resumable like any cluster table's; its Trend chairs are in
-the Trend re-join index (:meth:`ClusterMixed.index_trend_chairs`). A tournament's table is not in
-the directory: its remote chairs are served through
+the re-join index under Trend's keys (``HttpPeers.trend_index``, given by the composition root). A
+tournament's table is not in the directory: its remote chairs are served through
 :attr:`Cluster.served <moonshot.cluster.node.Cluster.served>` and their messages are not fenced.
 """
 
@@ -50,18 +50,14 @@ import json
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from moonshot.cluster import messages as wire
-from moonshot.cluster.node import Binding, RemoteSeat, RemoteTable
-from moonshot.cluster.trend import seat_key
-from moonshot.core.rules import Rules
+from moonshot.cluster.node import RemoteSeat, RemoteTable
 from moonshot.play.tournament import token_digest
-from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.runtime.lobby import Candidate, GameType, LobbyError
 from moonshot.runtime.table import SeatKind, Table
-from moonshot.store import rules_named
 
 if TYPE_CHECKING:
     from moonshot.cluster.node import Cluster
@@ -78,16 +74,6 @@ def takeover_wait(lease: float) -> float:
     """Seconds a player waits for a live node to take over its dead host's game or tournament:
     the heartbeat's expiry, the keepers' next look, the load from the store, with a margin."""
     return 5 * lease + 10
-
-
-class MixedSeat(RemoteSeat):
-    """A chair at a table hosted here (an HTTP game, a tournament's game) whose player (of
-    ``protocol``: sessions or trend) is connected to another node. Its messages are fenced by the
-    table's lease when the table is in the directory (an HTTP game); a tournament's table has no
-    lease."""
-
-    def _send(self, table: Table, msg: wire.Message) -> None:
-        self.cluster.send(self.node, msg, fence=table.id if table.id in self.cluster.owned else None)
 
 
 @dataclass(eq=False)
@@ -108,15 +94,15 @@ class ClusterMixed:
     def __init__(self, cluster: Cluster) -> None:
         self.host = cluster.host
         self.cluster = cluster
+        cluster.claimed = self.claimed
         self.claims: dict[str, _Claim] = {}  # this node's players asking another node, by request id
         self.held: dict[tuple[str, str], Candidate] = {}  # other nodes' players waiting here
         self.playing: dict[str, RemoteTable] = {}  # this node's players at tables hosted elsewhere
         # how a code that no node hosts is queued, per protocol (an ordinary private code)
-        self.queues: dict[str, Callable[[Candidate], None]] = {"sessions": self._queue_sessions}
+        self.queues: dict[str, Callable[[Candidate], None]] = {"sessions": self.pool}
         self.reclaims = 0  # waiting players asked again of the node that took their game over
         cluster.handlers.update({k: self._on_message for k in wire.MIXED})
-        cluster._spawn(self._sweep(), limit=False)
-        cluster._spawn(self._watch_hosts(), limit=False)
+        cluster.keeper_hooks += [self._sweep, self._check_hosts]  # every lease/3
 
     # ------------------------------------------------------------ the tournaments run here
     def tournament_running(self, t: Tournament) -> None:
@@ -125,12 +111,6 @@ class ClusterMixed:
         for e in t.spec.entrants:
             if e.external and e.token_digest:
                 c.write("", "h", c.key("tourtoken"), e.token_digest, c.node)
-
-    def index_trend_chairs(self, table: Table, chairs: list[int]) -> None:
-        """A mixed HTTP game's Trend chairs, in the cluster's re-join index (under each player
-        number: the join's number is not kept), so that a bot whose socket closed takes its
-        chair back by joining again on any node, as at a Trend table."""
-        self.cluster.index_chairs(table, [(c, seat_key(n, table.names[c])) for c in chairs for n in range(1, 5)])
 
     # ------------------------------------------------------------ the player's node
     def claim(self, c: Candidate) -> bool:
@@ -228,7 +208,8 @@ class ClusterMixed:
             return
         self.queues[c.protocol](c)
 
-    def _queue_sessions(self, c: Candidate) -> None:
+    def pool(self, c: Candidate) -> None:
+        """The candidate's Redis pool (of a protocol the cluster makes tables for)."""
         fill_wait = self.host.fill_wait if c.game_type is GameType.ANY else None
         self.cluster.queue(c, fill_wait)
 
@@ -250,36 +231,25 @@ class ClusterMixed:
         else:
             self._not_here(r)
 
-    def _matched(self, msg: wire.MixedMatched) -> None:
-        """Seated at a table that started on another node: played through a RemoteTable."""
-        cluster = self.cluster
-        try:
-            rules: Rules = rules_named(msg.rules)
-        except (KeyError, ValueError):
-            rules = SESSIONS_RULES  # a tournament's own rules: the adapter reads only the pass count
-        cl = self.claims.pop(msg.request, None)
-        rt = RemoteTable(cluster, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules, msg.credential)
-        if cl is None:  # the player left after the hosting node seated it: the chair is empty
-            rt.detach(rt.chair, None, "left the lobby")
-            return
+    def claimed(self, r: str) -> Candidate | None:
+        """``seat.matched`` for a claim of this node's: its player, seated at a table that
+        started on another node (the cluster's ``_matched`` plays it through a RemoteTable)."""
+        cl = self.claims.pop(r, None)
+        if cl is None:
+            return None
         c = cl.candidate
         if not cl.answered:  # the fourth chair: the game started at once
             cl.answered = True
             _settle(c, None)
-        seat = c.seat
-        if seat.gone:
-            rt.detach(rt.chair, None, "disconnected")
-            return
-        cluster.bindings[rt.binding] = Binding(rt.binding, cast(Any, seat), rt)
-        self.playing[rt.binding] = rt
-        try:
-            c.on_matched(cast(Table, rt), rt.chair)
-        except Exception:
-            log.exception("event=on_matched_failed table=%s", rt.id)
-            rt.detach(rt.chair, None, "matching callback failed")
-            return
-        if msg.restored:  # a restored game: a replay (Sessions), a catch-up (Trend)
-            seat.joined_mid_game()
+
+        def matched(table: Table, chair: int) -> None:
+            rt = cast(RemoteTable, table)
+            self.playing[rt.binding] = rt
+            c.on_matched(table, chair)
+            if rt.restored:  # a restored game: a replay (Sessions), a catch-up (Trend)
+                c.seat.joined_mid_game()
+
+        return replace(c, on_matched=matched)
 
     # ------------------------------------------------------------ the hosting node
     def _claim_here(self, msg: wire.MixedClaim) -> None:
@@ -298,7 +268,7 @@ class ClusterMixed:
         if protocol not in ("sessions", "trend"):
             answer(False, f"players of protocol {protocol!r} cannot sit at a table of another process")
             return
-        seat = MixedSeat(cluster, node, secrets.token_hex(8), msg.name, kind, msg.credential, protocol)
+        seat = RemoteSeat(cluster, node, secrets.token_hex(8), msg.name, kind, msg.credential, protocol)
         c = Candidate(seat, game_type, msg.code, protocol=protocol, token=msg.token)
         c.on_matched = functools.partial(self._seated, node, r, seat)
         c.joined_at = asyncio.get_running_loop().time()
@@ -314,14 +284,13 @@ class ClusterMixed:
             answer(False, None)
             return
         log.info("event=mixed_claimed node=%s name=%s", node, seat.name)
-        answer(True, None)  # after ``mixed.matched`` when the game started at once: B ignores it then
+        answer(True, None)  # after ``seat.matched`` when the game started at once: B ignores it then
 
-    def _seated(self, node: str, r: str, seat: MixedSeat, table: Table, chair: int) -> None:
+    def _seated(self, node: str, r: str, seat: RemoteSeat, table: Table, chair: int) -> None:
         """The game of a waiting player of another node starts here (its ``on_matched``)."""
         cluster = self.cluster
         self.held.pop((node, r), None)
-        fenced = table.id in cluster.owned
-        if not fenced and table.id not in cluster.served:  # a tournament's table: served, not leased
+        if table.id not in cluster.owned and table.id not in cluster.served:  # a tournament's: served, not leased
             cluster.served[table.id] = table
             tid = table.id
 
@@ -329,18 +298,7 @@ class ClusterMixed:
                 cluster.served.pop(tid, None)
 
             table.done.add_done_callback(gone)
-        matched = wire.MixedMatched(
-            table=table.id,
-            binding=seat.binding,
-            request=r,
-            chair=chair,
-            owner=cluster.node,
-            names=table.seat_names(),
-            rules=table.rules.name,
-            credential=seat.credential,
-            restored=table.restored,
-        )
-        cluster.send(node, matched, fence=table.id if fenced else None)
+        cluster._tell_matched(table, chair, seat, r)
 
     def _left(self, msg: wire.MixedLeft) -> None:
         c = self.held.pop((msg.node, msg.request), None)
@@ -348,27 +306,19 @@ class ClusterMixed:
             self.host.release(c)
 
     async def _sweep(self) -> None:
-        """Chairs held for players of a node that died are freed (nobody will say ``mixed.left``)."""
-        cluster = self.cluster
-        while True:
-            await asyncio.sleep(cluster.lease)
-            nodes = {node for node, _ in self.held}
-            for node in nodes:
-                try:
-                    alive = await cluster.node_alive(node)
-                except Exception:
-                    log.exception("event=mixed_sweep_failed")
-                    continue
-                if not alive:
-                    for key in [k for k in self.held if k[0] == node]:
-                        c = self.held.pop(key, None)
-                        if c is not None:
-                            log.info("event=mixed_player_node_gone node=%s name=%s", node, c.seat.name)
-                            self.host.release(c)
+        """The keeper's hook: chairs held for players of a node that died are freed (nobody will
+        say ``mixed.left``)."""
+        for node in {node for node, _ in self.held}:
+            if not await self.cluster.node_alive(node):
+                for key in [k for k in self.held if k[0] == node]:
+                    c = self.held.pop(key, None)
+                    if c is not None:
+                        log.info("event=mixed_player_node_gone node=%s name=%s", node, c.seat.name)
+                        self.host.release(c)
 
     # ------------------------------------------------------------ the host died
-    async def _watch_hosts(self) -> None:
-        """Every lease: this node's players whose game's host has no heartbeat any more.
+    async def _check_hosts(self) -> None:
+        """The keeper's hook: this node's players whose game's host has no heartbeat any more.
 
         * waiting in an open game (told ``ok``, not yet seated): asked again of the node that
           takes the game over (``_reclaim``), or told and freed when none does;
@@ -377,17 +327,6 @@ class ClusterMixed:
           entrants' chairs waiting ``--show-up`` seconds): told that the session is closed and
           to join again with the token. A table in the directory (an HTTP game) is adopted: its
           adopter tells the player's node (``seat.adopted``) and the player plays on."""
-        cluster = self.cluster
-        while True:
-            await asyncio.sleep(cluster.lease)
-            try:
-                await self._check_hosts()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("event=mixed_watch_failed")
-
-    async def _check_hosts(self) -> None:
         cluster = self.cluster
         assert cluster.redis is not None
         for b in [b for b in self.playing if b not in cluster.bindings]:
@@ -516,8 +455,6 @@ class ClusterMixed:
             self._claim_here(msg)
         elif isinstance(msg, wire.MixedAnswer):
             self._answered(msg)
-        elif isinstance(msg, wire.MixedMatched):
-            self._matched(msg)
         elif isinstance(msg, wire.MixedLeft):
             self._left(msg)
 
@@ -531,4 +468,4 @@ def _settle(c: Candidate, why: str | None) -> None:
             log.exception("event=mixed_settle_failed")
 
 
-__all__ = ["ClusterMixed", "MixedSeat"]
+__all__ = ["ClusterMixed"]

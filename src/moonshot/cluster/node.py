@@ -3,12 +3,17 @@
 ``moonshot serve --redis URL`` (and ``--workers N``, which starts N such processes on shared
 ports) turns one server process into a *node* of a cluster. What a node keeps in Redis:
 
-* **the lobby** (Sessions and Trend): a list per pool (``lobby:[protocol, game type, code]``) of
-  tickets, one per waiting player (its node, name, kind, credential and the chair it wants). A
-  Lua script appends a ticket and, when the pool holds four tickets of live nodes, removes them
-  in the same atomic step and hands them to the caller: exactly one node forms each table, and
-  that node is its **owner**. Filling with bots after ``fill_wait`` is the same kind of atomic
-  pop, done by the node whose player waited longest.
+* **the lobby** (every protocol with a :class:`TableKind`: Sessions, Trend, Kierki): a list per
+  pool (``lobby:[protocol, game type, code]``) of tickets, one per waiting player (its node, name,
+  kind, credential and the chair it wants). A Lua script appends a ticket and, when the pool holds
+  four tickets of live nodes (exact chairs, Kierki's: the first for each chair), removes them in
+  the same atomic step and hands them to the caller: exactly one node forms each table, and that
+  node is its **owner**. Filling with bots after ``fill_wait`` is the same kind of atomic pop, done
+  by the node whose player waited longest. A pool whose running tables offer their free chairs
+  (the lobby's ``Reseat``: Kierki) keeps a hash per chair (``free:POOL:C``: table -> ``o NODE``
+  held, or ``v MS`` free since): the join claims the chair free longest first (``table.attach`` to
+  its owner), and an owner whose chair empties hands it to the first ticket waiting for it
+  (``seat.matched``) or marks it free.
 * **the table directory**: ``tables`` (a hash: table id -> owner node), a **lease** per table
   (``lease:{id}``, the owner's node id with an expiry the owner renews), the table's start data
   (``meta:{id}``: rules, seed, names, credentials), which node and binding holds each chair
@@ -47,15 +52,16 @@ takes the lease (``SET NX``), and **adopts** the table: it replays the Redis log
 record is completed from it), seats the players whose connections live on other nodes (they
 simply see the next request; events they already have are skipped by version), seats bots in
 the server-bot chairs, and waits ``restore_grace`` for the players whose connections died with
-the old owner: they come back with ``resume_session`` (a Trend bot: by joining again) on any
-node, through one ``table.attach``.
+the old owner: they come back with ``resume_session`` (a Trend bot: by joining again; a Kierki
+client: ``IAM<seat>``, its chair offered again, never to a bot) on any node, through one
+``table.attach``.
 
-Sessions and Trend are matched, routed and adopted here. Turbo HTTP + SSE uses the same streams through per-protocol
-hooks (:attr:`Cluster.handlers` for its message kinds, :attr:`Cluster.adopters` for adopting its
-tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.http.peers`.
-Kierki (``--kierki-port`` on every node) is matched, seated and adopted through the same hooks:
-see :mod:`moonshot.cluster.kierki`; what is Trend's own (its start data, its re-join index) is in
-:mod:`moonshot.cluster.trend`.
+Sessions, Trend and Kierki are matched, routed and adopted here. Turbo HTTP + SSE uses the same
+streams through hooks (:attr:`Cluster.handlers` for its message kinds, :attr:`Cluster.adopters` for
+adopting its tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.http.peers`.
+What is a protocol's own (Trend's start data and re-join keys, Kierki's exact chairs, table
+policy and game file) is data it gives (:class:`TableKind`), registered by the composition root:
+this package imports no protocol.
 A Sessions lobby code naming an HTTP game or a tournament seat on another node is claimed
 there: see :mod:`moonshot.cluster.mixed`.
 Messages between nodes are named types of one schema (:mod:`moonshot.cluster.messages`, JSON): a stream
@@ -65,7 +71,7 @@ entry that breaks it is dropped with a log line, and nothing in one can name cod
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import functools
 import json
 import logging
 import os
@@ -82,7 +88,7 @@ from moonshot.core.actions import Action, ActionFormatError, action_from_dict, a
 from moonshot.core.engine import Phase
 from moonshot.core.rules import Rules
 from moonshot.core.views import SeatView
-from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError, Reseat, Reseating, honour_chairs
 from moonshot.runtime.table import (
     BotSeat,
     ChairState,
@@ -113,6 +119,8 @@ INSTALL_HINT = "--redis needs the redis package: pip install 'moonshot[scale]'"
 WRITTEN_TIMEOUT = 15.0  # s a request's answer waits for its writes to reach Redis before it is refused
 WRITE_BACKOFF_FIRST = 0.1  # s before the first retry of a failed write batch, doubling ...
 WRITE_BACKOFF_MAX = 2.0  # ... up to this
+CLAIM_TRIES = 40  # claims of running tables' free chairs refused before a player just waits for one
+CLAIM_RETRY = 0.25  # s before the join again after such a refusal
 
 
 class ClusterError(Exception):
@@ -207,27 +215,93 @@ end
 return lost
 """
 
-# KEYS[1]: the pool; ARGV[1]: the ticket; ARGV[2]: key prefix. Drops tickets of dead nodes;
-# when four live tickets wait, removes and returns them (the caller owns the new table).
+# KEYS[1]: the pool; ARGV[1]: the ticket ('' = only try to form a table); ARGV[2]: key prefix;
+# ARGV[3]: '1' for exact chairs; ARGV[4]: the pool's free-chair hashes ('' = none; + chair, a hash
+# table id -> 'v <ms>' free since, or 'o <node>' held through a node). Drops tickets of dead nodes.
+# With free chairs, the ticket's chair free longest at a running table is claimed ({'seat', id})
+# (one held through a dead node counts as free); else the ticket waits. Four live tickets (exact:
+# the first for each chair) are removed and returned: the caller owns the new table; never while
+# a table with chairs offered here waits for its adopter (its players, back, must find them).
 _JOIN_LUA = """
-local pool = KEYS[1]
-redis.call('RPUSH', pool, ARGV[1])
+local pool, p, exact, free = KEYS[1], ARGV[2], ARGV[3] == '1', ARGV[4]
+local function alive(n) return redis.call('EXISTS', p .. 'node:' .. n) == 1 end
+if ARGV[1] ~= '' then
+  local t = cjson.decode(ARGV[1])
+  if free ~= '' then
+    local h = free .. t['chair']
+    local seats = redis.call('HGETALL', h)
+    local best, score = nil, nil
+    for i = 1, #seats, 2 do
+      local tid, st = seats[i], seats[i + 1]
+      if redis.call('HEXISTS', p .. 'tables', tid) == 0 then
+        redis.call('HDEL', h, tid)
+      else
+        local kind, v = string.match(st, '^(%a) (.*)$')
+        local s = nil
+        if kind == 'v' then s = tonumber(v) elseif kind == 'o' and not alive(v) then s = 0 end
+        if s and (best == nil or s < score) then best, score = tid, s end
+      end
+    end
+    if best then
+      redis.call('HSET', h, best, 'o ' .. t['node'])
+      return {'seat', best}
+    end
+  end
+  redis.call('RPUSH', pool, ARGV[1])
+end
 local items = redis.call('LRANGE', pool, 0, -1)
-local alive = {}
+local live, heads = {}, {}
 for _, it in ipairs(items) do
   local t = cjson.decode(it)
-  if redis.call('EXISTS', ARGV[2] .. 'node:' .. t['node']) == 1 then
-    table.insert(alive, it)
+  if alive(t['node']) then
+    table.insert(live, it)
+    if exact and heads[t['chair'] + 1] == nil then heads[t['chair'] + 1] = it end
   else
     redis.call('LREM', pool, 1, it)
   end
 end
-if #alive >= 4 then
-  local group = {alive[1], alive[2], alive[3], alive[4]}
-  for _, it in ipairs(group) do redis.call('LREM', pool, 1, it) end
-  return group
+local group = {}
+if exact then
+  for c = 1, 4 do
+    if heads[c] == nil then return {} end
+    group[c] = heads[c]
+  end
+elseif #live >= 4 then
+  group = {live[1], live[2], live[3], live[4]}
+else
+  return {}
 end
-return {}
+if free ~= '' then
+  for c = 0, 3 do
+    for _, tid in ipairs(redis.call('HKEYS', free .. c)) do
+      if redis.call('HEXISTS', p .. 'tables', tid) == 0 then
+        redis.call('HDEL', free .. c, tid)
+      elseif redis.call('EXISTS', p .. 'lease:' .. tid) == 0 then
+        return {}
+      end
+    end
+  end
+end
+for _, it in ipairs(group) do redis.call('LREM', pool, 1, it) end
+return group
+"""
+
+# KEYS[1]: the pool; ARGV: prefix, the chair's free hash, chair, table id, now (ms), this node. A
+# chair of a running table emptied: the first live ticket waiting for that chair is removed and
+# returned (it takes the chair); else the chair is marked free. Only while this node holds the lease.
+_VACATE_LUA = """
+local pool, p, h, tid = KEYS[1], ARGV[1], ARGV[2], ARGV[4]
+if redis.call('GET', p .. 'lease:' .. tid) ~= ARGV[6] then return false end
+for _, it in ipairs(redis.call('LRANGE', pool, 0, -1)) do
+  local t = cjson.decode(it)
+  if tostring(t['chair']) == ARGV[3] and redis.call('EXISTS', p .. 'node:' .. t['node']) == 1 then
+    redis.call('LREM', pool, 1, it)
+    redis.call('HSET', h, tid, 'o ' .. t['node'])
+    return it
+  end
+end
+redis.call('HSET', h, tid, 'v ' .. ARGV[5])
+return false
 """
 
 # KEYS[1]: the pool; ARGV[1]: the ticket whose wait is over; ARGV[2]: prefix. If that ticket still
@@ -306,7 +380,9 @@ class RemoteSeat(Seat):
         self._state: TableState | None = None  # the last state sent
 
     def _send(self, table: Table, msg: wire.Message) -> None:
-        self.cluster.send(self.node, msg, fence=table.id)
+        # fenced by the table's lease; a tournament's table, served here outside the directory
+        # (:attr:`Cluster.served`), has none
+        self.cluster.send(self.node, msg, fence=None if table.id in self.cluster.served else table.id)
 
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
         msg = wire.Events(table=table.id, binding=self.binding, events=list(events), state=self._changed(table))
@@ -460,6 +536,7 @@ class RemoteTable:
         self.status = TableStatus.RUNNING
         self.state = TableState((ChairState("human", False, 0, 0),) * 4, False)
         self.done = _Ended(self)
+        self.restored = False  # a restored game, joined mid-game
 
     def snapshot(self) -> TableState:
         return self.state
@@ -511,24 +588,46 @@ class Binding:
 class _Ticket:
     candidate: Candidate
     text: str  # the JSON kept in the Redis pool
-    pool: str
+    pool: str  # its key
+    name: str  # the pool's name (protocol, game type, code)
     timer: asyncio.TimerHandle | None = None
+    tries: int = 0  # claims of a running table's free chair refused or unanswered
+
+
+def pool_name(key: tuple[str, GameType, str | None]) -> str:
+    """A lobby pool's name in Redis: its protocol, game type and code."""
+    return json.dumps([key[0], key[1].value, key[2]])
+
+
+def pool_key(name: str) -> tuple[str, GameType, str | None]:
+    protocol, game_type, code = json.loads(name)
+    return str(protocol), GameType(game_type), code if isinstance(code, str) else None
+
+
+def _text(v: Any) -> str:
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def _flag(c: Candidate) -> str:
+    return "1" if c.exact_chair else "0"  # the join script's exact-chair mode
 
 
 # ------------------------------------------------------------------ the lobby
 class ClusterLobby(Lobby):
-    """The lobby for a cluster: Sessions pools live in Redis (see the module docstring); other
-    protocols (Trend) match in-process, as with one process."""
+    """The lobby for a cluster: the pools of the protocols the cluster makes tables for
+    (:attr:`Cluster.tables`: Sessions, Trend) live in Redis (see the module docstring); any
+    other protocol matches in-process, as with one process."""
 
     def __init__(self, cluster: Cluster, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.cluster = cluster
+        cluster.lobby = self
 
     def waiting(self) -> int:
         return super().waiting() + len(self.cluster.tickets)
 
     def join(self, c: Candidate) -> None:
-        if c.protocol != "sessions":
+        if c.protocol not in self.cluster.tables:
             super().join(c)
             return
         if c.game_type is GameType.HUMANS_ONLY and c.kind is not SeatKind.HUMAN:
@@ -538,14 +637,36 @@ class ClusterLobby(Lobby):
         c.joined_at = asyncio.get_running_loop().time()
         if self.router is not None and self.router.claim(c):
             return  # a code naming a table hosted in this process (an HTTP game, a tournament seat)
-        self.cluster.queue(c, self.fill_wait if c.game_type is GameType.ANY else None)
+        self.cluster.queue(c, self.fill_wait if c.game_type is GameType.ANY and not c.exact_chair else None)
 
     def leave(self, c: Candidate) -> bool:
-        if c.protocol != "sessions":
+        if c.protocol not in self.cluster.tables:
             return super().leave(c)
         if self.router is not None and self.router.release(c):
             return True
         return self.cluster.unqueue(c)
+
+    # a running table's free chairs are offered through Redis (the pool's free-chair hashes)
+    def _offer(self, r: Reseating, chair: int) -> None:
+        if r.key[0] in self.cluster.tables:
+            self.cluster._spawn(self.cluster._vacate(r, chair), limit=False)
+        else:
+            super()._offer(r, chair)
+
+    def _given_up(self, r: Reseating) -> None:
+        self._unlist(r)
+        self.cluster._spawn(self.cluster._forget(r.table), limit=False)  # stopped: it would be adopted
+
+    def _closed(self, r: Reseating) -> None:
+        if r.table.status is not TableStatus.STOPPED:  # stopped (shutdown): it goes on elsewhere
+            self._unlist(r)
+
+    def _unlist(self, r: Reseating) -> None:
+        """The table's chairs are offered no more."""
+        t, c = r.table, self.cluster
+        if r.key[0] in c.tables:
+            for chair in range(4):
+                c.write(c.key("lease", t.id), "hd", c.free_key(pool_name(r.key), chair), t.id)
 
 
 # ------------------------------------------------------------------ the node
@@ -555,38 +676,30 @@ Placed = list[tuple[Seat, dict[str, Any] | None]]  # a new table's chairs: (occu
 @dataclass(frozen=True)
 class TableKind:
     """What the lobby pools and the one adopter need to make a protocol's table, or make it
-    again, as data the protocol gives (``Cluster.tables``): its rules, the kind of its remote
-    chairs, its per-phase deadlines; and the protocol's own bookkeeping besides the table (Trend:
-    its players' asked numbers in the table's start data, its re-join index), told when a table
-    forms and when one is adopted."""
+    again, as data the protocol gives (``Cluster.tables``, registered by the composition root):
+    its rules, the kind of its remote chairs, its per-phase deadlines, what more its table's
+    start data keeps (Trend: the numbers its players asked for), and the keys under which its
+    chairs are found again by a re-join on any node (Trend: number and name), computed from the
+    table and its start data when a table forms and when one is adopted."""
 
     rules: Rules | None = None  # a new table's (an adopted one's are its start data's)
     seat_kind: SeatKind = SeatKind.HUMAN  # an adopted table's remote chairs
     phase_timeouts: tuple[tuple[Phase, float], ...] = ()
     start_data: Callable[[Placed], dict[str, Any]] | None = None  # more start data for a new table
-    formed: Callable[[Table, dict[str, Any]], None] | None = None  # (table, start data)
-    adopted: Callable[[Table, dict[str, Any], int], None] | None = None  # (table, start data, players kept)
+    chair_keys: Callable[[Table, dict[str, Any]], Sequence[tuple[int, str]]] | None = None  # (chair, key)
+    # Kierki: no bot ever sits (an adopted table's lost chairs wait), a free chair of a running
+    # table is offered to the next player asking for it (the lobby's Reseat), the table's own
+    # policy, its meta (the game file's text) and its deals made from that meta
+    fill: bool = True
+    reseat: Reseat | None = None
+    table_policy: TablePolicy | None = None
+    table_meta: tuple[tuple[str, str], ...] = ()
+    deals: Callable[[dict[str, Any]], Any] | None = None
 
     def policy(self, base: TablePolicy) -> TablePolicy:
+        if self.table_policy is not None:
+            return self.table_policy
         return replace(base, phase_timeouts=self.phase_timeouts) if self.phase_timeouts else base
-
-
-def place_in_chairs(
-    entries: list[tuple[Seat, dict[str, Any] | None]], rng: random.Random
-) -> list[tuple[Seat, dict[str, Any] | None]]:
-    """A matched group's four chairs: the group shuffled, then each ticket that asks for a chair
-    (``chair``, e.g. Trend's ``playerNumber``) gets it if it is still free, first asker in that
-    order; the others (and the bots, whose ticket is None) fill the chairs left."""
-    rng.shuffle(entries)
-    placed: list[tuple[Seat, dict[str, Any] | None] | None] = [None] * 4
-    rest = []
-    for e in entries:
-        want = e[1].get("chair") if e[1] is not None else None
-        if isinstance(want, int) and 0 <= want < 4 and placed[want] is None:
-            placed[want] = e
-        else:
-            rest.append(e)
-    return [p if p is not None else rest.pop(0) for p in placed]
 
 
 @dataclass
@@ -616,6 +729,14 @@ class Cluster:
     # the protocols whose tables the one adopter below builds again, from their data
     tables: dict[str, TableKind] = field(default_factory=dict)
     live_nodes: list[str] = field(default_factory=list)  # the other live nodes (refreshed by the keeper)
+    lobby: ClusterLobby | None = None  # this process's lobby (running tables' free chairs)
+    # a mixed table's claim by its id, as a candidate (moonshot.cluster.mixed), for seat.matched
+    claimed: Callable[[str], Candidate | None] | None = None
+    # what a seat at a table whose rules have no stored name (a tournament's own) is told it plays
+    rules: Rules | None = None
+    # re-join keys of every table this node registers, whatever its protocol (a Sessions player's
+    # session id, at a mixed table too), given by the composition root
+    table_keys: list[Callable[[Table], Sequence[tuple[int, str]]]] = field(default_factory=list)
     # called with a table's id when this node loses its lease (another node runs the table now)
     on_lease_lost: list[Callable[[str], None]] = field(default_factory=list)
     # more work for the keeper, every lease/3 after the leases (e.g. adopting a dead node's open
@@ -662,6 +783,7 @@ class Cluster:
         self._write_sha = await r.script_load(_WRITE_LUA)
         self._join = r.register_script(_JOIN_LUA)
         self._fill = r.register_script(_FILL_LUA)
+        self._free = r.register_script(_VACATE_LUA)
         self._renew = r.register_script(_RENEW_LUA)
         self._claim = r.register_script(_CLAIM_LUA)
         await self._heartbeat()
@@ -940,14 +1062,16 @@ class Cluster:
 
     def _attach(self, table: Table | None, msg: wire.Attach) -> None:
         """A player's node asks for a chair back (its credential already matched there): a
-        chair of a table of the player's protocol, or one with a credential (a mixed game's)."""
+        chair of a table of the player's protocol, or one with a credential (a mixed game's); or a
+        free chair of a running table its pool offers (Kierki), free as the lobby's record says."""
         chair = msg.chair
+        offered = self.lobby.reseating(table.id) if table is not None and self.lobby is not None else None
         if (
             table is None
             or table.done.done()
             or not 0 <= chair < 4
             or not (table.meta.get("protocol") == msg.protocol or table.credentials[chair] is not None)
-            or table.chairs[chair].occupant is not None
+            or (offered.seats[chair] if offered is not None else table.chairs[chair].occupant) is not None
         ):
             taken = table is not None and not table.done.done() and 0 <= chair < 4
             refused = wire.Refused(table=msg.table, binding=msg.binding, reason="taken" if taken else "ended")
@@ -963,7 +1087,68 @@ class Cluster:
             table=table.id, binding=msg.binding, chair=chair, owner=self.node, names=names, rules=table.rules.name
         )
         self.send(msg.node, attached)
+        if offered is not None:
+            self.write(
+                self.key("lease", table.id),
+                "h",
+                self.free_key(pool_name(offered.key), chair),
+                table.id,
+                f"o {msg.node}",
+            )
         table.attach(chair, seat, replay=True)
+
+    async def _vacate(self, r: Reseating, chair: int) -> None:
+        """A chair of a running table this node owns emptied: the first live player waiting for
+        it in the table's pool takes it (``seat.matched``), else it is marked free for the next."""
+        t, name = r.table, pool_name(r.key)
+        await self.drain()  # the unbind and the table's last writes first
+        if t.done.done() or r.seats[chair] is not None:
+            return
+        ms = int(time.time() * 1000)
+        pool = self.key("lobby", name)
+        got = await self._free(keys=[pool], args=[self.prefix, self.free_key(name, chair), chair, t.id, ms, self.node])
+        if not got:
+            return
+        text = _text(got)
+        if t.done.done() or r.seats[chair] is not None:  # taken meanwhile: it waits on, first
+            assert self.redis is not None
+            await self.redis.lpush(pool, text)
+            return
+        ticket = json.loads(text)
+        seat = self._ticket_seat(ticket, r.key[0])
+        self.write(self.key("lease", t.id), "h", self.key("bind", t.id), str(chair), f"{seat.node} {seat.binding}")
+        self._tell_matched(t, chair, seat, ticket["id"])
+        t.attach(chair, seat, replay=True)
+
+    def _ticket_seat(self, ticket: dict[str, Any], protocol: str) -> RemoteSeat:
+        """The chair of a pool's ticket: its player on the ticket's node, under a new binding."""
+        kind, cred = SeatKind(ticket["kind"]), ticket.get("cred")
+        return RemoteSeat(self, ticket["node"], secrets.token_hex(8), ticket["name"], kind, cred, protocol)
+
+    def _tell_matched(self, table: Table, chair: int, seat: RemoteSeat, ticket: str) -> None:
+        """``seat.matched`` to the node of the ticket's (or claim's) player, seated in ``chair`` here."""
+        matched = wire.Matched(
+            table=table.id,
+            binding=seat.binding,
+            ticket=ticket,
+            chair=chair,
+            owner=self.node,
+            names=table.seat_names(),
+            rules=table.rules.name,
+            credential=seat.credential,
+            restored=table.restored,
+        )
+        self.send(seat.node, matched, fence=None if table.id in self.served else table.id)
+
+    async def _try_form(self, name: str) -> None:
+        """Players that waited while a table of their pool waited for its adopter may now make
+        a table of their own."""
+        await asyncio.sleep(0.5)  # once the adopted table's lease and chairs are in Redis
+        protocol = pool_key(name)[0]
+        args = ["", self.prefix, "1", self.free_key(name)]
+        group = [_text(g) for g in await self._join(keys=[self.key("lobby", name)], args=args)]
+        if group and group[0] != "seat":
+            self._form(protocol, group, fill=False, pool=name)
 
     def _to_table(self, msg: Any) -> None:
         """A message from a player's node to a table this node owns."""
@@ -1059,11 +1244,16 @@ class Cluster:
                 "chair": c.chair,
             }
         )
-        pool = self.key("lobby", json.dumps([c.protocol, c.game_type.value, c.lobby_code]))
-        ticket = _Ticket(c, text, pool)
+        name = pool_name((c.protocol, c.game_type, c.lobby_code))
+        ticket = _Ticket(c, text, self.key("lobby", name), name)
         self.tickets[tid] = ticket
         c.joined_at = asyncio.get_running_loop().time()
         self._spawn(self._join_pool(tid, ticket, fill_wait))
+
+    def free_key(self, name: str, chair: int | str = "") -> str:
+        """The hash of pool ``name``'s free chairs ``chair`` at running tables (table id ->
+        ``v <ms>`` free since, ``o <node>`` held through that node); without a chair, the prefix."""
+        return f"{self.key('free', name)}:{chair}"
 
     def _spawn(self, coro: Any, limit: bool = True) -> None:
         """Run a lobby or resume call to Redis (``limit``: a few at a time); a failure is logged."""
@@ -1084,10 +1274,14 @@ class Cluster:
             log.exception("event=cluster_call_failed")
 
     async def _join_pool(self, tid: str, ticket: _Ticket, fill_wait: float | None) -> None:
-        group = await self._join(keys=[ticket.pool], args=[ticket.text, self.prefix])
-        protocol = ticket.candidate.protocol
-        if group:
-            self._form(protocol, [g.decode() if isinstance(g, bytes) else g for g in group], fill=False)
+        c = ticket.candidate
+        # a running table's free chair first (Kierki), unless claims kept failing: then it waits
+        free = self.free_key(ticket.name) if c.reseat is not None and ticket.tries < CLAIM_TRIES else ""
+        got = [_text(g) for g in await self._join(keys=[ticket.pool], args=[ticket.text, self.prefix, _flag(c), free])]
+        if got and got[0] == "seat":
+            self._spawn(self._take_free(tid, ticket, got[1]), limit=False)
+        elif got:
+            self._form(c.protocol, got, fill=False, pool=ticket.name)
         elif tid not in self.tickets:  # the player left while its ticket was on its way: out again
             assert self.redis is not None
             await self.redis.lrem(ticket.pool, 1, ticket.text)
@@ -1098,7 +1292,24 @@ class Cluster:
     async def _fill_pool(self, ticket: _Ticket) -> None:
         group = await self._fill(keys=[ticket.pool], args=[ticket.text, self.prefix])
         if group:
-            self._form(ticket.candidate.protocol, [g.decode() if isinstance(g, bytes) else g for g in group], fill=True)
+            self._form(ticket.candidate.protocol, [_text(g) for g in group], fill=True, pool=ticket.name)
+
+    async def _take_free(self, tid: str, ticket: _Ticket, table_id: str) -> None:
+        """The pool's join claimed a free chair of running table ``table_id`` for the ticket: its
+        owner is asked for it as for a re-join (``table.attach``); refused (taken meanwhile, the
+        table ended), the join again, a little later."""
+        c = ticket.candidate
+
+        def closed() -> bool:
+            return tid not in self.tickets or c.seat.gone
+
+        seated = await self._take(
+            table_id, c.chair or 0, None, c.protocol, functools.partial(self._seated, tid), closed
+        )
+        if not seated and not closed():
+            ticket.tries += 1
+            await asyncio.sleep(CLAIM_RETRY)
+            self._spawn(self._join_pool(tid, ticket, None))
 
     def unqueue(self, c: Candidate) -> bool:
         for tid, t in list(self.tickets.items()):
@@ -1111,21 +1322,18 @@ class Cluster:
                 return True
         return False
 
-    def _form(self, protocol: str, group: list[str], fill: bool) -> None:
+    def _form(self, protocol: str, group: list[str], fill: bool, pool: str) -> None:
         """This node won the pop: it owns the new table; each player's node hears ``seat.matched``."""
         host, kind = self.host, self.tables[protocol]
         assert kind.rules is not None
         tickets = [json.loads(g) for g in group]
-        entries: Placed = []
-        for t in tickets:
-            seat = RemoteSeat(
-                self, t["node"], secrets.token_hex(8), t["name"], SeatKind(t["kind"]), t.get("cred"), protocol
-            )
-            entries.append((seat, t))
+        entries: Placed = [(self._ticket_seat(t, protocol), t) for t in tickets]
         while len(entries) < 4:
             entries.append((host.bot_seat(protocol), None))
-        final = place_in_chairs(entries, self._rng)  # the chairs asked for (Trend's playerNumber)
+        self._rng.shuffle(entries)  # then the chairs asked for (Trend's playerNumber, Kierki's seat)
+        final = honour_chairs(entries, lambda e: e[1].get("chair") if e[1] is not None else None)
         seats = [s for s, _ in final]
+        tmeta = dict(kind.table_meta)
         table = Table(
             kind.rules,
             seats,
@@ -1133,25 +1341,23 @@ class Cluster:
             policy=kind.policy(host.policy(0.0)),
             table_id=f"{int(time.time() * 1000):x}-{secrets.token_hex(4)}",
             recorder=self.recorder(),
-            meta={"protocol": protocol},
+            meta={"protocol": protocol, **tmeta},
+            deals=kind.deals(tmeta) if kind.deals is not None else None,
         )
-        info = {"protocol": protocol, "fill": fill, **(kind.start_data(final) if kind.start_data else {})}
+        info = {"protocol": protocol, "fill": fill, "pool": pool, **(kind.start_data(final) if kind.start_data else {})}
+        if tmeta:
+            info["tmeta"] = {**info.get("tmeta", {}), **tmeta}
         self._register(table, info)
-        if kind.formed is not None:
-            kind.formed(table, info)
+        if kind.chair_keys is not None:
+            self.index_chairs(table, kind.chair_keys(table, info))
+        if kind.reseat is not None and self.lobby is not None:  # its chairs offered again when left
+            self.lobby.reopen(table, pool_key(pool), kind.reseat, list(seats))
+            for chair, s in enumerate(seats):
+                if isinstance(s, RemoteSeat):
+                    self.write(self.key("lease", table.id), "h", self.free_key(pool, chair), table.id, f"o {s.node}")
         for chair, (occupant, t) in enumerate(final):
             if isinstance(occupant, RemoteSeat) and t is not None:
-                matched = wire.Matched(
-                    table=table.id,
-                    binding=occupant.binding,
-                    ticket=t["id"],
-                    chair=chair,
-                    owner=self.node,
-                    names=table.seat_names(),
-                    rules=table.rules.name,
-                    credential=occupant.credential,
-                )
-                self.send(occupant.node, matched, fence=table.id)
+                self._tell_matched(table, chair, occupant, t["id"])
         self.formed += 1
         host.matched()
         host.track(table)
@@ -1185,7 +1391,9 @@ class Cluster:
             occ = seat.occupant
             if isinstance(occ, RemoteSeat):
                 self.write(lease, "h", self.key("bind", table.id), str(chair), f"{occ.node} {occ.binding}")
-        self._index_sessions(table)
+        for keys_of in self.table_keys:  # re-join keys whatever the table's protocol (Sessions')
+            if keys := keys_of(table):
+                self.index_chairs(table, keys)
         self.owned[table.id] = table
         self._ops.append(("L", "", lambda tid=table.id: self._leased.add(tid)))  # once the lease is in Redis
 
@@ -1196,26 +1404,35 @@ class Cluster:
                 self.write(self.key("lease", table_id), "hd", self.key("bind", table_id), str(chair))
 
     def _matched(self, msg: wire.Matched) -> None:
-        """Seated at a new table: the player's own adapter plays it through a RemoteTable."""
-        ticket = self.tickets.pop(msg.ticket, None)
-        rt = RemoteTable(
-            self, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules_named(msg.rules), msg.credential
-        )
-        if ticket is None:  # the player left after its ticket was taken: the chair is empty
-            rt.detach(rt.chair, None, "left the lobby")
-            return
-        if ticket.timer is not None:
-            ticket.timer.cancel()
-        seat = ticket.candidate.seat
-        if seat.gone:
-            rt.detach(rt.chair, None, "disconnected")
-            return
-        self.bindings[rt.binding] = Binding(rt.binding, seat, rt)
+        """Seated at a new table (or a running one's free chair): the player's own adapter plays
+        it through a RemoteTable."""
         try:
-            ticket.candidate.on_matched(cast(Table, rt), rt.chair)
+            rules = rules_named(msg.rules)
+        except (KeyError, ValueError):  # a tournament's own rules: the adapter reads only the pass count
+            rules = self.rules or rules_named("standard")
+        rt = RemoteTable(self, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules, msg.credential)
+        rt.restored = msg.restored
+        seat = self._seated(msg.ticket, cast(Table, rt), rt.chair)
+        if seat is None:
+            rt.detach(rt.chair, None, "left the lobby")
+        else:
+            self.bindings[rt.binding] = Binding(rt.binding, seat, rt)
+
+    def _seated(self, tid: str, rt: Table, chair: int) -> Seat | None:
+        """The player of ticket ``tid`` takes chair ``chair`` of ``rt`` (a stand-in); None: it left
+        (after its ticket was taken), the chair is empty."""
+        ticket = self.tickets.pop(tid, None)
+        if ticket is not None and ticket.timer is not None:
+            ticket.timer.cancel()
+        c = ticket.candidate if ticket is not None else self.claimed(tid) if self.claimed is not None else None
+        if c is None or c.seat.gone:
+            return None
+        try:
+            c.on_matched(rt, chair)
         except Exception:
             log.exception("event=on_matched_failed table=%s", rt.id)
-            rt.detach(rt.chair, None, "matching callback failed")
+            return None
+        return c.seat
 
     # -------------------------------------------------------------- the chair index and re-join
     def index_chairs(self, table: Table, keys: Sequence[tuple[int, str]]) -> None:
@@ -1234,13 +1451,6 @@ class Cluster:
                     self.write("", "hd", self.key("chair", k), table.id)
 
         table.done.add_done_callback(out)
-
-    def _index_sessions(self, table: Table) -> None:
-        """Every chair of a Sessions player (its name ends with the session id), whatever the
-        table's protocol, for ``resume_session`` on any node."""
-        keys = [(chair, f"sessions:{sid}") for chair, sid in _session_chairs(table.names, table.credentials)]
-        if keys:
-            self.index_chairs(table, keys)
 
     def rejoin(
         self,
@@ -1287,7 +1497,7 @@ class Cluster:
         self,
         table_id: str,
         chair: int,
-        cred: str,
+        cred: str | None,
         protocol: str,
         seated: Callable[[Table, int], Seat | None],
         closed: Callable[[], bool],
@@ -1476,6 +1686,8 @@ class Cluster:
             protocol = json.loads(raw).get("protocol", "sessions")
         except (ValueError, AttributeError):
             return True
+        if protocol in self.tables and self.tables[protocol].reseat is not None and self.lobby is None:
+            return False  # its free chairs are offered by the lobby, which this process has not made yet
         return protocol in self.tables or protocol in self.adopters
 
     async def _adopt(self, tid: str, old_owner: str) -> bool:
@@ -1540,10 +1752,11 @@ class Cluster:
                     seats[chair] = rs
                     notify.append(rs)
                     continue
-            if creds[chair] is None:  # a server bot's chair: a bot again, at once
+            if creds[chair] is None and kind.fill:  # a server bot's chair: a bot again, at once
                 bot = host.bot()
                 seats[chair] = BotSeat(bot, random.Random(self._rng.getrandbits(32)), name=names[chair])
         rules = rules_named(meta["variant"])
+        tmeta = {k: v for k, v in (meta.get("tmeta") or {}).items() if isinstance(v, str)}  # Kierki's deals
         table = Table(
             rules,
             seats,
@@ -1556,7 +1769,8 @@ class Cluster:
             restored=True,
             names=names,
             credentials=creds,
-            meta={"protocol": protocol, "restored": True, "deal_salt": meta.get("salt")},
+            meta={**tmeta, "protocol": protocol, "restored": True, "deal_salt": meta.get("salt")},
+            deals=kind.deals(tmeta) if kind.deals is not None else None,
         )
         lease = self.key("lease", tid)
         self.write(lease, "h", self.key("tables"), tid, self.node)
@@ -1566,8 +1780,18 @@ class Cluster:
         self.owned[tid] = table
         self._leased.add(tid)
         self.adopted += 1
-        if kind.adopted is not None:
-            kind.adopted(table, meta, len(notify))
+        if kind.chair_keys is not None:
+            self.index_chairs(table, kind.chair_keys(table, meta))
+        if kind.reseat is not None and self.lobby is not None:
+            # the chairs whose players are gone are offered again (to players waiting for them
+            # first), and players that waited meanwhile may form a table of their own
+            name = str(meta.get("pool") or pool_name((protocol, GameType.ANY, None)))
+            r = self.lobby.reopen(table, pool_key(name), kind.reseat, seats)
+            for chair in range(4):
+                if seats[chair] is None:
+                    self.write(lease, "hd", self.key("bind", tid), str(chair))
+                    self._spawn(self._vacate(r, chair), limit=False)
+            self._spawn(self._try_form(name), limit=False)
         host.track(table)
         log.info(
             "event=adopted table=%s protocol=%s from=%s actions=%d players_kept=%d node=%s",
@@ -1679,16 +1903,6 @@ class Cluster:
             "waiting": len(self.tickets),
             "adopted": self.adopted,
         }
-
-
-def _session_chairs(names: Sequence[str], creds: Sequence[str | None]) -> list[tuple[int, int]]:
-    """(chair, session id) of each Sessions player's chair (its name ends with ``(id)``)."""
-    found = []
-    for chair, (name, cred) in enumerate(zip(names, creds)):
-        if cred is not None and name.endswith(")") and "(" in name:
-            with contextlib.suppress(ValueError):
-                found.append((chair, int(name[name.rindex("(") + 1 : -1])))
-    return found
 
 
 def reuse_port_supported() -> bool:

@@ -89,7 +89,7 @@ class HttpPeers:
         self.serving: dict[str, asyncio.Event] = {}  # requests run here for another node: cancel
         # games hosted elsewhere: id -> their players as the lobby lists them ({type, name})
         self.remote_games: dict[str, list[dict[str, Any]]] = {}
-        # indexes a mixed game's Trend chairs for re-joins (ClusterMixed.index_trend_chairs)
+        # indexes a mixed game's Trend chairs for re-joins (the composition root gives Trend's keys)
         self.trend_index: Callable[[Table, list[int]], None] | None = None
         self.forwarded = 0
         cluster.handlers.update({k: self._on_message for k in (*messages.HTTP, messages.LobbyEvent.kind)})

@@ -14,7 +14,11 @@ player may ask for a chair (Trend's ``playerNumber``), which it gets when nobody
 asked for it first. A candidate with ``exact_chair`` (Kierki's ``IAM<seat>``) sits in that chair
 or waits: its pool keeps one queue per chair and a table forms when all four chairs have someone
 waiting (the first of each), so a second player asking for a chair starts the next table; such
-queues are never filled with bots.
+queues are never filled with bots. An exact-chair candidate that also says ``reseat`` (Kierki) is
+offered a chair left free at a running table of its pool first (the one free longest); a chair
+that empties there goes to the first player waiting for it, else stays free for the next asker.
+The lobby keeps its own record of those tables' chairs (``Table.chair_hooks``), and gives a table
+whose chairs all stay empty ``abandon_after`` seconds up (:class:`Reseat`).
 Each protocol has its own pools: a candidate's ``protocol`` picks the table
 starter (the rules: Sessions' game, Trend's ``trend``) and the bots that fill its tables.
 The lobby runs in the event loop's thread; it has no lock because nothing else touches it.
@@ -30,11 +34,12 @@ from __future__ import annotations
 import asyncio
 import collections
 import enum
+import functools
 import logging
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from moonshot.runtime.table import Seat, SeatKind, Table
 
@@ -62,6 +67,7 @@ class Candidate:
     chair: int | None = None  # the chair asked for (0..3), given when free
     token: str | None = None  # a secret the player holds besides the code (Trend's join token)
     exact_chair: bool = False  # this chair or none (Kierki): wait for a table where it is free
+    reseat: Reseat | None = None  # a running table's free chair first (Kierki); with exact_chair
     # set by a protocol that can wait for its join's answer (Sessions): the router may then answer
     # later (``pending``), calling it with None (accepted) or the refusal's reason, as when the
     # code names a table on another process of a cluster (moonshot.cluster.mixed)
@@ -71,6 +77,58 @@ class Candidate:
     @property
     def kind(self) -> SeatKind:
         return self.seat.kind
+
+
+@dataclass(frozen=True)
+class Reseat:
+    """What a protocol whose tables keep a free chair for the next player asking for it (Kierki)
+    says of them: a table whose every chair stays empty ``abandon_after`` seconds is stopped
+    (``on_abandoned`` told first), rather than kept, and restored at every start, forever."""
+
+    abandon_after: float | None = None
+    on_abandoned: Callable[[Table], None] | None = None
+
+
+class Reseating:
+    """A running table whose free chairs go to the next player asking for them: who sits where as
+    of the calls made (ahead of the table's task), and since when each chair is free."""
+
+    def __init__(
+        self, table: Table, key: _Key, seats: list[Seat | None], rules: Reseat, given_up: Callable[[Reseating], None]
+    ) -> None:
+        self.table = table
+        self.key = key  # the pool whose players are offered its free chairs
+        self.seats = seats
+        self.rules = rules
+        self.given_up = given_up
+        now = asyncio.get_running_loop().time()
+        self.left_at = [now] * 4
+        self.abandon: asyncio.TimerHandle | None = None
+
+    def free(self, chair: int) -> bool:
+        return self.seats[chair] is None and not self.table.done.done()
+
+    def arm(self) -> None:
+        """Every chair empty: given up after ``abandon_after`` unless someone sits down."""
+        after = self.rules.abandon_after
+        if after is None or self.abandon is not None or any(s is not None for s in self.seats):
+            return
+        self.abandon = asyncio.get_running_loop().call_later(after, self._give_up)
+
+    def disarm(self) -> None:
+        if self.abandon is not None:
+            self.abandon.cancel()
+            self.abandon = None
+
+    def _give_up(self) -> None:
+        self.abandon = None
+        if any(s is not None for s in self.seats) or self.table.done.done():
+            return
+        log.warning("event=table_given_up table=%s after_s=%s", self.table.id, self.rules.abandon_after)
+        if self.rules.on_abandoned is not None:
+            self.rules.on_abandoned(self.table)
+        self.table.stop("abandoned: every seat empty")
+        self.given_up(self)
 
 
 @dataclass
@@ -142,6 +200,7 @@ class Lobby:
         # waits end together (one client's burst) start their tables between everyone's I/O
         self._fills: collections.deque[_Key] = collections.deque()
         self._filler: asyncio.Task[None] | None = None
+        self._running: dict[_Key, list[Reseating]] = {}  # tables whose free chairs are offered
 
     def waiting(self) -> int:
         return sum(p.size() for p in self._pools.values())
@@ -156,8 +215,14 @@ class Lobby:
         if self.router is not None and self.router.claim(c):
             return
         key = (c.protocol, c.game_type, c.lobby_code)
+        exact = c.exact_chair and c.chair is not None and 0 <= c.chair < 4
+        if exact and c.reseat is not None and c.chair is not None:
+            free = [r for r in self._running.get(key, ()) if r.free(c.chair)]
+            if free:
+                self._sit(min(free, key=lambda r: r.left_at[c.chair or 0]), c.chair, c)
+                return
         pool = self._pools.setdefault(key, _Pool())
-        if c.exact_chair and c.chair is not None and 0 <= c.chair < 4:
+        if exact and c.chair is not None:
             pool.chairs[c.chair].append(c)
             if all(pool.chairs):
                 self._match([q.popleft() for q in pool.chairs], [], c.protocol)
@@ -227,13 +292,16 @@ class Lobby:
     def _match(self, group: list[Candidate], bots: list[Seat], protocol: str = "sessions") -> None:
         entries: list[tuple[Seat, Candidate | None]] = [(c.seat, c) for c in group] + [(b, None) for b in bots]
         self.rng.shuffle(entries)
-        entries = _honour_chairs(entries)
+        entries = honour_chairs(entries, lambda e: e[1].chair if e[1] is not None else None)
         try:
             table = self.starters.get(protocol, self.start_table)([s for s, _ in entries])
         except Exception:
             log.exception("event=table_start_failed")
             return
         self.matched += 1
+        reseat = group[0].reseat if group else None
+        if reseat is not None:
+            self.reopen(table, (protocol, group[0].game_type, group[0].lobby_code), reseat, [s for s, _ in entries])
         for i, (_, c) in enumerate(entries):
             if c is not None:
                 try:
@@ -248,19 +316,108 @@ class Lobby:
             len(bots),
         )
 
+    # ---------------------------------------------------------- running tables with free chairs
+    def running(self, protocol: str) -> list[Reseating]:
+        """The running tables of ``protocol`` whose free chairs this lobby offers."""
+        return [r for key, rs in self._running.items() if key[0] == protocol for r in rs]
 
-def _honour_chairs(entries: list[tuple[Seat, Candidate | None]]) -> list[tuple[Seat, Candidate | None]]:
-    """Give each candidate that asked for a chair that chair (first asker wins); the rest keep
-    their shuffled order in the chairs left."""
-    placed: list[tuple[Seat, Candidate | None] | None] = [None, None, None, None]
+    def reopen(self, table: Table, key: _Key, rules: Reseat, seats: list[Seat | None] | None = None) -> Reseating:
+        """Offer ``table``'s free chairs to the players of pool ``key`` (a table it formed, or one
+        restored with its chairs empty, waiting for their players)."""
+        r = Reseating(table, key, list(seats) if seats is not None else [None] * 4, rules, self._given_up)
+        self._running.setdefault(key, []).append(r)
+        table.chair_hooks.append(functools.partial(self._chair, r))
+
+        def done(_: object) -> None:
+            r.disarm()
+            running = self._running.get(key, [])
+            if r in running:
+                running.remove(r)
+            if not running:
+                self._running.pop(key, None)
+            self._closed(r)
+
+        table.done.add_done_callback(done)
+        r.arm()
+        return r
+
+    def reseating(self, table_id: str) -> Reseating | None:
+        """The running table ``table_id`` if this lobby offers its free chairs."""
+        return next((r for rs in self._running.values() for r in rs if r.table.id == table_id), None)
+
+    def _chair(self, r: Reseating, chair: int, occupant: Seat | None, taken: bool) -> None:
+        """A chair of a reseating table is taken (whoever seated it) or left (``Table.chair_hooks``):
+        a chair left goes to the first player waiting for it, else it is free from now on."""
+        if taken:
+            r.seats[chair] = occupant
+            r.disarm()
+            return
+        current = r.seats[chair]
+        if current is None or (occupant is not None and occupant is not current) or r.table.done.done():
+            return
+        r.seats[chair] = None
+        r.left_at[chair] = asyncio.get_running_loop().time()
+        self._offer(r, chair)
+        r.arm()
+
+    def _offer(self, r: Reseating, chair: int) -> None:
+        """The first player of the table's pool waiting for ``chair`` takes it."""
+        pool = self._pools.get(r.key)
+        while pool is not None and pool.chairs[chair]:
+            c = pool.chairs[chair].popleft()
+            if not c.seat.gone:
+                self._arm(r.key, pool)
+                self._sit(r, chair, c)
+                return
+        if pool is not None:
+            self._arm(r.key, pool)
+
+    def _given_up(self, r: Reseating) -> None:
+        """A reseating table whose chairs all stayed empty was stopped (a cluster forgets it)."""
+
+    def _closed(self, r: Reseating) -> None:
+        """A reseating table ended (a cluster takes its free chairs off the offer)."""
+
+    def _sit(self, r: Reseating, chair: int, c: Candidate) -> None:
+        """``c`` takes free chair ``chair`` of a running table: the chair's view is replayed to it."""
+        r.seats[chair] = c.seat
+        r.disarm()
+        try:
+            c.on_matched(r.table, chair)
+        except Exception:
+            log.exception("event=on_matched_failed table=%s seat=%d", r.table.id, chair)
+            r.seats[chair] = None
+            return
+        r.table.attach(chair, c.seat, replay=True)
+        log.info("event=reseated table=%s seat=%d name=%s", r.table.id, chair, c.seat.name)
+
+
+E = TypeVar("E")
+
+
+def honour_chairs(entries: list[E], want: Callable[[E], int | None]) -> list[E]:
+    """A matched group's four chairs: each entry that asks for a chair (``want``) gets it if it
+    is still free, first asker in the group's (shuffled) order; the others, bots included, keep
+    that order in the chairs left. The cluster's pools place their tickets with it too."""
+    placed: list[E | None] = [None, None, None, None]
     rest = []
     for e in entries:
-        want = e[1].chair if e[1] is not None else None
-        if want is not None and 0 <= want < 4 and placed[want] is None:
-            placed[want] = e
+        w = want(e)
+        if isinstance(w, int) and 0 <= w < 4 and placed[w] is None:
+            placed[w] = e
         else:
             rest.append(e)
     return [p if p is not None else rest.pop(0) for p in placed]
 
 
-__all__ = ["Candidate", "ChairRejoin", "GameType", "Lobby", "LobbyError", "Router"]
+__all__ = [
+    "Candidate",
+    "ChairRejoin",
+    "GameType",
+    "Lobby",
+    "LobbyError",
+    "Reseat",
+    "Reseating",
+    "Router",
+    "honour_chairs",
+]

@@ -105,12 +105,18 @@ class TablePolicy:
     # a server bot's) waits, asking nobody, for one to come back before it ends unplayed
     # (``table_abandoned``, never rated or restored); None: the bots play on
     abandon_after: float | None = None
+    # a table that waits while a chair is empty (Kierki) tells its other seats when every chair is
+    # taken again (a ``resumed`` notice, cause :data:`SEATED`), in order with the seating
+    tell_seated: bool = False
 
     def timeout_for(self, phase: Phase) -> float | None:
         for p, t in self.phase_timeouts:
             if p is phase:
                 return t
         return self.decision_timeout
+
+
+SEATED = "seated"  # a TableNotice's cause: every chair of a table that waited is taken again
 
 
 @dataclass(frozen=True, slots=True)
@@ -548,6 +554,10 @@ class Table:
         self._deserted: int | None = None  # while nobody remote sits here: its token (abandon_after)
         self._desert_tokens = itertools.count(1)
         self.done: asyncio.Future[TableStatus] = asyncio.get_running_loop().create_future()
+        # told at once (ahead of the table's task) of every attach and detach asked for, as
+        # (chair, occupant, taken): how a lobby that offers a running table's free chairs (Kierki)
+        # keeps its own record of them, whatever process the players are on
+        self.chair_hooks: list[Callable[[int, Seat | None, bool], None]] = []
 
     # ------------------------------------------------------------ public API (any task)
     def start(self) -> asyncio.Task[None]:
@@ -585,10 +595,14 @@ class Table:
     def attach(self, seat: int, occupant: Seat, replay: bool = True) -> None:
         """Seat ``occupant`` in chair ``seat`` (a reconnect); it gets the chair's view replayed."""
         self._inbox.put_nowait(_Attach(seat, occupant, replay))
+        for hook in self.chair_hooks:
+            hook(seat, occupant, True)
 
     def detach(self, seat: int, occupant: Seat | None = None, reason: str = "disconnected") -> None:
         """The occupant left (only if it is still ``occupant``, when given)."""
         self._inbox.put_nowait(_Detach(seat, occupant, reason))
+        for hook in self.chair_hooks:
+            hook(seat, occupant, False)
 
     def watch(self, spectator: Spectator, on: bool = True) -> None:
         self._inbox.put_nowait(_Watch(spectator, on))
@@ -628,8 +642,7 @@ class Table:
             )
             for c in self.chairs
         )
-        waits = any(c.occupant is None and c.substitute is None for c in self.chairs)
-        paused = not self.game.over and (self._storage_paused_at is not None or waits)
+        paused = not self.game.over and (self._storage_paused_at is not None or self._waits())
         return TableState(chairs, paused)
 
     def seat_names(self) -> list[str]:
@@ -1153,6 +1166,7 @@ class Table:
 
     # ------------------------------------------------------------ seats coming and going
     def _on_attach(self, cmd: _Attach) -> None:
+        waited = self._waits()
         chair = self.chairs[cmd.seat]
         old = chair.acting
         chair.occupant = cmd.occupant
@@ -1172,6 +1186,15 @@ class Table:
             self._open(self._new_request(cmd.seat, cmd.occupant.wants_view), cmd.occupant)
         self._deserted = None  # someone is back: play goes on
         log.info("table=%s seat=%d event=attached name=%s", self.id, cmd.seat, cmd.occupant.name)
+        if self.policy.tell_seated and waited and not self._waits() and not self.game.over:
+            whole = TableNotice("resumed", SEATED, "every seat is taken again")
+            for i, c in enumerate(self.chairs):
+                if i != cmd.seat and c.occupant is not None:
+                    self._call(i, c.occupant, c.occupant.on_notice, self, whole)
+
+    def _waits(self) -> bool:
+        """A chair is empty and no substitute plays it: nobody is asked (see :meth:`snapshot`)."""
+        return any(c.occupant is None and c.substitute is None for c in self.chairs)
 
     def _on_detach(self, cmd: _Detach) -> None:
         chair = self.chairs[cmd.seat]
@@ -1291,6 +1314,7 @@ async def wait_closed(tables: Sequence[Table], timeout: float | None = None) -> 
 
 
 __all__ = [
+    "SEATED",
     "BotSeat",
     "DecisionRequest",
     "OnBadAnswer",

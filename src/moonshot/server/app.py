@@ -44,9 +44,19 @@ from moonshot.http.origin import OriginGuard
 from moonshot.protocols.kierki.gamefile import parse_game
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer, secret_matches
+from moonshot.protocols.sessions.server import chair_keys as sessions_chair_keys
 from moonshot.runtime.limits import ClientGuard, ClientLimits
 from moonshot.runtime.lobby import Candidate, Lobby
-from moonshot.runtime.table import BotSeat, OnBadAnswer, OnDisconnect, Seat, Table, TablePolicy, TableStatus
+from moonshot.runtime.table import (
+    BotSeat,
+    OnBadAnswer,
+    OnDisconnect,
+    Seat,
+    SeatKind,
+    Table,
+    TablePolicy,
+    TableStatus,
+)
 from moonshot.store import DEFAULT_URL, Store, StoreRecorder, register_game_file_parser, rules_named
 
 log = logging.getLogger("moonshot.server")
@@ -177,6 +187,7 @@ class ServerApp:
             )
             self.cluster = Cluster(host, cfg.redis_url, prefix=cfg.cluster_prefix, lease=cfg.lease)
             self.cluster.tables["sessions"] = TableKind(rules=SESSIONS_RULES)  # Sessions tables: matched, adopted
+            self.cluster.table_keys.append(sessions_chair_keys)  # resume_session on any node, any table
             await self.cluster.start()
         if cfg.http_port is not None:
             self.turbo = TurboLobby(
@@ -209,6 +220,7 @@ class ServerApp:
             from moonshot.cluster.mixed import ClusterMixed
 
             self.mixed = ClusterMixed(self.cluster)
+            self.cluster.rules = SESSIONS_RULES  # told a tournament's seat on another node (its pass count)
             self.tournaments.on_running = self.mixed.tournament_running
             self.tournaments.published = self.cluster.written
         if self.turbo is not None:
@@ -217,8 +229,13 @@ class ServerApp:
                 from moonshot.http.peers import HttpPeers
 
                 self.turbo.peers = HttpPeers(self.cluster, self.turbo)
-                if self.mixed is not None:
-                    self.turbo.peers.trend_index = self.mixed.index_trend_chairs
+                cluster = self.cluster
+                from moonshot.protocols.trend.server import mixed_chair_keys
+
+                # a mixed game's Trend chairs in the cluster's re-join index, under Trend's keys
+                self.turbo.peers.trend_index = lambda table, chairs: cluster.index_chairs(
+                    table, mixed_chair_keys(table, chairs)
+                )
                 self.cluster.adopters["turbo"] = self._adopt_turbo
         resumed: set[str] = set()
         if self.store is not None:
@@ -230,6 +247,8 @@ class ServerApp:
                 self.cluster.keeper_hooks.append(self._take_orphan_tournaments)
         if cfg.kierki_port is not None:
             self._make_kierki()
+            if self.cluster is not None:
+                self._kierki_in_cluster()
         restored_ids = await self._restore(skip=resumed)
         if self.turbo is not None:
             await self.turbo.load_open(self.cluster.claim_open if self.cluster is not None else None)
@@ -267,6 +286,8 @@ class ServerApp:
             await self._start_trend(cfg.host, cfg.trend_port)
         if self.kierki is not None and cfg.kierki_port is not None:
             self.kierki.lobby = self.lobby
+            for table in self._kierki_restored:
+                self.kierki.adopt(table)
             self.kierki.guard = self.guard
             self.kierki_port = await self.kierki.start(cfg.host, cfg.kierki_port, cfg.reuse_port)
             log.info("event=listening protocol=kierki host=%s port=%d", cfg.host, self.kierki_port)
@@ -433,14 +454,19 @@ class ServerApp:
         self.trend = TrendService(self.lobby, guard=self.guard)  # type: ignore[arg-type]
         self.trend.find_chair = lambda j: self.find_trend_chair(j.number, j.name, j.token)
         self.trend.names_chair = lambda j: self.names_trend_chair(j.name)
-        if self.cluster is not None:  # matched, rejoined and adopted through Redis, on every node
-            from moonshot.cluster.trend import TrendCluster, TrendLobby
+        if self.cluster is not None:  # matched (the cluster's lobby), rejoined and adopted through Redis
+            from moonshot.cluster.node import TableKind
+            from moonshot.core.variants import TREND
+            from moonshot.protocols.trend.server import TIMEOUTS, chair_keys, start_data
 
-            link = TrendCluster(self.cluster)
-            link.attach_service(self.trend)
-            if self.mixed is not None:  # a code naming another process's table: asked there, else queued here
-                self.mixed.queues["trend"] = link.queue
-            self.trend.lobby = TrendLobby(link, self.lobby)  # type: ignore[arg-type]
+            # the one adopter seats bots in the bots' chairs again (their kind), with Trend's
+            # deadlines; the start data keeps the numbers asked for, the re-join index their keys
+            self.cluster.tables["trend"] = TableKind(
+                TREND, SeatKind.BOT, TIMEOUTS, start_data=start_data, chair_keys=chair_keys
+            )
+            self.trend.remote_rejoin = self.cluster.rejoin
+            if self.mixed is not None:  # a code naming another process's table: asked there, else pooled
+                self.mixed.queues["trend"] = self.mixed.pool
         self.trend_port = await self.trend.start(host, port, self.config.reuse_port)
         log.info("event=listening protocol=trend host=%s port=%d", host, self.trend_port)
 
@@ -469,6 +495,7 @@ class ServerApp:
         from moonshot.protocols.kierki.service import KierkiService
 
         cfg = self.config
+        self._kierki_restored: list[Table] = []  # tables restored from the store, for the lobby
         self._kierki_deals: Any = None
         self._kierki_text: str | None = None
         orders: Any = ()
@@ -477,25 +504,37 @@ class ServerApp:
             with open(cfg.kierki_game, encoding="ascii", errors="replace") as f:
                 self._kierki_text = f.read()
             self._kierki_deals, orders = parse_game_in_order(self._kierki_text)
-        if self.cluster is not None:  # matched, seated and adopted through Redis, on every node
-            from moonshot.cluster.kierki import ClusterKierki
-
-            self.kierki = ClusterKierki(
-                self.cluster,
-                self._kierki_deals,
-                self._kierki_text,
-                timeout=cfg.kierki_timeout,
-                orders=orders,
-                abandon_after=cfg.kierki_abandon,
-                on_abandoned=self._kierki_abandoned,
-            )
-            return
         self.kierki = KierkiService(
             self._new_kierki_table,
             timeout=cfg.kierki_timeout,
             orders=orders,
             abandon_after=cfg.kierki_abandon,
             on_abandoned=self._kierki_abandoned,
+        )
+
+    def _kierki_in_cluster(self) -> None:
+        """In a cluster, Kierki tables are matched through the Redis pools (exact chairs, a
+        running table's free chair first), made and adopted by the cluster from this data."""
+        from moonshot.cluster.node import TableKind
+        from moonshot.core.variants import KIERKI
+        from moonshot.protocols.kierki.gamefile import parse_game_in_order
+        from moonshot.protocols.kierki.server import kierki_policy
+        from moonshot.protocols.kierki.service import start_data
+
+        def deals(meta: dict[str, Any]) -> Any:
+            text = meta.get("deals")
+            return parse_game_in_order(text)[0] if isinstance(text, str) else None
+
+        assert self.cluster is not None and self.kierki is not None
+        self.cluster.tables["kierki"] = TableKind(
+            KIERKI,
+            SeatKind.HUMAN,
+            start_data=start_data,
+            fill=False,
+            reseat=self.kierki.reseat,
+            table_policy=kierki_policy(self.config.kierki_timeout),
+            table_meta=(("deals", self._kierki_text),) if self._kierki_text is not None else (),
+            deals=deals,
         )
 
     def _new_kierki_table(self, seats: list[Seat]) -> Table:
@@ -552,9 +591,9 @@ class ServerApp:
         from moonshot.protocols.kierki.gamefile import parse_game_in_order
 
         text = rec.meta.get("deals")
-        deals, orders = parse_game_in_order(text) if isinstance(text, str) else (None, ())
+        deals = parse_game_in_order(text)[0] if isinstance(text, str) else None
         table = self._kierki_table([None, None, None, None], rec, deals, text if isinstance(text, str) else None)
-        self.kierki.adopt(table, orders)
+        self._kierki_restored.append(table)  # its seats offered by the lobby, once there is one
         self._track(table)
         self.restored += 1
         log.info("event=restored game=%s protocol=kierki actions=%d", rec.id, len(rec.actions))
@@ -747,8 +786,9 @@ class ServerApp:
         table = await self._restore_turbo(rec, chairs)
         if table is not None:
             trend = [i for i, p in enumerate(rec.players) if p.get("protocol") == "trend" and i in chairs]
-            if trend and self.mixed is not None:  # re-joins of its Trend bots, on any process
-                self.mixed.index_trend_chairs(table, trend)
+            peers = self.turbo.peers
+            if trend and peers is not None and peers.trend_index is not None:  # re-joins of its Trend bots
+                peers.trend_index(table, trend)
             for seat in kept:  # before the table's first event: the player's node follows the adopter
                 ad = Adopted(table=tid, binding=seat.binding, owner=self.cluster.node)
                 self.cluster.send(seat.node, ad, fence=tid)
@@ -764,15 +804,14 @@ class ServerApp:
     def _mixed_chairs(self, rec: Any, live: dict[int, tuple[str, str]]) -> tuple[dict[int, Seat | None], list[Any]]:
         """An adopted mixed HTTP game's Sessions and Trend chairs (its players' connections were
         on other processes): a player whose process lives is seated again through it (a
-        ``MixedSeat`` on its binding: it goes on playing, told of the adopter as after any
+        ``RemoteSeat`` on its binding: it goes on playing, told of the adopter as after any
         adoption); one whose connection died with the game's process gets an empty chair, which
         it takes back within ``--restore-grace`` (then a bot plays it) on any process: with
         ``resume_session`` (Sessions) or by joining again (Trend)."""
-        from moonshot.cluster.mixed import MixedSeat
-        from moonshot.runtime.table import SeatKind
+        from moonshot.cluster.node import RemoteSeat
 
         chairs: dict[int, Seat | None] = {}
-        kept: list[MixedSeat] = []
+        kept: list[RemoteSeat] = []
         for chair, p in enumerate(rec.players):
             protocol = p.get("protocol")
             if protocol not in ("sessions", "trend"):
@@ -782,7 +821,7 @@ class ServerApp:
                 node, binding = live[chair]
                 kind = SeatKind.HUMAN if p.get("kind") == "human" else SeatKind.BOT
                 credential = cred if isinstance(cred, str) else None
-                seat = MixedSeat(self.cluster, node, binding, name, kind, credential, str(protocol))
+                seat = RemoteSeat(self.cluster, node, binding, name, kind, credential, str(protocol))
                 chairs[chair] = seat
                 kept.append(seat)
             elif isinstance(cred, str) and (protocol == "trend" or name.endswith(")")):

@@ -168,7 +168,7 @@ def test_a_restored_table_waits_for_iam_and_gives_each_seat_back() -> None:
         def restore() -> int:
             t = h.make_table([None, None, None, None], actions=actions, restored=True)
             h.service.adopt(t)  # type: ignore[union-attr]
-            return len(h.service.sides)  # type: ignore[union-attr]
+            return len(h.service.lobby.running("kierki"))  # type: ignore[union-attr]
 
         h.call(lambda: old.stop("moved"))
         time.sleep(0.1)

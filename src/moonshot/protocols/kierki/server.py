@@ -80,6 +80,7 @@ from moonshot.protocols.kierki.gamefile import CardOrder, GameFileError, load_ga
 from moonshot.runtime.limits import ClientGuard, Hold, address_of
 from moonshot.runtime.ratelimit import TokenBucket
 from moonshot.runtime.table import (
+    SEATED,
     DecisionRequest,
     OnBadAnswer,
     OnDisconnect,
@@ -262,6 +263,7 @@ def kierki_policy(timeout: float) -> TablePolicy:
         on_illegal=OnBadAnswer.RETRY,
         on_disconnect=OnDisconnect.PAUSE,
         max_consecutive_timeouts=None,
+        tell_seated=True,  # the TRICK held back while a seat was empty goes out when it is taken
     )
 
 
@@ -318,9 +320,6 @@ class Connection:
         self.closed = True
         self.writer.close()  # what was written still goes out first
         self.server.log(f"closing {self.peer}: {reason}")
-
-
-SEATED = "seated"  # a TableNotice's cause: every seat of a paused table is taken again
 
 
 class KierkiSeat(Seat):
@@ -398,8 +397,8 @@ class KierkiSeat(Seat):
 
     def on_notice(self, table: Table, notice: TableNotice) -> None:
         """Kierki has no line for a table notice: the server's log says it (the TRICK waits).
-        Every seat taken again (cause :data:`SEATED`, at a table another process owns): the
-        TRICK held back goes out."""
+        Every seat taken again (cause :data:`~moonshot.runtime.table.SEATED`, told by the table,
+        here or on another process): the TRICK held back goes out."""
         if notice.kind == "resumed" and notice.cause == SEATED:
             self.resume()
             return

@@ -2,13 +2,17 @@
 
 Unchanged Kierki clients connect, say ``IAM<seat>`` within the timeout and are seated:
 
+Every ``IAM<seat>`` is a candidate of the lobby the service is given (protocol ``kierki``, an
+*exact-chair* candidate that takes a running table's free chair first: :class:`Reseat`); the
+service does not know whether that lobby is one process's or a cluster's, where the chair may be
+at a table another process runs:
+
 * **A seat left vacant in a running table comes first.** A client that lost its connection (or
   whose server was restarted) reconnects with ``IAM<seat>`` and takes that seat back: ``DEAL``
   with its cards of this deal, ``TAKEN`` for each trick so far, then ``TRICK`` if it is its turn,
   exactly as the spec describes reconnection. When several running tables have that seat free,
   the one whose seat has been free longest is taken.
-* **Otherwise the lobby.** The client waits in the shared lobby (protocol ``kierki``, an
-  *exact-chair* candidate: one first-come queue per seat letter) and a table of the ``kierki``
+* **Otherwise it waits.** One first-come queue per seat letter; a table of the ``kierki``
   variant forms as soon as N, E, S and W are all waiting. A second ``N`` is not ``BUSY``: it
   waits for the next table (the spec's ``BUSY`` is about the one game its server runs; here a
   seat letter is taken only at one table). ``BUSY<seats>`` is still sent when ``max_waiting``
@@ -16,7 +20,9 @@ Unchanged Kierki clients connect, say ``IAM<seat>`` within the timeout and are s
 * **No bots, no fill.** The spec starts a game "after four clients have gathered" and, when one
   disconnects, "pauses the game waiting for the client to reconnect to an empty position". So a
   Kierki table is never filled with server bots and never hands a lost seat to one: it waits
-  (table policy ``pause`` on disconnect), and nobody is sent ``TRICK`` while a seat is empty.
+  (table policy ``pause`` on disconnect), and nobody is sent ``TRICK`` while a seat is empty (the
+  table's state says it waits; when every seat is taken again it tells the seats, which send the
+  ``TRICK`` they held back).
   A table whose four seats have all been empty for ``abandon_after`` seconds is stopped and
   stored as ``aborted`` (it would otherwise be kept, and restored at every start, forever).
 * Timeouts, ``WRONG``, ``TAKEN``, ``SCORE``, ``TOTAL`` are the standalone server's own
@@ -36,10 +42,11 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from moonshot.core.events import HandDealt
 from moonshot.protocols.kierki.codec import SEAT_LETTERS, Busy, printable
-from moonshot.protocols.kierki.gamefile import CardOrder
+from moonshot.protocols.kierki.gamefile import CardOrder, parse_game_in_order
 from moonshot.protocols.kierki.server import (
     Connection,
     InputLimits,
@@ -48,7 +55,7 @@ from moonshot.protocols.kierki.server import (
     close_connections,
     order_cards,
 )
-from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError, Reseat
 from moonshot.runtime.table import Seat, Table
 
 log = logging.getLogger("moonshot.kierki")
@@ -58,41 +65,23 @@ DEFAULT_ABANDON = 600.0
 
 
 class Side:
-    """One running Kierki table as its seats see it: who sits where, when each seat was left."""
+    """The Kierki side of one seat's table: paused as the table's state says (a chair is empty;
+    a table on another process: its owner's state), the game file's card order for ``DEAL``."""
 
-    def __init__(self, table: Table, seats: Sequence[Seat | None], orders: Sequence[CardOrder] = ()) -> None:
-        self.table = table
+    def __init__(self, orders: Sequence[CardOrder] = ()) -> None:
         self.orders = tuple(orders)
-        self.seats: list[KierkiSeat | None] = [s if isinstance(s, KierkiSeat) else None for s in seats]
-        now = asyncio.get_running_loop().time()
-        self.left_at = [now, now, now, now]  # when each seat was last left empty
-        self.abandon: asyncio.TimerHandle | None = None
+        self.table: Table | None = None
 
     @property
     def paused(self) -> bool:
-        return not self.table.done.done() and any(s is None for s in self.seats)
+        return self.table is not None and self.table.snapshot().paused
 
     def card_order(self, deal: int, e: HandDealt) -> tuple[int, ...]:
         return order_cards(self.orders, deal, e)
 
-    def empty(self) -> bool:
-        return all(s is None for s in self.seats)
-
-
-class _Waiting:
-    """A seat in the lobby, before its table exists: never paused, low-to-high cards."""
-
-    paused = False
-
-    def card_order(self, deal: int, e: HandDealt) -> tuple[int, ...]:
-        return order_cards((), deal, e)
-
-
-_WAITING = _Waiting()
-
 
 class KierkiService(KierkiListener):
-    """Kierki connections on one port, seated back at their vacant seats or matched by the lobby."""
+    """Kierki connections on one port, seated by the lobby (a running table's free seat first)."""
 
     def __init__(
         self,
@@ -110,10 +99,9 @@ class KierkiService(KierkiListener):
         self.make_table = make_table  # builds, stores and starts a table for four seats (the app)
         self.lobby = lobby
         self.orders = tuple(orders)  # the game file's card order, for DEAL (every new table)
-        self.abandon_after = abandon_after
-        self.on_abandoned = on_abandoned
+        # what the lobby keeps of a Kierki table: its seats offered again, given up when all stay empty
+        self.reseat = Reseat(abandon_after, on_abandoned)
         self.max_waiting = max_waiting
-        self.sides: dict[str, Side] = {}
         self.waiting: dict[KierkiSeat, Candidate] = {}
         self.waiting_for = [0, 0, 0, 0]
         self.stopping = False
@@ -136,9 +124,6 @@ class KierkiService(KierkiListener):
 
     async def close(self) -> None:
         self.stop_listening()
-        for side in self.sides.values():
-            if side.abandon is not None:
-                side.abandon.cancel()
         await close_connections(self.conns, "the server is stopping")
         for s in self._servers:
             with contextlib.suppress(Exception):
@@ -161,23 +146,30 @@ class KierkiService(KierkiListener):
         if self.stopping:
             conn.close("the server is stopping")
             return None
-        side = self.vacant(want)
-        if side is not None:
-            seat = KierkiSeat(conn, want, resuming=True, game=side)
-            self._take_back(side, seat)
-            return seat
         if self.lobby is None or self.waiting_for[want] >= self.max_waiting:
             busy = tuple(c for c in range(4) if self.waiting_for[c])
             conn.send(Busy(busy))
             conn.close(f"{self.waiting_for[want]} clients already wait for seat {letter}")
             log.warning("event=kierki_busy peer=%s seat=%s waiting=%d", conn.peer, letter, self.waiting_for[want])
             return None
-        seat = KierkiSeat(conn, want, resuming=False, game=_WAITING)
-        cand = Candidate(seat, GameType.ANY, None, protocol="kierki", chair=want, exact_chair=True)
+        side = Side(self.orders)
+        seat = KierkiSeat(conn, want, resuming=False, game=side)
+
+        def matched(table: Table, chair: int) -> None:
+            self._unwait(seat)
+            side.table = table
+            side.orders = self._orders(table)
+            seat.table = table
+            seat.resuming = True  # a seat taken back: its first events replay the game, keep this deal's
+            log.info("event=kierki_seated peer=%s table=%s seat=%s", conn.peer, table.id, letter)
+
+        cand = Candidate(
+            seat, GameType.ANY, None, matched, protocol="kierki", chair=want, exact_chair=True, reseat=self.reseat
+        )
         self.waiting[seat] = cand
         self.waiting_for[want] += 1
         try:
-            self.lobby.join(cand)  # may form the table at once (start_table)
+            self.lobby.join(cand)  # may seat it at once (a free seat, or the fourth letter)
         except LobbyError as e:
             self._unwait(seat)
             conn.close(str(e))
@@ -186,59 +178,33 @@ class KierkiService(KierkiListener):
             log.info("event=kierki_waiting peer=%s seat=%s waiting=%s", conn.peer, letter, self.waiting_for)
         return seat
 
-    def _take_back(self, side: Side, seat: KierkiSeat) -> None:
-        """Seat ``seat`` in its empty chair at ``side``'s table: the chair's view of this deal is
-        replayed (DEAL, TAKEN...), and once no seat is empty the held-back TRICK goes out."""
-        seat.game = side
-        seat.resuming = True
-        side.seats[seat.seat] = seat
-        if side.abandon is not None:
-            side.abandon.cancel()
-            side.abandon = None
-        side.table.attach(seat.seat, seat)
-        log.info(
-            "event=kierki_seat_taken_back peer=%s table=%s seat=%s",
-            seat.conn.peer,
-            side.table.id,
-            SEAT_LETTERS[seat.seat],
-        )
-        if not side.paused:
-            for other in side.seats:
-                if other is not None and other is not seat:
-                    other.resume()
-
     def left(self, seat: KierkiSeat) -> None:
         cand = self._unwait(seat)
         if cand is not None:
             if self.lobby is not None:
                 self.lobby.leave(cand)
             return
-        side = seat.game
-        if not isinstance(side, Side) or side.seats[seat.seat] is not seat:
+        table = seat.table
+        if table is None or table.done.done():
             return
-        side.seats[seat.seat] = None
-        side.left_at[seat.seat] = asyncio.get_running_loop().time()
-        if side.table.done.done():
-            return
-        side.table.detach(seat.seat, seat, "disconnected")
+        table.detach(seat.seat, seat, "disconnected")  # the lobby offers the seat again; the table waits
         log.info(
             "event=kierki_seat_left table=%s seat=%s peer=%s (the table waits for IAM%s)",
-            side.table.id,
+            table.id,
             SEAT_LETTERS[seat.seat],
             seat.conn.peer,
             SEAT_LETTERS[seat.seat],
         )
-        # a client already waiting in the lobby for this letter (it came back before its old
-        # connection was seen to die, say) takes the seat at once
-        for waiting, cand in self.waiting.items():
-            if waiting.seat == seat.seat and not waiting.conn.closed:
-                self._unwait(waiting)
-                if self.lobby is not None:
-                    self.lobby.leave(cand)
-                self._take_back(side, waiting)
-                return
-        if side.empty():
-            self._arm_abandon(side)
+
+    def _orders(self, table: Table) -> tuple[CardOrder, ...]:
+        """DEAL's card order: the game file's; a server started without one learns it from a
+        restored table's own deals (kept in its meta)."""
+        text = getattr(table, "meta", {}).get("deals")
+        if self.orders or not isinstance(text, str):
+            return self.orders
+        with contextlib.suppress(ValueError):
+            return tuple(parse_game_in_order(text)[1])
+        return self.orders
 
     def _unwait(self, seat: KierkiSeat) -> Candidate | None:
         cand = self.waiting.pop(seat, None)
@@ -247,15 +213,6 @@ class KierkiService(KierkiListener):
         return cand
 
     # ------------------------------------------------------------ tables
-    def vacant(self, want: int) -> Side | None:
-        """The running table whose seat ``want`` has been empty longest, if any."""
-        best: Side | None = None
-        for side in self.sides.values():
-            free = side.seats[want] is None and not side.table.done.done()
-            if free and (best is None or side.left_at[want] < best.left_at[want]):
-                best = side
-        return best
-
     def start_table(self, seats: list[Seat]) -> Table:
         """The lobby's starter for protocol ``kierki``: four waiting clients become a table."""
         try:
@@ -266,48 +223,19 @@ class KierkiService(KierkiListener):
                     self._unwait(gone)
                     gone.conn.close("the table could not be started")
             raise
-        side = Side(table, seats, self.orders)
-        for ks in side.seats:
-            if ks is not None:
-                self._unwait(ks)
-                ks.game = side
-        self._register(side)
         log.info("event=kierki_table table=%s players=%s", table.id, table.seat_names())
         return table
 
-    def adopt(self, table: Table, orders: Sequence[CardOrder] = ()) -> Side:
+    def adopt(self, table: Table) -> None:
         """A table restored from the store: every seat empty, waiting for ``IAM<seat>``."""
-        side = Side(table, [None, None, None, None], orders)
-        self._register(side)
-        self._arm_abandon(side)
-        return side
-
-    def _register(self, side: Side) -> None:
-        tid = side.table.id
-        self.sides[tid] = side
-
-        def done(_: object) -> None:
-            if self.sides.get(tid) is side:
-                del self.sides[tid]
-            if side.abandon is not None:
-                side.abandon.cancel()
-                side.abandon = None
-
-        side.table.done.add_done_callback(done)
-
-    def _arm_abandon(self, side: Side) -> None:
-        if self.abandon_after is None or side.abandon is not None:
-            return
-        side.abandon = asyncio.get_running_loop().call_later(self.abandon_after, self._abandon, side)
-
-    def _abandon(self, side: Side) -> None:
-        side.abandon = None
-        if not side.empty() or side.table.done.done():
-            return
-        log.warning("event=kierki_abandoned table=%s after_s=%s", side.table.id, self.abandon_after)
-        if self.on_abandoned is not None:
-            self.on_abandoned(side.table)
-        side.table.stop("abandoned: every seat empty")
+        assert self.lobby is not None
+        self.lobby.reopen(table, ("kierki", GameType.ANY, None), self.reseat)
 
 
-__all__ = ["DEFAULT_ABANDON", "DEFAULT_TIMEOUT", "KierkiService", "Side"]
+def start_data(placed: Sequence[tuple[Seat, object]]) -> dict[str, Any]:
+    """What a cluster keeps of a new Kierki table's players (the store's record of them, should
+    the table's process die before writing it): clients, never bots, with no credential."""
+    return {"players": [{"name": s.name, "kind": s.kind.value, "protocol": "kierki"} for s, _ in placed]}
+
+
+__all__ = ["DEFAULT_ABANDON", "DEFAULT_TIMEOUT", "KierkiService", "Side", "start_data"]

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import functools
 import hashlib
 import hmac
@@ -695,4 +696,16 @@ class SessionsServer:
             await self._server.wait_closed()
 
 
-__all__ = ["SessionSeat", "SessionsConnection", "SessionsOptions", "SessionsServer"]
+def chair_keys(table: Table) -> list[tuple[int, str]]:
+    """Every chair of a Sessions player at ``table`` (its name ends with ``(session id)``, and a
+    credential it proves), whatever the table's protocol, under the key a ``resume_session`` in a
+    cluster looks it up by (:attr:`SessionsServer.remote_rejoin`)."""
+    found = []
+    for chair, (name, cred) in enumerate(zip(table.names, table.credentials)):
+        if cred is not None and name.endswith(")") and "(" in name:
+            with contextlib.suppress(ValueError):
+                found.append((chair, f"sessions:{int(name[name.rindex('(') + 1 : -1])}"))
+    return found
+
+
+__all__ = ["SessionSeat", "SessionsConnection", "SessionsOptions", "SessionsServer", "chair_keys"]

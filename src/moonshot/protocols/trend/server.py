@@ -11,9 +11,11 @@ Each table is one Trend *game* (4 deals, the ``trend`` variant); SDK bots close 
 played by a bot (``status`` 1) and takes its chair back by joining again with the same
 ``playerNumber``, ``playerName`` and ``token`` (tokens compared with :func:`hmac.compare_digest`).
 
-In a cluster (``serve --redis``, every worker serves the Trend port) a :attr:`TrendService.remote`
-link (:mod:`moonshot.cluster.trend`) matches the joins through Redis and looks a rejoin
-up there, so a player meets its table and takes its chair back on any process.
+In a cluster (``serve --redis``, every worker serves the Trend port) the lobby the service is
+given matches the joins through Redis, and :attr:`TrendService.remote_rejoin` (the cluster's one
+re-join) looks a rejoin up there, by :func:`seat_key`, so a player meets its table and takes its
+chair back on any process. What the cluster keeps of a Trend table besides the generic is data
+given here (:func:`start_data`, :func:`chair_keys`), which the composition root registers.
 
 The sockets are served by the lean listener of :mod:`moonshot.protocols.trend.wire` (an asyncio
 protocol over ``websockets``' sans-I/O server, no ASGI: a table step's frames for a chair go out in
@@ -27,12 +29,13 @@ import asyncio
 import contextlib
 import hashlib
 import hmac
+import json
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
@@ -43,21 +46,13 @@ from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import Peer, PeerBase, TrendSeat
 from moonshot.protocols.trend.wire import WireListener, WirePeer
 from moonshot.runtime.limits import ClientGuard, Hold
-from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError
+from moonshot.runtime.lobby import Candidate, ChairRejoin, GameType, Lobby, LobbyError
 from moonshot.runtime.ratelimit import AttemptLimiter
-from moonshot.runtime.table import Table
+from moonshot.runtime.table import Seat, Table
 
 log = logging.getLogger("moonshot.trend")
 
 TIMEOUTS = ((Phase.PASS, 3.0), (Phase.EXPOSE, 3.0), (Phase.PLAY, 1.0))  # the seed's defaults, seconds
-
-
-class RemoteLink(Protocol):
-    """A cluster's part in Trend (:class:`moonshot.cluster.trend.TrendCluster`): a join is
-    first looked up as a rejoin of a chair on any process; the link then calls
-    :meth:`TrendService.rejoined` or :meth:`TrendService.to_lobby`."""
-
-    def rejoin(self, peer: PeerBase, j: tc.Join) -> None: ...
 
 
 def credential(token: str) -> str:
@@ -65,6 +60,46 @@ def credential(token: str) -> str:
     player record, a cluster's Redis): a digest, never the token. Domain-separated from the other
     protocols' secrets, so no other protocol's secret opens a Trend chair."""
     return hashlib.sha256(b"trend\x00" + token.encode()).hexdigest()
+
+
+# ------------------------------------------------------------ what a cluster keeps of a Trend table
+def seat_key(number: int, name: str) -> str:
+    """A Trend chair's re-join key in a cluster: its player number and name (a digest: any name
+    is a safe key)."""
+    return "trend:" + hashlib.sha256(json.dumps([number, name]).encode()).hexdigest()
+
+
+def start_data(placed: Sequence[tuple[Seat, dict[str, Any] | None]]) -> dict[str, Any]:
+    """A new cluster table's Trend start data, from its chairs (occupant, lobby ticket): the
+    players as the store records them, and the ``playerNumber`` each asked for (what its rejoin
+    says, not always its chair + 1)."""
+    players = [
+        {"name": s.name, "kind": s.kind.value, "protocol": s.protocol}
+        | ({"credential": s.credential} if s.credential is not None else {})
+        for s, _ in placed
+    ]
+    numbers = [t["chair"] + 1 if t is not None and isinstance(t.get("chair"), int) else None for _, t in placed]
+    return {"players": players, "numbers": numbers, "tmeta": {"protocol": "trend"}}
+
+
+def chair_keys(table: Table, data: dict[str, Any]) -> list[tuple[int, str]]:
+    """Each player's chair of a Trend table under its re-join key, from the table's start data
+    (a player whose number is unknown, in a game restored from the store: under each of 1-4)."""
+    numbers = data.get("numbers")
+    if not (isinstance(numbers, list) and len(numbers) == 4):
+        numbers = [None] * 4
+    keys = []
+    for chair, name in enumerate(table.names):
+        if table.credentials[chair] is not None:
+            n = numbers[chair]
+            keys += [(chair, seat_key(number, name)) for number in ([n] if isinstance(n, int) else range(1, 5))]
+    return keys
+
+
+def mixed_chair_keys(table: Table, chairs: Sequence[int]) -> list[tuple[int, str]]:
+    """A mixed HTTP game's Trend chairs under every player number (the join's number is not kept
+    there), so that a bot whose socket closed takes its chair back by joining again anywhere."""
+    return [(c, seat_key(n, table.names[c])) for c in chairs for n in range(1, 5)]
 
 
 # finds the chair a join's token opens in a game of this process that no in-memory record names
@@ -105,7 +140,9 @@ class TrendService:
         self.away: list[_Away] = []
         self.candidates: dict[PeerBase, Candidate] = {}  # players waiting in the lobby
         self.waiting: dict[PeerBase, Hold] = {}  # their shares of their address's waiting players
-        self.remote: RemoteLink | None = None  # the cluster's link (serve --redis), else None
+        # a cluster's re-join (serve --redis): a chair on any process, by seat_key; else None
+        self.remote_rejoin: ChairRejoin | None = None
+        self.remote_rejoins = 0  # chairs taken back through it
         self.joining: set[PeerBase] = set()  # joins the cluster is looking up as rejoins
         self.rejoins = AttemptLimiter()  # wrong tokens per chair left and per address
         # one process (no cluster): the chairs of restored games, whose tokens no ``away`` entry holds
@@ -226,16 +263,34 @@ class TrendService:
             self.away.remove(back)
             back.table.attach(back.chair, self.rejoined(peer, j, back.table, back.chair), replay=True)
             return
-        found = self.find_chair(j) if self.find_chair is not None and self.remote is None else None
+        found = self.find_chair(j) if self.find_chair is not None and self.remote_rejoin is None else None
         if found is not None:  # a chair of a game restored after a restart: its token's digest was stored
             table, chair = found
             table.attach(chair, self.rejoined(peer, j, table, chair), replay=True)
             return
-        if self.remote is not None:  # a chair on any process of the cluster, else the lobby
+        if self.remote_rejoin is not None:  # a chair on any process of the cluster, else the lobby
             self.joining.add(peer)
-            self.remote.rejoin(peer, j)
+            self._rejoin_remote(self.remote_rejoin, peer, j)
             return
         self.to_lobby(peer, j)
+
+    def _rejoin_remote(self, rejoin: ChairRejoin, peer: PeerBase, j: tc.Join) -> None:
+        """A ``join`` in a cluster: the chair indexed under the number and name whose credential
+        is the token's digest (compared in constant time), on any process; else the lobby."""
+        digest = credential(j.token).encode()
+
+        def seated(table: Table, chair: int) -> Seat:
+            self.remote_rejoins += 1
+            return self.rejoined(peer, j, table, chair)
+
+        rejoin(
+            seat_key(j.number, j.name),
+            lambda cred: hmac.compare_digest(cred.encode(), digest),
+            "trend",
+            seated,
+            lambda: peer.closed,
+            lambda: self.to_lobby(peer, j),
+        )
 
     def rejoined(self, peer: PeerBase, j: tc.Join, table: Table, chair: int) -> TrendSeat:
         """The cluster gave this player its chair back (at a table owned by any process); the
@@ -311,7 +366,7 @@ class TrendService:
         """Does ``j`` name a chair its player left (here, or in a restored game)?"""
         if any(a.number == j.number and a.name == j.name and not a.table.done.done() for a in self.away):
             return True
-        return self.names_chair is not None and self.remote is None and self.names_chair(j)
+        return self.names_chair is not None and self.remote_rejoin is None and self.names_chair(j)
 
     def _find_away(self, j: tc.Join) -> _Away | None:
         for a in self.away:
@@ -338,7 +393,7 @@ class TrendService:
         j = self.joins.pop(seat, None)
         table = seat.table
         if table is not None and not table.done.done():
-            if j is not None and self.remote is None:  # a cluster keeps its chairs in Redis
+            if j is not None and self.remote_rejoin is None:  # a cluster keeps its chairs in Redis
                 self.away = [a for a in self.away if not a.table.done.done()]
                 self.away.append(_Away(j.number, j.name, j.token, table, seat.chair))
             table.detach(seat.chair, seat, "disconnected")
@@ -350,4 +405,13 @@ class TrendService:
         self.joins.pop(seat, None)
 
 
-__all__ = ["TIMEOUTS", "ChairFinder", "RemoteLink", "TrendService", "credential"]
+__all__ = [
+    "TIMEOUTS",
+    "ChairFinder",
+    "TrendService",
+    "chair_keys",
+    "credential",
+    "mixed_chair_keys",
+    "seat_key",
+    "start_data",
+]
