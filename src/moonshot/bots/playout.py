@@ -582,6 +582,30 @@ def greedy_policy(deal: Deal, seat: int, legal: CardSet, rng: random.Random) -> 
 
 
 # ---------------------------------------------------------------------- rollouts in the rules kernel
+def value_features(deals: list[Deal]) -> tuple[list[int], list[float]]:
+    """What the value network (:mod:`moonshot.bots.value`) reads of each of ``deals``, a position
+    between tricks seen from the seat to lead (slot k is seat leader + k): the four hands in slot
+    order, and per slot its points / 26, hearts taken / 13, the queen taken, any points taken,
+    then the trick number / 13 and hearts broken (18 numbers a deal). Compiled with the deal, so
+    that ``search``'s leaves cost little more than the network itself."""
+    hands: list[int] = []
+    extra: list[float] = []
+    for d in deals:
+        lead = d.turn
+        for k in range(4):
+            s = (lead + k) & 3
+            hands.append(d.hands[s])
+            taken = d.taken[s]
+            p = d.pts[s]
+            extra.append(p / 26.0)
+            extra.append((taken & HEARTS_MASK).bit_count() / 13.0)
+            extra.append(1.0 if taken & QS_BIT else 0.0)
+            extra.append(1.0 if p else 0.0)
+        extra.append(d.trick_no / 13.0)
+        extra.append(1.0 if d.broken else 0.0)
+    return hands, extra
+
+
 def finish_costs(deal: Deal, policy: Policy, rng: random.Random) -> tuple[int, ...]:
     """The costs of playing ``deal`` to its end with ``policy``: ``deal.finish(policy, rng)``, or,
     for the greedy policy once the rules kernel is loaded (:func:`moonshot.kernel.warm_up`: the

@@ -26,9 +26,8 @@ from typing import Any
 import numpy as np
 
 from moonshot.bots.mlp import WeightsFiles, layers_from_arrays, layers_to_arrays, relu_apply
-from moonshot.bots.playout import Deal
+from moonshot.bots.playout import Deal, value_features
 from moonshot.bots.tuned import RULES_KEY, SHIPPED, RulesSet, rules_entry, rules_of
-from moonshot.core.cards import HEARTS_MASK, QUEEN_SPADES
 
 VALUE_FORMAT = "moonshot.value/1"
 # the input, seen from the seat to lead (slot k is seat leader + k): every card's holder (4 x 52),
@@ -36,28 +35,15 @@ VALUE_FORMAT = "moonshot.value/1"
 # the trick number / 13 and hearts broken
 N_VALUE_FEATURES = 4 * 52 + 4 * 4 + 2
 COST_SCALE = 26.0  # outputs are costs / 26
-_QS_BIT = 1 << QUEEN_SPADES
 
 
 def position_rows(deals: Sequence[Deal]) -> np.ndarray:
     """The network's input for each of ``deals`` (positions between tricks): ``(n, N_VALUE_FEATURES)``.
 
-    The features are gathered in plain lists and handed to NumPy once (setting array items one
-    at a time cost most of a leaf's valuation)."""
+    The features are gathered by :func:`~moonshot.bots.playout.value_features` (compiled with the
+    deal) and handed to NumPy once."""
     n = len(deals)
-    hands: list[int] = []
-    extra: list[float] = []
-    for d in deals:
-        lead = d.turn
-        held, taken_by, pts = d.hands, d.taken, d.pts
-        for k in range(4):
-            s = (lead + k) & 3
-            hands.append(held[s])
-            taken = taken_by[s]
-            p = pts[s]
-            hearts = (taken & HEARTS_MASK).bit_count()
-            extra += (p / 26.0, hearts / 13.0, 1.0 if taken & _QS_BIT else 0.0, 1.0 if p else 0.0)
-        extra += (d.trick_no / 13.0, 1.0 if d.broken else 0.0)
+    hands, extra = value_features(list(deals))
     packed = np.array(hands, dtype="<u8").view(np.uint8).reshape(n, 4, 8)
     bits = np.unpackbits(packed, axis=2, bitorder="little")[:, :, :52]
     rows = np.empty((n, N_VALUE_FEATURES), dtype=np.float32)
