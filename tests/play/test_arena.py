@@ -158,7 +158,7 @@ def test_arena_command_no_passing_cpu_time() -> None:
     args = ["arena", "--deals", "1", "--candidate", "pimc", "--field", "shooter", "--think-ms", "2"]
     out = CliRunner().invoke(main, [*args, "--worlds", "3", "--no-passing", "--cpu-time", "-q"])
     assert out.exit_code == 0, out.output
-    assert "pimc ms/move" in out.output
+    assert "pimc CPU ms/move" in out.output  # (--cpu-time: the moves are timed in CPU time too)
 
 
 def test_bot_specs_carry_options() -> None:

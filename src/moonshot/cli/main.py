@@ -345,7 +345,9 @@ def _print_summary(records: list[GameRecord], variant: str, negative: bool, dupl
 )
 @click.option("--no-passing", is_flag=True, help="Play every deal as dealt (no passing).")
 @click.option(
-    "--cpu-time", is_flag=True, help="--think-ms counts each process's CPU time (equal CPU on a loaded machine)."
+    "--cpu-time",
+    is_flag=True,
+    help="--think-ms counts each process's CPU time (equal CPU on a loaded machine); ms/move is then CPU time too.",
 )
 @click.option("--workers", "-j", default=1, show_default=True, type=click.IntRange(min=1), help="Worker processes.")
 @_ray_option("deals")
@@ -425,7 +427,7 @@ def arena(
     table.add_row(f"moons shot by {a}", str(summary.moons_shot))
     table.add_row(f"moons conceded to {b}", str(summary.moons_conceded))
     for name, ms in summary.ms_per_move.items():
-        table.add_row(f"{name} ms/move", f"{ms:.1f}")
+        table.add_row(f"{name} {'CPU ' if config.cpu_time else ''}ms/move", f"{ms:.1f}")
     console.print(table)
     if results is not None:
         results.write_text(json.dumps(results_json(config, summary, done), indent=1), encoding="utf-8")

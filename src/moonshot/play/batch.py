@@ -184,10 +184,10 @@ def run_arena_task(task: ArenaTask) -> list[DealResult]:
     """Play a task's arena deals (timing each decision: the only output that is not reproducible)."""
     from moonshot.play.arena import play_deal
 
-    bot_clock = time.process_time if task.config.cpu_time else None  # --cpu-time: budgets count CPU time
-    results = [
-        play_deal(task.config, i, clock=time.perf_counter, bot_clock=bot_clock) for i in range(task.start, task.stop)
-    ]
+    # --cpu-time: budgets count CPU time, and so does the time each move is reported to take
+    bot_clock = time.process_time if task.config.cpu_time else None
+    clock = time.process_time if task.config.cpu_time else time.perf_counter
+    results = [play_deal(task.config, i, clock=clock, bot_clock=bot_clock) for i in range(task.start, task.stop)]
     _maybe_die()
     return results
 
