@@ -19,6 +19,7 @@ import argparse
 import random
 import time
 from collections.abc import Callable
+from typing import Any
 
 from moonshot.bots.pimc import PimcBot
 from moonshot.bots.playout import ROLLOUT_POLICIES, greedy_policy, start_of_play
@@ -232,6 +233,44 @@ def search_playouts(simulations: int, deals: int = 2, bot: SearchBot | None = No
     return simulations * searched / total
 
 
+def search_worlds(think_ms: int, deals: int = 3) -> tuple[float, float]:
+    """Worlds a card decision with a choice samples, and its CPU milliseconds, at ``think_ms`` of
+    CPU time (``--cpu-time`` in the arena: what the budget buys, whatever the machine's load)."""
+    worlds = [0]
+
+    class Counted(SearchBot):
+        def _card_sampler(self, view: Any) -> Any:
+            sample = super()._card_sampler(view)
+
+            def counted(rng: random.Random) -> Any:
+                worlds[0] += 1
+                return sample(rng)
+
+            return counted
+
+    rules = find_variant("standard").replace(deals=1)
+    bot = Counted(think_ms=think_ms, clock=time.process_time)
+    other = SearchBot(simulations=10)
+    total, searched, counted = 0.0, 0, 0
+    for seed in range(deals):
+        game = Game(rules, seed)
+        rng = random.Random(seed)
+        while game.deal_index == 0 and not game.over:
+            seat = game.to_act()[0]
+            view = seat_view(game, seat)
+            choice = view.phase is Phase.PLAY and bool(view.legal_plays & (view.legal_plays - 1))
+            if seat != 0 or not choice:
+                game.apply(other.act(view, rng))
+                continue
+            before = worlds[0]
+            t = time.process_time()
+            game.apply(bot.act(view, rng))
+            total += time.process_time() - t
+            counted += worlds[0] - before
+            searched += 1
+    return counted / searched, 1000 * total / searched
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--seconds", type=float, default=2.0)
@@ -252,6 +291,7 @@ def main() -> None:
         ("search: ms/move, 100 playouts", f"{search_ms(100, None):.1f}"),
         ("search: ms/move, 300 playouts", f"{search_ms(300, None):.1f}"),
         ("search: ms/move, think_ms=200", f"{search_ms(None, 200):.1f}"),
+        ("search: worlds a card decision (CPU ms), think_ms=30 of CPU", "{:.0f} ({:.1f})".format(*search_worlds(30))),
         ("search: playouts/s per core, 100 per move (to the trick's end + network)", f"{search_playouts(100):.0f}"),
         (
             "search:value=off: playouts/s per core, 100 per move (to the deal's end)",
