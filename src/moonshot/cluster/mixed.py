@@ -98,8 +98,9 @@ class ClusterMixed:
         self.claims: dict[str, _Claim] = {}  # this node's players asking another node, by request id
         self.held: dict[tuple[str, str], Candidate] = {}  # other nodes' players waiting here
         self.playing: dict[str, RemoteTable] = {}  # this node's players at tables hosted elsewhere
-        # how a code that no node hosts is queued, per protocol (an ordinary private code)
-        self.queues: dict[str, Callable[[Candidate], None]] = {"sessions": self.pool}
+        # how a code that no node hosts is queued, per protocol (an ordinary private code): the
+        # composition root adds each protocol whose TableKind is ``mixed``
+        self.queues: dict[str, Callable[[Candidate], None]] = {}
         self.reclaims = 0  # waiting players asked again of the node that took their game over
         cluster.handlers.update({k: self._on_message for k in wire.MIXED})
         cluster.keeper_hooks += [self._sweep, self._check_hosts]  # every lease/3
@@ -265,7 +266,7 @@ class ClusterMixed:
             answer(False, "malformed claim")
             return
         protocol = msg.protocol
-        if protocol not in ("sessions", "trend"):
+        if protocol not in cluster.mixed_protocols:
             answer(False, f"players of protocol {protocol!r} cannot sit at a table of another process")
             return
         seat = RemoteSeat(cluster, node, secrets.token_hex(8), msg.name, kind, msg.credential, protocol)

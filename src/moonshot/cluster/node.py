@@ -728,6 +728,10 @@ class Cluster:
     adopters: dict[str, Callable[[str, dict[str, Any]], Awaitable[Table | None]]] = field(default_factory=dict)
     # the protocols whose tables the one adopter below builds again, from their data
     tables: dict[str, TableKind] = field(default_factory=dict)
+    # the protocols whose players may sit at a table another process hosts (an HTTP lobby game, a
+    # tournament's), their seat adapter running against a RemoteTable: the same on every process,
+    # whichever protocols it serves itself (:mod:`moonshot.cluster.mixed`)
+    mixed_protocols: frozenset[str] = frozenset()
     live_nodes: list[str] = field(default_factory=list)  # the other live nodes (refreshed by the keeper)
     lobby: ClusterLobby | None = None  # this process's lobby (running tables' free chairs)
     # a mixed table's claim by its id, as a candidate (moonshot.cluster.mixed), for seat.matched

@@ -187,6 +187,9 @@ class ServerApp:
             )
             self.cluster = Cluster(host, cfg.redis_url, prefix=cfg.cluster_prefix, lease=cfg.lease)
             self.cluster.tables["sessions"] = TableKind(rules=SESSIONS_RULES)  # Sessions tables: matched, adopted
+            # whose players may sit at a mixed table another process hosts (their adapters run
+            # against a RemoteTable); Kierki's cannot (its tables are its own), Turbo's are HTTP's
+            self.cluster.mixed_protocols = frozenset({"sessions", "trend"})
             self.cluster.table_keys.append(sessions_chair_keys)  # resume_session on any node, any table
             await self.cluster.start()
         if cfg.http_port is not None:
@@ -220,9 +223,10 @@ class ServerApp:
             from moonshot.cluster.mixed import ClusterMixed
 
             self.mixed = ClusterMixed(self.cluster)
+            self.mixed.queues["sessions"] = self.mixed.pool  # a code no process hosts: an ordinary private code
             self.cluster.rules = SESSIONS_RULES  # told a tournament's seat on another node (its pass count)
             self.tournaments.on_running = self.mixed.tournament_running
-            self.tournaments.published = self.cluster.written
+            self.tournaments.published = self._tokens_published
         if self.turbo is not None:
             self.turbo.tournaments = self.tournaments
             if self.cluster is not None:
@@ -649,6 +653,18 @@ class ServerApp:
             return True
         # in a cluster: a table another node hosts (asked there; the join is answered later)
         return self.mixed is not None and bool(self.mixed.claim(c))
+
+    async def _tokens_published(self) -> None:
+        """A new tournament's entrant tokens are in Redis (another process finds the tournament by
+        them). The tokens are shown once, in the answer, so when Redis does not confirm in time
+        the answer still goes out: the writes stay queued and land once Redis is back."""
+        from moonshot.cluster.node import ClusterUnavailable
+
+        assert self.cluster is not None
+        try:
+            await self.cluster.written()
+        except ClusterUnavailable as e:
+            log.warning("event=tournament_tokens_unconfirmed reason=%s", json.dumps(str(e)))
 
     def claim_here(self, c: Candidate) -> bool:
         """:meth:`claim` among this process's own tables only: a tournament it runs, an open HTTP
