@@ -29,6 +29,7 @@ import os
 import shutil
 import sys
 import tempfile
+from typing import Any
 
 from moonshot import STAMP_NAME, usable_compiled_modules
 
@@ -94,11 +95,32 @@ def clean() -> None:
         os.remove(path)
 
 
+_PROBE_C = """#include <Python.h>
+PyMODINIT_FUNC PyInit_moonshot_probe(void) { return NULL; }
+"""
+
+
+def _probe_compiler(setup: Any, extension: Any) -> None:
+    """Build an empty extension module first (about a second), so that a missing or broken C
+    compiler, or missing Python headers, is reported before mypyc's minute of work, not after."""
+    with open("moonshot_probe.c", "w", encoding="utf-8") as f:
+        f.write(_PROBE_C)
+    try:
+        setup(
+            name="moonshot-probe",
+            ext_modules=[extension("moonshot_probe", ["moonshot_probe.c"])],
+            script_args=["-q", "build_ext", "--build-lib", "probe-lib", "--build-temp", "probe-obj"],
+        )
+    except (Exception, SystemExit) as e:  # setuptools reports a compiler failure as SystemExit
+        why = f"{type(e).__name__}: {e}"
+        raise CompileError(f"the C compiler cannot build a Python extension here ({why}); {HINT}") from e
+
+
 def build() -> None:
     """Compile the core in place; raises :class:`CompileError` with the reason on failure."""
     try:
         from mypyc.build import mypycify
-        from setuptools import setup  # type: ignore[import-untyped]
+        from setuptools import Extension, setup  # type: ignore[import-untyped]
     except ImportError as e:
         raise CompileError(f"{e} ({HINT})") from e
     clean()
@@ -113,6 +135,7 @@ def build() -> None:
         shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", STAMP_NAME))
         os.chdir(work)
         try:
+            _probe_compiler(setup, Extension)
             extensions = mypycify(
                 [_source(m, os.path.join("src", "moonshot")) for m in MODULES],
                 opt_level="3",
