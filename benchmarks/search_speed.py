@@ -153,14 +153,14 @@ def rollout_rows(seconds: float, rounds: int) -> list[tuple[str, str]]:
     return rows
 
 
-def classic_cpu_ms(deals: int = 2) -> float:
-    """``pimc:classic``'s CPU milliseconds a card decision with a choice (standard, the other seats heuristic)."""
+def card_decisions(bot: Any, deals: int, count: Callable[[], int] = lambda: 0) -> tuple[float, int, int]:
+    """``bot`` in seat 0 of ``deals`` standard deals, heuristic bots in the others: the CPU seconds
+    of its card decisions with a choice, their number, and how much ``count`` grew over them."""
     from moonshot.bots.heuristic import HeuristicBot
 
     rules = find_variant("standard").replace(deals=1)
-    bot = PimcBot(preset="classic")
     other = HeuristicBot()
-    total, moves = 0.0, 0
+    total, moves, counted = 0.0, 0, 0
     for seed in range(deals):
         game = Game(rules, seed)
         rng = random.Random(seed)
@@ -170,12 +170,20 @@ def classic_cpu_ms(deals: int = 2) -> float:
             if seat != 0:
                 game.apply(other.act(view, rng))
                 continue
+            before = count()
             t = time.process_time()
             action = bot.act(view, rng)
             if view.phase is Phase.PLAY and view.legal_plays & (view.legal_plays - 1):
                 total += time.process_time() - t
                 moves += 1
+                counted += count() - before
             game.apply(action)
+    return total, moves, counted
+
+
+def classic_cpu_ms(deals: int = 2) -> float:
+    """``pimc:classic``'s CPU milliseconds a card decision with a choice (standard, the other seats heuristic)."""
+    total, moves, _ = card_decisions(PimcBot(preset="classic"), deals)
     return 1000 * total / moves
 
 
@@ -248,27 +256,9 @@ def search_worlds(think_ms: int, deals: int = 3) -> tuple[float, float]:
 
             return counted
 
-    rules = find_variant("standard").replace(deals=1)
     bot = Counted(think_ms=think_ms, clock=time.process_time)
-    other = SearchBot(simulations=10)
-    total, searched, counted = 0.0, 0, 0
-    for seed in range(deals):
-        game = Game(rules, seed)
-        rng = random.Random(seed)
-        while game.deal_index == 0 and not game.over:
-            seat = game.to_act()[0]
-            view = seat_view(game, seat)
-            choice = view.phase is Phase.PLAY and bool(view.legal_plays & (view.legal_plays - 1))
-            if seat != 0 or not choice:
-                game.apply(other.act(view, rng))
-                continue
-            before = worlds[0]
-            t = time.process_time()
-            game.apply(bot.act(view, rng))
-            total += time.process_time() - t
-            counted += worlds[0] - before
-            searched += 1
-    return counted / searched, 1000 * total / searched
+    total, moves, counted = card_decisions(bot, deals, lambda: worlds[0])
+    return counted / moves, 1000 * total / moves
 
 
 def main() -> None:
