@@ -42,6 +42,13 @@ models players who take about T seconds per decision: a table then makes about 1
 a second (one seat acts at a time), N/T in all, and the round trip shows how quickly the server
 answers with that many live tables. "CPU µs/decision" is the server's own CPU time per decision
 (all its messages included): one core's capacity is 10^6 / that, whatever else the machine runs.
+
+``--bot SPEC`` seats the server's bots: each table is one client's player (its lobby code its
+own) and three bots of that spec, seated at once (``serve --fill-wait 0 --bot SPEC``). Decisions
+then count the bots' cards and passes too, so "CPU µs/decision" is what a bot seat costs the
+server (the anchor: ``none``, four clients a table, in the same run):
+
+    python benchmarks/server.py --tables 10 --duration 60 --bot none heuristic 'search --simulations 200'
 """
 
 from __future__ import annotations
@@ -87,11 +94,15 @@ class Stats:
     latencies: list[float] = field(default_factory=list)
     latency_at: list[float] = field(default_factory=list)  # perf_counter when each was measured
     started: int = 0  # sessions that got their first hand
+    bot_decisions: int = 0  # the server's bots' cards and passes, as the one player sees them (--bot)
 
 
 class BenchConnection(asyncio.Protocol):
-    def __init__(self, stats: Stats, codes: list[str], silent: bool, rng: random.Random, think: float = 0.0) -> None:
+    def __init__(
+        self, stats: Stats, codes: list[str], silent: bool, rng: random.Random, think: float = 0.0, seats: int = 4
+    ) -> None:
         self.stats = stats
+        self.seats = seats  # this client's players per table (1: the server's bots have the other three)
         self.think = think
         self.codes = codes
         self.silent = silent
@@ -110,7 +121,7 @@ class BenchConnection(asyncio.Protocol):
         self.transport = transport
         out = [encode({"type": "connection_request"})]
         for code in self.codes:
-            for _ in range(4):
+            for _ in range(self.seats):
                 out.append(
                     encode(
                         {
@@ -122,7 +133,7 @@ class BenchConnection(asyncio.Protocol):
                         }
                     )
                 )
-        self.open = 4 * len(self.codes)
+        self.open = self.seats * len(self.codes)
         transport.write(b"".join(out))
         self.stats.sent += len(out)
 
@@ -167,6 +178,7 @@ class BenchConnection(asyncio.Protocol):
                     self.stats.started += 1
                 self.hand[sid] = list(m["cards"])
                 if not self.silent and m["pass_direction"] != "Keeper":
+                    self.stats.bot_decisions += 4 - self.seats
                     self.answer(sid, {"type": "donated_cards", "cards": self.hand[sid][:3]})
             elif t == "move_request" and not self.silent:
                 self.answer(sid, {"type": "decided_move", "card": self.rng.choice(m["legal_moves"])})
@@ -175,6 +187,8 @@ class BenchConnection(asyncio.Protocol):
                 if t0 is not None:
                     self.stats.latencies.append(now - t0)
                     self.stats.latency_at.append(now)
+            elif t == "move_report" and self.seats < 4:
+                self.stats.bot_decisions += 1
             elif t == "end_game":
                 self.stats.games += 1
                 self.open -= 1
@@ -186,19 +200,23 @@ class BenchConnection(asyncio.Protocol):
             self.done.set_result(None)
 
 
-async def _clients(port: int, codes: list[str], silent: bool, duration: float, stats: Stats, think: float) -> None:
+async def _clients(
+    port: int, codes: list[str], silent: bool, duration: float, stats: Stats, think: float, seats: int
+) -> None:
     loop = asyncio.get_running_loop()
     conns = []
     for i in range(0, len(codes), TABLES_PER_CONNECTION):
         _, proto = await loop.create_connection(
-            lambda i=i: BenchConnection(stats, codes[i : i + TABLES_PER_CONNECTION], silent, random.Random(i), think),
+            lambda i=i: BenchConnection(
+                stats, codes[i : i + TABLES_PER_CONNECTION], silent, random.Random(i), think, seats
+            ),
             "127.0.0.1",
             port,
         )
         conns.append(proto)
     if silent:
         end = loop.time() + duration
-        while stats.started < 4 * len(codes) and loop.time() < end:
+        while stats.started < seats * len(codes) and loop.time() < end:
             await asyncio.sleep(0.05)
         return
     await asyncio.wait([c.done for c in conns], timeout=duration)
@@ -208,7 +226,15 @@ async def _clients(port: int, codes: list[str], silent: bool, duration: float, s
 
 
 def client_process(
-    port: int, codes: list[str], silent: bool, duration: float, out: Any, go: Any, think: float = 0.0, nice: int = 0
+    port: int,
+    codes: list[str],
+    silent: bool,
+    duration: float,
+    out: Any,
+    go: Any,
+    think: float = 0.0,
+    nice: int = 0,
+    seats: int = 4,
 ) -> None:
     if nice:
         os.setpriority(os.PRIO_PROCESS, 0, nice)
@@ -216,7 +242,7 @@ def client_process(
     go.wait()
     t0 = time.perf_counter()
     c0 = time.process_time()
-    asyncio.run(_clients(port, codes, silent, duration, stats, think))
+    asyncio.run(_clients(port, codes, silent, duration, stats, think, seats))
     elapsed = time.perf_counter() - t0
     client_cpu = time.process_time() - c0
     steady = [x for x, at in zip(stats.latencies, stats.latency_at) if at - t0 >= WARMUP]
@@ -226,6 +252,8 @@ def client_process(
             "sent": stats.sent,
             "games": stats.games,
             "decisions": stats.decisions,
+            "bot_decisions": stats.bot_decisions,
+            "seats": seats,
             "latencies": stats.latencies,
             "steady_latencies": steady,
             "started": stats.started,
@@ -253,14 +281,20 @@ def running_games(db_file: str) -> int:
             return 0
 
 
+def bot_options(bot: str | None) -> list[str]:
+    """``serve`` options for the tables' chairs: none filled (four clients a table), or every
+    table's three empty chairs filled at once with the server's bot ``bot`` (a spec)."""
+    return ["--fill-wait", "-1", "--bot", "random"] if bot is None else ["--fill-wait", "0", "--bot", bot]
+
+
 def start_server(
-    db_file: str | None, move_timeout: float, cpu: int | None, nice: int = 0
+    db_file: str | None, move_timeout: float, cpu: int | None, nice: int = 0, bot: str | None = None
 ) -> tuple[subprocess.Popen[str], int]:
     """A fresh ``moonshot serve`` on ``db_file`` (None: no store), checked to run no restored game."""
     if db_file is not None and running_games(db_file):
         raise DirtyStore(f"{db_file} holds {running_games(db_file)} running games: a server would restore them")
     cmd = [sys.executable, "-m", "moonshot.cli.main", "serve", "--sessions-port", "0", "--log-level", "error"]
-    cmd += ["--fill-wait", "-1", "--move-timeout", str(move_timeout), "--bot", "random", *UNCAPPED]
+    cmd += ["--move-timeout", str(move_timeout), *bot_options(bot), *UNCAPPED]
     cmd += ["--no-db"] if db_file is None else ["--db", f"sqlite:///{db_file}"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
@@ -291,7 +325,7 @@ def start_server(
 
 
 def start_cluster(
-    workers: int, move_timeout: float, redis_url: str, pg_url: str | None
+    workers: int, move_timeout: float, redis_url: str, pg_url: str | None, bot: str | None = None
 ) -> tuple[subprocess.Popen[str], int, list[int], str]:
     """``moonshot serve --workers W --redis``: returns the supervisor, the port, the worker pids
     and the Redis key prefix (removed by :func:`stop_cluster`)."""
@@ -300,7 +334,7 @@ def start_cluster(
         port = int(sock.getsockname()[1])
     prefix = f"bench-{os.getpid()}-{time.monotonic_ns()}:"
     cmd = [sys.executable, "-m", "moonshot.cli.main", "serve", "--sessions-port", str(port), "--log-level", "error"]
-    cmd += ["--fill-wait", "-1", "--move-timeout", str(move_timeout), "--bot", "random", "--no-http", *UNCAPPED]
+    cmd += ["--move-timeout", str(move_timeout), *bot_options(bot), "--no-http", *UNCAPPED]
     cmd += ["--workers", str(workers), "--redis", redis_url, "--cluster-prefix", prefix]
     cmd += ["--no-db"] if pg_url is None else ["--db", pg_url]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
@@ -377,20 +411,27 @@ def drop_pg(admin_url: str, name: str) -> None:
 
 
 def measure_cluster(
-    n: int, duration: float, procs: int, workers: int, think: float, redis_url: str, pg_admin: str | None
+    n: int,
+    duration: float,
+    procs: int,
+    workers: int,
+    think: float,
+    redis_url: str,
+    pg_admin: str | None,
+    bot: str | None = None,
 ) -> dict[str, Any]:
     """The play phase for N tables on a cluster of ``workers`` processes."""
-    row: dict[str, Any] = {"tables": n, "think": think, "workers": workers, "load_idle": load1()}
+    row: dict[str, Any] = {"tables": n, "think": think, "workers": workers, "bot": bot, "load_idle": load1()}
     row["load_play"] = load1()
     pg_url, pg_name = fresh_pg(pg_admin) if pg_admin else (None, "")
-    server, port, pids, prefix = start_cluster(workers, 30, redis_url, pg_url)
+    server, port, pids, prefix = start_cluster(workers, 30, redis_url, pg_url, bot)
     try:
         time.sleep(1.0)
         base = sum(rss_kb(p) for p in pids)
         cpu0 = sum(cpu_seconds(p) for p in pids)
         r0 = redis_cpu(redis_url)
         with RssSampler(pids[0]) as rss:
-            res = run_clients(port, n, False, duration, procs, think)
+            res = run_clients(port, n, False, duration, procs, think, seats=4 if bot is None else 1)
         cpu1 = sum(cpu_seconds(p) for p in pids)
         r1 = redis_cpu(redis_url)
         peak = sum(rss_kb(p) for p in pids)
@@ -400,7 +441,7 @@ def measure_cluster(
             drop_pg(pg_admin, pg_name)
     row["load_end"] = load1()
     _results(row, res, n, cpu1 - cpu0, max(peak, rss.peak), base)
-    row["redis_cpu_us_per_decision"] = 1e6 * (r1 - r0) / max(1, sum(r["decisions"] for r in res))
+    row["redis_cpu_us_per_decision"] = 1e6 * (r1 - r0) / max(1, row["decisions"])
     row["kb_per_idle_table"] = float("nan")
     return row
 
@@ -450,14 +491,17 @@ def load1() -> float:
 
 
 def run_clients(
-    port: int, n: int, silent: bool, duration: float, procs: int, think: float = 0.0, nice: int = 0
+    port: int, n: int, silent: bool, duration: float, procs: int, think: float = 0.0, nice: int = 0, seats: int = 4
 ) -> list[dict[str, Any]]:
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
     go = ctx.Event()
     codes = [f"bench-{'idle' if silent else 'play'}-{i}" for i in range(n)]
     groups = [codes[i::procs] for i in range(procs) if codes[i::procs]]
-    ps = [ctx.Process(target=client_process, args=(port, g, silent, duration, out, go, think, nice)) for g in groups]
+    ps = [
+        ctx.Process(target=client_process, args=(port, g, silent, duration, out, go, think, nice, seats))
+        for g in groups
+    ]
     for p in ps:
         p.start()
     go.set()
@@ -471,10 +515,18 @@ def run_clients(
 
 
 def measure(
-    n: int, duration: float, procs: int, store_dir: str | None, cpu: int | None, think: float = 0.0, nice: int = 0
+    n: int,
+    duration: float,
+    procs: int,
+    store_dir: str | None,
+    cpu: int | None,
+    think: float = 0.0,
+    nice: int = 0,
+    bot: str | None = None,
 ) -> dict[str, Any]:
-    """Both phases for N tables, each on its own fresh store (``store_dir`` None: no store)."""
-    tag = f"n{n}-think{think:g}"
+    """Both phases for N tables, each on its own fresh store (``store_dir`` None: no store); with
+    ``bot``, the play phase only, each table one client's player and three of the server's bots."""
+    tag = f"n{n}-think{think:g}-{'clients' if bot is None else re.sub(r'[^a-z0-9]+', '_', bot)}"
 
     def fresh(phase: str) -> str | None:
         if store_dir is None:
@@ -484,9 +536,33 @@ def measure(
             raise DirtyStore(f"{path} already exists: each phase needs a fresh store")
         return path
 
-    row: dict[str, Any] = {"tables": n, "think": think, "load_idle": load1()}
-    # memory per idle table: N tables waiting for passes from silent clients
-    server, port = start_server(fresh("idle"), 3600, cpu, nice)
+    row: dict[str, Any] = {"tables": n, "think": think, "bot": bot, "load_idle": load1()}
+    row["kb_per_idle_table"] = float("nan")
+    if bot is None:
+        _idle_memory(row, n, procs, fresh("idle"), cpu, nice)
+    # play: N tables at once, on a fresh store
+    row["load_play"] = load1()
+    server, port = start_server(fresh("play"), 30, cpu, nice, bot)
+    try:
+        time.sleep(0.5)
+        base = rss_kb(server.pid)
+        cpu0 = cpu_seconds(server.pid)
+        with RssSampler(server.pid) as rss:
+            res = run_clients(port, n, False, duration, procs, think, nice, seats=4 if bot is None else 1)
+        cpu1 = cpu_seconds(server.pid)
+    finally:
+        server.kill()
+        server.wait()
+    row["load_end"] = load1()
+    _results(row, res, n, cpu1 - cpu0, rss.peak, base)
+    row["workers"] = 0
+    row["redis_cpu_us_per_decision"] = 0.0
+    return row
+
+
+def _idle_memory(row: dict[str, Any], n: int, procs: int, db_file: str | None, cpu: int | None, nice: int) -> None:
+    """Memory per idle table: N tables waiting for passes from silent clients."""
+    server, port = start_server(db_file, 3600, cpu, nice)
     try:
         time.sleep(0.5)
         base = rss_kb(server.pid)
@@ -502,32 +578,14 @@ def measure(
     finally:
         server.kill()  # its N games stay `running` in its own store, which nothing reads again
         server.wait()
-    # play: N tables at once, on a fresh store
-    row["load_play"] = load1()
-    server, port = start_server(fresh("play"), 30, cpu, nice)
-    try:
-        time.sleep(0.5)
-        base = rss_kb(server.pid)
-        cpu0 = cpu_seconds(server.pid)
-        with RssSampler(server.pid) as rss:
-            res = run_clients(port, n, False, duration, procs, think, nice)
-        cpu1 = cpu_seconds(server.pid)
-    finally:
-        server.kill()
-        server.wait()
-    row["load_end"] = load1()
-    _results(row, res, n, cpu1 - cpu0, rss.peak, base)
-    row["workers"] = 0
-    row["redis_cpu_us_per_decision"] = 0.0
-    return row
 
 
 def _results(row: dict[str, Any], res: list[dict[str, Any]], n: int, server_cpu: float, peak: int, base: int) -> None:
     elapsed = max(r["elapsed"] for r in res)
     lat = sorted(x for r in res for x in r["latencies"])
     steady = sorted(x for r in res for x in r["steady_latencies"])
-    games_done = sum(r["games"] for r in res) / 4  # four sessions per game
-    decisions = sum(r["decisions"] for r in res)
+    games_done = sum(r["games"] / r["seats"] for r in res)  # a game ends for each of its client's sessions
+    decisions = sum(r["decisions"] + r["bot_decisions"] for r in res)  # the bots' too: the server's work
     msgs = sum(r["received"] + r["sent"] for r in res)
     row.update(
         {
@@ -536,6 +594,7 @@ def _results(row: dict[str, Any], res: list[dict[str, Any]], n: int, server_cpu:
             "games_per_s": (games_done if games_done >= n else decisions / DECISIONS_PER_GAME) / elapsed,
             "messages_per_s": msgs / elapsed,
             "decisions_per_s": decisions / elapsed,
+            "decisions": decisions,
             "decisions_per_table": decisions / n,
             "p50_ms": 1000 * statistics.median(lat) if lat else float("nan"),
             "p99_ms": 1000 * lat[min(len(lat) - 1, int(0.99 * len(lat)))] if lat else float("nan"),
@@ -590,6 +649,15 @@ def main() -> None:
         default=[0.0],
         help="seconds a player thinks per decision (0: as fast as the clients go); one run per value",
     )
+    ap.add_argument(
+        "--bot",
+        nargs="+",
+        default=["none"],
+        metavar="SPEC",
+        help="the server's bots at each table (one run per spec, e.g. heuristic 'search --simulations 200'): "
+        "each table is then one client's player and three of these bots, and CPU µs/decision counts the "
+        "bots' decisions too; none (the default): four clients a table, no bot",
+    )
     args = ap.parse_args()
     cpu = None if args.server_cpu < 0 else args.server_cpu
     with autogroup_nice(args.nice):
@@ -621,17 +689,20 @@ def autogroup_nice(nice: int) -> Iterator[None]:
 def run(args: argparse.Namespace, cpu: int | None) -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for n, think, w in ((n, t, w) for t in args.think for n in args.tables for w in args.workers):
+        runs = ((n, t, w, b) for b in args.bot for t in args.think for n in args.tables for w in args.workers)
+        for n, think, w, spec in runs:
             store_dir = None if args.db == "none" else tmp
+            bot = None if spec == "none" else spec
             if w == 0:
-                rows.append(measure(n, args.duration, args.client_procs, store_dir, cpu, think, args.nice))
+                rows.append(measure(n, args.duration, args.client_procs, store_dir, cpu, think, args.nice, bot))
             else:
                 pg = None if args.db == "none" else args.pg
-                rows.append(measure_cluster(n, args.duration, args.client_procs, w, think, args.redis, pg))
+                rows.append(measure_cluster(n, args.duration, args.client_procs, w, think, args.redis, pg, bot))
             if args.json:
                 print(json.dumps(rows[-1]), flush=True)
     head = (
         "workers",
+        "bots",
         "tables",
         "think s",
         "games/s",
@@ -656,6 +727,7 @@ def run(args: argparse.Namespace, cpu: int | None) -> None:
     for r in rows:
         cells = (
             f"{r['workers']}" if r["workers"] else "1, no Redis",
+            r["bot"] or "none",
             f"{r['tables']}",
             f"{r['think']:g}",
             f"{r['games_per_s']:.2f}",

@@ -71,6 +71,16 @@ def test_bot_factory() -> None:
         bot_factory("no-such-bot")
 
 
+def test_bot_factory_takes_a_spec_with_options() -> None:
+    bot = bot_factory("search --simulations 20")()
+    assert bot.spec == "search --simulations 20"  # type: ignore[attr-defined]
+    assert bot_factory("search --simulations 20")() is not bot  # a fresh bot each time
+    with pytest.raises(ValueError, match="no_such"):
+        bot_factory("heuristic --no-such 1")
+    with pytest.raises(ValueError, match="--option"):
+        bot_factory("heuristic 20")
+
+
 def test_logs_are_key_value() -> None:
     rec = logging.LogRecord("moonshot.table", logging.INFO, __file__, 1, "table=%s event=%s", ("t1", "finished"), None)
     line = KeyValueFormatter().format(rec)

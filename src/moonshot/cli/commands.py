@@ -185,7 +185,12 @@ def bad_db(e: Exception) -> click.BadParameter:
     type=click.FloatRange(min=0),
     help="Seconds a tournament waits for an external entrant before the server's policy plays its chair.",
 )
-@click.option("--bot", default="heuristic", show_default=True, help="Bot filling chairs (heuristic, random, search).")
+@click.option(
+    "--bot",
+    default="heuristic",
+    show_default=True,
+    help="Bot filling chairs, with its options: heuristic, random, search, 'search --think-ms 100'.",
+)
 @click.option("--seed", type=int, default=None, help="Seed for table seeds (reproducible runs); default random.")
 @click.option(
     "--log-level",

@@ -41,6 +41,7 @@ from moonshot.http.app import build_app
 from moonshot.http.limits import HttpGuard
 from moonshot.http.lobby import LobbyOptions, TurboLobby
 from moonshot.http.origin import OriginGuard
+from moonshot.play.tournament import TournamentError, parse_bot
 from moonshot.protocols.kierki.gamefile import parse_game
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer, secret_matches
@@ -68,16 +69,24 @@ ORPHAN_TOURNAMENT_CHECK_S = 60.0
 register_game_file_parser(parse_game)  # stored Kierki games from before fixed deals were kept as data
 
 
-def bot_factory(name: str) -> Callable[[], Bot]:
-    """A maker of fresh bots by name (see ``moonshot.play.sim``); falls back to ``random`` if missing."""
+def bot_factory(spec: str) -> Callable[[], Bot]:
+    """A maker of fresh bots by spec, as ratings name them (``heuristic``, ``search --simulations
+    200``); a known bot this installation lacks falls back to ``random``. ``ValueError`` for an
+    unknown bot or option."""
     try:
-        make_bot(name)
+        name, options = parse_bot(spec)
+    except TournamentError as e:
+        raise ValueError(f"--bot: {e}") from None
+    try:
+        make_bot(name, **options)
     except UnknownBot as e:
         if name not in BOT_REGISTRY:
             raise ValueError(str(e)) from e
         log.warning("event=bot_unavailable bot=%s using=random", name)
-        name = "random"
-    return functools.partial(make_bot, name)
+        name, options = "random", {}
+    except TypeError as e:  # an option the bot does not take
+        raise ValueError(f"--bot {spec!r}: {e}") from None
+    return functools.partial(make_bot, name, **options)
 
 
 @dataclass
