@@ -368,7 +368,7 @@ class RemoteSeat(Seat):
         name: str,
         kind: SeatKind,
         credential: str | None,
-        protocol: str = "sessions",
+        protocol: str,
     ) -> None:
         self.cluster = cluster
         self.node = node
@@ -948,7 +948,7 @@ class Cluster:
             for n, c, cred in zip(table.seat_names(), table.chairs, table.credentials)
         ]
         tmeta = {k: v for k, v in table.meta.items() if isinstance(v, (str, int, float, bool))}
-        self._register(table, {"protocol": table.meta.get("protocol", "turbo"), "players": players, "tmeta": tmeta})
+        self._register(table, {"players": players, "tmeta": tmeta})
 
     async def _writer(self) -> None:
         assert self.redis is not None
@@ -1385,7 +1385,7 @@ class Cluster:
             "variant": table.rules.name,
             "seed": table.seed,
             "salt": table.seal.salt,  # the deals' commitment: an adopter publishes the same one
-            "protocol": table.meta.get("protocol", "sessions"),
+            "protocol": table.meta["protocol"],  # every cluster table's meta names it
             "names": list(table.names),
             "creds": table.credentials,
             **meta,
@@ -1680,14 +1680,14 @@ class Cluster:
         return count
 
     async def _can_adopt(self, tid: str) -> bool:
-        """Whether this node serves the table's protocol (Sessions, or one with an adopter here):
+        """Whether this node serves the table's protocol (a :class:`TableKind` or an adopter here):
         a node without an HTTP port must leave a dead node's HTTP games to one that has one."""
         assert self.redis is not None
         raw = await self.redis.get(self.key("meta", tid))
         if raw is None:
             return True  # nothing to restore: _adopt drops the entry
         try:
-            protocol = json.loads(raw).get("protocol", "sessions")
+            protocol = json.loads(raw).get("protocol")
         except (ValueError, AttributeError):
             return True
         if protocol in self.tables and self.tables[protocol].reseat is not None and self.lobby is None:
@@ -1716,10 +1716,11 @@ class Cluster:
         names: list[str] = list(meta["names"])
         creds: list[str | None] = list(meta["creds"])
         await self._complete_store(tid, meta, actions, forced)
-        adopter = self.adopters.get(meta.get("protocol", "sessions"))
+        protocol = str(meta["protocol"])
+        adopter = self.adopters.get(protocol)
         if adopter is not None:
             # the chairs whose players' connections live on other live nodes (a mixed HTTP game's
-            # Sessions and Trend players): chair -> (node, binding), for the adopter to seat them again
+            # players of other protocols): chair -> (node, binding), for the adopter to seat them again
             live: dict[int, tuple[str, str]] = {}
             for raw_chair, bound in binds.items():
                 node, binding = bound.decode().split()
@@ -1737,13 +1738,12 @@ class Cluster:
             log.info(
                 "event=adopted table=%s protocol=%s from=%s actions=%d node=%s",
                 tid,
-                meta.get("protocol"),
+                protocol,
                 old_owner,
                 len(actions),
                 self.node,
             )
             return True
-        protocol = meta.get("protocol", "sessions")
         kind = self.tables[protocol]
         seats: list[Seat | None] = [None, None, None, None]
         notify: list[RemoteSeat] = []
@@ -1760,7 +1760,8 @@ class Cluster:
                 bot = host.bot()
                 seats[chair] = BotSeat(bot, random.Random(self._rng.getrandbits(32)), name=names[chair])
         rules = rules_named(meta["variant"])
-        tmeta = {k: v for k, v in (meta.get("tmeta") or {}).items() if isinstance(v, str)}  # Kierki's deals
+        # the start data's own (a TableKind's table_meta, e.g. a game file's deals)
+        tmeta = {k: v for k, v in (meta.get("tmeta") or {}).items() if isinstance(v, str)}
         table = Table(
             rules,
             seats,
@@ -1828,11 +1829,11 @@ class Cluster:
                         "id": tid,
                         "variant": meta["variant"],
                         "seed": int(meta["seed"]),
-                        "protocol": meta.get("protocol", "sessions"),
+                        "protocol": meta["protocol"],
                         "players": players,
                         "status": "running",
                         "created_at": now(),
-                        "meta": {"protocol": meta.get("protocol", "sessions"), **meta.get("tmeta", {})},
+                        "meta": {"protocol": meta["protocol"], **meta.get("tmeta", {})},
                     },
                 )
             )
@@ -1852,8 +1853,9 @@ class Cluster:
             log.info("event=store_completed table=%s rows=%d", tid, len(ops))
 
     async def adopt_stored(self) -> int:
-        """At start: unfinished Sessions games in the store that no node holds (the whole cluster
-        was down): take the lease and restore them like a single server would."""
+        """At start: unfinished games in the store that no node holds (the whole cluster was
+        down), of every protocol this node adopts: take the lease and restore them like a single
+        server would."""
         store = self.host.store
         if store is None or self.redis is None:
             return 0
@@ -1867,9 +1869,7 @@ class Cluster:
             names = [str(p.get("name", "")) for p in rec.players]
             creds = [c if isinstance(c := p.get("credential"), str) else None for p in rec.players]
             meta = {"variant": rec.variant, "seed": rec.seed, "protocol": rec.protocol, "names": names, "creds": creds}
-            meta["salt"] = rec.meta.get("deal_salt")
-            if rec.protocol != "sessions":
-                meta.update(players=rec.players, tmeta=rec.meta)
+            meta.update(salt=rec.meta.get("deal_salt"), players=rec.players, tmeta=rec.meta)
             lease = self.key("lease", rec.id)
             self.write(lease, "s", self.key("meta", rec.id), json.dumps(meta))
             for i, (a, f) in enumerate(zip(rec.actions, rec.forced)):

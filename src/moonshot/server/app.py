@@ -747,8 +747,8 @@ class ServerApp:
             if rec.id in skip or (rec.protocol == "tournament" and self.cluster is not None):
                 continue  # a tournament's games are its host's (a live node may be playing them)
             if self.cluster is not None and (rec.protocol in ("sessions", "turbo", "kierki", "trend")):
-                # a cluster's Sessions, HTTP, Kierki and Trend games are adopted under a lease
-                # (moonshot.cluster.node and its per-protocol modules), never restored here
+                # a cluster's games of these protocols are adopted under a lease (by a node that
+                # serves the protocol: Cluster.adopt_stored, adopt_orphans), never restored here
                 continue
             if rec.protocol == "turbo":
                 await self._restore_turbo(rec)
