@@ -671,6 +671,23 @@ def test_moon_options_default_to_off_and_are_checked() -> None:
     assert isinstance(bot, SearchBot) and bot.moon == "off" and bot.moon_penalty == 5.0
 
 
+def test_value_guard_turns_the_value_network_off_only_against_a_lone_taker_of_enough_moon_cards() -> None:
+    from moonshot.bots.moon import MOON_CARDS, threat_of
+
+    view = _position_with_a_lone_taker()
+    taken = (view.taken[threat_of(view)] & MOON_CARDS).bit_count()
+    assert taken >= 1
+    assert SearchBot(simulations=10)._value_net(view) is not None  # off by default: the network values leaves
+    assert SearchBot(simulations=10, value_guard=taken)._value_net(view) is None
+    assert SearchBot(simulations=10, value_guard=taken + 1)._value_net(view) is not None
+    start = seat_view(Game(find_variant("standard").replace(pass_cycle=(PassDirection.HOLD,)), 1), 0)
+    assert SearchBot(simulations=10, value_guard=1)._value_net(start) is not None  # nobody has taken any
+    with pytest.raises(ValueError):
+        SearchBot(simulations=10, value_guard=-1)
+    a = SearchBot(simulations=30, value_guard=1).act(view, random.Random(3))
+    assert a == SearchBot(simulations=30, value_guard=1).act(view, random.Random(3)) and a in view.legal
+
+
 def test_moon_model_and_penalty_play_legal_cards_deterministically() -> None:
     view = _position_with_a_lone_taker()
     for options in ({}, {"moon": "model"}, {"moon": "field"}, {"moon": "model", "moon_penalty": 40.0}):

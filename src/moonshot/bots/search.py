@@ -381,6 +381,9 @@ class SearchBot:
     played out to the end as before; ``value_mix=A`` (default 1) values a leaf A times the
     network's estimate plus 1 - A times a playout from it. Not used by ``root=tree``;
     ``moon_penalty`` counts only in the playouts that reach the deal's end.
+    ``value_guard=N`` (default 0, off): in a card decision where another seat alone has taken at
+    least N moon cards, the value network is not used (playouts to the end, where the greedy
+    players shoot and stop moons: the network's own playouts never shoot).
     ``belief`` (default None, off): in the rules its weights file records every unseen card of a
     card decision's worlds is placed by the odds of the belief network (:mod:`moonshot.bots.belief`:
     who holds it, read from the play so far; ``default``: the packaged network, a path: the one in
@@ -424,6 +427,7 @@ class SearchBot:
         value_mix: float = 1.0,
         value_cards: int = 4,
         belief: str | None = None,
+        value_guard: int = 0,
     ) -> None:
         from .moon import MOON_MODELS, SEARCH_POLICIES
 
@@ -475,6 +479,9 @@ class SearchBot:
         if value_cards < 2:
             raise ValueError("value_cards must be at least 2")
         self.value_cards = value_cards
+        if value_guard < 0:
+            raise ValueError("value_guard must be 0 (off) or a number of moon cards")
+        self.value_guard = value_guard
         self.belief = belief
         if belief is not None and belief != "default":
             from .belief import belief_file
@@ -799,7 +806,7 @@ class SearchBot:
         (None: the playouts run to the end of the deal). By default the packaged one in
         the rules its weights file records, where the prior is on; ``value=off`` never, ``value=PATH`` that file's."""
         value = self.value
-        if value == "off":
+        if value == "off" or self._guarded(view):
             return None
         if value is None:  # the default: the packaged network where the prior is on (prior=0: no network)
             if not self.prior_top:
@@ -811,6 +818,17 @@ class SearchBot:
             return None
         net = default_value() if value == "default" else value_file(value)
         return net if view.rules in net.rules else None
+
+    def _guarded(self, view: SeatView) -> bool:
+        """``value_guard``: another seat alone has taken at least that many moon cards (where the
+        rules have a moon), so this decision's playouts run to the deal's end, where the greedy
+        players shoot and stop moons (the value network's playouts never shoot)."""
+        if not self.value_guard:
+            return False
+        from .moon import MOON_CARDS, threat_of
+
+        x = threat_of(view)
+        return x >= 0 and (view.taken[x] & MOON_CARDS).bit_count() >= self.value_guard
 
     def _prior_weight(self, view: SeatView) -> float:
         """The ``prior_weight`` of this decision: the option, or by default :data:`PRIOR_WEIGHT`
