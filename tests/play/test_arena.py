@@ -179,3 +179,9 @@ def test_bot_specs_carry_options() -> None:
 def test_arena_command_refuses_one_bot_on_both_sides() -> None:
     out = CliRunner().invoke(main, ["arena", "--deals", "1", "--candidate", "random", "--field", "random", "-q"])
     assert out.exit_code != 0 and "random:" in out.output
+    # a spec with options (a preset) is told apart another way, and the spelling offered works
+    same = ["arena", "--deals", "1", "--candidate", "pimc:worlds=1", "--field", "pimc:worlds=1", "--simulations", "4"]
+    out = CliRunner().invoke(main, [*same, "-q"])
+    assert out.exit_code != 0 and "'pimc:worlds=1,'" in out.output
+    out = CliRunner().invoke(main, [*same[:4], "pimc:worlds=1,", *same[5:], "-q"])
+    assert out.exit_code == 0, out.output

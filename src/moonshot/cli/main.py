@@ -384,7 +384,8 @@ def arena(
         variant, deals, a, b, seed, bool(head_to_head), think_ms, simulations, not no_passing, worlds, cpu_time
     )
     if a == b:
-        hint = f"write one as {a + ':'!r} to tell them apart"
+        other = a + ("," if ":" in a else ":")  # options end with a comma, a bare name with a colon
+        hint = f"write one as {other!r} to tell them apart"
         raise click.UsageError(f"the candidate and the field are both {a!r}: {hint}")
     try:
         rules = find_variant(variant)
