@@ -53,7 +53,7 @@ from moonshot.core.views import SeatView
 
 from .playout import MOON_CARDS, Deal, DealRules, Policy, finish_costs, start_of_play, weighted_deal
 from .sampling import Inconsistent, quick_hands, quick_sample_view, sample_hands, sample_view
-from .tuned import FAST_SAMPLER_RULES, PRIOR_WEIGHT_RULES, TUNED_RULES
+from .tuned import FAST_SAMPLER_RULES, PRIOR_WEIGHT_RULES, TUNED_RULES, endgame_cards
 
 VALUE_BATCH_WORLDS = 8  # worlds whose value-network leaves go through the network in one batch
 
@@ -313,8 +313,9 @@ ROOT_RULES = ("tree", "halving", "distinct", "flat")
 # search's tuned defaults hold where the rules play like those they were measured under (by the
 # rules' fields, not their name: moonshot.bots.tuned). Where they were measured (standard, Gym,
 # Trend: TUNED_RULES) card play keeps one card per run of equivalent cards and solves exactly from
-# two cards each; elsewhere (Turbo, Kierki, Omnibus, where they were not measured better) every
-# legal card is played out and the solver starts at three cards each. The compiled sampler deals
+# four cards each in standard and Gym, two in Trend (endgame_cards); elsewhere (Turbo, Kierki,
+# Omnibus, where they were not measured better) every legal card is played out and the solver
+# starts at three cards each. The compiled sampler deals
 # card play's worlds by default in FAST_SAMPLER_RULES (standard, Gym: in Trend two head to heads
 # against the classic sampler leaned worse).
 SAMPLERS = ("fast", "classic")
@@ -334,8 +335,8 @@ class SearchBot:
     ``think_ms``: time per decision (default 200 ms; machine-dependent results). ``simulations``:
     playouts per decision instead (deterministic; the clock is then never read). ``rollout``: the
     playout policy (``heuristic``/``greedy``, ``noisy``, ``random``). ``endgame``: solve exactly
-    once every hand has at most this many cards (default: 2 where the rules play like those in
-    :data:`~moonshot.bots.tuned.TUNED_RULES`, else 3).
+    once every hand has at most this many cards (default: :func:`~moonshot.bots.tuned.endgame_cards`,
+    4 in standard and Gym, 2 in Trend, 3 elsewhere).
     ``others_weight``: the objective is own cost minus this times the others' mean cost (1: the
     duplicate difference; 0: own points only).
     ``inference``: sample with what the play says beyond voids (:mod:`moonshot.bots.inference`).
@@ -634,7 +635,7 @@ class SearchBot:
         spent = self._budget()
         endgame = self.endgame
         if endgame is None:
-            endgame = 2 if view.rules in TUNED_RULES else 3
+            endgame = endgame_cards(view.rules)
         exact = max(view.cards_left) <= endgame
         policy = self._card_policy(view)
         penalty = self._moon_penalty(view)

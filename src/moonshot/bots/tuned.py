@@ -148,7 +148,21 @@ no rules (one made before files recorded them)."""
 
 # search's tuned defaults
 TUNED_RULES = STANDARD_AND_TREND
-"""Where ``search`` plays one card of each run of equivalent cards and solves from two cards each."""
+"""Where ``search`` plays one card of each run of equivalent cards (and its exact endgame starts
+where :func:`endgame_cards` says)."""
+SOLVER_FROM_FOUR_RULES = STANDARD_RULES
+"""Where ``search``'s exact endgame starts at four cards each (against ``pimc:classic`` at 27 ms of
+CPU a move 0.16 a deal better than from two, docs/results.md); Trend's stays at two (not measured)."""
+
+
+def endgame_cards(rules: Rules) -> int:
+    """Cards each from which ``search`` solves a deal exactly by default: 4 in
+    :data:`SOLVER_FROM_FOUR_RULES`, 2 elsewhere in :data:`TUNED_RULES`, 3 in other rules."""
+    if rules in SOLVER_FROM_FOUR_RULES:
+        return 4
+    return 2 if rules in TUNED_RULES else 3
+
+
 FAST_SAMPLER_RULES = STANDARD_RULES
 """Where ``search`` deals its worlds with the compiled sampler by default (in Trend two head to
 heads against the classic sampler leaned worse)."""
@@ -187,12 +201,14 @@ __all__ = [
     "PRIOR_WEIGHT_RULES",
     "RULES_KEY",
     "SHIPPED",
+    "SOLVER_FROM_FOUR_RULES",
     "STANDARD_AND_TREND",
     "STANDARD_FIELDS",
     "STANDARD_RULES",
     "TREND_FIELDS",
     "TUNED_RULES",
     "RulesSet",
+    "endgame_cards",
     "fields_fingerprint",
     "fingerprint",
     "play_fields",
