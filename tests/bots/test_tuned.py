@@ -25,6 +25,7 @@ from moonshot.bots.tuned import (  # noqa: E402
     TREND_FIELDS,
     TUNED_RULES,
     RulesSet,
+    endgame_cards,
     fingerprint,
     play_fields,
     rules_of,
@@ -189,3 +190,13 @@ def test_a_weights_file_records_its_rules_and_the_bot_follows_them() -> None:
 def test_policy_rules_default_to_the_shipped_table() -> None:
     p = Policy(np.zeros(1), np.ones(1), ())
     assert p.rules == SHIPPED["learned.npz"]
+
+
+def test_the_exact_endgame_starts_by_the_rules_fields_and_the_budget() -> None:
+    # on a time budget from four cards in standard's rules (a renamed copy too), from two on a
+    # budget of playouts, where a solve counts as one playout; Trend two, other rules three
+    for rules in (STANDARD, find_variant("gym"), RENAMED):
+        assert (endgame_cards(rules), endgame_cards(rules, timed=False)) == (4, 2)
+    assert (endgame_cards(TREND), endgame_cards(TREND, timed=False)) == (2, 2)
+    for name in ("turbo", "kierki", "omnibus"):
+        assert (endgame_cards(find_variant(name)), endgame_cards(find_variant(name), timed=False)) == (3, 3)

@@ -313,7 +313,7 @@ ROOT_RULES = ("tree", "halving", "distinct", "flat")
 # search's tuned defaults hold where the rules play like those they were measured under (by the
 # rules' fields, not their name: moonshot.bots.tuned). Where they were measured (standard, Gym,
 # Trend: TUNED_RULES) card play keeps one card per run of equivalent cards and solves exactly from
-# four cards each in standard and Gym, two in Trend (endgame_cards); elsewhere (Turbo, Kierki,
+# four cards each in standard and Gym on a time budget, else two (endgame_cards); elsewhere (Turbo, Kierki,
 # Omnibus, where they were not measured better) every legal card is played out and the solver
 # starts at three cards each. The compiled sampler deals
 # card play's worlds by default in FAST_SAMPLER_RULES (standard, Gym: in Trend two head to heads
@@ -335,8 +335,8 @@ class SearchBot:
     ``think_ms``: time per decision (default 200 ms; machine-dependent results). ``simulations``:
     playouts per decision instead (deterministic; the clock is then never read). ``rollout``: the
     playout policy (``heuristic``/``greedy``, ``noisy``, ``random``). ``endgame``: solve exactly
-    once every hand has at most this many cards (default: :func:`~moonshot.bots.tuned.endgame_cards`,
-    4 in standard and Gym, 2 in Trend, 3 elsewhere).
+    once every hand has at most this many cards (default: :func:`~moonshot.bots.tuned.endgame_cards`:
+    on a time budget 4 in standard and Gym, else 2 there and in Trend, 3 elsewhere).
     ``others_weight``: the objective is own cost minus this times the others' mean cost (1: the
     duplicate difference; 0: own points only).
     ``inference``: sample with what the play says beyond voids (:mod:`moonshot.bots.inference`).
@@ -635,7 +635,7 @@ class SearchBot:
         spent = self._budget()
         endgame = self.endgame
         if endgame is None:
-            endgame = endgame_cards(view.rules)
+            endgame = endgame_cards(view.rules, timed=self.simulations is None)
         exact = max(view.cards_left) <= endgame
         policy = self._card_policy(view)
         penalty = self._moon_penalty(view)

@@ -151,14 +151,17 @@ TUNED_RULES = STANDARD_AND_TREND
 """Where ``search`` plays one card of each run of equivalent cards (and its exact endgame starts
 where :func:`endgame_cards` says)."""
 SOLVER_FROM_FOUR_RULES = STANDARD_RULES
-"""Where ``search``'s exact endgame starts at four cards each (against ``pimc:classic`` at 27 ms of
-CPU a move 0.16 a deal better than from two, docs/results.md); Trend's stays at two (not measured)."""
+"""Where ``search`` on a time budget solves exactly from four cards each (against ``pimc:classic``
+at 27 ms of CPU a move 0.15 a deal better than from two, docs/results.md); Trend's stays at two
+(not measured)."""
 
 
-def endgame_cards(rules: Rules) -> int:
-    """Cards each from which ``search`` solves a deal exactly by default: 4 in
-    :data:`SOLVER_FROM_FOUR_RULES`, 2 elsewhere in :data:`TUNED_RULES`, 3 in other rules."""
-    if rules in SOLVER_FROM_FOUR_RULES:
+def endgame_cards(rules: Rules, timed: bool = True) -> int:
+    """Cards each from which ``search`` solves a deal exactly by default: on a time budget 4 in
+    :data:`SOLVER_FROM_FOUR_RULES`; else 2 in :data:`TUNED_RULES` and 3 in other rules. On a
+    budget of playouts (``simulations``) a solve counts as one playout, and one from four cards
+    costs about 260 greedy playouts' CPU (4 ms), so there the solver starts where it did."""
+    if timed and rules in SOLVER_FROM_FOUR_RULES:
         return 4
     return 2 if rules in TUNED_RULES else 3
 
