@@ -79,6 +79,10 @@ def test_bot_factory_takes_a_spec_with_options() -> None:
         bot_factory("heuristic --no-such 1")
     with pytest.raises(ValueError, match="--option"):
         bot_factory("heuristic 20")
+    # an option of the wrong kind is refused when the server starts, not at the bot's first card
+    for spec in ("search --think-ms abc", "search --think-ms 0", "search --simulations 2.5", "search --clock x"):
+        with pytest.raises(ValueError):
+            bot_factory(spec)
 
 
 def test_logs_are_key_value() -> None:

@@ -436,6 +436,12 @@ class SearchBot:
             raise ValueError(f"unknown rollout policy {rollout!r}; known: {', '.join(SEARCH_POLICIES)}")
         if simulations is None and think_ms is None:
             raise ValueError("give think_ms or simulations")
+        # (a spec typed by a user, ``serve --bot 'search --think-ms x'``, fails here, not at the first card)
+        for option, given in (("think_ms", think_ms), ("simulations", simulations)):
+            if given is not None and (type(given) is not int or given < 1):
+                raise ValueError(f"{option} must be a whole number of at least 1, not {given!r}")
+        if clock is not None and not callable(clock):
+            raise ValueError(f"clock must be a function returning seconds, not {clock!r}")
         if root is not None and root not in ROOT_RULES:
             raise ValueError(f"unknown root rule {root!r}; known: {', '.join(ROOT_RULES)}")
         self.root = root
