@@ -21,8 +21,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from moonshot import kernel
 from moonshot.bots.pimc import PimcBot
-from moonshot.bots.playout import ROLLOUT_POLICIES, greedy_policy, start_of_play
+from moonshot.bots.playout import ROLLOUT_POLICIES, greedy_policy, kernel_state, start_of_play
 from moonshot.bots.search import SearchBot, solve
 from moonshot.core.actions import Play
 from moonshot.core.engine import Game, Phase
@@ -87,7 +88,6 @@ def playout_rollouts(policy: str) -> Callable[[], int]:
 def kernel_rollouts(policy: str) -> Callable[[], int]:
     import numpy as np
 
-    from moonshot import kernel
     from moonshot.kernel import _core
 
     rt = kernel.rules_table(find_variant("standard"), 0)
@@ -187,7 +187,10 @@ def classic_cpu_ms(deals: int = 2) -> float:
     return 1000 * total / moves
 
 
-def solver_ms(cards_each: int, positions: int = 20) -> float:
+def solver_ms(cards_each: int, positions: int = 20, compiled: bool = False) -> float:
+    """Milliseconds an exact endgame from ``cards_each`` cards a hand takes (at a trick's start, the
+    seat to lead solving): :func:`moonshot.bots.search.solve` on the search deal, or with
+    ``compiled`` the rules kernel's :func:`moonshot.kernel.solve` (the same search and value)."""
     rules = find_variant("standard")
     rng = random.Random(cards_each)
     total = 0.0
@@ -195,8 +198,13 @@ def solver_ms(cards_each: int, positions: int = 20) -> float:
         deal = start_of_play(rules, 0, _deal(rng), 0)
         while max(h.bit_count() for h in deal.hands) > cards_each or deal.trick:
             deal.play(greedy_policy(deal, deal.turn, deal.legal(), rng))
-        t = time.perf_counter()
-        solve(deal, deal.turn)
+        if compiled:
+            rt, st = kernel_state(deal)
+            t = time.perf_counter()
+            kernel.solve(rt, st, deal.turn)
+        else:
+            t = time.perf_counter()
+            solve(deal, deal.turn)
         total += time.perf_counter() - t
     return 1000 * total / positions
 
@@ -276,8 +284,11 @@ def main() -> None:
         ("engine: random full deals/s (anchor)", f"{engine_deals(args.seconds):.0f}"),
         ("playout: random full deals/s", f"{playout_deals('random', args.seconds):.0f}"),
         ("playout: greedy (rollout) full deals/s", f"{playout_deals('greedy', args.seconds):.0f}"),
-        ("solver: ms per 3-card endgame", f"{solver_ms(3):.1f}"),
-        ("solver: ms per 4-card endgame", f"{solver_ms(4):.1f}"),
+        ("solver: ms per 3-card endgame (search deal)", f"{solver_ms(3):.2f}"),
+        ("solver: ms per 4-card endgame (search deal)", f"{solver_ms(4):.2f}"),
+        ("solver: ms per 4-card endgame (kernel)", f"{solver_ms(4, compiled=True):.3f}"),
+        ("solver: ms per 5-card endgame (kernel)", f"{solver_ms(5, compiled=True):.2f}"),
+        ("solver: ms per 6-card endgame (kernel)", f"{solver_ms(6, compiled=True):.1f}"),
         ("search: ms/move, 100 playouts", f"{search_ms(100, None):.1f}"),
         ("search: ms/move, 300 playouts", f"{search_ms(300, None):.1f}"),
         ("search: ms/move, think_ms=200", f"{search_ms(None, 200):.1f}"),

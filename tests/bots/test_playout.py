@@ -230,7 +230,7 @@ def test_greedy_rollouts_in_the_kernel_give_the_python_costs(variant: str) -> No
     """Once the rules kernel is loaded, the greedy rollouts of search (and of the trees) run there: the same costs as
     ``Deal.finish`` from any position, and no draw from the decision's rng."""
     from moonshot import kernel
-    from moonshot.bots.playout import _kernel_ready, finish_costs, greedy_policy, start_of_play
+    from moonshot.bots.playout import finish_costs, greedy_policy, kernel_ready, start_of_play
 
     kernel.warm_up()
     rules = VARIANTS[variant]
@@ -245,7 +245,7 @@ def test_greedy_rollouts_in_the_kernel_give_the_python_costs(variant: str) -> No
                 break
             legal = deal.legal()
             deal.play(rng.choice([c for c in range(52) if legal >> c & 1]))
-        assert _kernel_ready(rules) == kernel.NUMBA
+        assert kernel_ready(rules) == kernel.NUMBA
         state = rng.getstate()
         got = finish_costs(deal.copy(), greedy_policy, rng)
         assert rng.getstate() == state

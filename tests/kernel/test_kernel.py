@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from moonshot import kernel
 from moonshot.bots.playout import greedy_policy, start_of_play
 from moonshot.bots.random import RandomBot
+from moonshot.bots.search import solve
 from moonshot.core.actions import Charge, Expose, Play
 from moonshot.core.engine import Game, Phase
 from moonshot.core.events import DealEnded, TrickEnded
@@ -28,6 +29,7 @@ from moonshot.kernel import _core
 
 # deals per variant: thousands compiled; the uncompiled pass (MOONSHOT_NO_NUMBA=1) checks fewer
 DEALS = 2000 if kernel.NUMBA else 100
+SOLVES = 400 if kernel.NUMBA else 40  # endgames solved per variant
 COVERED = ["standard", "gym", "omnibus", "trend", "turbo", "turbo-chain", "kierki"]
 
 
@@ -166,6 +168,49 @@ def test_rollouts_from_any_position_play_legal_cards_to_the_engines_score(varian
         assert game.deal_index != deal_index or game.over
         assert kernel.scores(rt, state) == points
         assert tuple(batch[0]) == kernel.costs(rt, state)
+
+
+def _endgame(variant: str, seed: int, cards_each: int) -> tuple[object, object, object]:
+    """A kernel state and the same search deal with at most ``cards_each`` cards a hand (often
+    fewer, and often mid-trick), reached by random cards from the play's start."""
+    game, _ = _game(variant, seed)
+    rt = kernel.rules_table(game.rules, game.deal_kind)
+    state = _state(game)
+    deal = start_of_play(*_playout_args(game))  # type: ignore[arg-type]
+    rng = random.Random(seed)
+    while not kernel.done(state) and (
+        max(deal.hands[s].bit_count() for s in range(4)) > cards_each or rng.random() < 0.3
+    ):
+        legal = kernel.legal(rt, state)
+        card = rng.choice([c for c in range(52) if legal >> c & 1])
+        kernel.play(rt, state, card)
+        deal.play(card)
+    return rt, state, deal
+
+
+@pytest.mark.parametrize("variant", COVERED)
+def test_the_solver_finds_the_search_deals_value(variant: str) -> None:
+    """The kernel's exact endgame (:func:`kernel.solve`) is :func:`moonshot.bots.search.solve`,
+    value for value, for every seat and weighting, and leaves the position as it was."""
+
+    @settings(max_examples=SOLVES, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(seed=st.integers(0, 2**31), me=st.integers(0, 3), weight=st.sampled_from([0.0, 0.5, 1.0]))
+    def check(seed: int, me: int, weight: float) -> None:
+        rt, state, deal = _endgame(variant, seed, 2 + seed % 3)
+        before = state.copy()  # type: ignore[attr-defined]
+        expected = solve(deal, me, weight)  # type: ignore[arg-type]
+        assert kernel.solve(rt, state, me, weight, table_bits=0) == expected
+        assert kernel.solve(rt, state, me, weight, table_bits=seed % 9) == expected  # (tiny tables collide)
+        assert np.array_equal(state, before)
+
+    check()
+
+
+def test_the_solver_values_a_finished_deal_by_its_score() -> None:
+    rt, state, _ = _endgame("standard", 3, 0)
+    assert kernel.done(state)
+    costs = kernel.costs(rt, state)
+    assert kernel.solve(rt, state, 2, 1.0) == costs[2] - (sum(costs) - costs[2]) / 3.0
 
 
 def test_rollouts_are_reproducible_and_leave_the_position_alone() -> None:

@@ -613,36 +613,44 @@ def finish_costs(deal: Deal, policy: Policy, rng: random.Random) -> tuple[int, .
     numbers and the kernel's greedy player is this one card for card (tests hold it so), so the
     costs, and every later draw from ``rng``, are the same either way. In the kernel ``deal`` is
     left as it was: callers read only the costs."""
-    if policy is greedy_policy and _kernel_ready(deal.rules.rules):
+    if policy is greedy_policy and kernel_ready(deal.rules.rules):
         from moonshot import kernel
 
-        rt = kernel.rules_table(deal.rules.rules, deal.rules.kind)
-        st = kernel.state_of(
-            deal.hands,
-            deal.turn,
-            deal.trick_no,
-            deal.trick,
-            deal.tseats,
-            deal.played,
-            deal.led_suits,
-            deal.broken,
-            deal.taken,
-            deal.tricks_won,
-            deal.tnw,
-            deal.pts,
-            deal.charged,
-            deal.doubled,
-        )
+        rt, st = kernel_state(deal)
         if deal.done:
             return kernel.costs(rt, st)
         return kernel.greedy_rollout(rt, st)
     return deal.finish(policy, rng)
 
 
-def _kernel_ready(rules: Rules) -> bool:
+def kernel_ready(rules: Rules) -> bool:
     """The compiled rules kernel is loaded in this process and plays ``rules``."""
     k: Any = sys.modules.get("moonshot.kernel")
     return k is not None and k.NUMBA and k.is_warm() and k.covers(rules)
+
+
+def kernel_state(deal: Deal) -> tuple[Any, Any]:
+    """``deal`` in the rules kernel: its rules table and its state."""
+    from moonshot import kernel
+
+    rt = kernel.rules_table(deal.rules.rules, deal.rules.kind)
+    st = kernel.state_of(
+        deal.hands,
+        deal.turn,
+        deal.trick_no,
+        deal.trick,
+        deal.tseats,
+        deal.played,
+        deal.led_suits,
+        deal.broken,
+        deal.taken,
+        deal.tricks_won,
+        deal.tnw,
+        deal.pts,
+        deal.charged,
+        deal.doubled,
+    )
+    return rt, st
 
 
 def epsilon_greedy(eps: float) -> Policy:
@@ -673,6 +681,8 @@ __all__ = [
     "epsilon_greedy",
     "finish_costs",
     "greedy_policy",
+    "kernel_ready",
+    "kernel_state",
     "quick_deal",
     "random_policy",
     "weighted_deal",

@@ -278,6 +278,7 @@ def greedy_rollout(rt: Array, st: Array) -> tuple[int, ...]:
     return (int(out[0]), int(out[1]), int(out[2]), int(out[3]))
 
 
+ALL_BUT_FOUR = ((1 << 52) - 1) & ~sum(0xF << 13 * s for s in range(4))  # (warm_up's small endgame)
 _NO_RNG = np.ones(4, dtype=np.int64)  # (the greedy policy never draws)
 
 
@@ -312,6 +313,18 @@ def uct(
     return child_n, child_total, float(root_total)
 
 
+def solve(rt: Array, st: Array, me: int, weight: float = 1.0, table_bits: int | None = None) -> float:
+    """The exact value of the deal ``st`` for ``me`` against the other three
+    (:func:`moonshot.kernel._core.solve`: the search deal's :func:`moonshot.bots.search.solve`, compiled).
+    ``table_bits``: the transposition table's size, 2**bits entries, 0 for none; by default none
+    below four cards a hand (there it costs more than it saves), else 2**12 to 2**16 as the hands
+    grow (``python benchmarks/search_speed.py`` times it)."""
+    if table_bits is None:
+        most = max(int(st[S_HANDS + s]).bit_count() for s in range(4))
+        table_bits = 0 if most < 4 else min(16, 12 + 2 * (most - 4))
+    return float(_core.solve(rt, st, me, weight, table_bits))
+
+
 def warm_up() -> None:
     """Load (or compile, the first time on a machine) every entry point, on a tiny deal. Once per
     process (later calls return at once); the server calls it as it starts, in a worker thread, and
@@ -332,6 +345,7 @@ def warm_up() -> None:
     scores(rt, done_state)
     _core.random_deals(rt, 1, GREEDY, 0, rng, np.zeros((1, 4), dtype=np.int64))
     greedy_rollout(rt, start_state(rules, 0, hands, 0))
+    solve(rt, new_state(rt, [h & 0xF for h in hands], turn=0, played=ALL_BUT_FOUR), 0)
     greedy_rollout(rt, state_of(hands, 0, 1, [], [], 0, 0, False, [0] * 4, [0] * 4, [0] * 4, [0] * 4, 0, 0))
     _WARM.append(True)
 
@@ -364,6 +378,7 @@ __all__ = [
     "rules_table",
     "scores",
     "seed_rng",
+    "solve",
     "start_state",
     "state_of",
     "turn",

@@ -613,3 +613,226 @@ def random_deals(rt, k, policy, eps32, rng, out):
         for s in range(4):
             out[i, s] = st[S_LEN + s]
     keep[0] = 0
+
+
+# ---------------------------------------------------------------- the exact endgame solver
+_ALL_CARDS = (1 << 52) - 1
+_NINES = (1 << 7) | (1 << 20) | (1 << 33) | (1 << 46)
+_SOLVE_DEPTH = 53  # plies: a whole deal's cards, and the root
+_INF = 1e9
+
+
+@kjit_leaf
+def solve_matters(rt, st):
+    """Cards whose fate can still change the score besides who wins which trick: point cards,
+    doubled cards, and the ten of clubs where it multiplies."""
+    m = rt[R_POINT_CARDS] | st[S_DOUBLED]
+    if rt[R_TC_MULT] != 1:
+        m |= _TC_BIT
+    return m
+
+
+@kjit_leaf
+def settled(rt, st, matters):
+    """Every card still out carries nothing the score depends on: the taken cards fix it."""
+    if rt[R_PER_TRICK] != 0 or rt[R_LAST_NUMBERED] >= st[S_TRICK_NO]:
+        return False
+    left = _ALL_CARDS & ~st[S_PLAYED]
+    for i in range(st[S_TRICK_LEN]):
+        left |= 1 << st[S_TRICK + i]
+    return (left & matters) == 0
+
+
+@kjit_leaf
+def distinct(rt, st, cards, special):
+    """``cards`` (legal for the seat to play) less each card equivalent to the next lower one kept:
+    same suit and points, neither ``special``, and no card between them that another seat may
+    still play (every card between is in this hand or gone from play before this trick)."""
+    gone = st[S_PLAYED]
+    for i in range(st[S_TRICK_LEN]):
+        gone &= ~(1 << st[S_TRICK + i])
+    hand = st[S_HANDS + st[S_TURN]]
+    out = 0
+    prev = -1
+    while cards:
+        c = lowest_bit(cards)
+        cards &= cards - 1
+        if (
+            prev >= 0
+            and prev // 13 == c // 13
+            and rt[R_CP + prev] == rt[R_CP + c]
+            and ((special >> c) & 1) == 0
+            and ((special >> prev) & 1) == 0
+        ):
+            between = ((1 << c) - 1) & ~((2 << prev) - 1)
+            if (between & ~(gone | hand)) == 0:
+                prev = c
+                continue
+        out |= 1 << c
+        prev = c
+    return out
+
+
+@kjit_leaf
+def relative_cost(rt, st, me, weight, out):
+    """The finished (or settled) deal's cost for ``me`` less ``weight`` times the others' mean."""
+    costs(rt, st, out)
+    return out[me] - weight * (out[0] + out[1] + out[2] + out[3] - out[me]) / 3.0
+
+
+_M63 = (1 << 63) - 1
+_MIX = 0x2545F4914F6CDD1D
+
+
+@kjit_leaf
+def mix(h, x):
+    """``h`` with ``x`` mixed in: a 63-bit hash step (the same with and without numba)."""
+    h = ((h ^ x) * _MIX) & _M63
+    return h ^ (h >> 31)
+
+
+@kjit_leaf
+def position_key(rt, st, matters):
+    """A 63-bit fingerprint, never 0, of what the rest of a deal at a trick's start depends on: the
+    hands, who leads, the cards taken that count, hearts broken, and where the rules read them the
+    suits led, tricks won and trick numbers won (the cards played follow from the hands)."""
+    h = 1
+    for s in range(4):
+        h = mix(h, st[S_HANDS + s])
+        h = mix(h, st[S_TAKEN + s] & matters)
+        if rt[R_PER_TRICK] != 0:
+            h = mix(h, st[S_TRICKS_WON + s])
+        if rt[R_LAST_NUMBERED] != 0:
+            h = mix(h, st[S_TNW + s])
+    h = mix(h, st[S_TURN] | (st[S_BROKEN] << 2) | ((st[S_LED] if rt[R_CHARGED_RULE] != 0 else 0) << 3))
+    return h if h != 0 else 1
+
+
+@kjit
+def solve(rt, st, me, weight, table_bits):
+    """The exact value of the deal ``st`` (every hand known) for ``me`` when the other three play
+    against it: paranoid minimax with alpha-beta over :func:`relative_cost` at the deal's end.
+
+    :func:`moonshot.bots.search.solve` on the search deal is the same search (the same shortcuts:
+    a settled deal is valued as it stands; of equivalent cards only one is tried; ``me`` tries its
+    cards lowest first, the others highest first), here without recursion: a stack of states,
+    one per ply. With ``table_bits`` > 0 a transposition table of ``2**table_bits`` entries keeps
+    the bounds found for positions at a trick's start (:func:`position_key`), so a position reached
+    again by the same cards in another order is not searched again."""
+    keep = np.zeros(_SOLVE_DEPTH * S_LEN + 4 + 6 * _SOLVE_DEPTH, dtype=np.int64)
+    w = raw(keep)
+    rt = raw(rt)
+    top = _SOLVE_DEPTH * S_LEN
+    out = w[top : top + 4]
+    cand = w[top + 4 : top + 4 + _SOLVE_DEPTH]
+    mine = w[top + 4 + _SOLVE_DEPTH : top + 4 + 2 * _SOLVE_DEPTH]
+    slot = w[top + 4 + 2 * _SOLVE_DEPTH : top + 4 + 3 * _SOLVE_DEPTH]
+    key = w[top + 4 + 3 * _SOLVE_DEPTH : top + 4 + 4 * _SOLVE_DEPTH]
+    cur = w[top + 4 + 4 * _SOLVE_DEPTH : top + 4 + 5 * _SOLVE_DEPTH]  # the card being searched at each ply
+    killer = w[top + 4 + 5 * _SOLVE_DEPTH :]  # the card that last cut a search off at each ply, + 1
+    lo = np.empty(_SOLVE_DEPTH, dtype=np.float64)
+    hi = np.empty(_SOLVE_DEPTH, dtype=np.float64)
+    best = np.empty(_SOLVE_DEPTH, dtype=np.float64)
+    at_lo = np.empty(_SOLVE_DEPTH, dtype=np.float64)  # the window a node was searched with
+    at_hi = np.empty(_SOLVE_DEPTH, dtype=np.float64)
+    size = (1 << table_bits) if table_bits > 0 else 1
+    mask = size - 1 if table_bits > 0 else -1
+    tt_key = np.zeros(size, dtype=np.int64)
+    tt_lo = np.empty(size, dtype=np.float64)
+    tt_hi = np.empty(size, dtype=np.float64)
+    matters = solve_matters(rt, st)
+    special = (matters & ~rt[R_POINT_CARDS]) | st[S_CHARGED]
+    if rt[R_NINES] != 0:
+        special |= _NINES
+    node = w[0:S_LEN]
+    for i in range(S_LEN):
+        node[i] = st[i]
+    if node[S_DONE] != 0 or settled(rt, node, matters):
+        v = relative_cost(rt, node, me, weight, out)
+        keep[0] = 0
+        return v
+    mine[0] = node[S_TURN] == me
+    cand[0] = distinct(rt, node, legal(rt, node), special)
+    lo[0] = -_INF
+    hi[0] = _INF
+    best[0] = _INF if mine[0] else -_INF
+    slot[0] = -1
+    d = 0
+    while True:
+        todo = cand[d]
+        if todo != 0:
+            c = killer[d] - 1
+            if c < 0 or ((todo >> c) & 1) == 0:
+                c = lowest_bit(todo) if mine[d] else highest_bit(todo)
+            cand[d] = todo & ~(1 << c)
+            cur[d] = c
+            child = w[(d + 1) * S_LEN : (d + 2) * S_LEN]
+            copy_state(w[d * S_LEN : (d + 1) * S_LEN], child)
+            play(rt, child, c)
+            if child[S_DONE] != 0 or settled(rt, child, matters):
+                v = relative_cost(rt, child, me, weight, out)
+            else:
+                a = lo[d]
+                b = hi[d]
+                i = -1
+                h = 0
+                if mask >= 0 and child[S_TRICK_LEN] == 0:
+                    h = position_key(rt, child, matters)
+                    i = h & mask
+                    if tt_key[i] == h:
+                        if tt_lo[i] >= b or tt_lo[i] == tt_hi[i]:
+                            v = tt_lo[i]
+                            i = -2
+                        elif tt_hi[i] <= a:
+                            v = tt_hi[i]
+                            i = -2
+                        else:
+                            a = max(a, tt_lo[i])
+                            b = min(b, tt_hi[i])
+                if i != -2:  # (-2: the table answered)
+                    d += 1
+                    mine[d] = child[S_TURN] == me
+                    cand[d] = distinct(rt, child, legal(rt, child), special)
+                    lo[d] = a
+                    hi[d] = b
+                    at_lo[d] = a
+                    at_hi[d] = b
+                    slot[d] = i
+                    key[d] = h
+                    best[d] = _INF if mine[d] else -_INF
+                    continue
+        else:
+            v = best[d]
+            if d == 0:
+                break
+            i = slot[d]
+            if i >= 0:
+                tt_key[i] = key[d]
+                if v <= at_lo[d]:
+                    tt_lo[i] = -_INF
+                    tt_hi[i] = v
+                elif v >= at_hi[d]:
+                    tt_lo[i] = v
+                    tt_hi[i] = _INF
+                else:
+                    tt_lo[i] = v
+                    tt_hi[i] = v
+            d -= 1
+        # the child's value into its parent, node d
+        if mine[d]:
+            if v < best[d]:
+                best[d] = v
+                if v < hi[d]:
+                    hi[d] = v
+                    if lo[d] >= hi[d]:
+                        cand[d] = 0
+                        killer[d] = cur[d] + 1
+        elif v > best[d]:
+            best[d] = v
+            if v > lo[d]:
+                lo[d] = v
+                if lo[d] >= hi[d]:
+                    cand[d] = 0
+                    killer[d] = cur[d] + 1
+    keep[0] = 0
+    return best[0]
