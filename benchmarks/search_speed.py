@@ -187,26 +187,28 @@ def classic_cpu_ms(deals: int = 2) -> float:
     return 1000 * total / moves
 
 
-def solver_ms(cards_each: int, positions: int = 20, compiled: bool = False) -> float:
-    """Milliseconds an exact endgame from ``cards_each`` cards a hand takes (at a trick's start, the
-    seat to lead solving): :func:`moonshot.bots.search.solve` on the search deal, or with
-    ``compiled`` the rules kernel's :func:`moonshot.kernel.solve` (the same search and value)."""
+def solver_ms(cards_each: int, positions: int = 20, compiled: bool = False) -> str:
+    """CPU milliseconds an exact endgame from ``cards_each`` cards a hand takes (at a trick's start,
+    the seat to lead solving), median and p99 over ``positions`` deals: :func:`moonshot.bots.search.solve`
+    on the search deal, or with ``compiled`` the rules kernel's :func:`moonshot.kernel.solve` (the
+    same search and value)."""
     rules = find_variant("standard")
     rng = random.Random(cards_each)
-    total = 0.0
+    times = []
     for _ in range(positions):
         deal = start_of_play(rules, 0, _deal(rng), 0)
         while max(h.bit_count() for h in deal.hands) > cards_each or deal.trick:
             deal.play(greedy_policy(deal, deal.turn, deal.legal(), rng))
         if compiled:
             rt, st = kernel_state(deal)
-            t = time.perf_counter()
+            t = time.process_time()
             kernel.solve(rt, st, deal.turn)
         else:
-            t = time.perf_counter()
+            t = time.process_time()
             solve(deal, deal.turn)
-        total += time.perf_counter() - t
-    return 1000 * total / positions
+        times.append(1000 * (time.process_time() - t))
+    times.sort()
+    return f"{times[len(times) // 2]:.3f} / {times[min(len(times) - 1, len(times) * 99 // 100)]:.2f}"
 
 
 def search_ms(simulations: int | None, think_ms: int | None, deals: int = 2) -> float:
@@ -284,11 +286,11 @@ def main() -> None:
         ("engine: random full deals/s (anchor)", f"{engine_deals(args.seconds):.0f}"),
         ("playout: random full deals/s", f"{playout_deals('random', args.seconds):.0f}"),
         ("playout: greedy (rollout) full deals/s", f"{playout_deals('greedy', args.seconds):.0f}"),
-        ("solver: ms per 3-card endgame (search deal)", f"{solver_ms(3):.2f}"),
-        ("solver: ms per 4-card endgame (search deal)", f"{solver_ms(4):.2f}"),
-        ("solver: ms per 4-card endgame (kernel)", f"{solver_ms(4, compiled=True):.3f}"),
-        ("solver: ms per 5-card endgame (kernel)", f"{solver_ms(5, compiled=True):.2f}"),
-        ("solver: ms per 6-card endgame (kernel)", f"{solver_ms(6, compiled=True):.1f}"),
+        ("solver: CPU ms per 3-card endgame, median / p99 (search deal)", solver_ms(3, 100)),
+        ("solver: CPU ms per 4-card endgame, median / p99 (search deal)", solver_ms(4, 100)),
+        ("solver: CPU ms per 4-card endgame, median / p99 (kernel)", solver_ms(4, 400, compiled=True)),
+        ("solver: CPU ms per 5-card endgame, median / p99 (kernel)", solver_ms(5, 400, compiled=True)),
+        ("solver: CPU ms per 6-card endgame, median / p99 (kernel)", solver_ms(6, 100, compiled=True)),
         ("search: ms/move, 100 playouts", f"{search_ms(100, None):.1f}"),
         ("search: ms/move, 300 playouts", f"{search_ms(300, None):.1f}"),
         ("search: ms/move, think_ms=200", f"{search_ms(None, 200):.1f}"),
