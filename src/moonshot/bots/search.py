@@ -331,7 +331,7 @@ def halving_cuts(budget: int, k: int) -> list[int]:
     return cuts
 
 
-ROOT_RULES = ("tree", "kernel", "halving", "distinct", "flat")
+ROOT_RULES = ("tree", "halving", "distinct", "flat")
 # search's tuned defaults hold where the rules play like those they were measured under (by the
 # rules' fields, not their name: moonshot.bots.tuned). Where they were measured (standard, Gym,
 # Trend: TUNED_RULES) card play keeps one card per run of equivalent cards and solves exactly from
@@ -692,8 +692,6 @@ class SearchBot:
         if len(cards) > 1 and (weight or (self.prior_top and len(cards) > self.prior_top)):
             cards, bonus = self._with_prior(view, cards, weight)
         spent.lap()
-        if root == "kernel" and not exact and len(cards) > 1 and kernel_ready(view.rules):
-            return self._kernel_trees(view, base, cards, bonus, sampler, spent, rng)
         if root == "tree" and not exact and len(cards) > 1:
             return self._grow_trees(view, base, cards, sampler, policy, penalty, spent, rng)
         k = len(cards)
@@ -784,46 +782,6 @@ class SearchBot:
         else:
             best = min(alive, key=lambda i: (totals[i], i))
         return cards[best], totals[best] / worlds
-
-    def _kernel_trees(
-        self,
-        view: SeatView,
-        first: Deal,
-        cards: list[int],
-        bonus: list[float] | None,
-        sampler: Callable[[random.Random], list[CardSet]],
-        spent: Budget,
-        rng: random.Random,
-    ) -> tuple[int, float]:
-        """``root=kernel``: a UCT tree of ``per_world`` iterations (default 300) in the rules kernel
-        in each sampled world, over ``cards``, world after world until the budget is spent; each
-        card's mean value over the worlds (less the prior's bonus) decides."""
-        from moonshot import kernel
-
-        iterations = self.per_world or 300
-        rt = kernel.rules_table(view.rules, view.deal_kind)
-        gen = kernel.seed_rng(rng)
-        scale = point_scale(view)
-        roots = to_set(cards)
-        policy = "noisy" if self.rollout == "noisy" else "greedy"
-        totals = [0.0] * len(cards)
-        worlds = 0
-        deal = first
-        while True:
-            _, st = kernel_state(deal)
-            n, total, root_total = kernel.uct(rt, st, roots, iterations, self.exploration, policy, gen, scale)
-            for i, c in enumerate(cards):
-                totals[i] += total[c] / n[c] if n[c] else root_total / iterations
-            worlds += 1
-            if spent(worlds * iterations):
-                break
-            deal = first.copy()
-            deal.hands = sampler(rng)
-        means = [t * scale / worlds for t in totals]
-        if bonus is not None:
-            means = [m - b for m, b in zip(means, bonus, strict=True)]
-        best = min(range(len(cards)), key=lambda i: (means[i], i))
-        return cards[best], means[best]
 
     def _grow_trees(
         self,
