@@ -15,7 +15,7 @@ from moonshot.bots.belief import BeliefNet, default_belief  # noqa: E402
 from moonshot.bots.heuristic import HeuristicBot  # noqa: E402
 from moonshot.bots.learned import LearnedBot, Policy, default_policy, load_policy  # noqa: E402
 from moonshot.bots.pimc import PimcBot  # noqa: E402
-from moonshot.bots.search import PRIOR_WEIGHT, SearchBot  # noqa: E402
+from moonshot.bots.search import PRIOR_WEIGHT, TIMED_PRIOR_WEIGHT, SearchBot  # noqa: E402
 from moonshot.bots.tuned import (  # noqa: E402
     FAST_SAMPLER_RULES,
     NOT_PLAY_FIELDS,
@@ -156,6 +156,12 @@ def test_rules_with_other_play_fields_get_no_network_and_no_tuning_even_named_st
         assert (bot._value_net(view) is not None) is tuned
         assert (bot._belief_net(view) is not None) is tuned
         assert bot._prior_weight(view) == (PRIOR_WEIGHT if tuned else 0.0)
+    # on a time budget the weight is TIMED_PRIOR_WEIGHT in standard's rules, by their fields
+    timed = SearchBot(think_ms=20)
+    weights = ((STANDARD, TIMED_PRIOR_WEIGHT), (RENAMED, TIMED_PRIOR_WEIGHT), (TREND, PRIOR_WEIGHT), (OTHER, 0.0))
+    for rules, weight in weights:
+        assert timed._prior_weight(_play_view(rules)) == weight
+    assert SearchBot(think_ms=20, prior_weight=4)._prior_weight(_play_view(STANDARD)) == 4
     # the learned bot plays the heuristic's card where its network does not play
     learned, heuristic = LearnedBot(), HeuristicBot()
     for seed in range(6):

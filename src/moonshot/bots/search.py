@@ -63,7 +63,7 @@ from .playout import (
     weighted_deal,
 )
 from .sampling import Inconsistent, quick_hands, quick_sample_view, sample_hands, sample_view
-from .tuned import FAST_SAMPLER_RULES, PRIOR_WEIGHT_RULES, TUNED_RULES, endgame_cards
+from .tuned import FAST_SAMPLER_RULES, PRIOR_WEIGHT_RULES, TIMED_PRIOR_WEIGHT_RULES, TUNED_RULES, endgame_cards
 
 VALUE_BATCH_WORLDS = 8  # worlds whose value-network leaves go through the network in one batch
 
@@ -346,6 +346,10 @@ SAMPLERS = ("fast", "classic")
 # clearly better than none in standard, 4 the most, and 4 was better in Gym and Trend too
 # (docs/results.md): PRIOR_WEIGHT_RULES, every rules the shipped network plays in
 PRIOR_WEIGHT = 4.0
+# on a time budget in standard's rules (TIMED_PRIOR_WEIGHT_RULES) the weight is 2: there a decision
+# sees hundreds of worlds, not a hundred, and against pimc:classic at 27 ms of CPU a move 2 was 0.41
+# a deal better than 4 over 300 deals and 8 worse (docs/results.md)
+TIMED_PRIOR_WEIGHT = 2.0
 # what ``value`` may name besides a file: the packaged network, or none (a network applies in the
 # rules its weights file records: moonshot.bots.tuned)
 VALUE_NAMES = ("default", "off")
@@ -392,8 +396,9 @@ class SearchBot:
     is the one with the lowest mean cost minus W times the network's log-probability of it (among
     the cards played out): the network's judgement counts beside the playouts', not only in which
     cards are played out. Default :data:`PRIOR_WEIGHT` (4 points) in
-    :data:`~moonshot.bots.tuned.PRIOR_WEIGHT_RULES` where ``prior`` is on, 0 (the choice by the playouts alone)
-    elsewhere; it does not apply to ``root=tree``.
+    :data:`~moonshot.bots.tuned.PRIOR_WEIGHT_RULES` where ``prior`` is on (2 points,
+    :data:`TIMED_PRIOR_WEIGHT`, on a time budget in standard's rules), 0 (the choice by the
+    playouts alone) elsewhere; it does not apply to ``root=tree``.
     ``value``: the value network (:mod:`moonshot.bots.value`) as the leaf evaluator of the card
     playouts in the rules its weights file records: each playout stops at the end of the trick under way and
     the network's expected final costs of the position stand for the rest of the deal
@@ -867,11 +872,16 @@ class SearchBot:
 
     def _prior_weight(self, view: SeatView) -> float:
         """The ``prior_weight`` of this decision: the option, or by default :data:`PRIOR_WEIGHT`
-        in :data:`~moonshot.bots.tuned.PRIOR_WEIGHT_RULES` where the prior is on, and 0 elsewhere (so ``prior=0``
-        is still the search without the network)."""
+        in :data:`~moonshot.bots.tuned.PRIOR_WEIGHT_RULES` where the prior is on (on a time budget
+        :data:`TIMED_PRIOR_WEIGHT` in :data:`~moonshot.bots.tuned.TIMED_PRIOR_WEIGHT_RULES`), and 0
+        elsewhere (so ``prior=0`` is still the search without the network)."""
         if self.prior_weight is not None:
             return self.prior_weight
-        return PRIOR_WEIGHT if self.prior_top and view.rules in PRIOR_WEIGHT_RULES else 0.0
+        if not self.prior_top or view.rules not in PRIOR_WEIGHT_RULES:
+            return 0.0
+        if self.simulations is None and view.rules in TIMED_PRIOR_WEIGHT_RULES:
+            return TIMED_PRIOR_WEIGHT
+        return PRIOR_WEIGHT
 
     def _prior_scores(self, view: SeatView, cards: list[int]) -> dict[int, float] | None:
         """The learned policy's score (a logit) of each of ``cards`` (the cards a world is played

@@ -172,6 +172,9 @@ FAST_SAMPLER_RULES = STANDARD_RULES
 heads against the classic sampler leaned worse)."""
 PRIOR_WEIGHT_RULES = STANDARD_AND_TREND
 """Where ``search``'s ``prior_weight`` defaults to its tuned value."""
+TIMED_PRIOR_WEIGHT_RULES = STANDARD_RULES
+"""Where ``search`` on a time budget weighs the prior at 2 points, not 4 (measured against
+``pimc:classic`` at 27 ms of CPU a move, docs/results.md; Trend keeps 4, not measured)."""
 
 
 # ---------------------------------------------------------------------- weights files
@@ -209,6 +212,7 @@ __all__ = [
     "STANDARD_AND_TREND",
     "STANDARD_FIELDS",
     "STANDARD_RULES",
+    "TIMED_PRIOR_WEIGHT_RULES",
     "TREND_FIELDS",
     "TUNED_RULES",
     "RulesSet",
