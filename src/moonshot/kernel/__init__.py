@@ -345,7 +345,7 @@ def warm_up() -> None:
     scores(rt, done_state)
     _core.random_deals(rt, 1, GREEDY, 0, rng, np.zeros((1, 4), dtype=np.int64))
     greedy_rollout(rt, start_state(rules, 0, hands, 0))
-    solve(rt, new_state(rt, [h & 0xF for h in hands], turn=0, played=ALL_BUT_FOUR), 0)
+    solve(rt, new_state(rt, [h & 0xF << 13 * s for s, h in enumerate(hands)], turn=0, played=ALL_BUT_FOUR), 0)
     greedy_rollout(rt, state_of(hands, 0, 1, [], [], 0, 0, False, [0] * 4, [0] * 4, [0] * 4, [0] * 4, 0, 0))
     _WARM.append(True)
 
