@@ -715,8 +715,9 @@ def solve(rt, st, me, weight, table_bits):
 
     :func:`moonshot.bots.search.solve` on the search deal is the same search (the same shortcuts:
     a settled deal is valued as it stands; of equivalent cards only one is tried; ``me`` tries its
-    cards lowest first, the others highest first), here without recursion: a stack of states,
-    one per ply. With ``table_bits`` > 0 a transposition table of ``2**table_bits`` entries keeps
+    cards lowest first, the others highest first, except that the card which last cut a search off
+    at the same ply is tried first: the value is the same, found sooner), here without recursion:
+    a stack of states, one per ply. With ``table_bits`` > 0 a transposition table of ``2**table_bits`` entries keeps
     the bounds found for positions at a trick's start (:func:`position_key`), so a position reached
     again by the same cards in another order is not searched again."""
     keep = np.zeros(_SOLVE_DEPTH * S_LEN + 4 + 6 * _SOLVE_DEPTH, dtype=np.int64)
