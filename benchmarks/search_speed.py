@@ -181,6 +181,29 @@ def card_decisions(bot: Any, deals: int, count: Callable[[], int] = lambda: 0) -
     return total, moves, counted
 
 
+def endgame_decision_ms(deals: int = 40, think_ms: int = 30) -> str:
+    """The CPU milliseconds of ``search``'s card decisions with a choice once every hand has four
+    cards or fewer, at ``think_ms`` of CPU (all four seats ``search``), p99 / max: how far a small
+    budget runs over where the exact endgame starts. With the kernel loaded the solve runs there,
+    else in Python; run it before anything loads the kernel to see the Python solver's."""
+    bot = SearchBot(think_ms=think_ms, clock=time.process_time)
+    rules = find_variant("standard").replace(deals=1)
+    times = []
+    for seed in range(deals):
+        game = Game(rules, seed)
+        rng = random.Random(seed)
+        while game.deal_index == 0 and not game.over:
+            view = seat_view(game, game.to_act()[0])
+            t = time.process_time()
+            action = bot.act(view, rng)
+            spent = 1000 * (time.process_time() - t)
+            if view.phase is Phase.PLAY and view.legal_plays & (view.legal_plays - 1) and max(view.cards_left) <= 4:
+                times.append(spent)
+            game.apply(action)
+    times.sort()
+    return f"{times[min(len(times) - 1, len(times) * 99 // 100)]:.1f} / {times[-1]:.1f} ({len(times)} decisions)"
+
+
 def classic_cpu_ms(deals: int = 2) -> float:
     """``pimc:classic``'s CPU milliseconds a card decision with a choice (standard, the other seats heuristic)."""
     total, moves, _ = card_decisions(PimcBot(preset="classic"), deals)
@@ -278,6 +301,8 @@ def main() -> None:
     ap.add_argument("--kernel-only", action="store_true", help="only the rollout rows and pimc:classic")
     args = ap.parse_args()
     rows = rollout_rows(args.seconds / 2, args.rounds)
+    if not args.kernel_only:  # (before pimc:classic loads the kernel: the Python solver)
+        rows.append(("search: CPU ms p99 / max at <= 4 cards each, 30 ms (Python solver)", endgame_decision_ms()))
     rows.append(("pimc:classic: CPU ms per card decision (9,990 playouts)", f"{classic_cpu_ms():.1f}"))
     if args.kernel_only:
         _print(rows)
@@ -288,6 +313,7 @@ def main() -> None:
         ("playout: greedy (rollout) full deals/s", f"{playout_deals('greedy', args.seconds):.0f}"),
         ("solver: CPU ms per 3-card endgame, median / p99 (search deal)", solver_ms(3, 100)),
         ("solver: CPU ms per 4-card endgame, median / p99 (search deal)", solver_ms(4, 100)),
+        ("search: CPU ms p99 / max at <= 4 cards each, 30 ms (kernel)", endgame_decision_ms()),
         ("solver: CPU ms per 4-card endgame, median / p99 (kernel)", solver_ms(4, 400, compiled=True)),
         ("solver: CPU ms per 5-card endgame, median / p99 (kernel)", solver_ms(5, 400, compiled=True)),
         ("solver: CPU ms per 6-card endgame, median / p99 (kernel)", solver_ms(6, 100, compiled=True)),

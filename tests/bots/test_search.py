@@ -812,3 +812,32 @@ def test_search_defend_decides_a_lone_takers_threat_deterministically() -> None:
     a = make_bot("search-defend", simulations=30).act(view, random.Random(3))
     b = make_bot("search-defend", simulations=30).act(view, random.Random(3))
     assert a == b and a in view.legal
+
+
+_MAKE_AND_PLAY = """
+import random, sys
+from moonshot.bots.search import SearchBot
+from moonshot.core.engine import Game
+from moonshot.core.variants import find_variant
+from moonshot.core.views import seat_view
+bot = SearchBot(think_ms=20)
+game = Game(find_variant("standard"), 1)
+bot.act(seat_view(game, game.to_act()[0]), random.Random(1))
+print("moonshot.kernel" in sys.modules and sys.modules["moonshot.kernel"].is_warm())
+"""
+
+
+def test_making_a_search_bot_never_loads_the_kernel() -> None:
+    """A server makes its bots on its event loop: loading the kernel there (seconds the first time
+    on a machine, while numba compiles) would stall every table, so making or running a bot never
+    does; the server loads it off the loop, the arena before its deals."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import moonshot
+
+    env = {**os.environ, "PYTHONPATH": str(Path(moonshot.__file__).parents[1])}
+    done = subprocess.run([sys.executable, "-c", _MAKE_AND_PLAY], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"

@@ -425,8 +425,10 @@ class SearchBot:
     """
 
     name = "search"
-    # its rollouts run in the rules kernel once the process has loaded it (a server whose bots
-    # search loads it as it starts: about 180 MB of numba and LLVM, worth it only for them)
+    # its greedy rollouts and exact endgame run in the rules kernel once the process has loaded it
+    # (with the same values): a server whose bots search loads it as it starts, off its event loop
+    # (about 180 MB of numba and LLVM, worth it only for them), the arena when it makes a search
+    # bot; making a bot never loads it (on a server's loop a first compile would stall every table)
     uses_kernel = True
     slow = True  # it thinks for think_ms per move: servers run it off their event loop
 
@@ -534,12 +536,6 @@ class SearchBot:
         # budget: freeing thousands of nodes takes milliseconds, which past a deadline made every
         # tree decision late
         self._spent_trees: list[object] = []
-        from moonshot import kernel
-
-        if kernel.NUMBA:
-            # the exact endgame and greedy playouts then run compiled (same values, same records),
-            # and the first decision does not pay for loading (or compiling) the kernel
-            kernel.warm_up()
 
     # ------------------------------------------------------------------ budget
     def _budget(self) -> Budget:
