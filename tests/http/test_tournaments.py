@@ -94,6 +94,10 @@ async def test_a_caller_gets_a_fair_share(env: Env) -> None:
     async with env.client("org") as c, env.client("other") as d:
         r = await c.post("/api/tournaments", json={"bots": ["random", "search --think-ms 5000"]})
         assert r.status_code == 400 and "--think-ms is at most 1000" in r.json()["error"], r.text
+        # nor an exact endgame from more cards than the default's (one solve from thirteen would
+        # never end, whatever the budget)
+        r = await c.post("/api/tournaments", json={"bots": ["random", "search --endgame 13"]})
+        assert r.status_code == 400 and "--endgame is at most 4" in r.json()["error"], r.text
         # nor may a request name a file on the server (a weights file: /dev/stdin would stall the
         # server) or hand a bot what only Python code can
         for bad in (
