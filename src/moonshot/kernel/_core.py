@@ -686,8 +686,10 @@ _MIX = 0x2545F4914F6CDD1D
 
 @kjit_leaf
 def mix(h, x):
-    """``h`` with ``x`` mixed in: a 63-bit hash step (the same with and without numba)."""
-    h = ((h ^ x) * _MIX) & _M63
+    """``h`` with ``x`` mixed in: a 63-bit hash step, the same with and without numba (compiled the
+    product wraps in 64 bits; uncompiled ``int`` keeps it exact, not a NumPy scalar that would
+    wrap with a warning; the low 63 bits agree)."""
+    h = ((h ^ int(x)) * _MIX) & _M63
     return h ^ (h >> 31)
 
 
