@@ -16,6 +16,10 @@ import os
 import random
 import time
 
+import moonshot
+
+moonshot.one_blas_thread()  # as the moonshot command does, before NumPy loads (small matrices)
+
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.learned import LearnedBot, card_features
 from moonshot.core.cards import card_list

@@ -23,6 +23,10 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
+import moonshot
+
+moonshot.one_blas_thread()  # as the moonshot command does, before NumPy loads (small matrices)
+
 from moonshot.bots.search import SearchBot
 from moonshot.core.cards import CardSet
 from moonshot.core.engine import Game

@@ -19,6 +19,10 @@ from __future__ import annotations
 import argparse
 import time
 
+import moonshot
+
+moonshot.one_blas_thread()  # as the moonshot command does, before NumPy loads (small matrices)
+
 from moonshot.play.arena import ArenaConfig, DealResult, mean_ci, paired_differences, summarise
 from moonshot.play.batch import make_backend, plan_arena, run_arena_task
 

@@ -22,6 +22,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import moonshot
+
+moonshot.one_blas_thread()  # as the moonshot command does, before NumPy loads (small matrices)
+
 from moonshot.play.arena import mean_ci
 
 # (deal seed, candidate minus the field's mean, a field seat shot the moon: not another candidate seat, head to head)

@@ -34,8 +34,9 @@ import tempfile
 import time
 from collections.abc import Callable
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import moonshot
+
+moonshot.one_blas_thread()  # as the moonshot command does, before NumPy loads (small matrices)
 
 import numpy as np
 

@@ -27,10 +27,10 @@ from typing import Any
 # benchmarks/http.py would shadow the standard library's http (Ray needs it): not on the path here
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-import moonshot  # noqa: E402
-from moonshot.bots.registry import parse_seats  # noqa: E402
-from moonshot.play.batch import Backend, ProcessPool, RayCluster, Serial, SimTask, plan_sim, run_sim_task  # noqa: E402
-from moonshot.play.sim import summarise  # noqa: E402
+import moonshot
+from moonshot.bots.registry import parse_seats
+from moonshot.play.batch import Backend, ProcessPool, RayCluster, Serial, SimTask, plan_sim, run_sim_task
+from moonshot.play.sim import summarise
 
 
 def timed(backend: Backend, plan: Sequence[SimTask]) -> tuple[float, list[Any]]:

@@ -16,6 +16,10 @@ import argparse
 import multiprocessing
 import time
 
+import moonshot
+
+moonshot.one_blas_thread()  # as the moonshot command does, before NumPy loads (small matrices)
+
 from moonshot.play.arena import ArenaConfig, DealResult, play_deal, summarise
 
 SUITE = [

@@ -19,6 +19,10 @@ import argparse
 import random
 import statistics
 
+import moonshot
+
+moonshot.one_blas_thread()  # as the moonshot command does, before NumPy loads (small matrices)
+
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.playout import greedy_policy
 from moonshot.bots.registry import make_bot

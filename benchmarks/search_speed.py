@@ -21,6 +21,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import moonshot
+
+moonshot.one_blas_thread()  # as the moonshot command does, before NumPy loads (small matrices)
+
 from moonshot import kernel
 from moonshot.bots.pimc import PimcBot
 from moonshot.bots.playout import ROLLOUT_POLICIES, greedy_policy, kernel_state, start_of_play

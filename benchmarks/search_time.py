@@ -17,6 +17,10 @@ import os
 import random
 import time
 
+import moonshot
+
+moonshot.one_blas_thread()  # as the moonshot command does, before NumPy loads (small matrices)
+
 from moonshot.bots.heuristic import HeuristicBot
 from moonshot.bots.pimc import PimcBot
 from moonshot.bots.search import Budget, SearchBot

@@ -56,11 +56,11 @@ from typing import Any
 # (websockets imports it) when the script runs as `python benchmarks/trend.py`
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from websockets.client import ClientProtocol  # noqa: E402
-from websockets.frames import Opcode as WsOpcode  # noqa: E402
-from websockets.http11 import Response as WsResponse  # noqa: E402
-from websockets.protocol import State as WsState  # noqa: E402
-from websockets.uri import parse_uri  # noqa: E402
+from websockets.client import ClientProtocol
+from websockets.frames import Opcode as WsOpcode
+from websockets.http11 import Response as WsResponse
+from websockets.protocol import State as WsState
+from websockets.uri import parse_uri
 
 WARMUP = 10.0
 PREFIX = b'{"eventName":"'

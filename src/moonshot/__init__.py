@@ -99,3 +99,22 @@ def compiled_modules() -> frozenset[str]:
         if not (module.__file__ or "").endswith(".py"):
             out.add(name)
     return frozenset(out)
+
+
+BLAS_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def one_blas_thread() -> None:
+    """One BLAS thread for this process and the processes it starts, unless the environment names
+    a count.
+
+    moonshot's networks multiply small matrices (a few dozen rows for a search decision's batch of
+    leaves, 256 in training), where a second BLAS thread does no work but spins waiting for it: on
+    the 2-core development machine the spinning thread took 45% of the CPU of a `search` seat's
+    decisions, which a CPU-time budget (``--cpu-time``) charges to the bot, and on a busy machine
+    training ran about five times as long. BLAS reads these variables when NumPy is first
+    imported, so every command calls this first thing (the ``moonshot`` group, the Kierki
+    entries, the training modules); it changes nothing in a process that has imported NumPy.
+    """
+    for name in BLAS_THREAD_VARIABLES:
+        os.environ.setdefault(name, "1")

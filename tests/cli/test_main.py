@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from moonshot.cli.main import main
@@ -87,3 +89,33 @@ def test_help_lists_every_command_without_loading_the_server() -> None:
     assert "LOADED []" in out
     for name in _LAZY_COMMANDS:
         assert f"  {name} " in out
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: BLAS starts no second thread anyway")
+def test_commands_multiply_on_one_blas_thread_unless_told() -> None:
+    """The networks' matrices are small: a second BLAS thread only spins, and a CPU-time budget
+    charges its spinning to the bot. The command sets one thread before a command's module (here
+    train-value's) imports NumPy, and leaves a count the environment gives alone."""
+    import subprocess
+    import sys
+
+    from moonshot import BLAS_THREAD_VARIABLES
+
+    code = (
+        "import os, sys; sys.argv = ['moonshot', 'train-value', '--help']\n"
+        "from moonshot.cli.main import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "import numpy as np\n"
+        "np.ones((256, 256)) @ np.ones((256, 256))\n"
+        "print('THREADS', 'numpy' in sys.modules, len(os.listdir('/proc/self/task')))"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_THREAD_VARIABLES}
+
+    def threads(**given: str) -> str:
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={**env, **given})
+        assert run.returncode == 0, run.stderr
+        return run.stdout.split("THREADS ")[1].strip()
+
+    assert threads() == "True 1"
+    assert threads(OPENBLAS_NUM_THREADS="2") == "True 2"

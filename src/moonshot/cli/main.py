@@ -14,7 +14,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from moonshot import __version__
+from moonshot import __version__, one_blas_thread
 from moonshot.bots.registry import UnknownBot, make_bot, parse_seats
 from moonshot.cli.progress import err_console
 from moonshot.cli.progress import progress_bar as _progress
@@ -43,6 +43,10 @@ console = Console()
 
 class _Main(click.Group):
     """The ``moonshot`` group: the server's and the protocols' commands load only when named."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        one_blas_thread()  # first: a command's module may import NumPy as it loads
+        return super().main(*args, **kwargs)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *_LAZY_COMMANDS})

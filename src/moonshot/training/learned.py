@@ -22,13 +22,12 @@ on how many.
 # ruff: noqa: E402  (the BLAS thread count is set before NumPy is imported)
 from __future__ import annotations
 
-import os
+from moonshot import one_blas_thread
 
 # One BLAS thread: the matrices are small, and on a busy machine BLAS threads spinning for each
 # other cost ten times the work (measured: 2.6 v 53 ms CPU per batch); one thread is also what
-# makes the weights the same on every run.
-for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
+# makes the weights the same on every run. (The commands set it before anything imports NumPy.)
+one_blas_thread()
 
 import gzip
 import json

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TextIO
 
+from moonshot import one_blas_thread
 from moonshot.bots.registry import BOT_REGISTRY, make_bot
 from moonshot.core.cards import Card, CardError, CardSet, card_list, parse_card
 from moonshot.protocols.kierki.auto import ClientState, choose_card
@@ -340,6 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
+    one_blas_thread()  # its bots' networks: small matrices (see moonshot.one_blas_thread)
     code = main()
     sys.stdout.flush()
     # the stdin thread may sit in a blocking read; leave without waiting for it

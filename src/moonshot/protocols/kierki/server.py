@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol, TextIO
 
+from moonshot import one_blas_thread
 from moonshot.core.actions import Action, Play
 from moonshot.core.cards import card_list
 from moonshot.core.engine import DealSpec
@@ -734,6 +735,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entry() -> None:
+    one_blas_thread()  # its bots' networks: small matrices (see moonshot.one_blas_thread)
     sys.exit(main())
 
 
