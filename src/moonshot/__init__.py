@@ -109,12 +109,13 @@ def one_blas_thread() -> None:
     a count.
 
     moonshot's networks multiply small matrices (a few dozen rows for a search decision's batch of
-    leaves, 256 in training), where a second BLAS thread does no work but spins waiting for it: on
-    the 2-core development machine the spinning thread took 45% of the CPU of a `search` seat's
-    decisions, which a CPU-time budget (``--cpu-time``) charges to the bot, and on a busy machine
-    training ran about five times as long. BLAS reads these variables when NumPy is first
-    imported, so every command calls this first thing (the ``moonshot`` group, the Kierki
-    entries, the training modules); it changes nothing in a process that has imported NumPy.
+    leaves, 256 in training), where a second BLAS thread does no work but spins waiting for some. A
+    process's CPU clock counts the spinning, and a CPU-time budget (``--cpu-time``) charges it to
+    the bot: on the 2-core development machine a ``search`` decision of 30 ms of CPU saw 640 worlds
+    with a second thread and 1,386 with one (``benchmarks/search_speed.py``, docs/results.md).
+    BLAS reads these variables when NumPy is first imported, so every command calls this first
+    thing (the ``moonshot`` group, the Kierki entries, the training modules); it changes nothing in
+    a process that has imported NumPy already.
     """
     for name in BLAS_THREAD_VARIABLES:
         os.environ.setdefault(name, "1")
