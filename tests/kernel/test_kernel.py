@@ -282,3 +282,31 @@ def test_uncompiled_kernel_gives_the_same_results() -> None:
         check=True,
     )
     assert done.stdout == here.stdout
+
+
+_WARM_UP = """
+import moonshot
+from moonshot import kernel
+kernel.warm_up()
+print("WARM", kernel.is_warm(), "moonshot.core.tricks" in moonshot.compiled_modules())
+"""
+
+
+@pytest.mark.skipif(not kernel.NUMBA, reason="numba's on-disk cache")
+def test_a_process_on_the_sources_loads_the_kernel_a_compiled_one_cached(tmp_path: Path) -> None:
+    """The kernel compiles ``core.tricks``'s functions into its own; its cache, written by a process
+    of the compiled build, must load in a process on the sources (``MOONSHOT_PURE_PYTHON=1``, or a
+    build gone stale after an edit), which once failed on the module the cache names."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "PYTHONPATH": str(Path(kernel.__file__).parents[2])}
+    env.pop("MOONSHOT_NO_NUMBA", None)
+    seen = []
+    for pure in ("", "1"):
+        run = subprocess.run(
+            [sys.executable, "-c", _WARM_UP], env={**env, "MOONSHOT_PURE_PYTHON": pure}, capture_output=True, text=True
+        )
+        assert run.returncode == 0, run.stderr
+        seen.append(run.stdout.split("WARM ")[1].split())
+    if seen[0][1] != "True":
+        pytest.skip("no usable compiled build (make core) to write the cache")
+    assert seen == [["True", "True"], ["True", "False"]]
+    assert list(tmp_path.rglob("*.nbi"))

@@ -34,10 +34,11 @@ if NUMBA:
 
 
 def plain(fn):
-    """``fn`` as Python code: itself, or where mypyc compiled its module, the same function loaded
-    afresh from the module's ``.py`` source beside the compiled one."""
-    if hasattr(fn, "__code__"):
-        return fn
+    """``fn`` as Python code: the same function loaded afresh from its module's ``.py`` source, as
+    module ``<module>._plain``, whether or not mypyc compiled the module. Always that copy, so the
+    kernel's cached code names one module in either build: a cache written by a compiled process
+    names ``_plain``, and a process on the sources (``MOONSHOT_PURE_PYTHON=1``, or a build gone
+    stale after an edit) that compiled ``tricks`` from the module itself could not load it."""
     name = fn.__module__ + "._plain"
     mod = sys.modules.get(name)
     if mod is None:
