@@ -644,3 +644,41 @@ async def test_a_table_that_reveals_later_keeps_its_seed_and_hands_after_the_end
     start = seat.events[0].event
     assert isinstance(start, GameStarted) and start.commitment == t.seal.commitment
     assert not [te for te in t.spectator_log() if isinstance(te.event, HandDealt)]
+
+
+_SEAT_KERNEL_BOTS = """
+import asyncio
+from moonshot import kernel
+from moonshot.bots.registry import make_bot
+from moonshot.runtime.table import _KERNEL_LOADING, BotSeat
+
+async def main():
+    classic = make_bot("pimc", preset="classic")  # as a tournament's entrant is made: on the loop
+    made = kernel.is_warm() or bool(_KERNEL_LOADING)
+    BotSeat(make_bot("heuristic"))
+    other = kernel.is_warm() or bool(_KERNEL_LOADING)
+    BotSeat(classic)
+    BotSeat(make_bot("search"))
+    loads = len(_KERNEL_LOADING)
+    await _KERNEL_LOADING[0]
+    print("KERNEL", made, other, loads, kernel.is_warm())
+
+asyncio.run(main())
+"""
+
+
+def test_the_kernel_loads_off_the_loop_once_a_bot_that_uses_it_sits() -> None:
+    """Making a bot never loads the rules kernel (a server makes bots on its event loop: a
+    tournament's creator names them, and a load there, 8 s the first time on a machine, would stall
+    every table). The first seat of a bot that uses it starts one load in a worker thread."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import moonshot
+
+    env = {**os.environ, "PYTHONPATH": str(Path(moonshot.__file__).parents[1])}
+    run = subprocess.run([sys.executable, "-c", _SEAT_KERNEL_BOTS], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split("KERNEL ")[1].split() == ["False", "False", "1", "True"]

@@ -84,9 +84,8 @@ class PimcBot(SearchBot):
             fixed = PRESETS[preset]
             think_ms, simulations, worlds = fixed["think_ms"], fixed["simulations"], fixed["worlds"]
             exploration, rollout, prior = fixed["exploration"], fixed["rollout"], fixed["prior"]
-            from moonshot import kernel
-
-            kernel.warm_up()  # its first move does not pay for loading (or compiling) the kernel
+            # (its trees run in the rules kernel: whoever runs it loads that first, off any event
+            # loop, as for search; making it never does, and its first move would load it)
         super().__init__(
             think_ms=think_ms,
             simulations=simulations,

@@ -608,8 +608,8 @@ def value_features(deals: list[Deal]) -> tuple[list[int], list[float]]:
 
 def finish_costs(deal: Deal, policy: Policy, rng: random.Random) -> tuple[int, ...]:
     """The costs of playing ``deal`` to its end with ``policy``: ``deal.finish(policy, rng)``, or,
-    for the greedy policy once the rules kernel is loaded (:func:`moonshot.kernel.warm_up`: the
-    server, ``pimc:classic``), the same rollout in the kernel. The greedy policy draws no random
+    for the greedy policy once the rules kernel is loaded (:func:`moonshot.kernel.warm_up`: a
+    server that seats such a bot, the arena), the same rollout in the kernel. The greedy policy draws no random
     numbers and the kernel's greedy player is this one card for card (tests hold it so), so the
     costs, and every later draw from ``rng``, are the same either way. In the kernel ``deal`` is
     left as it was: callers read only the costs."""

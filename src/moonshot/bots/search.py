@@ -426,9 +426,9 @@ class SearchBot:
 
     name = "search"
     # its greedy rollouts and exact endgame run in the rules kernel once the process has loaded it
-    # (with the same values): a server whose bots search loads it as it starts, off its event loop
-    # (about 180 MB of numba and LLVM, worth it only for them), the arena when it makes a search
-    # bot; making a bot never loads it (on a server's loop a first compile would stall every table)
+    # (with the same values): a server loads it in a worker thread when it first seats such a bot
+    # (about 180 MB of numba and LLVM, worth it only for them: runtime.table.BotSeat), the arena
+    # before its deals; making a bot never loads it (on a server's loop a load would stall every table)
     uses_kernel = True
     slow = True  # it thinks for think_ms per move: servers run it off their event loop
 

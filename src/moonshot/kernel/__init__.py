@@ -327,8 +327,8 @@ def solve(rt: Array, st: Array, me: int, weight: float = 1.0, table_bits: int | 
 
 def warm_up() -> None:
     """Load (or compile, the first time on a machine) every entry point, on a tiny deal. Once per
-    process (later calls return at once); the server calls it as it starts, in a worker thread, and
-    bots that use the kernel when they are made."""
+    process (later calls return at once); a server calls it in a worker thread when it first seats a
+    bot that uses the kernel (``runtime.table.BotSeat``), the arena before its deals."""
     if _WARM:
         return
     rules = Rules()

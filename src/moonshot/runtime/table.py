@@ -240,9 +240,28 @@ class Spectator(Protocol):
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None: ...
 
 
+_KERNEL_LOADING: list[asyncio.Future[None]] = []  # (the one load of the rules kernel, once started)
+
+
+def _load_kernel_off_loop() -> None:
+    """Load the rules kernel (:func:`moonshot.kernel.warm_up`: numba's code, compiled the first time
+    on a machine: about 0.5 s from its cache, 8 s without) in a worker thread, once per process.
+    Bots never load it when they are made, since a server makes them on its event loop, where the
+    load would stall every table; ``search`` plays its Python equivalents until it is loaded (the
+    same values), ``pimc:classic``'s first move waits for it in its own worker thread."""
+    if _KERNEL_LOADING:
+        return
+    with contextlib.suppress(RuntimeError):  # (no event loop: nothing to keep free)
+        from moonshot import kernel
+
+        _KERNEL_LOADING.append(asyncio.get_running_loop().run_in_executor(None, kernel.warm_up))
+
+
 class BotSeat(Seat):
     """A moonshot bot playing in-process. ``in_executor`` runs a slow bot off the event loop; by
-    default a bot that says it is slow (``slow = True``, e.g. the search bot) runs there."""
+    default a bot that says it is slow (``slow = True``, e.g. the search bot) runs there. A bot
+    that plays faster once the rules kernel is loaded (``uses_kernel``) has it loaded in a worker
+    thread the first time one sits."""
 
     def __init__(
         self, bot: Bot, rng: random.Random | None = None, in_executor: bool | None = None, name: str = ""
@@ -252,6 +271,8 @@ class BotSeat(Seat):
         self.in_executor = bool(getattr(bot, "slow", False)) if in_executor is None else in_executor
         self.name = name or bot.name
         self.kind = SeatKind.BOT
+        if getattr(bot, "uses_kernel", False):
+            _load_kernel_off_loop()
 
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
         # Under concurrent claims (Turbo) nobody is asked to answer a claim: the bot answers

@@ -164,13 +164,6 @@ class ServerApp:
     # ------------------------------------------------------------ life cycle
     async def start(self) -> None:
         cfg = self.config
-        if getattr(self._bot(), "uses_kernel", False):
-            # the bots' rollouts run in the rules kernel: its compiled code loaded (compiled, the
-            # first time on a machine) off the loop; a server of bots that never use it does not
-            # pay its memory
-            from moonshot import kernel
-
-            asyncio.get_running_loop().run_in_executor(None, kernel.warm_up)
         if cfg.db_url:
             self.store = await Store.open(cfg.db_url)
             self.recorder = StoreRecorder(self.store)
