@@ -667,7 +667,7 @@ asyncio.run(main())
 """
 
 
-def test_the_kernel_loads_off_the_loop_once_a_bot_that_uses_it_sits() -> None:
+async def test_the_kernel_loads_off_the_loop_once_a_bot_that_uses_it_sits() -> None:
     """Making a bot never loads the rules kernel (a server makes bots on its event loop: a
     tournament's creator names them, and a load there, 8 s the first time on a machine, would stall
     every table). The first seat of a bot that uses it starts one load in a worker thread."""
@@ -679,6 +679,8 @@ def test_the_kernel_loads_off_the_loop_once_a_bot_that_uses_it_sits() -> None:
     import moonshot
 
     env = {**os.environ, "PYTHONPATH": str(Path(moonshot.__file__).parents[1])}
-    run = subprocess.run([sys.executable, "-c", _SEAT_KERNEL_BOTS], env=env, capture_output=True, text=True)
+    run = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-c", _SEAT_KERNEL_BOTS], env=env, capture_output=True, text=True
+    )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split("KERNEL ")[1].split() == ["False", "False", "1", "True"]
