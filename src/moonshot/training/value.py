@@ -217,21 +217,22 @@ def _train_value_cmd() -> Any:
     @click.option(
         "--games",
         "-n",
-        default=100_000,
+        default=64_000,
         show_default=True,
         type=click.IntRange(min=10),
         help="Deals to play for the dataset (the player in all four seats).",
     )
     @click.option(
         "--player",
-        default="learned",
+        default="search:simulations=100",
         show_default=True,
         help="Who plays the games, as a bot spec (in all four seats): the value learned is where "
-        "deals between such players end. `learned` plays about 300 deals a second on one core.",
+        "deals between such players end. `search:simulations=100` plays about 17 deals a second on "
+        "one core, `learned` about 300.",
     )
     @games_file_options(
         "The deals' variant (search uses a value network in standard, Gym and Trend).",
-        3_000_000,
+        5_000_000,
         "Deal i is dealt from seed + i (far from the arena's seeds 0.. and train-learned's).",
         "train-learned",
     )
@@ -257,8 +258,9 @@ def _train_value_cmd() -> Any:
         Every position between tricks of the deals is one example: the network learns each seat's
         final cost from it (`search:value=FILE` tries a file).
 
-        The defaults are the recipe of the shipped weights (about 6 minutes on one core: 5 playing,
-        half a minute reading the games back, a minute training; 5.5 GB of memory at the peak).
+        The defaults are the recipe of the shipped weights: `search` at 100 playouts a move playing
+        itself (about 31 minutes with --workers 2 on two cores to play the games, then a minute and
+        a half to read them back and train; 3.5 GB of memory at the peak).
         Deterministic: the same options give the same games and the same weights.
         """
         from moonshot.training.learned import games_for_training, played_rules, train_with_progress, training_meta
