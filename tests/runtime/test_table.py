@@ -684,3 +684,28 @@ async def test_the_kernel_loads_off_the_loop_once_a_bot_that_uses_it_sits() -> N
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.split("KERNEL ")[1].split() == ["False", "False", "1", "True"]
+
+
+async def test_a_kernel_that_fails_to_load_is_said_in_the_log(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A failed load (say, a broken numba cache) is logged, not lost in a future nobody awaits."""
+    import logging
+
+    from moonshot import kernel
+    from moonshot.bots.registry import make_bot
+    from moonshot.runtime import table as table_module
+
+    def broken() -> None:
+        raise ModuleNotFoundError("no module named 'moonshot.core.tricks._plain'")
+
+    loads: list[asyncio.Future[None]] = []
+    monkeypatch.setattr(table_module, "_KERNEL_LOADING", loads)
+    monkeypatch.setattr(kernel, "warm_up", broken)
+    with caplog.at_level(logging.WARNING, logger="moonshot.table"):
+        BotSeat(make_bot("search"))
+        assert len(loads) == 1
+        with pytest.raises(ModuleNotFoundError):
+            await loads[0]
+        await asyncio.sleep(0)  # (the done callback runs on the loop's next turn)
+    assert "the rules kernel did not load" in caplog.text and "tricks._plain" in caplog.text

@@ -254,7 +254,15 @@ def _load_kernel_off_loop() -> None:
     with contextlib.suppress(RuntimeError):  # (no event loop: nothing to keep free)
         from moonshot import kernel
 
-        _KERNEL_LOADING.append(asyncio.get_running_loop().run_in_executor(None, kernel.warm_up))
+        loading = asyncio.get_running_loop().run_in_executor(None, kernel.warm_up)
+        loading.add_done_callback(_kernel_loaded)
+        _KERNEL_LOADING.append(loading)
+
+
+def _kernel_loaded(loading: asyncio.Future[None]) -> None:
+    """Say in the log when the load failed (`search` then plays the kernel's Python equivalents)."""
+    if not loading.cancelled() and (error := loading.exception()) is not None:
+        log.warning("the rules kernel did not load (%r): search plays its Python equivalents, more slowly", error)
 
 
 class BotSeat(Seat):
