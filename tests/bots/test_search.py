@@ -769,6 +769,60 @@ def test_the_value_network_scores_the_playouts_at_the_end_of_the_trick() -> None
     assert run(prior=0, prior_weight=0) != run(prior=0, prior_weight=0, value="default")
 
 
+def test_reply_chooses_the_other_seats_cards_of_the_trick_by_the_value_network() -> None:
+    """``reply``: after a root card, each other seat to play in the trick takes the card the
+    value network says is best for it (the rest of the trick greedy), not the greedy card."""
+    np = pytest.importorskip("numpy")
+    from moonshot.bots.playout import Deal, DealRules
+    from moonshot.bots.search import _matters, _reply_to_trick_end
+
+    with pytest.raises(ValueError, match="reply"):
+        SearchBot(simulations=10, reply="yes")  # type: ignore[arg-type]
+
+    class Leader:
+        """A stand-in network: the seat that won the trick (it leads next) costs ``cost``."""
+
+        def __init__(self, cost: float) -> None:
+            self.cost = cost
+
+        def predict(self, rows: Any) -> Any:
+            out = np.zeros((len(rows), 4))
+            out[:, 0] = self.cost
+            return out
+
+    hands = [
+        parse_card_set(cards.split())
+        for cards in (
+            "5S 2C 3C 4C 5C 6C",
+            "2S AS 2D 3D 4D 5D",
+            "3S KS 6D 7D 8D 9D",
+            "4S JS 7C 8C 9C TC",
+        )
+    ]
+    rules = DealRules.of(find_variant("standard"), 0)
+    held = hands[0] | hands[1] | hands[2] | hands[3]
+    start = Deal(rules, hands, turn=0, trick_no=8, played=ALL_CARDS & ~held, broken=True)
+    start.play(card_list(parse_card_set(["5S"]))[0])
+    for cost, winner, cards in ((100.0, 0, "5S 2S 3S 4S"), (-100.0, 1, "5S AS 3S 4S")):
+        d = start.copy()
+        _reply_to_trick_end([d], Leader(cost), greedy_policy, random.Random(1), 1.0, 4, _matters(start))
+        assert not d.trick and d.turn == winner  # nobody wants the trick / everybody does
+        assert d.played & held == parse_card_set(cards.split())
+    # in play: legal, deterministic, and not the search without it
+    view = _position_with_a_lone_taker()
+    a = SearchBot(simulations=30, reply=True).act(view, random.Random(3))
+    assert a == SearchBot(simulations=30, reply=True).act(view, random.Random(3)) and a in view.legal
+    bots = [RandomBot(), RandomBot(), RandomBot()]
+    games = [
+        [list(_play_deal("standard", seed, [SearchBot(simulations=24, prior_weight=0, reply=r), *bots]).actions) for seed in (2, 3, 4, 5)]
+        for r in (False, True)
+    ]
+    assert games[0] != games[1]
+    # where no value network plays (Kierki) it changes nothing
+    kierki = [list(_play_deal("kierki", 2, [SearchBot(simulations=24, reply=r), *bots]).actions) for r in (False, True)]
+    assert kierki[0] == kierki[1]
+
+
 # ---------------------------------------------------------------------- search-defend
 def test_search_defend_is_search_with_the_defence_defaults_each_of_which_may_be_given() -> None:
     from moonshot.bots.search import DEFENCE, DefendingSearchBot
