@@ -814,7 +814,10 @@ def test_reply_chooses_the_other_seats_cards_of_the_trick_by_the_value_network()
     assert a == SearchBot(simulations=30, reply=True).act(view, random.Random(3)) and a in view.legal
     bots = [RandomBot(), RandomBot(), RandomBot()]
     games = [
-        [list(_play_deal("standard", seed, [SearchBot(simulations=24, prior_weight=0, reply=r), *bots]).actions) for seed in (2, 3, 4, 5)]
+        [
+            list(_play_deal("standard", seed, [SearchBot(simulations=24, prior_weight=0, reply=r), *bots]).actions)
+            for seed in (2, 3, 4, 5)
+        ]
         for r in (False, True)
     ]
     assert games[0] != games[1]
