@@ -346,10 +346,11 @@ SAMPLERS = ("fast", "classic")
 # clearly better than none in standard, 4 the most, and 4 was better in Gym and Trend too
 # (docs/results.md): PRIOR_WEIGHT_RULES, every rules the shipped network plays in
 PRIOR_WEIGHT = 4.0
-# on a time budget in standard's rules (TIMED_PRIOR_WEIGHT_RULES) the weight is 2: there a decision
-# sees hundreds of worlds, not a hundred, and against pimc:classic at 27 ms of CPU a move 2 was 0.41
-# a deal better than 4 over 300 deals and 8 worse (docs/results.md)
-TIMED_PRIOR_WEIGHT = 2.0
+# on a time budget in standard's rules (TIMED_PRIOR_WEIGHT_RULES) the weight is 1: there a decision
+# sees hundreds of worlds, not a hundred, and against pimc:classic at 27 ms of CPU a move the weight
+# 2 was better than 4 and 8, and 1 better than 2 (on 300 deals 0.22 a deal; on 1,000 fresh deals
+# it beat pimc:classic by 0.78, where 2 had beaten it by 0.44: docs/results.md)
+TIMED_PRIOR_WEIGHT = 1.0
 # what ``value`` may name besides a file: the packaged network, or none (a network applies in the
 # rules its weights file records: moonshot.bots.tuned)
 VALUE_NAMES = ("default", "off")
@@ -396,7 +397,7 @@ class SearchBot:
     is the one with the lowest mean cost minus W times the network's log-probability of it (among
     the cards played out): the network's judgement counts beside the playouts', not only in which
     cards are played out. Default :data:`PRIOR_WEIGHT` (4 points) in
-    :data:`~moonshot.bots.tuned.PRIOR_WEIGHT_RULES` where ``prior`` is on (2 points,
+    :data:`~moonshot.bots.tuned.PRIOR_WEIGHT_RULES` where ``prior`` is on (1 point,
     :data:`TIMED_PRIOR_WEIGHT`, on a time budget in standard's rules), 0 (the choice by the
     playouts alone) elsewhere; it does not apply to ``root=tree``.
     ``value``: the value network (:mod:`moonshot.bots.value`) as the leaf evaluator of the card

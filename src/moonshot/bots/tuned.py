@@ -173,7 +173,7 @@ heads against the classic sampler leaned worse)."""
 PRIOR_WEIGHT_RULES = STANDARD_AND_TREND
 """Where ``search``'s ``prior_weight`` defaults to its tuned value."""
 TIMED_PRIOR_WEIGHT_RULES = STANDARD_RULES
-"""Where ``search`` on a time budget weighs the prior at 2 points, not 4 (measured against
+"""Where ``search`` on a time budget weighs the prior at 1 point, not 4 (measured against
 ``pimc:classic`` at 27 ms of CPU a move, docs/results.md; Trend keeps 4, not measured)."""
 
 
