@@ -348,8 +348,8 @@ SAMPLERS = ("fast", "classic")
 PRIOR_WEIGHT = 4.0
 # on a time budget in standard's rules (TIMED_PRIOR_WEIGHT_RULES) the weight is 1: there a decision
 # sees hundreds of worlds, not a hundred, and against pimc:classic at 27 ms of CPU a move the weight
-# 2 was better than 4 and 8, and 1 better than 2 (on 300 deals 0.22 a deal; on 1,000 fresh deals
-# it beat pimc:classic by 0.78, where 2 had beaten it by 0.44: docs/results.md)
+# 2 was better than 4 and 8, and 1 leaned better than 2 (0.22 a deal on 300 deals; a tie, 0.07, on
+# 500 fresh ones), and beat pimc:classic by 0.78 over 1,000 fresh deals (docs/results.md)
 TIMED_PRIOR_WEIGHT = 1.0
 # what ``value`` may name besides a file: the packaged network, or none (a network applies in the
 # rules its weights file records: moonshot.bots.tuned)
@@ -768,7 +768,7 @@ class SearchBot:
                 if net is not None:
                     if not replies:
                         _to_trick_end(child, policy, rng)
-                    if not child.done and child.hands[child.turn].bit_count() >= self.value_cards:
+                    if _valued(child, self.value_cards):
                         leaves.append((i, child))  # (valued with the batch's other leaves, below)
                         continue
                 if penalty:
@@ -1154,11 +1154,11 @@ def _reply_to_trick_end(
                 return
             continue
         netted = [g for _, _, _, after in choices for g in after if _valued(g, value_cards)]
-        costs = iter(leaf_costs(net, netted) if netted else ())
+        costs = dict(zip(map(id, netted), leaf_costs(net, netted) if netted else ()))
         for d, seat, cards, after in choices:
             best, best_v = cards[0], math.inf
             for c, g in zip(cards, after):
-                v = relative(next(costs) if _valued(g, value_cards) else finish_costs(g, policy, rng), seat, weight)
+                v = relative(costs[id(g)] if id(g) in costs else finish_costs(g, policy, rng), seat, weight)
                 if v < best_v:
                     best, best_v = c, v
             d.play(best)
