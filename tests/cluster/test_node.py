@@ -8,6 +8,7 @@ SO_REUSEPORT, PostgreSQL) is in tests/e2e/test_cluster.py.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import pickle
 import secrets
@@ -16,8 +17,8 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 import pytest_asyncio
 
-from moonshot.cluster.messages import Events, WireError
-from moonshot.cluster.node import ClusterError, pack, pack_ops, unpack
+from moonshot.cluster import messages as wire
+from moonshot.cluster.node import _WRITE_LUA, ClusterError
 from moonshot.core.engine import Game
 from moonshot.protocols.sessions.client import Client, RandomPlayer
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
@@ -32,17 +33,11 @@ async_test = pytest.mark.asyncio
 def test_messages_carry_table_events_and_nothing_else() -> None:
     game = Game(SESSIONS_RULES, 5)
     events = [TableEvent(i + 1, e, forced=i == 2) for i, e in enumerate(game.log)]
-    msg = unpack(pack(Events(table="T", binding="B", events=events, state=None)))
-    assert isinstance(msg, Events) and msg.events == events
+    msg = wire.decode(wire.encode(wire.Events(table="T", binding="B", events=events, state=None)))
+    assert isinstance(msg, wire.Events) and msg.events == events
     evil = pickle.dumps({"k": "ev", "e": os.system})
-    with pytest.raises(WireError):
-        unpack(evil)
-
-
-def test_ops_are_messagepack_arrays_of_strings() -> None:
-    packed = pack_ops([("", "x", "k", b"\x00\x01", ""), ("f", "r", "key", "a" * 300, "1")])
-    assert packed[0] == 0x92 and packed[1] == 0x95  # two ops of five fields
-    assert b"a" * 300 in packed and packed.count(b"\xda\x01\x2c") == 1  # a 300-byte string: str16
+    with pytest.raises(wire.WireError):
+        wire.decode(evil)
 
 
 @pytest_asyncio.fixture
@@ -89,6 +84,29 @@ async def eventually(check: Callable[[], bool], timeout: float = 60.0) -> None:
         if asyncio.get_running_loop().time() > end:
             raise TimeoutError("never happened")
         await asyncio.sleep(0.05)
+
+
+@async_test
+async def test_a_write_batch_is_fenced_per_table_and_keeps_any_text(redis_prefix: str) -> None:
+    import redis.asyncio as aioredis
+
+    r = aioredis.Redis.from_url(REDIS_URL)
+    p = redis_prefix
+    name = wire.encode(wire.Notice(table="T", binding="B", notice="paused", cause="x", text='Zoë "ü" \\ 🂡'))
+    ops = [
+        ("", "s", f"{p}lease:T", "me", ""),
+        (f"{p}lease:T", "x", f"{p}in:n", name, ""),
+        (f"{p}lease:T", "r", f"{p}log:T", "kept", ""),
+        (f"{p}lease:U", "r", f"{p}log:U", "never written: the lease is not ours", ""),
+    ]
+    try:
+        lost = await r.eval(_WRITE_LUA, 0, "me", 100, json.dumps(ops))
+        assert [k.decode() for k in lost] == [f"{p}lease:U"]
+        ((_, fields),) = await r.xrange(f"{p}in:n")
+        assert wire.decode(fields[b"m"]) == wire.decode(name)
+        assert await r.lrange(f"{p}log:T", 0, -1) == [b"kept"] and not await r.exists(f"{p}log:U")
+    finally:
+        await r.aclose()
 
 
 @async_test

@@ -566,8 +566,8 @@ HTTP = frozenset(c.kind for c in (HttpRequest, HttpHead, HttpChunk, HttpEnd, Htt
 MIXED = frozenset(k for k in MESSAGES if k.startswith("mixed."))
 
 
-def encode(msg: Message) -> bytes:
-    """One message as JSON bytes."""
+def encode(msg: Message) -> str:
+    """One message as JSON text."""
     schema = _SCHEMAS.get(type(msg))
     if schema is None:
         raise WireError(f"not a message: {type(msg).__name__}")
@@ -575,7 +575,7 @@ def encode(msg: Message) -> bytes:
     for name, _, plain in schema:
         v = getattr(msg, name)
         out[name] = plain(v) if plain is not None else v
-    return json.dumps(out, separators=(",", ":")).encode()
+    return json.dumps(out, separators=(",", ":"))
 
 
 def decode(data: bytes | str) -> Message:

@@ -1,45 +1,13 @@
-"""Mixed tables on a cluster: a Sessions or Trend player whose lobby code names a table another
-node hosts.
+"""Mixed tables on a cluster: a Sessions or Trend player whose lobby code (an open HTTP game's
+id, a tournament entrant's token) names a table another node hosts; docs/scaling.md ("Mixed
+tables") has the whole flow.
 
-A lobby code may name a table hosted elsewhere (:mod:`moonshot.runtime.lobby`, "Mixed tables"): an
-open HTTP game (its id) or a tournament's seat (an external entrant's token). In one process the
-app's router seats the player there at once. In a cluster the game or the tournament lives on one
-node, and the player's connection may have landed on another; this module carries the claim over:
-
-* the **player's node** (B), when its own router finds nothing for the code, looks the code up in
-  Redis: a tournament token's digest in ``tourtoken`` (digest -> node, written by the node that
-  runs the tournament), else the game's node (``httpgame``, or the table directory for a game that
-  started). No node: the code is an ordinary private code, and the player waits in the Redis pool
-  of its protocol as before (:attr:`ClusterMixed.queues`). Otherwise B asks that node (``mixed.claim``, with
-  the code and the player's protocol: for a tournament the token, sent to that node only, which
-  checks it as one process would) and the join waits for the answer
-  (:attr:`Candidate.settle <moonshot.runtime.lobby.Candidate.settle>`): a Sessions client's
-  ``game_session_response`` says ``ok`` or the refusal's reason, a refused Trend join gets the
-  ``error`` frame, as with one process;
-* the **hosting node** (A) builds a candidate whose seat is the cluster's one
-  :class:`~moonshot.cluster.node.RemoteSeat` (bound to B, of the player's protocol) and runs it through its own router
-  (``TurboLobby.join_remote``, ``TournamentHost.claim``), so the checks and the refusals (the rules
-  the protocol cannot express, a full or started game, a tournament that is over) are the
-  single-process ones. It answers ``mixed.answer`` (waiting, refused with the reason, or not here: B then
-  queues the player as for an unknown code). When the game starts, A tells B ``seat.matched`` (the table,
-  the chair, the binding, whether the game is a restored one); B plays the chair through a
-  :class:`~moonshot.cluster.node.RemoteTable` exactly as for a table another node owns (``table.submit``,
-  ``table.detach``... go to A's table);
-* a player that **leaves** before its game starts (its connection closes) makes B send ``mixed.left``: A
-  frees the chair (``leave_remote``, the tournament's arrivals). A node that dies takes its
-  waiting players with it: the other nodes free their chairs once its heartbeat is gone.
-* the **hosting node dies** (B watches the heartbeat of every host its players depend on): a
-  waiting player is asked again of the node that takes its open game or tournament over
-  (``_reclaim``), and is told and freed only when none does; a player in a tournament's game is
-  told that its session is over and to join again with its token (nobody adopts that table: the
-  tournament goes on from the store). A started HTTP game is adopted under its lease, and its
-  adopter seats B's players again through B (``ServerApp._adopt_turbo``, ``ad``).
-
-An HTTP game is in the table directory (lease, log, ``bind``, ``sess``) once it starts, so its
-remote chairs are fenced, adopted and resumable like any cluster table's; its Trend chairs are in
-the re-join index under Trend's keys (``HttpPeers.trend_index``, given by the composition root). A
-tournament's table is not in the directory: its remote chairs are served through
-:attr:`Cluster.served <moonshot.cluster.node.Cluster.served>` and their messages are not fenced.
+The player's node finds the hosting node in Redis and asks it (``mixed.claim``); that node runs
+the claim through its own router with a :class:`~moonshot.cluster.node.RemoteSeat` bound to the
+player's node, so the checks and refusals are the single-process ones (``mixed.answer``). Once
+seated (``seat.matched``) the player plays through a :class:`~moonshot.cluster.node.RemoteTable`,
+as at any table owned elsewhere. A player leaving before the start says ``mixed.left``; a host
+that dies has its waiting players asked again of the node that takes their game over.
 """
 
 from __future__ import annotations

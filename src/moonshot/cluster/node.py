@@ -1,71 +1,14 @@
-"""Many server processes, one set of tables: matching, routing and adoption through Redis.
+"""Many server processes, one set of tables, through Redis: the design, its Redis keys and its
+messages are in docs/scaling.md ("The server on many processes").
 
-``moonshot serve --redis URL`` (and ``--workers N``, which starts N such processes on shared
-ports) turns one server process into a *node* of a cluster. What a node keeps in Redis:
-
-* **the lobby** (every protocol with a :class:`TableKind`: Sessions, Trend, Kierki): a list per
-  pool (``lobby:[protocol, game type, code]``) of tickets, one per waiting player (its node, name,
-  kind, credential and the chair it wants). A Lua script appends a ticket and, when the pool holds
-  four tickets of live nodes (exact chairs, Kierki's: the first for each chair), removes them in
-  the same atomic step and hands them to the caller: exactly one node forms each table, and that
-  node is its **owner**. Filling with bots after ``fill_wait`` is the same kind of atomic pop, done
-  by the node whose player waited longest. A pool whose running tables offer their free chairs
-  (the lobby's ``Reseat``: Kierki) keeps a hash per chair (``free:POOL:C``: table -> ``o NODE``
-  held, or ``v MS`` free since): the join claims the chair free longest first (``table.attach`` to
-  its owner), and an owner whose chair empties hands it to the first ticket waiting for it
-  (``seat.matched``) or marks it free.
-* **the table directory**: ``tables`` (a hash: table id -> owner node), a **lease** per table
-  (``lease:{id}``, the owner's node id with an expiry the owner renews), the table's start data
-  (``meta:{id}``: rules, seed, names, credentials), which node and binding holds each chair
-  (``bind:{id}``), and the **chair index** (``chair:{key}`` -> table and chair, by a key the
-  protocol computes: Sessions' session id, Trend's number and name), for a re-join on any node.
-* **a write-ahead action log** per table (``log:{id}``): every applied action, written in the
-  same atomic batch as the events it caused. The game store (PostgreSQL) is written behind, in
-  batches, and a killed process may not have flushed its last few rows; the log in Redis has
-  every action any player was told of.
-* **one inbound stream per node** (``in:{node}``): everything addressed to that node. The owner
-  writes there a seat's events, decision requests and rejections for the node that holds the
-  player's connection; that node writes the player's actions, detaches and resumes to the owner's
-  stream. Streams, not pub/sub: a stream entry waits for its reader (a node that is busy or
-  reconnecting to Redis misses nothing), entries are ordered (a seat's events arrive in version
-  order, the table's ``seat.matched`` before its first event), and each has an id, so a reader resumes
-  from the last id it handled. One stream per node, rather than per table or per seat, keeps each
-  node on one blocking ``XREAD`` however many tables it serves.
-
-Every seat of a cluster table is a :class:`RemoteSeat` (or an in-process bot), one class for
-every protocol: even a player connected to the owner node itself gets its events through Redis,
-so nothing reaches a player before its action is in the Redis log. Its events are already
-redacted for it; its requests carry a snapshot of its view; both carry the table's state
-(:meth:`Table.snapshot <moonshot.runtime.table.Table.snapshot>`) when it changed. The node holding
-the connection runs the protocol's own seat adapter (Sessions, Trend, Kierki) against one
-:class:`RemoteTable` stand-in, so codecs, sequence numbers and resume logic are the
-single-process ones. A protocol's tables are described to the lobby pools and the adopter by
-data (:class:`TableKind`), and the process around the cluster by a
-:class:`~moonshot.cluster.host.Host`.
-
-The owner writes through one ordered writer: each batch is one Lua call that checks, per table,
-that the lease is still this node's before appending (fencing). A node that lost a lease (it
-stalled past the expiry and another node took the table) stops that table at once.
-
-When a node dies, its leases expire; every node's watchdog looks for tables whose lease is gone,
-takes the lease (``SET NX``), and **adopts** the table: it replays the Redis log (the store's
-record is completed from it), seats the players whose connections live on other nodes (they
-simply see the next request; events they already have are skipped by version), seats bots in
-the server-bot chairs, and waits ``restore_grace`` for the players whose connections died with
-the old owner: they come back with ``resume_session`` (a Trend bot: by joining again; a Kierki
-client: ``IAM<seat>``, its chair offered again, never to a bot) on any node, through one
-``table.attach``.
-
-Sessions, Trend and Kierki are matched, routed and adopted here. Turbo HTTP + SSE uses the same
-streams through hooks (:attr:`Cluster.handlers` for its message kinds, :attr:`Cluster.adopters` for
-adopting its tables, :meth:`Cluster.after_writes` for its spectators): see :mod:`moonshot.http.peers`.
-What is a protocol's own (Trend's start data and re-join keys, Kierki's exact chairs, table
-policy and game file) is data it gives (:class:`TableKind`), registered by the composition root:
-this package imports no protocol.
-A Sessions lobby code naming an HTTP game or a tournament seat on another node is claimed
-there: see :mod:`moonshot.cluster.mixed`.
-Messages between nodes are named types of one schema (:mod:`moonshot.cluster.messages`, JSON): a stream
-entry that breaks it is dropped with a log line, and nothing in one can name code to run.
+A process with ``--redis`` is a *node*. The node whose lobby pop makes four players (a Lua script
+on the pool's list) owns the new table: it holds the table's lease and writes every action to the
+table's log in Redis, through one ordered writer whose batches are fenced by the lease, before
+any player hears of it. Every seat whose player is connected (on this node or another) is one
+:class:`RemoteSeat`, whatever the protocol; its node runs the protocol's own seat adapter against
+a :class:`RemoteTable` stand-in. When a node dies, its leases expire and another node adopts its
+tables by replaying their logs. What differs per protocol is data (:class:`TableKind`)
+registered by the composition root; this package imports no protocol.
 """
 
 from __future__ import annotations
@@ -132,55 +75,15 @@ class ClusterUnavailable(Exception):
     acknowledged (the writes stay queued and land once Redis is back)."""
 
 
-# ------------------------------------------------------------------ messages between nodes
-def pack(msg: wire.Message) -> bytes:
-    """A message for another node's stream (the schema is :mod:`moonshot.cluster.messages`)."""
-    return wire.encode(msg)
-
-
-def unpack(data: bytes) -> wire.Message:
-    """A stream entry read back; :class:`~moonshot.cluster.messages.WireError` when it breaks the schema."""
-    return wire.decode(data)
-
-
-def _mp_str(data: bytes) -> bytes:
-    n = len(data)
-    if n < 32:
-        return bytes((0xA0 | n,)) + data
-    if n < 256:
-        return b"\xd9" + bytes((n,)) + data
-    if n < 65536:
-        return b"\xda" + n.to_bytes(2, "big") + data
-    return b"\xdb" + n.to_bytes(4, "big") + data
-
-
-def pack_ops(ops: Sequence[tuple[str | bytes, ...]]) -> bytes:
-    """MessagePack of a list of ops (each a tuple of strings/bytes), as the write script reads
-    it with Redis's ``cmsgpack``: an array of arrays of raw strings."""
-    n = len(ops)
-    out = [
-        bytes((0x90 | n,))
-        if n < 16
-        else b"\xdc" + n.to_bytes(2, "big")
-        if n < 65536
-        else b"\xdd" + n.to_bytes(4, "big")
-    ]
-    for op in ops:
-        out.append(bytes((0x90 | len(op),)))
-        for item in op:
-            out.append(_mp_str(item if isinstance(item, bytes) else item.encode()))
-    return b"".join(out)
-
-
-# One batch of ordered writes, MessagePack-encoded into one argument (one argument per op would
-# cost redis-py an encoding call each): each op is (fence, kind, key, a, b). ``fence`` is a lease key the
+# One batch of ordered writes, JSON in one argument (one argument per op would cost redis-py an
+# encoding call each): each op is [fence, kind, key, a, b], all strings. ``fence`` is a lease key the
 # node must still hold for the op to run ('' = none); kinds: x XADD (a: payload), r RPUSH (a),
 # s SET (a, b: PX ms or ''), h HSET (a: field, b: value), hd HDEL (a), d DEL, e EXPIRE (a),
 # sr SREM (a), xa XADD a to the stream of every live node in the set ``key`` but this one (b: prefix).
 _WRITE_LUA = """
 local me = ARGV[1]
 local maxlen = ARGV[2]
-local ops = cmsgpack.unpack(ARGV[3])
+local ops = cjson.decode(ARGV[3])
 local owned = {}
 local lost = {}
 for _, op in ipairs(ops) do
@@ -725,7 +628,9 @@ class Cluster:
     # per-protocol hooks: message kinds handled elsewhere (kind -> handler), and how a table of
     # a protocol other than Sessions is adopted (protocol -> async (table id, meta) -> Table)
     handlers: dict[str, Callable[[Any], None]] = field(default_factory=dict)
-    adopters: dict[str, Callable[[str, dict[str, Any]], Awaitable[Table | None]]] = field(default_factory=dict)
+    adopters: dict[str, Callable[[str, dict[str, Any], dict[int, RemoteSeat]], Awaitable[Table | None]]] = field(
+        default_factory=dict
+    )
     # the protocols whose tables the one adopter below builds again, from their data
     tables: dict[str, TableKind] = field(default_factory=dict)
     # the protocols whose players may sit at a table another process hosts (an HTTP lobby game, a
@@ -858,7 +763,7 @@ class Cluster:
             raise ClusterUnavailable(f"the cluster's Redis has not confirmed a write for {timeout:.0f} s") from None
 
     # -------------------------------------------------------------- writes (one ordered writer)
-    def write(self, fence_key: str, kind: str, key: str, a: str | bytes = "", b: str | int = "") -> None:
+    def write(self, fence_key: str, kind: str, key: str, a: str = "", b: str | int = "") -> None:
         self._ops.append((fence_key, kind, key, a, str(b)))
         self._wake.set()
 
@@ -877,7 +782,7 @@ class Cluster:
                 self._ops.append(("L", self.key("lease", fence) if fence else "", msg))
                 self._wake.set()
             return
-        self.write(self.key("lease", fence) if fence else "", "x", self.key("in", node), pack(msg))
+        self.write(self.key("lease", fence) if fence else "", "x", self.key("in", node), wire.encode(msg))
 
     def after_writes(self, table_id: str, fn: Callable[[], None]) -> None:
         """Call ``fn`` once every write queued so far is in Redis (and the table's lease is still
@@ -888,7 +793,7 @@ class Cluster:
     def send_all(self, msg: wire.Message) -> None:
         """``msg`` to every other live node (the ``nodes`` set, read by the write script itself,
         so a node that joined a moment ago gets it too)."""
-        self.write("", "xa", self.key("nodes"), pack(msg), self.prefix)
+        self.write("", "xa", self.key("nodes"), wire.encode(msg), self.prefix)
 
     async def claim_job(self, job: str) -> bool:
         """Run ``job`` (``tournament:<id>``) on this node: true when no live node holds it. A
@@ -962,7 +867,7 @@ class Cluster:
             lost: list[Any] = []
             try:
                 if remote:
-                    batch = pack_ops(remote)
+                    batch = json.dumps(remote)
                     lost = await self.redis.evalsha(self._write_sha, 0, self.node, STREAM_MAXLEN, batch) or []
             except asyncio.CancelledError:
                 raise
@@ -1041,7 +946,7 @@ class Cluster:
             log.warning("event=cluster_bad_message id=%s reason=%s", self._last_id, json.dumps("no 'm' field"))
             return
         try:
-            msg = unpack(data)
+            msg = wire.decode(data)
         except wire.WireError as e:
             log.warning(
                 "event=cluster_bad_message id=%s reason=%s entry=%s",
@@ -1717,74 +1622,65 @@ class Cluster:
         creds: list[str | None] = list(meta["creds"])
         await self._complete_store(tid, meta, actions, forced)
         protocol = str(meta["protocol"])
-        adopter = self.adopters.get(protocol)
-        if adopter is not None:
-            # the chairs whose players' connections live on other live nodes (a mixed HTTP game's
-            # players of other protocols): chair -> (node, binding), for the adopter to seat them again
-            live: dict[int, tuple[str, str]] = {}
-            for raw_chair, bound in binds.items():
-                node, binding = bound.decode().split()
-                if node != old_owner and await self.node_alive(node):
-                    live[int(raw_chair)] = (node, binding)
-            meta["live_binds"] = live
-            other = await adopter(tid, meta)
-            if other is None:
+        kind, adopter = self.tables.get(protocol), self.adopters.get(protocol)
+        players = meta.get("players") or []
+        # the chairs whose players' connections live on other live nodes: seated again at once
+        kept: dict[int, RemoteSeat] = {}
+        for raw_chair, bound in binds.items():
+            chair, (node, binding) = int(raw_chair), bound.decode().split()
+            if node == old_owner or not await self.node_alive(node):
+                continue
+            p = players[chair] if kind is None and chair < len(players) else {}  # a mixed game's: its own
+            human = p.get("kind", "human") == "human"
+            seat_kind = kind.seat_kind if kind is not None else SeatKind.HUMAN if human else SeatKind.BOT
+            proto = str(p.get("protocol", protocol))
+            kept[chair] = RemoteSeat(self, node, binding, names[chair], seat_kind, creds[chair], proto)
+        if kind is None:  # another protocol's table (an HTTP game): its adopter builds it
+            assert adopter is not None
+            table = await adopter(tid, meta, kept)
+            if table is None:
                 return False
-            self.write(self.key("lease", tid), "h", self.key("tables"), tid, self.node)
-            self._fenced.discard(tid)
-            self.owned[tid] = other
-            self._leased.add(tid)
-            self.adopted += 1
-            log.info(
-                "event=adopted table=%s protocol=%s from=%s actions=%d node=%s",
-                tid,
-                protocol,
-                old_owner,
-                len(actions),
-                self.node,
+        else:
+            seats: list[Seat | None] = [kept.get(chair) for chair in range(4)]
+            for chair in range(4):
+                if seats[chair] is None and creds[chair] is None and kind.fill:  # a server bot's chair
+                    seats[chair] = BotSeat(host.bot(), random.Random(self._rng.getrandbits(32)), name=names[chair])
+            # the start data's own (a TableKind's table_meta, e.g. a game file's deals)
+            tmeta = {k: v for k, v in (meta.get("tmeta") or {}).items() if isinstance(v, str)}
+            table = Table(
+                rules_named(meta["variant"]),
+                seats,
+                seed=int(meta["seed"]),
+                policy=kind.policy(host.policy(host.restore_grace)),
+                table_id=tid,
+                recorder=self.recorder(),
+                actions=actions,
+                forced=forced,
+                restored=True,
+                names=names,
+                credentials=creds,
+                meta={**tmeta, "protocol": protocol, "restored": True, "deal_salt": meta.get("salt")},
+                deals=kind.deals(tmeta) if kind.deals is not None else None,
             )
-            return True
-        kind = self.tables[protocol]
-        seats: list[Seat | None] = [None, None, None, None]
-        notify: list[RemoteSeat] = []
-        for chair in range(4):
-            bound = binds.get(str(chair).encode())
-            if bound is not None:
-                node, binding = bound.decode().split()
-                if node != old_owner and await self.redis.exists(self.key("node", node)):
-                    rs = RemoteSeat(self, node, binding, names[chair], kind.seat_kind, creds[chair], protocol)
-                    seats[chair] = rs
-                    notify.append(rs)
-                    continue
-            if creds[chair] is None and kind.fill:  # a server bot's chair: a bot again, at once
-                bot = host.bot()
-                seats[chair] = BotSeat(bot, random.Random(self._rng.getrandbits(32)), name=names[chair])
-        rules = rules_named(meta["variant"])
-        # the start data's own (a TableKind's table_meta, e.g. a game file's deals)
-        tmeta = {k: v for k, v in (meta.get("tmeta") or {}).items() if isinstance(v, str)}
-        table = Table(
-            rules,
-            seats,
-            seed=int(meta["seed"]),
-            policy=kind.policy(host.policy(host.restore_grace)),
-            table_id=tid,
-            recorder=self.recorder(),
-            actions=actions,
-            forced=forced,
-            restored=True,
-            names=names,
-            credentials=creds,
-            meta={**tmeta, "protocol": protocol, "restored": True, "deal_salt": meta.get("salt")},
-            deals=kind.deals(tmeta) if kind.deals is not None else None,
-        )
         lease = self.key("lease", tid)
         self.write(lease, "h", self.key("tables"), tid, self.node)
-        for rs in notify:
+        for rs in kept.values():  # before the table's first event: the player's node follows the adopter
             self.send(rs.node, wire.Adopted(table=tid, binding=rs.binding, owner=self.node), fence=tid)
         self._fenced.discard(tid)
         self.owned[tid] = table
         self._leased.add(tid)
         self.adopted += 1
+        log.info(
+            "event=adopted table=%s protocol=%s from=%s actions=%d players_kept=%d node=%s",
+            tid,
+            protocol,
+            old_owner,
+            len(actions),
+            len(kept),
+            self.node,
+        )
+        if kind is None:
+            return True
         if kind.chair_keys is not None:
             self.index_chairs(table, kind.chair_keys(table, meta))
         if kind.reseat is not None and self.lobby is not None:
@@ -1798,15 +1694,6 @@ class Cluster:
                     self._spawn(self._vacate(r, chair), limit=False)
             self._spawn(self._try_form(name), limit=False)
         host.track(table)
-        log.info(
-            "event=adopted table=%s protocol=%s from=%s actions=%d players_kept=%d node=%s",
-            tid,
-            protocol,
-            old_owner,
-            len(actions),
-            len(notify),
-            self.node,
-        )
         return True
 
     async def _complete_store(self, tid: str, meta: dict[str, Any], actions: list[Action], forced: list[bool]) -> None:
@@ -1923,7 +1810,5 @@ __all__ = [
     "RemoteRequest",
     "RemoteSeat",
     "RemoteTable",
-    "pack",
     "reuse_port_supported",
-    "unpack",
 ]

@@ -1,26 +1,12 @@
-"""Turbo HTTP + SSE (and the web app) on every node of a cluster.
+"""Turbo HTTP + SSE (and the web app) on every node of a cluster; docs/scaling.md ("HTTP
+games") has the design.
 
-Every node serves the HTTP port (``SO_REUSEPORT``), and a browser's requests land on any of
-them. A game lives on one node (the one that took its ``POST /lobby/new``); that node is in
-Redis (``httpgame`` hash: game id -> node) and, once the game starts, in the table directory
-with a lease, like a Sessions table, so that when its node dies another node adopts it.
-
-A request for a game hosted elsewhere (``GET /game/subscribe/<id>``, ``POST /game/*`` and
-``POST /lobby/{join,add_bot,leave}`` naming the game's ``id``) is **forwarded** whole to the
-hosting node through its stream (``http.request``: method, path, the cookie / ``Last-Event-ID`` headers,
-the body); that node runs it through its own routes, so names, seats and errors are the
-single-process ones, and streams the response back (``http.head`` the head, ``http.chunk`` body chunks, ``http.end``
-the end; ``http.cancel`` when the browser went away). An SSE stream is thus served from any node; when the
-hosting node dies, the forwarding node ends the response, the browser's ``EventSource``
-reconnects with ``Last-Event-ID`` (to any node), and that request goes to the adopter, which
-replayed the game and resumes the stream after that id.
-
-Lobby events (``new_game``, ``join_game``...) go to every node (``lobby.event``), so a lobby stream on
-any node sees every game; name bindings (the signed session cookie's nonce) go the same way, and
-the cookie-signing key is one per cluster (kept in Redis), so a cookie verifies on every node.
-
-Events reach a game's SSE streams only after the action behind them is in the table's Redis
-log (the writer's batch), as for Sessions: an adopter never replays less than a browser saw.
+A game lives on one node (``httpgame`` in Redis; once it starts, the table directory with a
+lease, like any cluster table). A request for a game hosted elsewhere is forwarded whole to that
+node through its stream (``http.request``) and runs through the same routes there; the answer
+streams back (``http.head``, ``http.chunk``, ``http.end``; ``http.cancel`` when the browser went
+away). Lobby events and name bindings go to every node (``lobby.event``). A game's SSE streams
+get its events only once the actions behind them are in the table's Redis log.
 """
 
 from __future__ import annotations

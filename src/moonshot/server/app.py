@@ -786,11 +786,13 @@ class ServerApp:
             self.restored += 1
         return ids
 
-    async def _adopt_turbo(self, tid: str, meta: dict[str, Any]) -> Table | None:
+    async def _adopt_turbo(self, tid: str, meta: dict[str, Any], kept: dict[int, Seat]) -> Table | None:
         """The cluster adopts an HTTP game whose process died: restored from the store (which
-        the cluster completed from the Redis log), its streams resume from ``Last-Event-ID``."""
-        from moonshot.cluster.messages import Adopted
-
+        the cluster completed from the Redis log), its streams resume from ``Last-Event-ID``.
+        ``kept``: its Sessions and Trend players whose connections live on other processes,
+        seated again through them; one whose connection died with the game's process gets an
+        empty chair, which it takes back within ``--restore-grace`` (then a bot plays it) on any
+        process: with ``resume_session`` (Sessions) or by joining again (Trend)."""
         if self.store is None or self.turbo is None:
             log.warning("event=adopt_skipped table=%s reason=%s", tid, "no_store" if self.store is None else "no_http")
             return None
@@ -800,51 +802,25 @@ class ServerApp:
         old = self.turbo.games.pop(tid, None)  # a stale copy (this node lost the lease earlier)
         if old is not None and old.stream is not None:
             old.stream.close()
-        chairs, kept = self._mixed_chairs(rec, meta.get("live_binds") or {})
+        chairs: dict[int, Seat | None] = {}
+        for chair, p in enumerate(rec.players):
+            protocol, name = p.get("protocol"), str(p.get("name", ""))
+            if protocol not in ("sessions", "trend"):
+                continue
+            if chair in kept:
+                chairs[chair] = kept[chair]
+            elif isinstance(p.get("credential"), str) and (protocol == "trend" or name.endswith(")")):
+                chairs[chair] = None  # taken back with resume_session (Sessions) or a join (Trend)
         table = await self._restore_turbo(rec, chairs)
         if table is not None:
             trend = [i for i, p in enumerate(rec.players) if p.get("protocol") == "trend" and i in chairs]
             peers = self.turbo.peers
             if trend and peers is not None and peers.trend_index is not None:  # re-joins of its Trend bots
                 peers.trend_index(table, trend)
-            for seat in kept:  # before the table's first event: the player's node follows the adopter
-                ad = Adopted(table=tid, binding=seat.binding, owner=self.cluster.node)
-                self.cluster.send(seat.node, ad, fence=tid)
-            if kept or chairs:
-                log.info(
-                    "event=mixed_adopted game=%s players_kept=%d players_waiting=%d",
-                    tid,
-                    len(kept),
-                    len(chairs) - len(kept),
-                )
+            if chairs:
+                waiting = len(chairs) - len(kept)
+                log.info("event=mixed_adopted game=%s players_kept=%d players_waiting=%d", tid, len(kept), waiting)
         return table
-
-    def _mixed_chairs(self, rec: Any, live: dict[int, tuple[str, str]]) -> tuple[dict[int, Seat | None], list[Any]]:
-        """An adopted mixed HTTP game's Sessions and Trend chairs (its players' connections were
-        on other processes): a player whose process lives is seated again through it (a
-        ``RemoteSeat`` on its binding: it goes on playing, told of the adopter as after any
-        adoption); one whose connection died with the game's process gets an empty chair, which
-        it takes back within ``--restore-grace`` (then a bot plays it) on any process: with
-        ``resume_session`` (Sessions) or by joining again (Trend)."""
-        from moonshot.cluster.node import RemoteSeat
-
-        chairs: dict[int, Seat | None] = {}
-        kept: list[RemoteSeat] = []
-        for chair, p in enumerate(rec.players):
-            protocol = p.get("protocol")
-            if protocol not in ("sessions", "trend"):
-                continue
-            name, cred = str(p.get("name", "")), p.get("credential")
-            if chair in live:
-                node, binding = live[chair]
-                kind = SeatKind.HUMAN if p.get("kind") == "human" else SeatKind.BOT
-                credential = cred if isinstance(cred, str) else None
-                seat = RemoteSeat(self.cluster, node, binding, name, kind, credential, str(protocol))
-                chairs[chair] = seat
-                kept.append(seat)
-            elif isinstance(cred, str) and (protocol == "trend" or name.endswith(")")):
-                chairs[chair] = None  # taken back with resume_session (Sessions) or a join (Trend)
-        return chairs, kept
 
     async def _restore_turbo(self, rec: Any, chairs: dict[int, Seat | None] | None = None) -> Table | None:
         """A Turbo game: its people keep their chairs by name (no substitute bots; they play at
