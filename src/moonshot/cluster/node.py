@@ -1315,15 +1315,27 @@ class Cluster:
     def _matched(self, msg: wire.Matched) -> None:
         """Seated at a new table (or a running one's free chair): the player's own adapter plays
         it through a RemoteTable."""
+        self._stand_in(msg, msg.credential, msg.restored, functools.partial(self._seated, msg.ticket), "left the lobby")
+
+    def _stand_in(
+        self,
+        msg: wire.Matched | wire.Attached,
+        credential: str | None,
+        restored: bool,
+        seated: Callable[[Table, int], Seat | None],
+        gone: str,
+    ) -> None:
+        """A chair of a table owned elsewhere, given to this node: its stand-in, and the seat
+        adapter ``seated`` makes for it; none (the player left), the chair goes back (``gone``)."""
         try:
             rules = rules_named(msg.rules)
         except (KeyError, ValueError):  # a tournament's own rules: the adapter reads only the pass count
             rules = self.rules or rules_named("standard")
-        rt = RemoteTable(self, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules, msg.credential)
-        rt.restored = msg.restored
-        seat = self._seated(msg.ticket, cast(Table, rt), rt.chair)
+        rt = RemoteTable(self, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules, credential)
+        rt.restored = restored
+        seat = seated(cast(Table, rt), rt.chair)
         if seat is None:
-            rt.detach(rt.chair, None, "left the lobby")
+            rt.detach(rt.chair, None, gone)
         else:
             self.bindings[rt.binding] = Binding(rt.binding, seat, rt)
 
@@ -1425,21 +1437,8 @@ class Cluster:
             def answered(msg: wire.Attached | wire.Refused, answer: asyncio.Future[Any] = answer) -> None:
                 # the chair is taken here and now, before the next stream entry (its replay)
                 if isinstance(msg, wire.Attached):
-                    rt = RemoteTable(
-                        self,
-                        msg.table,
-                        msg.owner,
-                        msg.binding,
-                        msg.chair,
-                        list(msg.names),
-                        rules_named(msg.rules),
-                        cred,
-                    )
-                    seat = None if answer.done() or closed() else seated(cast(Table, rt), rt.chair)
-                    if seat is None:
-                        rt.detach(rt.chair, None, "disconnected")
-                    else:
-                        self.bindings[rt.binding] = Binding(rt.binding, seat, rt)
+                    late = answer.done() or closed()
+                    self._stand_in(msg, cred, False, (lambda t, c: None) if late else seated, "disconnected")
                 if not answer.done():
                     answer.set_result(msg)
 
