@@ -22,7 +22,7 @@ import random
 import secrets
 import socket
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, cast
 
@@ -625,10 +625,11 @@ class Cluster:
     served: dict[str, Table] = field(default_factory=dict)
     adopted: int = 0
     formed: int = 0
-    # per-protocol hooks: message kinds handled elsewhere (kind -> handler), and how a table of
-    # a protocol other than Sessions is adopted (protocol -> async (table id, meta) -> Table)
+    # per-protocol hooks: message kinds handled elsewhere (kind -> handler), and how a table of a
+    # protocol without a TableKind (HTTP) is built again once the one adopter has seated its live
+    # players (protocol -> async (table id, meta, chair -> kept seat) -> Table)
     handlers: dict[str, Callable[[Any], None]] = field(default_factory=dict)
-    adopters: dict[str, Callable[[str, dict[str, Any], dict[int, RemoteSeat]], Awaitable[Table | None]]] = field(
+    adopters: dict[str, Callable[[str, dict[str, Any], Mapping[int, Seat]], Awaitable[Table | None]]] = field(
         default_factory=dict
     )
     # the protocols whose tables the one adopter below builds again, from their data

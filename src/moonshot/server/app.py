@@ -27,7 +27,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -786,7 +786,7 @@ class ServerApp:
             self.restored += 1
         return ids
 
-    async def _adopt_turbo(self, tid: str, meta: dict[str, Any], kept: dict[int, Seat]) -> Table | None:
+    async def _adopt_turbo(self, tid: str, meta: dict[str, Any], kept: Mapping[int, Seat]) -> Table | None:
         """The cluster adopts an HTTP game whose process died: restored from the store (which
         the cluster completed from the Redis log), its streams resume from ``Last-Event-ID``.
         ``kept``: its Sessions and Trend players whose connections live on other processes,
