@@ -116,7 +116,7 @@ def test_an_address_is_its_host_part_and_mapped_ipv4_is_ipv4() -> None:
     assert address_of(("127.0.0.1", 5000)) == "127.0.0.1"
     assert address_of(("::ffff:10.1.2.3", 5000, 0, 0)) == "10.1.2.3"
     assert address_of("127.0.0.2:41000") == "127.0.0.2"
-    assert address_of(("::1", 80, 0, 0)) == "::1"
+    assert address_of(("::1", 80, 0, 0)) == "::/64"  # an IPv6 client is counted per /64
     assert address_of(None) == "?"
 
 

@@ -21,12 +21,12 @@ with many names costs memory only while its holds last.
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from moonshot.runtime.clients import peer_ip, share_key
 from moonshot.runtime.ratelimit import TokenBucket
 
 Clock = Callable[[], float]
@@ -89,22 +89,10 @@ class ClientLimits:
 
 
 def address_of(peer: Any) -> str:
-    """The address part of a peer (``("127.0.0.1", 5123)``, ``"127.0.0.1:5123"``); an IPv4 address
-    mapped into IPv6 is its IPv4 form, so one client is one key whichever way it came."""
-    if isinstance(peer, tuple | list) and peer:
-        host = str(peer[0])
-    elif isinstance(peer, str):
-        host = peer.rsplit(":", 1)[0] if peer.count(":") == 1 else peer
-        host = host.strip("[]")
-    else:
-        return "?"
-    try:
-        ip = ipaddress.ip_address(host.split("%", 1)[0])
-    except ValueError:
-        return host
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        return str(ip.ipv4_mapped)
-    return str(ip)
+    """The share key of a peer (``("127.0.0.1", 5123)``, ``"127.0.0.1:5123"``): its address, an
+    IPv6 one as its /64 and an IPv4-mapped one in IPv4 form (:func:`~moonshot.runtime.clients.share_key`),
+    so one client is one key whichever way it came."""
+    return share_key(peer_ip(peer))
 
 
 class Hold:
