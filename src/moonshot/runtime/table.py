@@ -43,6 +43,7 @@ import itertools
 import logging
 import random
 import secrets
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -57,6 +58,7 @@ from moonshot.core.events import SPECTATOR, ClaimMade, Event, GameEnded, GameSta
 from moonshot.core.fairness import DealSeal, valid_salt
 from moonshot.core.rules import ClaimFlow, Rules
 from moonshot.core.views import SeatView, seat_view
+from moonshot.runtime.meter import NO_METER, TableMeter
 
 log = logging.getLogger("moonshot.table")
 
@@ -69,6 +71,7 @@ class OnBadAnswer(enum.Enum):
     RANDOM = "random"  # play a random legal action for the seat, reported as forced
     RETRY = "retry"  # tell the seat (Kierki WRONG) and ask again with a fresh deadline
     PAUSE = "pause"  # keep waiting, no deadline
+    BOT = "bot"  # the table's bot (``TablePolicy.substitute``) plays for the seat, reported as forced
 
 
 class OnDisconnect(enum.Enum):
@@ -108,6 +111,12 @@ class TablePolicy:
     # a table that waits while a chair is empty (Kierki) tells its other seats when every chair is
     # taken again (a ``resumed`` notice, cause :data:`SEATED`), in order with the seating
     tell_seated: bool = False
+    # the clock (moonshot.runtime.clock): seconds a person (a ``patient`` seat) has per decision;
+    # when they pass, the table's bot (``substitute``) plays for the person; None: no clock
+    clock: float | None = None
+    # clock timeouts in a row after which the table's bot plays the person's seat until the
+    # person acts again (any action, or ``Table.back``); None: never
+    clock_handover: int | None = 2
 
     def timeout_for(self, phase: Phase) -> float | None:
         for p, t in self.phase_timeouts:
@@ -319,18 +328,30 @@ class BotSeat(Seat):
     def on_request(self, table: Table, request: DecisionRequest) -> None:
         loop = asyncio.get_running_loop()
         view = request.view  # now, while the game is as it was asked
-        fut = loop.run_in_executor(None, self.bot.act, view, self.rng)
+        fut = loop.run_in_executor(None, _timed_act, self.bot, view, self.rng)
 
-        def done(f: asyncio.Future[Action]) -> None:
+        def done(f: asyncio.Future[tuple[Action, float]]) -> None:
             if not f.cancelled() and f.exception() is None:
-                table.submit(request.seat, f.result(), request.request_id)
+                action, cpu = f.result()
+                getattr(table, "meter", NO_METER).bot_thought(cpu)  # (a stand-in table has no meter)
+                table.submit(request.seat, action, request.request_id)
 
         fut.add_done_callback(done)
 
     def act_now(self, table: Table, request: DecisionRequest) -> Action | None:
         if self.in_executor:
             return None
-        return self.bot.act(request.view, self.rng)
+        action, cpu = _timed_act(self.bot, request.view, self.rng)
+        getattr(table, "meter", NO_METER).bot_thought(cpu)
+        return action
+
+
+def _timed_act(bot: Bot, view: SeatView, rng: random.Random) -> tuple[Action, float]:
+    """The bot's action and the CPU its thread spent choosing it (``thread_time``: the worker
+    threads of other bots and the loop's own work are not counted)."""
+    start = time.thread_time()
+    action = bot.act(view, rng)
+    return action, time.thread_time() - start
 
 
 _CLAIM_MOVES = (Claim, AcceptClaim, RejectClaim)
@@ -450,6 +471,8 @@ class _Pending:
     timer: asyncio.TimerHandle | None
     timeout: float | None = None  # the seconds the seat has once the request is sent
     frozen: bool = False  # its deadline stopped for a storage pause; a fresh one runs on resume
+    stand_in: bool = False  # asked of the table's bot playing for the chair's person (the clock)
+    asked: float = 0.0  # loop time the table asked (the decision's round trip runs from here)
 
 
 @dataclass(frozen=True, slots=True)
@@ -460,6 +483,7 @@ class ChairState:
     timed_out: bool  # its last decision ran out of time
     timeouts: int
     errors: int  # illegal answers
+    away: bool = False  # the table's bot plays for its person after repeated clock timeouts
 
 
 @dataclass(frozen=True, slots=True)
@@ -485,6 +509,10 @@ class _Chair:
     substitute: Seat | None = None  # plays while the occupant is away
     away_token: int = 0
     stats: SeatStats = field(default_factory=SeatStats)
+    # the clock's hand-over: the person stays seated (and sees the game) while ``stand_in``, the
+    # table's bot, decides for them, until they act again
+    away: bool = False
+    stand_in: BotSeat | None = None
 
     @property
     def acting(self) -> Seat | None:
@@ -505,6 +533,7 @@ class Table:
 
     MAX_RESTORES = 3
     abandoned_total = 0  # tables of this process ended because nobody was left to play
+    meter: TableMeter = NO_METER  # the operator's counts (moonshot.runtime.meter); set per table by the server
 
     def __init__(
         self,
@@ -902,7 +931,8 @@ class Table:
                 # until then the request may wait ``send_grace`` seconds more to leave
                 due = req.deadline + (self.policy.send_grace if actor.reports_sent else 0.0)
                 timer = self._arm(req.request_id, due)
-        self._pending[req.seat] = _Pending(req, timer, self._timeout(actor, req.phase), frozen)
+        asked = asyncio.get_running_loop().time()
+        self._pending[req.seat] = _Pending(req, timer, self._timeout(actor, req.phase), frozen, asked)
         self._call(req.seat, actor, actor.on_request, self, req)
 
     def _arm(self, request_id: int, due: float) -> asyncio.TimerHandle:
@@ -963,6 +993,8 @@ class Table:
             # (an unsolicited claim move answers no request: the seat may still owe a card, and
             # if it no longer does, _apply withdraws the request)
             self._close_request(seat)
+            if pending is not None and cmd.request_id is not None:
+                self.meter.answered(asyncio.get_running_loop().time() - pending.asked)
         chair.stats.timeouts_in_a_row = 0
         self._apply(seat, cmd.action, forced=chair.occupant is None)
         return None
@@ -1054,6 +1086,7 @@ class Table:
             if pause > 0:
                 self._resume_at = max(self._resume_at, asyncio.get_running_loop().time() + pause)
         self.forced_log.append(forced)
+        self.meter.decided()
         if forced:
             self.chairs[seat].stats.forced += 1
         if self.recorder is not None:
@@ -1156,6 +1189,7 @@ class Table:
                     p.timer.cancel()
                     p.timer, p.frozen = None, True
             log.warning("table=%s event=table_paused cause=storage version=%d", self.id, self.game.version)
+            self.meter.paused("storage")
             self._notify(self._pause_notice)
             return
         if self._storage_paused_at is None:
@@ -1232,6 +1266,7 @@ class Table:
         if chair.occupant is None:
             return
         log.info("table=%s seat=%d event=detached reason=%s", self.id, cmd.seat, cmd.reason)
+        waited = self._waits()
         chair.occupant = None
         chair.away_token += 1
         p = self._pending.get(cmd.seat)
@@ -1241,6 +1276,8 @@ class Table:
             p.timer, p.frozen = None, False
         if self.policy.on_disconnect is OnDisconnect.BOT:
             self._schedule_substitute(cmd.seat)
+        if not waited and self._waits() and not self.game.over:
+            self.meter.paused("seat")  # nobody is asked until the chair is taken (or a substitute plays)
         self._check_deserted()
 
     def _check_deserted(self) -> None:
