@@ -121,10 +121,12 @@ class Holds:
         self.cap = cap
         self.what = what  # for refusals: "connections from this address"
         self.counts: dict[str, int] = {}
+        self.refused = 0  # holds refused at the cap (the operator's metrics, by limit)
 
     def acquire(self, key: str) -> Hold | None:
         n = self.counts.get(key, 0)
         if n >= self.cap:
+            self.refused += 1
             return None
         self.counts[key] = n + 1
         return Hold(self, key)
@@ -154,6 +156,7 @@ class Rates:
         self.clock = clock
         self.what = what
         self.buckets: dict[str, TokenBucket] = {}
+        self.refused = 0  # takes refused (the operator's metrics, by limit)
 
     def take(self, key: str, n: float = 1.0) -> float:
         """0.0 if ``n`` tokens were taken; else the seconds until they would be there."""
@@ -165,6 +168,7 @@ class Rates:
             b = self.buckets[key] = TokenBucket(self.rate, self.burst)
         if b.take(n, now):
             return 0.0
+        self.refused += 1
         if self.rate <= 0:
             return 3600.0
         return max(0.001, (n - b.tokens) / self.rate)
@@ -261,6 +265,14 @@ class ClientGuard:
     def dropped(self, addr: str) -> float:
         """A connection from ``addr`` was dropped for flooding; the penalty its next one waits."""
         return self.penalties.dropped(addr)
+
+    def refusals(self) -> dict[str, int]:
+        """Refusals so far by the limit that refused (``connections``, ``streams_by_name``,
+        ``chat_by_address``, ...: this guard's attribute names); ``other`` counts those no
+        :class:`Holds` or :class:`Rates` decided (a body too large, too many tournaments)."""
+        counted = {name: v.refused for name, v in vars(self).items() if isinstance(v, Holds | Rates)}
+        counted["other"] = max(0, self.refused - sum(counted.values()))
+        return counted
 
 
 __all__ = ["ClientGuard", "ClientLimits", "Hold", "Holds", "Penalties", "Rates", "address_of"]
