@@ -250,6 +250,22 @@ def test_workers_need_redis_a_shared_store_and_a_fixed_port(tmp_path: Path) -> N
     assert code == 2 and "--trend-port" in text
 
 
+def test_each_worker_gets_its_own_operator_port_so_each_can_be_scraped() -> None:
+    from moonshot.cli.commands import _worker_argv
+
+    argv = ["--workers", "2", "--operator-address", "127.0.0.1:9380", "--redis", "redis://r/0"]
+    assert _worker_argv(argv, 0, ("127.0.0.1", 9380))[-2:] == ["--operator-address", "127.0.0.1:9380"]
+    second = _worker_argv(argv, 1, ("::1", 9380))
+    assert second.count("--operator-address") == 1 and second[-2:] == ["--operator-address", "[::1]:9381"]
+    assert _worker_argv(argv, 3, ("127.0.0.1", 0))[-1] == "127.0.0.1:0"  # any free port stays any
+
+
+def test_serve_refuses_a_malformed_operator_address() -> None:
+    for bad in ("9380", "127.0.0.1:http", "127.0.0.1:70000"):
+        code, text = run("serve", "--operator-address", bad, "--no-db")
+        assert code == 2 and "--operator-address" in text, (bad, text)
+
+
 def test_each_worker_runs_serve_alone_on_the_shared_ports_every_protocol_on_all() -> None:
     from moonshot.cli.commands import _worker_argv
 
@@ -268,6 +284,8 @@ def test_each_worker_runs_serve_alone_on_the_shared_ports_every_protocol_on_all(
         "--workers",
         "1",
         "--reuse-port",
+        "--operator-address",
+        "none",
     ]
     other = _worker_argv(argv, 1)
     assert other == [
@@ -282,6 +300,8 @@ def test_each_worker_runs_serve_alone_on_the_shared_ports_every_protocol_on_all(
         "--workers",
         "1",
         "--reuse-port",
+        "--operator-address",
+        "none",
     ]
 
 

@@ -73,6 +73,16 @@ def store_url_option(ctx: click.Context, param: click.Parameter, value: str | No
         raise click.BadParameter(str(e), ctx, param) from None
 
 
+def operator_address_option(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, int] | None:
+    """``--operator-address HOST:PORT`` (or ``none``) as (host, port) or None."""
+    from moonshot.server.operator import parse_operator_address
+
+    try:
+        return parse_operator_address(value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
 def bad_db(e: Exception) -> click.BadParameter:
     """What opening the store found (unreachable server, unwritable file): a ``--db`` usage error."""
     return click.BadParameter(str(e), param_hint="'--db'")
@@ -239,6 +249,16 @@ def bad_db(e: Exception) -> click.BadParameter:
     default=None,
     help='A JSON object of per-client limits ({"streams_per_name": 4}); --limit overrides it.',
 )
+@click.option(
+    "--operator-address",
+    default="127.0.0.1:9380",
+    show_default=True,
+    metavar="HOST:PORT|none",
+    callback=operator_address_option,
+    help="Where the operator surface listens: /metrics (Prometheus), /healthz, /readyz and admin actions. "
+    "Loopback by default; it is never on a public port unless you point it there. 'none' turns it off. "
+    "With --workers, worker i listens on PORT+i.",
+)
 @click.option("--reuse-port", is_flag=True, hidden=True, help="Bind with SO_REUSEPORT (set for --workers children).")
 def serve_cmd(
     host: str,
@@ -271,6 +291,7 @@ def serve_cmd(
     lease: float,
     limits: tuple[str, ...],
     limits_file: str | None,
+    operator_address: tuple[str, int] | None,
     reuse_port: bool,
 ) -> None:
     """Run the moonshot server: every protocol on its port, one event loop, games stored in --db.
@@ -301,7 +322,7 @@ def serve_cmd(
             raise click.BadParameter("workers share one port: give --kierki-port a number", param_hint="'--workers'")
         if trend_port == 0:
             raise click.BadParameter("workers share one port: give --trend-port a number", param_hint="'--workers'")
-        sys.exit(_supervise(workers, sys.argv[1:]))
+        sys.exit(_supervise(workers, sys.argv[1:], operator_address))
 
     if kierki_game is not None:
         from moonshot.protocols.kierki.gamefile import GameFileError, load_game_in_order
@@ -338,6 +359,10 @@ def serve_cmd(
         lease=lease,
         reuse_port=reuse_port,
         limits=client_limits,
+        operator_address=operator_address,
+        # the default address may be another server's on this machine: then this one runs without
+        operator_required=click.get_current_context().get_parameter_source("operator_address")
+        is not click.core.ParameterSource.DEFAULT,
     )
     try:
         asyncio.run(serve(cfg, lambda line: print(line, flush=True)))
@@ -378,10 +403,11 @@ def parse_limits(settings: tuple[str, ...], path: str | None = None) -> ClientLi
         raise click.BadParameter(str(e), param_hint="'--limit'") from None
 
 
-def _worker_argv(argv: list[str], index: int) -> list[str]:
+def _worker_argv(argv: list[str], index: int, operator: tuple[str, int] | None = None) -> list[str]:
     """A worker's command line: ``serve`` with the same options, one process, shared ports;
-    Sessions, HTTP, Trend and Kierki on every worker."""
-    drop = {"--workers", "-j"}
+    Sessions, HTTP, Trend and Kierki on every worker. Each worker's operator surface has its own
+    port (``operator``'s port + ``index``), so each one's metrics can be scraped."""
+    drop = {"--workers", "-j", "--operator-address"}
     out: list[str] = []
     it = iter(argv)
     for a in it:
@@ -392,6 +418,12 @@ def _worker_argv(argv: list[str], index: int) -> list[str]:
             continue
         out.append(a)
     out += ["--workers", "1", "--reuse-port"]
+    if operator is None:
+        out += ["--operator-address", "none"]
+    else:
+        host, port = operator
+        shown = f"[{host}]" if ":" in host else host
+        out += ["--operator-address", f"{shown}:{port + index if port else 0}"]
     return out
 
 
@@ -404,7 +436,7 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
 
 
-def _supervise(workers: int, argv: list[str]) -> int:
+def _supervise(workers: int, argv: list[str], operator: tuple[str, int] | None = None) -> int:
     """Run ``workers`` server processes; restart one that dies (the others adopt its games in
     the meantime); SIGINT/SIGTERM stop them all. Returns the exit status."""
     import signal
@@ -424,7 +456,7 @@ def _supervise(workers: int, argv: list[str]) -> int:
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     for i in range(workers):
-        procs.append(subprocess.Popen(cmd + _worker_argv(argv, i), preexec_fn=_die_with_parent))
+        procs.append(subprocess.Popen(cmd + _worker_argv(argv, i, operator), preexec_fn=_die_with_parent))
         if i == 0:
             time.sleep(1.0)  # the first creates the store's tables and the HTTP secret alone
     print(f"moonshot: {workers} workers (pids {' '.join(str(p.pid) for p in procs)}) share the ports", flush=True)
@@ -434,7 +466,7 @@ def _supervise(workers: int, argv: list[str]) -> int:
             rc = p.poll()
             if rc is not None and not stopping:
                 print(f"moonshot: worker {i} (pid {p.pid}) exited with {rc}; starting another", flush=True)
-                procs[i] = subprocess.Popen(cmd + _worker_argv(argv, i), preexec_fn=_die_with_parent)
+                procs[i] = subprocess.Popen(cmd + _worker_argv(argv, i, operator), preexec_fn=_die_with_parent)
     for p in procs:
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)

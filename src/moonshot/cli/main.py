@@ -617,6 +617,10 @@ _LAZY_COMMANDS = {
         "Play GAMES games of the Sessions protocol with a moonshot bot, SESSIONS at a time on one connection.",
     ),
     "games": ("moonshot.cli.commands:games_cmd", "List stored games (newest first)."),
+    "store": (
+        "moonshot.cli.store:store_cmd",
+        'Back up, restore and export the game store (docs/server.md, "Backups and exports").',
+    ),
     "verify": (
         "moonshot.cli.commands:verify_cmd",
         "Check a finished game's deals and result against the commitment it published at its start.",

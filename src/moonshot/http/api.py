@@ -13,7 +13,6 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from moonshot.core.actions import action_to_dict
-from moonshot.core.fairness import DealSeal
 from moonshot.core.variants import find_variant
 from moonshot.http.endpoints import endpoint, read_body
 from moonshot.http.identity import Caller, Identity
@@ -28,6 +27,7 @@ from moonshot.protocols.turbo.codec import (
     field_str,
     translate_log,
 )
+from moonshot.store.export import PUBLIC_PLAYER_FIELDS, stored_seal
 
 log = logging.getLogger("moonshot.turbo")
 
@@ -48,19 +48,6 @@ def variant_info() -> list[dict[str, Any]]:
             }
         )
     return out
-
-
-# what /api/games shows of a stored player (the store also keeps a chair's credential: never shown)
-PUBLIC_PLAYER_FIELDS = ("name", "kind", "protocol", "bot")
-
-
-def stored_seal(rec: Any) -> DealSeal | None:
-    """The deal seal of a stored game (None: stored before games were sealed)."""
-    salt = rec.meta.get("deal_salt") if isinstance(rec.meta, dict) else None
-    if not isinstance(salt, str):
-        return None
-    deals = rec.deals()
-    return DealSeal(rec.id, rec.seed, salt, tuple(deals) if deals is not None else None)
 
 
 def _when(value: Any) -> str | None:

@@ -58,6 +58,8 @@ from moonshot.runtime.table import (
     TablePolicy,
     TableStatus,
 )
+from moonshot.server.metrics import ServerMetrics
+from moonshot.server.operator import OperatorSurface, Probes, server_readiness
 from moonshot.store import DEFAULT_URL, Store, StoreRecorder, register_game_file_parser, rules_named
 
 log = logging.getLogger("moonshot.server")
@@ -122,6 +124,10 @@ class ServerConfig:
     kierki_abandon: float | None = 600.0  # seconds a Kierki table with every seat empty is kept
     # what one client (an address, a name) may hold and ask, every protocol (docs/server.md)
     limits: ClientLimits = field(default_factory=ClientLimits)
+    # the operator surface (/metrics, /healthz, /readyz, admin actions): (host, port), port 0 any
+    # free one; None: off (the CLI's default is 127.0.0.1:9380, loopback; see server/operator.py)
+    operator_address: tuple[str, int] | None = None
+    operator_required: bool = True  # False (the CLI's default address): a busy address is logged, not fatal
 
 
 class _Uvicorn(uvicorn.Server):
@@ -154,9 +160,14 @@ class ServerApp:
     kierki: Any = None  # moonshot.protocols.kierki.service.KierkiService, with --kierki-port
     kierki_port: int | None = None
     mixed: Any = None  # moonshot.cluster.mixed.ClusterMixed in a cluster: codes naming other nodes' tables
+    draining: bool = False  # True: readiness says not ready (load balancers send no new players)
+    operator: OperatorSurface | None = None  # with config.operator_address
+    operator_port: int | None = None
 
     def __post_init__(self) -> None:
         self._bot = bot_factory(self.config.bot)
+        self.metrics = ServerMetrics(self)  # this server's own registry (server/metrics.py)
+        self.readiness = server_readiness(self)  # /readyz, here and on the public HTTP port
         self._rng = random.Random(self.config.seed)
         self._stopping = asyncio.Event()
         self.guard = ClientGuard(self.config.limits)  # every protocol's per-client shares
@@ -167,6 +178,7 @@ class ServerApp:
         if cfg.db_url:
             self.store = await Store.open(cfg.db_url)
             self.recorder = StoreRecorder(self.store)
+            self.recorder.on_commit = self.metrics.committed  # each group commit's latency and rows
             self.recorder.start()
         if cfg.redis_url:
             from moonshot.cluster.host import Host
@@ -302,6 +314,8 @@ class ServerApp:
         if self.cluster is not None:  # games no node holds: left by a cluster that stopped, or a dead node
             self.restored += await self.cluster.adopt_stored()
             self.restored += await self.cluster.adopt_orphans()
+        if cfg.operator_address is not None:
+            await self._start_operator(*cfg.operator_address)
 
     async def _secret(self) -> str:
         """The key that signs session cookies: --secret, MOONSHOT_SECRET, or one kept in the
@@ -346,6 +360,7 @@ class ServerApp:
         # outermost: a cross-site request is refused before it counts against its victim's shares,
         # and before a request for a game hosted elsewhere is forwarded (it then carries no Origin)
         app = OriginGuard(app, self.config.allowed_origins)
+        app = Probes(app, self.readiness)  # /healthz, /readyz for load balancers: no share, no origin
         config = uvicorn.Config(
             app,
             loop="none",
@@ -364,6 +379,20 @@ class ServerApp:
             await asyncio.sleep(0.01)
         self.http_port = sock.getsockname()[1]
         log.info("event=listening protocol=http host=%s port=%d", host, self.http_port)
+
+    async def _start_operator(self, host: str, port: int) -> None:
+        """The operator surface (server/operator.py): metrics, health and readiness on their own
+        address; admin routes join ``self.operator.routes`` here, before it starts."""
+        operator = OperatorSurface(self.metrics.registry, self.readiness)
+        try:
+            self.operator_port = await operator.start(host, port)
+        except OSError as e:
+            if self.config.operator_required:
+                raise
+            # the default address, taken (another server on this machine): this one runs without
+            log.warning("event=operator_off host=%s port=%d reason=%s", host, port, json.dumps(e.strerror or str(e)))
+            return
+        self.operator = operator
 
     async def stop(self, reason: str = "shutdown") -> None:
         """Stop listening, stop tables where they stand, flush the store."""
@@ -407,6 +436,8 @@ class ServerApp:
             await self.recorder.close()
         if self.store is not None:
             await self.store.close()
+        if self.operator is not None:  # last: metrics and health answer while the rest stops
+            await self.operator.stop()
         log.info("event=stopped tables_stopped=%d games_finished=%d", len(running), self.finished)
 
     def request_stop(self) -> None:
@@ -615,6 +646,7 @@ class ServerApp:
 
     def _track(self, table: Table) -> None:
         self.tables[table.id] = table
+        table.meter = self.metrics.table_meter(str(table.meta.get("protocol", "other")))
         table.start()
         table.done.add_done_callback(functools.partial(self._table_done, table))
 
@@ -927,6 +959,11 @@ async def serve(config: ServerConfig, announce: Callable[[str], None] = print) -
     announce(f"moonshot: games stored in {config.db_url or '(nowhere: --db not set)'}; Ctrl-C stops")
     announce(f"moonshot: engine {engine_build()}")
     announce(f"moonshot: {app.restored} unfinished games restored from the store")
+    if app.operator is not None and app.operator_port is not None:
+        shown = f"[{app.operator.host}]" if ":" in str(app.operator.host) else app.operator.host
+        announce(f"moonshot: operator surface on http://{shown}:{app.operator_port}/metrics (and /healthz, /readyz)")
+    elif config.operator_address is not None:
+        announce(f"moonshot: no operator surface: {config.operator_address[0]}:{config.operator_address[1]} is in use")
     await app.serve_forever()
 
 
