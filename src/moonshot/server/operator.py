@@ -132,6 +132,33 @@ class Readiness:
         return outcome
 
 
+PROBE_KEY = "operator:probe"  # the store's write probe deletes this (absent) key: a write, no row kept
+
+
+def server_readiness(server: Any) -> Readiness:
+    """The readiness of a ``ServerApp`` (read when probed: ``store``, ``recorder``, ``cluster``,
+    ``draining``): the store's writer is not in an outage and a write transaction commits; Redis
+    answers a ping when the server is in a cluster; the server is not draining."""
+
+    async def store() -> bool:
+        if server.store is None:
+            return True  # nothing is stored: nothing to wait for
+        recorder = server.recorder
+        if recorder is not None and not recorder.available:
+            return False
+        await server.store.delete_value(PROBE_KEY)
+        return True
+
+    async def redis() -> bool:
+        cluster = server.cluster
+        if cluster is None:
+            return True
+        client = cluster.redis
+        return client is not None and bool(await client.ping())
+
+    return Readiness([("store", store), ("redis", redis)], draining=lambda: bool(getattr(server, "draining", False)))
+
+
 async def healthz(_: Request) -> Response:
     return JSONResponse({"status": "alive"}, headers={"Cache-Control": "no-store"})
 
@@ -256,4 +283,5 @@ __all__ = [
     "healthz",
     "parse_operator_address",
     "readyz_endpoint",
+    "server_readiness",
 ]
