@@ -40,6 +40,7 @@ import collections
 import contextlib
 import enum
 import itertools
+import json
 import logging
 import random
 import secrets
@@ -58,6 +59,7 @@ from moonshot.core.events import SPECTATOR, ClaimMade, Event, GameEnded, GameSta
 from moonshot.core.fairness import DealSeal, valid_salt
 from moonshot.core.rules import ClaimFlow, Rules
 from moonshot.core.views import SeatView, seat_view
+from moonshot.runtime.clock import Countdown
 from moonshot.runtime.meter import NO_METER, TableMeter
 
 log = logging.getLogger("moonshot.table")
@@ -386,6 +388,7 @@ class TableStatus(enum.Enum):
     STOPPED = "stopped"  # shut down mid-game; restorable from the store
     FAILED = "failed"
     ABANDONED = "abandoned"  # every remote player left (TablePolicy.abandon_after): never restored
+    CLOSED = "closed"  # ended by the operator (moonshot admin close): recorded as aborted, never rated
 
 
 # ---------------------------------------------------------------- inbox commands
@@ -444,12 +447,22 @@ class _Substitute:
 
 
 @dataclass(slots=True)
+class _Back:
+    seat: int
+
+
+@dataclass(slots=True)
 class _Abandon:
     token: int
 
 
 @dataclass(slots=True)
 class _Stop:
+    reason: str
+
+
+@dataclass(slots=True)
+class _Close:
     reason: str
 
 
@@ -513,6 +526,7 @@ class _Chair:
     # table's bot, decides for them, until they act again
     away: bool = False
     stand_in: BotSeat | None = None
+    stand_in_asked: set[int] = field(default_factory=set)  # request ids the stand-in was given
 
     @property
     def acting(self) -> Seat | None:
@@ -607,6 +621,7 @@ class Table:
             self._marks.append((0, len(self.game.log)))  # the first deal's events come with the game row
         self._event_forced = bytearray(len(self.game.log))  # 1: the action behind the event was the server's
         self._held_replies: collections.deque[tuple[int, asyncio.Future[str | None]]] = collections.deque()
+        self._told_clock: Countdown | None = None  # the countdown the watchers were last told
         self._storage_paused_at: float | None = None  # loop time the store went away (None: it is there)
         self._task: asyncio.Task[None] | None = None
         self._deserted: int | None = None  # while nobody remote sits here: its token (abandon_after)
@@ -665,9 +680,20 @@ class Table:
     def watch(self, spectator: Spectator, on: bool = True) -> None:
         self._inbox.put_nowait(_Watch(spectator, on))
 
+    def back(self, seat: int) -> None:
+        """The person in ``seat`` takes it back from the table's bot (after the clock handed it
+        over); their next action does the same."""
+        self._inbox.put_nowait(_Back(seat))
+
     def stop(self, reason: str = "shutdown") -> None:
         """End the task without finishing the game (it stays restorable from the store)."""
         self._inbox.put_nowait(_Stop(reason))
+
+    def close(self, reason: str) -> None:
+        """End the game unfinished for good (the operator's ``moonshot admin close``): recorded
+        as aborted, so never rated nor restored; every player is told ``reason`` in its
+        protocol's own way, as when a table is abandoned."""
+        self._inbox.put_nowait(_Close(reason))
 
     # the recorder's calls (see Recorder): durability and storage pauses
     def durable(self, count: int) -> None:
@@ -697,6 +723,7 @@ class Table:
                 c.stats.timeouts_in_a_row > 0,
                 c.stats.timeouts,
                 c.stats.illegal,
+                c.away,
             )
             for c in self.chairs
         )
@@ -835,8 +862,12 @@ class Table:
             self._on_substitute(cmd)
         elif isinstance(cmd, _Watch):
             self._on_watch(cmd)
+        elif isinstance(cmd, _Back):
+            self._set_away(cmd.seat, False)
         elif isinstance(cmd, _Abandon):
             return self._on_abandon(cmd)
+        elif isinstance(cmd, _Close):
+            return self._on_close(cmd.reason)
         elif isinstance(cmd, _Durable):
             self._on_durable(cmd.count)
         elif isinstance(cmd, _Storage):
@@ -876,19 +907,23 @@ class Table:
         for seat in to_act:
             if seat in self._pending:
                 continue
-            actor = self.chairs[seat].acting
+            chair = self.chairs[seat]
+            actor = chair.acting
             if actor is None:
                 continue  # an empty chair: paused until someone sits or a substitute comes
-            req = self._new_request(seat, actor.wants_view)
+            stand_in = chair.away and chair.occupant is not None
+            if stand_in:
+                actor = self._stand_in(seat)  # the clock handed the seat over: its bot decides
+            req = self._new_request(seat, actor.wants_view, actor)
             try:
                 action = actor.act_now(self, req)
             except Exception:
                 log.exception("table=%s seat=%d event=bot_error", self.id, seat)
                 action = None
             if action is not None:
-                ready.append((seat, action, self.chairs[seat].occupant is None))
+                ready.append((seat, action, chair.occupant is None or stand_in))
                 continue
-            self._open(req, actor)
+            self._open(req, actor, stand_in=stand_in)
             if seat not in self._pending:  # detached in its callback: a substitute may act now
                 return True
         for seat, action, forced in ready:
@@ -901,7 +936,9 @@ class Table:
         return bool(ready)
 
     def _timeout(self, actor: Seat | None, phase: Phase) -> float | None:
-        return None if actor is not None and actor.patient else self.policy.timeout_for(phase)
+        """The seconds ``actor`` has for a decision in ``phase``: a person's (``patient``) is the
+        table's clock (None: no clock), a program's the protocol's deadline for the phase."""
+        return self.policy.clock if actor is not None and actor.patient else self.policy.timeout_for(phase)
 
     def _asks_remotely(self, seat: int) -> bool:
         """``seat`` is to be asked (no open request) by a seat that cannot answer in-process.
@@ -914,13 +951,13 @@ class Table:
         actor = self.chairs[seat].acting
         return actor is not None and type(actor).act_now is Seat.act_now
 
-    def _new_request(self, seat: int, eager: bool = True) -> DecisionRequest:
-        timeout = self._timeout(self.chairs[seat].acting, self.game.phase)
+    def _new_request(self, seat: int, eager: bool = True, actor: Seat | None = None) -> DecisionRequest:
+        timeout = self._timeout(actor or self.chairs[seat].acting, self.game.phase)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout if timeout is not None else None
         return DecisionRequest(self.id, seat, next(self._request_ids), self.game, deadline, eager)
 
-    def _open(self, req: DecisionRequest, actor: Seat, paused: bool = False) -> None:
+    def _open(self, req: DecisionRequest, actor: Seat, paused: bool = False, stand_in: bool = False) -> None:
         timer = None
         frozen = False
         if req.deadline is not None and not paused:
@@ -932,7 +969,11 @@ class Table:
                 due = req.deadline + (self.policy.send_grace if actor.reports_sent else 0.0)
                 timer = self._arm(req.request_id, due)
         asked = asyncio.get_running_loop().time()
-        self._pending[req.seat] = _Pending(req, timer, self._timeout(actor, req.phase), frozen, asked)
+        timeout = self._timeout(actor, req.phase)
+        self._pending[req.seat] = _Pending(req, timer, timeout, frozen, stand_in=stand_in, asked=asked)
+        if stand_in:
+            self.chairs[req.seat].stand_in_asked.add(req.request_id)
+        self._tell_clock()
         self._call(req.seat, actor, actor.on_request, self, req)
 
     def _arm(self, request_id: int, due: float) -> asyncio.TimerHandle:
@@ -953,6 +994,7 @@ class Table:
             return None
         if p.timer is not None:
             p.timer.cancel()
+            self._tell_clock()
         return p.request
 
     def _on_submit(self, cmd: _Submit) -> None:
@@ -968,6 +1010,9 @@ class Table:
         """Carry out a submitted action: ``None`` when applied, else the reason it was not."""
         seat = cmd.seat
         chair = self.chairs[seat]
+        by_stand_in = cmd.request_id is not None and cmd.request_id in chair.stand_in_asked
+        if chair.away and not by_stand_in:
+            self._set_away(seat, False)  # the person acts again: the seat is theirs
         pending = self._pending.get(seat)
         if cmd.request_id is not None and (pending is None or pending.request.request_id != cmd.request_id):
             log.debug("table=%s seat=%d event=stale_answer request=%s", self.id, seat, cmd.request_id)
@@ -995,8 +1040,9 @@ class Table:
             self._close_request(seat)
             if pending is not None and cmd.request_id is not None:
                 self.meter.answered(asyncio.get_running_loop().time() - pending.asked)
-        chair.stats.timeouts_in_a_row = 0
-        self._apply(seat, cmd.action, forced=chair.occupant is None)
+        if not by_stand_in:
+            chair.stats.timeouts_in_a_row = 0
+        self._apply(seat, cmd.action, forced=chair.occupant is None or by_stand_in)
         return None
 
     def _why(self, action: Action) -> str:
@@ -1011,8 +1057,12 @@ class Table:
         chair.stats.illegal += 1
         log.info("table=%s seat=%d event=illegal_answer action=%r reason=%s", self.id, seat, action, reason)
         actor = chair.acting
-        what = OnBadAnswer.PAUSE if actor is not None and actor.patient else self.policy.on_illegal
-        self._handle_failure(seat, action, reason, what)
+        pending = self._pending.get(seat)
+        if actor is not None and actor.patient and pending is not None and not pending.stand_in:
+            # a person is told and waited for; their clock (if any) keeps running
+            self._call(seat, actor, actor.on_rejected, self, pending.request, action, reason)
+            return
+        self._handle_failure(seat, action, reason, self.policy.on_illegal)
 
     def _on_expired(self, request_id: int, due: float) -> None:
         for seat, p in self._pending.items():
@@ -1026,6 +1076,15 @@ class Table:
                 stats.timeouts += 1
                 stats.timeouts_in_a_row += 1
                 log.info("table=%s seat=%d event=timeout request=%d", self.id, seat, request_id)
+                actor = self.chairs[seat].acting
+                if actor is not None and actor.patient and not p.stand_in:
+                    # a person's clock ran out: the table's bot plays this decision, and after
+                    # ``clock_handover`` in a row every decision until the person acts again
+                    handover = self.policy.clock_handover
+                    if handover is not None and stats.timeouts_in_a_row >= handover:
+                        self._set_away(seat, True)
+                    self._handle_failure(seat, None, "timeout", OnBadAnswer.BOT)
+                    return
                 limit = self.policy.max_consecutive_timeouts
                 occupant = self.chairs[seat].occupant
                 if limit is not None and stats.timeouts_in_a_row >= limit and occupant is not None:
@@ -1047,6 +1106,9 @@ class Table:
         if what is OnBadAnswer.RANDOM:
             self._close_request(seat)
             self._apply(seat, self.random_action(seat), forced=True)
+        elif what is OnBadAnswer.BOT:
+            self._close_request(seat)
+            self._play_for(seat)
         elif what is OnBadAnswer.RETRY:
             self._close_request(seat)
             if actor is not None and self.chairs[seat].acting is actor and self._caught_up():
@@ -1064,6 +1126,84 @@ class Table:
         for seat in [s for s, p in self._pending.items() if s not in waiting or g.deal_index != deal]:
             log.debug("table=%s seat=%d event=request_withdrawn", self.id, seat)
             self._close_request(seat)
+
+    # ------------------------------------------------------------ the clock (moonshot.runtime.clock)
+    def _stand_in(self, seat: int) -> BotSeat:
+        """The table's bot that plays for the person in ``seat`` when their clock runs out."""
+        chair = self.chairs[seat]
+        if chair.stand_in is None:
+            bot = self.policy.substitute()
+            # its own stream, so the table's (a Trend seed's server-random cards) is untouched
+            rng = random.Random(self.seed ^ (0xC10C << 2 | seat))
+            chair.stand_in = BotSeat(bot, rng, name=f"clock-{bot.name}")
+        return chair.stand_in
+
+    def _play_for(self, seat: int) -> None:
+        """The person in ``seat`` ran out of time: the table's bot decides for them (forced)."""
+        stand = self._stand_in(seat)
+        req = self._new_request(seat, stand.wants_view, stand)
+        try:
+            action = stand.act_now(self, req)
+        except Exception:
+            log.exception("table=%s seat=%d event=bot_error", self.id, seat)
+            action = self.random_action(seat)
+        if action is None:
+            self._open(req, stand, stand_in=True)  # a slow bot answers from its worker thread
+            return
+        if action.seat != seat or not self.game.is_legal(action):
+            action = self.random_action(seat)
+        self._apply(seat, action, forced=True)
+
+    def _set_away(self, seat: int, away: bool) -> None:
+        """Hand ``seat`` to the table's bot (repeated clock timeouts) or give it back to its
+        person (they acted, or said they are back): then their pending decision is theirs again."""
+        chair = self.chairs[seat]
+        if chair.away == away:
+            return
+        chair.away = away
+        log.info("table=%s seat=%d event=%s", self.id, seat, "clock_handover" if away else "clock_back")
+        if not away:
+            chair.stats.timeouts_in_a_row = 0
+            chair.stand_in_asked.clear()
+            p = self._pending.get(seat)
+            if p is not None and p.stand_in:
+                self._close_request(seat)  # _ask asks the person, with a fresh clock
+        self._tell_clock(force=True)
+
+    def countdown(self) -> Countdown:
+        """The table's clocks now (:class:`~moonshot.runtime.clock.Countdown`): whose decisions
+        run under the clock until when (loop time), and which seats the table's bot plays."""
+        running = tuple(
+            sorted(
+                (seat, p.request.deadline)
+                for seat, p in self._pending.items()
+                if p.timer is not None and not p.stand_in and p.request.deadline is not None and self._clocked(seat)
+            )
+        )
+        away = tuple(i for i, c in enumerate(self.chairs) if c.away)
+        return Countdown(self.policy.clock, running, away)
+
+    def _clocked(self, seat: int) -> bool:
+        actor = self.chairs[seat].acting
+        return actor is not None and actor.patient
+
+    def _tell_clock(self, force: bool = False) -> None:
+        """Tell the watchers that can show it (``on_clock``) that the countdown changed."""
+        if self.policy.clock is None or not self.spectators:
+            return
+        now = self.countdown()
+        if now == self._told_clock and not force:
+            return
+        self._told_clock = now
+        for sp in list(self.spectators):
+            on_clock = getattr(sp, "on_clock", None)
+            if on_clock is None:
+                continue
+            try:
+                on_clock(self, now)
+            except Exception:
+                log.exception("table=%s event=spectator_error", self.id)
+                self.spectators.remove(sp)
 
     def random_action(self, seat: int) -> Action:
         g = self.game
@@ -1199,7 +1339,7 @@ class Table:
         for seat, p in self._pending.items():
             if p.frozen:  # the full time again: nobody is timed out for the store's pause
                 actor = self.chairs[seat].acting
-                timeout = None if actor is not None and actor.patient else self.policy.timeout_for(p.request.phase)
+                timeout = None if p.stand_in else self._timeout(actor, p.request.phase)
                 p.frozen = False
                 if timeout is not None:
                     p.request.deadline = loop.time() + timeout
@@ -1235,6 +1375,8 @@ class Table:
         chair.occupant = cmd.occupant
         chair.substitute = None
         chair.away_token += 1
+        chair.away = False  # whoever sits decides again (the clock's hand-over ends)
+        chair.stand_in_asked.clear()
         self._sent_version[cmd.seat] = self._shown
         if old is not None and old is not cmd.occupant:
             self._call(cmd.seat, old, old.on_closed, self, "replaced")
@@ -1269,6 +1411,7 @@ class Table:
         waited = self._waits()
         chair.occupant = None
         chair.away_token += 1
+        chair.away = False  # the substitute (or nobody) plays an empty chair
         p = self._pending.get(cmd.seat)
         if p is not None:  # nobody is there to answer: no deadline runs
             if p.timer is not None:
@@ -1312,6 +1455,18 @@ class Table:
             else:
                 self._safe_record(self.recorder.game_failed, self, "abandoned")
         self._close_all("abandoned: every player left")
+        return True
+
+    def _on_close(self, reason: str) -> bool:
+        if self.game.over or self.done.done():
+            return False
+        self.status = TableStatus.CLOSED
+        actions = len(self.game.actions)
+        log.warning("table=%s event=table_closed actions=%d reason=%s", self.id, actions, json.dumps(reason))
+        if self.recorder is not None:  # never restored, never rated
+            aborted = getattr(self.recorder, "game_aborted", None)
+            self._safe_record(aborted or self.recorder.game_failed, self, reason)
+        self._close_all(reason)
         return True
 
     def _schedule_substitute(self, seat: int) -> None:

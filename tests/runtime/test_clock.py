@@ -1,0 +1,266 @@
+"""The clock (moonshot.runtime.clock and the table's one deadline mechanism): a person's time runs
+out and the table's bot plays for them; repeated timeouts hand the seat to the bot until the
+person acts again; watchers are told the countdown. Waits are on events, never fixed sleeps."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import random
+from collections.abc import Sequence
+
+import pytest
+
+from moonshot.bots.random import RandomBot
+from moonshot.core.variants import find_variant
+from moonshot.runtime.clock import RATED_CLOCK, ClockError, Countdown, parse_clock
+from moonshot.runtime.table import (
+    BotSeat,
+    DecisionRequest,
+    OnBadAnswer,
+    OnDisconnect,
+    Seat,
+    SeatKind,
+    Table,
+    TableEvent,
+    TablePolicy,
+)
+
+RULES = find_variant("standard").replace(score_limit=30)
+CLOCK = 1.0
+SLACK = 6.0  # generous: the CI machine is busy
+
+
+class Person(Seat):
+    """A person in a browser: patient (only the clock times them), answers when told to."""
+
+    patient = True
+
+    def __init__(self, answer: bool = False) -> None:
+        self.name = "ann"
+        self.kind = SeatKind.HUMAN
+        self.answer = answer
+        self.requests: list[tuple[float, DecisionRequest]] = []
+        self.events: list[TableEvent] = []
+        self.changed = asyncio.Event()
+        self.rng = random.Random(3)
+
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+        self.events.extend(events)
+        self.changed.set()
+
+    def on_request(self, table: Table, request: DecisionRequest) -> None:
+        self.requests.append((asyncio.get_running_loop().time(), request))
+        self.changed.set()
+        if self.answer:
+            action = RandomBot().act(request.view, self.rng)
+            asyncio.get_running_loop().call_soon(table.submit, request.seat, action, request.request_id)
+
+
+class Watcher:
+    def __init__(self) -> None:
+        self.countdowns: list[tuple[float, Countdown]] = []
+        self.changed = asyncio.Event()
+
+    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
+        pass
+
+    def on_clock(self, table: Table, countdown: Countdown) -> None:
+        self.countdowns.append((asyncio.get_running_loop().time(), countdown))
+        self.changed.set()
+
+
+async def until(cond, what: str, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    """Wait until ``cond()`` holds (a short poll of state the table's callbacks set)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not cond():
+        if loop.time() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.01)
+
+
+def clocked_table(person: Seat, *, clock: float | None = CLOCK, handover: int | None = 2, rules=RULES) -> Table:  # type: ignore[no-untyped-def]
+    seats: list[Seat | None] = [person] + [BotSeat(RandomBot(), random.Random(i)) for i in range(1, 4)]
+    policy = TablePolicy(
+        decision_timeout=None,
+        on_timeout=OnBadAnswer.PAUSE,
+        on_illegal=OnBadAnswer.PAUSE,
+        on_disconnect=OnDisconnect.PAUSE,
+        clock=clock,
+        clock_handover=handover,
+        substitute=RandomBot,
+    )
+    return Table(rules, seats, seed=7, policy=policy)
+
+
+def forced_of(person: Person) -> list[TableEvent]:
+    return [te for te in person.events if te.forced and getattr(te.event, "seat", None) == 0]
+
+
+@pytest.mark.asyncio
+async def test_parse_clock() -> None:
+    assert parse_clock(None, rated=True) == RATED_CLOCK
+    assert parse_clock(None, rated=False) is None
+    assert parse_clock(0, rated=False) is None
+    assert parse_clock(15, rated=True) == 15.0
+    for bad in (0, "30", True, 7, -1):
+        with pytest.raises(ClockError):
+            parse_clock(bad, rated=True)
+    assert parse_clock(1.5, rated=False, choices=None) == 1.5
+    with pytest.raises(ClockError):
+        parse_clock(0.1, rated=False, choices=None)
+
+
+@pytest.mark.asyncio
+async def test_countdown_wire_form() -> None:
+    c = Countdown(30.0, ((0, 110.0), (2, 95.0)), (3,))
+    assert c.remaining(0, 100.0) == 10.0 and c.remaining(2, 100.0) == 0.0 and c.remaining(1, 100.0) is None
+    assert c.to_json(100.0) == {
+        "type": "clock",
+        "seconds": 30.0,
+        "running": {"north": 10.0, "south": 0.0},
+        "away": ["west"],
+    }
+
+
+@pytest.mark.asyncio
+async def test_the_bot_plays_for_a_person_whose_clock_runs_out() -> None:
+    person = Person()
+    table = clocked_table(person, handover=None)
+    watcher = Watcher()
+    table.watch(watcher)  # type: ignore[arg-type]
+    table.start()
+    try:
+        await until(lambda: len(forced_of(person)) >= 1, "a forced action for the person")
+        loop_now = asyncio.get_running_loop().time()
+        asked_at, request = person.requests[0]
+        waited = loop_now - asked_at
+        # the person had the clock's time (not less), and nobody waited much longer
+        assert CLOCK * 0.9 <= waited <= CLOCK + SLACK, waited
+        assert request.deadline is not None and abs(request.deadline - asked_at - CLOCK) < 0.05
+        # the watchers were told of the countdown for seat 0 with about the clock's time
+        told = [c for _, c in watcher.countdowns if c.running and c.running[0][0] == 0]
+        assert told and told[0].seconds == CLOCK
+        assert table.stats()[0].timeouts >= 1 and table.stats()[0].forced >= 1
+        assert not table.snapshot().chairs[0].away  # no hand-over without the rule
+    finally:
+        table.stop()
+        await table.done
+
+
+@pytest.mark.asyncio
+async def test_the_others_never_wait_longer_than_the_clock() -> None:
+    person = Person()
+    table = clocked_table(person, handover=None)
+    table.start()
+    try:
+        await until(lambda: len(forced_of(person)) >= 3, "three forced actions for the person", 60)
+        # each of the person's decisions was settled within the clock (plus slack) of being asked
+        times = [t for t, _ in person.requests]
+        gaps = [b - a for a, b in itertools.pairwise(times)]
+        assert gaps and max(gaps) <= CLOCK + SLACK + 2, gaps
+    finally:
+        table.stop()
+        await table.done
+
+
+@pytest.mark.asyncio
+async def test_repeated_timeouts_hand_the_seat_to_the_bot_until_the_person_acts() -> None:
+    person = Person()
+    table = clocked_table(person, handover=2)
+    watcher = Watcher()
+    table.watch(watcher)  # type: ignore[arg-type]
+    table.start()
+    try:
+        await until(lambda: table.snapshot().chairs[0].away, "the hand-over after two timeouts")
+        assert table.stats()[0].timeouts == 2
+        asked = len(person.requests)
+        # the bot plays the seat now without waiting for the clock: forced moves, no request
+        before = len(forced_of(person))
+        await until(lambda: len(forced_of(person)) >= before + 2, "the bot playing the seat")
+        assert len(person.requests) == asked
+        assert any(c.away == (0,) for _, c in watcher.countdowns)
+        assert table.stats()[0].timeouts == 2  # the bot's moves are no timeouts
+    finally:
+        table.stop()
+        await table.done
+
+
+@pytest.mark.asyncio
+async def test_the_persons_next_action_takes_the_seat_back() -> None:
+    person = Person()
+    table = clocked_table(person, handover=1, rules=RULES.replace(score_limit=1000))  # a long game
+    watcher = Watcher()
+
+    def on_clock(t: Table, countdown: Countdown) -> None:
+        Watcher.on_clock(watcher, t, countdown)
+        if countdown.away == (0,) and not person.answer:
+            # the person acts again (a stale answer to their last request): the seat is theirs
+            person.answer = True
+            last = person.requests[-1][1]
+            table.submit(0, last.legal[0], last.request_id)
+
+    watcher.on_clock = on_clock  # type: ignore[method-assign]
+    table.watch(watcher)  # type: ignore[arg-type]
+    table.start()
+    try:
+        await until(lambda: person.answer, "the hand-over after one timeout")
+        asked = len(person.requests)
+        await until(lambda: not table.snapshot().chairs[0].away, "the seat taken back")
+        await until(lambda: len(person.requests) > asked, "the person asked again")
+        assert not table.game.over
+        assert table.stats()[0].timeouts == 1
+    finally:
+        table.stop()
+        await table.done
+
+
+@pytest.mark.asyncio
+async def test_im_back_takes_the_seat_back() -> None:
+    person = Person(answer=False)
+    table = clocked_table(person, handover=1, rules=RULES.replace(score_limit=1000))
+    watcher = Watcher()
+    said: list[int] = []
+
+    def on_clock(t: Table, countdown: Countdown) -> None:
+        Watcher.on_clock(watcher, t, countdown)
+        if countdown.away == (0,) and not said:
+            said.append(len(person.requests))
+            person.answer = True
+            table.back(0)  # "Take my seat back"
+
+    watcher.on_clock = on_clock  # type: ignore[method-assign]
+    table.watch(watcher)  # type: ignore[arg-type]
+    table.start()
+    try:
+        await until(lambda: bool(said), "the hand-over after one timeout")
+        await until(lambda: not table.snapshot().chairs[0].away, "back")
+        await until(lambda: len(person.requests) > said[0], "the person asked again")
+        assert not table.game.over
+    finally:
+        table.stop()
+        await table.done
+
+
+@pytest.mark.asyncio
+async def test_a_program_keeps_its_protocols_deadline_and_answer() -> None:
+    """A program's seat (not patient) is timed by the protocol's deadline and answered by the
+    protocol's rule (here random), not by the person's clock."""
+
+    class Silent(Person):
+        patient = False
+
+    program = Silent()
+    seats: list[Seat | None] = [program] + [BotSeat(RandomBot(), random.Random(i)) for i in range(1, 4)]
+    policy = TablePolicy(decision_timeout=0.3, on_timeout=OnBadAnswer.RANDOM, clock=30.0)
+    table = Table(RULES, seats, seed=7, policy=policy)
+    table.start()
+    try:
+        await until(lambda: len(forced_of(program)) >= 1, "the program's forced action")
+        asked_at, request = program.requests[0]
+        assert request.deadline is not None and abs(request.deadline - asked_at - 0.3) < 0.05
+        assert not table.snapshot().chairs[0].away
+    finally:
+        table.stop()
+        await table.done
