@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: serve test install install-dev core browser lint typecheck unit unit-pure bench fuzz clean demo compile uncompile
+.PHONY: serve test install install-dev core browser prometheus lint typecheck unit unit-pure bench fuzz clean demo compile uncompile
 
 $(VENV)/.created:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (moonshot needs Python 3.11+; set PYTHON=...)"; exit 1; }
@@ -59,6 +59,16 @@ browser:
 	    || echo "warning: could not install chromium; the browser tests will skip"; \
 	else echo "warning: no chromium and no root apt-get; the browser tests will skip (apt-get install chromium)"; fi
 
+# The operator surface's end-to-end test checks /metrics with Debian's promtool and scrapes it with a
+# real Prometheus (package prometheus); installed like chromium above, else those checks skip.
+prometheus:
+	@if command -v promtool >/dev/null 2>&1 && command -v prometheus >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian's prometheus for the operator surface's tests"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; } \
+	    || echo "warning: could not install prometheus; the metrics checks will skip"; \
+	else echo "warning: no prometheus and no root apt-get; the metrics checks will skip (apt-get install prometheus)"; fi
+
 # The whole suite on the compiled core (what `make serve` runs), then the core's tests again on the
 # pure-Python sources (the fallback where nothing can be compiled). Tests run in PYTEST_WORKERS
 # processes (pytest-xdist, a test module to a process; every test that needs a server starts its own
@@ -67,7 +77,7 @@ browser:
 # tests are listed at the end. `make unit PYTEST_WORKERS=0` runs them in one process.
 PYTEST_WORKERS ?= 2
 PYTEST_ARGS := -n $(PYTEST_WORKERS) --dist loadfile --durations=25
-unit: install-dev core browser
+unit: install-dev core browser prometheus
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 # The pure-Python pass checks the fallback build of the core, so it skips what exercises only the
