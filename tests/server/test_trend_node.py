@@ -73,6 +73,7 @@ class FakePeer:
 
     def __init__(self, name: str) -> None:
         self.addr = name
+        self.ip = name.rpartition(":")[0]  # its share key, as the node counts wrong tokens by
         self.closed = False
         self.sent: list[dict[str, Any]] = []
 

@@ -60,6 +60,30 @@ allowed_origin_option = click.option(
 )
 
 
+def proxies_option(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    """``--trusted-proxy``: each value an address or a network, checked at parse time."""
+    from moonshot.runtime.clients import parse_cidr
+
+    try:
+        return tuple(str(parse_cidr(v)) for v in value)
+    except ValueError as e:
+        raise click.BadParameter(str(e)) from None
+
+
+# ``--trusted-proxy``, on every command that listens for clients (docs/server.md#behind-a-proxy)
+trusted_proxy_option = click.option(
+    "--trusted-proxy",
+    "trusted_proxies",
+    multiple=True,
+    metavar="CIDR",
+    callback=proxies_option,
+    help="A reverse proxy or load balancer (an address or a network, e.g. 10.0.0.0/8 or ::1) whose word on "
+    "who its client is is believed: X-Forwarded-For/Forwarded and X-Forwarded-Proto on HTTP and WebSocket "
+    "requests; on Sessions and Kierki its connections must start with a PROXY protocol header (v1 or v2). "
+    "Repeatable; none by default (then those headers are ignored, from loopback too).",
+)
+
+
 def store_url_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """``--db``: the URL a person types, checked and turned into its async-driver form at parse
     time (scheme, driver), so a bad one is a usage error, not a traceback."""
@@ -152,6 +176,7 @@ def bad_db(e: Exception) -> click.BadParameter:
     "(default: a name is bound to the browser that first used it).",
 )
 @allowed_origin_option
+@trusted_proxy_option
 @click.option(
     "--open-spectators",
     is_flag=True,
@@ -273,6 +298,7 @@ def serve_cmd(
     no_http: bool,
     open_names: bool,
     allowed_origins: tuple[str, ...],
+    trusted_proxies: tuple[str, ...],
     open_spectators: bool,
     secret: str | None,
     db: str,
@@ -339,6 +365,7 @@ def serve_cmd(
         http_port=None if no_http else http_port,
         open_names=open_names,
         allowed_origins=allowed_origins,
+        trusted_proxies=trusted_proxies,
         open_spectators=open_spectators or open_names,
         secret=secret,
         db_url=None if no_db else db,
@@ -687,7 +714,7 @@ def verify_record(data: dict[str, Any], commitment: str | None, hands: Sequence[
     """Check a finished game's public record (``GET /api/games/<id>``) against its commitment."""
     from moonshot.core.actions import action_from_dict
     from moonshot.protocols.kierki.gamefile import parse_game
-    from moonshot.store import rules_named
+    from moonshot.store import deal_from_json, rules_named
 
     seal = data.get("deal_seal")
     if not isinstance(seal, dict) or data.get("status") != "finished":
@@ -702,6 +729,8 @@ def verify_record(data: dict[str, Any], commitment: str | None, hands: Sequence[
         rules = rules_named(str(data["variant"]))
         actions = [action_from_dict(a) for a in data.get("actions", [])]
         deals = parse_game(data["deals"]) if isinstance(data.get("deals"), str) else None
+        if isinstance(data.get("fixed_deals"), list):  # the fixed deals as data (moonshot store export)
+            deals = [deal_from_json(d) for d in data["fixed_deals"]]
         seed = int(seal["seed"])
     except (KeyError, TypeError, ValueError) as e:
         return [*problems, f"the record cannot be read: {e}"]

@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from moonshot.cli.commands import allowed_origin_option
+from moonshot.cli.commands import allowed_origin_option, trusted_proxy_option
 from moonshot.protocols.trend.codec import DEFAULT_PORT, VERSION
 
 
@@ -96,6 +96,7 @@ from moonshot.protocols.trend.codec import DEFAULT_PORT, VERSION
 )
 @click.option("--seed", type=int, default=None, help="Seed for the deals and the dummies (reproducible matches).")
 @allowed_origin_option
+@trusted_proxy_option
 @click.option(
     "--log-level",
     default="info",
@@ -118,6 +119,7 @@ def trend_node_cmd(
     dummy_bot: str,
     seed: int | None,
     allowed_origins: tuple[str, ...],
+    trusted_proxies: tuple[str, ...],
     log_level: str,
 ) -> None:
     """Run a Trend Hearts game node: one table, its seat page and the Trend WebSocket on one port.
@@ -151,6 +153,7 @@ def trend_node_cmd(
         seed=seed,
         substitute=dummy_bot,
         allowed_origins=allowed_origins,
+        trusted_proxies=trusted_proxies,
     )
     try:
         asyncio.run(run_node(cfg, lambda line: print(line, flush=True)))

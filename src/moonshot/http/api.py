@@ -21,6 +21,7 @@ from moonshot.http.names import (
     NameRefused,
     display_name,
 )
+from moonshot.http.proxies import is_secure
 from moonshot.protocols.turbo.codec import (
     Player,
     RequestError,
@@ -78,7 +79,9 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
             raise RequestError(400, str(e)) from None
         moved = await lobby.identity.recover(name, code)
         log.info("event=name_recovered name=%s", json.dumps(moved.name))
-        return Identity.finish(JSONResponse({"name": moved.name, "recovery": moved.recovery}), moved)
+        return Identity.finish(
+            JSONResponse({"name": moved.name, "recovery": moved.recovery}), moved, is_secure(request.scope)
+        )
 
     async def variants(request: Request, caller: Caller) -> Any:
         return variant_info()

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from moonshot.http.identity import Caller, Identity
+from moonshot.http.proxies import is_secure
 from moonshot.protocols.turbo.codec import (
     RequestError,
     parse_json,
@@ -75,12 +76,12 @@ def endpoint(
             )
             # a name bound by this request keeps its cookie even when the call is refused (a 503
             # while the cluster's Redis is down): the binding stands, the browser must hold it
-            return Identity.finish(error(e.status, str(e)), caller)
+            return Identity.finish(error(e.status, str(e)), caller, is_secure(request.scope))
         except Exception:
             log.exception("event=http_error path=%s", request.url.path)
             return error(500, "internal error (logged on the server)")
         response = result if isinstance(result, Response) else JSONResponse(result)
-        return Identity.finish(response, caller)
+        return Identity.finish(response, caller, is_secure(request.scope))
 
     return run
 

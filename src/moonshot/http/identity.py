@@ -221,10 +221,17 @@ class Identity:
         return self.bind(rec.name)
 
     @staticmethod
-    def finish(response: Response, caller: Caller | None) -> Response:
+    def finish(response: Response, caller: Caller | None, secure: bool = False) -> Response:
+        """``response`` with the caller's new session cookie, if it got one; ``secure``: the client
+        came over HTTPS (directly or through a trusted proxy), so the cookie is ``Secure``."""
         if caller is not None and caller.new_session is not None:
             response.set_cookie(
-                SESSION_COOKIE, caller.new_session, max_age=10 * 365 * 86400, httponly=True, samesite="strict"
+                SESSION_COOKIE,
+                caller.new_session,
+                max_age=10 * 365 * 86400,
+                httponly=True,
+                samesite="strict",
+                secure=secure,
             )
             if caller.recovery is not None:  # for programs; the web app reads it from /api/me
                 response.headers[RECOVERY_HEADER] = caller.recovery

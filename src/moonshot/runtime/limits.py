@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from moonshot.runtime.clients import peer_ip, share_key
+from moonshot.runtime.clients import Proxies, peer_ip, share_key
 from moonshot.runtime.ratelimit import TokenBucket
 
 Clock = Callable[[], float]
@@ -231,9 +231,14 @@ class Penalties:
 class ClientGuard:
     """Every per-client limit of one server process (all protocols), from one :class:`ClientLimits`."""
 
-    def __init__(self, limits: ClientLimits | None = None, clock: Clock = time.monotonic) -> None:
+    def __init__(
+        self, limits: ClientLimits | None = None, clock: Clock = time.monotonic, proxies: Proxies | None = None
+    ) -> None:
         lim = self.limits = limits or ClientLimits()
         self.clock = clock
+        # who may say who its client is (serve --trusted-proxy): every listener asks it, so the
+        # shares below are the real clients' behind a proxy (docs/server.md#behind-a-proxy)
+        self.proxies = proxies or Proxies()
         self.connections = Holds(lim.connections_per_address, "connections from this address")
         self.sessions = Holds(lim.sessions_per_address, "open sessions from this address")
         self.waiting = Holds(lim.waiting_per_address, "players from this address waiting for a table")

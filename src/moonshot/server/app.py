@@ -41,11 +41,13 @@ from moonshot.http.app import build_app
 from moonshot.http.limits import HttpGuard
 from moonshot.http.lobby import LobbyOptions, TurboLobby
 from moonshot.http.origin import OriginGuard
+from moonshot.http.proxies import UVICORN_NO_PROXY_HEADERS, ForwardedClient
 from moonshot.play.tournament import TournamentError, parse_bot
 from moonshot.protocols.kierki.gamefile import parse_game
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE, SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer, secret_matches
 from moonshot.protocols.sessions.server import chair_keys as sessions_chair_keys
+from moonshot.runtime.clients import Proxies
 from moonshot.runtime.limits import ClientGuard, ClientLimits
 from moonshot.runtime.lobby import Candidate, Lobby
 from moonshot.runtime.table import (
@@ -128,6 +130,8 @@ class ServerConfig:
     # free one; None: off (the CLI's default is 127.0.0.1:9380, loopback; see server/operator.py)
     operator_address: tuple[str, int] | None = None
     operator_required: bool = True  # False (the CLI's default address): a busy address is logged, not fatal
+    # proxies (CIDRs) whose forwarded addresses and PROXY headers are believed; none by default
+    trusted_proxies: tuple[str, ...] = ()
 
 
 class _Uvicorn(uvicorn.Server):
@@ -170,7 +174,8 @@ class ServerApp:
         self.readiness = server_readiness(self)  # /readyz, here and on the public HTTP port
         self._rng = random.Random(self.config.seed)
         self._stopping = asyncio.Event()
-        self.guard = ClientGuard(self.config.limits)  # every protocol's per-client shares
+        # every protocol's per-client shares, keyed by the real client behind a trusted proxy
+        self.guard = ClientGuard(self.config.limits, proxies=Proxies(self.config.trusted_proxies))
 
     # ------------------------------------------------------------ life cycle
     async def start(self) -> None:
@@ -361,8 +366,11 @@ class ServerApp:
         # and before a request for a game hosted elsewhere is forwarded (it then carries no Origin)
         app = OriginGuard(app, self.config.allowed_origins)
         app = Probes(app, self.readiness)  # /healthz, /readyz for load balancers: no share, no origin
+        # before anything reads the client: the real client and scheme behind a trusted proxy
+        app = ForwardedClient(app, self.guard.proxies)
         config = uvicorn.Config(
             app,
+            **UVICORN_NO_PROXY_HEADERS,
             loop="none",
             lifespan="off",
             log_config=None,
@@ -489,6 +497,9 @@ class ServerApp:
         from moonshot.protocols.trend.server import TrendService
 
         self.trend = TrendService(self.lobby, guard=self.guard)  # type: ignore[arg-type]
+        # under ASGI (MOONSHOT_TREND_ASGI=1) the real client behind a trusted proxy, as for HTTP;
+        # the lean listener asks the guard's proxies itself
+        self.trend.app = ForwardedClient(self.trend.app, self.guard.proxies)
         self.trend.find_chair = lambda j: self.find_trend_chair(j.number, j.name, j.token)
         self.trend.names_chair = lambda j: self.names_trend_chair(j.name)
         if self.cluster is not None:  # matched (the cluster's lobby), rejoined and adopted through Redis

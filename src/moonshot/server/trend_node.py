@@ -61,12 +61,14 @@ from moonshot.http.endpoints import endpoint, read_body
 from moonshot.http.games import HostedGame, game_routes
 from moonshot.http.identity import Caller, Identity
 from moonshot.http.origin import OriginGuard
+from moonshot.http.proxies import UVICORN_NO_PROXY_HEADERS, ForwardedClient, websocket_scheme
 from moonshot.http.streams import GameStream
 from moonshot.http.webapp import STATIC_DIR as WEB_STATIC
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import Peer, TrendSeat
 from moonshot.protocols.turbo.codec import Player, RequestError, TurboTranslator
 from moonshot.protocols.turbo.seat import TurboSeat
+from moonshot.runtime.clients import Proxies
 from moonshot.runtime.ratelimit import AttemptLimiter
 from moonshot.runtime.table import (
     BotSeat,
@@ -160,6 +162,8 @@ class NodeConfig:
     flood_rate: float = 200.0  # frames a second a client may send; more are ignored
     max_queue: int = 5000
     allowed_origins: tuple[str, ...] = ()  # pages of these origins may POST too (moonshot.http.origin)
+    # proxies (CIDRs) whose forwarded addresses are believed (moonshot.runtime.clients); none by default
+    trusted_proxies: tuple[str, ...] = ()
 
 
 def pacing(cfg: NodeConfig) -> Callable[[Sequence[Event]], float]:
@@ -317,7 +321,7 @@ class TrendNode:
         n = j.number
         # wrong tokens are counted per seat and per address: past the limit the seat (or the
         # address) is refused for a while whatever the token, so no token is searched online
-        keys = (("seat", n), ("address", peer.addr.rpartition(":")[0]))
+        keys = (("seat", n), ("address", peer.ip))  # the real client's share behind a trusted proxy
         now = time.monotonic()
         if self.rejoins.blocked(now, *keys):
             self._refuse(peer, f"too many wrong tokens for playerNumber {n}: try again later", close=True)
@@ -638,7 +642,9 @@ class TrendNode:
         return None
 
     # ------------------------------------------------------------ the page's view
-    def describe(self) -> dict[str, Any]:
+    def describe(self, websocket: str | None = None) -> dict[str, Any]:
+        """The page's view; ``websocket``: the URL the page's reader reaches the node's WebSocket
+        at (``wss://`` behind a TLS proxy), else the node's own address."""
         infos = self._infos()
         seats = []
         for slot, s in enumerate(self.settings):
@@ -671,7 +677,7 @@ class TrendNode:
             "bots": [*DUMMY_BOTS, *sorted({s.bot for s in self.settings} - set(DUMMY_BOTS))],
             "scores": scores,
             "results": self.results,
-            "websocket": f"ws://{self.config.host}:{self.port}/",
+            "websocket": websocket or f"ws://{self.config.host}:{self.port}/",
             "watch": f"/game#{self.game_id}" if self.game_id is not None else None,
             "autoCycle": self.config.auto_cycle,
         }
@@ -694,7 +700,9 @@ def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
         return FileResponse(STATIC / "index.html")
 
     async def state(request: Request) -> Response:
-        return JSONResponse(node.describe())
+        # the WebSocket at the host and scheme the page was reached by (wss:// behind a TLS proxy)
+        host = request.headers.get("host")
+        return JSONResponse(node.describe(f"{websocket_scheme(request.scope)}://{host}/" if host else None))
 
     async def seats(request: Request) -> Response:
         try:
@@ -774,7 +782,14 @@ def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
         Mount("/static/trend", StaticFiles(directory=STATIC), name="trend-static"),
         Mount("/static", StaticFiles(directory=WEB_STATIC, check_dir=False), name="static"),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(OriginGuard, allowed=node.config.allowed_origins)])
+    return Starlette(
+        routes=routes,
+        middleware=[
+            # outermost: the real client and scheme behind a trusted proxy, before anything reads them
+            Middleware(ForwardedClient, proxies=Proxies(node.config.trusted_proxies)),
+            Middleware(OriginGuard, allowed=node.config.allowed_origins),
+        ],
+    )
 
 
 class NodeServer:
@@ -794,6 +809,7 @@ class NodeServer:
                 ws_max_size=tc.MAX_FRAME,  # beyond, the library closes the socket (1009)
                 ws_per_message_deflate=False,  # compressing every frame cost more CPU than the frames
                 lifespan="off",
+                **UVICORN_NO_PROXY_HEADERS,  # ForwardedClient decides who the client is
             )
         )
         # the node's caller owns the signals (uvicorn would re-raise SIGINT after its own shutdown)

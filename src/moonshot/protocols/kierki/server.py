@@ -42,6 +42,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import json
+import logging
 import math
 import socket
 import sys
@@ -78,7 +80,9 @@ from moonshot.protocols.kierki.codec import (
     report_line,
 )
 from moonshot.protocols.kierki.gamefile import CardOrder, GameFileError, load_game_in_order
+from moonshot.runtime.clients import peer_ip, share_key
 from moonshot.runtime.limits import ClientGuard, Hold, address_of
+from moonshot.runtime.proxyproto import ProxyError, ProxyHeader, ProxyHeaderParser
 from moonshot.runtime.ratelimit import TokenBucket
 from moonshot.runtime.table import (
     SEATED,
@@ -92,6 +96,30 @@ from moonshot.runtime.table import (
     TableNotice,
     TablePolicy,
 )
+
+log = logging.getLogger("moonshot.kierki")
+
+PROXY_TIMEOUT = 5.0  # seconds a trusted proxy's connection has to send its whole PROXY header
+
+
+async def read_proxy_header(reader: asyncio.StreamReader, timeout: float = PROXY_TIMEOUT) -> ProxyHeader:
+    """The PROXY header that opens a stream from a trusted proxy, read to its last byte and no
+    further (the client's own bytes stay in ``reader``); ProxyError when it is malformed,
+    oversized, cut short or late."""
+    parser = ProxyHeaderParser()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        try:
+            data = await asyncio.wait_for(reader.readexactly(parser.need), max(0.0, deadline - loop.time()))
+        except TimeoutError:
+            raise ProxyError(f"no whole PROXY header within {timeout:g} s") from None
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            raise ProxyError("the connection ended inside its PROXY header") from None
+        header = parser.feed(data)
+        if header is not None:
+            return header
+
 
 USAGE = "usage: kierki-server -p <port> -f <file> [-t <timeout>] [--host <address>]"
 DEFAULT_TIMEOUT = 5.0
@@ -497,8 +525,22 @@ class KierkiListener(ABC):
         hold: Hold | None = None
         try:
             why = self.refusing()
+            peer = writer.get_extra_info("peername")
+            addr = address_of(peer)
+            if why is None and self.guard is not None and self.guard.proxies.trusts(peer_ip(peer)):
+                # a trusted load balancer: the PROXY header that must open the stream names the client
+                try:
+                    header = await read_proxy_header(reader)
+                except ProxyError as e:
+                    log.warning("event=proxy_header_refused peer=%s reason=%s", conn.peer, json.dumps(str(e)))
+                    conn.close(f"a bad PROXY header: {e}")
+                    return
+                if header.source is not None:  # else the proxy's own connection (a health check)
+                    log.info("event=proxied peer=%s:%d proxy=%s", header.source, header.source_port, conn.peer)
+                    conn.peer = format_address((header.source, header.source_port))
+                    addr = share_key(header.source)
             if why is None and self.guard is not None:
-                hold, wait, why = self.guard.admit(address_of(writer.get_extra_info("peername")))
+                hold, wait, why = self.guard.admit(addr)
                 if why is None and wait > 0:
                     await asyncio.sleep(wait)  # the address was just dropped: its penalty
             if why is not None:

@@ -57,6 +57,7 @@ import contextlib
 import functools
 import hashlib
 import hmac
+import json
 import logging
 import secrets
 import time
@@ -67,8 +68,10 @@ from typing import Any
 from moonshot.core.actions import Pass, Play
 from moonshot.core.engine import Phase
 from moonshot.protocols.sessions import codec as sc
+from moonshot.runtime.clients import peer_ip, share_key
 from moonshot.runtime.limits import ClientGuard, Hold, address_of
 from moonshot.runtime.lobby import Candidate, ChairRejoin, GameType, Lobby, LobbyError
+from moonshot.runtime.proxyproto import ProxyError, ProxyHeaderParser
 from moonshot.runtime.ratelimit import AttemptLimiter, TokenBucket
 from moonshot.runtime.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableNotice, TableStatus
 
@@ -91,6 +94,8 @@ class SessionsOptions:
     # resume_session: wrong secrets a session id, or an address, may try within the window
     rejoin_limit: int = 5
     rejoin_window: float = 60.0
+    # seconds a trusted proxy's connection has to send its whole PROXY header (then it is closed)
+    proxy_timeout: float = 5.0
 
 
 SLICE = 4096  # input is decoded this many bytes at a time, so a flood is caught between slices
@@ -284,6 +289,8 @@ class SessionsConnection(asyncio.Protocol):
         self.peer = "?"
         self.addr = "?"
         self.hold: Hold | None = None  # its share of the address's connections
+        self.proxy_header: ProxyHeaderParser | None = None  # from a trusted proxy: its PROXY header so far
+        self._proxy_timer: asyncio.TimerHandle | None = None
         self.closed = False
         self._resync: asyncio.TimerHandle | None = None
         self._out: list[bytes] = []
@@ -299,6 +306,20 @@ class SessionsConnection(asyncio.Protocol):
         self.addr = address_of(peer)
         self.server.connections.add(self)
         guard = self.server.guard
+        if guard is not None and guard.proxies.trusts(peer_ip(peer)):
+            # a trusted load balancer: the PROXY header that must open the stream names the client
+            self.proxy_header = ProxyHeaderParser()
+            loop = asyncio.get_running_loop()
+            self._proxy_timer = loop.call_later(self.server.options.proxy_timeout, self._proxy_refused, "timeout")
+            return
+        self._admit()
+
+    def _admit(self, rest: bytes = b"") -> None:
+        """The client's share of its address's connections (or a refusal, or its penalty first);
+        ``rest``: what it sent after a PROXY header, read once it is admitted."""
+        guard = self.server.guard
+        transport = self.transport
+        assert transport is not None
         if guard is not None:
             self.hold, wait, why = guard.admit(self.addr)
             if why is not None:
@@ -311,15 +332,52 @@ class SessionsConnection(asyncio.Protocol):
             if wait > 0:  # dropped for flooding a moment ago: its next connections wait
                 log.info("event=connection_slowed peer=%s wait=%.1f", self.peer, wait)
                 transport.pause_reading()
-                asyncio.get_running_loop().call_later(wait, self._resume_reading)
+                asyncio.get_running_loop().call_later(wait, self._resume_reading, rest)
+                rest = b""
         log.info("event=connected peer=%s", self.peer)
+        if rest:
+            self.data_received(rest)
 
-    def _resume_reading(self) -> None:
+    def _proxy_received(self, data: bytes) -> None:
+        """Bytes from a trusted proxy before its PROXY header is whole."""
+        assert self.proxy_header is not None
+        try:
+            header = self.proxy_header.feed(data)
+        except ProxyError as e:
+            self._proxy_refused(str(e))
+            return
+        if header is None:
+            return
+        rest = self.proxy_header.rest
+        self.proxy_header = None
+        if self._proxy_timer is not None:
+            self._proxy_timer.cancel()
+        if header.source is not None:  # else the proxy's own connection (a health check)
+            proxy = self.peer
+            self.peer = f"{header.source}:{header.source_port}"
+            self.addr = share_key(header.source)
+            log.info("event=proxied peer=%s proxy=%s version=%d", self.peer, proxy, header.version)
+        self._admit(rest)
+
+    def _proxy_refused(self, reason: str) -> None:
+        """A trusted proxy's connection without a well-formed PROXY header in time: closed."""
+        self.proxy_header = None
+        log.warning("event=proxy_header_refused peer=%s reason=%s", self.peer, json.dumps(reason))
+        self.flooded = True  # nothing more is read
+        if self.transport is not None:
+            self.transport.close()
+
+    def _resume_reading(self, rest: bytes = b"") -> None:
         if self.transport is not None and not self.closed and not self.transport.is_closing():
             self.transport.resume_reading()
+            if rest:
+                self.data_received(rest)
 
     def data_received(self, data: bytes) -> None:
         if self.flooded or self.closed:
+            return
+        if self.proxy_header is not None:
+            self._proxy_received(data)
             return
         if self._resync is not None:
             self._resync.cancel()
@@ -374,6 +432,8 @@ class SessionsConnection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        if self._proxy_timer is not None:
+            self._proxy_timer.cancel()
         if self.hold is not None:
             self.hold.release()
         for sid, s in list(self.sessions.items()):

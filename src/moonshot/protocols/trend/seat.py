@@ -31,6 +31,7 @@ from websockets.exceptions import InvalidState
 from moonshot.core.rules import Rules
 from moonshot.core.variants import TREND
 from moonshot.protocols.trend import codec as tc
+from moonshot.runtime.limits import address_of
 from moonshot.runtime.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableNotice
 
 log = logging.getLogger("moonshot.trend")
@@ -104,6 +105,7 @@ class PeerBase(ABC):
     ``moonshot serve --trend-port``."""
 
     addr = "?"
+    ip = "?"  # its address's share key (moonshot.runtime.clients.share_key)
 
     def __init__(self, *, max_queue: int = 5000, flood_rate: float = 200.0) -> None:
         self.max_queue = max_queue
@@ -172,6 +174,7 @@ class Peer(PeerBase):
         self.ws = ws
         client = ws.client
         self.addr = f"{client.host}:{client.port}" if client is not None else "?"
+        self.ip = address_of(client.host) if client is not None else "?"  # the real client behind a trusted proxy
         self.queue: asyncio.Queue[str | tuple[int, str]] = asyncio.Queue()
         self._writer: asyncio.Task[None] | None = None
         # frames whose sending someone waits to hear of (a request: the table starts its clock)

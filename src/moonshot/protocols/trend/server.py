@@ -149,7 +149,7 @@ class TrendService:
         self.find_chair: ChairFinder | None = None
         # one process: is there such a restored chair (number and name), whatever the token?
         self.names_chair: Callable[[tc.Join], bool] | None = None
-        self.app = Starlette(routes=[WebSocketRoute("/", self.serve_socket)])
+        self.app: Any = Starlette(routes=[WebSocketRoute("/", self.serve_socket)])
         self.asgi = asgi if asgi is not None else os.environ.get("MOONSHOT_TREND_ASGI", "") not in ("", "0")
         self._wire: WireListener | None = None
         self._uvicorn: Any = None
@@ -188,6 +188,8 @@ class TrendService:
                 ws_max_size=tc.MAX_FRAME,
                 ws_per_message_deflate=False,  # compressing every frame cost more CPU than sending it
                 lifespan="off",
+                # who the client is behind a proxy is the server's call (moonshot.http.proxies)
+                proxy_headers=False,
             )
         )
         self._uvicorn.capture_signals = contextlib.nullcontext  # the app owns the signals
@@ -250,7 +252,7 @@ class TrendService:
         # a join naming a chair its player left (same number and name) must bring that chair's
         # token: wrong tokens are counted per chair and per address, and past the limit the
         # chair (or the address) is refused, whatever the token, for a while
-        keys = (("chair", j.number, j.name), ("address", peer.addr.rpartition(":")[0]))
+        keys = (("chair", j.number, j.name), ("address", peer.ip))  # the real client's share
         now = time.monotonic()
         if self._claims_away(j) and self.rejoins.blocked(now, *keys):
             log.info("event=rejoin_limited peer=%s number=%d", peer.addr, j.number)

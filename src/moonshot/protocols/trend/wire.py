@@ -54,6 +54,7 @@ from websockets.typing import BytesLike
 
 from moonshot.protocols.trend import codec as tc
 from moonshot.protocols.trend.seat import PeerBase
+from moonshot.runtime.clients import peer_ip
 from moonshot.runtime.limits import ClientGuard, Hold, address_of
 
 log = logging.getLogger("moonshot.trend")
@@ -109,6 +110,7 @@ class WirePeer(PeerBase, asyncio.Protocol):
         self.hold: Hold | None = None  # its share of the address's connections
         self.refusal: str | None = None  # over the address's connections: its handshake gets 429
         self.dropped_for_abuse = False  # closed for a flood or an over-long frame: nothing more is read
+        self.via_proxy: str | None = None  # the trusted proxy it came through (the client is in the headers)
         self.on_flood = listener.flooded
 
     # ------------------------------------------------------------ asyncio.Protocol
@@ -121,7 +123,10 @@ class WirePeer(PeerBase, asyncio.Protocol):
         self.ip = address_of(peer)
         self.listener.conns.add(self)
         guard = self.listener.guard
-        if guard is not None:
+        if guard is not None and guard.proxies.trusts(peer_ip(peer)):
+            # a trusted proxy: the client is named by its handshake's headers, admitted there
+            self.via_proxy = peer_ip(peer)
+        elif guard is not None:
             self.hold, wait, self.refusal = guard.admit(self.ip)
             if self.refusal is not None:
                 log.warning("event=connection_refused peer=%s reason=%s", self.addr, self.refusal.replace(" ", "_"))
@@ -246,8 +251,27 @@ class WirePeer(PeerBase, asyncio.Protocol):
             self.transport.abort()
 
     # ------------------------------------------------------------ inside
+    def _from_proxy(self, request: Request) -> None:
+        """The handshake of a connection from a trusted proxy: the real client (``Forwarded``,
+        ``X-Forwarded-For``) takes the address's share, or is refused (429) as a direct one is."""
+        guard = self.listener.guard
+        assert guard is not None and self.via_proxy is not None
+        proxy = self.addr
+        client = guard.proxies.resolve(self.via_proxy, request.headers.raw_items())
+        self.addr = f"{client.ip}:{client.port}"
+        self.ip = client.key
+        log.info("event=forwarded peer=%s proxy=%s scheme=%s", self.addr, proxy, client.scheme or "ws")
+        self.hold, wait, self.refusal = guard.admit(self.ip)
+        if self.refusal is None and wait > 0:  # just dropped for flooding: nothing is read for a while
+            if self.hold is not None:
+                self.hold.release()
+                self.hold = None
+            self.refusal = f"dropped for flooding a moment ago: try again in {wait:.0f} s"
+
     def _handshake(self, request: Request) -> None:
         conn = self.conn
+        if self.via_proxy is not None and self.hold is None and self.refusal is None:
+            self._from_proxy(request)
         # what the ASGI listener answered: plain HTTP 404, a WebSocket at another path 403
         if "websocket" not in request.headers.get("Upgrade", "").lower():
             response = conn.reject(404, "Not Found")

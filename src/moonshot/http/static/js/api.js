@@ -24,7 +24,9 @@ export function getName() {
 
 export function setName(name) {
   const year = 365 * 24 * 3600;
-  document.cookie = `name=${encodeURIComponent(name)}; path=/; max-age=${year}; SameSite=Strict`;
+  // Secure when the page came over HTTPS (directly or through the TLS proxy in front)
+  const secure = location.protocol === "https:" ? "; Secure" : "";
+  document.cookie = `name=${encodeURIComponent(name)}; path=/; max-age=${year}; SameSite=Strict${secure}`;
 }
 
 async function readError(resp) {
