@@ -8,6 +8,7 @@ import { Subscription, getJson, post } from "./api.js";
 import { ensureName, showConnection, site, topbar } from "./common.js";
 import { applyEvent, newState, seatOf } from "./state.js";
 import { Table } from "./table.js";
+import { HintButton } from "./hint.js";
 
 const PACES = {
   normal: { play: 350, trick: 1100 },
@@ -61,6 +62,7 @@ async function main() {
     ],
   });
   window.moonshotTable = table; // for the browser tests and the curious
+  const hint = new HintButton(table, gameId);
 
   const state = newState();
   window.moonshotState = state;
@@ -75,6 +77,7 @@ async function main() {
     requestAnimationFrame(() => {
       drawPending = false;
       table.update(state);
+      hint.refresh(state);
       document.body.dataset.phase = state.phase;
       document.body.dataset.replayDone = String(state.replayDone);
     });
@@ -99,7 +102,10 @@ async function main() {
 
   const apply = (ev) => {
     applyEvent(state, ev);
-    if (ev.type === "sit") onSit();
+    if (ev.type === "sit") {
+      onSit();
+      hint.fromSit(ev);
+    }
   };
 
   const pump = async () => {

@@ -7,6 +7,7 @@ import { el, topbar } from "./common.js";
 import { foldEvents } from "./state.js";
 import { Table } from "./table.js";
 import { variantLabel } from "./labels.js";
+import { ReviewPanel } from "./review.js";
 
 const PAGE = 20;
 
@@ -135,6 +136,7 @@ class Replay {
     this.stops = replayStops(this.events);
     this.index = 0;
     this.timer = null;
+    this.box = box;
     box.hidden = false;
     box.innerHTML = "";
     const bar = el("div", "replay-bar");
@@ -182,6 +184,7 @@ class Replay {
     const tableRoot = el("div");
     tableRoot.id = "table";
     box.append(bar, tableRoot);
+    this.bar = bar;
     this.table = new Table(tableRoot, { me: null, actions: null, links: [{ href: "/history", text: "All games" }] });
     const first = this.events.find((e) => e.type === "sit");
     const variant = first ? first.variant || "turbo" : "turbo";
@@ -209,11 +212,19 @@ class Replay {
     this.go(i);
   }
 
-  go(i) {
+  /** Show the game after its first `at` events (the moment of a decision, maybe between stops). */
+  showMoment(at) {
+    this.stopAuto();
+    let i = 0;
+    while (i + 1 < this.stops.length && this.stops[i + 1].at <= at) i += 1;
+    this.go(i, at);
+  }
+
+  go(i, at = null) {
     if (!this.stops.length) return;
     this.index = i;
     const stop = this.stops[i];
-    const state = foldEvents(this.events, stop.at);
+    const state = foldEvents(this.events, at ?? stop.at);
     state.replayDone = true;
     this.state = state;
     this.table.update(state);
@@ -261,7 +272,9 @@ async function showReplay(box, id) {
     return;
   }
   document.title = `Replay: ${variantLabel(game.variant)} \u00b7 moonshot`;
-  return new Replay(box, game);
+  const replay = new Replay(box, game);
+  if (game.status === "finished" && game.reviewable !== false) new ReviewPanel(replay, game);
+  return replay;
 }
 
 async function main() {

@@ -1,0 +1,140 @@
+// The table page's Hint button: shown only where the server says hints are allowed in this game
+// (`"hints": true`: a practice game, one person with their own bots), usable on the person's own
+// decision. It asks POST /api/games/<id>/hint, shows the best option and by how much it is best,
+// and raises that card in the hand until the decision is made. Refusals are said in words.
+
+import { ApiError, getJson, post } from "./api.js";
+import { el } from "./common.js";
+import { cardsSpan, labelCards, points2, reviewError } from "./review.js";
+
+export class HintButton {
+  /** `table`: the table component (js/table.js); the button joins its tools. */
+  constructor(table, gameId) {
+    this.table = table;
+    this.gameId = gameId;
+    this.allowed = false;
+    this.busy = false;
+    this.hint = null; // {key, best, margin, options}
+    this.button = el("button", "btn small", "Hint");
+    this.button.type = "button";
+    this.button.dataset.action = "hint";
+    this.button.title = "the best option here by a quick search, and by how much it is best";
+    this.button.hidden = true;
+    this.button.addEventListener("click", () => this.ask());
+    this.box = el("div", "hint-box");
+    this.box.id = "hint";
+    this.box.setAttribute("role", "status");
+    this.box.hidden = true;
+    table.tools.append(this.button);
+    table.tools.after(this.box);
+    window.moonshotHint = this;
+  }
+
+  /** Whether the server allows hints in this game (the game's `hints`). */
+  setAllowed(allowed) {
+    this.allowed = Boolean(allowed);
+    this.refresh(this.table.state);
+  }
+
+  /** The stream's `sit` says whether hints are allowed; where it does not, the game's JSON may. */
+  fromSit(ev) {
+    if ("hints" in ev) this.setAllowed(ev.hints === true);
+    else this.lookUp();
+  }
+
+  async lookUp() {
+    if (this.looked) return;
+    this.looked = true;
+    try {
+      const game = await getJson(`/api/games/${encodeURIComponent(this.gameId)}`);
+      if (game && "hints" in game) this.setAllowed(game.hints === true);
+    } catch {
+      /* not said (a running game's JSON may be refused): no button */
+    }
+  }
+
+  /** The decision the person faces now (a key that changes once it is made), or null. */
+  decisionKey(state) {
+    if (!state || !this.table.me) return null;
+    const mode = this.table.cardMode(state);
+    if (!mode) return null;
+    const me = this.table.me;
+    return `${state.handNo}:${state.phase}:${state.trickNo}:${state.trick.length}:${state.hands[me].length}`;
+  }
+
+  /** Call after every table.update: the button's state, and the hinted cards raised again. */
+  refresh(state) {
+    const key = this.decisionKey(state);
+    this.button.hidden = !this.allowed || !this.table.me || !state || state.complete;
+    this.button.disabled = this.busy || !key;
+    if (this.hint && this.hint.key !== key) {
+      this.hint = null;
+      this.box.hidden = true;
+      this.box.innerHTML = "";
+    }
+    if (this.hint) {
+      for (const card of labelCards(this.hint.best)) {
+        const node = this.table.handBox.querySelector(`[data-card="${card}"]`);
+        if (node) node.classList.add("hinted");
+      }
+    }
+  }
+
+  async ask() {
+    const state = this.table.state;
+    const key = this.decisionKey(state);
+    if (!key || this.busy) return;
+    this.busy = true;
+    this.button.disabled = true;
+    this.box.hidden = false;
+    this.box.className = "hint-box";
+    this.box.textContent = "Thinking\u2026";
+    try {
+      const answer = await post(`/api/games/${encodeURIComponent(this.gameId)}/hint`, {});
+      this.hint = { key, ...answer };
+      this.draw(answer);
+    } catch (err) {
+      this.hint = null;
+      this.box.className = "hint-box error";
+      this.box.textContent = hintError(err);
+    } finally {
+      this.busy = false;
+      this.refresh(this.table.state);
+    }
+  }
+
+  draw(answer) {
+    const box = this.box;
+    box.innerHTML = "";
+    const line = el("p", "hint-best");
+    line.append(el("b", null, "Hint: "), cardsSpan(answer.best));
+    const margin = Number(answer.margin);
+    if ((answer.options || []).length > 1 && Number.isFinite(margin)) {
+      line.append(document.createTextNode(margin < 0.05 ? ", about as good as the next option" : `, ${points2(margin)} points better than the next option`));
+    } else {
+      line.append(document.createTextNode(" (the only option)"));
+    }
+    box.append(line);
+    const options = answer.options || [];
+    if (options.length > 1) {
+      const list = el("ol", "hint-options");
+      list.setAttribute("aria-label", "options, best first, with the points expected from here to the end of the hand");
+      for (const o of options.slice(0, 6)) {
+        const li = el("li");
+        li.append(cardsSpan(o.label), document.createTextNode(` ${points2(o.expected)}`));
+        list.append(li);
+      }
+      box.append(list);
+    }
+  }
+}
+
+/** A person's words for a refused hint. */
+export function hintError(err) {
+  if (err instanceof ApiError) {
+    if (err.status === 403) return `Hints are not allowed in this game${err.message ? `: ${err.message}` : ""}.`;
+    if (err.status === 409) return "A hint is for your own decision: wait until it is your turn.";
+    if (err.status === 429) return "Too many hints asked for just now: try again in a little while.";
+  }
+  return reviewError(err, "hint");
+}

@@ -1,0 +1,238 @@
+// "Learn from your mistakes": the review's flagged decisions (inaccuracies, mistakes, blunders)
+// as exercises. Each shows the position as the seat saw it (its hand, the cards on the table or
+// the pass's direction); the person picks a card (or three to pass) with the mouse or the
+// keyboard, then reads the answer by the review's own numbers: the best option, or what the choice
+// gives up against it, or plainly that the review did not evaluate that choice.
+
+import { cardFace, cardName, sortCards } from "./cards.js";
+import { el } from "./common.js";
+import { SEATS } from "./state.js";
+import { GRADES, cardsSpan, decisionPlace, gradeBadge, labelCards, points, positionLine, sameCards, verb } from "./review.js";
+
+const PASS_COUNT = 3;
+
+/** The cards a play may be, as far as the page can tell: the review's `legal` list when it gives
+ * one, else the suit led when the hand holds it (following suit is every variant's first rule). */
+export function playable(d) {
+  const hand = d.hand || [];
+  if (Array.isArray(d.legal) && d.legal.length) return new Set(d.legal);
+  const trick = d.trick_cards || [];
+  if (d.kind === "play" && trick.length) {
+    const led = trick[0].card[1];
+    const follow = hand.filter((c) => c[1] === led);
+    if (follow.length) return new Set(follow);
+  }
+  return new Set(hand);
+}
+
+/** What the review says of `choice` (a label): {kind: "best"|"worse"|"unknown", option?, cost?}. */
+export function judge(d, choice) {
+  const options = d.options || [];
+  if (!options.length) return { kind: "unknown" };
+  const best = options[0];
+  const match = options.find((o) => sameCards(o.label, choice) || o.label === choice);
+  if (!match) return { kind: "unknown", best };
+  const cost = match.expected - best.expected;
+  if (match === best || cost < 0.05) return { kind: "best", option: match, best, cost };
+  return { kind: "worse", option: match, best, cost };
+}
+
+export class Learn {
+  constructor(box, decisions, { players, seat, title, onDone }) {
+    this.box = box;
+    this.decisions = decisions;
+    this.players = players;
+    this.seat = seat;
+    this.title = title;
+    this.onDone = onDone;
+    this.i = 0;
+    window.moonshotLearn = this;
+    this.draw();
+  }
+
+  get decision() {
+    return this.decisions[this.i];
+  }
+
+  draw() {
+    const d = this.decision;
+    this.selected = new Set();
+    this.answered = false;
+    const box = this.box;
+    box.innerHTML = "";
+    const head = el("div", "review-head");
+    const h = el("h2", null, this.title);
+    h.id = "review-title";
+    const back = el("button", "btn small", "Back to the review");
+    back.type = "button";
+    back.dataset.action = "learn-back";
+    back.addEventListener("click", () => this.onDone());
+    head.append(h, back);
+    box.append(head);
+    const step = el("p", "learn-step");
+    step.id = "learn-step";
+    step.tabIndex = -1;
+    step.append(el("b", null, `${this.i + 1} of ${this.decisions.length}`), document.createTextNode(` \u00b7 ${decisionPlace(d)}`));
+    box.append(step, positionLine(d, this.players));
+    if (d.kind === "play" && (d.trick_cards || []).length) {
+      const trick = el("div", "learn-trick");
+      trick.setAttribute("aria-hidden", "true"); // the line above says it in words
+      for (const t of d.trick_cards) {
+        const cell = el("div", "learn-trick-card");
+        cell.append(cardFace(t.card), el("div", "who", this.players[t.seat] ?? SEATS[t.seat] ?? ""));
+        trick.append(cell);
+      }
+      box.append(trick);
+    }
+    const multi = d.kind === "pass" || d.kind === "charge";
+    const ask = el("p", "learn-ask");
+    ask.id = "learn-ask";
+    ask.textContent =
+      d.kind === "pass"
+        ? `Which three cards would you pass? Pick them (\u2190 \u2192 to move, Enter or Space to pick), then \u201cCheck\u201d.`
+        : d.kind === "play"
+          ? "Which card would you play? (\u2190 \u2192 to move, Enter or Space to play it)"
+          : `What would you ${d.kind}?`;
+    box.append(ask);
+
+    this.hand = el("div", "learn-hand");
+    this.hand.setAttribute("role", "group");
+    this.hand.setAttribute("aria-label", "your hand");
+    this.hand.setAttribute("aria-describedby", "learn-ask");
+    const allowed = playable(d);
+    for (const card of sortCards(d.hand || [])) {
+      const face = cardFace(card, { interactive: true });
+      face.disabled = d.kind === "play" && !allowed.has(card);
+      if (face.disabled) face.classList.add("dimmed");
+      if (multi) face.setAttribute("aria-pressed", "false");
+      face.addEventListener("click", () => this.pick(card));
+      this.hand.append(face);
+    }
+    this.hand.addEventListener("keydown", (e) => this.onKey(e));
+    box.append(this.hand);
+
+    this.controls = el("div", "learn-controls");
+    if (multi) {
+      this.check = el("button", "btn primary", "Check");
+      this.check.type = "button";
+      this.check.dataset.action = "learn-check";
+      this.check.disabled = true;
+      this.check.addEventListener("click", () => this.answer(sortCards([...this.selected]).join(" ")));
+      this.controls.append(this.check);
+    }
+    box.append(this.controls);
+    this.result = el("div", "learn-answer");
+    this.result.id = "learn-answer";
+    this.result.setAttribute("aria-live", "polite");
+    box.append(this.result);
+    document.body.dataset.learnStep = String(this.i);
+    const first = this.hand.querySelector("button.card:not([disabled])");
+    if (first) first.focus();
+  }
+
+  onKey(e) {
+    if (e.key !== "ArrowLeft" && e.key !== "ArrowRight" && e.key !== "Home" && e.key !== "End") return;
+    e.preventDefault();
+    e.stopPropagation(); // the replay steps with the arrows: not while choosing a card here
+    const cards = [...this.hand.querySelectorAll("button.card:not([disabled])")];
+    if (!cards.length) return;
+    const i = cards.indexOf(document.activeElement);
+    let next;
+    if (e.key === "Home") next = 0;
+    else if (e.key === "End") next = cards.length - 1;
+    else if (e.key === "ArrowRight") next = (i + 1) % cards.length;
+    else next = i <= 0 ? cards.length - 1 : i - 1;
+    cards[next].focus();
+  }
+
+  pick(card) {
+    if (this.answered) return;
+    const d = this.decision;
+    if (d.kind === "play") {
+      this.answer(card);
+      return;
+    }
+    const limit = d.kind === "pass" ? PASS_COUNT : 4;
+    if (this.selected.has(card)) this.selected.delete(card);
+    else if (this.selected.size < limit) this.selected.add(card);
+    for (const b of this.hand.querySelectorAll("button.card")) {
+      const on = this.selected.has(b.dataset.card);
+      b.classList.toggle("selected", on);
+      b.setAttribute("aria-pressed", on ? "true" : "false");
+    }
+    if (this.check) {
+      this.check.disabled = d.kind === "pass" ? this.selected.size !== PASS_COUNT : false;
+      this.check.textContent = this.selected.size ? `Check ${this.selected.size === 1 ? "this card" : `these ${this.selected.size}`}` : "Check";
+    }
+  }
+
+  answer(choice) {
+    const d = this.decision;
+    this.answered = true;
+    const verdict = judge(d, choice);
+    const mine = new Set(labelCards(choice));
+    const best = new Set(labelCards(d.best || verdict.best?.label));
+    for (const b of this.hand.querySelectorAll("button.card")) {
+      b.disabled = true;
+      b.classList.toggle("picked", mine.has(b.dataset.card));
+      b.classList.toggle("best", best.has(b.dataset.card));
+      if (best.has(b.dataset.card)) b.setAttribute("aria-label", `${cardName(b.dataset.card)} (the best option)`);
+    }
+    if (this.check) this.check.hidden = true;
+    const box = this.result;
+    box.innerHTML = "";
+    box.dataset.verdict = verdict.kind;
+    const head = el("p", "learn-verdict");
+    head.id = "learn-verdict";
+    head.tabIndex = -1;
+    if (verdict.kind === "best") {
+      head.classList.add("right");
+      head.append(el("span", "grade-symbol", GRADES.best.symbol), document.createTextNode(" Right: "), cardsSpan(choice), document.createTextNode(" is the best option by the review's numbers."));
+    } else if (verdict.kind === "worse") {
+      head.classList.add("wrong");
+      head.append(
+        cardsSpan(choice),
+        document.createTextNode(` gives up ${points(verdict.cost)} points against the best, `),
+        cardsSpan(verdict.best.label),
+        document.createTextNode(` (expected ${points(verdict.option.expected)} points against ${points(verdict.best.expected)}).`),
+      );
+    } else {
+      head.classList.add("unknown");
+      const n = (d.options || []).length;
+      head.append(
+        document.createTextNode("The review did not evaluate "),
+        cardsSpan(choice),
+        document.createTextNode(
+          d.complete === false
+            ? `: it weighed only ${n} of the possible ${d.kind === "pass" ? "passes" : "choices"}, so it cannot say what this one gives up. Its best was `
+            : `, so it cannot say what it gives up. Its best was `,
+        ),
+        cardsSpan(d.best || (d.options || [])[0]?.label),
+        document.createTextNode("."),
+      );
+    }
+    box.append(head);
+    const game = el("p", "learn-game");
+    game.append(document.createTextNode(`In the game: ${verb(d.kind)} `), cardsSpan(d.chosen), document.createTextNode(", "), gradeBadge(d.grade, `, ${points(d.cost)} points given up`), document.createTextNode("."));
+    box.append(game);
+    const buttons = el("div", "learn-controls");
+    const again = el("button", "btn", "Try again");
+    again.type = "button";
+    again.dataset.action = "learn-again";
+    again.addEventListener("click", () => this.draw());
+    const last = this.i + 1 >= this.decisions.length;
+    const next = el("button", "btn primary", last ? "Done: back to the review" : "Next mistake \u2192");
+    next.type = "button";
+    next.dataset.action = last ? "learn-done" : "learn-next";
+    next.addEventListener("click", () => {
+      if (last) this.onDone();
+      else {
+        this.i += 1;
+        this.draw();
+      }
+    });
+    buttons.append(again, next);
+    box.append(buttons);
+    head.focus();
+  }
+}

@@ -1,0 +1,417 @@
+"""The game review in the browser: the Review button of the history's replay, the progress while
+the server works, the timeline of a seat's decisions by grade, a decision's options and the replay
+moved to its moment, the summary, "Learn from your mistakes", every refusal in words, and the
+table page's Hint button.
+
+The review's numbers come from the server; these tests check what the pages do with them. The
+rendering tests serve a review in the contract's JSON (docs/review.md) built here from the stored
+game's own actions, replayed on the engine (the hands, the tricks, the legal plays are the game's;
+the expected points are made up so that every grade appears), through Playwright's ``page.route``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from e2e.webkit import PHONE, Person, chromium, web_server
+from moonshot.bots.registry import make_bot
+from moonshot.core.actions import action_from_dict
+from moonshot.core.cards import card_list, format_card, format_cards
+from moonshot.core.engine import Game
+from moonshot.core.variants import STANDARD
+from moonshot.runtime.table import BotSeat, Table
+from moonshot.server.app import ServerApp
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
+
+SEATS = ("north", "east", "south", "west")
+NAMES = ["ada (bot)", "basil (bot)", "cleo (bot)", "dora (bot)"]
+SEED = 4242
+SHOTS = Path("/tmp/shots")
+
+
+async def finished_standard_game(app: ServerApp) -> str:
+    """A whole standard game of four bots on the server's table runtime, stored as it went."""
+    seats = [BotSeat(make_bot("heuristic"), random.Random(i), name=n) for i, n in enumerate(NAMES)]
+    meta = {"protocol": "turbo", "algorithms": json.dumps(["heuristic"] * 4)}
+    table = Table(STANDARD, seats, seed=SEED, table_id="review-me", recorder=app.recorder, meta=meta)
+    app._track(table)
+    await table.done
+    assert app.recorder is not None
+    await app.recorder.flush()
+    return table.id
+
+
+def contract_review(game_json: dict[str, Any], seat: int) -> dict[str, Any]:
+    """A review in the contract's JSON of ``seat`` in the stored game: its decisions (hand, cards
+    on the table, pass direction, legal options) replayed from the game's actions; the expected
+    points are made up, so that every grade appears: among decisions with a choice, every 9th is a
+    blunder, every 7th a mistake, every 5th an inaccuracy, every 3rd good, the rest best; the
+    first pass is a mistake whose options are incomplete."""
+    game = Game(STANDARD, SEED)
+    decisions: list[dict[str, Any]] = []
+    choices = 0
+    for k, d in enumerate(game_json["actions"]):
+        action = action_from_dict(d)
+        if action.seat == seat and d["t"] in ("play", "pass"):
+            hand = format_cards(game.hands[seat])
+            chosen = d["c"] if d["t"] == "play" else " ".join(d["c"])
+            if d["t"] == "play":
+                legal = [format_card(c) for c in card_list(game.legal_play_mask(seat))]
+                others = [c for c in legal if c != chosen][:5]
+                complete = len(legal) <= 6
+            else:
+                rest = [c for c in hand if c not in d["c"]]
+                others = [" ".join(rest[0:3]), " ".join(rest[3:6])]
+                complete = False
+            grade, cost = "best", 0.0
+            if others:
+                choices += 1
+                if d["t"] == "pass" and not any(x["kind"] == "pass" for x in decisions):
+                    grade, cost = "mistake", 2.0
+                elif choices % 9 == 0:
+                    grade, cost = "blunder", 6.5
+                elif choices % 7 == 0:
+                    grade, cost = "mistake", 2.25
+                elif choices % 5 == 0:
+                    grade, cost = "inaccuracy", 0.75
+                elif choices % 3 == 0:
+                    grade, cost = "good", 0.25
+            base = 2.0 + (k % 5) * 0.5
+            rows = []
+            if grade == "best":
+                rows.append((chosen, base))
+                rows += [(o, base + 0.8 + i) for i, o in enumerate(others)]
+            else:
+                rows.append((others[0], base))
+                rows.append((chosen, base + cost))
+                rows += [(o, base + cost + 1 + i) for i, o in enumerate(others[1:])]
+            options = [
+                {"label": label, "expected": e, "moon_for": 0.0, "moon_against": 0.02, "worlds": 40}
+                for label, e in rows
+            ]
+            decisions.append(
+                {
+                    "index": len(decisions),
+                    "action_index": k,
+                    "deal": game.deal_index,
+                    "trick": game.trick_no if d["t"] == "play" else None,
+                    "kind": d["t"],
+                    "hand": hand,
+                    "trick_cards": [
+                        {"seat": s, "card": format_card(c)}
+                        for s, c in zip(game.trick_seats, game.trick_cards, strict=True)
+                    ],
+                    "pass_direction": game.direction.value if d["t"] == "pass" else None,
+                    "chosen": chosen,
+                    "options": options,
+                    "complete": complete,
+                    "best": options[0]["label"],
+                    "cost": cost,
+                    "grade": grade,
+                }
+            )
+        game.apply(action)
+    assert game.over
+    grades = ("best", "good", "inaccuracy", "mistake", "blunder")
+    by_grade = {g: sum(1 for x in decisions if x["grade"] == g) for g in grades}
+    biggest = sorted((x for x in decisions if x["cost"] > 0), key=lambda x: -x["cost"])[:5]
+    deals = []
+    for deal in sorted({x["deal"] for x in decisions}):
+        mine = [x for x in decisions if x["deal"] == deal]
+        deals.append(
+            {
+                "deal": deal,
+                "decisions": len(mine),
+                "points_given_up": sum(x["cost"] for x in mine),
+                "accuracy": sum(x["grade"] in ("best", "good") for x in mine) / len(mine),
+            }
+        )
+    return {
+        "format": "moonshot-review/1",
+        "game_id": game_json["id"],
+        "seat": seat,
+        "variant": "standard",
+        "budget": {"simulations": 40, "think_ms": None, "seed": 0},
+        "thresholds": {"inaccuracy": 0.5, "mistake": 1.5, "blunder": 4.0},
+        "decisions": decisions,
+        "summary": {
+            "decisions": len(decisions),
+            "points_given_up": sum(x["cost"] for x in decisions),
+            "accuracy": (by_grade["best"] + by_grade["good"]) / len(decisions),
+            "by_grade": by_grade,
+            "biggest": [x["index"] for x in biggest],
+            "deals": deals,
+        },
+    }
+
+
+class FakeReviews:
+    """Answers the page's review requests as the contract says: ``queued`` (2nd in line), then
+    ``running`` (a third done), then the review; each waiting answer holds until the test has seen
+    the one before (``step``), so nothing depends on timing."""
+
+    def __init__(self, review: dict[str, Any]) -> None:
+        self.review = review
+        self.calls: list[str] = []
+        self.seen = [asyncio.Event(), asyncio.Event()]
+
+    async def handle(self, route: Any) -> None:
+        self.calls.append(route.request.url)
+        n = len(self.calls)
+        total = len(self.review["decisions"])
+        if n == 1:
+            body = {"status": "queued", "progress": {"done": 0, "total": total}, "position": 2}
+            await route.fulfill(status=202, headers={"Retry-After": "1"}, json=body)
+        elif n == 2:
+            await self.seen[0].wait()
+            body = {"status": "running", "progress": {"done": total // 3, "total": total}, "position": 0}
+            await route.fulfill(status=202, headers={"Retry-After": "1"}, json=body)
+        else:
+            await self.seen[1].wait()
+            await route.fulfill(status=200, json={"status": "done", "review": self.review})
+
+
+async def shot(person: Person, name: str, *, full_page: bool = False) -> None:
+    """Screenshots to look at (never into the repository); the docs' own come from Person.shot."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    await person.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=full_page)
+    await person.shot(name, full_page=full_page)
+
+
+async def open_replay(person: Person, game_id: str) -> None:
+    await person.page.goto(f"/history#{game_id}")
+    await person.page.wait_for_selector("#replay-bar [data-action=review]")
+
+
+async def game_of(page: Any, game_id: str) -> dict[str, Any]:
+    """The stored game's JSON, as the history page reads it."""
+    return dict(await page.evaluate(f"fetch('/api/games/{game_id}').then(r => r.json())"))
+
+
+async def fits(page: Any, width: int) -> None:
+    assert await page.evaluate("document.documentElement.scrollWidth") <= width
+
+
+@pytest.mark.parametrize("viewport", [None, PHONE], ids=["desktop", "phone"])
+async def test_review_progress_timeline_options_summary(tmp_path: Path, viewport: dict[str, int] | None) -> None:
+    async with web_server(tmp_path) as app, chromium() as browser:
+        game_id = await finished_standard_game(app)
+        base = f"http://127.0.0.1:{app.http_port}"
+        tag = "phone" if viewport else "desktop"
+        # the viewer is cleo, who played seat 2: the review offers her seat first
+        cleo = await Person.open(browser, base, "cleo (bot)", viewport=viewport)
+        await cleo.context.add_cookies([{"name": "name", "value": "cleo%20(bot)", "url": base}])
+        page = cleo.page
+        await open_replay(cleo, game_id)
+        review = contract_review(await game_of(page, game_id), 2)
+        fake = FakeReviews(review)
+        await page.route("**/api/games/*/review?*", fake.handle)
+        assert await page.eval_on_selector("#review-seat", "e => e.value") == "2"
+        await page.click("[data-action=review]")
+
+        # the queue, then the progress bar
+        status = page.locator("#review-status")
+        await page.wait_for_function("document.querySelector('#review-status')?.textContent.includes('2nd in line')")
+        bar = page.locator("[role=progressbar]")
+        assert await bar.get_attribute("aria-valuenow") == "0"
+        await shot(cleo, f"review-queued-{tag}")
+        fake.seen[0].set()
+        total = len(review["decisions"])
+        await page.wait_for_function(
+            f"document.querySelector('[role=progressbar]').getAttribute('aria-valuenow') === '{total // 3}'"
+        )
+        assert await bar.get_attribute("aria-valuemax") == str(total)
+        assert f"{total // 3} of {total}" in await status.inner_text()
+        await shot(cleo, f"review-progress-{tag}")
+        fake.seen[1].set()
+
+        # the review: the live region says so, the timeline lists every decision with its symbol
+        await page.wait_for_selector("#review-timeline")
+        assert "Review ready" in await page.inner_text("#review-live")
+        assert all("seat=2" in url for url in fake.calls) and len(fake.calls) == 3
+        buttons = page.locator("#review-timeline button.decision")
+        assert await buttons.count() == total
+        symbols = {"best": "\u2605", "good": "\u2713", "inaccuracy": "?!", "mistake": "?", "blunder": "??"}
+        for i in (0, 1, total - 1):
+            grade = review["decisions"][i]["grade"]
+            assert await buttons.nth(i).get_attribute("data-grade") == grade
+            assert symbols[grade] in await buttons.nth(i).inner_text()
+            assert grade in (await buttons.nth(i).get_attribute("aria-label") or "")
+        assert await page.locator("#review-timeline .timeline-deal").count() == len(review["summary"]["deals"])
+
+        # the summary: points given up, accuracy, counts by grade, the biggest mistakes
+        summary = await page.inner_text("#review-summary")
+        s = review["summary"]
+        assert f"{s['points_given_up']:.1f}" in summary and f"{round(s['accuracy'] * 100)}%" in summary
+        for grade, n in s["by_grade"].items():
+            assert f"{grade}: {n}" in summary
+        await fits(page, (viewport or {"width": 10_000})["width"])
+        await shot(cleo, f"review-ready-{tag}", full_page=True)
+
+        # a blunder (the biggest): its options, and the replay at the moment it was made
+        worst = review["decisions"][s["biggest"][0]]
+        assert worst["grade"] == "blunder" and worst["kind"] == "play"
+        await page.locator("#review-biggest a").first.click()
+        await page.wait_for_function(f"document.body.dataset.reviewDecision === '{worst['index']}'")
+        rows = page.locator("#review-options tbody tr")
+        assert await rows.count() == len(worst["options"])
+        assert "best" in await rows.nth(0).inner_text()
+        assert "chosen" in await rows.nth(1).inner_text() and "+6.50" in await rows.nth(1).inner_text()
+        details = await page.inner_text("#review-details")
+        assert "blunder" in details and "gives up 6.5 points" in details
+        state = await cleo.state_of("moonshotReplay.state")
+        assert state["nextPlayer"] == "south" and state["handNo"] == worst["deal"] + 1
+        assert sorted(state["hands"]["south"]) == sorted(worst["hand"])
+        assert state["trick"] == [{"seat": SEATS[t["seat"]], "card": t["card"]} for t in worst["trick_cards"]]
+        chip = f"#review-timeline button[data-index='{worst['index']}']"
+        assert await page.get_attribute(chip, "aria-current") == "step"
+        await fits(page, (viewport or {"width": 10_000})["width"])
+        await shot(cleo, f"review-decision-{tag}", full_page=bool(viewport))
+
+        # the keyboard: the arrows move along the timeline (not the replay), each one shown
+        where = await page.inner_text("#replay-where")
+        await page.keyboard.press("ArrowRight")
+        await page.wait_for_function(f"document.body.dataset.reviewDecision === '{worst['index'] + 1}'")
+        focused = await page.evaluate("document.activeElement.dataset.index")
+        assert focused == str(worst["index"] + 1)
+        await page.keyboard.press("Home")
+        await page.wait_for_function("document.body.dataset.reviewDecision === '0'")
+        first = review["decisions"][0]
+        assert first["kind"] == "pass"
+        state = await cleo.state_of("moonshotReplay.state")
+        assert state["phase"] == "passing" and not state["passDone"]["south"]
+        assert await page.inner_text("#replay-where") != where or worst["deal"] == 0
+        assert cleo.errors == []
+        await cleo.close()
+
+
+async def test_learn_from_mistakes_by_mouse_and_keyboard(tmp_path: Path) -> None:
+    async with web_server(tmp_path) as app, chromium() as browser:
+        game_id = await finished_standard_game(app)
+        base = f"http://127.0.0.1:{app.http_port}"
+        for viewport in (None, PHONE):
+            tag = "phone" if viewport else "desktop"
+            dave = await Person.open(browser, base, "dave", viewport=viewport)
+            page = dave.page
+            await open_replay(dave, game_id)
+            review = contract_review(await game_of(page, game_id), 0)
+            fake = FakeReviews(review)
+            for e in fake.seen:
+                e.set()
+            await page.route("**/api/games/*/review?*", fake.handle)
+            # dave did not play: the first seat
+            assert await page.eval_on_selector("#review-seat", "e => e.value") == "0"
+            await page.click("[data-action=review]")
+            await page.wait_for_selector("#review-timeline")
+            flagged = [d for d in review["decisions"] if d["grade"] in ("inaccuracy", "mistake", "blunder")]
+            learn = page.locator("[data-action=learn]")
+            assert f"({len(flagged)})" in await learn.inner_text()
+            await learn.click()
+
+            # 1: the pass (its options incomplete): three cards the review did not weigh
+            d = flagged[0]
+            assert d["kind"] == "pass"
+            await page.wait_for_selector("#learn-step")
+            assert f"1 of {len(flagged)}" in await page.inner_text("#learn-step")
+            assert "to the left" in await page.inner_text(".review-panel")
+            weighed = {c for o in d["options"] for c in o["label"].split()} | set(d["chosen"].split())
+            free = [c for c in d["hand"] if c not in weighed][:3]
+            assert len(free) == 3
+            check = page.locator("[data-action=learn-check]")
+            for c in free[:2]:
+                await page.click(f".learn-hand button[data-card='{c}']")
+            assert await check.is_disabled()
+            await page.click(f".learn-hand button[data-card='{free[2]}']")
+            assert await page.get_attribute(f".learn-hand button[data-card='{free[2]}']", "aria-pressed") == "true"
+            await shot(dave, f"learn-pass-{tag}", full_page=bool(viewport))
+            await check.click()
+            verdict = page.locator("#learn-verdict")
+            await verdict.wait_for()
+            assert "did not evaluate" in await verdict.inner_text()
+            assert await page.get_attribute("#learn-answer", "data-verdict") == "unknown"
+            assert await page.evaluate("document.activeElement.id") == "learn-verdict"
+            await shot(dave, f"learn-pass-answer-{tag}", full_page=bool(viewport))
+            await page.click("[data-action=learn-next]")
+
+            # 2: a play, by keyboard: the best card is right
+            d = flagged[1]
+            assert d["kind"] == "play"
+            await page.wait_for_function("document.body.dataset.learnStep === '1'")
+            trick = await page.eval_on_selector_all(".learn-trick .card", "els => els.map(e => e.dataset.card)")
+            assert trick == [t["card"] for t in d["trick_cards"]]
+            assert await page.evaluate("document.activeElement.closest('.learn-hand') !== null")
+            where = await page.inner_text("#replay-where")
+            for _ in range(20):
+                if await page.evaluate("document.activeElement.dataset.card") == d["best"]:
+                    break
+                await page.keyboard.press("ArrowRight")
+            assert await page.evaluate("document.activeElement.dataset.card") == d["best"]
+            assert await page.inner_text("#replay-where") == where  # the arrows did not step the replay
+            await shot(dave, f"learn-play-{tag}", full_page=bool(viewport))
+            await page.keyboard.press("Enter")
+            await verdict.wait_for()
+            assert "Right" in await verdict.inner_text()
+            assert await page.get_attribute("#learn-answer", "data-verdict") == "best"
+            assert "best" in (await page.get_attribute(f".learn-hand button[data-card='{d['best']}']", "class") or "")
+            # again, with the card played in the game: what it gives up, by the review's numbers
+            await page.click("[data-action=learn-again]")
+            await page.click(f".learn-hand button[data-card='{d['chosen']}']")
+            await verdict.wait_for()
+            text = await verdict.inner_text()
+            assert f"gives up {d['cost']:.1f} points" in text
+            await fits(page, (viewport or {"width": 10_000})["width"])
+            await shot(dave, f"learn-play-answer-{tag}", full_page=bool(viewport))
+            # a card that does not follow suit cannot be picked
+            led = d["trick_cards"][0]["card"][1] if d["trick_cards"] else None
+            if led and any(c[1] == led for c in d["hand"]):
+                await page.click("[data-action=learn-again]")
+                off = [c for c in d["hand"] if c[1] != led]
+                if off:
+                    assert await page.locator(f".learn-hand button[data-card='{off[0]}']").is_disabled()
+            await page.click("[data-action=learn-back]")
+            await page.wait_for_selector("#review-timeline")
+            assert dave.errors == []
+            await dave.close()
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "words"),
+    [
+        (409, {"error": "the game is not over"}, "not over yet"),
+        (403, {"error": "a tournament's game is reviewed once the tournament is over"}, "not allowed"),
+        (404, {"error": "no stored game"}, "does not know this game"),
+        (429, {"error": "too many reviews"}, "try again in 30 s"),
+        (503, {"error": "reviews are off"}, "turned off"),
+        (0, None, "did not answer"),
+    ],
+)
+async def test_every_refusal_is_said_in_words(tmp_path: Path, status: int, body: Any, words: str) -> None:
+    async with web_server(tmp_path) as app, chromium() as browser:
+        game_id = await finished_standard_game(app)
+        erin = await Person.open(browser, f"http://127.0.0.1:{app.http_port}", "erin")
+        page = erin.page
+
+        async def refuse(route: Any) -> None:
+            if status == 0:
+                await route.abort("connectionrefused")
+            else:
+                await route.fulfill(status=status, headers={"Retry-After": "30"}, json=body)
+
+        await page.route("**/api/games/*/review?*", refuse)
+        await open_replay(erin, game_id)
+        await page.click("[data-action=review]")
+        error = page.locator("#review-error")
+        await error.wait_for()
+        assert words in await error.inner_text()
+        assert await error.get_attribute("role") == "alert"
+        assert await page.locator("[data-action=review-again]").count() == 1
+        if status == 409:
+            await shot(erin, "review-error-desktop")
+        await erin.close()
