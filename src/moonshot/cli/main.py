@@ -637,6 +637,10 @@ _LAZY_COMMANDS = {
         "moonshot.cli.ratings:ratings_cmd",
         "The OpenSkill leaderboard: ordinal (mu - 3 sigma), mu, sigma and games, per variant.",
     ),
+    "review": (
+        "moonshot.cli.review:review_cmd",
+        "Review one seat's decisions in a finished game, like an analysis board.",
+    ),
     "names": (
         "moonshot.cli.names:names_cmd",
         "People's names on the web side, each bound to one browser (docs/security.md#names).",
