@@ -168,7 +168,7 @@ async def test_the_others_never_wait_longer_than_the_clock() -> None:
 @pytest.mark.asyncio
 async def test_repeated_timeouts_hand_the_seat_to_the_bot_until_the_person_acts() -> None:
     person = Person()
-    table = clocked_table(person, handover=2)
+    table = clocked_table(person, handover=2, rules=RULES.replace(score_limit=1000))  # a long game
     watcher = Watcher()
     table.watch(watcher)  # type: ignore[arg-type]
     table.start()
