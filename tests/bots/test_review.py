@@ -187,7 +187,7 @@ def _first_decisions(rules_name: str, kinds: set[str], seed: int = 2) -> list[tu
     ("variant", "kinds"),
     [
         ("standard", {"pass", "play"}),
-        ("gym", {"play"}),
+        ("gym", {"pass", "play"}),
         ("trend", {"pass", "play", "expose"}),
         ("omnibus", {"pass", "play"}),
         ("turbo", {"pass", "play", "charge"}),
