@@ -137,7 +137,7 @@ async def test_fixed_deals_are_stored_as_data_and_rebuild_the_game(store: Store)
 
 
 async def test_deals_kept_only_as_game_file_text_need_the_registered_parser(monkeypatch: pytest.MonkeyPatch) -> None:
-    import moonshot.store as store_module
+    import moonshot.store.repository as store_module
 
     deal = DealSpec((0x1FFF, 0x1FFF << 13, 0x1FFF << 26, 0x1FFF << 39), 1, 0)
     rec = store_module.GameRecord(
