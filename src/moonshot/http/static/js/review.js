@@ -257,7 +257,7 @@ export class ReviewPanel {
   close() {
     this.stop();
     this.panel.hidden = true;
-    this.replay.box.classList.remove("reviewing");
+    this.replay.box.classList.remove("reviewing", "learning");
     this.button.focus();
   }
 
@@ -342,6 +342,7 @@ export class ReviewPanel {
   show(review) {
     this.review = review;
     this.learn = null;
+    this.replay.box.classList.remove("learning");
     const decisions = review.decisions || [];
     const name = this.players[review.seat] ?? this.players[this.seat] ?? SEATS[this.seat];
     this.panel.innerHTML = "";
@@ -559,6 +560,8 @@ export class ReviewPanel {
     const flagged = (this.review.decisions || []).filter((d) => FLAGGED.has(d.grade));
     this.panel.innerHTML = "";
     this.panel.dataset.state = "learn";
+    // the exercise shows the position as the seat saw it: the replay (every hand) is put away
+    this.replay.box.classList.add("learning");
     const name = this.players[this.review.seat] ?? SEATS[this.review.seat];
     this.learn = new Learn(this.panel, flagged, {
       players: this.players,
@@ -606,10 +609,10 @@ export function positionLine(d, players) {
 export function optionsTable(d) {
   const table = el("table", "games review-options");
   table.id = "review-options";
-  const cap = el("caption", null, "Options, best first: the points this seat expects to take from here to the end of the hand (lower is better)");
+  const cap = el("caption", null, "Options, best first. Expected: the points this seat expects to take from here to the end of the hand (lower is better); cost: the points it gives up against the best; moon: the chance this seat shoots the moon / another seat does.");
   table.append(cap);
   const head = el("tr");
-  for (const [t, cls] of [["Option", null], ["Expected points", "num"], ["Against the best", "num"], ["Moon (own / another's)", "num wide"]]) head.append(el("th", cls, t));
+  for (const [t, cls] of [["Option", null], ["Expected", "num"], ["Cost", "num"], ["Moon", "num wide"]]) head.append(el("th", cls, t));
   const thead = el("thead");
   thead.append(head);
   const body = el("tbody");
