@@ -158,9 +158,14 @@ async def test_proxy_protocol_is_honoured_only_from_a_trusted_proxy(tmp_path: Pa
             # from anyone else a PROXY header names nobody: the peer's own address holds the share
             admitted: list[str] = []
             admit = app.guard.admit
-            app.guard.admit = lambda addr: (admitted.append(addr), admit(addr))[1]  # type: ignore[method-assign]
+
+            def recording(addr: str, admitted: list[str] = admitted, admit: Any = admit) -> Any:
+                admitted.append(addr)
+                return admit(addr)
+
+            app.guard.admit = recording  # type: ignore[method-assign]
             s = tcp(port, OTHER, encode_v1("198.51.100.9", 5000, "127.0.0.1", port))
-            await until(lambda: admitted == [OTHER])
+            await until(lambda admitted=admitted: admitted == [OTHER])
             s.close()
             app.guard.admit = admit  # type: ignore[method-assign]
             await until(lambda: app.guard.connections.counts == {})
