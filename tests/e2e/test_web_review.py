@@ -24,7 +24,7 @@ from moonshot.bots.registry import make_bot
 from moonshot.core.actions import action_from_dict
 from moonshot.core.cards import card_list, format_card, format_cards
 from moonshot.core.engine import Game
-from moonshot.core.variants import STANDARD
+from moonshot.core.variants import STANDARD, TURBO
 from moonshot.runtime.table import BotSeat, Table
 from moonshot.server.app import ServerApp
 
@@ -415,3 +415,118 @@ async def test_every_refusal_is_said_in_words(tmp_path: Path, status: int, body:
         if status == 409:
             await shot(erin, "review-error-desktop")
         await erin.close()
+
+
+async def test_every_decision_moves_the_replay_to_its_moment(tmp_path: Path) -> None:
+    """Each decision's action_index, lined up with the game's event stream, shows the replay just
+    before the seat acted: the seat's hand as the review gives it, the seat to act, the trick."""
+    async with web_server(tmp_path) as app, chromium() as browser:
+        game_id = await finished_standard_game(app)
+        erin = await Person.open(browser, f"http://127.0.0.1:{app.http_port}", "erin")
+        page = erin.page
+        await open_replay(erin, game_id)
+        review = contract_review(await game_of(page, game_id), 1)
+        seen = await page.evaluate(
+            """(decisions) => decisions.map((d) => {
+                const at = window.moonshotReview.moments[d.action_index];
+                if (at === null || at === undefined) return null;
+                window.moonshotReplay.showMoment(at);
+                const s = window.moonshotReplay.state;
+                return {hand: [...s.hands.east].sort(), next: s.nextPlayer, phase: s.phase,
+                        passed: s.passDone.east, trick: s.trick.map((t) => t.card), hand_no: s.handNo};
+            })""",
+            review["decisions"],
+        )
+        for d, s in zip(review["decisions"], seen, strict=True):
+            assert s is not None, d
+            assert s["hand"] == sorted(d["hand"]) and s["hand_no"] == d["deal"] + 1
+            if d["kind"] == "play":
+                assert s["next"] == "east" and s["trick"] == [t["card"] for t in d["trick_cards"]]
+            else:
+                assert s["phase"] == "passing" and not s["passed"]
+        assert erin.errors == []
+        await erin.close()
+
+
+async def test_a_turbo_games_actions_line_up_with_its_stream(tmp_path: Path) -> None:
+    """Charges, claims and their answers too: every action of a stored Turbo game finds its own
+    event, in order (a review of a Turbo seat has charge decisions)."""
+    async with web_server(tmp_path) as app, chromium() as browser:
+        seats = [BotSeat(make_bot("heuristic"), random.Random(i), name=n) for i, n in enumerate(NAMES)]
+        meta = {"protocol": "turbo", "algorithms": json.dumps(["heuristic"] * 4)}
+        table = Table(TURBO, seats, seed=77, table_id="turbo-review", recorder=app.recorder, meta=meta)
+        app._track(table)
+        await table.done
+        assert app.recorder is not None
+        await app.recorder.flush()
+        erin = await Person.open(browser, f"http://127.0.0.1:{app.http_port}", "erin")
+        page = erin.page
+        await page.goto("/history")
+        game = await game_of(page, table.id)
+        moments = await page.evaluate(
+            "(g) => import('/static/js/review.js').then((m) => m.actionMoments(g.events, g.actions))", game
+        )
+        kinds = {d["t"] for d in game["actions"]}
+        assert {"charge", "play", "pass"} <= kinds
+        assert None not in moments and moments == sorted(moments) and len(set(moments)) == len(moments)
+        event_type = {"pass": "send_pass", "accept": "accept_claim", "reject": "reject_claim"}
+        for d, at in zip(game["actions"], moments, strict=True):
+            assert game["events"][at]["type"] == event_type.get(d["t"], d["t"])
+        await erin.close()
+
+
+async def test_the_hint_button_shows_the_best_option_and_raises_it(tmp_path: Path) -> None:
+    async with web_server(tmp_path) as app, chromium() as browser:
+        alice = await Person.open(browser, f"http://127.0.0.1:{app.http_port}", "alice")
+        await alice.enter_lobby()
+        game_id = await alice.create_game("standard")
+        await alice.add_bots(game_id, "random", 3)
+        page = alice.page
+        asked: list[str] = []
+        answer: dict[str, Any] = {}
+
+        async def hint(route: Any) -> None:
+            asked.append(route.request.post_data or "")
+            await route.fulfill(status=answer["status"], json=answer["body"])
+
+        await page.route(f"**/api/games/{game_id}/hint", hint)
+
+        async def game_json(route: Any) -> None:
+            await route.fulfill(status=200, json={"id": game_id, "status": "running", "hints": True})
+
+        await page.route(f"**/api/games/{game_id}", game_json)
+        await alice.open_table(game_id)
+        button = page.locator("[data-action=hint]")
+        await page.wait_for_selector("[data-action=pass]")
+        await button.wait_for()
+        state = await alice.state()
+        seat = state["players"] and await page.evaluate("document.body.dataset.seat")
+        three = sorted(state["hands"][seat])[:3]
+        answer["status"] = 200
+        answer["body"] = {
+            "best": " ".join(three),
+            "margin": 1.2,
+            "options": [
+                {"label": " ".join(three), "expected": 3.0, "moon_for": 0, "moon_against": 0, "worlds": 20},
+                {"label": "2C 3C 4C", "expected": 4.2, "moon_for": 0, "moon_against": 0, "worlds": 20},
+            ],
+        }
+        await button.click()
+        box = page.locator("#hint")
+        await page.wait_for_function("document.querySelector('#hint .hint-best')")
+        assert "1.20 points better than the next option" in await box.inner_text()
+        assert json.loads(asked[0]) == {}
+        hinted = await page.eval_on_selector_all(".my-hand .card.hinted", "els => els.map(e => e.dataset.card)")
+        assert sorted(hinted) == three
+        await shot(alice, "hint-desktop")
+        # refused: said in words
+        answer["status"], answer["body"] = 409, {"error": "it is not your turn"}
+        await button.click()
+        await page.wait_for_function("document.querySelector('#hint').classList.contains('error')")
+        assert "your turn" in await box.inner_text()
+        assert await page.locator(".my-hand .card.hinted").count() == 0
+        answer["status"], answer["body"] = 429, {"error": "too many"}
+        await button.click()
+        await page.wait_for_function("document.querySelector('#hint').textContent.includes('try again')")
+        assert alice.errors == []
+        await alice.close()

@@ -72,11 +72,9 @@ export class HintButton {
       this.box.hidden = true;
       this.box.innerHTML = "";
     }
-    if (this.hint) {
-      for (const card of labelCards(this.hint.best)) {
-        const node = this.table.handBox.querySelector(`[data-card="${card}"]`);
-        if (node) node.classList.add("hinted");
-      }
+    const best = new Set(this.hint ? labelCards(this.hint.best) : []);
+    for (const node of this.table.handBox.querySelectorAll(".card[data-card]")) {
+      node.classList.toggle("hinted", best.has(node.dataset.card));
     }
   }
 

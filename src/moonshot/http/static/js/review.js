@@ -86,8 +86,8 @@ const EVENT_OF = {
   expose: (a, e) => e.type === "expose" && e.seat === SEATS[a.s],
   play: (a, e) => e.type === "play" && e.seat === SEATS[a.s] && e.card === a.c,
   claim: (a, e) => e.type === "claim" && e.seat === SEATS[a.s],
-  accept_claim: (a, e) => e.type === "accept_claim" && e.acceptor === SEATS[a.s],
-  reject_claim: (a, e) => e.type === "reject_claim" && e.acceptor === SEATS[a.s],
+  accept: (a, e) => e.type === "accept_claim" && e.acceptor === SEATS[a.s],
+  reject: (a, e) => e.type === "reject_claim" && e.acceptor === SEATS[a.s],
 };
 
 /**
