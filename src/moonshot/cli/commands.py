@@ -284,6 +284,14 @@ def bad_db(e: Exception) -> click.BadParameter:
     "Loopback by default; it is never on a public port unless you point it there. 'none' turns it off. "
     "With --workers, worker i listens on PORT+i.",
 )
+@click.option(
+    "--operator-token-file",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="A file (mode 0600) holding the operator token that admin actions ask for. Default: a new "
+    "token each start, written 0600 beside the SQLite store (else in the working directory) as "
+    "moonshot.operator-token, where `moonshot admin` finds it.",
+)
 @click.option("--reuse-port", is_flag=True, hidden=True, help="Bind with SO_REUSEPORT (set for --workers children).")
 def serve_cmd(
     host: str,
@@ -318,6 +326,7 @@ def serve_cmd(
     limits: tuple[str, ...],
     limits_file: str | None,
     operator_address: tuple[str, int] | None,
+    operator_token_file: str | None,
     reuse_port: bool,
 ) -> None:
     """Run the moonshot server: every protocol on its port, one event loop, games stored in --db.
@@ -329,6 +338,7 @@ def serve_cmd(
     N such processes on the same ports (Sessions, HTTP, Trend and Kierki on all of them).
     """
     from moonshot.cluster.node import ClusterError
+    from moonshot.server.admin import TokenFileError
     from moonshot.server.app import ServerConfig, configure_logging, serve
     from moonshot.store import StoreError
 
@@ -387,6 +397,7 @@ def serve_cmd(
         reuse_port=reuse_port,
         limits=client_limits,
         operator_address=operator_address,
+        operator_token_file=operator_token_file,
         # the default address may be another server's on this machine: then this one runs without
         operator_required=click.get_current_context().get_parameter_source("operator_address")
         is not click.core.ParameterSource.DEFAULT,
@@ -397,6 +408,8 @@ def serve_cmd(
         raise bad_db(e) from None
     except ClusterError as e:
         raise click.BadParameter(str(e), param_hint="'--redis'") from None
+    except TokenFileError as e:
+        raise click.BadParameter(str(e), param_hint="'--operator-token-file'") from None
     except OSError as e:
         console.print(f"[red]cannot start: {e}[/]")
         sys.exit(1)

@@ -617,6 +617,10 @@ _LAZY_COMMANDS = {
         "Play GAMES games of the Sessions protocol with a moonshot bot, SESSIONS at a time on one connection.",
     ),
     "games": ("moonshot.cli.commands:games_cmd", "List stored games (newest first)."),
+    "admin": (
+        "moonshot.cli.admin:admin_cmd",
+        "Operator controls on a running server: tables, close, ban, mute, notice, drain.",
+    ),
     "store": (
         "moonshot.cli.store:store_cmd",
         'Back up, restore and export the game store (docs/server.md, "Backups and exports").',

@@ -47,6 +47,8 @@ LOBBY_POSTS = frozenset(
 )
 CHAT_POSTS = frozenset({"/lobby/chat", "/game/chat"})
 STREAMS = ("/lobby/subscribe", "/game/subscribe/")
+# what starts a new game: refused while the server drains (the operator's ``moonshot admin drain``)
+NEW_GAME_POSTS = frozenset({"/lobby/new", "/lobby/join", "/lobby/add_bot", "/api/tournaments"})
 BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 STREAM_RETRY_AFTER = 10  # seconds a refused stream is told to wait (its share frees when another ends)
 
@@ -85,6 +87,8 @@ class HttpGuard:
         method = scope.get("method", "GET")
         path = scope.get("path", "")
         name = _name(scope)
+        if await self._operator_refused(send, method, path, addr, name):
+            return
         if method in BODY_METHODS:
             read = await self._body(scope, receive, send, addr, path)
             if read is None:
@@ -130,6 +134,24 @@ class HttpGuard:
                     h.release()
             return
         await self.app(scope, receive, send)
+
+    async def _operator_refused(self, send: Send, method: str, path: str, addr: str, name: str) -> bool:
+        """The operator's decisions (runtime/controls.py): a banned address or name gets 403 and
+        the reason, a muted name's chat line 403, a new game while the server drains 503."""
+        controls = self.guard.controls
+        why = controls.refusal(addr, name)
+        status = 403
+        if why is None and method == "POST" and path in CHAT_POSTS:
+            muted = controls.muted(name)
+            why = None if muted is None else muted.refusal().replace("banned", "muted in chat", 1)
+        if why is None and method == "POST" and path in NEW_GAME_POSTS and controls.closed is not None:
+            why, status = controls.closed, 503
+        if why is None:
+            return False
+        self.guard.refused += 1
+        log.info("event=http_refused path=%s addr=%s name=%s reason=%s", path, addr, json.dumps(name), json.dumps(why))
+        await _answer(send, status, why)
+        return True
 
     async def _body(self, scope: Scope, receive: Receive, send: Send, addr: str, path: str) -> Receive | None:
         """Read the body within the limit; a ``receive`` that hands it to the app, or None when

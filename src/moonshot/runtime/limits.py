@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from moonshot.runtime.clients import Proxies, peer_ip, share_key
+from moonshot.runtime.controls import Controls
 from moonshot.runtime.ratelimit import TokenBucket
 
 Clock = Callable[[], float]
@@ -256,11 +257,17 @@ class ClientGuard:
             lim.chat_per_address_per_s, lim.chat_address_burst, clock, "chat lines from this address"
         )
         self.penalties = Penalties(lim.penalty, lim.penalty_max, lim.penalty_forget, clock)
+        # the operator's bans, chat mutes and drain (runtime/controls.py), asked at every admission
+        self.controls = Controls()
         self.refused = 0  # refusals of every kind, for the logs and the benchmark
 
     def admit(self, addr: str) -> tuple[Hold | None, float, str | None]:
         """A new connection from ``addr``: its hold (None: refused, with the reason) and the
-        seconds it must wait before it is read (a penalty)."""
+        seconds it must wait before it is read (a penalty). A banned address is refused."""
+        banned = self.controls.refusal(addr)
+        if banned is not None:
+            self.refused += 1
+            return None, 0.0, banned
         hold = self.connections.acquire(addr)
         if hold is None:
             self.refused += 1

@@ -41,6 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
+from moonshot.runtime.controls import Controls
 from moonshot.runtime.table import Seat, SeatKind, Table
 
 log = logging.getLogger("moonshot.lobby")
@@ -201,6 +202,9 @@ class Lobby:
         self._fills: collections.deque[_Key] = collections.deque()
         self._filler: asyncio.Task[None] | None = None
         self._running: dict[_Key, list[Reseating]] = {}  # tables whose free chairs are offered
+        # the operator's decisions (the server's ClientGuard's): a banned name gets no chair, and
+        # while the server drains nobody starts a new game
+        self.controls: Controls | None = None
 
     def waiting(self) -> int:
         return sum(p.size() for p in self._pools.values())
@@ -210,6 +214,13 @@ class Lobby:
             raise LobbyError("humans_only games are for human players (say player_kind: human)")
         if c.game_type is GameType.BOTS_ONLY and c.kind is not SeatKind.BOT:
             raise LobbyError("bots_only games are for bots (say player_kind: bot)")
+        if self.controls is not None:
+            banned = self.controls.name_ban(c.seat.name)
+            if banned is not None:
+                self.controls.refused += 1
+                raise LobbyError(banned.refusal())
+            if self.controls.closed is not None:
+                raise LobbyError(self.controls.closed)
         loop = asyncio.get_running_loop()
         c.joined_at = loop.time()
         if self.router is not None and self.router.claim(c):

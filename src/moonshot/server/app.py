@@ -60,6 +60,7 @@ from moonshot.runtime.table import (
     TablePolicy,
     TableStatus,
 )
+from moonshot.server.admin import install as install_admin
 from moonshot.server.metrics import ServerMetrics
 from moonshot.server.operator import OperatorSurface, Probes, server_readiness
 from moonshot.store import DEFAULT_URL, Store, StoreRecorder, register_game_file_parser, rules_named
@@ -130,6 +131,7 @@ class ServerConfig:
     # free one; None: off (the CLI's default is 127.0.0.1:9380, loopback; see server/operator.py)
     operator_address: tuple[str, int] | None = None
     operator_required: bool = True  # False (the CLI's default address): a busy address is logged, not fatal
+    operator_token_file: str | None = None  # the admin actions' token; None: made at start, written beside the store
     # proxies (CIDRs) whose forwarded addresses and PROXY headers are believed; none by default
     trusted_proxies: tuple[str, ...] = ()
 
@@ -166,6 +168,8 @@ class ServerApp:
     mixed: Any = None  # moonshot.cluster.mixed.ClusterMixed in a cluster: codes naming other nodes' tables
     draining: bool = False  # True: readiness says not ready (load balancers send no new players)
     operator: OperatorSurface | None = None  # with config.operator_address
+    admin: Any = None  # moonshot.server.admin.Admin: the operator's actions (with the operator surface)
+    operator_token_path: Path | None = None  # where `moonshot admin` reads the operator token
     operator_port: int | None = None
 
     def __post_init__(self) -> None:
@@ -293,6 +297,7 @@ class ServerApp:
             bots={"trend": self._make_trend_bot},
         )
         self.lobby.router = self  # mixed tables: codes that name an HTTP game or a tournament seat
+        self.lobby.controls = self.guard.controls  # the operator's bans and drain (server/admin.py)
         if cfg.sessions_port is not None:
             self.sessions = SessionsServer(
                 self.lobby,
@@ -392,6 +397,7 @@ class ServerApp:
         """The operator surface (server/operator.py): metrics, health and readiness on their own
         address; admin routes join ``self.operator.routes`` here, before it starts."""
         operator = OperatorSurface(self.metrics.registry, self.readiness)
+        self.operator_token_path = await install_admin(self, operator, self.config.operator_token_file)
         try:
             self.operator_port = await operator.start(host, port)
         except OSError as e:
@@ -973,6 +979,7 @@ async def serve(config: ServerConfig, announce: Callable[[str], None] = print) -
     if app.operator is not None and app.operator_port is not None:
         shown = f"[{app.operator.host}]" if ":" in str(app.operator.host) else app.operator.host
         announce(f"moonshot: operator surface on http://{shown}:{app.operator_port}/metrics (and /healthz, /readyz)")
+        announce(f"moonshot: operator token (for moonshot admin) in {app.operator_token_path}")
     elif config.operator_address is not None:
         announce(f"moonshot: no operator surface: {config.operator_address[0]}:{config.operator_address[1]} is in use")
     await app.serve_forever()

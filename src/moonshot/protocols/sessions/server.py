@@ -212,6 +212,9 @@ class SessionSeat(Seat):
             else:
                 self.conn.send(sc.substituted_message(self.session_id, reason))
             log.info("event=session_substituted session=%d reason=%s peer=%s", self.session_id, reason, self.conn.peer)
+        elif table.status is TableStatus.CLOSED:  # the operator ended the game: ``about: closed`` says why
+            sid = self.session_id
+            self.conn.send(sc.error_message(f"session {sid}: {reason}", sid, "closed"))
         self._forget(reason)
 
     def end_session(self, reason: str) -> None:

@@ -32,7 +32,7 @@ from moonshot.core.rules import Rules
 from moonshot.core.variants import TREND
 from moonshot.protocols.trend import codec as tc
 from moonshot.runtime.limits import address_of
-from moonshot.runtime.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableNotice
+from moonshot.runtime.table import DecisionRequest, Seat, SeatKind, Table, TableEvent, TableNotice, TableStatus
 
 log = logging.getLogger("moonshot.trend")
 
@@ -344,6 +344,8 @@ class TrendSeat(Seat):
             self.peer.send(tc.error_frame(notice.text))
 
     def on_closed(self, table: Table, reason: str) -> None:
+        if table.status is TableStatus.CLOSED and not self.peer.closed:  # the operator ended it: say why
+            self.peer.send(tc.error_frame(reason))
         self.request = None
         self.table = None
         if self._on_closed is not None:

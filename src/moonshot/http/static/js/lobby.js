@@ -64,6 +64,11 @@ class Lobby {
     this.errorBox.hidden = true;
     this.errorBox.id = "lobby-error";
 
+    // the operator's notice (moonshot admin notice, drain): a banner every lobby stream shows
+    this.noticeBox = el("div", "notice");
+    this.noticeBox.setAttribute("role", "status");
+    this.noticeBox.hidden = true;
+    this.noticeBox.id = "lobby-notice";
     const create = el("section", "panel create");
     create.append(el("h2", null, "New game"));
     const row = el("div", "form-row");
@@ -136,7 +141,7 @@ class Lobby {
 
     const grid = el("div", "lobby-grid");
     const left = el("div", "stack");
-    left.append(hero, this.errorBox, create, gamesPanel);
+    left.append(hero, this.noticeBox, this.errorBox, create, gamesPanel);
     const right = el("div", "stack");
     right.append(peoplePanel, chatPanel, history);
     grid.append(left, right);
@@ -278,6 +283,10 @@ class Lobby {
   renderPeople() {
     this.peopleList.innerHTML = "";
     for (const name of [...this.people].sort()) {
+      case "notice":
+        this.noticeBox.textContent = String(ev.message || "");
+        this.noticeBox.hidden = !ev.message;
+        return;
       const chip = el("li", `chip${name === this.me ? " me" : ""}`, name);
       this.peopleList.append(chip);
     }
