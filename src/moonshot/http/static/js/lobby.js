@@ -63,12 +63,12 @@ class Lobby {
     this.errorBox.setAttribute("role", "alert");
     this.errorBox.hidden = true;
     this.errorBox.id = "lobby-error";
-
     // the operator's notice (moonshot admin notice, drain): a banner every lobby stream shows
     this.noticeBox = el("div", "notice");
     this.noticeBox.setAttribute("role", "status");
     this.noticeBox.hidden = true;
     this.noticeBox.id = "lobby-notice";
+
     const create = el("section", "panel create");
     create.append(el("h2", null, "New game"));
     const row = el("div", "form-row");
@@ -264,6 +264,10 @@ class Lobby {
       case "finish_game":
         this.games.delete(ev.id);
         break;
+      case "notice":
+        this.noticeBox.textContent = String(ev.message || "");
+        this.noticeBox.hidden = !ev.message;
+        return;
       case "chat":
         this.chat.push(ev);
         if (this.chat.length > 200) this.chat.shift();
@@ -283,10 +287,6 @@ class Lobby {
   renderPeople() {
     this.peopleList.innerHTML = "";
     for (const name of [...this.people].sort()) {
-      case "notice":
-        this.noticeBox.textContent = String(ev.message || "");
-        this.noticeBox.hidden = !ev.message;
-        return;
       const chip = el("li", `chip${name === this.me ? " me" : ""}`, name);
       this.peopleList.append(chip);
     }
