@@ -174,6 +174,7 @@ async def test_lobby_stream_events(tmp_path: Path) -> None:
                     "id": gid,
                     "player": "bob",
                     "name": "bob",
+                    "clock": 30.0,  # a rated game's default clock
                 }  # type: ignore[union-attr]
                 await ann.post("/lobby/join", json={"id": gid, "rules": "classic"})
                 assert (await reader.next_event()).data == {

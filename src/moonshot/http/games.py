@@ -132,6 +132,16 @@ def game_routes(host: GameHost) -> list[BaseRoute]:
 
         return handle
 
+    async def back(request: Request, caller: Caller) -> Any:
+        """``POST /game/back``: the caller takes their seat back from the table's bot (after
+        their clock handed it over); only a seated person, for their own seat."""
+        body = await read_body(request)
+        game, seat = seated(body, caller)
+        if game.table.done.done():
+            raise RequestError(409, "the game is over")
+        game.table.back(seat)
+        return None
+
     async def chat(request: Request, caller: Caller) -> Any:
         body = await read_body(request)
         game_id = field_str(body, "id", max_len=100)
@@ -153,6 +163,7 @@ def game_routes(host: GameHost) -> list[BaseRoute]:
     routes: list[BaseRoute] = [
         Route("/game/subscribe/{game_id}", endpoint(subscribe, identity), methods=["GET"]),
         Route("/game/chat", endpoint(chat, identity), methods=["POST"]),
+        Route("/game/back", endpoint(back, identity), methods=["POST"]),
     ]
     for kind in GAME_ACTIONS:
         routes.append(Route(f"/game/{kind}", endpoint(action_handler(kind), identity), methods=["POST"]))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import json
 import logging
@@ -50,6 +51,7 @@ from moonshot.protocols.turbo.codec import (
     parse_chat,
 )
 from moonshot.protocols.turbo.seat import PEOPLE_POLICY, TurboSeat
+from moonshot.runtime.clock import CLOCK_CHOICES, ClockError, parse_clock
 from moonshot.runtime.limits import ClientGuard, Hold
 from moonshot.runtime.lobby import Candidate, LobbyError
 from moonshot.runtime.mixed import refusal
@@ -117,6 +119,8 @@ class LobbyGame:
     practice: bool = False
     # spectators see every hand while the game runs: unrated
     open_hands: bool = False
+    # seconds a person has a decision (moonshot.runtime.clock); None: no clock
+    clock: float | None = None
     # the creator's shares of open games (per name, per address): given back when it starts or goes
     holds: list[Hold] = field(default_factory=list, repr=False, compare=False)
     touched: float = 0.0  # wall time of the last join or leave (0: created_at); expiry counts from it
@@ -142,6 +146,7 @@ class LobbyGame:
             "created_at": self.created_at,
             "practice": self.practice,
             "open_hands": self.open_hands,
+            "clock": self.clock,
         }
 
 
@@ -157,6 +162,8 @@ class LobbyOptions:
     # anyone not seated sees every hand of a running game (Turbo's own trust model; --open-names
     # implies it); else spectators see only what is public until the game ends
     open_spectators: bool = False
+    # the clocks a new game may have (moonshot.runtime.clock); None: any seconds in its bounds (tests)
+    clock_choices: tuple[float, ...] | None = CLOCK_CHOICES
 
     def __post_init__(self) -> None:
         if self.open_names:
@@ -178,6 +185,7 @@ def _open_game(key: str, data: Any) -> LobbyGame | None:
             created_at=float(data["created_at"]),
             practice=bool(data.get("practice", False)),
             open_hands=bool(data.get("open_hands", False)),
+            clock=float(data["clock"]) if data.get("clock") else None,
         )
     except (KeyError, TypeError, ValueError):
         log.warning("event=bad_open_game key=%s", key)
@@ -465,13 +473,14 @@ class TurboLobby:
             members=members,
             practice=bool(rec.meta.get("practice", False)),
             open_hands=bool(rec.meta.get("open_hands", False)),
+            clock=float(rec.meta["clock"]) if rec.meta.get("clock") else None,
         )
         g.stream = GameStream(g.id)
         chats: list[dict[str, Any]] = []
         if self.store is not None:
             chats = await self.store.get_value(f"turbo:chat:{rec.id}") or []
         seats = [chairs[s] if s in chairs else self._seat_for(m) for s, m in enumerate(members)]
-        table = restored_table(rec, seats, policy or PEOPLE_POLICY)
+        table = restored_table(rec, seats, self.clocked(g, policy or PEOPLE_POLICY))
         self._host(g, table, chats)
         return table
 
@@ -504,15 +513,19 @@ class TurboLobby:
             else str(uuid.uuid4())
         )
         g = LobbyGame(game_id, variant, seed, name, practice=practice, open_hands=open_hands)
+        try:
+            g.clock = parse_clock(body.get("clock"), rated=g.rated, choices=self.options.clock_choices)
+        except ClockError as e:
+            raise RequestError(400, str(e)) from None
         g.holds = upkeep.open_game_shares(self.guard, name)
         g.members.append(Member(name, rules=CHARGING_NAMES[rules]))
         g.stream = GameStream(g.id)
         self.games[g.id] = g
         if self.peers is not None:
             self.peers.hosting(g.id)
-        self.broadcast({"type": "new_game", "id": g.id, "player": name, "name": name})
+        self.broadcast({"type": "new_game", "id": g.id, "player": name, "name": name, "clock": g.clock})
         self._save_open(g)
-        log.info("event=new_game game=%s variant=%s by=%s", g.id, variant, name)
+        log.info("event=new_game game=%s variant=%s by=%s clock=%s", g.id, variant, name, g.clock)
         return g.id
 
     def join(self, name: str, body: dict[str, Any]) -> list[str]:
@@ -636,6 +649,16 @@ class TurboLobby:
         order = parse_charging(members[pick].rules)
         return TURBO_VARIANTS[order], chairs
 
+    def clocked(self, g: LobbyGame, policy: TablePolicy) -> TablePolicy:
+        """``policy`` with the game's clock: its people have ``g.clock`` seconds a decision, then
+        the table's bot (the algorithm of the game's first bot, else ``heuristic``) plays for them."""
+        if g.clock is None:
+            return policy
+        algorithm = next((m.algorithm for m in g.members if m.kind == "bot" and m.algorithm), None)
+        if algorithm not in self.bot_names:
+            algorithm = "heuristic" if "heuristic" in self.bot_names else (self.bot_names or ["random"])[0]
+        return dataclasses.replace(policy, clock=g.clock, substitute=functools.partial(self.make_bot, algorithm))
+
     def _seat_for(self, m: Member) -> Seat:
         if m.remote is not None:
             return m.remote.seat
@@ -663,7 +686,9 @@ class TurboLobby:
             meta["open_hands"] = True
         if not g.rated:
             meta["unrated"] = True
-        policy = self.mixed_policy if any(remote) else PEOPLE_POLICY
+        if g.clock is not None:
+            meta["clock"] = g.clock
+        policy = self.clocked(g, self.mixed_policy if any(remote) else PEOPLE_POLICY)
         table = Table(rules, seats, seed=g.seed, policy=policy, table_id=g.id, recorder=self.recorder, meta=meta)
         if self.deals_for is not None:
             deals = self.deals_for(g)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -21,6 +22,7 @@ from moonshot.protocols.turbo.codec import (
     TranslationError,
     TurboTranslator,
 )
+from moonshot.runtime.clock import Countdown
 from moonshot.runtime.table import (
     Table,
     TableEvent,
@@ -64,6 +66,7 @@ class GameStream:
         # True: the hands stay hidden from spectators after the game too (a tournament's game)
         self.sealed = False
         self.chat_log: list[dict[str, Any]] = []  # {"name","message","version","sub"}: persisted
+        self.countdown: Countdown | None = None  # the table's clocks, as last told (on_clock)
 
     def start(self, translator: TurboTranslator) -> None:
         """The game has its chairs: seat whoever subscribed while it was open, by name, so a
@@ -105,6 +108,16 @@ class GameStream:
             self.close()
             return
         self._publish(new)
+
+    def on_clock(self, table: Table, countdown: Countdown) -> None:
+        """The table's clocks changed: every live subscriber is told the remaining seconds now
+        (a ``clock`` message outside the stored stream: no id, never replayed as it was)."""
+        self.countdown = countdown
+        if self.closed or self.complete:
+            return
+        frame = LiveMessage(countdown.to_json(asyncio.get_running_loop().time()))
+        for sub in self.subscribers:
+            sub.queue.put_nowait(frame)
 
     def on_notice(self, table: Table, notice: TableNotice) -> None:
         """A table pause or resume: a chat line from the server in the game's stream (not stored)."""
@@ -169,6 +182,8 @@ class GameStream:
         sub.queue.put_nowait(None if self.closed else _END_REPLAY)
         if self.closed:
             return sub
+        if self.countdown is not None and not self.complete:  # the clocks as they stand now
+            sub.queue.put_nowait(LiveMessage(self.countdown.to_json(asyncio.get_running_loop().time())))
         self.subscribers.add(sub)
         return sub
 
@@ -184,6 +199,19 @@ class GameStream:
 
 
 _END_REPLAY = Message(0, 0, {"type": "end_replay"})
+
+
+class LiveMessage(Message):
+    """A message for the subscribers of the moment, the same for every viewer, sent without an
+    SSE id (so ``Last-Event-ID`` never moves to it) and never kept in the stream (a clock)."""
+
+    __slots__ = ()
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        super().__init__(0, 0, data)
+
+    def sse_frame(self, seat: int | None) -> bytes | None:
+        return b"data: " + json.dumps(self.data, separators=(",", ":")).encode() + b"\r\n\r\n"
 
 
 END_REPLAY_FRAME = b'data: {"type":"end_replay"}\r\n\r\n'  # no id: it does not move Last-Event-ID

@@ -8,6 +8,7 @@ import { Subscription, getJson, post } from "./api.js";
 import { ensureName, showConnection, site, topbar } from "./common.js";
 import { applyEvent, newState, seatOf } from "./state.js";
 import { Table } from "./table.js";
+import { ClockView } from "./clock.js";
 import { HintButton } from "./hint.js";
 
 const PACES = {
@@ -62,6 +63,13 @@ async function main() {
     ],
   });
   window.moonshotTable = table; // for the browser tests and the curious
+  const clockRoot = document.createElement("div");
+  root.before(clockRoot);
+  const clock = new ClockView(clockRoot, {
+    me: () => table.me,
+    name: (seat) => table.name(seat),
+    back: () => post("/game/back", gameBody()),
+  });
   const hint = new HintButton(table, gameId);
 
   const state = newState();
@@ -130,6 +138,11 @@ async function main() {
   const sub = new Subscription(`/game/subscribe/${encodeURIComponent(gameId)}`, {
     onMessage: (ev, id) => {
       received.push({ id, event: ev });
+      if (ev.type === "clock") {
+        clock.update(ev); // at once: its remaining seconds count from now
+        return;
+      }
+      if (ev.type === "game_complete") clock.stop();
       if (!state.replayDone && ev.type !== "end_replay") {
         apply(ev);
         draw();

@@ -5,6 +5,7 @@ import { Subscription, getJson, post } from "./api.js";
 import { el, ensureName, showConnection, topbar } from "./common.js";
 import { cardFace } from "./cards.js";
 import { CHARGING_RULES, VARIANT_LABEL } from "./labels.js";
+import { CLOCKS } from "./clock.js";
 
 const KNOWN_KEY = "moonshot.games"; // id -> {variant, rules} of games this browser created
 
@@ -91,11 +92,27 @@ class Lobby {
       return f;
     };
     this.rulesField = field("Charging rules", this.rulesSelect);
+    // the clock: seconds a person has a decision, then the table's bot plays for them (a rated
+    // game always has one; the server's default is 30 s)
+    this.clockSelect = el("select");
+    this.clockSelect.id = "clock";
+    for (const [value, label] of CLOCKS) {
+      const o = el("option", null, label);
+      o.value = value;
+      if (value === "30") o.selected = true;
+      this.clockSelect.append(o);
+    }
     const createButton = el("button", "btn primary", "Create game");
     createButton.type = "button";
     createButton.id = "create-game";
     createButton.addEventListener("click", () => this.createGame());
-    row.append(field("Variant", this.variantSelect), this.rulesField, field("Bots play", this.botSelect), createButton);
+    row.append(
+      field("Variant", this.variantSelect),
+      this.rulesField,
+      field("Bots play", this.botSelect),
+      field("Clock", this.clockSelect),
+      createButton,
+    );
     this.variantHelp = el("p", "variant-help");
     create.append(row, this.variantHelp);
     this.variantSelect.addEventListener("change", () => this.variantChanged());
@@ -204,13 +221,14 @@ class Lobby {
 
   async createGame() {
     const variant = this.variantSelect.value || "turbo";
-    const body = { rules: this.rulesProposal() };
+    const body = { rules: this.rulesProposal(), clock: Number(this.clockSelect.value) };
     if (variant !== "turbo") body.variant = variant;
     const id = await this.act(() => post("/lobby/new", body));
     if (typeof id === "string") {
-      remember(id, { variant, rules: variant === "turbo" ? body.rules : null });
+      remember(id, { variant, rules: variant === "turbo" ? body.rules : null, clock: body.clock });
       const g = this.games.get(id) || { id, players: [this.me] };
       g.variant = variant;
+      g.clock = body.clock;
       this.games.set(id, g);
       this.renderGames();
     }
@@ -244,6 +262,7 @@ class Lobby {
         const g = this.games.get(ev.id) || { id: ev.id, players: [] };
         if (!g.players.includes(eventName(ev))) g.players.push(eventName(ev));
         g.variant = ev.variant || g.variant || (known && known.variant);
+        if (typeof ev.clock === "number") g.clock = ev.clock;
         this.games.set(ev.id, g);
         break;
       }
@@ -310,7 +329,8 @@ class Lobby {
     li.dataset.id = g.id;
     const info = el("div", "game-info");
     const label = g.variant ? VARIANT_LABEL[g.variant] || g.variant : "Game";
-    const title = el("div", "game-title", `${label} \u00b7 ${started ? "playing" : `${4 - g.players.length} seat${4 - g.players.length === 1 ? "" : "s"} open`}`);
+    const clock = g.clock ? ` \u00b7 ${g.clock} s a move` : "";
+    const title = el("div", "game-title", `${label}${clock} \u00b7 ${started ? "playing" : `${4 - g.players.length} seat${4 - g.players.length === 1 ? "" : "s"} open`}`);
     const chips = el("div", "game-players");
     for (const p of g.players) chips.append(el("span", `chip${p === this.me ? " me" : ""}`, p));
     for (let i = g.players.length; i < 4; i += 1) chips.append(el("span", "chip empty", "open seat"));

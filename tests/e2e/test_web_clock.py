@@ -1,0 +1,137 @@
+"""The clock in the browser: a game created with a clock in the lobby, the countdown for the seat
+to act, the bot playing for a person whose time ran out, the hand-over banner after two timeouts
+in a row, and "Take my seat back". Two people (two browser contexts) and two bots: one person
+never acts, the other plays, and nobody waits much longer than the clock."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from e2e.webkit import PHONE, Person, act_if_asked, chromium, my_seat, web_server
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
+
+SEATS = ["north", "east", "south", "west"]
+CLOCK = 2  # seconds a decision: short, so the test is quick; the bounds below are generous
+SHOTS = Path("/tmp/shots")
+
+
+async def shot(person: Person, name: str) -> None:
+    """A screenshot for looking at the page (outside the repository)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    await person.page.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+async def keep_playing(person: Person, stop: asyncio.Event) -> None:
+    """A person who plays whenever asked, until told to stop."""
+    while not stop.is_set():
+        if not await act_if_asked(person):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), 0.2)
+
+
+async def test_the_clock_plays_for_a_silent_person_and_hands_the_seat_back(tmp_path: Path) -> None:
+    async with web_server(tmp_path) as app, chromium() as browser:
+        app.turbo.options.clock_choices = None  # (any clock: 2 s is no choice of the lobby's)
+        base = f"http://127.0.0.1:{app.http_port}"
+        alice = await Person.open(browser, base, "alice")
+        bob = await Person.open(browser, base, "bob")
+        await alice.enter_lobby()
+        await bob.enter_lobby()
+        page = alice.page
+        # the lobby offers a clock; the test adds a short one to the choices
+        assert await page.locator("#clock option").count() >= 3
+        assert await page.eval_on_selector("#clock", "s => s.value") == "30"
+        await page.evaluate(f"document.querySelector('#clock').append(new Option('{CLOCK} s', '{CLOCK}'))")
+        await page.select_option("#clock", str(CLOCK))
+        game_id = await alice.create_game("standard")
+        assert f"{CLOCK} s a move" in await page.locator(f"#games li[data-id='{game_id}'] .game-title").inner_text()
+        await shot(alice, "lobby-clock-desktop")
+        row = bob.page.locator(f"#games li[data-id='{game_id}']")
+        await row.locator("[data-action=join]").click()
+        await alice.add_bots(game_id, "random", 2)
+        await alice.open_table(game_id)
+        await bob.open_table(game_id)
+        me = await my_seat(page)
+        hosted = app.turbo.games[game_id].hosted
+        assert hosted is not None and hosted.table.policy.clock == CLOCK
+
+        stop = asyncio.Event()
+        bob_plays = asyncio.create_task(keep_playing(bob, stop))
+        try:
+            # alice's pass runs under the clock: her countdown shows, and bob sees it too
+            mine = page.locator(f"#clock .clock-item.mine[data-seat='{me}']")
+            await mine.wait_for()
+            left = int(await mine.get_attribute("data-remaining") or "0")
+            assert 0 <= left <= CLOCK
+            await bob.page.locator(f"#clock .clock-item[data-seat='{me}']").wait_for()
+            await shot(alice, "table-clock-desktop")
+            loop = asyncio.get_running_loop()
+            shown = loop.time()
+            # she does nothing: the table's bot passes for her after the clock, not much later
+            await page.wait_for_function("(s) => window.moonshotState.passDone[s]", arg=me, timeout=20_000)
+            waited = loop.time() - shown
+            assert waited <= CLOCK + 8, waited
+            chair = SEATS.index(me)
+            assert hosted.table.stats()[chair].timeouts >= 1
+
+            # a second timeout in a row (her first card): the bot plays her seat, and says so
+            banner = page.locator("#clock-away")
+            await banner.wait_for(state="visible", timeout=40_000)
+            assert "bot is playing for you" in (await banner.inner_text()).lower()
+            assert await page.evaluate("document.body.dataset.away") == "true"
+            await shot(alice, "table-clock-away-desktop")
+            await page.set_viewport_size(PHONE)
+            await shot(alice, "table-clock-away-phone")
+            await page.set_viewport_size({"width": 1280, "height": 860})
+            # bob is never told alice's seat is his to take back
+            assert await bob.page.locator("#clock-away").is_hidden()
+
+            # "Take my seat back": the banner goes, and her next decision is hers, under the clock
+            await page.click("#take-seat-back")
+            await banner.wait_for(state="hidden")
+            await mine.wait_for(timeout=40_000)
+            assert not hosted.table.snapshot().chairs[chair].away
+            timeouts = hosted.table.stats()[chair].timeouts
+            asked = "() => document.querySelector('.my-hand button.card.legal, [data-action=pass]')"
+            await page.wait_for_function(asked)
+            assert await act_if_asked(alice)
+            assert hosted.table.stats()[chair].timeouts == timeouts  # in time: no timeout counted
+        finally:
+            stop.set()
+            await bob_plays
+        assert not alice.errors and not bob.errors, alice.errors + bob.errors
+
+
+async def test_a_rated_game_has_a_clock_by_default_and_a_bad_clock_is_refused(tmp_path: Path) -> None:
+    async with web_server(tmp_path) as app, chromium() as browser:
+        alice = await Person.open(browser, f"http://127.0.0.1:{app.http_port}", "alice")
+        await alice.enter_lobby()
+        page = alice.page
+
+        async def create(body: dict[str, Any]) -> Any:
+            return await page.evaluate(
+                """async (body) => {
+                  const r = await fetch('/lobby/new', {method: 'POST', credentials: 'same-origin',
+                    headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)});
+                  return [r.status, await r.text()];
+                }""",
+                body,
+            )
+
+        status, _ = await create({"variant": "standard"})
+        assert status == 200
+        games = [g for g in app.turbo.games.values() if g.created_by == "alice"]
+        assert games and games[-1].clock == 30.0  # a rated game's default
+        status, text = await create({"variant": "standard", "clock": 0})
+        assert status == 400 and "rated game has a clock" in text
+        status, text = await create({"variant": "standard", "clock": 7})
+        assert status == 400 and "clock" in text
+        status, _ = await create({"variant": "standard", "clock": 0, "seed": 5})  # practice: unrated
+        assert status == 200
+        assert [g for g in app.turbo.games.values() if g.practice][-1].clock is None
