@@ -30,7 +30,7 @@ import math
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import combinations
 
 from moonshot.core.actions import Action, Charge, Expose, Pass, Play
@@ -97,7 +97,6 @@ class Evaluation:
     worlds: int
     complete: bool = True
     note: str = ""
-    by_label: dict[str, OptionValue] = field(default_factory=dict, repr=False, compare=False)
 
     def option(self, action: Action) -> OptionValue | None:
         """The option that is ``action`` (None: not valued, e.g. a pass outside the candidates)."""
