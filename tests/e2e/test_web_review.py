@@ -25,6 +25,7 @@ from moonshot.core.actions import action_from_dict
 from moonshot.core.cards import card_list, format_card, format_cards
 from moonshot.core.engine import Game
 from moonshot.core.variants import STANDARD, TURBO
+from moonshot.play.review import review_game
 from moonshot.runtime.table import BotSeat, Table
 from moonshot.server.app import ServerApp
 
@@ -472,6 +473,33 @@ async def test_a_turbo_games_actions_line_up_with_its_stream(tmp_path: Path) -> 
         event_type = {"pass": "send_pass", "accept": "accept_claim", "reject": "reject_claim"}
         for d, at in zip(game["actions"], moments, strict=True):
             assert game["events"][at]["type"] == event_type.get(d["t"], d["t"])
+
+        # a review made by review_game (a few worlds: its numbers do not matter here): every
+        # decision shows its options with the chosen one marked once, a charge of nothing as words
+        review = review_game(TURBO, 77, game["actions"], 1, simulations=4, game_id=table.id).to_json()
+        fake = FakeReviews(review)
+        for e in fake.seen:
+            e.set()
+        await open_replay(erin, table.id)
+        await page.route("**/api/games/*/review?*", fake.handle)
+        await page.select_option("#review-seat", "1")
+        await page.click("[data-action=review]")
+        await page.wait_for_selector("#review-timeline")
+        chosen = await page.evaluate(
+            """(n) => Array.from({length: n}, (_, i) => {
+                window.moonshotReview.select(i);
+                return [document.querySelectorAll('#review-options tbody tr').length,
+                        document.querySelectorAll('#review-options tr.chosen').length,
+                        document.querySelector('#review-options tr.chosen').textContent];
+            })""",
+            len(review["decisions"]),
+        )
+        for d, (rows, marked, text) in zip(review["decisions"], chosen, strict=True):
+            assert rows == len(d["options"]) and marked == 1, d
+            if d["kind"] == "charge" and d["chosen"] == "-":
+                assert text.startswith("nothing")
+        assert any(d["kind"] == "charge" for d in review["decisions"])
+        assert erin.errors == []
         await erin.close()
 
 

@@ -16,6 +16,10 @@ const PASS_COUNT = 3;
 export function playable(d) {
   const hand = d.hand || [];
   if (Array.isArray(d.legal) && d.legal.length) return new Set(d.legal);
+  if (d.kind === "charge" || d.kind === "expose") {
+    // the cards one may charge or expose: those the review's options (every subset) are made of
+    return new Set((d.options || []).flatMap((o) => labelCards(o.label)));
+  }
   const trick = d.trick_cards || [];
   if (d.kind === "play" && trick.length) {
     const led = trick[0].card[1];
@@ -84,7 +88,7 @@ export class Learn {
       }
       box.append(trick);
     }
-    const multi = d.kind === "pass" || d.kind === "charge";
+    const multi = d.kind !== "play";
     const ask = el("p", "learn-ask");
     ask.id = "learn-ask";
     ask.textContent =
@@ -92,7 +96,7 @@ export class Learn {
         ? `Which three cards would you pass? Pick them (\u2190 \u2192 to move, Enter or Space to pick), then \u201cCheck\u201d.`
         : d.kind === "play"
           ? "Which card would you play? (\u2190 \u2192 to move, Enter or Space to play it)"
-          : `What would you ${d.kind}?`;
+          : `What would you ${d.kind}? Pick the cards (none is an answer too), then \u201cCheck\u201d.`;
     box.append(ask);
 
     this.hand = el("div", "learn-hand");
@@ -102,7 +106,7 @@ export class Learn {
     const allowed = playable(d);
     for (const card of sortCards(d.hand || [])) {
       const face = cardFace(card, { interactive: true });
-      face.disabled = d.kind === "play" && !allowed.has(card);
+      face.disabled = d.kind !== "pass" && !allowed.has(card);
       if (face.disabled) face.classList.add("dimmed");
       if (multi) face.setAttribute("aria-pressed", "false");
       face.addEventListener("click", () => this.pick(card));
@@ -113,11 +117,11 @@ export class Learn {
 
     this.controls = el("div", "learn-controls");
     if (multi) {
-      this.check = el("button", "btn primary", "Check");
+      this.check = el("button", "btn primary", this.checkText());
       this.check.type = "button";
       this.check.dataset.action = "learn-check";
-      this.check.disabled = true;
-      this.check.addEventListener("click", () => this.answer(sortCards([...this.selected]).join(" ")));
+      this.check.disabled = d.kind === "pass";
+      this.check.addEventListener("click", () => this.answer(sortCards([...this.selected]).join(" ") || "-"));
       this.controls.append(this.check);
     }
     box.append(this.controls);
@@ -162,8 +166,14 @@ export class Learn {
     }
     if (this.check) {
       this.check.disabled = d.kind === "pass" ? this.selected.size !== PASS_COUNT : false;
-      this.check.textContent = this.selected.size ? `Check ${this.selected.size === 1 ? "this card" : `these ${this.selected.size}`}` : "Check";
+      this.check.textContent = this.checkText();
     }
+  }
+
+  checkText() {
+    const n = this.selected.size;
+    if (n) return `Check ${n === 1 ? "this card" : `these ${n}`}`;
+    return this.decision.kind === "pass" ? "Check" : "Check: none";
   }
 
   answer(choice) {

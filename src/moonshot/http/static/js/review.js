@@ -34,7 +34,7 @@ export function cardsSpan(label) {
   const cards = labelCards(label);
   const span = el("span", "cards-text");
   if (!cards.length) {
-    span.textContent = String(label ?? "");
+    span.textContent = label === "-" || label === "" ? "nothing" : String(label ?? "");
     return span;
   }
   cards.forEach((c, i) => {
@@ -50,7 +50,15 @@ export function cardsSpan(label) {
 /** The same cards, however a label orders them. */
 export function sameCards(a, b) {
   const x = labelCards(a).sort().join(" ");
-  return x !== "" && x === labelCards(b).sort().join(" ");
+  if (x !== labelCards(b).sort().join(" ")) return false;
+  return x !== "" || String(a ?? "").trim() === String(b ?? "").trim(); // "-": no cards, both
+}
+
+const PASS_TO = { left: "to the left", right: "to the right", across: "across", keeper: "to the keeper pile" };
+
+/** "to the left", "across": where a pass goes. */
+export function passTo(direction) {
+  return PASS_TO[direction] || `to the ${direction || "?"}`;
 }
 
 export const points = (x) => (Number.isFinite(x) ? x.toFixed(1) : "?");
@@ -527,6 +535,7 @@ export class ReviewPanel {
     }
     box.append(verdict, positionLine(d, this.players));
     box.append(optionsTable(d));
+    if (d.note) box.append(el("p", "muted note", d.note));
     if (d.complete === false) {
       box.append(el("p", "muted note", `Only ${(d.options || []).length} of the possible ${d.kind === "pass" ? "passes" : "options"} were evaluated (the likeliest ones), so the best shown is the best of those.`));
     }
@@ -587,7 +596,11 @@ function ordinal(n) {
 export function positionLine(d, players) {
   const p = el("p", "decision-position");
   if (d.kind === "pass") {
-    p.textContent = `Passing three cards ${d.pass_direction === "across" ? "across" : `to the ${d.pass_direction || "?"}`}.`;
+    p.textContent = `Passing three cards ${passTo(d.pass_direction)}.`;
+    return p;
+  }
+  if (d.kind === "charge" || d.kind === "expose") {
+    p.textContent = d.kind === "charge" ? "Charging: which cards to charge, if any." : "Exposing: whether to expose.";
     return p;
   }
   if (d.kind !== "play") return p;
