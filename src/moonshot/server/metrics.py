@@ -2,9 +2,10 @@
 
 Two kinds of numbers, both protocol-neutral (a protocol is only a label):
 
-* counted as they happen, through the runtime's hooks: each table's :class:`ProtocolMeter` (a
-  :class:`~moonshot.runtime.meter.TableMeter` whose label children are resolved once, so a
-  decision costs an increment) and the store writer's commit hook (:meth:`ServerMetrics.committed`);
+* counted as they happen, through the runtime's hooks: each protocol's :class:`ProtocolMeter` (a
+  :class:`~moonshot.runtime.meter.TableMeter`: a decision and a bot's CPU are plain additions, read
+  when scraped, and an answer one observation of a histogram child resolved once) and the store
+  writer's commit hook (:meth:`ServerMetrics.committed`);
 * read when Prometheus scrapes (:class:`_Snapshot`, a custom collector): tables by protocol and
   state, paused tables, players in a chair, the writer's queue, refusals by limit, SSE streams
   open, cluster nodes. Nothing on a hot path pays for these.
@@ -33,25 +34,27 @@ COMMIT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.
 
 
 class ProtocolMeter(TableMeter):
-    """The tables of one protocol: label children resolved once, each hook one increment."""
+    """The tables of one protocol. The two counts made for every decision are plain numbers
+    (every hook runs on the event loop's thread), read when scraped; the round trip's histogram
+    child is resolved once."""
 
-    __slots__ = ("_answered", "_bot_cpu", "_decided", "_metrics", "_protocol")
+    __slots__ = ("_answered", "_metrics", "_protocol", "bot_cpu", "decisions")
 
     def __init__(self, metrics: ServerMetrics, protocol: str) -> None:
         self._metrics = metrics
         self._protocol = protocol
-        self._decided = metrics.decisions.labels(protocol).inc
+        self.decisions = 0
+        self.bot_cpu = 0.0
         self._answered = metrics.round_trip.labels(protocol).observe
-        self._bot_cpu = metrics.bot_cpu.labels(protocol).inc
 
     def decided(self) -> None:
-        self._decided()
+        self.decisions += 1
 
     def answered(self, seconds: float) -> None:
         self._answered(seconds)
 
     def bot_thought(self, cpu_seconds: float) -> None:
-        self._bot_cpu(cpu_seconds)
+        self.bot_cpu += cpu_seconds
 
     def paused(self, cause: str) -> None:
         self._metrics.pauses.labels(self._protocol, cause).inc()
@@ -64,23 +67,11 @@ class ServerMetrics:
     def __init__(self, server: Any) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
-        self.decisions = Counter(
-            "moonshot_decisions",
-            "Actions applied at this server's tables (any seat, forced or not)",
-            ["protocol"],
-            registry=r,
-        )
         self.round_trip = Histogram(
             "moonshot_decision_round_trip_seconds",
             "From a table asking a seat for a decision to its answer arriving",
             ["protocol"],
             buckets=ROUND_TRIP_BUCKETS,
-            registry=r,
-        )
-        self.bot_cpu = Counter(
-            "moonshot_bot_cpu_seconds",
-            "CPU the server's bots spent deciding (their threads')",
-            ["protocol"],
             registry=r,
         )
         self.pauses = Counter(
@@ -97,7 +88,7 @@ class ServerMetrics:
         )
         self.committed_rows = Counter("moonshot_store_rows_written", "Rows the store's writer committed", registry=r)
         self._meters: dict[str, ProtocolMeter] = {}
-        r.register(_Snapshot(server))
+        r.register(_Snapshot(server, self._meters))
 
     def table_meter(self, protocol: str) -> ProtocolMeter:
         """The meter a table of ``protocol`` counts into (one per protocol)."""
@@ -115,8 +106,9 @@ class ServerMetrics:
 class _Snapshot(Collector):
     """The gauges read from the server when scraped: nothing to update on a hot path."""
 
-    def __init__(self, server: Any) -> None:
+    def __init__(self, server: Any, meters: dict[str, ProtocolMeter]) -> None:
         self.server = server
+        self.meters = meters
 
     def describe(self) -> list[Any]:
         return []  # (no registration-time collection: the server may not have started)
@@ -158,6 +150,19 @@ class _Snapshot(Collector):
         yield tables
         yield paused
         yield players
+        decisions = CounterMetricFamily(
+            "moonshot_decisions",
+            "Actions applied at this server's tables (any seat, forced or not)",
+            labels=["protocol"],
+        )
+        bot_cpu = CounterMetricFamily(
+            "moonshot_bot_cpu_seconds", "CPU the server's bots spent deciding (their threads')", labels=["protocol"]
+        )
+        for protocol, meter in sorted(self.meters.items()):
+            decisions.add_metric([protocol], meter.decisions)
+            bot_cpu.add_metric([protocol], meter.bot_cpu)
+        yield decisions
+        yield bot_cpu
         finished = CounterMetricFamily("moonshot_games_finished", "Games this server played to the end")
         finished.add_metric([], s.finished)
         yield finished
