@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 
-.PHONY: serve test install install-dev core browser prometheus lint typecheck unit unit-pure bench fuzz clean demo compile uncompile
+.PHONY: serve test install install-dev core browser prometheus nginx lint typecheck unit unit-pure bench fuzz clean demo compile uncompile
 
 $(VENV)/.created:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "error: $(PYTHON) not found (moonshot needs Python 3.11+; set PYTHON=...)"; exit 1; }
@@ -69,6 +69,17 @@ prometheus:
 	    || echo "warning: could not install prometheus; the metrics checks will skip"; \
 	else echo "warning: no prometheus and no root apt-get; the metrics checks will skip (apt-get install prometheus)"; fi
 
+# The TLS proxy tests (tests/e2e/test_proxy_tls.py) run Debian's nginx with its stream module
+# (packages nginx, libnginx-mod-stream) from deploy/nginx/moonshot.conf; installed like chromium
+# above, else those tests skip.
+nginx:
+	@if { command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ]; } && [ -e /usr/lib/nginx/modules/ngx_stream_module.so ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian's nginx for the TLS proxy tests"; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx libnginx-mod-stream >/dev/null; } \
+	    || echo "warning: could not install nginx; the TLS proxy tests will skip"; \
+	else echo "warning: no nginx and no root apt-get; the TLS proxy tests will skip (apt-get install nginx libnginx-mod-stream)"; fi
+
 # The whole suite on the compiled core (what `make serve` runs), then the core's tests again on the
 # pure-Python sources (the fallback where nothing can be compiled). Tests run in PYTEST_WORKERS
 # processes (pytest-xdist, a test module to a process; every test that needs a server starts its own
@@ -77,7 +88,7 @@ prometheus:
 # tests are listed at the end. `make unit PYTEST_WORKERS=0` runs them in one process.
 PYTEST_WORKERS ?= 2
 PYTEST_ARGS := -n $(PYTEST_WORKERS) --dist loadfile --durations=25
-unit: install-dev core browser prometheus
+unit: install-dev core browser prometheus nginx
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 
 # The pure-Python pass checks the fallback build of the core, so it skips what exercises only the

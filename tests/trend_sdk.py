@@ -44,6 +44,7 @@ class SdkBot:
     connections: int = 0
     kept_open: bool | None = None
     lobby_code: str | None = None  # moonshot's join extension: meet at a table by its code
+    sslopt: dict[str, Any] | None = None  # wss://: websocket-client's TLS options (ca_certs=...)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -54,7 +55,7 @@ class SdkBot:
 
     # ------------------------------------------------------------ the connection loop
     def connect(self) -> websocket.WebSocket:
-        ws = websocket.create_connection(self.url, timeout=60)
+        ws = websocket.create_connection(self.url, timeout=60, sslopt=self.sslopt)
         self.connections += 1
         join = {"playerNumber": str(self.number), "playerName": self.name, "token": self.token}
         if self.lobby_code is not None:

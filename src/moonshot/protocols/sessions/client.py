@@ -421,8 +421,11 @@ class Client:
         self.closed = False
 
     @classmethod
-    async def connect(cls, host: str = "127.0.0.1", port: int = DEFAULT_PORT) -> Client:
-        reader, writer = await asyncio.open_connection(host, port)
+    async def connect(
+        cls, host: str = "127.0.0.1", port: int = DEFAULT_PORT, local_addr: tuple[str, int] | None = None
+    ) -> Client:
+        """Connect and say hello; ``local_addr``: the (address, port) to connect from."""
+        reader, writer = await asyncio.open_connection(host, port, local_addr=local_addr)
         c = cls(reader, writer)
         c._write({"type": "connection_request"})
         resp = await asyncio.wait_for(c._connected, 30)
