@@ -1,0 +1,175 @@
+"""`moonshot admin` against a real `moonshot serve`: a banned Sessions client and a banned web
+client are refused, each in its protocol's way; the CLI without the token is refused; and a
+drain lets the game under way finish, refuses new ones on every path, then the process exits 0."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from moonshot.protocols.sessions.client import Client, ProtocolError, RandomPlayer, View
+from moonshot.store import Store
+
+pytestmark = pytest.mark.timeout(600)
+
+
+class Served:
+    def __init__(self, proc: subprocess.Popen[str], lines: queue.Queue[str]) -> None:
+        self.proc = proc
+        self.lines = lines
+        self.sessions = self.http = self.operator = self.token = ""
+
+    def read_until(self, pattern: str, timeout: float = 120.0) -> re.Match[str]:
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self.lines.get(timeout=left)
+            except queue.Empty:
+                break
+            if m := re.search(pattern, line):
+                return m
+        raise AssertionError(f"the server never said {pattern!r}")
+
+    def admin(self, *args: str, token: bool = True, wrong: str | None = None) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "moonshot.cli.main", "admin", "--operator", self.operator]
+        if token:
+            cmd += ["--token-file", self.token]
+        env = {k: v for k, v in os.environ.items() if k != "MOONSHOT_OPERATOR_TOKEN"}
+        if wrong is not None:
+            env["MOONSHOT_OPERATOR_TOKEN"] = wrong
+        return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120, env=env, cwd="/")
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    cmd = [sys.executable, "-m", "moonshot.cli.main", "serve", "--sessions-port", "0", "--http-port", "0"]
+    cmd += ["--operator-address", "127.0.0.1:0", "--db", f"sqlite:///{tmp_path / 'games.db'}"]
+    cmd += ["--fill-wait", "60", "--bot", "random", "--log-level", "warning"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    s = Served(proc, lines)
+    try:
+        s.sessions = s.read_until(r"tcp://([\d.]+:\d+)").group(1)
+        s.http = s.read_until(r"open http://([\d.]+:\d+)/lobby").group(1)
+        s.operator = s.read_until(r"operator surface on http://([\d.]+:\d+)/metrics").group(1)
+        s.token = s.read_until(r"operator token \(for moonshot admin\) in (\S+)").group(1)
+        yield s
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+class Slow(RandomPlayer):
+    """A player slow enough that a game outlasts a few `moonshot admin` runs (half a minute)."""
+
+    async def play(self, view: View) -> str:  # type: ignore[override]
+        await asyncio.sleep(0.03)
+        card = super().play(view)
+        assert card is not None
+        return card
+
+
+def test_banned_sessions_and_web_clients_are_refused_and_the_cli_needs_the_token(served: Served) -> None:
+    assert os.stat(served.token).st_mode & 0o777 == 0o600
+    refused = served.admin("ban", "name", "mallory", token=False)  # run elsewhere: no token to be found
+    assert refused.returncode == 1 and "cannot read the operator token" in refused.stderr
+    refused = served.admin("ban", "name", "mallory", token=False, wrong="not-the-token-" * 3)
+    assert refused.returncode == 1 and "401" in refused.stderr and "token" in refused.stderr
+
+    # on the same host, --db of the server's store finds the token written beside it
+    db = f"sqlite:///{Path(served.token).parent / 'games.db'}"
+    done = served.admin("--db", db, "ban", "name", "Mallory", "--for", "2h", "--reason", "cheating", token=False)
+    assert done.returncode == 0, done.stderr
+    assert "banned name Mallory until" in done.stdout
+
+    host, port = served.sessions.split(":")
+
+    async def sessions() -> None:
+        client = await Client.connect(host, int(port))
+        try:
+            with pytest.raises(ProtocolError, match=r"banned until .*: cheating"):
+                await client.open_session("mallory")
+            await client.open_session("alice")  # others are seated as before
+        finally:
+            await client.close()
+
+    asyncio.run(sessions())
+
+    origin = f"http://{served.http}"
+    with httpx.Client(base_url=origin, headers={"Origin": origin}) as web:
+        for method, path in (("GET", "/lobby"), ("GET", "/lobby/subscribe"), ("POST", "/lobby/new")):
+            r = web.request(method, path, headers={"Cookie": "name=mallory"}, json={} if method == "POST" else None)
+            assert r.status_code == 403, path
+            assert r.headers["content-type"] == "application/json"
+            assert r.json()["error"].startswith("banned until") and "cheating" in r.json()["error"]
+        assert web.get("/lobby", headers={"Cookie": "name=alice"}).status_code == 200
+
+    listed = served.admin("--json", "bans")
+    assert [b["value"] for b in json.loads(listed.stdout)["bans"]] == ["Mallory"]
+    assert served.admin("unban", "name", "mallory").returncode == 0
+    audit = served.admin("audit")
+    assert audit.returncode == 0 and " ban " in audit.stdout and " unban " in audit.stdout
+
+
+def test_drain_lets_the_running_game_finish_then_the_server_exits_0(served: Served, tmp_path: Path) -> None:
+    host, port = served.sessions.split(":")
+
+    async def play_through_a_drain() -> list[object]:
+        client = await Client.connect(host, int(port))
+        games = asyncio.gather(*(client.play(Slow(), lobby_code="d") for _ in range(4)), return_exceptions=True)
+        while True:  # the game is under way
+            listed = json.loads((await asyncio.to_thread(served.admin, "--json", "tables")).stdout)
+            if listed["tables"] and listed["tables"][0]["actions"] > 10:
+                break
+            await asyncio.sleep(0.1)
+        drained = await asyncio.to_thread(served.admin, "drain")
+        assert drained.returncode == 0 and "draining: 1 running games finish" in drained.stdout, drained.stderr
+        late = await Client.connect(host, int(port))
+        with pytest.raises(ProtocolError, match="draining"):
+            await late.open_session("latecomer")
+        await late.close()
+        origin = f"http://{served.http}"
+        async with httpx.AsyncClient(base_url=origin, headers={"Origin": origin}) as web:
+            r = await web.post("/lobby/new", json={}, headers={"Cookie": "name=alice"})
+            assert r.status_code == 503 and "draining" in r.json()["error"]
+            assert (await web.get("/readyz")).status_code == 503
+        results = await asyncio.wait_for(games, 300)
+        await client.close()
+        return list(results)
+
+    results = asyncio.run(play_through_a_drain())
+    assert not any(isinstance(r, BaseException) for r in results), results  # every player finished its game
+    assert served.proc.wait(120) == 0  # and then the server left on its own, exit 0
+
+    async def stored() -> list[str]:
+        store = await Store.open(f"sqlite:///{tmp_path / 'games.db'}", create=False)
+        try:
+            return [g["status"] for g in await store.list_games(None)]
+        finally:
+            await store.close()
+
+    assert asyncio.run(stored()) == ["finished"]
