@@ -195,3 +195,61 @@ async def test_a_busy_default_operator_address_is_logged_not_fatal_but_an_asked_
         await third.stop()
     finally:
         await first.stop()
+
+
+@pytest.mark.asyncio
+async def test_in_a_cluster_metrics_count_the_live_nodes_and_readiness_pings_redis() -> None:
+    import os
+    import secrets
+
+    redis = pytest.importorskip("redis.asyncio")
+    url = os.environ.get("MOONSHOT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+    probe = redis.Redis.from_url(url, socket_connect_timeout=2)
+    try:
+        await probe.ping()
+    except Exception as e:
+        pytest.skip(f"Redis not reachable at {url} ({e}); set MOONSHOT_TEST_REDIS_URL")
+    prefix = f"moonshot-test-{secrets.token_hex(4)}:"
+    apps = [
+        ServerApp(
+            ServerConfig(
+                sessions_port=0,
+                db_url=None,
+                redis_url=url,
+                cluster_prefix=prefix,
+                lease=1.0,
+                operator_address=("127.0.0.1", 0),
+            )
+        )
+        for _ in range(2)
+    ]
+    try:
+        for app in apps:
+            await app.start()
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{apps[0].operator_port}") as http:
+            for _ in range(200):  # the keeper refreshes the live nodes every lease/3
+                if "moonshot_cluster_nodes 2.0" in (await http.get("/metrics")).text:
+                    break
+                await asyncio.sleep(0.05)
+            assert "moonshot_cluster_nodes 2.0" in (await http.get("/metrics")).text
+            assert (await http.get("/readyz")).json() == {"status": "ready"}
+
+            class Unreachable:
+                async def ping(self) -> bool:
+                    raise ConnectionError("Connection refused")
+
+            cluster = apps[0].cluster
+            real, cluster.redis = cluster.redis, Unreachable()
+            apps[0].readiness.ttl = 0
+            try:
+                r = await http.get("/readyz")
+                assert r.status_code == 503 and r.json() == {"status": "not ready", "failing": "redis"}
+            finally:
+                cluster.redis = real
+    finally:
+        for app in apps:
+            await app.stop()
+        keys = [k async for k in probe.scan_iter(match=f"{prefix}*")]
+        if keys:
+            await probe.delete(*keys)
+        await probe.aclose()
