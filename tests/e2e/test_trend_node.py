@@ -17,6 +17,7 @@ import httpx
 import pytest
 import pytest_asyncio
 import websocket
+import websockets
 
 from moonshot.server.trend_node import NodeConfig, NodeServer, load_tokens, parse_seats
 from protocols.turbo.sse import SseReader
@@ -345,5 +346,33 @@ async def test_the_nodes_pages_link_only_to_what_the_node_has_and_its_stream_nam
         assert sit["south"] == {"type": "bot", "name": "player3", "algorithm": "random"}
         await task
         assert solo.errors == []
+    finally:
+        await server.stop()
+
+
+async def test_behind_a_trusted_proxy_the_seat_page_links_wss_and_the_node_counts_the_real_client() -> None:
+    server = await start(trusted_proxies=("127.0.0.2",))
+    try:
+        base = f"http://127.0.0.1:{server.node.port}"
+        tls = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "198.51.100.7", "Host": "moonshot.example.org"}
+        proxy = httpx.AsyncHTTPTransport(local_address="127.0.0.2")
+        async with httpx.AsyncClient(base_url=base, transport=proxy) as via_proxy:
+            state = (await via_proxy.get("/api/state", headers=tls)).json()
+            assert state["websocket"] == "wss://moonshot.example.org/"
+        # anyone else saying so is not believed: the link follows the connection it came on
+        async with httpx.AsyncClient(base_url=base) as direct:
+            state = (await direct.get("/api/state", headers=tls)).json()
+            assert state["websocket"] == "ws://moonshot.example.org/"
+        # a Trend socket through the proxy is the forwarded client's
+        ws = await websockets.connect(
+            url(server), additional_headers={"X-Forwarded-For": "198.51.100.7"}, local_addr=("127.0.0.2", 0)
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while not any(p.ip == "198.51.100.7" for p in server.node.peers):
+                assert time.monotonic() < deadline, [p.ip for p in server.node.peers]
+                await asyncio.sleep(0.01)
+        finally:
+            await ws.close()
     finally:
         await server.stop()
