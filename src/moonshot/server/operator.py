@@ -107,7 +107,7 @@ class Readiness:
             return ReadyState(False, "draining")
         if self._cached is not None and self.clock() - self._at < self.ttl:
             return self._cached
-        if self._running is None:
+        if self._running is None or self._running.done():  # (one left done by waiters that went away)
             self._running = asyncio.ensure_future(self._probe())
         running = self._running
         try:
