@@ -699,10 +699,13 @@ def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
     async def page(request: Request) -> Response:
         return FileResponse(STATIC / "index.html")
 
-    async def state(request: Request) -> Response:
-        # the WebSocket at the host and scheme the page was reached by (wss:// behind a TLS proxy)
+    def websocket_link(request: Request) -> str | None:
+        """The WebSocket at the host and scheme the page was reached by (wss:// behind a TLS proxy)."""
         host = request.headers.get("host")
-        return JSONResponse(node.describe(f"{websocket_scheme(request.scope)}://{host}/" if host else None))
+        return f"{websocket_scheme(request.scope)}://{host}/" if host else None
+
+    async def state(request: Request) -> Response:
+        return JSONResponse(node.describe(websocket_link(request)))
 
     async def seats(request: Request) -> Response:
         try:
@@ -727,8 +730,8 @@ def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
             return JSONResponse({"error": str(e)}, status_code=400)
         why = node.apply_settings(settings)
         if why is not None:
-            return JSONResponse({"error": why, **node.describe()}, status_code=409)
-        return JSONResponse(node.describe())
+            return JSONResponse({"error": why, **node.describe(websocket_link(request))}, status_code=409)
+        return JSONResponse(node.describe(websocket_link(request)))
 
     def identity() -> Identity:
         return node.identity
@@ -742,7 +745,7 @@ def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
         why = node.attach_human(number, HumanSeat(caller.name))
         if why is not None:
             raise RequestError(409, why)
-        return node.describe()
+        return node.describe(websocket_link(request))
 
     async def me(request: Request, caller: Caller) -> Any:
         return {"name": caller.name}
