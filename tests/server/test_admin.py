@@ -234,14 +234,31 @@ async def test_a_muted_name_cannot_chat(app: ServerApp) -> None:
         assert r.status_code != 403 or "muted" not in r.text
 
 
-async def test_a_notice_reaches_the_web_lobby_streams_and_says_who_cannot_show_it(app: ServerApp) -> None:
-    assert app.turbo is not None
+async def test_a_notice_reaches_the_web_lobby_and_seated_players_and_says_who_cannot_show_it(
+    app: ServerApp,
+) -> None:
+    assert app.turbo is not None and app.sessions_port is not None
     watcher: asyncio.Queue[Any] = asyncio.Queue()
     app.turbo.subscribers.setdefault("watcher", []).append(watcher)
+    client = await Client.connect("127.0.0.1", app.sessions_port)
+    games = asyncio.gather(*(client.play(Slow(), lobby_code="n") for _ in range(4)), return_exceptions=True)
+    await until(lambda: any(len(t.game.actions) > 4 for t in app.tables.values()))
     r = await admin(app, "/admin/notice", {"message": "  Maintenance   at 06:00 UTC "})
-    assert r.status_code == 200 and r.json() == {"shown": ["http"], "not_shown": ["sessions"]}
+    assert r.status_code == 200 and r.json() == {"shown": ["http", "sessions (seated players)"], "not_shown": []}
     event = await asyncio.wait_for(watcher.get(), 5)
     assert dict(event) == {"type": "notice", "message": "Maintenance at 06:00 UTC"}
+    # each seated Sessions player gets a non-fatal error reply naming its session, about: notice
+    await until(
+        lambda: (
+            len(client.sessions) == 4
+            and all(any("Maintenance at 06:00 UTC" in e for e in s.errors) for s in client.sessions.values())
+        )
+    )
+    assert all(len(t.game.actions) > 4 and not t.done.done() for t in app.tables.values())  # the game goes on
+    for table_id in list(app.tables):
+        await admin(app, "/admin/close", {"table": table_id})
+    await asyncio.wait_for(games, 60)
+    await client.close()
     assert (await admin(app, "/admin/notice", {"message": " "})).status_code == 400
 
 

@@ -135,8 +135,9 @@ class TableNotice:
     """Something about the table rather than the game, told to every seat and spectator
     (``Seat.on_notice``), which each protocol renders as best it can (an error or chat line).
 
-    ``kind`` is ``paused`` or ``resumed``; ``cause`` says why (``storage``: the game store
-    cannot be written, so nothing more is acknowledged or asked until it can); ``text`` is for people."""
+    ``kind`` is ``paused``, ``resumed`` or ``notice`` (the operator's, ``Table.announce``);
+    ``cause`` says why (``storage``: the game store cannot be written, so nothing more is
+    acknowledged or asked until it can); ``text`` is for people."""
 
     kind: str
     cause: str
@@ -694,6 +695,13 @@ class Table:
         as aborted, so never rated nor restored; every player is told ``reason`` in its
         protocol's own way, as when a table is abandoned."""
         self._inbox.put_nowait(_Close(reason))
+
+    def announce(self, text: str) -> None:
+        """Tell every seat and spectator ``text`` from the operator (``moonshot admin notice``),
+        as the table tells its pauses (:class:`TableNotice`, kind ``notice``): each protocol
+        shows it as best it can."""
+        if not self.done.done():
+            self._notify(TableNotice("notice", "operator", text))
 
     # the recorder's calls (see Recorder): durability and storage pauses
     def durable(self, count: int) -> None:

@@ -289,10 +289,18 @@ class Admin:
         if turbo is not None:  # the web app's lobby streams show it as a banner
             turbo.broadcast({"type": "notice", "message": text})
             shown.append("http")
-        others = (("sessions", self.app.sessions), ("trend", self.app.trend), ("kierki", self.app.kierki))
-        for protocol, running in others:
+        # seated players hear it as their table's pauses are told: Sessions a non-fatal error
+        # (about: notice), Trend an error frame, the web app a chat line from "moonshot";
+        # Kierki has no line for it (the server's log says it)
+        tables = [t for t in list(self.app.tables.values()) if not t.done.done()]
+        for table in tables:
+            table.announce(text)
+        for protocol, running in (("sessions", self.app.sessions), ("trend", self.app.trend)):
             if running is not None:
-                unable.append(protocol)  # their wire formats have no message for free text
+                shown.append(f"{protocol} (seated players)")
+        if self.app.kierki is not None:
+            unable.append("kierki")
+        log.warning("event=notice tables=%d text=%s", len(tables), json.dumps(text))
         self._record("notice", by, message=text, shown=shown, not_shown=unable)
         return {"shown": shown, "not_shown": unable}
 
