@@ -36,6 +36,8 @@ from moonshot.core.views import seat_view
 from moonshot.play.review import review_game
 
 TARGET_S = 60.0
+# the costs' shares printed by --spread: the thresholds and a few around them
+CUTS = sorted({0.05, 0.5, 1.0, 2.0, INACCURACY, MISTAKE, BLUNDER})
 
 
 def play(seed: int, bots: list[object]) -> tuple[list[Action], list[float], int]:
@@ -100,11 +102,11 @@ def spread(games: int, seed: int, simulations: int | None) -> None:
     took = time.perf_counter() - t0
     print(f"{games} games ({deals} deals), seeds {seed}-{seed + games - 1}, {simulations or DEFAULT_WORLDS} worlds")
     head = f"{'bot':10} {'decisions':>9} {'mean':>6} {'p50':>6} {'p75':>6} {'p90':>6} {'p95':>6} {'p99':>6} {'max':>6}"
-    print(head + f" {'>=0.05':>7} {'>=' + str(INACCURACY):>7} {'>=' + str(MISTAKE):>7} {'>=' + str(BLUNDER):>7}")
+    print(head + "".join(f" {'>=' + str(t):>7}" for t in CUTS))
     for name, xs in costs.items():
         n = len(xs)
         qs = " ".join(f"{_pct(xs, q):6.2f}" for q in (0.5, 0.75, 0.9, 0.95, 0.99))
-        shares = " ".join(f"{sum(x >= t for x in xs) / n:7.1%}" for t in (0.05, INACCURACY, MISTAKE, BLUNDER))
+        shares = " ".join(f"{sum(x >= t for x in xs) / n:7.1%}" for t in CUTS)
         print(f"{name:10} {n:9d} {statistics.fmean(xs):6.2f} {qs} {max(xs):6.2f} {shares}")
     print(
         f"noise: |cost(seed 0) - cost(seed 1)| over {len(noise)} decisions: mean {statistics.fmean(noise):.3f}, "

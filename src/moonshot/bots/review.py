@@ -57,7 +57,7 @@ from .search import (
 DEFAULT_WORLDS = 1000
 # grades, in points given up against the best option (measured: docs/review.md)
 BEST = 0.05
-INACCURACY = 0.5
+INACCURACY = 0.6
 MISTAKE = 1.5
 BLUNDER = 4.0
 GRADES = ("best", "good", "inaccuracy", "mistake", "blunder")
