@@ -19,6 +19,7 @@ from moonshot.http.endpoints import endpoint, error, read_body
 from moonshot.http.games import game_routes
 from moonshot.http.lobby import TurboLobby, lobby_routes
 from moonshot.http.origin import OriginGuard
+from moonshot.http.rematch import rematch_routes
 from moonshot.http.webapp import STATIC_DIR
 
 DEFAULT_HTTP_PORT = 7380
@@ -67,6 +68,7 @@ def build_app(lobby: TurboLobby, static_dir: Path | None = None) -> Starlette:
 
     routes = [
         *lobby_routes(lobby),
+        *rematch_routes(lobby),
         *game_routes(lobby),
         *api_routes(lobby),
         *tournament_routes(lobby),

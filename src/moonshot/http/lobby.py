@@ -232,6 +232,7 @@ class TurboLobby:
         self.rng = random.Random(self.options.seed)
         self.finished = 0
         self.tournaments: Any = None  # the server's TournamentHost (the /api/tournaments routes)
+        self.rematches: Any = None  # the rematch offers (moonshot.http.rematch), once its routes exist
         # the other server processes of a cluster (moonshot.http.peers.HttpPeers): lobby
         # events and name bindings go to them, games started here enter the cluster's directory
         self.peers: Any = None
@@ -649,6 +650,18 @@ class TurboLobby:
         order = parse_charging(members[pick].rules)
         return TURBO_VARIANTS[order], chairs
 
+    def start_now(self, g: LobbyGame, rules: Rules) -> None:
+        """Start ``g`` at once with ``rules`` and its members in their chairs as they are (a
+        rematch: the same game again, seats rotated), telling the lobby as a new game that filled."""
+        self.games[g.id] = g
+        if self.peers is not None:
+            self.peers.hosting(g.id)
+        first = g.members[0].name
+        self.broadcast({"type": "new_game", "id": g.id, "player": first, "name": first, "clock": g.clock})
+        for m in g.members[1:]:
+            self.broadcast({"type": "join_game", "id": g.id, "player": m.player_json(), "name": m.name})
+        self._start(g, (rules, list(g.members)))
+
     def clocked(self, g: LobbyGame, policy: TablePolicy) -> TablePolicy:
         """``policy`` with the game's clock: its people have ``g.clock`` seconds a decision, then
         the table's bot (the algorithm of the game's first bot, else ``heuristic``) plays for them."""
@@ -667,8 +680,8 @@ class TurboLobby:
             return BotSeat(bot, random.Random(self.rng.getrandbits(32)), name=m.name)
         return TurboSeat(m.name)
 
-    def _start(self, g: LobbyGame) -> None:
-        rules, chairs = self.rules_for(g)
+    def _start(self, g: LobbyGame, fixed: tuple[Rules, list[Member]] | None = None) -> None:
+        rules, chairs = fixed if fixed is not None else self.rules_for(g)
         g.members = chairs
         seats = [self._seat_for(m) for m in chairs]
         remote = [m.remote is not None for m in chairs]

@@ -9,6 +9,7 @@ import { ensureName, showConnection, site, topbar } from "./common.js";
 import { applyEvent, newState, seatOf } from "./state.js";
 import { Table } from "./table.js";
 import { ClockView } from "./clock.js";
+import { RematchView } from "./rematch.js";
 import { HintButton } from "./hint.js";
 
 const PACES = {
@@ -53,9 +54,12 @@ async function main() {
     rejectClaim: (claimer) => post("/game/reject_claim", gameBody({ claimer })),
     chat: (message) => post("/game/chat", gameBody({ message })),
   };
-  const table = new Table(root, {
+  let table = null;
+  const rematch = new RematchView({ gameId, me: () => table && table.me, myName });
+  table = new Table(root, {
     me: null,
     actions,
+    gameOverExtra: () => rematch.node(),
     autoScoreSheet: true,
     links: [
       { href: here.home, text: `Back to ${here.homeText}` },
@@ -142,7 +146,10 @@ async function main() {
         clock.update(ev); // at once: its remaining seconds count from now
         return;
       }
-      if (ev.type === "game_complete") clock.stop();
+      if (ev.type === "game_complete") {
+        clock.stop();
+        rematch.gameOver();
+      }
       if (!state.replayDone && ev.type !== "end_replay") {
         apply(ev);
         draw();

@@ -60,6 +60,7 @@ export class Table {
    *   highestWins: Trend-style scores (negative, highest total wins)
    *   autoScoreSheet: open the score sheet when a hand ends (live play)
    *   links: extra links for the game-over summary [{href, text}]
+   *   gameOverExtra: () => a node shown in the game-over summary (the rematch), or null
    */
   constructor(root, options = {}) {
     this.root = root;
@@ -70,6 +71,7 @@ export class Table {
     this.highestWins = options.highestWins ?? false;
     this.autoScoreSheet = options.autoScoreSheet ?? false;
     this.links = options.links ?? [];
+    this.gameOverExtra = options.gameOverExtra ?? null; // () => a node for the game-over view (rematch.js)
     this.selected = new Set();
     this.selectKey = null; // the decision the selection belongs to
     this.busy = false;
@@ -644,6 +646,8 @@ export class Table {
         links.append(a);
       }
       dialog.append(links);
+      const extra = this.gameOverExtra && this.gameOverExtra();
+      if (extra) dialog.querySelector(".winner").after(extra); // above the sheet: in sight on a phone
     }
     box.append(dialog);
   }

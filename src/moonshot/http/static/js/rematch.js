@@ -1,0 +1,122 @@
+// Rematch, on the table page's game-over view: offer or accept a new game with the same players,
+// each one seat clockwise; see who accepted; decline. When everyone has accepted, every person who
+// did is taken to the new game; a decline, or 60 s without everyone, cancels it for all.
+//
+// The offer's state comes from GET /lobby/rematch/<id> (polled once a second while the game-over
+// view is up: the game's own stream has ended); POST /lobby/rematch accepts (or offers) for the
+// caller only, POST /lobby/rematch_decline declines. Only the people who played see any of it.
+
+import { getJson, post } from "./api.js";
+import { el } from "./common.js";
+
+const POLL_MS = 1000;
+
+export class RematchView {
+  /** options: gameId; me: () => the viewer's seat or null (a spectator sees no rematch). */
+  constructor(options) {
+    this.gameId = options.gameId;
+    this.me = options.me;
+    this.myName = options.myName;
+    this.state = null; // the server's offer, or {state: "none"}
+    this.allowed = true; // false once the server says this name did not play here
+    this.timer = null;
+    this.busy = false;
+    this.box = el("div", "rematch-box");
+    this.box.id = "rematch-box";
+    this.box.setAttribute("aria-live", "polite");
+  }
+
+  /** The node for the game-over view (null when there is nothing to offer this viewer). */
+  node() {
+    return this.allowed && this.me() ? this.box : null;
+  }
+
+  /** The game is over: learn where a rematch stands, and keep learning while the view is up. */
+  gameOver() {
+    if (this.timer || !this.me()) return;
+    this.poll();
+  }
+
+  async poll() {
+    this.timer = null;
+    try {
+      this.state = await getJson(`/lobby/rematch/${encodeURIComponent(this.gameId)}`);
+    } catch (err) {
+      if (/did not play|no game/.test(err.message)) {
+        this.allowed = false;
+        this.box.remove();
+        return;
+      }
+    }
+    this.render();
+    if (this.state && this.state.state === "started") return;
+    this.timer = setTimeout(() => this.poll(), POLL_MS);
+  }
+
+  async act(path) {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      this.state = await post(path, { id: this.gameId });
+      this.error = null;
+    } catch (err) {
+      this.error = err.message;
+    } finally {
+      this.busy = false;
+    }
+    this.render();
+  }
+
+  render() {
+    const s = this.state || { state: "none" };
+    const box = this.box;
+    box.innerHTML = "";
+    box.dataset.state = s.state;
+    const me = this.myName;
+    const accepted = (s.accepted || []).includes(me);
+    const offerButton = (label) => {
+      const b = el("button", "btn primary", label);
+      b.type = "button";
+      b.id = "rematch";
+      b.addEventListener("click", () => this.act("/lobby/rematch"));
+      return b;
+    };
+    const declineButton = () => {
+      const b = el("button", "btn", "Decline");
+      b.type = "button";
+      b.id = "rematch-decline";
+      b.addEventListener("click", () => this.act("/lobby/rematch_decline"));
+      return b;
+    };
+    const row = el("div", "buttons");
+    if (s.state === "started") {
+      box.append(el("p", null, "The rematch has started."));
+      if (accepted && s.game) {
+        location.href = `/game#${encodeURIComponent(s.game)}`;
+      } else if (s.game) {
+        const a = el("a", "btn", "Watch the rematch");
+        a.href = `/game#${encodeURIComponent(s.game)}`;
+        row.append(a);
+      }
+    } else if (s.state === "open") {
+      const by = s.by === me ? "You offered" : `${s.by} offers`;
+      box.append(el("p", null, `${by} a rematch: the same players, each one seat clockwise.`));
+      const list = el("ul", "rematch-people");
+      for (const p of s.people || []) {
+        const yes = (s.accepted || []).includes(p);
+        const li = el("li", yes ? "accepted" : "waiting", `${p === me ? "You" : p}: ${yes ? "accepted" : "asked"}`);
+        li.dataset.name = p;
+        list.append(li);
+      }
+      box.append(list, el("p", "muted", `${Math.ceil(s.remaining || 0)} s left to answer.`));
+      if (!accepted) row.append(offerButton("Accept rematch"));
+      row.append(declineButton());
+    } else {
+      if (s.state === "cancelled") box.append(el("p", "rematch-cancelled", `Rematch cancelled: ${s.reason}.`));
+      else box.append(el("p", null, "Play again: the same players, each one seat clockwise."));
+      row.append(offerButton("Rematch"));
+    }
+    box.append(row);
+    if (this.error) box.append(el("p", "error", this.error));
+  }
+}

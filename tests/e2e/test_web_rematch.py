@@ -1,0 +1,152 @@
+"""Rematch in the browser: two people (two browser contexts, two names) and two bots finish a
+game, both accept a rematch on the game-over view, and both land on the new game with every seat
+moved one chair clockwise; a decline cancels it for everyone; and, as an attacker would try, a
+name that was not at the table can neither offer nor accept one, nor can anyone accept for another.
+
+The games are short: each person's clock is 1 s, so after two timeouts the table's bot plays
+their seat at once and the game runs to its end in seconds (the clock's own hand-over)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from e2e.webkit import PHONE, Person, chromium, my_seat, web_server
+
+pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
+
+SEATS = ["north", "east", "south", "west"]
+SHOTS = Path("/tmp/shots")
+
+
+async def fetch(person: Person, method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+    """A request from the person's own browser (their cookie, their origin)."""
+    status, text = await person.page.evaluate(
+        """async ([method, path, body]) => {
+          const init = {method, credentials: 'same-origin', headers: {'Content-Type': 'application/json'}};
+          if (body) init.body = JSON.stringify(body);
+          const r = await fetch(path, init);
+          return [r.status, await r.text()];
+        }""",
+        [method, path, body],
+    )
+    return int(status), json.loads(text) if text else None
+
+
+@asynccontextmanager
+async def finished_game(tmp_path: Path) -> AsyncIterator[tuple[Any, Person, Person, str]]:
+    """alice and bob (and two bots) played a game with a 1 s clock to its end; both pages show it."""
+    async with web_server(tmp_path) as app, chromium() as browser:
+        app.turbo.options.clock_choices = None
+        base = f"http://127.0.0.1:{app.http_port}"
+        alice = await Person.open(browser, base, "alice")
+        bob = await Person.open(browser, base, "bob")
+        await alice.enter_lobby()
+        await bob.enter_lobby()
+        await alice.page.evaluate("document.querySelector('#clock').append(new Option('1 s', '1'))")
+        await alice.page.select_option("#clock", "1")
+        game_id = await alice.create_game("standard")
+        await bob.page.locator(f"#games li[data-id='{game_id}'] [data-action=join]").click()
+        await alice.add_bots(game_id, "random", 2)
+        await alice.open_table(game_id)
+        await bob.open_table(game_id)
+        for p in (alice, bob):
+            await p.page.wait_for_function("window.moonshotState.complete === true", timeout=120_000)
+            await p.page.locator("#rematch-box").wait_for()
+        yield app, alice, bob, game_id
+
+
+async def test_both_accept_and_land_on_the_new_game_with_seats_rotated(tmp_path: Path) -> None:
+    async with finished_game(tmp_path) as (app, alice, bob, game_id):
+        old = app.turbo.games[game_id]
+        old_chairs = [m.name for m in old.members]
+        old_alice, old_bob = await my_seat(alice.page), await my_seat(bob.page)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        await alice.page.screenshot(path=str(SHOTS / "rematch-offer-desktop.png"))
+
+        await alice.page.click("#rematch")
+        # bob sees that alice accepted, and is asked
+        await bob.page.locator("#rematch-box[data-state=open] li.accepted[data-name=alice]").wait_for()
+        await bob.page.locator("#rematch-box li.waiting[data-name=bob]").wait_for()
+        await bob.page.screenshot(path=str(SHOTS / "rematch-asked-desktop.png"))
+        await bob.page.set_viewport_size(PHONE)
+        await bob.page.screenshot(path=str(SHOTS / "rematch-asked-phone.png"))
+        # alice's acceptance alone starts nothing
+        assert app.turbo.rematches.offers[game_id].state == "open"
+        await bob.page.click("#rematch")
+
+        # both are taken to the new game
+        for p in (alice, bob):
+            await p.page.wait_for_function("(old) => location.hash && location.hash !== '#' + old", arg=game_id)
+        new_id = alice.page.url.split("#", 1)[1]
+        assert bob.page.url.endswith("#" + new_id) and new_id != game_id
+        for p in (alice, bob):
+            await p.page.wait_for_function("document.body.dataset.replayDone === 'true'")
+        new = app.turbo.games[new_id]
+        assert [m.name for m in new.members] == [old_chairs[(c - 1) % 4] for c in range(4)]
+        assert [m.kind for m in new.members] == [old.members[(c - 1) % 4].kind for c in range(4)]
+        assert new.clock == old.clock and new.variant == old.variant and new.rated == old.rated
+        assert await my_seat(alice.page) == SEATS[(SEATS.index(old_alice) + 1) % 4]
+        assert await my_seat(bob.page) == SEATS[(SEATS.index(old_bob) + 1) % 4]
+        assert new.hosted is not None and new.hosted.table.policy.clock == 1
+        assert not alice.errors and not bob.errors, alice.errors + bob.errors
+
+
+async def test_a_decline_cancels_the_rematch_for_everyone(tmp_path: Path) -> None:
+    async with finished_game(tmp_path) as (app, alice, bob, game_id):
+        await alice.page.click("#rematch")
+        await bob.page.locator("#rematch-decline").wait_for()
+        await bob.page.click("#rematch-decline")
+        for p in (alice, bob):
+            box = p.page.locator("#rematch-box[data-state=cancelled]")
+            await box.wait_for()
+            assert "bob declined" in await box.inner_text()
+        await alice.page.screenshot(path=str(SHOTS / "rematch-cancelled-desktop.png"))
+        assert app.turbo.rematches.offers[game_id].new_game is None
+        games_before = set(app.turbo.games)
+        # a lapse cancels too: a new offer, nobody else answers
+        app.turbo.rematches.seconds = 1.0
+        await alice.page.click("#rematch")
+        await alice.page.locator("#rematch-box[data-state=open]").wait_for()
+        await alice.page.locator("#rematch-box[data-state=cancelled]:has-text('within')").wait_for()
+        assert set(app.turbo.games) == games_before  # no game was started
+
+
+async def test_nobody_outside_the_table_can_make_or_force_a_rematch(tmp_path: Path) -> None:
+    async with finished_game(tmp_path) as (app, alice, bob, game_id):
+        carol = await Person.open(alice.context.browser, alice.base, "carol")
+        await carol.enter_lobby()
+        for method, path, body in (
+            ("GET", f"/lobby/rematch/{game_id}", None),
+            ("POST", "/lobby/rematch", {"id": game_id}),
+            ("POST", "/lobby/rematch_decline", {"id": game_id}),
+        ):
+            status, answer = await fetch(carol, method, path, body)
+            assert status == 403, (path, status, answer)
+        assert game_id not in app.turbo.rematches.offers
+        # a bot's name is no person of the table either
+        bot = next(m.name for m in app.turbo.games[game_id].members if m.kind == "bot")
+        assert (await fetch(carol, "POST", "/lobby/rematch", {"id": game_id, "name": bot}))[0] == 403
+
+        # alice cannot accept for bob: whatever the body says, she accepts for herself
+        status, offer = await fetch(alice, "POST", "/lobby/rematch", {"id": game_id, "name": "bob"})
+        assert status == 200 and offer["accepted"] == ["alice"] and offer["waiting"] == ["bob"]
+        status, offer = await fetch(alice, "POST", "/lobby/rematch", {"id": game_id, "name": "bob"})
+        assert status == 200 and offer["state"] == "open" and offer["accepted"] == ["alice"]
+        # carol still cannot join it, and a game that is not over has none
+        assert (await fetch(carol, "POST", "/lobby/rematch", {"id": game_id}))[0] == 403
+        assert app.turbo.rematches.offers[game_id].state == "open"
+        assert (await fetch(alice, "POST", "/lobby/rematch", {"id": "no-such-game"}))[0] == 404
+        # a cross-site page cannot accept for bob with his cookie (the origin guard refuses it)
+        cookies = {c["name"]: c["value"] for c in await bob.context.cookies()}
+        async with httpx.AsyncClient(base_url=alice.base, cookies=cookies) as evil:
+            r = await evil.post("/lobby/rematch", json={"id": game_id}, headers={"Origin": "http://evil.example"})
+        assert r.status_code == 403, r.text
+        assert app.turbo.rematches.offers[game_id].accepted == ["alice"]
+        await carol.close()
