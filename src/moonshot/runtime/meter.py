@@ -26,7 +26,8 @@ class TableMeter:
         round trip: sending, the player's thinking, the answer's way back)."""
 
     def bot_thought(self, cpu_seconds: float) -> None:
-        """A server bot spent ``cpu_seconds`` of its thread's CPU on one decision."""
+        """A server bot spent ``cpu_seconds`` on one decision: its worker thread's CPU clock, or,
+        for a bot deciding on the event loop, how long its decision held the loop."""
 
     def paused(self, cause: str) -> None:
         """The table stopped asking its seats: ``storage`` (the store cannot be written) or
