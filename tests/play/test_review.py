@@ -127,3 +127,15 @@ def test_a_game_that_is_not_over_is_refused() -> None:
 def test_from_json_refuses_another_format() -> None:
     with pytest.raises(ValueError, match="not a game review"):
         GameReview.from_json({"format": "moonshot.game/2"})
+
+
+@pytest.mark.parametrize(("variant", "kinds"), [("trend", {"pass", "play"}), ("turbo", {"play"}), ("kierki", {"play"})])
+def test_whole_games_of_other_variants_are_reviewed(variant: str, kinds: set[str]) -> None:
+    rules = find_variant(variant)
+    actions = _play(rules, 6)
+    for seat in range(4):
+        review = review_game(rules, 6, actions, seat, simulations=3)
+        data = review.to_json()
+        assert data["variant"] == rules.name
+        assert {d["kind"] for d in data["decisions"]} >= kinds
+        assert data["summary"]["decisions"] == count_decisions(rules, 6, actions, seat)
