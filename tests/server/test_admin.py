@@ -301,3 +301,31 @@ async def test_every_action_is_logged_and_kept_in_the_audit_trail(
         assert json.dumps(await store.get_value(CONTROLS_KEY)).count("eve") == 2
     finally:
         await store.close()
+
+
+async def test_a_closed_web_game_tells_its_people_why_in_the_game_and_leaves_the_lobby(app: ServerApp) -> None:
+    from security.conftest import bots_game, http, sse_events
+
+    async with http(app, "alice") as alice:
+        assert (await alice.get("/lobby")).status_code == 200  # the name is bound to this browser
+        gid = await bots_game(app, alice)
+        await until(lambda: len(app.tables) == 1)
+        (table_id,) = [t.id for t in app.tables.values()]
+        r = await admin(app, "/admin/close", {"table": table_id, "reason": "a cheating report"})
+        assert r.status_code == 200
+        events = await sse_events(
+            alice,
+            f"/game/subscribe/{gid}",
+            lambda ev: ev.get("type") == "chat" and "a cheating report" in str(ev.get("message")),
+        )
+        assert events[-1] == {
+            "type": "chat",
+            "name": "moonshot",
+            "message": "closed by the operator: a cheating report",
+        }
+    assert app.turbo is not None
+    await until(lambda: app.turbo is not None and app.turbo.games[gid].finished)
+    assert app.recorder is not None and app.store is not None
+    await app.recorder.flush()
+    rec = await app.store.load(table_id)
+    assert rec is not None and rec.status == "aborted" and await app.store.rated_in(table_id) == []

@@ -60,7 +60,9 @@ from moonshot.runtime.table import (
     Recorder,
     Seat,
     Table,
+    TableNotice,
     TablePolicy,
+    TableStatus,
 )
 
 log = logging.getLogger("moonshot.turbo")
@@ -760,11 +762,17 @@ class TurboLobby:
 
     def _table_done(self, g: LobbyGame, _: object = None) -> None:
         table = g.hosted.table if g.hosted is not None else None
-        if table is None or not table.game.over:
+        if table is not None and g.hosted is not None and table.status is TableStatus.CLOSED:
+            # closed by the operator: its people read why in the game's chat, its stream ends
+            why = table.close_reason or "closed by the operator"
+            g.hosted.stream.on_notice(table, TableNotice("closed", "operator", why))
+            g.hosted.stream.close()
+        elif table is None or not table.game.over:
             return  # stopped (shutdown): restored on the next start
         g.finished = True
         self.finished += 1
-        self._rated_later(table, [p.name for p in g.hosted.players if p.kind == "human"] if g.hosted else [])
+        if table.game.over:  # a closed game is never rated
+            self._rated_later(table, [p.name for p in g.hosted.players if p.kind == "human"] if g.hosted else [])
         if self.peers is not None:
             self.peers.dropped(g.id)
         self.broadcast({"type": "finish_game", "id": g.id})

@@ -551,6 +551,7 @@ class Table:
 
     MAX_RESTORES = 3
     abandoned_total = 0  # tables of this process ended because nobody was left to play
+    close_reason: str | None = None  # why the operator closed it (TableStatus.CLOSED)
     meter: TableMeter = NO_METER  # the operator's counts (moonshot.runtime.meter); set per table by the server
 
     def __init__(
@@ -1472,6 +1473,7 @@ class Table:
         if self.game.over or self.done.done():
             return False
         self.status = TableStatus.CLOSED
+        self.close_reason = reason
         actions = len(self.game.actions)
         log.warning("table=%s event=table_closed actions=%d reason=%s", self.id, actions, json.dumps(reason))
         if self.recorder is not None:  # never restored, never rated
