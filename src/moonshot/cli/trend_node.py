@@ -47,6 +47,13 @@ from moonshot.protocols.trend.codec import DEFAULT_PORT, VERSION
     help="Timeout of the pick_card event in milliseconds.",
 )
 @click.option(
+    "--human-clock",
+    default=0,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Seconds a person at a Human seat has a decision, then the dummy bot plays for them (0: no clock).",
+)
+@click.option(
     "--round-interval",
     default=2000,
     show_default=True,
@@ -110,6 +117,7 @@ def trend_node_cmd(
     pass_cards_timeout: int,
     expose_cards_timeout: int,
     pick_card_timeout: int,
+    human_clock: int,
     round_interval: int,
     deal_interval: int,
     command_interval: int,
@@ -152,6 +160,7 @@ def trend_node_cmd(
         seats=settings,
         seed=seed,
         substitute=dummy_bot,
+        human_clock=float(human_clock) or None,
         allowed_origins=allowed_origins,
         trusted_proxies=trusted_proxies,
     )

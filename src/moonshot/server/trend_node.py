@@ -159,6 +159,9 @@ class NodeConfig:
     rejoin_wait: float = 5.0  # seconds between games the node waits for players to re-join
     rejoin_settle: float = 1.0  # seconds before a player that kept its socket counts as back
     substitute: str = "heuristic"  # plays the chair of a player who is away
+    # a person's clock at a Human seat (moonshot.runtime.clock): seconds a decision, then the
+    # substitute plays for them; None: a person has no deadline (the AIs keep the seed's timeouts)
+    human_clock: float | None = None
     flood_rate: float = 200.0  # frames a second a client may send; more are ignored
     max_queue: int = 5000
     allowed_origins: tuple[str, ...] = ()  # pages of these origins may POST too (moonshot.http.origin)
@@ -440,6 +443,7 @@ class TrendNode:
                 (Phase.PLAY, cfg.pick_timeout),
             ),
             pause_after=pacing(cfg),
+            clock=cfg.human_clock,
         )
 
     def _start_game(self) -> None:
