@@ -6,6 +6,7 @@ seed's own rules (its per-phase timeouts and server-random card for an AI) are u
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Sequence
 
 import pytest
@@ -78,7 +79,7 @@ async def test_a_person_at_a_human_seat_is_played_for_after_the_clock() -> None:
         assert forced, "nothing was played for the person"
         # the others never waited much longer than the clock for the person's decisions
         times = [t for t, _ in watcher.events]
-        gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+        gaps = [b - a for a, b in itertools.pairwise(times)]
         assert max(gaps) <= CLOCK + SLACK, max(gaps)
         assert any(c.running and c.running[0][0] == chair for c in watcher.countdowns)
         # "I'm back": the seat is the person's again
