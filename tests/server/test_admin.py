@@ -329,3 +329,28 @@ async def test_a_closed_web_game_tells_its_people_why_in_the_game_and_leaves_the
     await app.recorder.flush()
     rec = await app.store.load(table_id)
     assert rec is not None and rec.status == "aborted" and await app.store.rated_in(table_id) == []
+
+
+async def test_a_name_ban_ends_the_web_streams_open_under_that_name(app: ServerApp) -> None:
+    from security.conftest import http
+
+    async with http(app, "mallory") as mallory, http(app, "alice") as alice:
+        for web in (mallory, alice):
+            assert (await web.get("/lobby")).status_code == 200
+
+        async def read(web: httpx.AsyncClient) -> None:
+            async with web.stream("GET", "/lobby/subscribe") as resp:
+                assert resp.status_code == 200
+                async for _ in resp.aiter_lines():
+                    pass
+
+        streams = {name: asyncio.ensure_future(read(web)) for name, web in (("mallory", mallory), ("alice", alice))}
+        assert app.turbo is not None
+        await until(lambda: len([n for n, qs in app.turbo.subscribers.items() if qs]) == 2)  # type: ignore[union-attr]
+        r = await admin(app, "/admin/ban", {"kind": "name", "value": "Mallory", "reason": "abuse"})
+        assert r.status_code == 200 and r.json()["closed"] == 1
+        await asyncio.wait_for(streams["mallory"], 10)  # ended by the server
+        assert not streams["alice"].done()
+        r = await mallory.get("/lobby/subscribe")
+        assert r.status_code == 403 and r.json()["error"] == "banned permanently: abuse"
+        streams["alice"].cancel()

@@ -251,6 +251,22 @@ class Admin:
             if not conn.closed and covered(addr, names):
                 conn.close(reason)
                 closed += 1
+        turbo = self.app.turbo
+        if turbo is not None and ban.kind == "name":  # the web app's streams under the name end (None)
+            for name, queues in list(turbo.subscribers.items()):
+                if covered(None, [name]):
+                    for q in list(queues):
+                        q.put_nowait(None)
+                        closed += 1
+            for g in list(turbo.games.values()):
+                stream = g.hosted.stream if g.hosted is not None else None
+                if stream is None:
+                    continue
+                for sub in list(stream.subscribers):
+                    if covered(None, [sub.name]):
+                        sub.queue.put_nowait(None)
+                        stream.unsubscribe(sub)
+                        closed += 1
         wire = getattr(self.app.trend, "_wire", None)
         for peer in list(getattr(wire, "conns", ()) or ()):
             names = [str(getattr(getattr(peer, "seat", None), "name", "") or "")]
