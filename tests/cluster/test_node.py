@@ -18,7 +18,8 @@ import pytest
 import pytest_asyncio
 
 from moonshot.cluster import messages as wire
-from moonshot.cluster.node import _WRITE_LUA, ClusterError
+from moonshot.cluster.node import ClusterError
+from moonshot.cluster.writer import WRITE_LUA as _WRITE_LUA
 from moonshot.core.engine import Game
 from moonshot.protocols.sessions.client import Client, RandomPlayer
 from moonshot.protocols.sessions.codec import SESSIONS_RULES

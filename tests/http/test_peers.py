@@ -150,7 +150,7 @@ async def test_a_lobby_call_is_not_acknowledged_while_redis_refuses_its_writes(
     # Redis refuses A's writes: /lobby/new answers 503 with Retry-After (not 200 with a game no
     # other process can find); the writes stay queued, in order, and land once Redis answers, and
     # then the game is found through B
-    from moonshot.cluster import node as cluster_node
+    from moonshot.cluster import writer as cluster_node
 
     monkeypatch.setattr(cluster_node, "WRITTEN_TIMEOUT", 0.5)
     a = await http_node(redis_prefix)

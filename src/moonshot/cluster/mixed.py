@@ -3,9 +3,9 @@ id, a tournament entrant's token) names a table another node hosts; docs/scaling
 tables") has the whole flow.
 
 The player's node finds the hosting node in Redis and asks it (``mixed.claim``); that node runs
-the claim through its own router with a :class:`~moonshot.cluster.node.RemoteSeat` bound to the
+the claim through its own router with a :class:`~moonshot.cluster.remote.RemoteSeat` bound to the
 player's node, so the checks and refusals are the single-process ones (``mixed.answer``). Once
-seated (``seat.matched``) the player plays through a :class:`~moonshot.cluster.node.RemoteTable`,
+seated (``seat.matched``) the player plays through a :class:`~moonshot.cluster.remote.RemoteTable`,
 as at any table owned elsewhere. A player leaving before the start says ``mixed.left``; a host
 that dies has its waiting players asked again of the node that takes their game over.
 """
@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
 
 from moonshot.cluster import messages as wire
-from moonshot.cluster.node import RemoteSeat, RemoteTable
+from moonshot.cluster.remote import RemoteSeat, RemoteTable, tell_matched
 from moonshot.play.tournament import token_digest
 from moonshot.runtime.lobby import Candidate, GameType, LobbyError
 from moonshot.runtime.table import SeatKind, Table
@@ -267,7 +267,7 @@ class ClusterMixed:
                 cluster.served.pop(tid, None)
 
             table.done.add_done_callback(gone)
-        cluster._tell_matched(table, chair, seat, r)
+        tell_matched(cluster, table, chair, seat, r)
 
     def _left(self, msg: wire.MixedLeft) -> None:
         c = self.held.pop((msg.node, msg.request), None)

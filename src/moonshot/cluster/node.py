@@ -17,51 +17,49 @@ import asyncio
 import functools
 import json
 import logging
-import os
 import random
 import secrets
 import socket
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from moonshot.cluster import messages as wire
+from moonshot.cluster.kinds import Placed, TableKind, Ticket, pool_key, pool_name
+from moonshot.cluster.kinds import text as _text
+from moonshot.cluster.remote import (
+    Binding,
+    RemoteRequest,
+    RemoteSeat,
+    RemoteTable,
+    stand_in,
+    tell_matched,
+    ticket_seat,
+)
+from moonshot.cluster.state import NodeState
+from moonshot.cluster.writer import ClusterUnavailable
 from moonshot.core.actions import Action, ActionFormatError, action_from_dict, action_to_dict
-from moonshot.core.engine import Phase
-from moonshot.core.rules import Rules
-from moonshot.core.views import SeatView
-from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError, Reseat, Reseating, honour_chairs
+from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError, Reseating, honour_chairs
 from moonshot.runtime.table import (
     BotSeat,
-    ChairState,
-    DecisionRequest,
     Recorder,
     Seat,
     SeatKind,
     Table,
-    TableEvent,
     TableNotice,
-    TablePolicy,
-    TableState,
     TableStatus,
 )
 from moonshot.store import StoreRecorder, now, rules_named
 
 if TYPE_CHECKING:
-    from moonshot.cluster.host import Host
+    pass
 
 log = logging.getLogger("moonshot.cluster")
 
-STREAM_MAXLEN = 200_000  # entries kept per node stream (approximate trimming)
 READ_BLOCK_MS = 1000
 MAX_CONNECTIONS = 64  # to Redis, per node: the reader, the writer, the keeper and the lobby's calls
-LOBBY_CALLS = 16  # lobby and resume calls to Redis at once (a burst of joins waits its turn)
 CHAIR_TTL_S = 7 * 24 * 3600  # a re-join key lasts this long without a new game on it
 INSTALL_HINT = "--redis needs the redis package: pip install 'moonshot[scale]'"
-WRITTEN_TIMEOUT = 15.0  # s a request's answer waits for its writes to reach Redis before it is refused
-WRITE_BACKOFF_FIRST = 0.1  # s before the first retry of a failed write batch, doubling ...
-WRITE_BACKOFF_MAX = 2.0  # ... up to this
 CLAIM_TRIES = 40  # claims of running tables' free chairs refused before a player just waits for one
 CLAIM_RETRY = 0.25  # s before the join again after such a refusal
 
@@ -69,54 +67,6 @@ CLAIM_RETRY = 0.25  # s before the join again after such a refusal
 class ClusterError(Exception):
     """The cluster cannot be used (no redis package, Redis unreachable); one line for the CLI."""
 
-
-class ClusterUnavailable(Exception):
-    """Redis has not confirmed this process's writes in time: what waited on them must not be
-    acknowledged (the writes stay queued and land once Redis is back)."""
-
-
-# One batch of ordered writes, JSON in one argument (one argument per op would cost redis-py an
-# encoding call each): each op is [fence, kind, key, a, b], all strings. ``fence`` is a lease key the
-# node must still hold for the op to run ('' = none); kinds: x XADD (a: payload), r RPUSH (a),
-# s SET (a, b: PX ms or ''), h HSET (a: field, b: value), hd HDEL (a), d DEL, e EXPIRE (a),
-# sr SREM (a), xa XADD a to the stream of every live node in the set ``key`` but this one (b: prefix).
-_WRITE_LUA = """
-local me = ARGV[1]
-local maxlen = ARGV[2]
-local ops = cjson.decode(ARGV[3])
-local owned = {}
-local lost = {}
-for _, op in ipairs(ops) do
-  local fence, kind, key, a, b = op[1], op[2], op[3], op[4], op[5]
-  local ok = true
-  if fence ~= '' then
-    if owned[fence] == nil then
-      owned[fence] = (redis.call('GET', fence) == me)
-      if not owned[fence] then table.insert(lost, fence) end
-    end
-    ok = owned[fence]
-  end
-  if ok then
-    if kind == 'x' then redis.call('XADD', key, 'MAXLEN', '~', maxlen, '*', 'm', a)
-    elseif kind == 'r' then redis.call('RPUSH', key, a)
-    elseif kind == 's' then
-      if b ~= '' then redis.call('SET', key, a, 'PX', b) else redis.call('SET', key, a) end
-    elseif kind == 'h' then redis.call('HSET', key, a, b)
-    elseif kind == 'hd' then redis.call('HDEL', key, a)
-    elseif kind == 'd' then redis.call('DEL', key)
-    elseif kind == 'e' then redis.call('EXPIRE', key, a)
-    elseif kind == 'sr' then redis.call('SREM', key, a)
-    elseif kind == 'xa' then
-      for _, n in ipairs(redis.call('SMEMBERS', key)) do
-        if n ~= me and redis.call('EXISTS', b .. 'node:' .. n) == 1 then
-          redis.call('XADD', b .. 'in:' .. n, 'MAXLEN', '~', maxlen, '*', 'm', a)
-        end
-      end
-    end
-  end
-end
-return lost
-"""
 
 # KEYS[1]: the pool; ARGV[1]: the ticket ('' = only try to form a table); ARGV[2]: key prefix;
 # ARGV[3]: '1' for exact chairs; ARGV[4]: the pool's free-chair hashes ('' = none; + chair, a hash
@@ -255,86 +205,6 @@ _TO_TABLE = wire.TO_TABLE  # messages a player's node sends to a table's owner
 
 
 # ------------------------------------------------------------------ the owner's side
-class RemoteSeat(Seat):
-    """A chair whose player is connected to some node (maybe this one), whatever its protocol:
-    the table's callbacks become messages on that node's stream, tagged with the binding (one
-    connection's hold on the chair). Events go with the table's state (:class:`TableState`)
-    whenever it changed, so the player's adapter reads the owner's chairs and counts."""
-
-    wants_view = False
-
-    def __init__(
-        self,
-        cluster: Cluster,
-        node: str,
-        binding: str,
-        name: str,
-        kind: SeatKind,
-        credential: str | None,
-        protocol: str,
-    ) -> None:
-        self.cluster = cluster
-        self.node = node
-        self.binding = binding
-        self.name = name
-        self.kind = kind
-        self.credential = credential
-        self.protocol = protocol  # the player's protocol, as the store records the chair
-        self._state: TableState | None = None  # the last state sent
-
-    def _send(self, table: Table, msg: wire.Message) -> None:
-        # fenced by the table's lease; a tournament's table, served here outside the directory
-        # (:attr:`Cluster.served`), has none
-        self.cluster.send(self.node, msg, fence=None if table.id in self.cluster.served else table.id)
-
-    def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
-        msg = wire.Events(table=table.id, binding=self.binding, events=list(events), state=self._changed(table))
-        self._send(table, msg)
-
-    def _changed(self, table: Table) -> TableState | None:
-        state = table.snapshot()
-        if state == self._state:
-            return None
-        self._state = state
-        return state
-
-    def on_request(self, table: Table, request: DecisionRequest) -> None:
-        game = table.game  # as the request was asked: this runs when the table asks
-        self._send(
-            table,
-            wire.Request(
-                table=table.id,
-                binding=self.binding,
-                chair=request.seat,
-                request=request.request_id,
-                version=request.version,
-                phase=request.phase,
-                legal=request.legal_plays,
-                hand=game.hands[request.seat],
-                trick=game.trick_no,
-                trick_cards=tuple(game.trick_cards),
-                state=self._changed(table),
-            ),
-        )
-
-    def on_rejected(self, table: Table, request: DecisionRequest, action: Action | None, reason: str) -> None:
-        self._send(
-            table, wire.Rejected(table=table.id, binding=self.binding, request=request.request_id, reason=reason)
-        )
-
-    def on_notice(self, table: Table, notice: TableNotice) -> None:
-        self._send(
-            table,
-            wire.Notice(table=table.id, binding=self.binding, notice=notice.kind, cause=notice.cause, text=notice.text),
-        )
-
-    def on_closed(self, table: Table, reason: str) -> None:
-        if table.status is TableStatus.STOPPED:
-            return  # this node stops (shutdown, lease lost): the table goes on on another node
-        self._send(table, wire.Closed(table=table.id, binding=self.binding, reason=reason, status=table.status))
-        self.cluster.unbind(table.id, self)
-
-
 class ClusterRecorder:
     """The table's recorder in a cluster: each action goes to the Redis log (fenced, in order
     with the events it causes), then to the store's writer as usual."""
@@ -370,147 +240,6 @@ class ClusterRecorder:
 
 
 # ------------------------------------------------------------------ the connection's side
-class _RemoteView:
-    """What a protocol adapter with ``wants_view = False`` reads of a remote request's view: the
-    snapshot the request carried."""
-
-    __slots__ = ("hand", "trick_cards", "trick_no")
-
-    def __init__(self, hand: int, trick_no: int, trick_cards: tuple[int, ...]) -> None:
-        self.hand = hand
-        self.trick_no = trick_no
-        self.trick_cards = trick_cards
-
-
-class RemoteRequest(DecisionRequest):
-    """A decision request that came from the owner node, with its view's snapshot."""
-
-    __slots__ = ("hand",)
-
-    def __init__(
-        self,
-        table_id: str,
-        seat: int,
-        request_id: int,
-        version: int,
-        phase: Phase,
-        legal: int,
-        hand: int,
-        trick_no: int = 0,
-        trick_cards: tuple[int, ...] = (),
-    ):
-        self.table_id = table_id
-        self.seat = seat
-        self.request_id = request_id
-        self.version = version
-        self.phase = phase
-        self.legal_plays = legal
-        self.deadline = None
-        self.hand = hand
-        self._game = None
-        self._view = cast(SeatView, _RemoteView(hand, trick_no, trick_cards))
-
-
-class RemoteTable:
-    """What a protocol's seat adapter on the connection's node sees of a table owned elsewhere:
-    ``submit``, ``reject`` and ``detach`` become messages on the owner's stream, ``snapshot``
-    is the owner's table state as last sent, ``done`` says whether the table ended."""
-
-    def __init__(
-        self,
-        cluster: Cluster,
-        table_id: str,
-        owner: str,
-        binding: str,
-        chair: int,
-        names: list[str],
-        rules: Rules,
-        credential: str | None,
-    ) -> None:
-        self.cluster = cluster
-        self.id = table_id
-        self.owner = owner
-        self.binding = binding
-        self.chair = chair
-        self.names = names
-        self.rules = rules
-        self.credentials: list[str | None] = [None, None, None, None]
-        self.credentials[chair] = credential
-        self.status = TableStatus.RUNNING
-        self.state = TableState((ChairState("human", False, 0, 0),) * 4, False)
-        self.done = _Ended(self)
-        self.restored = False  # a restored game, joined mid-game
-
-    def snapshot(self) -> TableState:
-        return self.state
-
-    def seat_names(self) -> list[str]:
-        return list(self.names)
-
-    def submit(self, seat: int, action: Action, request_id: int | None = None, reply: object = None) -> None:
-        msg = wire.Submit(
-            table=self.id, binding=self.binding, chair=self.chair, action=action_to_dict(action), request=request_id
-        )
-        self.cluster.send(self.owner, msg)
-
-    def reject(self, seat: int, request_id: int | None, reason: str) -> None:
-        msg = wire.Unreadable(table=self.id, binding=self.binding, chair=self.chair, request=request_id, reason=reason)
-        self.cluster.send(self.owner, msg)
-
-    def sent(self, seat: int, request_id: int, at: float | None = None) -> None:
-        """A request's frame left (``Seat.reports_sent``): the owner's deadline runs from when
-        it asked (its chair is a :class:`RemoteSeat`, which does not report sends), so nothing
-        goes back."""
-
-    def detach(self, seat: int, occupant: object = None, reason: str = "disconnected") -> None:
-        self.cluster.bindings.pop(self.binding, None)
-        self.cluster.send(self.owner, wire.Detach(table=self.id, binding=self.binding, chair=self.chair, reason=reason))
-
-
-class _Ended:
-    """``table.done`` of a remote table, as an adapter reads it."""
-
-    def __init__(self, table: RemoteTable) -> None:
-        self.table = table
-
-    def done(self) -> bool:
-        return self.table.status is not TableStatus.RUNNING
-
-
-@dataclass
-class Binding:
-    """One connection's hold on a chair of a (possibly remote) table."""
-
-    id: str
-    seat: Any  # the protocol's seat adapter (Sessions', Trend's, Kierki's)
-    table: RemoteTable
-    last_version: int = 0
-
-
-@dataclass
-class _Ticket:
-    candidate: Candidate
-    text: str  # the JSON kept in the Redis pool
-    pool: str  # its key
-    name: str  # the pool's name (protocol, game type, code)
-    timer: asyncio.TimerHandle | None = None
-    tries: int = 0  # claims of a running table's free chair refused or unanswered
-
-
-def pool_name(key: tuple[str, GameType, str | None]) -> str:
-    """A lobby pool's name in Redis: its protocol, game type and code."""
-    return json.dumps([key[0], key[1].value, key[2]])
-
-
-def pool_key(name: str) -> tuple[str, GameType, str | None]:
-    protocol, game_type, code = json.loads(name)
-    return str(protocol), GameType(game_type), code if isinstance(code, str) else None
-
-
-def _text(v: Any) -> str:
-    return v.decode() if isinstance(v, bytes) else str(v)
-
-
 def _flag(c: Candidate) -> str:
     return "1" if c.exact_chair else "0"  # the join script's exact-chair mode
 
@@ -573,110 +302,16 @@ class ClusterLobby(Lobby):
 
 
 # ------------------------------------------------------------------ the node
-Placed = list[tuple[Seat, dict[str, Any] | None]]  # a new table's chairs: (occupant, its lobby ticket)
-
-
-@dataclass(frozen=True)
-class TableKind:
-    """What the lobby pools and the one adopter need to make a protocol's table, or make it
-    again, as data the protocol gives (``Cluster.tables``, registered by the composition root):
-    its rules, the kind of its remote chairs, its per-phase deadlines, what more its table's
-    start data keeps (Trend: the numbers its players asked for), and the keys under which its
-    chairs are found again by a re-join on any node (Trend: number and name), computed from the
-    table and its start data when a table forms and when one is adopted."""
-
-    rules: Rules | None = None  # a new table's (an adopted one's are its start data's)
-    seat_kind: SeatKind = SeatKind.HUMAN  # an adopted table's remote chairs
-    phase_timeouts: tuple[tuple[Phase, float], ...] = ()
-    start_data: Callable[[Placed], dict[str, Any]] | None = None  # more start data for a new table
-    chair_keys: Callable[[Table, dict[str, Any]], Sequence[tuple[int, str]]] | None = None  # (chair, key)
-    # Kierki: no bot ever sits (an adopted table's lost chairs wait), a free chair of a running
-    # table is offered to the next player asking for it (the lobby's Reseat), the table's own
-    # policy, its meta (the game file's text) and its deals made from that meta
-    fill: bool = True
-    reseat: Reseat | None = None
-    table_policy: TablePolicy | None = None
-    table_meta: tuple[tuple[str, str], ...] = ()
-    deals: Callable[[dict[str, Any]], Any] | None = None
-
-    def policy(self, base: TablePolicy) -> TablePolicy:
-        if self.table_policy is not None:
-            return self.table_policy
-        return replace(base, phase_timeouts=self.phase_timeouts) if self.phase_timeouts else base
-
-
-@dataclass
-class Cluster:
+class Cluster(NodeState):
     """This process's membership of the cluster (one per server process, which it sees as a
-    :class:`~moonshot.cluster.host.Host`)."""
-
-    host: Host
-    url: str
-    prefix: str = "moonshot:"
-    lease: float = 5.0  # seconds a table's lease lasts without renewal
-    node: str = field(default_factory=lambda: f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}")
-    redis: Any = None  # redis.asyncio.Redis once started
-    bindings: dict[str, Binding] = field(default_factory=dict)
-    tickets: dict[str, _Ticket] = field(default_factory=dict)
-    # re-joins waiting for an owner's answer (table.attach), by binding
-    answers: dict[str, Callable[[wire.Attached | wire.Refused], None]] = field(default_factory=dict)
-    owned: dict[str, Table] = field(default_factory=dict)  # cluster tables this node runs
-    # tables this node runs outside the directory (a tournament's) with players of other nodes
-    served: dict[str, Table] = field(default_factory=dict)
-    adopted: int = 0
-    formed: int = 0
-    # per-protocol hooks: message kinds handled elsewhere (kind -> handler), and how a table of a
-    # protocol without a TableKind (HTTP) is built again once the one adopter has seated its live
-    # players (protocol -> async (table id, meta, chair -> kept seat) -> Table)
-    handlers: dict[str, Callable[[Any], None]] = field(default_factory=dict)
-    adopters: dict[str, Callable[[str, dict[str, Any], Mapping[int, Seat]], Awaitable[Table | None]]] = field(
-        default_factory=dict
-    )
-    # the protocols whose tables the one adopter below builds again, from their data
-    tables: dict[str, TableKind] = field(default_factory=dict)
-    # the protocols whose players may sit at a table another process hosts (an HTTP lobby game, a
-    # tournament's), their seat adapter running against a RemoteTable: the same on every process,
-    # whichever protocols it serves itself (:mod:`moonshot.cluster.mixed`)
-    mixed_protocols: frozenset[str] = frozenset()
-    live_nodes: list[str] = field(default_factory=list)  # the other live nodes (refreshed by the keeper)
-    lobby: ClusterLobby | None = None  # this process's lobby (running tables' free chairs)
-    # a mixed table's claim by its id, as a candidate (moonshot.cluster.mixed), for seat.matched
-    claimed: Callable[[str], Candidate | None] | None = None
-    # what a seat at a table whose rules have no stored name (a tournament's own) is told it plays
-    rules: Rules | None = None
-    # re-join keys of every table this node registers, whatever its protocol (a Sessions player's
-    # session id, at a mixed table too), given by the composition root
-    table_keys: list[Callable[[Table], Sequence[tuple[int, str]]]] = field(default_factory=list)
-    # called with a table's id when this node loses its lease (another node runs the table now)
-    on_lease_lost: list[Callable[[str], None]] = field(default_factory=list)
-    # more work for the keeper, every lease/3 after the leases (e.g. adopting a dead node's open
-    # HTTP games: moonshot.http.peers)
-    keeper_hooks: list[Callable[[], Awaitable[Any]]] = field(default_factory=list)
+    :class:`~moonshot.cluster.host.Host`): its state is :class:`~moonshot.cluster.state.NodeState`,
+    its writes go through the one ordered writer (:mod:`moonshot.cluster.writer`)."""
 
     def __post_init__(self) -> None:
-        # queued writes: (fence, kind, key, a, b), or ("L", fence, message) for this node's players
-        self._ops: list[tuple[Any, ...]] = []
-        self._wake = asyncio.Event()
-        self._idle = asyncio.Event()
-        self._idle.set()
-        self._tasks: list[asyncio.Task[None]] = []
+        super().__post_init__()
         self._last_id = "0-0"
-        self._rng = random.Random()
-        self._closing = False
-        self._write_failures = 0  # failed tries of the current write batch (0: Redis answers)
-        self._write_failing_since = 0.0
-        self._adopting: set[str] = set()
-        self._fenced: set[str] = set()  # tables whose lease this node lost: nothing more goes out
-        # tables whose lease is in Redis (a new table's lease is queued: renewing it before the
-        # writer sent it would find no lease and stop the table)
-        self._leased: set[str] = set()
-        self._calls = asyncio.Semaphore(LOBBY_CALLS)
-        # lobby events go to every node (send_all); a node without an HTTP port has no lobby to
-        # show them in (HttpPeers replaces this)
-        self.handlers.setdefault(wire.LobbyEvent.kind, lambda msg: None)
-
-    def key(self, kind: str, name: str = "") -> str:
-        return f"{self.prefix}{kind}:{name}" if name else f"{self.prefix}{kind}"
+        self.writer.deliver = self._dispatch
+        self.writer.lease_lost = self._lease_lost
 
     # -------------------------------------------------------------- life cycle
     async def start(self) -> None:
@@ -690,7 +325,7 @@ class Cluster:
         except Exception as e:
             raise ClusterError(f"cannot reach Redis at {self.url}: {e}") from None
         r = self.redis
-        self._write_sha = await r.script_load(_WRITE_LUA)
+        await self.writer.load(r)
         self._join = r.register_script(_JOIN_LUA)
         self._fill = r.register_script(_FILL_LUA)
         self._free = r.register_script(_VACATE_LUA)
@@ -699,7 +334,7 @@ class Cluster:
         await self._heartbeat()
         loop = asyncio.get_running_loop()
         for coro, name in (
-            (self._writer(), "cluster-writer"),
+            (self.writer.run(), "cluster-writer"),
             (self._reader(), "cluster-reader"),
             (self._keeper(), "cluster-keeper"),
         ):
@@ -732,70 +367,7 @@ class Cluster:
             await self.redis.aclose()
         log.info("event=cluster_left node=%s", self.node)
 
-    async def drain(self, timeout: float = 5.0) -> None:
-        """Wait until every queued write reached Redis."""
-        end = asyncio.get_running_loop().time() + timeout
-        while (self._ops or not self._idle.is_set()) and asyncio.get_running_loop().time() < end:
-            await asyncio.sleep(0.01)
-
-    async def written(self, timeout: float | None = None) -> None:
-        """Wait until every write queued so far is in Redis (not the ones queued after, unlike
-        :meth:`drain`): how a request's answer follows what it wrote, so that the client's next
-        request, which may reach another process, finds it.
-
-        Raises :class:`ClusterUnavailable` when that takes over ``timeout`` seconds (Redis down
-        or stalled): the caller must not acknowledge the request then. The writes stay queued and
-        land, in order, once Redis answers again."""
-        if self.redis is None or self._closing:
-            return
-        timeout = WRITTEN_TIMEOUT if timeout is None else timeout
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def mark() -> None:
-            if not done.done():
-                done.set_result(None)
-
-        self._ops.append(("L", "", mark))
-        self._wake.set()
-        try:
-            await asyncio.wait_for(done, timeout)
-        except TimeoutError:
-            log.warning("event=cluster_write_slow waited_s=%.1f queued=%d", timeout, len(self._ops))
-            raise ClusterUnavailable(f"the cluster's Redis has not confirmed a write for {timeout:.0f} s") from None
-
     # -------------------------------------------------------------- writes (one ordered writer)
-    def write(self, fence_key: str, kind: str, key: str, a: str = "", b: str | int = "") -> None:
-        self._ops.append((fence_key, kind, key, a, str(b)))
-        self._wake.set()
-
-    def send(self, node: str, msg: wire.Message, fence: str | None = None) -> None:
-        """Append ``msg`` to ``node``'s stream (after every write queued before it).
-
-        A message for this node itself skips Redis: a player's message to a table owned here is
-        handled at once (nothing is durable before the table applies it, and the table's log
-        entry then goes through Redis); a table's message to a player connected here is handed
-        over by the writer once every write queued before it (the action's log entry) is in
-        Redis, so the write-ahead rule holds without a second round trip."""
-        if node == self.node:
-            if msg.kind in _TO_TABLE:
-                self._dispatch(msg)
-            else:
-                self._ops.append(("L", self.key("lease", fence) if fence else "", msg))
-                self._wake.set()
-            return
-        self.write(self.key("lease", fence) if fence else "", "x", self.key("in", node), wire.encode(msg))
-
-    def after_writes(self, table_id: str, fn: Callable[[], None]) -> None:
-        """Call ``fn`` once every write queued so far is in Redis (and the table's lease is still
-        ours): how a table's local spectators (an HTTP game's streams) keep the write-ahead rule."""
-        self._ops.append(("L", self.key("lease", table_id), fn))
-        self._wake.set()
-
-    def send_all(self, msg: wire.Message) -> None:
-        """``msg`` to every other live node (the ``nodes`` set, read by the write script itself,
-        so a node that joined a moment ago gets it too)."""
-        self.write("", "xa", self.key("nodes"), wire.encode(msg), self.prefix)
-
     async def claim_job(self, job: str) -> bool:
         """Run ``job`` (``tournament:<id>``) on this node: true when no live node holds it. A
         tournament runs on the node that created it; when that node dies, a live node takes it
@@ -855,57 +427,6 @@ class Cluster:
         ]
         tmeta = {k: v for k, v in table.meta.items() if isinstance(v, (str, int, float, bool))}
         self._register(table, {"players": players, "tmeta": tmeta})
-
-    async def _writer(self) -> None:
-        assert self.redis is not None
-        while True:
-            if not self._ops:
-                self._wake.clear()
-                await self._wake.wait()
-            ops, self._ops = self._ops, []
-            self._idle.clear()
-            remote = [op for op in ops if op[0] != "L"]
-            lost: list[Any] = []
-            try:
-                if remote:
-                    batch = json.dumps(remote)
-                    lost = await self.redis.evalsha(self._write_sha, 0, self.node, STREAM_MAXLEN, batch) or []
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:
-                # Redis down or refusing: keep every op, in order, and try again with backoff
-                # (0.1 s doubling to 2 s); one log line when the outage starts, one when it ends
-                if self._write_failures == 0:
-                    self._write_failing_since = time.monotonic()
-                    log.warning("event=cluster_write_failed ops=%d error=%s", len(ops), json.dumps(repr(e)))
-                self._write_failures += 1
-                self._ops[:0] = ops
-                self._idle.set()
-                await asyncio.sleep(min(WRITE_BACKOFF_MAX, WRITE_BACKOFF_FIRST * 2 ** min(self._write_failures - 1, 8)))
-                continue
-            if self._write_failures:
-                log.warning(
-                    "event=cluster_write_recovered tries=%d down_s=%.1f",
-                    self._write_failures,
-                    time.monotonic() - self._write_failing_since,
-                )
-                self._write_failures = 0
-            lost_keys = {k.decode() if isinstance(k, bytes) else str(k) for k in lost}
-            for op in ops:  # messages for players connected here, in order, once written
-                if op[0] == "L" and op[1] not in lost_keys:
-                    fence = op[1]
-                    if fence and fence[len(self.prefix) + len("lease:") :] in self._fenced:
-                        continue  # the table lost its lease here meanwhile
-                    try:
-                        if callable(op[2]):
-                            op[2]()
-                        else:  # a protocol's own kinds (cluster.handlers) too
-                            self._dispatch(cast(wire.Message, op[2]))
-                    except Exception:
-                        log.exception("event=cluster_local_delivery_failed")
-            self._idle.set()
-            for k in lost_keys:
-                self._lease_lost(k)
 
     def _lease_lost(self, lease_key: str) -> None:
         table_id = lease_key[len(self.prefix) + len("lease:") :]
@@ -1025,30 +546,10 @@ class Cluster:
             await self.redis.lpush(pool, text)
             return
         ticket = json.loads(text)
-        seat = self._ticket_seat(ticket, r.key[0])
+        seat = ticket_seat(self, ticket, r.key[0])
         self.write(self.key("lease", t.id), "h", self.key("bind", t.id), str(chair), f"{seat.node} {seat.binding}")
-        self._tell_matched(t, chair, seat, ticket["id"])
+        tell_matched(self, t, chair, seat, ticket["id"])
         t.attach(chair, seat, replay=True)
-
-    def _ticket_seat(self, ticket: dict[str, Any], protocol: str) -> RemoteSeat:
-        """The chair of a pool's ticket: its player on the ticket's node, under a new binding."""
-        kind, cred = SeatKind(ticket["kind"]), ticket.get("cred")
-        return RemoteSeat(self, ticket["node"], secrets.token_hex(8), ticket["name"], kind, cred, protocol)
-
-    def _tell_matched(self, table: Table, chair: int, seat: RemoteSeat, ticket: str) -> None:
-        """``seat.matched`` to the node of the ticket's (or claim's) player, seated in ``chair`` here."""
-        matched = wire.Matched(
-            table=table.id,
-            binding=seat.binding,
-            ticket=ticket,
-            chair=chair,
-            owner=self.node,
-            names=table.seat_names(),
-            rules=table.rules.name,
-            credential=seat.credential,
-            restored=table.restored,
-        )
-        self.send(seat.node, matched, fence=None if table.id in self.served else table.id)
 
     async def _try_form(self, name: str) -> None:
         """Players that waited while a table of their pool waited for its adopter may now make
@@ -1155,35 +656,12 @@ class Cluster:
             }
         )
         name = pool_name((c.protocol, c.game_type, c.lobby_code))
-        ticket = _Ticket(c, text, self.key("lobby", name), name)
+        ticket = Ticket(c, text, self.key("lobby", name), name)
         self.tickets[tid] = ticket
         c.joined_at = asyncio.get_running_loop().time()
         self._spawn(self._join_pool(tid, ticket, fill_wait))
 
-    def free_key(self, name: str, chair: int | str = "") -> str:
-        """The hash of pool ``name``'s free chairs ``chair`` at running tables (table id ->
-        ``v <ms>`` free since, ``o <node>`` held through that node); without a chair, the prefix."""
-        return f"{self.key('free', name)}:{chair}"
-
-    def _spawn(self, coro: Any, limit: bool = True) -> None:
-        """Run a lobby or resume call to Redis (``limit``: a few at a time); a failure is logged."""
-        task = asyncio.get_running_loop().create_task(self._guarded(coro, limit))
-        self._tasks.append(task)
-        task.add_done_callback(self._tasks.remove)
-
-    async def _guarded(self, coro: Any, limit: bool) -> None:
-        try:
-            if limit:
-                async with self._calls:
-                    await coro
-            else:
-                await coro
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("event=cluster_call_failed")
-
-    async def _join_pool(self, tid: str, ticket: _Ticket, fill_wait: float | None) -> None:
+    async def _join_pool(self, tid: str, ticket: Ticket, fill_wait: float | None) -> None:
         c = ticket.candidate
         # a running table's free chair first (Kierki), unless claims kept failing: then it waits
         free = self.free_key(ticket.name) if c.reseat is not None and ticket.tries < CLAIM_TRIES else ""
@@ -1199,12 +677,12 @@ class Cluster:
             loop = asyncio.get_running_loop()
             ticket.timer = loop.call_later(fill_wait, lambda: self._spawn(self._fill_pool(ticket)))
 
-    async def _fill_pool(self, ticket: _Ticket) -> None:
+    async def _fill_pool(self, ticket: Ticket) -> None:
         group = await self._fill(keys=[ticket.pool], args=[ticket.text, self.prefix])
         if group:
             self._form(ticket.candidate.protocol, [_text(g) for g in group], fill=True, pool=ticket.name)
 
-    async def _take_free(self, tid: str, ticket: _Ticket, table_id: str) -> None:
+    async def _take_free(self, tid: str, ticket: Ticket, table_id: str) -> None:
         """The pool's join claimed a free chair of running table ``table_id`` for the ticket: its
         owner is asked for it as for a re-join (``table.attach``); refused (taken meanwhile, the
         table ended), the join again, a little later."""
@@ -1237,7 +715,7 @@ class Cluster:
         host, kind = self.host, self.tables[protocol]
         assert kind.rules is not None
         tickets = [json.loads(g) for g in group]
-        entries: Placed = [(self._ticket_seat(t, protocol), t) for t in tickets]
+        entries: Placed = [(ticket_seat(self, t, protocol), t) for t in tickets]
         while len(entries) < 4:
             entries.append((host.bot_seat(protocol), None))
         self._rng.shuffle(entries)  # then the chairs asked for (Trend's playerNumber, Kierki's seat)
@@ -1267,7 +745,7 @@ class Cluster:
                     self.write(self.key("lease", table.id), "h", self.free_key(pool, chair), table.id, f"o {s.node}")
         for chair, (occupant, t) in enumerate(final):
             if isinstance(occupant, RemoteSeat) and t is not None:
-                self._tell_matched(table, chair, occupant, t["id"])
+                tell_matched(self, table, chair, occupant, t["id"])
         self.formed += 1
         host.matched()
         host.track(table)
@@ -1305,40 +783,13 @@ class Cluster:
             if keys := keys_of(table):
                 self.index_chairs(table, keys)
         self.owned[table.id] = table
-        self._ops.append(("L", "", lambda tid=table.id: self._leased.add(tid)))  # once the lease is in Redis
-
-    def unbind(self, table_id: str, seat: RemoteSeat) -> None:
-        if table_id in self.owned:
-            chair = next((i for i, c in enumerate(self.owned[table_id].chairs) if c.occupant is seat), None)
-            if chair is not None:
-                self.write(self.key("lease", table_id), "hd", self.key("bind", table_id), str(chair))
+        tid = table.id
+        self.writer.local("", lambda: self._leased.add(tid))  # once the lease is in Redis
 
     def _matched(self, msg: wire.Matched) -> None:
         """Seated at a new table (or a running one's free chair): the player's own adapter plays
         it through a RemoteTable."""
-        self._stand_in(msg, msg.credential, msg.restored, functools.partial(self._seated, msg.ticket), "left the lobby")
-
-    def _stand_in(
-        self,
-        msg: wire.Matched | wire.Attached,
-        credential: str | None,
-        restored: bool,
-        seated: Callable[[Table, int], Seat | None],
-        gone: str,
-    ) -> None:
-        """A chair of a table owned elsewhere, given to this node: its stand-in, and the seat
-        adapter ``seated`` makes for it; none (the player left), the chair goes back (``gone``)."""
-        try:
-            rules = rules_named(msg.rules)
-        except (KeyError, ValueError):  # a tournament's own rules: the adapter reads only the pass count
-            rules = self.rules or rules_named("standard")
-        rt = RemoteTable(self, msg.table, msg.owner, msg.binding, msg.chair, list(msg.names), rules, credential)
-        rt.restored = restored
-        seat = seated(cast(Table, rt), rt.chair)
-        if seat is None:
-            rt.detach(rt.chair, None, gone)
-        else:
-            self.bindings[rt.binding] = Binding(rt.binding, seat, rt)
+        stand_in(self, msg, msg.credential, msg.restored, functools.partial(self._seated, msg.ticket), "left the lobby")
 
     def _seated(self, tid: str, rt: Table, chair: int) -> Seat | None:
         """The player of ticket ``tid`` takes chair ``chair`` of ``rt`` (a stand-in); None: it left
@@ -1439,7 +890,7 @@ class Cluster:
                 # the chair is taken here and now, before the next stream entry (its replay)
                 if isinstance(msg, wire.Attached):
                     late = answer.done() or closed()
-                    self._stand_in(msg, cred, False, (lambda t, c: None) if late else seated, "disconnected")
+                    stand_in(self, msg, cred, False, (lambda t, c: None) if late else seated, "disconnected")
                 if not answer.done():
                     answer.set_result(msg)
 
@@ -1807,8 +1258,10 @@ __all__ = [
     "ClusterLobby",
     "ClusterRecorder",
     "ClusterUnavailable",
+    "Placed",
     "RemoteRequest",
     "RemoteSeat",
     "RemoteTable",
+    "TableKind",
     "reuse_port_supported",
 ]
