@@ -3,7 +3,7 @@
 :func:`evaluate` reads one :class:`~moonshot.core.views.SeatView` (the seat's hand, what it passed
 and was passed, the cards played, the voids shown: what a bot is given) and never a hidden hand. It
 is ``search``'s own estimate, made with ``search``'s machinery: worlds of the hidden cards dealt by
-search's sampler for the view (:meth:`~moonshot.bots.search.SearchBot._card_sampler`, the other seats'
+search's sampler for the view (:meth:`~moonshot.bots.search.SearchBot.card_sampler`, the other seats'
 passes by :func:`~moonshot.bots.search.heuristic_pass` while passing), played to the end of the deal
 by search's greedy rollout (in the rules kernel once it is loaded) or valued exactly by the endgame
 solver once few cards are left, and scored by the rules' own :func:`~moonshot.core.rules.score_deal`,
@@ -43,12 +43,12 @@ from .playout import MOON_CARDS, Deal, greedy_policy, kernel_ready, kernel_state
 from .sampling import sample_hands, sample_view
 from .search import (
     SearchBot,
-    _after_passing,
-    _distinct,
-    _matters,
+    after_passing,
     deal_from_view,
+    distinct_cards,
     heuristic_pass,
     pass_candidates,
+    score_matters,
 )
 
 # the default budget: worlds a decision (every option is played out in each). Chosen so that one
@@ -279,12 +279,12 @@ def _evaluate_play(view: SeatView, budget: _Budget, rng: random.Random) -> Evalu
     me = view.seat
     legal = card_list(view.legal_plays)
     bot = SearchBot(simulations=1)
-    sampler = bot._card_sampler(view)
+    sampler = bot.card_sampler(view)
     exact = max(view.cards_left) <= ENDGAME_CARDS
     base = deal_from_view(view, sampler(rng))
     # equivalent cards (same suit and points, nothing another seat may hold between them, no
     # special role) are worth the same in every world: one of each run is played out
-    reps = _distinct(base, view.legal_plays, _matters(base))
+    reps = distinct_cards(base, view.legal_plays, score_matters(base))
     rep_of: dict[int, int] = {}
     r = -1
     for c in legal:
@@ -334,7 +334,7 @@ def _evaluate_pass(
         pile_order = rng.sample(range(4 * rules.pass_count), 4 * rules.pass_count) if pile else []
         for i, mine in enumerate(passes):
             theirs[me] = mine
-            after = _after_passing(hands, theirs, view.direction, pile_order, rules.pass_count)
+            after = after_passing(hands, theirs, view.direction, pile_order, rules.pass_count)
             value, moon = _outcome(start_of_play(rules, view.deal_kind, after, view.leader), me, False)
             tallies[i].add(value, moon, me)
         worlds += 1

@@ -588,6 +588,10 @@ class SearchBot:
         factory = SEAT_POLICIES.get(self.rollout)
         return factory(me) if factory is not None else self.policy
 
+    def card_sampler(self, view: SeatView) -> Callable[[random.Random], list[CardSet]]:
+        """The worlds this bot deals for ``view``'s card decision (what the game review deals too)."""
+        return self._card_sampler(view)
+
     def _card_sampler(self, view: SeatView) -> Callable[[random.Random], list[CardSet]]:
         """The worlds for a card decision: :meth:`_sampler`'s, leaning towards a moon threat's shooting hands."""
         base = self._sampler(view)
@@ -1207,13 +1211,20 @@ def _claim_costs(view: SeatView, taken: list[CardSet]) -> tuple[int, ...]:
     return scores
 
 
+# the helpers the game review (bots/review.py) values options with, under public names
+distinct_cards = _distinct
+score_matters = _matters
+after_passing = _after_passing
+
 __all__ = [
     "DEFENCE",
     "Budget",
     "DefendingSearchBot",
     "Inconsistent",
     "SearchBot",
+    "after_passing",
     "deal_from_view",
+    "distinct_cards",
     "heuristic_pass",
     "minimax",
     "pass_candidates",
@@ -1223,5 +1234,6 @@ __all__ = [
     "relative",
     "sample_hands",
     "sample_view",
+    "score_matters",
     "solve",
 ]
