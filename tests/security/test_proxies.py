@@ -190,3 +190,54 @@ async def test_a_spoofed_sessions_proxy_header_is_garbage_as_before(tmp_path: Pa
         assert b"error" in got  # the codec's answer to bad input, not a close
         assert "198.51.100.9" not in app.guard.connections.counts
         s.close()
+
+
+async def test_wrong_trend_tokens_lock_out_the_guesser_behind_a_proxy_not_its_other_clients(tmp_path: Path) -> None:
+    """The re-join limit counts wrong tokens per chair and per address: behind a trusted proxy
+    the address is the real client's, so one guesser no longer locks every player out."""
+    from trend_sdk import SdkBot
+
+    async with serve(tmp_path, trend_port=0, trusted_proxies=(PROXY,), move_timeout=30.0) as app:
+        assert app.trend is not None and app.trend_port is not None
+        url = f"ws://127.0.0.1:{app.trend_port}/"
+
+        async def join(number: int, name: str, token: str, client: str) -> Any:
+            ws = await websockets.connect(
+                url, additional_headers={"X-Forwarded-For": client}, local_addr=(PROXY, 0), compression=None
+            )
+            data = {"playerNumber": str(number), "playerName": name, "token": token, "lobbyCode": "proxy"}
+            await ws.send(json.dumps({"eventName": "join", "data": data}))
+            return ws
+
+        async def frames_until(ws: Any, event: str) -> list[dict[str, Any]]:
+            got: list[dict[str, Any]] = []
+            while not got or got[-1]["eventName"] not in (event, "error"):
+                got.append(json.loads(await asyncio.wait_for(ws.recv(), 60)))
+            return got
+
+        # two thinking bots keep the game going while the others are away (direct, not proxied)
+        others = [SdkBot(url, n, f"slow{n}", games=1, lobby_code="proxy", think=0.2) for n in (3, 4)]
+        threads = [asyncio.create_task(asyncio.to_thread(b.run)) for b in others]
+        try:
+            alice = await join(1, "alice", "token-alice", "198.51.100.1")
+            bob = await join(2, "bob", "token-bob", "198.51.100.2")
+            for ws in (alice, bob):
+                await frames_until(ws, "new_deal")
+                await ws.close()  # both drop: bots play their chairs until they come back
+            await until(lambda: len(app.trend.away) == 2)  # type: ignore[union-attr]
+            rejoins = app.trend.rejoins  # type: ignore[union-attr]
+            for guess in range(rejoins.limit):  # a guesser behind the proxy tries alice's chair
+                ws = await join(1, "alice", f"{guess:08d}", "198.51.100.66")
+                await until(lambda n=guess + 1: len(rejoins._fails.get(("address", "198.51.100.66"), ())) >= n)
+                await ws.close()
+            assert rejoins.blocked(time.monotonic(), ("address", "198.51.100.66"))
+            assert not rejoins.blocked(time.monotonic(), ("address", PROXY))
+            # bob, behind the same proxy, takes his chair back with his token
+            back = await join(2, "bob", "token-bob", "198.51.100.2")
+            seen = await frames_until(back, "new_game")
+            assert seen[-1]["eventName"] == "new_game", seen
+            await back.close()
+        finally:
+            for t in threads:
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(t, 240)
