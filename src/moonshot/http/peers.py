@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from moonshot.cluster import messages
 from moonshot.cluster.node import ClusterUnavailable
 from moonshot.protocols.turbo.codec import RequestError
+from moonshot.runtime.clock import Countdown
 from moonshot.runtime.table import Table, TableEvent
 
 if TYPE_CHECKING:
@@ -62,6 +63,10 @@ class _DeferredStream:
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
         evs = list(events)
         self.cluster.after_writes(table.id, lambda: self.stream.on_events(table, evs))
+
+    def on_clock(self, table: Table, countdown: Countdown) -> None:
+        """The clocks, after the events before them (its deadlines are the loop's: still right)."""
+        self.cluster.after_writes(table.id, lambda: self.stream.on_clock(table, countdown))
 
 
 class HttpPeers:
