@@ -21,12 +21,15 @@ import random
 import secrets
 import socket
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from moonshot.cluster import messages as wire
+from moonshot.cluster.directory import ClusterRecorder, Directory
 from moonshot.cluster.kinds import Placed, TableKind, Ticket, pool_key, pool_name
 from moonshot.cluster.kinds import text as _text
+from moonshot.cluster.membership import Membership
+from moonshot.cluster.rejoin import ChairIndex
 from moonshot.cluster.remote import (
     Binding,
     RemoteRequest,
@@ -39,7 +42,7 @@ from moonshot.cluster.remote import (
 from moonshot.cluster.state import NodeState
 from moonshot.cluster.writer import ClusterUnavailable
 from moonshot.core.actions import Action, ActionFormatError, action_from_dict, action_to_dict
-from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError, Reseating, honour_chairs
+from moonshot.runtime.lobby import Candidate, ChairRejoin, GameType, Lobby, LobbyError, Reseating, honour_chairs
 from moonshot.runtime.table import (
     BotSeat,
     Recorder,
@@ -49,7 +52,7 @@ from moonshot.runtime.table import (
     TableNotice,
     TableStatus,
 )
-from moonshot.store import StoreRecorder, now, rules_named
+from moonshot.store import now, rules_named
 
 if TYPE_CHECKING:
     pass
@@ -58,7 +61,6 @@ log = logging.getLogger("moonshot.cluster")
 
 READ_BLOCK_MS = 1000
 MAX_CONNECTIONS = 64  # to Redis, per node: the reader, the writer, the keeper and the lobby's calls
-CHAIR_TTL_S = 7 * 24 * 3600  # a re-join key lasts this long without a new game on it
 INSTALL_HINT = "--redis needs the redis package: pip install 'moonshot[scale]'"
 CLAIM_TRIES = 40  # claims of running tables' free chairs refused before a player just waits for one
 CLAIM_RETRY = 0.25  # s before the join again after such a refusal
@@ -182,64 +184,9 @@ end
 return group
 """
 
-# KEYS: lease keys; ARGV[1]: me, ARGV[2]: PX ms. Renews ours; returns the ones no longer ours.
-# a job only one node may run (a tournament): taken when nobody holds it or its holder's heartbeat
-# is gone; KEYS[1] the job, ARGV[1] this node, ARGV[2] the prefix
-_CLAIM_LUA = """
-local h = redis.call('GET', KEYS[1])
-if h and h ~= ARGV[1] and redis.call('EXISTS', ARGV[2] .. 'node:' .. h) == 1 then return 0 end
-redis.call('SET', KEYS[1], ARGV[1])
-return 1
-"""
-
-_RENEW_LUA = """
-local lost = {}
-for _, k in ipairs(KEYS) do
-  if redis.call('GET', k) == ARGV[1] then redis.call('PEXPIRE', k, ARGV[2]) else table.insert(lost, k) end
-end
-return lost
-"""
-
-
 _TO_TABLE = wire.TO_TABLE  # messages a player's node sends to a table's owner
 
 
-# ------------------------------------------------------------------ the owner's side
-class ClusterRecorder:
-    """The table's recorder in a cluster: each action goes to the Redis log (fenced, in order
-    with the events it causes), then to the store's writer as usual."""
-
-    def __init__(self, cluster: Cluster, inner: StoreRecorder | None) -> None:
-        self.cluster = cluster
-        self.inner = inner
-
-    def game_started(self, table: Table) -> None:
-        if self.inner is not None:
-            self.inner.game_started(table)
-
-    def action_applied(self, table: Table, index: int, action: Action, forced: bool) -> None:
-        c = self.cluster
-        entry = json.dumps({"i": index, "a": action_to_dict(action), "f": forced})
-        c.write(c.key("lease", table.id), "r", c.key("log", table.id), entry)
-        if self.inner is not None:
-            self.inner.action_applied(table, index, action, forced)
-
-    def game_finished(self, table: Table) -> None:
-        if self.inner is not None:
-            self.inner.game_finished(table)
-
-    def game_failed(self, table: Table, reason: str) -> None:
-        if self.inner is not None:
-            self.inner.game_failed(table, reason)
-
-    def __getattr__(self, name: str) -> Any:
-        """The store writer's other calls (``put_value``, ``flush``...) go to it unchanged."""
-        if name.startswith("_") or self.inner is None:
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-
-# ------------------------------------------------------------------ the connection's side
 def _flag(c: Candidate) -> str:
     return "1" if c.exact_chair else "0"  # the join script's exact-chair mode
 
@@ -287,7 +234,7 @@ class ClusterLobby(Lobby):
 
     def _given_up(self, r: Reseating) -> None:
         self._unlist(r)
-        self.cluster._spawn(self.cluster._forget(r.table), limit=False)  # stopped: it would be adopted
+        self.cluster._spawn(self.cluster.directory.forget(r.table), limit=False)  # stopped: it would be adopted
 
     def _closed(self, r: Reseating) -> None:
         if r.table.status is not TableStatus.STOPPED:  # stopped (shutdown): it goes on elsewhere
@@ -310,8 +257,11 @@ class Cluster(NodeState):
     def __post_init__(self) -> None:
         super().__post_init__()
         self._last_id = "0-0"
+        self.members = Membership(self)
+        self.chair_index = ChairIndex(self, self.members)
+        self.directory = Directory(self, self.chair_index)
         self.writer.deliver = self._dispatch
-        self.writer.lease_lost = self._lease_lost
+        self.writer.lease_lost = self.members.lease_lost
 
     # -------------------------------------------------------------- life cycle
     async def start(self) -> None:
@@ -329,9 +279,8 @@ class Cluster(NodeState):
         self._join = r.register_script(_JOIN_LUA)
         self._fill = r.register_script(_FILL_LUA)
         self._free = r.register_script(_VACATE_LUA)
-        self._renew = r.register_script(_RENEW_LUA)
-        self._claim = r.register_script(_CLAIM_LUA)
-        await self._heartbeat()
+        self.members.load(r)
+        await self.members.heartbeat()
         loop = asyncio.get_running_loop()
         for coro, name in (
             (self.writer.run(), "cluster-writer"),
@@ -367,28 +316,15 @@ class Cluster(NodeState):
             await self.redis.aclose()
         log.info("event=cluster_left node=%s", self.node)
 
-    # -------------------------------------------------------------- writes (one ordered writer)
-    async def claim_job(self, job: str) -> bool:
-        """Run ``job`` (``tournament:<id>``) on this node: true when no live node holds it. A
-        tournament runs on the node that created it; when that node dies, a live node takes it
-        (its keeper sees the node gone; or a node that starts), its schedule going on from the
-        store, and never two at once."""
-        assert self.redis is not None
-        return bool(await self._claim(keys=[self.key("job", job)], args=[self.node, self.prefix]))
-
-    async def node_alive(self, node: str) -> bool:
-        assert self.redis is not None
-        return bool(await self.redis.exists(self.key("node", node)))
-
     async def game_node(self, game_id: str) -> str | None:
         """The node hosting a game by id: a table's owner in the directory (waiting for the
         adopter while its owner is dead), else the node that holds it open (``httpgame``)."""
         assert self.redis is not None
         if await self.redis.hexists(self.key("tables"), game_id):
-            owner = await self._live_owner(game_id)
+            owner = await self.members.live_owner(game_id)
             return owner.decode() if owner is not None else None
         node = await self.redis.hget(self.key("httpgame"), game_id)
-        if node is None or not await self.node_alive(node.decode()):
+        if node is None or not await self.members.node_alive(node.decode()):
             return None
         return str(node.decode())
 
@@ -404,42 +340,12 @@ class Cluster(NodeState):
         live node holds it and no other node claimed it just now."""
         assert self.redis is not None
         node = await self.redis.hget(self.key("httpgame"), game_id)
-        if node is not None and node.decode() != self.node and await self.node_alive(node.decode()):
+        if node is not None and node.decode() != self.node and await self.members.node_alive(node.decode()):
             return False
         if not await self.redis.set(self.key("httpclaim", game_id), self.node, nx=True, px=int(self.lease * 2000)):
             return False
         await self.redis.hset(self.key("httpgame"), game_id, self.node)
         return True
-
-    def register_table(self, table: Table) -> None:
-        """A table of another protocol (HTTP) started here: directory, lease and log, so that it
-        is adopted when this node dies. Call before the table starts."""
-        players: list[dict[str, Any]] = [
-            {
-                "name": n,
-                "kind": "human" if c.occupant is not None and c.occupant.kind is SeatKind.HUMAN else "bot",
-                # as the store's game row has them: an adopter whose store lacks the row (not yet
-                # written) still knows which chairs are other protocols' players, and their hashes
-                "protocol": str(getattr(c.occupant, "protocol", "server")) if c.occupant is not None else "empty",
-                **({"credential": cred} if cred is not None else {}),
-            }
-            for n, c, cred in zip(table.seat_names(), table.chairs, table.credentials)
-        ]
-        tmeta = {k: v for k, v in table.meta.items() if isinstance(v, (str, int, float, bool))}
-        self._register(table, {"players": players, "tmeta": tmeta})
-
-    def _lease_lost(self, lease_key: str) -> None:
-        table_id = lease_key[len(self.prefix) + len("lease:") :]
-        self._fenced.add(table_id)
-        t = self.owned.pop(table_id, None)
-        if t is not None and not t.done.done():
-            log.warning("event=lease_lost table=%s node=%s", table_id, self.node)
-            t.stop("lease lost: another node runs this table")
-            for hook in self.on_lease_lost:
-                try:
-                    hook(table_id)
-                except Exception:
-                    log.exception("event=lease_lost_hook_failed table=%s", table_id)
 
     # -------------------------------------------------------------- the reader
     async def _reader(self) -> None:
@@ -491,43 +397,6 @@ class Cluster(NodeState):
         else:
             self._to_seat(msg)
 
-    def _attach(self, table: Table | None, msg: wire.Attach) -> None:
-        """A player's node asks for a chair back (its credential already matched there): a
-        chair of a table of the player's protocol, or one with a credential (a mixed game's); or a
-        free chair of a running table its pool offers (Kierki), free as the lobby's record says."""
-        chair = msg.chair
-        offered = self.lobby.reseating(table.id) if table is not None and self.lobby is not None else None
-        if (
-            table is None
-            or table.done.done()
-            or not 0 <= chair < 4
-            or not (table.meta.get("protocol") == msg.protocol or table.credentials[chair] is not None)
-            or (offered.seats[chair] if offered is not None else table.chairs[chair].occupant) is not None
-        ):
-            taken = table is not None and not table.done.done() and 0 <= chair < 4
-            refused = wire.Refused(table=msg.table, binding=msg.binding, reason="taken" if taken else "ended")
-            self.send(msg.node, refused)
-            return
-        kind = self.tables[msg.protocol].seat_kind if msg.protocol in self.tables else SeatKind.HUMAN
-        cred = table.credentials[chair]
-        seat = RemoteSeat(self, msg.node, msg.binding, table.names[chair], kind, cred, msg.protocol)
-        self.write("", "h", self.key("bind", table.id), str(chair), f"{seat.node} {seat.binding}")
-        names = table.seat_names()
-        names[chair] = table.names[chair]
-        attached = wire.Attached(
-            table=table.id, binding=msg.binding, chair=chair, owner=self.node, names=names, rules=table.rules.name
-        )
-        self.send(msg.node, attached)
-        if offered is not None:
-            self.write(
-                self.key("lease", table.id),
-                "h",
-                self.free_key(pool_name(offered.key), chair),
-                table.id,
-                f"o {msg.node}",
-            )
-        table.attach(chair, seat, replay=True)
-
     async def _vacate(self, r: Reseating, chair: int) -> None:
         """A chair of a running table this node owns emptied: the first live player waiting for
         it in the table's pool takes it (``seat.matched``), else it is marked free for the next."""
@@ -565,7 +434,7 @@ class Cluster(NodeState):
         """A message from a player's node to a table this node owns."""
         table = self.owned.get(msg.table) or self.served.get(msg.table)
         if isinstance(msg, wire.Attach):
-            self._attach(table, msg)
+            self.chair_index.attach(table, msg)
             return
         if table is None or table.done.done():
             return
@@ -691,7 +560,7 @@ class Cluster(NodeState):
         def closed() -> bool:
             return tid not in self.tickets or c.seat.gone
 
-        seated = await self._take(
+        seated = await self.chair_index.take(
             table_id, c.chair or 0, None, c.protocol, functools.partial(self._seated, tid), closed
         )
         if not seated and not closed():
@@ -728,16 +597,16 @@ class Cluster(NodeState):
             seed=host.seed(),
             policy=kind.policy(host.policy(0.0)),
             table_id=f"{int(time.time() * 1000):x}-{secrets.token_hex(4)}",
-            recorder=self.recorder(),
+            recorder=self.directory.recorder(),
             meta={"protocol": protocol, **tmeta},
             deals=kind.deals(tmeta) if kind.deals is not None else None,
         )
         info = {"protocol": protocol, "fill": fill, "pool": pool, **(kind.start_data(final) if kind.start_data else {})}
         if tmeta:
             info["tmeta"] = {**info.get("tmeta", {}), **tmeta}
-        self._register(table, info)
+        self.directory.register(table, info)
         if kind.chair_keys is not None:
-            self.index_chairs(table, kind.chair_keys(table, info))
+            self.chair_index.index_chairs(table, kind.chair_keys(table, info))
         if kind.reseat is not None and self.lobby is not None:  # its chairs offered again when left
             self.lobby.reopen(table, pool_key(pool), kind.reseat, list(seats))
             for chair, s in enumerate(seats):
@@ -756,35 +625,6 @@ class Cluster(NodeState):
             table.seat_names(),
             fill,
         )
-
-    def recorder(self) -> Recorder:
-        return ClusterRecorder(self, self.host.recorder)
-
-    def _register(self, table: Table, meta: dict[str, Any]) -> None:
-        """Directory entries for a table this node now owns (queued before any of its events)."""
-        lease = self.key("lease", table.id)
-        self.write("", "s", lease, self.node, int(self.lease * 1000))
-        self.write(lease, "h", self.key("tables"), table.id, self.node)
-        info = {
-            "variant": table.rules.name,
-            "seed": table.seed,
-            "salt": table.seal.salt,  # the deals' commitment: an adopter publishes the same one
-            "protocol": table.meta["protocol"],  # every cluster table's meta names it
-            "names": list(table.names),
-            "creds": table.credentials,
-            **meta,
-        }
-        self.write(lease, "s", self.key("meta", table.id), json.dumps(info))
-        for chair, seat in enumerate(table.chairs):
-            occ = seat.occupant
-            if isinstance(occ, RemoteSeat):
-                self.write(lease, "h", self.key("bind", table.id), str(chair), f"{occ.node} {occ.binding}")
-        for keys_of in self.table_keys:  # re-join keys whatever the table's protocol (Sessions')
-            if keys := keys_of(table):
-                self.index_chairs(table, keys)
-        self.owned[table.id] = table
-        tid = table.id
-        self.writer.local("", lambda: self._leased.add(tid))  # once the lease is in Redis
 
     def _matched(self, msg: wire.Matched) -> None:
         """Seated at a new table (or a running one's free chair): the player's own adapter plays
@@ -808,148 +648,7 @@ class Cluster(NodeState):
         return c.seat
 
     # -------------------------------------------------------------- the chair index and re-join
-    def index_chairs(self, table: Table, keys: Sequence[tuple[int, str]]) -> None:
-        """Re-join keys of a table this node runs, as (chair, key): ``chair:{key}`` -> {table id:
-        chair}, found by :meth:`rejoin` on any node (Sessions' session id, Trend's number and
-        name digest are such keys). Out again when the game ends here (a stopped one goes on
-        elsewhere; its adopter indexes it again)."""
-        lease = self.key("lease", table.id)
-        for chair, k in keys:
-            self.write(lease, "h", self.key("chair", k), table.id, str(chair))
-            self.write("", "e", self.key("chair", k), str(CHAIR_TTL_S))
-
-        def out(_: object) -> None:
-            if table.status is not TableStatus.STOPPED:
-                for _, k in keys:
-                    self.write("", "hd", self.key("chair", k), table.id)
-
-        table.done.add_done_callback(out)
-
-    def rejoin(
-        self,
-        key: str,
-        proof: Callable[[str], bool],
-        protocol: str,
-        seated: Callable[[Table, int], Seat | None],
-        closed: Callable[[], bool],
-        refused: Callable[[], None],
-    ) -> None:
-        """Take back a chair indexed under ``key`` whose credential ``proof`` accepts (a
-        :class:`~moonshot.runtime.lobby.ChairRejoin`): its table's owner is asked
-        (``table.attach``); ``seated`` makes the protocol's seat adapter for the chair's
-        stand-in, ``refused`` is called when no chair is taken back."""
-        self._spawn(self._rejoin(key, proof, protocol, seated, closed, refused), limit=False)
-
-    async def _rejoin(
-        self,
-        key: str,
-        proof: Callable[[str], bool],
-        protocol: str,
-        seated: Callable[[Table, int], Seat | None],
-        closed: Callable[[], bool],
-        refused: Callable[[], None],
-    ) -> None:
-        assert self.redis is not None
-        try:
-            for raw_id, raw_chair in (await self.redis.hgetall(self.key("chair", key))).items():
-                table_id, chair = raw_id.decode(), int(raw_chair)
-                meta_raw = await self.redis.get(self.key("meta", table_id))
-                creds = (json.loads(meta_raw).get("creds") or []) if meta_raw is not None else []
-                cred = creds[chair] if 0 <= chair < len(creds) else None
-                if (
-                    isinstance(cred, str)
-                    and proof(cred)
-                    and await self._take(table_id, chair, cred, protocol, seated, closed)
-                ):
-                    return
-        except Exception:
-            log.exception("event=rejoin_failed protocol=%s", protocol)
-        refused()
-
-    async def _take(
-        self,
-        table_id: str,
-        chair: int,
-        cred: str | None,
-        protocol: str,
-        seated: Callable[[Table, int], Seat | None],
-        closed: Callable[[], bool],
-    ) -> bool:
-        """Ask the table's owner for the chair, again while it is refused as taken for a few
-        leases (the owner has not heard yet that the old connection is gone) or unanswered."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + max(3.0, 3 * self.lease)
-        while not closed():
-            owner = await self._live_owner(table_id)
-            if owner is None:
-                return False
-            binding = secrets.token_hex(8)
-            answer: asyncio.Future[wire.Attached | wire.Refused] = loop.create_future()
-
-            def answered(msg: wire.Attached | wire.Refused, answer: asyncio.Future[Any] = answer) -> None:
-                # the chair is taken here and now, before the next stream entry (its replay)
-                if isinstance(msg, wire.Attached):
-                    late = answer.done() or closed()
-                    stand_in(self, msg, cred, False, (lambda t, c: None) if late else seated, "disconnected")
-                if not answer.done():
-                    answer.set_result(msg)
-
-            self.answers[binding] = answered
-            attach = wire.Attach(table=table_id, binding=binding, chair=chair, node=self.node, protocol=protocol)
-            self.send(owner.decode(), attach)
-            try:
-                msg = await asyncio.wait_for(asyncio.shield(answer), max(3.0, 2 * self.lease))
-            except TimeoutError:
-                answer.cancel()  # a late seat.attached gives the chair up
-                if loop.time() > end + 2 * self.lease:
-                    return False
-                continue
-            if isinstance(msg, wire.Attached):
-                return True
-            if msg.reason != "taken" or loop.time() > end:
-                return False
-            await asyncio.sleep(0.2)
-        return True  # the connection went: nothing more to do for it
-
-    async def _live_owner(self, table_id: str) -> bytes | None:
-        """The node that runs the table; while its owner is dead and the table not yet adopted
-        (up to a few leases), wait for the adopter. None: no such table (any more)."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + 3 * self.lease + 5
-        while True:
-            owner = await self.redis.hget(self.key("tables"), table_id)
-            if owner is None:
-                return None
-            if await self.redis.exists(self.key("lease", table_id)) and await self.redis.exists(
-                self.key("node", owner.decode())
-            ):
-                return owner  # type: ignore[no-any-return]
-            if loop.time() > end:
-                return None
-            await asyncio.sleep(0.1)
-
     # -------------------------------------------------------------- leases, liveness, adoption
-    async def _heartbeat(self) -> None:
-        assert self.redis is not None
-        ms = int(self.lease * 1000)
-        async with self.redis.pipeline(transaction=False) as p:
-            p.set(self.key("node", self.node), "1", px=ms)
-            p.expire(self.key("in", self.node), 24 * 3600)
-            p.sadd(self.key("nodes"), self.node)
-            p.smembers(self.key("nodes"))
-            members = (await p.execute())[-1]
-        others = sorted(m.decode() for m in members if m.decode() != self.node)
-        if others:
-            async with self.redis.pipeline(transaction=False) as p:
-                for n in others:
-                    p.exists(self.key("node", n))
-                alive = await p.execute()
-            dead = [n for n, a in zip(others, alive) if not a]
-            if dead:
-                await self.redis.srem(self.key("nodes"), *dead)
-            others = [n for n, a in zip(others, alive) if a]
-        self.live_nodes = others
-
     async def _keeper(self) -> None:
         """Renew leases and the node's heartbeat; notice dead nodes; adopt orphaned tables."""
         while not self._closing:
@@ -957,9 +656,9 @@ class Cluster(NodeState):
             if self._closing:
                 return
             try:
-                await self._heartbeat()
-                await self._renew_leases()
-                await self._check_players()
+                await self.members.heartbeat()
+                await self.members.renew_leases()
+                await self.members.check_players()
                 await self.adopt_orphans()
                 for hook in self.keeper_hooks:
                     await hook()
@@ -967,34 +666,6 @@ class Cluster(NodeState):
                 raise
             except Exception:
                 log.exception("event=cluster_keeper_failed")
-
-    async def _renew_leases(self) -> None:
-        for tid in [t for t, table in self.owned.items() if table.done.done()]:
-            self.owned.pop(tid, None)
-        self._leased &= self.owned.keys()
-        keys = [self.key("lease", t) for t in self.owned if t in self._leased]
-        if not keys:
-            return
-        lost = await self._renew(keys=keys, args=[self.node, int(self.lease * 1000)])
-        for k in lost or ():
-            self._lease_lost(k.decode() if isinstance(k, bytes) else str(k))
-
-    async def _check_players(self) -> None:
-        """A player's node that died took the connection with it: its chairs go to substitutes."""
-        assert self.redis is not None
-        nodes = {
-            c.occupant.node
-            for t in self.owned.values()
-            for c in t.chairs
-            if isinstance(c.occupant, RemoteSeat) and c.occupant.node != self.node
-        }
-        for node in nodes:
-            if not await self.redis.exists(self.key("node", node)):
-                for t in self.owned.values():
-                    for i, c in enumerate(t.chairs):
-                        if isinstance(c.occupant, RemoteSeat) and c.occupant.node == node:
-                            self.unbind(t.id, c.occupant)
-                            t.detach(i, c.occupant, "the player's server process is gone")
 
     async def adopt_orphans(self) -> int:
         """Take over every table whose lease has expired (its owner died). Returns how many."""
@@ -1079,7 +750,7 @@ class Cluster(NodeState):
         kept: dict[int, RemoteSeat] = {}
         for raw_chair, bound in binds.items():
             chair, (node, binding) = int(raw_chair), bound.decode().split()
-            if node == old_owner or not await self.node_alive(node):
+            if node == old_owner or not await self.members.node_alive(node):
                 continue
             p = players[chair] if kind is None and chair < len(players) else {}  # a mixed game's: its own
             human = p.get("kind", "human") == "human"
@@ -1104,7 +775,7 @@ class Cluster(NodeState):
                 seed=int(meta["seed"]),
                 policy=kind.policy(host.policy(host.restore_grace)),
                 table_id=tid,
-                recorder=self.recorder(),
+                recorder=self.directory.recorder(),
                 actions=actions,
                 forced=forced,
                 restored=True,
@@ -1133,7 +804,7 @@ class Cluster(NodeState):
         if kind is None:
             return True
         if kind.chair_keys is not None:
-            self.index_chairs(table, kind.chair_keys(table, meta))
+            self.chair_index.index_chairs(table, kind.chair_keys(table, meta))
         if kind.reseat is not None and self.lobby is not None:
             # the chairs whose players are gone are offered again (to players waiting for them
             # first), and players that waited meanwhile may form a table of their own
@@ -1217,25 +888,34 @@ class Cluster(NodeState):
                 count += 1
         return count
 
-    def table_done(self, table: Table) -> None:
-        """The table ended here: a finished or failed game leaves the directory once its
-        record is in the store; a stopped one (shutdown) is released for adoption."""
-        if self.owned.get(table.id) is not table:
-            return
-        if table.status is TableStatus.STOPPED:
-            return  # close() releases the lease
-        self._spawn(self._forget(table), limit=False)
+    # -------------------------------------------------------------- what the server asks of it
+    def recorder(self) -> Recorder:
+        return self.directory.recorder()
 
-    async def _forget(self, table: Table) -> None:
-        if self.host.recorder is not None:
-            await self.host.recorder.flush()
-        tid = table.id
-        lease = self.key("lease", tid)
-        self.write(lease, "hd", self.key("tables"), tid)
-        for kind in ("meta", "log", "bind"):
-            self.write(lease, "d", self.key(kind, tid))
-        self.write(lease, "d", lease)
-        self.owned.pop(tid, None)
+    def register_table(self, table: Table) -> None:
+        """A table of another protocol (HTTP) started here: in the directory, so that it is
+        adopted when this node dies. Call before the table starts."""
+        self.directory.register_table(table)
+
+    def table_done(self, table: Table) -> None:
+        """The table ended here (see :meth:`moonshot.cluster.directory.Directory.table_done`)."""
+        self.directory.table_done(table)
+
+    def index_chairs(self, table: Table, keys: Sequence[tuple[int, str]]) -> None:
+        """Re-join keys of a table this node runs (see :mod:`moonshot.cluster.rejoin`)."""
+        self.chair_index.index_chairs(table, keys)
+
+    @property
+    def rejoin(self) -> ChairRejoin:
+        """Take back a chair by its re-join key (see :meth:`moonshot.cluster.rejoin.ChairIndex.rejoin`)."""
+        return self.chair_index.rejoin
+
+    async def node_alive(self, node: str) -> bool:
+        return await self.members.node_alive(node)
+
+    async def claim_job(self, job: str) -> bool:
+        """Run ``job`` (``tournament:<id>``) on this node: true when no live node holds it."""
+        return await self.members.claim_job(job)
 
     def describe(self) -> dict[str, Any]:
         return {
