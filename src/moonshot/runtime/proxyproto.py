@@ -15,7 +15,9 @@ A LOCAL command, an UNKNOWN (v1) or unspecified (v2) family and a UNIX socket na
 address: the connection is the proxy's own (a health check), and :attr:`ProxyHeader.source` is
 None.
 
-The protocol: https://www.haproxy.org/download/2.9/doc/proxy-protocol.txt
+The protocol: https://www.haproxy.org/download/2.9/doc/proxy-protocol.txt. Written here rather
+than taken from PyPI: the one package for it (``proxy-protocol``, alpha) reads from its own asyncio
+server, does not bound a version 1 line, and lets ``ValueError``/``struct.error`` out on bad bytes.
 """
 
 from __future__ import annotations
