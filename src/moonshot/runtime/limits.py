@@ -7,8 +7,8 @@ is in docs/server.md):
 * :class:`Holds`: how many of a thing each key (an address, a name) holds at once, up to a cap
   (connections, SSE streams, players waiting for a table, open lobby games). ``acquire`` gives a
   :class:`Hold` (or None: refused); releasing it twice is harmless;
-* :class:`Rates`: a token bucket per key (lobby posts, chat lines); ``take`` answers 0 (allowed)
-  or the seconds until it would be (the ``Retry-After``);
+* :class:`Rates`: a token bucket per key (lobby posts, chat lines, reviews started, hints); ``take``
+  answers 0 (allowed) or the seconds until it would be (the ``Retry-After``);
 * :class:`Penalties`: an address whose connection was dropped for flooding waits before its next
   connection is read: ``penalty`` seconds, doubled for each drop while it is remembered, up to
   ``penalty_max``; forgotten after ``penalty_forget`` quiet seconds.
@@ -54,6 +54,16 @@ class ClientLimits:
     chat_burst: float = 10.0
     chat_per_address_per_s: float = 5.0
     chat_address_burst: float = 40.0
+    # game reviews (moonshot.play.review_pool): new reviews started per name and per address (a
+    # review served from the store, or one already running, costs nothing); hints per name
+    review_per_s: float = 0.1
+    review_burst: float = 4.0
+    review_per_address_per_s: float = 0.5
+    review_address_burst: float = 20.0
+    reviews_per_name: int = 2  # reviews queued or running at once, started under one name
+    reviews_queued: int = 20  # ... in all on this server (beyond: 429)
+    hint_per_s: float = 0.5
+    hint_burst: float = 5.0
     tarpit: float = 1.0  # seconds an HTTP request over a rate waits before its 429
     chat_lines_per_game: int = 2000  # a game's chat log holds at most this many lines
     max_body: int = 64 * 1024  # HTTP request body bytes (refused at Content-Length or as it streams)
@@ -256,6 +266,11 @@ class ClientGuard:
         self.chat_by_address = Rates(
             lim.chat_per_address_per_s, lim.chat_address_burst, clock, "chat lines from this address"
         )
+        self.reviews_by_name = Rates(lim.review_per_s, lim.review_burst, clock, "reviews started under this name")
+        self.reviews_by_address = Rates(
+            lim.review_per_address_per_s, lim.review_address_burst, clock, "reviews started from this address"
+        )
+        self.hints_by_name = Rates(lim.hint_per_s, lim.hint_burst, clock, "hints under this name")
         self.penalties = Penalties(lim.penalty, lim.penalty_max, lim.penalty_forget, clock)
         # the operator's bans, chat mutes and drain (runtime/controls.py), asked at every admission
         self.controls = Controls()

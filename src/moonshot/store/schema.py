@@ -1,10 +1,10 @@
-"""The store's tables (``games``, ``kv``, ``actions``; the ratings tables of
+"""The store's tables (``games``, ``kv``, ``actions``, ``reviews``; the ratings tables of
 :mod:`moonshot.store.ratings` join the same ``metadata``) and the rules a stored game's variant
 name stands for (:func:`rules_named`)."""
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, BigInteger, Boolean, Column, DateTime, Integer, MetaData, String, Table
+from sqlalchemy import JSON, BigInteger, Boolean, Column, DateTime, Integer, MetaData, String, Table, Text
 
 from moonshot.core.rules import Rules
 from moonshot.core.variants import SERVED_RULES, VARIANTS, find_variant
@@ -45,6 +45,18 @@ actions = Table(
     Column("action", JSON, nullable=False),  # moonshot.core.actions.action_to_dict
     Column("forced", Boolean, nullable=False, default=False),  # chosen by the server for the seat
     Column("at", DateTime(timezone=True), nullable=False),
+)
+
+# A finished game's reviews (moonshot.store.reviews): one per seat and budget, the review's JSON
+# (moonshot-review/1) as text, computed once and read by everyone after.
+reviews = Table(
+    "reviews",
+    metadata,
+    Column("game_id", String(64), primary_key=True),
+    Column("seat", Integer, primary_key=True),
+    Column("budget", String(64), primary_key=True),  # moonshot.store.reviews.budget_key
+    Column("review", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
 )
 
 _EXTRA_RULES: dict[str, Rules] = {}

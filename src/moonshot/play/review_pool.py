@@ -1,0 +1,447 @@
+"""The review pool: game reviews and hints run in a bounded pool of worker processes, never on
+the server's event loop, at the lowest CPU priority.
+
+:class:`ReviewPool` owns:
+
+* the workers: a ``concurrent.futures.ProcessPoolExecutor`` on a ``spawn`` context (a fresh
+  interpreter: nothing of the server's loop, sockets or threads is inherited), each worker niced to
+  19 (``os.nice``) with one BLAS thread (:func:`moonshot.one_blas_thread`), so a running table's
+  decisions always come first. ``max_workers`` reviews run at once (default 1); one more process
+  serves hints, which jump the queue;
+* the queue of review jobs: at most ``max_jobs`` queued or running in all and ``per_name`` started
+  by one name (beyond them :class:`ReviewRefused`, the API's 429). The pool dispatches a job only
+  when a worker is free, so a crashed worker fails only the jobs it was running;
+* dedup: a job is keyed (the API's ``(game, seat, budget)``); asking for a key already queued or
+  running shares that job;
+* progress: the worker reports ``(done, total)`` through a ``multiprocessing`` queue that a thread
+  of the server reads into the job (:attr:`ReviewJob.done`, :attr:`ReviewJob.total`).
+
+A worker that dies (killed, out of memory) fails its job with a :class:`ReviewFailed` reason; the
+pool starts fresh workers, and asking for the key again starts a new job. The pool knows nothing of
+games or HTTP: it runs module-level functions it is given (:func:`review_task`, :func:`hint_task`
+by default) and hands back what they return. Ray is not used: one machine's processes are the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger("moonshot.review")
+
+NICE = 19
+
+
+class ReviewRefused(Exception):
+    """The pool will not take this job now (full, or the name's share is used): the API's 429."""
+
+
+class ReviewFailed(Exception):
+    """A job's worker raised or died; asking again starts a new job."""
+
+
+# ---------------------------------------------------------------- in the worker process
+_progress_queue: Any = None
+
+
+def _init_worker(progress: Any, nice: int) -> None:
+    """Each worker: lowest CPU priority, one BLAS thread, the progress queue."""
+    global _progress_queue
+    _progress_queue = progress
+    from moonshot import one_blas_thread
+
+    one_blas_thread()  # before anything imports NumPy (the parent set it too: inherited)
+    if nice:
+        with contextlib.suppress(OSError):
+            os.nice(nice)
+
+
+def _run(task: Callable[..., Any], key: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progress: bool) -> Any:
+    """Run ``task`` in a worker; with ``progress``, it is given a ``progress(done, total)``."""
+    if not progress:
+        return task(*args, **kwargs)
+
+    def report(done: int, total: int) -> None:  # once a decision: a few dozen small messages a review
+        if _progress_queue is not None:
+            with contextlib.suppress(Exception):
+                _progress_queue.put_nowait((key, done, total))
+
+    return task(*args, progress=report, **kwargs)
+
+
+def worker_info() -> dict[str, Any]:
+    """What a worker is (tests): its niceness, pid and BLAS thread setting."""
+    return {"nice": os.nice(0), "pid": os.getpid(), "blas": os.environ.get("OPENBLAS_NUM_THREADS")}
+
+
+def review_task(
+    rules: Any,
+    seed: int,
+    actions: Sequence[Any],
+    seat: int,
+    *,
+    deals: Sequence[Any] | None = None,
+    simulations: int | None = None,
+    think_ms: int | None = None,
+    review_seed: int = 0,
+    game_id: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """A game's review for ``seat`` as its JSON (``moonshot.play.review``), in a worker."""
+    from moonshot.play.review import review_game
+
+    review = review_game(
+        rules,
+        seed,
+        actions,
+        seat,
+        deals=deals,
+        simulations=simulations,
+        think_ms=think_ms,
+        review_seed=review_seed,
+        progress=progress,
+        game_id=game_id,
+    )
+    out: dict[str, Any] = review.to_json()
+    return out
+
+
+def hint_task(
+    view: Any, *, simulations: int | None = None, think_ms: int | None = None, seed: int = 0
+) -> dict[str, Any]:
+    """The evaluation of the decision ``view`` is at (``moonshot.bots.review.evaluate``), as plain
+    data: kind, options best first (label, expected points, moon chances, worlds), in a worker."""
+    from moonshot.bots.review import evaluate
+
+    ev = evaluate(view, simulations=simulations, think_ms=think_ms, seed=seed)
+    return {
+        "kind": ev.kind,
+        "complete": ev.complete,
+        "worlds": ev.worlds,
+        "note": ev.note,
+        "options": [
+            {
+                "label": o.label,
+                "expected": o.expected,
+                "moon_for": o.moon_for,
+                "moon_against": o.moon_against,
+                "worlds": o.worlds,
+            }
+            for o in ev.options
+        ],
+    }
+
+
+# ---------------------------------------------------------------- in the server
+@dataclass(eq=False)
+class ReviewJob:
+    """One review, queued, running or finished; shared by everyone who asks for its key."""
+
+    key: Hashable
+    name: str  # who started it (its share)
+    task: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    total: int = 0
+    done: int = 0
+    status: str = "queued"  # queued | running | done | failed
+    result: Any = None
+    error: str | None = None
+    started_at: float = 0.0
+    finished: asyncio.Future[Any] | None = field(default=None, repr=False)
+
+    @property
+    def progress(self) -> dict[str, int]:
+        return {"done": self.done, "total": self.total}
+
+
+class ReviewPool:
+    """A bounded pool of niced worker processes for reviews and hints (see the module)."""
+
+    def __init__(
+        self,
+        max_workers: int = 1,
+        *,
+        max_jobs: int = 20,
+        per_name: int = 2,
+        max_hints: int = 8,
+        nice: int = NICE,
+        start_method: str = "spawn",
+    ) -> None:
+        if max_workers < 1:
+            raise ValueError("a review pool needs at least one worker (0 turns reviews off: no pool)")
+        self.max_workers = max_workers
+        self.max_jobs = max_jobs
+        self.per_name = per_name
+        self.max_hints = max_hints
+        self.nice = nice
+        self._ctx = multiprocessing.get_context(start_method)
+        self.jobs: dict[Hashable, ReviewJob] = {}  # queued and running, in arrival order
+        self._queue: list[ReviewJob] = []
+        self._running: set[ReviewJob] = set()
+        self._hints: list[tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any], asyncio.Future[Any]]] = []
+        self._hint_running = False
+        self.started = 0  # jobs started (tests: a review served from the store starts none)
+        self.failed = 0
+        self.hints = 0
+        self._executor: concurrent.futures.ProcessPoolExecutor | None = None
+        self._progress: Any = None
+        self._reader: threading.Thread | None = None
+        self._closed = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # ------------------------------------------------------------ workers
+    def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
+        if self._executor is None:
+            from moonshot import one_blas_thread
+
+            one_blas_thread()  # the workers inherit the environment: one BLAS thread from their start
+            if self._progress is None:
+                self._progress = self._ctx.Queue()
+                self._reader = threading.Thread(target=self._read_progress, name="review-progress", daemon=True)
+                self._reader.start()
+            self._executor = concurrent.futures.ProcessPoolExecutor(
+                self.max_workers + 1,  # the reviews' workers and one for hints
+                mp_context=self._ctx,
+                initializer=_init_worker,
+                initargs=(self._progress, self.nice),
+            )
+        return self._executor
+
+    def _read_progress(self) -> None:
+        """A thread: worker progress into the jobs (plain int stores; the loop reads them)."""
+        q = self._progress
+        while True:
+            try:
+                item = q.get()
+            except (EOFError, OSError, ValueError):
+                return
+            if item is None:
+                return
+            key, done, total = item
+            job = self.jobs.get(key)
+            if job is not None and job.status == "running":
+                job.total = total
+                job.done = done
+
+    def _broken(self) -> None:
+        """A worker died: the executor is unusable; the next job starts fresh workers."""
+        ex, self._executor = self._executor, None
+        if ex is not None:
+            ex.shutdown(wait=False, cancel_futures=True)
+
+    # ------------------------------------------------------------ reviews
+    def job(self, key: Hashable) -> ReviewJob | None:
+        """The queued or running job of ``key`` (None: none; a finished job is handed to its
+        ``on_done`` and forgotten)."""
+        return self.jobs.get(key)
+
+    def position(self, job: ReviewJob) -> int:
+        """How many jobs run or wait before ``job`` (0: it is running)."""
+        if job.status != "queued":
+            return 0
+        try:
+            return len(self._running) + self._queue.index(job)
+        except ValueError:
+            return 0
+
+    def submit(
+        self,
+        key: Hashable,
+        name: str,
+        task: Callable[..., Any],
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+        *,
+        total: int = 0,
+        on_done: Callable[[ReviewJob], Any] | None = None,
+    ) -> ReviewJob:
+        """The job of ``key``: the one queued or running, else a new one started by ``name``
+        (raises :class:`ReviewRefused` when the pool or the name's share is full). ``task`` is a
+        module-level function called in a worker as ``task(*args, progress=..., **kwargs)``;
+        ``on_done(job)`` runs on the loop when it finishes (done or failed)."""
+        if self._closed:
+            raise ReviewRefused("the review pool is closed")
+        existing = self.jobs.get(key)
+        if existing is not None:
+            return existing
+        if len(self.jobs) >= self.max_jobs:
+            raise ReviewRefused(f"the server is reviewing {len(self.jobs)} games (at most {self.max_jobs}): try later")
+        mine = sum(1 for j in self.jobs.values() if j.name == name)
+        if mine >= self.per_name:
+            raise ReviewRefused(f"{name} has {mine} reviews queued or running (at most {self.per_name})")
+        self._loop = asyncio.get_running_loop()
+        job = ReviewJob(key, name, task, tuple(args), dict(kwargs or {}), total=total)
+        job.finished = self._loop.create_future()
+        if on_done is not None:
+            job.finished.add_done_callback(lambda _f: on_done(job))
+        self.jobs[key] = job
+        self._queue.append(job)
+        log.info("event=review_queued key=%s name=%s queued=%d", _shown(key), _shown(name), len(self._queue))
+        self._dispatch()
+        return job
+
+    def _dispatch(self) -> None:
+        while self._queue and len(self._running) < self.max_workers and not self._closed:
+            job = self._queue.pop(0)
+            self._start(job)
+        if self._hints and not self._hint_running and not self._closed:
+            self._start_hint()
+
+    def _start(self, job: ReviewJob) -> None:
+        job.status = "running"
+        job.started_at = time.monotonic()
+        self._running.add(job)
+        self.started += 1
+        try:
+            fut = self._pool().submit(_run, job.task, job.key, job.args, job.kwargs, True)
+        except (BrokenProcessPool, RuntimeError) as e:
+            self._broken()
+            self._finish(job, None, f"the review pool could not start the job: {e}")
+            return
+        log.info("event=review_started key=%s name=%s", _shown(job.key), _shown(job.name))
+        afut = asyncio.wrap_future(fut, loop=self._loop)
+        afut.add_done_callback(lambda f: self._ended(job, f))
+
+    def _ended(self, job: ReviewJob, fut: asyncio.Future[Any]) -> None:
+        if fut.cancelled():
+            self._finish(job, None, "the review was cancelled (the server is stopping)")
+            return
+        e = fut.exception()
+        if e is None:
+            self._finish(job, fut.result(), None)
+            return
+        if isinstance(e, BrokenProcessPool):
+            self._broken()
+            reason = "the review's worker process died"
+        else:
+            reason = f"the review failed: {type(e).__name__}: {e}"
+        self._finish(job, None, reason)
+
+    def _finish(self, job: ReviewJob, result: Any, error: str | None) -> None:
+        self._running.discard(job)
+        if self.jobs.get(job.key) is job:
+            del self.jobs[job.key]
+        seconds = time.monotonic() - job.started_at
+        if error is None:
+            job.status, job.result = "done", result
+            job.done = job.total = max(job.total, job.done)
+            log.info("event=review_done key=%s seconds=%.1f", _shown(job.key), seconds)
+        else:
+            job.status, job.error = "failed", error
+            self.failed += 1
+            log.warning("event=review_failed key=%s seconds=%.1f reason=%s", _shown(job.key), seconds, _shown(error))
+        if job.finished is not None and not job.finished.done():
+            job.finished.set_result(job)
+        self._dispatch()
+
+    # ------------------------------------------------------------ hints
+    async def call(self, task: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """Run ``task(*args, **kwargs)`` in the hints' worker, ahead of queued reviews; raises
+        :class:`ReviewRefused` when ``max_hints`` already wait, :class:`ReviewFailed` when the
+        task raised or its worker died."""
+        if self._closed:
+            raise ReviewRefused("the review pool is closed")
+        if len(self._hints) >= self.max_hints:
+            raise ReviewRefused(f"{len(self._hints)} hints are waiting (at most {self.max_hints}): try again")
+        self._loop = asyncio.get_running_loop()
+        done: asyncio.Future[Any] = self._loop.create_future()
+        self._hints.append((task, args, kwargs, done))
+        self._dispatch()
+        return await done
+
+    def _start_hint(self) -> None:
+        task, args, kwargs, done = self._hints.pop(0)
+        if done.done():  # its caller went
+            self._dispatch()
+            return
+        self._hint_running = True
+        self.hints += 1
+        try:
+            fut = self._pool().submit(_run, task, None, args, kwargs, False)
+        except (BrokenProcessPool, RuntimeError) as e:
+            self._broken()
+            self._hint_running = False
+            done.set_exception(ReviewFailed(f"the review pool could not start the hint: {e}"))
+            self._dispatch()
+            return
+        afut = asyncio.wrap_future(fut, loop=self._loop)
+
+        def ended(f: asyncio.Future[Any]) -> None:
+            self._hint_running = False
+            if not done.done():
+                if f.cancelled():
+                    done.set_exception(ReviewFailed("the hint was cancelled (the server is stopping)"))
+                elif (e := f.exception()) is not None:
+                    if isinstance(e, BrokenProcessPool):
+                        self._broken()
+                        done.set_exception(ReviewFailed("the hint's worker process died"))
+                    else:
+                        done.set_exception(ReviewFailed(f"the hint failed: {type(e).__name__}: {e}"))
+                else:
+                    done.set_result(f.result())
+            self._dispatch()
+
+        afut.add_done_callback(ended)
+
+    # ------------------------------------------------------------ life cycle
+    def warm(self) -> None:
+        """Start the worker processes now (else the first job does)."""
+        self._pool()
+
+    def close(self) -> None:
+        """Stop: queued jobs fail, running ones are abandoned, the workers end."""
+        self._closed = True
+        for job in list(self._queue):
+            self._queue.remove(job)
+            self._finish(job, None, "the server is stopping")
+        for _task, _args, _kw, done in self._hints:
+            if not done.done():
+                done.set_exception(ReviewFailed("the server is stopping"))
+        self._hints.clear()
+        ex, self._executor = self._executor, None
+        if ex is not None:
+            procs = list((getattr(ex, "_processes", None) or {}).values())
+            for p in procs:  # a long review is not waited for
+                with contextlib.suppress(Exception):
+                    p.terminate()
+            ex.shutdown(wait=False, cancel_futures=True)
+            for p in procs:
+                with contextlib.suppress(Exception):
+                    p.join(timeout=5)
+        if self._progress is not None:
+            with contextlib.suppress(Exception):
+                self._progress.put_nowait(None)
+            if self._reader is not None:
+                self._reader.join(timeout=2)
+            with contextlib.suppress(Exception):
+                self._progress.close()
+            self._progress = None
+
+
+def _shown(value: Any) -> str:
+    import json
+
+    return json.dumps(value if isinstance(value, (str, int, float)) else str(value))
+
+
+__all__ = [
+    "NICE",
+    "ReviewFailed",
+    "ReviewJob",
+    "ReviewPool",
+    "ReviewRefused",
+    "hint_task",
+    "review_task",
+    "worker_info",
+]

@@ -1,0 +1,136 @@
+"""The review pool: niced worker processes, bounded queues (in all and per name), dedup by key,
+progress from the worker, a crashed worker's job reported and retried, hints ahead of reviews.
+Stand-in tasks (tests/reviewkit.py) take the place of the real review."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+import reviewkit
+from moonshot.play.review_pool import ReviewJob, ReviewPool, ReviewRefused, worker_info
+
+pytestmark = pytest.mark.asyncio
+
+
+async def until(check: Callable[[], bool], timeout: float = 60) -> None:
+    """Wait (polling) until ``check()`` holds."""
+    async with asyncio.timeout(timeout):
+        while not check():
+            await asyncio.sleep(0.01)
+
+
+@pytest_asyncio.fixture
+async def pool() -> AsyncIterator[ReviewPool]:
+    p = ReviewPool(1, max_jobs=3, per_name=2)
+    yield p
+    p.close()
+
+
+async def test_workers_are_other_processes_at_the_lowest_priority_with_one_blas_thread(pool: ReviewPool) -> None:
+    info = await pool.call(worker_info)
+    assert info["pid"] != os.getpid()
+    assert info["nice"] == 19
+    assert info["blas"] == "1"
+
+
+async def test_progress_comes_from_the_worker_and_the_result_back(pool: ReviewPool, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    job = pool.submit("k", "ann", reviewkit.counting, (5, str(gate)))
+    assert job.status in ("queued", "running")
+    await until(lambda: job.status == "running" and job.done >= 1)
+    assert job.progress == {"done": 1, "total": 5}  # the worker waits at step 1 until the gate opens
+    gate.touch()
+    await asyncio.wait_for(asyncio.shield(job.finished), 60)  # type: ignore[arg-type]
+    assert job.status == "done"
+    assert job.result["steps"] == 5 and job.result["nice"] == 19
+    assert job.progress == {"done": 5, "total": 5}
+    assert pool.job("k") is None  # finished: forgotten by the pool (its owner keeps the result)
+
+
+async def test_the_same_key_asked_twice_shares_one_job(pool: ReviewPool, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    a = pool.submit("k", "ann", reviewkit.counting, (3, str(gate)))
+    b = pool.submit("k", "bob", reviewkit.counting, (3, str(gate)))
+    assert a is b and pool.started == 1
+    assert a.name == "ann"  # the share is the starter's
+    gate.touch()
+    await a.finished  # type: ignore[misc]
+    assert pool.started == 1
+
+
+async def test_the_queue_is_bounded_in_all_and_per_name(pool: ReviewPool, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    first = pool.submit("a1", "ann", reviewkit.counting, (3, str(gate)))
+    second = pool.submit("a2", "ann", reviewkit.counting, (3, str(gate)))
+    with pytest.raises(ReviewRefused, match="ann has 2 reviews"):
+        pool.submit("a3", "ann", reviewkit.counting, (3, str(gate)))
+    third = pool.submit("b1", "bob", reviewkit.counting, (3, str(gate)))
+    with pytest.raises(ReviewRefused, match="at most 3"):
+        pool.submit("c1", "cy", reviewkit.counting, (3, str(gate)))
+    # one worker: the first runs, the others wait their turn
+    await until(lambda: first.status == "running")
+    assert (pool.position(first), pool.position(second), pool.position(third)) == (0, 1, 2)
+    assert second.status == third.status == "queued"
+    gate.touch()
+    for j in (first, second, third):
+        await j.finished  # type: ignore[misc]
+        assert j.status == "done"
+    # shares are given back as jobs end
+    more = [pool.submit(f"a{i}", "ann", reviewkit.counting, (1,)) for i in (4, 5)]
+    for j in more:
+        await j.finished  # type: ignore[misc]
+
+
+async def test_a_crashed_worker_fails_its_job_and_the_key_can_be_asked_again(pool: ReviewPool) -> None:
+    ended: list[ReviewJob] = []
+    job = pool.submit("k", "ann", reviewkit.crash, on_done=ended.append)
+    await job.finished  # type: ignore[misc]
+    assert job.status == "failed" and job.error is not None and "died" in job.error
+    assert ended == [job] and pool.failed == 1
+    assert pool.job("k") is None
+    again = pool.submit("k", "ann", reviewkit.counting, (2,))
+    assert again is not job
+    await again.finished  # type: ignore[misc]
+    assert again.status == "done" and again.result["steps"] == 2  # fresh workers took it
+
+
+async def test_a_task_that_raises_is_reported_and_the_pool_goes_on(pool: ReviewPool) -> None:
+    job = pool.submit("k", "ann", reviewkit.failing)
+    await job.finished  # type: ignore[misc]
+    assert job.status == "failed" and "a stand-in review that fails" in (job.error or "")
+    assert await pool.call(reviewkit.echo, 7) == 7
+
+
+async def test_hints_go_ahead_of_queued_reviews(pool: ReviewPool, tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    running = pool.submit("a", "ann", reviewkit.counting, (3, str(gate)))
+    waiting = pool.submit("b", "bob", reviewkit.counting, (3, str(gate)))
+    await until(lambda: running.status == "running")
+    assert await asyncio.wait_for(pool.call(reviewkit.echo, "hint"), 60) == "hint"
+    assert running.status == "running" and waiting.status == "queued"
+    gate.touch()
+    await waiting.finished  # type: ignore[misc]
+
+
+async def test_close_fails_what_waits(tmp_path: Path) -> None:
+    p = ReviewPool(1)
+    gate = tmp_path / "gate"
+    running = p.submit("a", "ann", reviewkit.counting, (3, str(gate)))
+    waiting = p.submit("b", "bob", reviewkit.counting, (3, str(gate)))
+    await until(lambda: running.status == "running")
+    p.close()
+    await waiting.finished  # type: ignore[misc]
+    assert waiting.status == "failed" and "stopping" in (waiting.error or "")
+    with pytest.raises(ReviewRefused):
+        p.submit("c", "cy", reviewkit.counting, (1,))
+
+
+async def test_a_pool_needs_a_worker() -> None:
+    with pytest.raises(ValueError, match="0 turns reviews off"):
+        ReviewPool(0)
