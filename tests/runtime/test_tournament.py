@@ -248,3 +248,28 @@ async def test_a_bad_bot_or_filler_is_refused_before_the_tournament_is_made() ->
         with pytest.raises(ValueError, match=words):
             host.create(make_spec("standard", 1, bots, filler=filler))
         assert host.tournaments == {}
+
+
+async def test_a_draining_host_finishes_the_games_under_way_and_starts_no_next_one() -> None:
+    tables: list[Table] = []
+
+    def track(table: Table) -> None:
+        tables.append(table)
+        table.start()
+
+    host = TournamentHost(policy=TablePolicy(decision_timeout=5), track=track)
+    spec = make_spec("omnibus", 2, ["a=random", "b=random", "c=random", "d=random"], deals_per_set=2, seed=5)
+    t, _ = host.create(spec)
+    assert len(t.games) == 8
+    while not tables:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0)
+    host.draining = True  # the operator's drain, while the first set's games are under way
+    under_way = list(tables)
+    assert 0 < len(under_way) < 8
+    await asyncio.wait_for(asyncio.gather(*(tb.done for tb in under_way)), 60)
+    for _ in range(50):
+        await asyncio.sleep(0)
+    assert tables == under_way and len(t.results) == len(under_way)  # finished and counted; no next one
+    await host.close()
+    assert t.status == "paused"  # the next start goes on from there

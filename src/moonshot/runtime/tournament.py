@@ -298,6 +298,9 @@ class TournamentHost:
         # awaited before a new tournament's tokens are handed out (a cluster: until the token
         # index is in Redis, so an entrant on any process finds the tournament at once)
         self.published: Callable[[], Awaitable[None]] | None = None
+        # the server drains (moonshot admin drain): the games under way finish, no next game
+        # starts; the tournament waits, paused by the stop, and goes on at the next start
+        self.draining = False
 
     # ------------------------------------------------------------ creating
     def _check_options(self, spec: TournamentSpec) -> None:
@@ -533,6 +536,9 @@ class TournamentHost:
         for g in games:
             if t.played(g.number):  # before a restart
                 continue
+            if self.draining:
+                log.info("event=tournament_held id=%s game=%d reason=draining", t.id, g.number)
+                await asyncio.get_running_loop().create_future()  # until the stop cancels it
             t.results.append(await self.play_game(t, g))
             t.results.sort(key=lambda r: r.number)
             self._save(t)

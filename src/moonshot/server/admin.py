@@ -325,6 +325,8 @@ class Admin:
         running = [t.id for t in self.app.tables.values() if not t.done.done()]
         if self._drain is None:
             self.app.draining = True
+            if self.app.tournaments is not None:  # their next games wait for the next start
+                self.app.tournaments.draining = True
             self.controls.closed = "the server is draining for a restart: it takes no new games now"
             with contextlib.suppress(AdminError):
                 self.notice(DRAIN_NOTICE, by)
