@@ -264,7 +264,6 @@ async def test_a_trend_bot_plays_over_wss_and_each_client_has_its_share(tmp_path
         bot = SdkBot(url, 1, "tls-bot", games=1, seed=5, sslopt={"ca_certs": str(stack.ca_file)})
         await asyncio.wait_for(asyncio.to_thread(bot.run), 240)
         assert bot.errors == [] and len(bot.seen) == 1 and bot.seen[0].deals == 4
-        await asyncio.sleep(0)  # its connection's share is given back when the server sees it close
         # one connection an address: the proxy's clients from 127.0.0.2 and 127.0.0.3 get one each
         # (the limit that once locked every bot behind a proxy out together)
         a = await websockets.connect(url, ssl=stack.tls, local_addr=("127.0.0.2", 0), compression=None)
