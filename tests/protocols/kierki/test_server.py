@@ -352,3 +352,35 @@ def test_report_goes_to_the_given_stream() -> None:
     srv._out = out  # the report writer only needs its stream
     srv.report("1.2.3.4:5", "6.7.8.9:10", "IAMN")
     assert out.getvalue().startswith("[1.2.3.4:5,6.7.8.9:10,") and out.getvalue().endswith("] IAMN\n")
+
+
+@pytest.mark.asyncio
+async def test_a_proxy_header_is_read_to_its_last_byte_and_no_further() -> None:
+    import asyncio
+
+    from moonshot.protocols.kierki.server import read_proxy_header
+    from moonshot.runtime.proxyproto import ProxyError, encode_v1, encode_v2
+
+    for header in (
+        encode_v1("198.51.100.4", 4000, "10.0.0.1", 5000),
+        encode_v2("2001:db8::4", 4000, "2001:db8::1", 5000),
+    ):
+        reader = asyncio.StreamReader()
+        reader.feed_data(header + b"IAM1\n")
+        got = await read_proxy_header(reader, 5.0)
+        assert got.source in ("198.51.100.4", "2001:db8::4") and got.source_port == 4000
+        assert await reader.read(100) == b"IAM1\n"  # the client's own line is left for the protocol
+    for bad in (b"IAM1\n" + b"x" * 20, b"PROXY UNKNOWN " + b"x" * 200):
+        reader = asyncio.StreamReader()
+        reader.feed_data(bad)
+        with pytest.raises(ProxyError):
+            await read_proxy_header(reader, 5.0)
+    reader = asyncio.StreamReader()
+    reader.feed_data(b"PROXY TCP4 1.2")  # half a header, then silence: the deadline
+    with pytest.raises(ProxyError, match="within"):
+        await read_proxy_header(reader, 0.05)
+    reader = asyncio.StreamReader()
+    reader.feed_data(b"PROXY TCP4 1.2")
+    reader.feed_eof()  # the connection ends inside it
+    with pytest.raises(ProxyError, match="ended"):
+        await read_proxy_header(reader, 5.0)
