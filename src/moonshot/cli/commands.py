@@ -226,6 +226,14 @@ def bad_db(e: Exception) -> click.BadParameter:
     show_default=True,
     help="Bot filling chairs, with its options: heuristic, random, search, 'search --think-ms 100'.",
 )
+@click.option(
+    "--review-workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="Worker processes (at the lowest CPU priority) that review finished games and answer practice "
+    "games' hints over HTTP; 0 turns reviews and hints off (the API answers 503). See docs/review.md.",
+)
 @click.option("--seed", type=int, default=None, help="Seed for table seeds (reproducible runs); default random.")
 @click.option(
     "--log-level",
@@ -328,6 +336,7 @@ def serve_cmd(
     operator_address: tuple[str, int] | None,
     operator_token_file: str | None,
     reuse_port: bool,
+    review_workers: int,
 ) -> None:
     """Run the moonshot server: every protocol on its port, one event loop, games stored in --db.
 
@@ -395,6 +404,7 @@ def serve_cmd(
         cluster_prefix=cluster_prefix,
         lease=lease,
         reuse_port=reuse_port,
+        review_workers=review_workers,
         limits=client_limits,
         operator_address=operator_address,
         operator_token_file=operator_token_file,

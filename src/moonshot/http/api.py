@@ -22,6 +22,7 @@ from moonshot.http.names import (
     display_name,
 )
 from moonshot.http.proxies import is_secure
+from moonshot.http.review import practice_game, tournament_over
 from moonshot.protocols.turbo.codec import (
     Player,
     RequestError,
@@ -117,24 +118,31 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
             # the commitment to the deals, published from the start (moonshot.core.fairness)
             "commitment": meta.get("deal_commitment") if isinstance(meta, dict) else None,
             "rated": not (isinstance(meta, dict) and meta.get("unrated")),
+            # GET /api/games/<id>/review answers (a tournament's game: once it is over, see reviewable)
+            "reviewable": r["status"] == "finished",
+            # a practice game still being played: its one person may ask for hints (moonshot.http.review)
+            "hints": r["status"] == "running" and isinstance(meta, dict) and practice_game(meta),
         }
+
+    async def reviewable(out: dict[str, Any], meta: Any, known: dict[str, bool]) -> dict[str, Any]:
+        """``out["reviewable"]`` false for a tournament's game until the tournament is over."""
+        tid = meta.get("tournament") if isinstance(meta, dict) else None
+        if out["reviewable"] and tid is not None:
+            if tid not in known:
+                known[tid] = await tournament_over(lobby, tid)
+            out["reviewable"] = known[tid]
+        return out
 
     async def games(request: Request, caller: Caller) -> Any:
         limit = int_param(request, "limit", 50, 500)
         offset = int_param(request, "offset", 0, 10**9)
         if lobby.store is None:
             return []
-        return [summary(r) for r in await lobby.store.list_games(None, limit, offset)]
-
-    async def tournament_over(tid: Any) -> bool:
-        from moonshot.runtime.tournament import KEY_PREFIX
-
-        if not isinstance(tid, str):
-            return False
-        state = lobby.tournaments.state(tid) if lobby.tournaments is not None else None
-        if state is None and lobby.store is not None:
-            state = await lobby.store.get_value(KEY_PREFIX + tid)
-        return isinstance(state, dict) and state.get("status") in ("finished", "failed")
+        known: dict[str, bool] = {}
+        return [
+            await reviewable(summary(r), r.get("meta"), known)
+            for r in await lobby.store.list_games(None, limit, offset)
+        ]
 
     async def game(request: Request, caller: Caller) -> Any:
         game_id = request.path_params["game_id"]
@@ -145,7 +153,7 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
             raise RequestError(404, f"no stored game {game_id!r}")
         if rec.status == "running":
             raise RequestError(403, "the game is still running: watch it through /game/subscribe")
-        if rec.meta.get("reveal_at_end") is False and not await tournament_over(rec.meta.get("tournament")):
+        if rec.meta.get("reveal_at_end") is False and not await tournament_over(lobby, rec.meta.get("tournament")):
             # its deal set is still being played in other rotations: its hands would tell theirs
             raise RequestError(403, "a tournament's game is shown once the tournament is over")
         g = rec.rebuild()
@@ -172,6 +180,7 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
                 "meta": rec.meta,
             }
         )
+        await reviewable(out, rec.meta, {})
         out["events"] = [m.data for m in msgs]
         # what `moonshot verify --record` checks: the revealed seed and salt, the actions
         if seal is not None and rec.status == "finished":

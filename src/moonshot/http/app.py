@@ -1,5 +1,5 @@
-"""The whole HTTP side as one Starlette app (:func:`build_app`): lobby, games, ``/api``,
-tournaments, the leaderboard, the web app's pages and ``/static``, behind the origin guard.
+"""The whole HTTP side as one Starlette app (:func:`build_app`): lobby, games, ``/api`` (reviews and
+hints with it), tournaments, the leaderboard, the web app's pages and ``/static``, behind the origin guard.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from moonshot.http.games import game_routes
 from moonshot.http.lobby import TurboLobby, lobby_routes
 from moonshot.http.origin import OriginGuard
 from moonshot.http.rematch import rematch_routes
+from moonshot.http.review import review_routes
 from moonshot.http.webapp import STATIC_DIR
 
 DEFAULT_HTTP_PORT = 7380
@@ -70,6 +71,7 @@ def build_app(lobby: TurboLobby, static_dir: Path | None = None) -> Starlette:
         *lobby_routes(lobby),
         *rematch_routes(lobby),
         *game_routes(lobby),
+        *review_routes(lobby),
         *api_routes(lobby),
         *tournament_routes(lobby),
         *leaderboard_routes(lobby, static_dir or default_static_dir()),

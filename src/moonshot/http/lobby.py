@@ -38,6 +38,7 @@ from moonshot.http.names import (
     name_key,
     same_name,
 )
+from moonshot.http.review import hint_refusal
 from moonshot.http.streams import PING_SECONDS, GameStream
 from moonshot.http.upkeep import LobbyEvent
 from moonshot.protocols.turbo.codec import (
@@ -235,6 +236,7 @@ class TurboLobby:
         self.finished = 0
         self.tournaments: Any = None  # the server's TournamentHost (the /api/tournaments routes)
         self.rematches: Any = None  # the rematch offers (moonshot.http.rematch), once its routes exist
+        self.reviews: Any = None  # the server's ReviewPool (moonshot.http.review); None: reviews are off
         # the other server processes of a cluster (moonshot.http.peers.HttpPeers): lobby
         # events and name bindings go to them, games started here enter the cluster's directory
         self.peers: Any = None
@@ -732,6 +734,8 @@ class TurboLobby:
         g.stream = stream
         stream.open = self.options.open_spectators or g.open_hands
         translator = TurboTranslator(table.rules, table.seed, players, table.game.deal_specs)
+        # the table page's Hint button: a practice game of one person and its own bots (http.review)
+        translator.sit_fields["hints"] = self.reviews is not None and hint_refusal(g, None, self.bot_names) is None
         stream.restore_chat(chats)
         stream.start(translator)
         g.hosted = HostedGame(g.id, table, players, stream, self._save_chat)

@@ -127,6 +127,8 @@ class ServerConfig:
     kierki_abandon: float | None = 600.0  # seconds a Kierki table with every seat empty is kept
     # what one client (an address, a name) may hold and ask, every protocol (docs/server.md)
     limits: ClientLimits = field(default_factory=ClientLimits)
+    # worker processes (niced) that review finished games and answer hints; 0: reviews are off
+    review_workers: int = 1
     # the operator surface (/metrics, /healthz, /readyz, admin actions): (host, port), port 0 any
     # free one; None: off (the CLI's default is 127.0.0.1:9380, loopback; see server/operator.py)
     operator_address: tuple[str, int] | None = None
@@ -233,6 +235,12 @@ class ServerApp:
                 mixed_policy=self.policy(),
             )
             self.turbo.guard = self.guard
+            if cfg.review_workers > 0:  # started with the first review or hint (moonshot.play.review_pool)
+                from moonshot.play.review_pool import ReviewPool
+
+                self.turbo.reviews = ReviewPool(
+                    cfg.review_workers, max_jobs=cfg.limits.reviews_queued, per_name=cfg.limits.reviews_per_name
+                )
         from moonshot.runtime.tournament import TournamentHost
 
         self.tournaments = TournamentHost(
@@ -442,6 +450,8 @@ class ServerApp:
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(self._http_task, 2)
         if self.turbo is not None:
+            if self.turbo.reviews is not None:
+                self.turbo.reviews.close()  # reviews under way are abandoned: asked again, they start over
             with contextlib.suppress(TimeoutError):  # a store that is away: the recorder's close says so
                 await asyncio.wait_for(self.turbo.flush(), 10)
         if self.cluster is not None:

@@ -243,6 +243,8 @@ class TurboTranslator:
         self._expose_asked = 0
         self._played_in_batch = False
         self._play_status: tuple[int, int, int] | None = None  # (deal, seat, mask) last announced
+        # fields the host adds to ``sit`` (the web app's ``hints``: whether this game allows them)
+        self.sit_fields: dict[str, Any] = {}
 
     # ------------------------------------------------------------ feeding
     def feed(self, events: Iterable[tuple[int, Event]]) -> list[Message]:
@@ -303,6 +305,7 @@ class TurboTranslator:
                 d["variant"] = self.rules.name
             if e.commitment:
                 d["deal_commitment"] = {"format": FORMAT, "commitment": e.commitment}
+            d.update(self.sit_fields)
             emit(v, d, None, out)
         elif isinstance(e, DealStarted):
             self._deal_start = e

@@ -1,0 +1,296 @@
+"""The review and hint routes (docs/review.md): ``GET /api/games/{id}/review`` and
+``POST /api/games/{id}/hint``, and who may have them.
+
+A review is of a finished game only (a running one is 409 for everyone, seated or not), and of a
+tournament's game only once the tournament is over (its deal set is played in other rotations: 403
+until then). It is computed from the stored game (its rules, seed, actions and fixed deals, as
+``/api/games/{id}`` replays it) in the server's :class:`~moonshot.play.review_pool.ReviewPool`, then
+kept in the store (:mod:`moonshot.store.reviews`): the first request starts it (202 with progress
+while it runs), later ones poll, and once it is stored every request reads it at no cost.
+
+A hint values the decision the caller faces now from the caller's own seat's view (what a bot of
+that seat would be given), in the review pool's hint worker, never on the event loop. Hints are for
+practice only (:func:`hint_refusal`): an unrated game of one person and that person's own bots,
+never a tournament's or a rated game, never a table where another person or a program of another
+protocol sits, and only for the caller's own seat when it is to act.
+
+Reviews started and hints are rate-limited per name (and reviews per address) by the server's one
+:class:`~moonshot.runtime.limits.ClientGuard`; the pool bounds what is queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
+
+from moonshot.core.actions import action_to_dict
+from moonshot.core.views import seat_view
+from moonshot.http.endpoints import endpoint
+from moonshot.http.identity import Caller, Identity
+from moonshot.http.limits import client_address
+from moonshot.http.names import same_name
+from moonshot.play.review_pool import ReviewFailed, ReviewJob, ReviewRefused, hint_task, review_task
+from moonshot.protocols.turbo.codec import RequestError
+from moonshot.store.reviews import budget_key, load_review, save_review
+from moonshot.store.schema import rules_named
+
+if TYPE_CHECKING:
+    from moonshot.http.lobby import LobbyGame, TurboLobby
+
+log = logging.getLogger("moonshot.review")
+
+REVIEW_SIMULATIONS = 200  # worlds a decision when the request names none (a review in tens of seconds)
+MAX_SIMULATIONS = 2000
+HINT_THINK_MS = 600  # a hint's budget: it answers in about a second
+REVIEWS_OFF = "reviews and hints are off on this server (moonshot serve --review-workers 0)"
+
+
+async def tournament_over(lobby: TurboLobby, tid: Any) -> bool:
+    """Whether the tournament ``tid`` is over (finished or failed), from the server's tournaments
+    or the store."""
+    from moonshot.runtime.tournament import KEY_PREFIX
+
+    if not isinstance(tid, str):
+        return False
+    state = lobby.tournaments.state(tid) if lobby.tournaments is not None else None
+    if state is None and lobby.store is not None:
+        state = await lobby.store.get_value(KEY_PREFIX + tid)
+    return isinstance(state, dict) and state.get("status") in ("finished", "failed")
+
+
+async def review_refusal(lobby: TurboLobby, status: str, meta: dict[str, Any]) -> tuple[int, str] | None:
+    """Why a stored game may not be reviewed now (status and reason), or None."""
+    if status == "running":
+        return 409, "the game is not over"
+    if status != "finished":
+        return 409, f"the game did not finish ({status}): there is nothing to review"
+    tid = meta.get("tournament")
+    if tid is not None and not await tournament_over(lobby, tid):
+        return 403, "a tournament's game is reviewed once the tournament is over"
+    return None
+
+
+def practice_game(meta: dict[str, Any]) -> bool:
+    """Whether a game's stored meta says it is a practice game (hints may be allowed in it)."""
+    return bool(meta.get("unrated")) and not meta.get("mixed") and meta.get("tournament") is None
+
+
+def hint_refusal(g: LobbyGame, name: str | None = None, bot_names: Any = None) -> str | None:
+    """Why hints are not allowed in ``g`` (for ``name``, if given), or None. Allowed only in an
+    unrated game whose one person is its creator (``name``) and whose other chairs are all the
+    lobby's own bots: not a tournament's game, not rated, no other person, no program of another
+    protocol."""
+    hosted = g.hosted
+    if hosted is not None and hosted.table.meta.get("tournament") is not None:
+        return "hints are not allowed in a tournament's game"
+    if g.rated:
+        return "hints are only for practice games (unrated, you and your own bots): this game is rated"
+    people = [m for m in g.members if m.kind == "human" or m.remote is not None]
+    if any(m.remote is not None for m in g.members):
+        return "hints are not allowed at a table with players of other protocols"
+    if len(people) != 1:
+        return "hints are only for practice games: another person sits at this table"
+    if any(m.kind == "bot" and bot_names is not None and m.algorithm not in bot_names for m in g.members):
+        return "hints are only for practice games: a chair is held by a program, not one of your bots"
+    if name is not None and not same_name(people[0].name, name):
+        return f"{name} has no seat in this game"
+    return None
+
+
+def hint_answer(evaluation: dict[str, Any], seat: int) -> dict[str, Any]:
+    """The hint's JSON from a worker's evaluation: the best option, its margin over the next."""
+    options = evaluation["options"]
+    best = options[0]
+    margin = options[1]["expected"] - best["expected"] if len(options) > 1 else 0.0
+    return {
+        "seat": seat,
+        "kind": evaluation["kind"],
+        "best": best["label"],
+        "margin": round(margin, 3),
+        "options": options,
+        "complete": evaluation["complete"],
+        "worlds": evaluation["worlds"],
+    }
+
+
+def review_routes(lobby: TurboLobby) -> list[BaseRoute]:
+    results: dict[tuple[str, int, str], ReviewJob] = {}  # done, being written to the store
+    saving: set[asyncio.Task[None]] = set()
+
+    def identity() -> Identity:
+        return lobby.identity
+
+    def pool() -> Any:
+        reviews = lobby.reviews
+        if reviews is None:
+            raise RequestError(503, REVIEWS_OFF)
+        return reviews
+
+    def int_param(request: Request, key: str, default: int | None, low: int, top: int) -> int | None:
+        text = request.query_params.get(key)
+        if text is None:
+            return default
+        try:
+            value = int(text)
+        except ValueError:
+            raise RequestError(400, f"{key} must be an integer") from None
+        if not low <= value <= top:
+            raise RequestError(400, f"{key} must be {low}..{top}")
+        return value
+
+    def limited(rates: Any, key: str) -> None:
+        wait = rates.take(key) if key else 0.0
+        if wait:
+            guard = lobby.guard
+            assert guard is not None
+            guard.refused += 1
+            raise RequestError(429, rates.refusal(wait))
+
+    def saver(game_id: str, seat: int, budget: str) -> Any:
+        def on_done(job: ReviewJob) -> None:
+            if job.status != "done" or lobby.store is None:
+                return
+            store = lobby.store
+
+            async def save() -> None:
+                try:
+                    await save_review(store, game_id, seat, budget, job.result)
+                except Exception:
+                    log.exception("event=review_not_saved game=%s seat=%d", game_id, seat)
+                finally:
+                    results.pop((game_id, seat, budget), None)
+
+            results[(game_id, seat, budget)] = job  # served from memory until stored
+            task = asyncio.get_running_loop().create_task(save())
+            saving.add(task)
+            task.add_done_callback(saving.discard)
+
+        return on_done
+
+    async def review(request: Request, caller: Caller) -> Any:
+        game_id = request.path_params["game_id"]
+        seat = int_param(request, "seat", 0, 0, 3)
+        simulations = int_param(request, "simulations", REVIEW_SIMULATIONS, 1, MAX_SIMULATIONS)
+        assert seat is not None and simulations is not None
+        if lobby.store is None:
+            raise RequestError(404, "no games are stored (the server runs without --db)")
+        live = lobby.games.get(game_id)
+        if live is not None and not live.finished:
+            raise RequestError(409, "the game is not over")
+        rec = await lobby.store.load(game_id)
+        if rec is None:
+            raise RequestError(404, f"no stored game {game_id!r}")
+        refused = await review_refusal(lobby, rec.status, rec.meta)
+        if refused is not None:
+            raise RequestError(*refused)
+        budget = budget_key(simulations)
+        key = (game_id, seat, budget)
+        stored = await load_review(lobby.store, game_id, seat, budget)
+        if stored is None and (kept := results.get(key)) is not None:
+            stored = kept.result  # done, being written
+        if stored is not None:
+            return {"status": "done", "review": stored}
+        reviews = pool()
+        job = reviews.job(key)
+        if job is None:
+            guard = lobby.guard
+            if guard is not None:
+                limited(guard.reviews_by_name, caller.name)
+                limited(guard.reviews_by_address, client_address.get())
+            try:
+                rules = rules_named(rec.variant)
+            except KeyError:
+                raise RequestError(409, f"game {game_id!r} was played under rules this server does not know") from None
+            kwargs = {
+                "deals": rec.deals(),
+                "simulations": simulations,
+                "game_id": game_id,
+            }
+            try:
+                job = reviews.submit(
+                    key,
+                    caller.name,
+                    review_task,
+                    (rules, rec.seed, [action_to_dict(a) for a in rec.actions], seat),
+                    kwargs,
+                    on_done=saver(game_id, seat, budget),
+                )
+            except ReviewRefused as e:
+                raise RequestError(429, str(e)) from None
+            log.info(
+                "event=review_asked game=%s seat=%d budget=%s name=%s", game_id, seat, budget, json.dumps(caller.name)
+            )
+        if job.status == "failed":
+            raise RequestError(500, f"{job.error}: ask again to retry")
+        if job.status == "done":
+            return {"status": "done", "review": job.result}
+        body = {"status": job.status, "progress": job.progress, "position": reviews.position(job)}
+        return JSONResponse(body, status_code=202, headers={"Retry-After": "1"})
+
+    async def hint(request: Request, caller: Caller) -> Any:
+        game_id = request.path_params["game_id"]
+        g = lobby.games.get(game_id)
+        if g is None:
+            raise RequestError(404, f"no game {game_id!r} is being played here")
+        if g.hosted is None:
+            raise RequestError(409, "the game has not started")
+        table = g.hosted.table
+        if g.finished or table.done.done() or table.game.over:
+            raise RequestError(409, "the game is over")
+        why = hint_refusal(g, caller.name, lobby.bot_names)
+        if why is not None:
+            raise RequestError(403, why)
+        seat = g.hosted.seat_of(caller.name)
+        if seat is None:  # hint_refusal found the name seated: the chair is a person's
+            raise RequestError(403, f"{caller.name} has no seat in this game")
+        game = table.game
+        if seat not in game.to_act():
+            raise RequestError(409, "it is not your turn")
+        view = seat_view(game, seat)  # the caller's own seat's information, never another's
+        if len(view.legal) < 2:
+            raise RequestError(409, "there is nothing to decide: one action is legal")
+        reviews = pool()
+        guard = lobby.guard
+        if guard is not None:
+            limited(guard.hints_by_name, caller.name)
+        try:
+            evaluation = await reviews.call(hint_task, view, think_ms=HINT_THINK_MS, seed=game.version)
+        except ReviewRefused as e:
+            raise RequestError(429, str(e)) from None
+        except ReviewFailed as e:
+            raise RequestError(500, str(e)) from None
+        log.info("event=hint game=%s seat=%d name=%s", game_id, seat, json.dumps(caller.name))
+        return hint_answer(evaluation, seat)
+
+    async def hints(request: Request, caller: Caller) -> Any:
+        """Whether the caller may ask for hints in this running game (the table page's button)."""
+        g = lobby.games.get(request.path_params["game_id"])
+        if g is None or g.hosted is None or g.finished:
+            return {"hints": False}
+        allowed = lobby.reviews is not None and hint_refusal(g, caller.name, lobby.bot_names) is None
+        return {"hints": allowed}
+
+    return [
+        Route("/api/games/{game_id}/review", endpoint(review, identity), methods=["GET"]),
+        Route("/api/games/{game_id}/hint", endpoint(hint, identity), methods=["POST"]),
+        Route("/api/games/{game_id}/hint", endpoint(hints, identity), methods=["GET"]),
+    ]
+
+
+__all__ = [
+    "HINT_THINK_MS",
+    "MAX_SIMULATIONS",
+    "REVIEW_SIMULATIONS",
+    "hint_answer",
+    "hint_refusal",
+    "practice_game",
+    "review_refusal",
+    "review_routes",
+    "tournament_over",
+]
