@@ -256,7 +256,10 @@ def evaluate(
     :data:`DEFAULT_WORLDS`); ``think_ms`` instead: worlds until that much time is spent (not
     reproducible). ``seed`` seeds the worlds: the same view and seed give the same evaluation.
     ``candidates``: passes valued besides the heuristic one; ``also``: actions to value whatever
-    the candidates are (the pass actually made)."""
+    the candidates are (the pass actually made).
+
+    The first call in a process loads the rules kernel (:func:`load_kernel`: seconds, once), so
+    call it off any event loop (a worker process or thread)."""
     kind = decision_kind(view)
     if kind is None:
         raise ValueError(f"seat {view.seat} has no decision to review in phase {view.phase.value}")
@@ -266,6 +269,7 @@ def evaluate(
         raise ValueError(f"think_ms must be a whole number of at least 1, not {think_ms!r}")
     if simulations is None and think_ms is None:
         simulations = DEFAULT_WORLDS
+    load_kernel()
     budget = _Budget(simulations, think_ms, clock or time.perf_counter)
     rng = random.Random(seed)
     if kind == "play":
