@@ -23,12 +23,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
+from moonshot.bots.review import DEFAULT_WORLDS
 from moonshot.core.actions import action_to_dict
 from moonshot.core.views import seat_view
 from moonshot.http.endpoints import endpoint
@@ -40,18 +41,17 @@ from moonshot.protocols.turbo.codec import RequestError
 from moonshot.store.reviews import budget_key, load_review, save_review
 from moonshot.store.schema import rules_named
 
-if TYPE_CHECKING:
-    from moonshot.http.lobby import LobbyGame, TurboLobby
-
 log = logging.getLogger("moonshot.review")
 
-REVIEW_SIMULATIONS = 200  # worlds a decision when the request names none (a review in tens of seconds)
+# worlds a decision when the request names none: the review's own default (`moonshot review`'s), a
+# standard game's seat in about 15 s of one worker on the 2-core machine
+REVIEW_SIMULATIONS = DEFAULT_WORLDS
 MAX_SIMULATIONS = 2000
 HINT_THINK_MS = 600  # a hint's budget: it answers in about a second
 REVIEWS_OFF = "reviews and hints are off on this server (moonshot serve --review-workers 0)"
 
 
-async def tournament_over(lobby: TurboLobby, tid: Any) -> bool:
+async def tournament_over(lobby: Any, tid: Any) -> bool:
     """Whether the tournament ``tid`` is over (finished or failed), from the server's tournaments
     or the store."""
     from moonshot.runtime.tournament import KEY_PREFIX
@@ -64,7 +64,7 @@ async def tournament_over(lobby: TurboLobby, tid: Any) -> bool:
     return isinstance(state, dict) and state.get("status") in ("finished", "failed")
 
 
-async def review_refusal(lobby: TurboLobby, status: str, meta: dict[str, Any]) -> tuple[int, str] | None:
+async def review_refusal(lobby: Any, status: str, meta: dict[str, Any]) -> tuple[int, str] | None:
     """Why a stored game may not be reviewed now (status and reason), or None."""
     if status == "running":
         return 409, "the game is not over"
@@ -81,7 +81,7 @@ def practice_game(meta: dict[str, Any]) -> bool:
     return bool(meta.get("unrated")) and not meta.get("mixed") and meta.get("tournament") is None
 
 
-def hint_refusal(g: LobbyGame, name: str | None = None, bot_names: Any = None) -> str | None:
+def hint_refusal(g: Any, name: str | None = None, bot_names: Any = None) -> str | None:
     """Why hints are not allowed in ``g`` (for ``name``, if given), or None. Allowed only in an
     unrated game whose one person is its creator (``name``) and whose other chairs are all the
     lobby's own bots: not a tournament's game, not rated, no other person, no program of another
@@ -119,12 +119,15 @@ def hint_answer(evaluation: dict[str, Any], seat: int) -> dict[str, Any]:
     }
 
 
-def review_routes(lobby: TurboLobby) -> list[BaseRoute]:
+def review_routes(lobby: Any) -> list[BaseRoute]:
+    """The routes over the Turbo lobby (moonshot.http.lobby.TurboLobby, read here, not imported: the
+    lobby asks :func:`hint_refusal` whether its tables allow hints)."""
     results: dict[tuple[str, int, str], ReviewJob] = {}  # done, being written to the store
     saving: set[asyncio.Task[None]] = set()
 
     def identity() -> Identity:
-        return lobby.identity
+        found: Identity = lobby.identity
+        return found
 
     def pool() -> Any:
         reviews = lobby.reviews
