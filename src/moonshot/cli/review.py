@@ -189,11 +189,11 @@ def _print_review(data: dict[str, Any], name: str) -> None:
     for col, just in (("#", "right"), ("deal", "right"), ("trick", "right"), ("kind", "left"), ("hand", "left")):
         t.add_column(col, justify=just)  # type: ignore[arg-type]
     t.add_column("table")
-    t.add_column("chosen")
-    t.add_column("best")
+    t.add_column("chosen", no_wrap=True)
+    t.add_column("best", no_wrap=True)
     t.add_column("expected", justify="right")
     t.add_column("cost", justify="right")
-    t.add_column("grade")
+    t.add_column("grade", no_wrap=True, min_width=10)
     for d in data["decisions"]:
         style = GRADE_STYLE.get(d["grade"], "")
         chosen = next((o for o in d["options"] if o["label"] == d["chosen"]), None)
