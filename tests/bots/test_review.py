@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gamekit import c, deal, pass_all, play
+from gamekit import c, cs, deal, pass_all, play
 from moonshot.bots.review import (
     BLUNDER,
     DEFAULT_WORLDS,
@@ -257,3 +257,20 @@ def test_the_evaluation_reads_only_the_seats_information(stop: int, redeal: int)
         other.apply(a)
     view2 = _view(other)
     assert evaluate(view2, simulations=40, seed=4) == evaluate(view, simulations=40, seed=4)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(others=st.permutations(list(range(39))))
+def test_a_pass_is_valued_from_the_seats_own_hand_alone(others: list[int]) -> None:
+    # North's hand fixed, the other 39 cards dealt to East, South and West in any order
+    mine = cs("2C 9C QC 3D TD KD 4H 8H JH AH 5S QS KS")
+    rest = card_list(ALL_CARDS & ~mine)
+    hands = [mine] + [sum(1 << rest[i] for i in others[13 * s : 13 * s + 13]) for s in range(3)]
+    game = Game(STANDARD, 0, [DealSpec(tuple(hands))])  # type: ignore[arg-type]
+    view = _view(game)
+    ev = evaluate(view, simulations=30, seed=5, also=[Pass(N, cs("2C 9C QC"))])
+    baseline = Game(
+        STANDARD, 0, [DealSpec((mine, *(sum(1 << x for x in rest[13 * s : 13 * s + 13]) for s in range(3))))]
+    )
+    assert ev == evaluate(_view(baseline), simulations=30, seed=5, also=[Pass(N, cs("2C 9C QC"))])
+    assert ev.kind == "pass" and ev.option(Pass(N, cs("2C 9C QC"))) is not None

@@ -184,14 +184,15 @@ class _Budget:
 
 def _outcome(deal: Deal, me: int, exact: bool) -> tuple[float, int]:
     """The seat's points at the end of ``deal`` played out by the greedy rollout (or, with ``exact``,
-    its exact value against the other three), and who shot the moon (-1: nobody)."""
+    its exact value against the other three), and who shot the moon in the greedy playout (-1:
+    nobody)."""
     if kernel_ready(deal.rules.rules):
         from moonshot import kernel
         from moonshot.kernel._core import S_TAKEN
 
-        rt, st = kernel_state(deal)
         if exact:
-            value = kernel.solve(rt, st, me, 0.0)
+            value = kernel.solve(*kernel_state(deal), me, 0.0)
+        rt, st = kernel_state(deal)
         if kernel.done(st):
             costs = kernel.costs(rt, st)
         else:
