@@ -117,6 +117,15 @@ def test_a_record_cut_short_is_not_over(record: Path, tmp_path: Path) -> None:
     assert result.exit_code == 1 and "the game is not over" in result.output
 
 
+def test_a_record_of_a_running_game_is_refused(record: Path, tmp_path: Path) -> None:
+    data = json.loads(record.read_text(encoding="utf-8"))
+    data["status"] = "running"
+    running = tmp_path / "running.json"
+    running.write_text(json.dumps(data), encoding="utf-8")
+    result = run("review", "--record", str(running))
+    assert result.exit_code == 1 and "the game is running" in result.output
+
+
 def test_usage_errors(record: Path) -> None:
     result = run("review")
     assert result.exit_code == 2 and "give a GAME_ID" in result.output

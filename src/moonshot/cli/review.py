@@ -45,6 +45,8 @@ def _record_game(path: str) -> tuple[Any, int, list[Any], Any, str | None]:
         raise click.BadParameter(f"{path}: {e}", param_hint="'--record'") from None
     if not isinstance(data, dict) or "actions" not in data or "variant" not in data:
         raise click.BadParameter(f"{path}: not a game record (no variant and actions)", param_hint="'--record'")
+    if data.get("status", "finished") != "finished":
+        raise click.ClickException(f"{path}: the game is {data['status']}: only a finished game can be reviewed")
     try:
         options = data.get("options") or {}
         if options:
