@@ -91,6 +91,16 @@ async def test_the_clock_plays_for_a_silent_person_and_hands_the_seat_back(tmp_p
             await page.set_viewport_size({"width": 1280, "height": 860})
             # bob is never told alice's seat is his to take back
             assert await bob.page.locator("#clock-away").is_hidden()
+            # nobody but alice can take her seat back: bob's POST /game/back is for his own seat
+            # (a no-op), a name not at the table is refused
+            back = """async (id) => (await fetch('/game/back', {method: 'POST', credentials: 'same-origin',
+                headers: {'Content-Type': 'application/json'}, body: JSON.stringify({id})})).status"""
+            assert await bob.page.evaluate(back, game_id) == 200
+            carol = await Person.open(browser, base, "carol")
+            await carol.enter_lobby()
+            assert await carol.page.evaluate(back, game_id) == 403
+            await carol.close()
+            assert hosted.table.snapshot().chairs[chair].away
 
             # "Take my seat back": the banner goes, and her next decision is hers, under the clock
             await page.click("#take-seat-back")

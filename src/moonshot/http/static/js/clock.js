@@ -8,12 +8,14 @@
 
 import { el } from "./common.js";
 
-/** The clock choices of a new game in the lobby: [seconds, label]. A rated game has one. */
+/** The clock choices of a new game in the lobby: [seconds, label]. A rated game has one (the
+ * server refuses "0" for it, saying so); a practice game may have none. */
 export const CLOCKS = [
   ["15", "15 s a move"],
   ["30", "30 s a move"],
   ["60", "1 min a move"],
   ["120", "2 min a move"],
+  ["0", "No clock (unrated games)"],
 ];
 
 export class ClockView {
