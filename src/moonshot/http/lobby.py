@@ -668,9 +668,12 @@ class TurboLobby:
 
     def clocked(self, g: LobbyGame, policy: TablePolicy) -> TablePolicy:
         """``policy`` with the game's clock: its people have ``g.clock`` seconds a decision, then
-        the table's bot (the algorithm of the game's first bot, else ``heuristic``) plays for them."""
+        the table's bot plays for them: the algorithm of the game's first bot, else ``heuristic``
+        (a mixed table's: the server's bot, which also plays its programs' empty chairs)."""
         if g.clock is None:
             return policy
+        if any(m.remote is not None for m in g.members):
+            return dataclasses.replace(policy, clock=g.clock)  # a mixed table keeps the server's bot
         algorithm = next((m.algorithm for m in g.members if m.kind == "bot" and m.algorithm), None)
         if algorithm not in self.bot_names:
             algorithm = "heuristic" if "heuristic" in self.bot_names else (self.bot_names or ["random"])[0]
