@@ -101,6 +101,27 @@ def test_ducking_a_heart_lets_another_seat_shoot_the_moon() -> None:
     assert duck.expected > 20 and stop.expected < 10
 
 
+def test_a_low_heart_that_gives_up_ones_own_moon_is_a_blunder() -> None:
+    # North took the spades (the queen too) and AH over West's 6H; West holds the 4H and 5H that
+    # are left (East and South have shown no hearts): a high heart draws them and the moon is
+    # North's (0 points), a low one lets West win a trick with a heart (North keeps its 15)
+    spec = deal(
+        "AS KS QS 2H 3H 7H 8H 9H TH JH QH KH AH",
+        "2S 3S 4S 5S 6S 7S 8S 9S TS JS 7C 8C 9C",
+        "TC JC QC KC AC 7D 8D 9D TD JD QD KD AD",
+        "4H 5H 6H 2C 3C 4C 5C 6C 2D 3D 4D 5D 6D",
+        leader=0,
+    )
+    game = Game(HOLD, 0, [spec])
+    play(game, "AS 2S 7D 2C  KS 3S 8D 3C  QS 4S 9D 4C  AH 5S TD 6H")
+    ev = evaluate(_view(game), simulations=100, seed=6)
+    best = ev.options[0]
+    assert best.moon_for == 1.0 and best.expected == 0.0  # the shooter's moon: no points
+    low = ev.option(Play.of(N, c("3H")))
+    assert low is not None and low.moon_for == 0.0 and low.expected == 15.0
+    assert grade(ev.cost(Play.of(N, c("2H")))) == "blunder"
+
+
 def test_leading_into_a_void_that_holds_the_queen_is_a_blunder() -> None:
     # North passed the queen to East, and East (the next seat) has shown no diamonds: leading the
     # ace of diamonds wins a trick East sloughs the queen on; a low club or spade is safe
