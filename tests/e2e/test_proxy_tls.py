@@ -156,7 +156,7 @@ async def proxied(tmp_path: Path, limits: ClientLimits | None = None) -> AsyncIt
         CONF.read_text(),
         {
             "user www-data;": "user root;" if os.geteuid() == 0 else "",
-            "pid /run/moonshot-nginx.pid;": f"pid {logs / 'nginx.pid'};",
+            "pid /run/nginx.pid;": f"pid {logs / 'nginx.pid'};",
             "error_log /var/log/nginx/moonshot.error.log;": f"error_log {logs / 'error.log'} info;",
             "access_log /var/log/nginx/moonshot.access.log;": f"access_log {logs / 'access.log'};\n{temp}",
             "listen 80;": f"listen 127.0.0.1:{plain};",
