@@ -38,3 +38,8 @@ def failing(*, progress: Callable[[int, int], None] | None = None) -> None:
 
 def echo(value: Any) -> Any:
     return value
+
+
+def crash_review(*args: Any, **kwargs: Any) -> None:
+    """A review (any arguments) whose worker dies."""
+    os._exit(3)

@@ -253,3 +253,29 @@ async def test_who_may_have_hints() -> None:
     # a chair whose program is not one of the lobby's bots
     stranger = Member("x", "bot", "program")
     assert "program" in (hint_refusal(game(ann, stranger, *bots[:2]), "ann", bots_) or "")
+
+
+async def test_a_review_whose_worker_died_is_reported_once_then_asked_again(
+    app: ServerApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import moonshot.http.review as review_module
+    import reviewkit
+
+    assert app.turbo is not None
+    pool = app.turbo.reviews
+    async with client(app, "ann") as ann:
+        gid = await start_game(ann)
+        await finish(app, gid, "ann")
+        monkeypatch.setattr(review_module, "review_task", reviewkit.crash_review)
+        params = {"seat": 3, "simulations": SIMS}
+        async with asyncio.timeout(120):
+            while True:
+                r = await ann.get(f"/api/games/{gid}/review", params=params)
+                if r.status_code != 202:
+                    break
+                await asyncio.sleep(0.05)
+        assert r.status_code == 500 and "died" in r.json()["error"] and "ask again" in r.json()["error"]
+        assert pool.failed == 1
+        monkeypatch.undo()
+        review, _ = await review_done(ann, gid, 3)  # asked again: a new job, on fresh workers
+        assert review["review"]["seat"] == 3 and pool.started == 2

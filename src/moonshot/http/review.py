@@ -123,6 +123,7 @@ def review_routes(lobby: Any) -> list[BaseRoute]:
     """The routes over the Turbo lobby (moonshot.http.lobby.TurboLobby, read here, not imported: the
     lobby asks :func:`hint_refusal` whether its tables allow hints)."""
     results: dict[tuple[str, int, str], ReviewJob] = {}  # done, being written to the store
+    failures: dict[tuple[str, int, str], str] = {}  # failed jobs, until a poll is told
     saving: set[asyncio.Task[None]] = set()
 
     def identity() -> Identity:
@@ -157,7 +158,10 @@ def review_routes(lobby: Any) -> list[BaseRoute]:
 
     def saver(game_id: str, seat: int, budget: str) -> Any:
         def on_done(job: ReviewJob) -> None:
-            if job.status != "done" or lobby.store is None:
+            if job.status == "failed":
+                failures[(game_id, seat, budget)] = job.error or "the review failed"  # said to the next poll
+                return
+            if lobby.store is None:
                 return
             store = lobby.store
 
@@ -186,55 +190,54 @@ def review_routes(lobby: Any) -> list[BaseRoute]:
         live = lobby.games.get(game_id)
         if live is not None and not live.finished:
             raise RequestError(409, "the game is not over")
+        budget = budget_key(simulations)
+        key = (game_id, seat, budget)
+        # a poll of a job under way costs no database read (the job passed the checks below)
+        job = lobby.reviews.job(key) if lobby.reviews is not None else None
+        if job is None:
+            failed = failures.pop(key, None)
+            if failed is not None:
+                raise RequestError(500, f"{failed}: ask again to retry")
+            kept = results.get(key)
+            if kept is not None:  # done, being written to the store
+                return {"status": "done", "review": kept.result}
+            stored = await load_review(lobby.store, game_id, seat, budget)
+            if stored is not None:
+                return {"status": "done", "review": stored}
+            job = await start(caller, game_id, seat, simulations, budget)
+        body = {"status": job.status, "progress": job.progress, "position": lobby.reviews.position(job)}
+        return JSONResponse(body, status_code=202, headers={"Retry-After": "1"})
+
+    async def start(caller: Caller, game_id: str, seat: int, simulations: int, budget: str) -> ReviewJob:
+        """A new review job, once the stored game may be reviewed and the caller may start one."""
         rec = await lobby.store.load(game_id)
         if rec is None:
             raise RequestError(404, f"no stored game {game_id!r}")
         refused = await review_refusal(lobby, rec.status, rec.meta)
         if refused is not None:
             raise RequestError(*refused)
-        budget = budget_key(simulations)
-        key = (game_id, seat, budget)
-        stored = await load_review(lobby.store, game_id, seat, budget)
-        if stored is None and (kept := results.get(key)) is not None:
-            stored = kept.result  # done, being written
-        if stored is not None:
-            return {"status": "done", "review": stored}
+        try:
+            rules = rules_named(rec.variant)
+        except KeyError:
+            raise RequestError(409, f"game {game_id!r} was played under rules this server does not know") from None
         reviews = pool()
-        job = reviews.job(key)
-        if job is None:
-            guard = lobby.guard
-            if guard is not None:
-                limited(guard.reviews_by_name, caller.name)
-                limited(guard.reviews_by_address, client_address.get())
-            try:
-                rules = rules_named(rec.variant)
-            except KeyError:
-                raise RequestError(409, f"game {game_id!r} was played under rules this server does not know") from None
-            kwargs = {
-                "deals": rec.deals(),
-                "simulations": simulations,
-                "game_id": game_id,
-            }
-            try:
-                job = reviews.submit(
-                    key,
-                    caller.name,
-                    review_task,
-                    (rules, rec.seed, [action_to_dict(a) for a in rec.actions], seat),
-                    kwargs,
-                    on_done=saver(game_id, seat, budget),
-                )
-            except ReviewRefused as e:
-                raise RequestError(429, str(e)) from None
-            log.info(
-                "event=review_asked game=%s seat=%d budget=%s name=%s", game_id, seat, budget, json.dumps(caller.name)
+        guard = lobby.guard
+        if guard is not None:
+            limited(guard.reviews_by_name, caller.name)
+            limited(guard.reviews_by_address, client_address.get())
+        try:
+            job: ReviewJob = reviews.submit(
+                (game_id, seat, budget),
+                caller.name,
+                review_task,
+                (rules, rec.seed, [action_to_dict(a) for a in rec.actions], seat),
+                {"deals": rec.deals(), "simulations": simulations, "game_id": game_id},
+                on_done=saver(game_id, seat, budget),
             )
-        if job.status == "failed":
-            raise RequestError(500, f"{job.error}: ask again to retry")
-        if job.status == "done":
-            return {"status": "done", "review": job.result}
-        body = {"status": job.status, "progress": job.progress, "position": reviews.position(job)}
-        return JSONResponse(body, status_code=202, headers={"Retry-After": "1"})
+        except ReviewRefused as e:
+            raise RequestError(429, str(e)) from None
+        log.info("event=review_asked game=%s seat=%d budget=%s name=%s", game_id, seat, budget, json.dumps(caller.name))
+        return job
 
     async def hint(request: Request, caller: Caller) -> Any:
         game_id = request.path_params["game_id"]
