@@ -16,6 +16,7 @@ import json
 import random
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -32,7 +33,7 @@ from moonshot.server.app import ServerApp
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
 
 SEATS = ("north", "east", "south", "west")
-NAMES = ["ada (bot)", "basil (bot)", "cleo (bot)", "dora (bot)"]
+NAMES = ["ada", "basil", "cleo", "dora"]  # bots under people's names: cleo can view her own game
 SEED = 4242
 SHOTS = Path("/tmp/shots")
 
@@ -186,6 +187,13 @@ async def shot(person: Person, name: str, *, full_page: bool = False) -> None:
     await person.shot(name, full_page=full_page)
 
 
+async def named(browser: Any, base: str, name: str, viewport: dict[str, int] | None = None) -> Person:
+    """A person whose browser already has a name (the name cookie; the server binds it on first use)."""
+    person = await Person.open(browser, base, name, viewport=viewport)
+    await person.context.add_cookies([{"name": "name", "value": quote(name), "url": base}])
+    return person
+
+
 async def open_replay(person: Person, game_id: str) -> None:
     await person.page.goto(f"/history#{game_id}")
     await person.page.wait_for_selector("#replay-bar [data-action=review]")
@@ -207,8 +215,7 @@ async def test_review_progress_timeline_options_summary(tmp_path: Path, viewport
         base = f"http://127.0.0.1:{app.http_port}"
         tag = "phone" if viewport else "desktop"
         # the viewer is cleo, who played seat 2: the review offers her seat first
-        cleo = await Person.open(browser, base, "cleo (bot)", viewport=viewport)
-        await cleo.context.add_cookies([{"name": "name", "value": "cleo%20(bot)", "url": base}])
+        cleo = await named(browser, base, "cleo", viewport)
         page = cleo.page
         await open_replay(cleo, game_id)
         review = contract_review(await game_of(page, game_id), 2)
@@ -299,7 +306,7 @@ async def test_learn_from_mistakes_by_mouse_and_keyboard(tmp_path: Path) -> None
         base = f"http://127.0.0.1:{app.http_port}"
         for viewport in (None, PHONE):
             tag = "phone" if viewport else "desktop"
-            dave = await Person.open(browser, base, "dave", viewport=viewport)
+            dave = await named(browser, base, "dave", viewport)
             page = dave.page
             await open_replay(dave, game_id)
             review = contract_review(await game_of(page, game_id), 0)
@@ -396,7 +403,7 @@ async def test_learn_from_mistakes_by_mouse_and_keyboard(tmp_path: Path) -> None
 async def test_every_refusal_is_said_in_words(tmp_path: Path, status: int, body: Any, words: str) -> None:
     async with web_server(tmp_path) as app, chromium() as browser:
         game_id = await finished_standard_game(app)
-        erin = await Person.open(browser, f"http://127.0.0.1:{app.http_port}", "erin")
+        erin = await named(browser, f"http://127.0.0.1:{app.http_port}", "erin")
         page = erin.page
 
         async def refuse(route: Any) -> None:
@@ -423,7 +430,7 @@ async def test_every_decision_moves_the_replay_to_its_moment(tmp_path: Path) -> 
     before the seat acted: the seat's hand as the review gives it, the seat to act, the trick."""
     async with web_server(tmp_path) as app, chromium() as browser:
         game_id = await finished_standard_game(app)
-        erin = await Person.open(browser, f"http://127.0.0.1:{app.http_port}", "erin")
+        erin = await named(browser, f"http://127.0.0.1:{app.http_port}", "erin")
         page = erin.page
         await open_replay(erin, game_id)
         review = contract_review(await game_of(page, game_id), 1)
@@ -460,7 +467,7 @@ async def test_a_turbo_games_actions_line_up_with_its_stream(tmp_path: Path) -> 
         await table.done
         assert app.recorder is not None
         await app.recorder.flush()
-        erin = await Person.open(browser, f"http://127.0.0.1:{app.http_port}", "erin")
+        erin = await named(browser, f"http://127.0.0.1:{app.http_port}", "erin")
         page = erin.page
         await page.goto("/history")
         game = await game_of(page, table.id)
@@ -507,6 +514,7 @@ async def test_the_hint_button_shows_the_best_option_and_raises_it(tmp_path: Pat
     async with web_server(tmp_path) as app, chromium() as browser:
         alice = await Person.open(browser, f"http://127.0.0.1:{app.http_port}", "alice")
         await alice.enter_lobby()
+        await alice.page.check("#practice")
         game_id = await alice.create_game("standard")
         await alice.add_bots(game_id, "random", 3)
         page = alice.page
@@ -518,17 +526,12 @@ async def test_the_hint_button_shows_the_best_option_and_raises_it(tmp_path: Pat
             await route.fulfill(status=answer["status"], json=answer["body"])
 
         await page.route(f"**/api/games/{game_id}/hint", hint)
-
-        async def game_json(route: Any) -> None:
-            await route.fulfill(status=200, json={"id": game_id, "status": "running", "hints": True})
-
-        await page.route(f"**/api/games/{game_id}", game_json)
         await alice.open_table(game_id)
         button = page.locator("[data-action=hint]")
         await page.wait_for_selector("[data-action=pass]")
         await button.wait_for()
         state = await alice.state()
-        seat = state["players"] and await page.evaluate("document.body.dataset.seat")
+        seat = await page.evaluate("document.body.dataset.seat")
         three = sorted(state["hands"][seat])[:3]
         answer["status"] = 200
         answer["body"] = {
@@ -557,4 +560,128 @@ async def test_the_hint_button_shows_the_best_option_and_raises_it(tmp_path: Pat
         await button.click()
         await page.wait_for_function("document.querySelector('#hint').textContent.includes('try again')")
         assert alice.errors == []
+        await alice.close()
+
+
+# ---- against the server's own reviews and hints ---------------------------------------------
+
+
+async def finished_turbo_game(app: ServerApp, seed: int = 77) -> str:
+    seats = [BotSeat(make_bot("heuristic"), random.Random(i), name=n) for i, n in enumerate(NAMES)]
+    meta = {"protocol": "turbo", "algorithms": json.dumps(["heuristic"] * 4)}
+    table = Table(TURBO, seats, seed=seed, table_id=f"turbo-{seed}", recorder=app.recorder, meta=meta)
+    app._track(table)
+    await table.done
+    assert app.recorder is not None
+    await app.recorder.flush()
+    return table.id
+
+
+@pytest.mark.parametrize("viewport", [None, PHONE], ids=["desktop", "phone"])
+async def test_the_servers_review_of_a_finished_game(tmp_path: Path, viewport: dict[str, int] | None) -> None:
+    """The page against the server's own review: 202 with progress, then the stored review; the
+    request is the page's, with a small budget added on its way (a few worlds a decision) so the
+    test takes seconds on a busy machine."""
+    async with web_server(tmp_path) as app, chromium() as browser:
+        game_id = await finished_turbo_game(app)
+        tag = "phone" if viewport else "desktop"
+        # on the phone finn has a name already; on the desktop the review asks for one first
+        base = f"http://127.0.0.1:{app.http_port}"
+        finn = await (named(browser, base, "finn", viewport) if viewport else Person.open(browser, base, "finn"))
+        page = finn.page
+        answers: list[int] = []
+        page.on("response", lambda r: answers.append(r.status) if "/review?" in r.url else None)
+
+        async def small_budget(route: Any) -> None:
+            await route.continue_(url=route.request.url + "&simulations=4")
+
+        await page.route("**/api/games/*/review?*", small_budget)
+        await open_replay(finn, game_id)
+        await page.select_option("#review-seat", "3")
+        await page.click("[data-action=review]")
+        if not viewport:
+            await page.fill("#review #name-form input", "finn")
+            await page.click("#review #name-form button")
+            await page.wait_for_function("document.querySelector('#me')?.textContent.includes('finn')")
+        await page.wait_for_selector("#review-timeline, #review-error", timeout=120_000)
+        assert not await page.locator("#review-error").count(), await page.inner_text("#review-error")
+        assert answers[0] == 202 and answers[-1] == 200
+        assert "Review ready" in await page.inner_text("#review-live")
+        stored = await page.evaluate(f"fetch('/api/games/{game_id}/review?seat=3&simulations=4').then(r => r.json())")
+        review = stored["review"]
+        assert stored["status"] == "done" and review["seat"] == 3
+        assert await page.locator("#review-timeline button.decision").count() == len(review["decisions"])
+        summary = await page.inner_text("#review-summary")
+        assert f"{review['summary']['points_given_up']:.1f}" in summary
+        await shot(finn, f"review-server-{tag}", full_page=bool(viewport))
+        # a decision shows its options, and the replay has the seat to act
+        d = next(x for x in review["decisions"] if x["kind"] == "play")
+        await page.click(f"#review-timeline button[data-index='{d['index']}']")
+        assert await page.locator("#review-options tbody tr").count() == len(d["options"])
+        state = await finn.state_of("moonshotReplay.state")
+        assert state["nextPlayer"] == "west" and sorted(state["hands"]["west"]) == sorted(d["hand"])
+        # learning from the first flagged decision, with the review's best answer
+        flagged = [x for x in review["decisions"] if x["grade"] in ("inaccuracy", "mistake", "blunder")]
+        if flagged:
+            await page.click("[data-action=learn]")
+            await page.wait_for_selector("#learn-step")
+            first = flagged[0]
+            best = first["best"].split() if first["best"] != "-" else []
+            for card in best:
+                await page.click(f".learn-hand button[data-card='{card}']")
+            if first["kind"] != "play":
+                await page.click("[data-action=learn-check]")
+            await page.wait_for_selector("#learn-verdict")
+            assert await page.get_attribute("#learn-answer", "data-verdict") == "best"
+            await shot(finn, f"learn-server-{tag}", full_page=bool(viewport))
+        if viewport:
+            await fits(page, viewport["width"])
+        assert finn.errors == []
+        await finn.close()
+
+
+async def test_hints_in_a_practice_game_and_none_with_another_person(tmp_path: Path) -> None:
+    async with web_server(tmp_path) as app, chromium() as browser:
+        base = f"http://127.0.0.1:{app.http_port}"
+        # alice alone with her bots, in a practice game: the Hint button, and the server's hint
+        alice = await Person.open(browser, base, "alice")
+        await alice.enter_lobby()
+        await alice.page.check("#practice")
+        game_id = await alice.create_game("standard")
+        await alice.add_bots(game_id, "random", 3)
+        await alice.open_table(game_id)
+        page = alice.page
+        await page.wait_for_function("document.body.dataset.hints === 'true'")
+        await page.wait_for_selector("[data-action=pass]")
+        button = page.locator("[data-action=hint]")
+        assert await button.is_visible() and await button.is_enabled()
+        await button.click()
+        await page.wait_for_selector("#hint .hint-best", timeout=60_000)
+        text = await page.inner_text("#hint")
+        assert "Hint:" in text and ("points better" in text or "about as good" in text)
+        hinted = await page.eval_on_selector_all(".my-hand .card.hinted", "els => els.map(e => e.dataset.card)")
+        assert len(hinted) == 3  # a pass: three cards raised
+        await shot(alice, "hint-server-desktop")
+        assert alice.errors == []
+
+        # bob and carol at one table with two bots: no button, and the server refuses a hint
+        bob = await Person.open(browser, base, "bob")
+        carol = await Person.open(browser, base, "carol")
+        await bob.enter_lobby()
+        await carol.enter_lobby()
+        shared = await bob.create_game("standard")
+        row = carol.page.locator(f"#games li[data-id='{shared}']")
+        await row.locator("[data-action=join]").click()
+        await bob.page.locator(f"#games li[data-id='{shared}'] .chip:not(.empty)").nth(1).wait_for()
+        await bob.add_bots(shared, "random", 2)
+        await bob.open_table(shared)
+        await bob.page.wait_for_function("document.body.dataset.hints === 'false'")
+        assert not await bob.page.locator("[data-action=hint]").is_visible()
+        refused = await bob.page.evaluate(
+            f"fetch('/api/games/{shared}/hint', {{method: 'POST', headers: {{'Content-Type': 'application/json'}},"
+            " body: '{}'}).then(async r => [r.status, (await r.json()).error])"
+        )
+        assert refused[0] == 403 and "practice" in refused[1]
+        await bob.close()
+        await carol.close()
         await alice.close()

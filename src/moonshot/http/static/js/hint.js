@@ -33,10 +33,12 @@ export class HintButton {
   /** Whether the server allows hints in this game (the game's `hints`). */
   setAllowed(allowed) {
     this.allowed = Boolean(allowed);
+    document.body.dataset.hints = String(this.allowed);
     this.refresh(this.table.state);
   }
 
-  /** The stream's `sit` says whether hints are allowed; where it does not, the game's JSON may. */
+  /** Once the game has started (its `sit`): whether this person may ask for hints in it, from the
+   * event itself where it says so, else from GET /api/games/<id>/hint ({"hints": true|false}). */
   fromSit(ev) {
     if ("hints" in ev) this.setAllowed(ev.hints === true);
     else this.lookUp();
@@ -46,10 +48,10 @@ export class HintButton {
     if (this.looked) return;
     this.looked = true;
     try {
-      const game = await getJson(`/api/games/${encodeURIComponent(this.gameId)}`);
-      if (game && "hints" in game) this.setAllowed(game.hints === true);
+      const answer = await getJson(`/api/games/${encodeURIComponent(this.gameId)}/hint`);
+      this.setAllowed(Boolean(answer && answer.hints === true));
     } catch {
-      /* not said (a running game's JSON may be refused): no button */
+      /* not said (a server without hints): no button */
     }
   }
 

@@ -36,6 +36,15 @@ function eventName(ev) {
   return typeof ev.name === "string" ? ev.name : playerName(ev.player);
 }
 
+// a level as the picker shows it: "4 · Intermediate · rating 25.3 · 0.02 ms a move"
+function levelLabel(lv) {
+  return `${lv.level} · ${lv.name} · rating ${lv.mu.toFixed(1)} · ${costText(lv.cpu_ms)} a move`;
+}
+
+function costText(ms) {
+  return ms >= 1 ? `${Math.round(ms)} ms` : `${ms.toFixed(2)} ms`;
+}
+
 class Lobby {
   constructor(root, me) {
     this.root = root;
@@ -45,6 +54,7 @@ class Lobby {
     this.chat = [];
     this.variants = [];
     this.bots = ["random"];
+    this.levels = []; // /api/levels: {level, key, name, spec, mu, sigma, ordinal, cpu_ms}
     this.error = null;
     this.build();
   }
@@ -102,6 +112,15 @@ class Lobby {
       if (value === "30") o.selected = true;
       this.clockSelect.append(o);
     }
+    // a practice game: unrated, only the creator's bots join, and the table offers hints (the
+    // server makes a game practice when its creator names the seed: a random one is sent)
+    this.practiceBox = el("input");
+    this.practiceBox.type = "checkbox";
+    this.practiceBox.id = "practice";
+    const practice = el("label", "check-field");
+    practice.htmlFor = "practice";
+    practice.title = "unrated; only your own bots join; the table offers hints";
+    practice.append(this.practiceBox, document.createTextNode(" Practice (hints)"));
     const createButton = el("button", "btn primary", "Create game");
     createButton.type = "button";
     createButton.id = "create-game";
@@ -109,8 +128,9 @@ class Lobby {
     row.append(
       field("Variant", this.variantSelect),
       this.rulesField,
-      field("Bots play", this.botSelect),
+      field("Bot level", this.botSelect),
       field("Clock", this.clockSelect),
+      practice,
       createButton,
     );
     this.variantHelp = el("p", "variant-help");
@@ -176,20 +196,51 @@ class Lobby {
     } catch {
       this.bots = ["random"];
     }
+    try {
+      this.levels = await getJson("/api/levels");
+    } catch {
+      this.levels = [];
+    }
     this.variantSelect.innerHTML = "";
     for (const v of this.variants) {
       const o = el("option", null, VARIANT_LABEL[v.name] || v.name);
       o.value = v.name;
       this.variantSelect.append(o);
     }
+    this.fillBotSelect();
+    this.variantChanged();
+  }
+
+  // The bots a game can add: the levels first, each with its name, rating and cost (what a
+  // player chooses by), then the named bots under "Other bots" (Turbo's duck, the shooter and
+  // the research bots: styles and experiments a level does not stand for)
+  fillBotSelect() {
     this.botSelect.innerHTML = "";
-    for (const b of this.bots) {
+    const levelKeys = new Set(this.levels.map((lv) => lv.key));
+    if (this.levels.length) {
+      const group = el("optgroup");
+      group.label = "Levels";
+      for (const lv of this.levels) {
+        const o = el("option", null, levelLabel(lv));
+        o.value = lv.key;
+        o.title = `${lv.spec}: rating ${lv.mu.toFixed(1)} ± ${lv.sigma.toFixed(1)}, ${costText(lv.cpu_ms)} of CPU a move`;
+        group.append(o);
+      }
+      this.botSelect.append(group);
+    }
+    const others = this.bots.filter((b) => !levelKeys.has(b));
+    const into = this.levels.length ? el("optgroup") : this.botSelect;
+    if (this.levels.length) into.label = "Other bots";
+    for (const b of others) {
       const o = el("option", null, b);
       o.value = b;
-      this.botSelect.append(o);
+      into.append(o);
     }
-    if (this.bots.includes("heuristic")) this.botSelect.value = "heuristic";
-    this.variantChanged();
+    if (into !== this.botSelect && others.length) this.botSelect.append(into);
+    // the default: the level that is the old default's bot (heuristic), else that bot by name
+    const plain = this.levels.find((lv) => lv.spec === "heuristic");
+    if (plain) this.botSelect.value = plain.key;
+    else if (this.bots.includes("heuristic")) this.botSelect.value = "heuristic";
   }
 
   variantInfo(name) {
@@ -223,6 +274,7 @@ class Lobby {
     const variant = this.variantSelect.value || "turbo";
     const body = { rules: this.rulesProposal(), clock: Number(this.clockSelect.value) };
     if (variant !== "turbo") body.variant = variant;
+    if (this.practiceBox.checked) body.seed = crypto.getRandomValues(new Uint32Array(1))[0];
     const id = await this.act(() => post("/lobby/new", body));
     if (typeof id === "string") {
       remember(id, { variant, rules: variant === "turbo" ? body.rules : null, clock: body.clock });

@@ -7,7 +7,7 @@
 
 import { ApiError, getName } from "./api.js";
 import { SUIT_SYMBOL, cardName, isRed } from "./cards.js";
-import { el } from "./common.js";
+import { el, ensureName } from "./common.js";
 import { SEATS } from "./state.js";
 
 /** The five grades, best first: a symbol and a word for each, so colour is never the only cue. */
@@ -294,6 +294,15 @@ export class ReviewPanel {
     this.panel.innerHTML = "";
     this.panel.dataset.state = "waiting";
     this.panel.append(this.header(`Review of ${name}`));
+    if (!this.named) {
+      // reviews are asked for under a name (the server counts each name's): the usual name prompt
+      const who = el("div", "review-name");
+      this.panel.append(who);
+      await ensureName(who, "A review is asked for under your name: pick one.");
+      who.remove();
+      this.named = true;
+      if (this.abort !== abort) return; // another review was asked for meanwhile
+    }
     const status = el("p", "review-status", "Asking the server\u2026");
     status.id = "review-status";
     const bar = el("div", "review-progress");
