@@ -141,11 +141,11 @@ async function main() {
   window.moonshotEvents = received;
   const sub = new Subscription(`/game/subscribe/${encodeURIComponent(gameId)}`, {
     onMessage: (ev, id) => {
-      received.push({ id, event: ev });
       if (ev.type === "clock") {
-        clock.update(ev); // at once: its remaining seconds count from now
+        clock.update(ev); // at once: its remaining seconds count from now (no id: not a game event)
         return;
       }
+      received.push({ id, event: ev });
       if (ev.type === "game_complete") {
         clock.stop();
         rematch.gameOver();
