@@ -11,6 +11,8 @@ its own ports and operator address, one operator token file, trusting the proxy)
   and reloads nginx, after which every request through the proxy reaches the other node (its
   ``/readyz`` always 200, a new game accepted), the drained node's game is played to its end
   through the other node (forwarded to its host by the cluster), and the drained node exits 0.
+* Two Sessions clients through the proxy's Sessions port land on different nodes, each admitted
+  under its own address (the PROXY protocol), and their sessions meet at one table and finish.
 
 Skipped, with the reason, without nginx and its stream module (``make nginx``), curl, Redis or
 PostgreSQL (each test uses its own Redis key prefix and PostgreSQL database, and removes both).
@@ -36,7 +38,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from .test_cluster import Cluster, cluster, free_port, stop_node  # noqa: F401 (a fixture)
+from moonshot.protocols.sessions.client import Client, RandomPlayer
+
+from .test_cluster import Cluster, check_record, cluster, free_port, stop_node, stored  # noqa: F401 (a fixture)
 from .test_proxy_tls import HOST, need_nginx, render, wait_port
 from .test_turbo_play import Person, check_game
 
@@ -227,6 +231,7 @@ def admin(node: ClusterNode, token: Path, *args: str) -> subprocess.CompletedPro
 @dataclass
 class Front:
     https: int
+    sessions: int
     tls: ssl.SSLContext
     pool_env: dict[str, str]
     pool: Path
@@ -266,7 +271,7 @@ async def nginx_front(tmp_path: Path, nodes: list[ClusterNode]) -> AsyncIterator
     )
     try:
         await wait_port(https, proc, tmp_path / "nginx" / "error.log")
-        yield Front(https, ssl.create_default_context(cafile=str(ca_file)), env, pool)
+        yield Front(https, sessions, ssl.create_default_context(cafile=str(ca_file)), env, pool)
     finally:
         proc.terminate()
         try:
@@ -358,4 +363,43 @@ async def test_a_drained_node_leaves_the_pool_while_its_game_plays_to_the_end_th
             assert await readyz_through(front, 2) == [200, 200]
     finally:
         for n in nodes:
+            await stop_node(n)  # type: ignore[arg-type]
+
+
+@pytest.mark.asyncio
+async def test_sessions_clients_through_the_proxy_reach_both_nodes_and_meet_at_one_table(
+    cluster: Cluster,  # noqa: F811 (the fixture)
+) -> None:
+    """The stream upstream over the nodes' Sessions ports, with the PROXY protocol: two clients'
+    connections (from 127.0.0.2 and 127.0.0.3) land on different nodes, each node admits its
+    client under the client's own address, and their four sessions meet at one table and finish."""
+    need_nginx()
+    if shutil.which("curl") is None:
+        pytest.skip("moonshot-pool needs curl: apt-get install curl")
+    token = cluster.tmp / "operator-token"
+    token.write_text(secrets.token_hex(24))
+    token.chmod(0o600)
+    a = await start_cluster_node(cluster, "a", token)
+    b = await start_cluster_node(cluster, "b", token)
+    try:
+        async with nginx_front(cluster.tmp, [a, b]) as front:
+            two = await Client.connect("127.0.0.1", front.sessions, local_addr=("127.0.0.2", 0))
+            three = await Client.connect("127.0.0.1", front.sessions, local_addr=("127.0.0.3", 0))
+            try:
+                results = await asyncio.wait_for(
+                    asyncio.gather(*(c.play(RandomPlayer(), lobby_code="proxied") for c in (two, three, two, three))),
+                    240,
+                )
+            finally:
+                await two.close()
+                await three.close()
+            assert all(r.scores == results[0].scores for r in results) and len(results[0].scores) == 4
+            check_record(await stored(cluster.db, lambda r: r.status == "finished"), results[0].scores)
+        # least_conn: the second connection went to the node without one, and each node knew its
+        # client by the address the PROXY header gave, not nginx's
+        logs = [n.log.read_text(errors="replace") for n in (a, b)]
+        seen = [{ip for ip in ("127.0.0.2", "127.0.0.3") if f"event=connected peer={ip}:" in text} for text in logs]
+        assert sorted(seen, key=sorted) == [{"127.0.0.2"}, {"127.0.0.3"}], seen
+    finally:
+        for n in (a, b):
             await stop_node(n)  # type: ignore[arg-type]
