@@ -117,6 +117,7 @@ export class HintButton {
     box.append(line);
     const options = answer.options || [];
     if (options.length > 1) {
+      box.append(el("p", "hint-note", "Points expected from here to the end of the hand (lower is better):"));
       const list = el("ol", "hint-options");
       list.setAttribute("aria-label", "options, best first, with the points expected from here to the end of the hand");
       for (const o of options.slice(0, 6)) {

@@ -525,8 +525,22 @@ export class ReviewPanel {
     const at = this.moments[d.action_index];
     if (at !== null && at !== undefined) this.replay.showMoment(at);
     this.drawDetails(d);
-    this.details.scrollIntoView({ block: "nearest" });
+    this.reveal(this.details);
     document.body.dataset.reviewDecision = String(i);
+  }
+
+  /** Bring `node` into view: within the panel where it scrolls by itself (beside the table on a
+   * wide screen), else the page (a phone), moving as little as it can. */
+  reveal(node) {
+    const panel = this.panel;
+    if (panel.scrollHeight > panel.clientHeight + 1 && getComputedStyle(panel).overflowY !== "visible") {
+      const r = node.getBoundingClientRect();
+      const p = panel.getBoundingClientRect();
+      if (r.bottom > p.bottom) panel.scrollTop += Math.min(r.top - p.top, r.bottom - p.bottom);
+      else if (r.top < p.top) panel.scrollTop -= p.top - r.top;
+    } else {
+      node.scrollIntoView({ block: "nearest" });
+    }
   }
 
   drawDetails(d) {
