@@ -86,7 +86,7 @@ class Rematches:
         people = tuple(m.name for m in g.members if m.kind == "human" and m.remote is None)
         if not any(same_name(p, name) for p in people):
             raise RequestError(403, f"{name} did not play in this game")
-        if not g.finished:
+        if not g.hosted.table.game.over:  # (played to its end: not stopped or closed by the operator)
             raise RequestError(409, "the game is not over")
         if any(m.remote is not None for m in g.members):
             raise RequestError(

@@ -42,7 +42,9 @@ export class RematchView {
     try {
       this.state = await getJson(`/lobby/rematch/${encodeURIComponent(this.gameId)}`);
     } catch (err) {
-      if (/did not play|no game/.test(err.message)) {
+      // 403: this name did not play here; 404: no such game, or a server without rematches
+      // (the Trend node's page, whose next game is the match's); 409: a mixed table
+      if ([403, 404, 409].includes(err.status)) {
         this.allowed = false;
         this.box.remove();
         return;
