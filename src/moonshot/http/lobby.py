@@ -221,7 +221,7 @@ class TurboLobby:
     ) -> None:
         self.options = options or LobbyOptions()
         # a table with players from other protocols: their deadlines and disconnects follow
-        # the server's policy; the people in browsers (patient seats) keep no deadline
+        # the server's policy; the people in browsers (patient seats) have only the game's clock
         self.mixed_policy = mixed_policy or TablePolicy()
         self._identity = Identity(secret, self.options.open_names, self.holds, self._bound, self._stored_name)
         self.make_bot = make_bot

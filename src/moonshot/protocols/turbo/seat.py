@@ -25,7 +25,9 @@ class TurboSeat(Seat):
 
     wants_view = False
     protocol = "http"
-    patient = True  # at a mixed table (server deadlines for the programs) a person has none
+    # a person: the protocol's deadlines for programs never apply; only the table's clock
+    # (TablePolicy.clock, a game option) times them, and the table's bot plays when it runs out
+    patient = True
 
     def __init__(self, name: str) -> None:
         self.name = name
