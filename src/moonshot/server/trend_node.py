@@ -21,7 +21,8 @@ A **Human** seat is played in the web app's table page (``/game#<id>``, the same
 same Turbo game routes as ``moonshot serve``'s HTTP side): the node is a
 :class:`~moonshot.http.games.GameHost` for its one table. A person picks a name, takes
 the seat from the seat page (``POST /api/human``), and plays with no deadline (the seed's 1 s per
-card is for programs), or under the table's clock with ``human_clock``. Every game of the node can also be watched there.
+card is for programs), or under the table's clock with ``human_clock``. Every game of the node
+can also be watched there.
 
 Trust: with ``tokens`` (playerNumber -> token) a join with a wrong token is refused and its socket
 closed; without, the first join of a number in a match binds its token, and only that token takes
