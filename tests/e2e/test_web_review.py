@@ -664,6 +664,10 @@ async def test_hints_in_a_practice_game_and_none_with_another_person(tmp_path: P
         hinted = await page.eval_on_selector_all(".my-hand .card.hinted", "els => els.map(e => e.dataset.card)")
         assert len(hinted) == 3  # a pass: three cards raised
         await shot(alice, "hint-server-desktop")
+        # on a phone the hint sits under the table, and nothing is wider than the screen
+        await page.set_viewport_size(PHONE)
+        await fits(page, PHONE["width"])
+        await shot(alice, "hint-server-phone", full_page=True)
         assert alice.errors == []
 
         # bob and carol at one table with two bots: no button, and the server refuses a hint
@@ -687,3 +691,43 @@ async def test_hints_in_a_practice_game_and_none_with_another_person(tmp_path: P
         await bob.close()
         await carol.close()
         await alice.close()
+
+
+async def until(condition: Any, timeout: float = 20.0) -> None:
+    """Wait until ``condition()`` holds (the route handlers run in this loop), or fail."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
+async def test_polling_stops_for_another_seat_and_on_close(tmp_path: Path) -> None:
+    async with web_server(tmp_path) as app, chromium() as browser:
+        game_id = await finished_standard_game(app)
+        gus = await named(browser, f"http://127.0.0.1:{app.http_port}", "gus")
+        page = gus.page
+        asked: list[str] = []
+
+        async def forever(route: Any) -> None:
+            asked.append(route.request.url.split("seat=")[1][:1])
+            body = {"status": "running", "progress": {"done": 1, "total": 50}, "position": 0}
+            await route.fulfill(status=202, headers={"Retry-After": "1"}, json=body)
+
+        await page.route("**/api/games/*/review?*", forever)
+        await open_replay(gus, game_id)
+        await page.click("[data-action=review]")
+        await page.wait_for_function("document.querySelector('#review-status')?.textContent.includes('1 of 50')")
+        # another seat: the first one's polling stops
+        await page.select_option("#review-seat", "1")
+        await page.click("[data-action=review]")
+        await until(lambda: asked.count("1") >= 2)
+        assert "0" not in asked[asked.index("1") :]
+        # closed: its polling stops too (two polls of the next seat, a second apart, and none of it)
+        await page.click("[data-action=close-review]")
+        assert await page.evaluate("document.activeElement.dataset.action") == "review"
+        closed = len(asked)
+        await page.select_option("#review-seat", "2")
+        await page.click("[data-action=review]")
+        await until(lambda: asked.count("2") >= 2)
+        assert set(asked[closed:]) == {"2"}
+        await gus.close()

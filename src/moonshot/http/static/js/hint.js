@@ -4,6 +4,7 @@
 // and raises that card in the hand until the decision is made. Refusals are said in words.
 
 import { ApiError, getJson, post } from "./api.js";
+import { cardName } from "./cards.js";
 import { el } from "./common.js";
 import { cardsSpan, labelCards, points2, reviewError } from "./review.js";
 
@@ -76,7 +77,10 @@ export class HintButton {
     }
     const best = new Set(this.hint ? labelCards(this.hint.best) : []);
     for (const node of this.table.handBox.querySelectorAll(".card[data-card]")) {
-      node.classList.toggle("hinted", best.has(node.dataset.card));
+      const on = best.has(node.dataset.card);
+      node.classList.toggle("hinted", on);
+      const name = cardName(node.dataset.card);
+      node.setAttribute("aria-label", on ? `${name} (the hint)` : name);
     }
   }
 
