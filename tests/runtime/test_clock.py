@@ -264,3 +264,28 @@ async def test_a_program_keeps_its_protocols_deadline_and_answer() -> None:
     finally:
         table.stop()
         await table.done
+
+
+@pytest.mark.asyncio
+async def test_a_storage_pause_stops_the_clock_and_resuming_gives_the_full_time_again() -> None:
+    person = Person()
+    table = clocked_table(person, handover=None)
+    watcher = Watcher()
+    table.watch(watcher)  # type: ignore[arg-type]
+    table.start()
+    try:
+        await until(lambda: any(c.running for _, c in watcher.countdowns), "the person's clock")
+        table.storage_paused("test")
+        await until(lambda: not watcher.countdowns[-1][1].running, "the clock stopped")
+        paused_at = asyncio.get_running_loop().time()
+        timeouts = table.stats()[0].timeouts
+        table.storage_resumed(0.5)
+        await until(lambda: bool(watcher.countdowns[-1][1].running), "the clock again")
+        told_at, countdown = watcher.countdowns[-1]
+        due = countdown.running[0][1]
+        assert due - told_at == pytest.approx(CLOCK, abs=0.05)  # the full time, from the resume
+        assert due > paused_at + CLOCK * 0.9
+        assert table.stats()[0].timeouts == timeouts  # nobody timed out for the store's pause
+    finally:
+        table.stop()
+        await table.done

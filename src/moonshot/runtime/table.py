@@ -1343,6 +1343,7 @@ class Table:
             log.warning("table=%s event=table_paused cause=storage version=%d", self.id, self.game.version)
             self.meter.paused("storage")
             self._notify(self._pause_notice)
+            self._tell_clock()  # the clocks stopped
             return
         if self._storage_paused_at is None:
             return
@@ -1358,6 +1359,7 @@ class Table:
                     p.timer = self._arm(p.request.request_id, p.request.deadline)
         log.warning("table=%s event=table_resumed cause=storage paused_s=%.3f", self.id, paused)
         self._notify(TableNotice("resumed", "storage", "resumed: the game store is written again", cmd.seconds))
+        self._tell_clock()  # a fresh clock for each open decision
 
     def _notify(self, notice: TableNotice) -> None:
         """Tell every seat and spectator something about the table (a pause, a resume)."""
@@ -1429,6 +1431,7 @@ class Table:
             if p.timer is not None:
                 p.timer.cancel()
             p.timer, p.frozen = None, False
+            self._tell_clock()
         if self.policy.on_disconnect is OnDisconnect.BOT:
             self._schedule_substitute(cmd.seat)
         if not waited and self._waits() and not self.game.over:
