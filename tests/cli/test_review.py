@@ -7,6 +7,7 @@ import asyncio
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -23,8 +24,8 @@ from moonshot.store import Store, StoreRecorder
 STANDARD = find_variant("standard")
 
 
-def run(*args: str) -> object:
-    return CliRunner().invoke(main, list(args))
+def run(*args: str, env: dict[str, str] | None = None) -> Any:
+    return CliRunner().invoke(main, list(args), env=env)
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +92,23 @@ def test_the_rich_table_of_a_record(record: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "accuracy" in result.output and "by deal" in result.output
     assert "seat 2 (S)" in result.output
+
+
+def test_the_table_lists_flagged_decisions_unless_all(record: Path) -> None:
+    from moonshot.cli.review import _compact_hand
+
+    assert _compact_hand(["2C", "QS", "TH", "AS", "9C"]) == "S:AQ H:T C:92"
+    args = ("review", "--record", str(record), "--seat", "2", "--simulations", "10", "-q", "--json")
+    data = json.loads(run(*args).output)
+    flagged = [d for d in data["decisions"] if d["grade"] in ("inaccuracy", "mistake", "blunder")]
+    calm = [d for d in data["decisions"] if d["grade"] in ("best", "good")]
+    assert calm, "a whole game has decisions graded best"
+    wide = {"COLUMNS": "200"}
+    short = run(*args[:-1], env=wide).output
+    every = run(*args[:-1], "--all", env=wide).output
+    rows = lambda out: {int(line.split("│")[1]) for line in out.splitlines() if line.count("│") > 8}  # noqa: E731
+    assert rows(short) == {d["index"] for d in flagged}
+    assert rows(every) == {d["index"] for d in data["decisions"]}
 
 
 def test_a_running_game_is_refused(db: str) -> None:

@@ -123,6 +123,7 @@ def _db_option(ctx: click.Context, param: click.Parameter, value: str | None) ->
 @click.option("--think-ms", type=click.IntRange(min=1), help="Time for each decision instead (not reproducible).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seeds the sampled worlds.")
 @click.option("--json", "as_json", is_flag=True, help="Print the review's JSON (moonshot-review/1).")
+@click.option("--all", "every", is_flag=True, help="List every decision, not only those graded inaccuracy or worse.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def review_cmd(
     game_id: str | None,
@@ -133,6 +134,7 @@ def review_cmd(
     think_ms: int | None,
     seed: int,
     as_json: bool,
+    every: bool,
     quiet: bool,
 ) -> None:
     """Review one seat's decisions in a finished game, like an analysis board.
@@ -182,36 +184,47 @@ def review_cmd(
     if as_json:
         click.echo(json.dumps(data))
         return
-    _print_review(data, name)
+    _print_review(data, name, every)
 
 
-def _print_review(data: dict[str, Any], name: str) -> None:
+FLAGGED = ("inaccuracy", "mistake", "blunder")
+RANKS = "23456789TJQKA"
+
+
+def _compact_hand(cards: list[str]) -> str:
+    """A hand grouped by suit, spades first (``S:Q5 H:T7 C:KT``): narrow enough for a terminal."""
+    by_suit: dict[str, str] = {}
+    for card in sorted(cards, key=lambda c: -RANKS.find(c[:-1])):
+        by_suit[card[-1]] = by_suit.get(card[-1], "") + card[:-1]
+    return " ".join(f"{suit}:{by_suit[suit]}" for suit in "SHDC" if suit in by_suit)
+
+
+def _print_review(data: dict[str, Any], name: str, every: bool = False) -> None:
     seats = "NESW"
-    t = Table(title=f"game {name}: seat {data['seat']} ({seats[data['seat']]}), {data['variant']}")
-    for col, just in (("#", "right"), ("deal", "right"), ("trick", "right"), ("kind", "left"), ("hand", "left")):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
-    t.add_column("table")
-    t.add_column("chosen", no_wrap=True)
+    shown = [d for d in data["decisions"] if every or d["grade"] in FLAGGED]
+    which = "every decision" if every else "the decisions graded inaccuracy or worse (--all shows every one)"
+    t = Table(title=f"game {name}: seat {data['seat']} ({seats[data['seat']]}), {data['variant']}: {which}")
+    t.add_column("#", justify="right")
+    t.add_column("where", no_wrap=True)
+    t.add_column("hand")
+    t.add_column("on the table")
+    t.add_column("played", no_wrap=True)
     t.add_column("best", no_wrap=True)
-    t.add_column("expected", justify="right")
-    t.add_column("cost", justify="right")
-    t.add_column("grade", no_wrap=True, min_width=10)
-    for d in data["decisions"]:
+    t.add_column("cost", justify="right", no_wrap=True)
+    t.add_column("grade", no_wrap=True)
+    for d in shown:
         style = GRADE_STYLE.get(d["grade"], "")
-        chosen = next((o for o in d["options"] if o["label"] == d["chosen"]), None)
         table = " ".join(f"{seats[c['seat']]}:{c['card']}" for c in d["trick_cards"])
+        where = f"d{d['deal'] + 1} t{d['trick']}" if d["trick"] is not None else f"d{d['deal'] + 1} {d['kind']}"
         if d["kind"] == "pass":
-            table = f"pass {d['pass_direction']}"
+            table = f"passing {d['pass_direction']}"
         t.add_row(
             str(d["index"]),
-            str(d["deal"] + 1),
-            "" if d["trick"] is None else str(d["trick"]),
-            d["kind"],
-            " ".join(d["hand"]),
+            where,
+            _compact_hand(d["hand"]),
             table,
             d["chosen"],
             d["best"],
-            "" if chosen is None else f"{chosen['expected']:.2f}",
             f"{d['cost']:.2f}",
             f"[{style}]{d['grade']}[/]",
         )
