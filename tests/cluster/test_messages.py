@@ -85,7 +85,7 @@ def test_every_kind_is_named_once_and_in_words() -> None:
     assert len(wire.MESSAGES) == len({c.__name__ for c in wire.MESSAGES.values()})
     for kind in wire.MESSAGES:
         group, _, name = kind.partition(".")
-        assert group in ("table", "seat", "http", "lobby", "mixed") and len(name) > 2
+        assert group in ("table", "seat", "http", "lobby", "mixed", "moderation") and len(name) > 2
 
 
 def test_events_carry_the_tables_state_each_chairs_occupant_and_counts() -> None:
@@ -284,3 +284,16 @@ def test_the_mixed_table_messages_survive_the_wire(msg: wire.Message) -> None:
 def test_a_broken_mixed_table_message_is_a_wire_error(data: bytes) -> None:
     with pytest.raises(wire.WireError):
         wire.decode(data)
+
+
+def test_a_moderation_change_survives_the_wire_and_a_broken_one_is_refused() -> None:
+    ban = {"kind": "name", "value": "mallory", "until": None, "reason": "abuse", "by": "ops", "at": 1.5}
+    msg = wire.ModerationChanged(node="host-1-ab", change={"action": "ban", "ban": ban})
+    assert again(msg) == msg and msg.kind not in wire.TO_TABLE
+    for data in (
+        _j(kind="moderation.changed", node="n", change="ban mallory"),  # not an object
+        _j(kind="moderation.changed", change={"action": "ban"}),  # no node
+        _j(kind="moderation.changed", node="n", change={}, table="T"),  # a field it has not
+    ):
+        with pytest.raises(wire.WireError):
+            wire.decode(data)

@@ -18,7 +18,8 @@ import pytest
 import pytest_asyncio
 
 from moonshot.protocols.sessions.client import Client, ProtocolError, RandomPlayer, View
-from moonshot.server.admin import AUDIT_KEY, CONTROLS_KEY, TOKEN_FILE, TokenFileError, operator_token
+from moonshot.runtime.moderation import AUDIT_PREFIX, BAN_PREFIX, MUTE_PREFIX
+from moonshot.server.admin import TOKEN_FILE, TokenFileError, operator_token
 from moonshot.server.app import ServerApp, ServerConfig
 from moonshot.store import Store
 
@@ -296,9 +297,10 @@ async def test_every_action_is_logged_and_kept_in_the_audit_trail(
     await app.recorder.flush()
     store = await Store.open(f"sqlite:///{tmp_path / 'games.db'}", create=False)
     try:
-        kept = await store.get_value(AUDIT_KEY)
-        assert [e["action"] for e in kept] == ["ban", "mute"]
-        assert json.dumps(await store.get_value(CONTROLS_KEY)).count("eve") == 2
+        kept = await store.values(AUDIT_PREFIX)  # a row per entry, in time order
+        assert [kept[k]["action"] for k in sorted(kept)] == ["ban", "mute"]
+        assert [b["value"] for b in (await store.values(BAN_PREFIX)).values()] == ["eve"]
+        assert [m["value"] for m in (await store.values(MUTE_PREFIX)).values()] == ["eve"]
     finally:
         await store.close()
 

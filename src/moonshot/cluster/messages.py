@@ -469,6 +469,18 @@ class MixedLeft(Message):
     node: str
 
 
+# ---- the operator's decisions, between nodes
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModerationChanged(Message):
+    """The operator changed something on ``node`` that every node must know (a ban or a mute
+    given or lifted, a notice), sent to every node; or asks the node hosting a game to close it,
+    sent to that node. What ``change`` says is the composition root's: the cluster carries it."""
+
+    kind = "moderation.changed"
+    node: str
+    change: dict[str, Any]
+
+
 def _state(v: Any) -> TableState | None:
     if v is None:
         return None
@@ -556,6 +568,7 @@ MESSAGES: dict[str, type[Message]] = {
         MixedClaim,
         MixedAnswer,
         MixedLeft,
+        ModerationChanged,
     )
 }
 _SCHEMAS = {cls: _schema(cls) for cls in MESSAGES.values()}

@@ -97,6 +97,8 @@ class NodeState:
         # lobby events go to every node (send_all); a node without an HTTP port has no lobby to
         # show them in (HttpPeers replaces this)
         self.handlers.setdefault(wire.LobbyEvent.kind, lambda msg: None)
+        # the operator's changes: applied by the composition root (it replaces this)
+        self.handlers.setdefault(wire.ModerationChanged.kind, lambda msg: None)
 
     def key(self, kind: str, name: str = "") -> str:
         return redis_key(self.prefix, kind, name)

@@ -11,8 +11,11 @@ HTTP guard refuses a muted name's chat lines.
 A ban names a person's name (compared NFKC-casefolded, a Sessions tag's ``(id)`` left out) or an
 address or network (``203.0.113.7``, ``2001:db8::/48``; an IPv6 client is counted by its /64, so
 a ban on one IPv6 address bans its /64). Each has an end (unix time; None: permanent) and says
-who set it and why. :meth:`Controls.to_json` / :meth:`Controls.load` are how the server keeps
-them in the store's ``kv`` table across restarts. Nothing here does I/O; the clock is passed in.
+who set it and why. Each ban and mute is kept in the store as its own row, and a node of a
+cluster hears the others' (:mod:`moonshot.runtime.moderation`): :meth:`Controls.keep` and
+:meth:`Controls.keep_mute` take one made elsewhere, :meth:`Ban.from_json` reads one back.
+:meth:`Controls.to_json` / :meth:`Controls.load` read the older whole copy, migrated once. Nothing
+here does I/O; the clock is passed in.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 Clock = Callable[[], float]
+_BAN_FIELDS = frozenset(("kind", "value", "until", "reason", "by", "at"))
 _SESSION_ID = re.compile(r"\(\d+\)$")  # a Sessions tag's session id: ``alice(12)``
 KINDS = ("name", "address")
 
@@ -75,6 +79,32 @@ class Ban:
     def key(self) -> tuple[str, str]:
         return (self.kind, name_key(self.value) if self.kind == "name" else self.value)
 
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Ban | None:
+        """A ban kept by :meth:`to_json` (a store row, another node's message); None when it is
+        not one (a damaged row is skipped, never fatal)."""
+        if not isinstance(raw, dict) or set(raw) - _BAN_FIELDS:
+            return None
+        kind, value, until = raw.get("kind"), raw.get("value"), raw.get("until")
+        reason, by, at = raw.get("reason", ""), raw.get("by", "operator"), raw.get("at", 0.0)
+        if kind not in KINDS or not isinstance(value, str) or not value.strip():
+            return None
+        if until is not None and (isinstance(until, bool) or not isinstance(until, int | float)):
+            return None
+        if not isinstance(reason, str) or not isinstance(by, str):
+            return None
+        if isinstance(at, bool) or not isinstance(at, int | float):
+            return None
+        if kind == "address":
+            try:
+                value = str(network(value))
+            except ValueError:
+                return None
+        return cls(kind, value, None if until is None else float(until), reason, by, float(at))
+
 
 class Controls:
     """The operator's decisions about clients (bans, mutes) and new games (drain)."""
@@ -119,6 +149,14 @@ class Controls:
 
     def unmute(self, name: str) -> Ban | None:
         return self.mutes.pop(name_key(name), None)
+
+    def keep(self, ban: Ban) -> None:
+        """Hold a ban made elsewhere (a store row, another node), replacing one of the same thing."""
+        self.bans[ban.key()] = ban
+
+    def keep_mute(self, mute: Ban) -> None:
+        """Hold a mute made elsewhere (a store row, another node)."""
+        self.mutes[name_key(mute.value)] = mute
 
     # ---------------------------------------------------------------- questions protocols ask
     def address_ban(self, addr: str) -> Ban | None:
@@ -172,6 +210,7 @@ class Controls:
 
     # ---------------------------------------------------------------- kept in the store
     def to_json(self) -> dict[str, Any]:
+        """The whole copy an older server kept under one key (read once, then kept a row each)."""
         return {"bans": [asdict(b) for b in self.active()], "mutes": [asdict(m) for m in self.active_mutes()]}
 
     def load(self, data: Any) -> None:
@@ -179,20 +218,14 @@ class Controls:
         if not isinstance(data, dict):
             return
         now = self.clock()
-        for raw in data.get("bans", ()):
-            try:
-                b = Ban(**raw)
-            except TypeError:
-                continue
-            if b.kind in KINDS and b.active(now):
-                self.bans[b.key()] = b
-        for raw in data.get("mutes", ()):
-            try:
-                m = Ban(**raw)
-            except TypeError:
-                continue
-            if m.active(now):
-                self.mutes[name_key(m.value)] = m
+        for raw in data.get("bans", ()) if isinstance(data.get("bans"), list) else ():
+            b = Ban.from_json(raw)
+            if b is not None and b.active(now):
+                self.keep(b)
+        for raw in data.get("mutes", ()) if isinstance(data.get("mutes"), list) else ():
+            m = Ban.from_json(raw)
+            if m is not None and m.kind == "name" and m.active(now):
+                self.keep_mute(m)
 
 
 def duration(text: str | None) -> float | None:

@@ -6,10 +6,11 @@ and players, close a game (aborted, unrated, every player told why in its protoc
 ``Table.close``), ban and unban a name or an address/network, mute a name's chat, broadcast a
 notice, drain. The decisions themselves live in the runtime (:mod:`moonshot.runtime.controls`,
 held by the server's ``ClientGuard``), which every protocol asks when it admits a client, so one
-ban is enforced by every protocol. Bans and mutes are kept in the store's ``kv`` table
-(``admin:controls``) and read again at start; every action is logged (``event=admin_action``)
-and appended to the audit trail (``admin:audit``, the last :data:`AUDIT_KEEP` actions: who,
-when, what).
+ban is enforced by every protocol. Each ban and mute is a row of the store's ``kv`` table, read
+again at start (:mod:`moonshot.runtime.moderation`); every action is logged
+(``event=admin_action``) and appended to the audit trail, a row per entry (who, when, what). In
+a cluster every node hears of a ban, a mute, a lift and a notice at once, and a close goes to the
+node hosting the game (:mod:`moonshot.server.moderation`, ``Admin.sync``).
 
 :func:`admin_routes` are the HTTP side (``/admin/...``): each refuses a request without the
 operator token (``Authorization: Bearer``, compared in constant time by the surface) with 401.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import json
 import logging
 import os
@@ -35,15 +37,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from moonshot.runtime.controls import Ban, Controls, duration, name_key
+from moonshot.runtime.moderation import AUDIT_KEEP, ModerationRows
 from moonshot.runtime.table import Table
 from moonshot.store import sqlite_path
 
 log = logging.getLogger("moonshot.admin")
 
 TOKEN_FILE = "moonshot.operator-token"
-CONTROLS_KEY = "admin:controls"
-AUDIT_KEY = "admin:audit"
-AUDIT_KEEP = 1000  # actions kept in the audit trail
+AUDIT_SHOWN = 200  # the entries /admin/audit answers with (the newest)
+STORE_WAIT = 5.0  # seconds an action waits for its rows to reach the store before answering
 MAX_BODY = 16 * 1024
 DRAIN_NOTICE = "The server is restarting: no new games now. Games under way finish first."
 
@@ -118,30 +120,44 @@ class Admin:
     def __init__(self, app: Any) -> None:
         self.app = app
         self.controls: Controls = app.guard.controls
-        self.audit: list[dict[str, Any]] = []
+        cluster = getattr(app, "cluster", None)
+        self.node: str | None = cluster.node if cluster is not None else None
+        # the rows: written through the store's one writer, in order with the games' rows
+        self.rows = ModerationRows(
+            self.controls, app.store, app.recorder, self.node or f"server-{os.getpid()}-{secrets.token_hex(2)}"
+        )
+        self.sync: Any = None  # moonshot.server.moderation.ClusterModeration in a cluster
         self._drain: asyncio.Task[None] | None = None
+
+    @property
+    def audit(self) -> list[dict[str, Any]]:
+        """This node's own audit entries since it started (:meth:`trail` has every node's)."""
+        return self.rows.audit
 
     async def load(self) -> None:
         """The bans, mutes and audit trail kept in the store (at start)."""
-        store = self.app.store
-        if store is None:
-            return
-        self.controls.load(await store.get_value(CONTROLS_KEY))
-        kept = await store.get_value(AUDIT_KEY)
-        self.audit = list(kept) if isinstance(kept, list) else []
-        if self.controls.bans or self.controls.mutes:
-            log.info("event=admin_loaded bans=%d mutes=%d", len(self.controls.bans), len(self.controls.mutes))
+        await self.rows.load()
 
-    def _put(self, key: str, value: Any) -> None:
-        recorder = self.app.recorder
-        if recorder is not None:  # the one writer, in order with the games' rows
-            recorder.put_value(key, value)
+    async def trail(self) -> dict[str, Any]:
+        return {"audit": await self.rows.trail(AUDIT_SHOWN)}
+
+    async def stored(self) -> bool:
+        """Wait until the rows of the actions so far are in the store (see ``STORE_WAIT``)."""
+        ok = await self.rows.written(STORE_WAIT)
+        if not ok:
+            log.error("event=admin_unstored reason=the store did not take the change in %.0f s", STORE_WAIT)
+        return ok
+
+    def _tell(self, change: dict[str, Any]) -> None:
+        """Every other node of the cluster applies ``change`` too."""
+        if self.sync is not None:
+            self.sync.tell(change)
 
     def _record(self, action: str, by: str, **what: Any) -> dict[str, Any]:
         entry = {"at": time.time(), "by": by, "action": action, **what}
-        self.audit.append(entry)
-        del self.audit[:-AUDIT_KEEP]
-        self._put(AUDIT_KEY, self.audit)
+        if self.node is not None:
+            entry["node"] = self.node
+        self.rows.record(entry)
         fields = " ".join(f"{k}={json.dumps(v)}" for k, v in what.items())
         log.warning("event=admin_action action=%s by=%s %s", action, json.dumps(by), fields)
         return entry
@@ -186,13 +202,30 @@ class Admin:
         }
 
     # close a game
-    def close(self, table_id: str, reason: str, by: str) -> dict[str, Any]:
+    def close(self, table_id: str, reason: str, by: str) -> Any:
+        """Close a table running here; in a cluster, one running on another node is closed there
+        (an awaitable answer then)."""
+        if self.close_here(table_id, reason):
+            return self._record("close", by, table=table_id, reason=reason)
+        if self.sync is not None:
+            return self._close_elsewhere(table_id, reason, by)
+        raise AdminError(f"no running table {table_id!r} on this server", 404)
+
+    def close_here(self, table_id: str, reason: str) -> bool:
+        """Close the table if it runs on this node; whether it did."""
         table: Table | None = self.app.tables.get(table_id)
         if table is None or table.done.done():
-            raise AdminError(f"no running table {table_id!r} on this server", 404)
+            return False
         text = f"closed by the operator: {reason}" if reason else "closed by the operator"
         table.close(text)
-        return self._record("close", by, table=table_id, reason=reason)
+        return True
+
+    async def _close_elsewhere(self, table_id: str, reason: str, by: str) -> dict[str, Any]:
+        host = await self.sync.host_of(table_id)
+        if host is None or host == self.node:
+            raise AdminError(f"no running table {table_id!r} in the cluster", 404)
+        self.sync.close_on(host, table_id, reason, by)
+        return self._record("close", by, table=table_id, reason=reason, host=host)
 
     # bans
     def ban(self, kind: str, value: str, length: str | None, reason: str, by: str) -> dict[str, Any]:
@@ -200,8 +233,9 @@ class Admin:
             b = self.controls.ban(kind, value, duration(length), reason, by)
         except ValueError as e:
             raise AdminError(str(e)) from None
-        self._put(CONTROLS_KEY, self.controls.to_json())
-        closed = self._disconnect(b)
+        self.rows.banned(b)
+        self._tell({"action": "ban", "ban": b.to_json()})
+        closed = self.disconnect(b)
         self._record("ban", by, kind=b.kind, value=b.value, until=b.until, reason=reason, closed=closed)
         return {"ban": _shown(b), "closed": closed}
 
@@ -212,7 +246,8 @@ class Admin:
             raise AdminError(str(e)) from None
         if b is None:
             raise AdminError(f"no ban on the {kind} {value!r}", 404)
-        self._put(CONTROLS_KEY, self.controls.to_json())
+        self.rows.unbanned(b)
+        self._tell({"action": "unban", "ban": b.to_json()})
         self._record("unban", by, kind=b.kind, value=b.value)
         return {"lifted": _shown(b)}
 
@@ -222,7 +257,7 @@ class Admin:
             "mutes": [_shown(m) for m in self.controls.active_mutes()],
         }
 
-    def _disconnect(self, ban: Ban) -> int:
+    def disconnect(self, ban: Ban) -> int:
         """Close the connections a new ban covers, each as its protocol refuses one; how many."""
         reason = ban.refusal()
 
@@ -282,7 +317,8 @@ class Admin:
             m = self.controls.mute(name, duration(length), reason, by)
         except ValueError as e:
             raise AdminError(str(e)) from None
-        self._put(CONTROLS_KEY, self.controls.to_json())
+        self.rows.muted(m)
+        self._tell({"action": "mute", "mute": m.to_json()})
         self._record("mute", by, name=m.value, until=m.until, reason=reason)
         return {"mute": _shown(m)}
 
@@ -290,7 +326,8 @@ class Admin:
         m = self.controls.unmute(name)
         if m is None:
             raise AdminError(f"{name!r} is not muted", 404)
-        self._put(CONTROLS_KEY, self.controls.to_json())
+        self.rows.unmuted(m)
+        self._tell({"action": "unmute", "mute": m.to_json()})
         self._record("unmute", by, name=m.value)
         return {"unmuted": _shown(m)}
 
@@ -299,11 +336,18 @@ class Admin:
         text = " ".join(message.split())[:500]
         if not text:
             raise AdminError("a notice needs a message")
+        self._tell({"action": "notice", "message": text})
+        shown, unable = self.show_notice(text)
+        self._record("notice", by, message=text, shown=shown, not_shown=unable)
+        return {"shown": shown, "not_shown": unable}
+
+    def show_notice(self, text: str) -> tuple[list[str], list[str]]:
+        """Tell this node's people a notice; the protocols that show it, and those that cannot."""
         self.controls.notice = text
         shown, unable = [], []
         turbo = self.app.turbo
-        if turbo is not None:  # the web app's lobby streams show it as a banner
-            turbo.broadcast({"type": "notice", "message": text})
+        if turbo is not None:  # the web app's lobby streams show it as a banner (this node's)
+            turbo.broadcast({"type": "notice", "message": text}, local=True)
             shown.append("http")
         # seated players hear it as their table's pauses are told: Sessions a non-fatal error
         # (about: notice), Trend an error frame, the web app a chat line from "moonshot";
@@ -317,8 +361,7 @@ class Admin:
         if self.app.kierki is not None:
             unable.append("kierki")
         log.warning("event=notice tables=%d text=%s", len(tables), json.dumps(text))
-        self._record("notice", by, message=text, shown=shown, not_shown=unable)
-        return {"shown": shown, "not_shown": unable}
+        return shown, unable
 
     # drain
     def drain(self, by: str, poll: float = 0.2) -> dict[str, Any]:
@@ -375,6 +418,10 @@ def admin_routes(admin: Admin, authorized: Any) -> list[BaseRoute]:
             by = str(request.headers.get("x-moonshot-operator") or "operator")[:100]
             try:
                 out = handler(data, by)
+                if inspect.isawaitable(out):
+                    out = await out
+                if body:  # answered once its rows are in the store (a restart, any node, finds them)
+                    await admin.stored()
             except AdminError as e:
                 return JSONResponse({"error": str(e)}, status_code=e.status)
             except (KeyError, TypeError) as e:
@@ -399,7 +446,7 @@ def admin_routes(admin: Admin, authorized: Any) -> list[BaseRoute]:
     return [
         route("/admin/tables", lambda d, by: admin.tables(), post=False),
         route("/admin/bans", lambda d, by: admin.bans(), post=False),
-        route("/admin/audit", lambda d, by: {"audit": admin.audit[-200:]}, post=False),
+        route("/admin/audit", lambda d, by: admin.trail(), post=False),
         route("/admin/close", lambda d, by: admin.close(text(d, "table"), text(d, "reason", ""), by)),
         route(
             "/admin/ban",
@@ -413,20 +460,27 @@ def admin_routes(admin: Admin, authorized: Any) -> list[BaseRoute]:
     ]
 
 
-async def install(app: Any, operator: Any, token_file: str | None) -> Path:
-    """Give the operator surface its token and the admin routes (before it starts), and load the
-    kept bans; the token file's path (``ValueError``: a given token file cannot be used)."""
-    token, path = operator_token(token_file, app.config.db_url)
-    operator.token = token
+async def start(app: Any) -> Admin:
+    """The server's admin actions and the bans and mutes kept in the store, read before the
+    listeners start (every node enforces them, with an operator surface or not)."""
     admin = app.admin = Admin(app)
     await admin.load()
+    return admin
+
+
+async def install(app: Any, operator: Any, token_file: str | None) -> Path:
+    """Give the operator surface its token and the admin routes (before it starts), the kept bans
+    loaded first if :func:`start` did not; the token file's path (``ValueError``: a given token
+    file cannot be used)."""
+    token, path = operator_token(token_file, app.config.db_url)
+    operator.token = token
+    admin = app.admin if app.admin is not None else await start(app)
     operator.routes.extend(admin_routes(admin, operator.authorized))
     return path
 
 
 __all__ = [
-    "AUDIT_KEY",
-    "CONTROLS_KEY",
+    "AUDIT_KEEP",
     "TOKEN_FILE",
     "Admin",
     "AdminError",
@@ -435,5 +489,6 @@ __all__ = [
     "install",
     "operator_token",
     "read_token",
+    "start",
     "token_path",
 ]

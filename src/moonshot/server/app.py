@@ -61,6 +61,7 @@ from moonshot.runtime.table import (
     TableStatus,
 )
 from moonshot.server.admin import install as install_admin
+from moonshot.server.admin import start as start_admin
 from moonshot.server.metrics import ServerMetrics
 from moonshot.server.operator import OperatorSurface, Probes, server_readiness
 from moonshot.store import DEFAULT_URL, Store, StoreRecorder, register_game_file_parser, rules_named
@@ -170,7 +171,7 @@ class ServerApp:
     mixed: Any = None  # moonshot.cluster.mixed.ClusterMixed in a cluster: codes naming other nodes' tables
     draining: bool = False  # True: readiness says not ready (load balancers send no new players)
     operator: OperatorSurface | None = None  # with config.operator_address
-    admin: Any = None  # moonshot.server.admin.Admin: the operator's actions (with the operator surface)
+    admin: Any = None  # moonshot.server.admin.Admin: the operator's actions and the kept bans (from start)
     operator_token_path: Path | None = None  # where `moonshot admin` reads the operator token
     operator_port: int | None = None
 
@@ -217,6 +218,13 @@ class ServerApp:
             self.cluster.mixed_protocols = frozenset({"sessions", "trend"})
             self.cluster.table_keys.append(sessions_chair_keys)  # resume_session on any node, any table
             await self.cluster.start()
+        # the operator's bans and mutes, before any client is admitted (server/admin.py); in a
+        # cluster, every node's changes heard and applied here (server/moderation.py)
+        await start_admin(self)
+        if self.cluster is not None:
+            from moonshot.server.moderation import ClusterModeration
+
+            ClusterModeration(self.admin, self.cluster).start()
         if cfg.http_port is not None:
             self.turbo = TurboLobby(
                 secret=await self._secret(),
@@ -454,6 +462,8 @@ class ServerApp:
                 self.turbo.reviews.close()  # reviews under way are abandoned: asked again, they start over
             with contextlib.suppress(TimeoutError):  # a store that is away: the recorder's close says so
                 await asyncio.wait_for(self.turbo.flush(), 10)
+        if self.admin is not None and self.admin.sync is not None:
+            await self.admin.sync.close()
         if self.cluster is not None:
             await self.cluster.close()  # after the connections: their detaches reach the owners
         if self.recorder is not None:
