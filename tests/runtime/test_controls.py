@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from moonshot.bots.random import RandomBot
-from moonshot.runtime.controls import Controls, duration, name_key, network
+from moonshot.runtime.controls import Ban, Controls, duration, name_key, network
 from moonshot.runtime.limits import ClientGuard, address_of
 from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError
 from moonshot.runtime.table import BotSeat
@@ -125,3 +125,19 @@ async def test_the_lobby_gives_a_banned_name_no_chair_and_nobody_a_new_game_whil
     with pytest.raises(LobbyError, match="draining"):
         lobby.join(Candidate(Remote(name="bob(9)"), GameType.ANY))
     await asyncio.sleep(0)
+
+
+@given(
+    st.sampled_from(["name", "address"]),
+    st.text(min_size=1, max_size=20).filter(lambda t: bool(name_key(t))),
+    st.ip_addresses(),
+    st.none() | st.floats(1, 1e9),
+    st.text(max_size=20),
+)
+def test_a_ban_read_back_from_its_row_is_the_same_ban(
+    kind: str, name: str, addr: object, seconds: float | None, reason: str
+) -> None:
+    c = Controls(Clock())
+    b = c.ban(kind, name if kind == "name" else str(addr), seconds, reason, "ops")
+    again = Ban.from_json(json.loads(json.dumps(b.to_json())))
+    assert again == b and again.key() == b.key()
