@@ -24,8 +24,8 @@ from moonshot.cluster.kinds import Placed, Ticket, pool_key, pool_name, text
 from moonshot.cluster.rejoin import ChairIndex
 from moonshot.cluster.remote import RemoteSeat, tell_matched, ticket_seat
 from moonshot.cluster.state import NodeState
-from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError, Reseating, honour_chairs
-from moonshot.runtime.table import Seat, SeatKind, Table, TableStatus
+from moonshot.runtime.lobby import Candidate, GameType, Lobby, Reseating, honour_chairs
+from moonshot.runtime.table import Seat, Table, TableStatus
 
 log = logging.getLogger("moonshot.cluster")
 
@@ -365,10 +365,7 @@ class ClusterLobby(Lobby):
         if c.protocol not in self.cluster.tables:
             super().join(c)
             return
-        if c.game_type is GameType.HUMANS_ONLY and c.kind is not SeatKind.HUMAN:
-            raise LobbyError("humans_only games are for human players (say player_kind: human)")
-        if c.game_type is GameType.BOTS_ONLY and c.kind is not SeatKind.BOT:
-            raise LobbyError("bots_only games are for bots (say player_kind: bot)")
+        self.admissible(c)  # the operator's bans and drain too, as on one process
         c.joined_at = asyncio.get_running_loop().time()
         if self.router is not None and self.router.claim(c):
             return  # a code naming a table hosted in this process (an HTTP game, a tournament seat)

@@ -209,7 +209,9 @@ class Lobby:
     def waiting(self) -> int:
         return sum(p.size() for p in self._pools.values())
 
-    def join(self, c: Candidate) -> None:
+    def admissible(self, c: Candidate) -> None:
+        """``LobbyError`` when ``c`` may not wait here: the wrong kind of player for its game
+        type, a banned name, or a server that drains (a cluster's lobby asks it too)."""
         if c.game_type is GameType.HUMANS_ONLY and c.kind is not SeatKind.HUMAN:
             raise LobbyError("humans_only games are for human players (say player_kind: human)")
         if c.game_type is GameType.BOTS_ONLY and c.kind is not SeatKind.BOT:
@@ -221,6 +223,9 @@ class Lobby:
                 raise LobbyError(banned.refusal())
             if self.controls.closed is not None:
                 raise LobbyError(self.controls.closed)
+
+    def join(self, c: Candidate) -> None:
+        self.admissible(c)
         loop = asyncio.get_running_loop()
         c.joined_at = loop.time()
         if self.router is not None and self.router.claim(c):
