@@ -76,10 +76,11 @@ async def finish(app: ServerApp, gid: str, name: str) -> None:
     assert hosted is not None
     table, seat, rng = hosted.table, hosted.seat_of(name), random.Random(1)
     assert seat is not None
-    while not table.done.done():
-        if seat in table._pending:
-            await hosted.act(seat, rng.choice(table.game.legal_actions(seat)))
-        await asyncio.sleep(0)
+    async with asyncio.timeout(300):
+        while not table.done.done():
+            if seat in table._pending:
+                await hosted.act(seat, rng.choice(table.game.legal_actions(seat)))
+            await asyncio.sleep(0)
     store = app.store
 
     async def stored() -> bool:

@@ -39,10 +39,11 @@ async def play_to(app: ServerApp, gid: str, name: str, done: Any) -> None:
     assert hosted is not None
     table, seat, rng = hosted.table, hosted.seat_of(name), random.Random(2)
     assert seat is not None
-    while not done(table, seat):
-        if seat in table._pending:
-            await hosted.act(seat, rng.choice(table.game.legal_actions(seat)))
-        await asyncio.sleep(0)
+    async with asyncio.timeout(300):
+        while not done(table, seat):
+            if seat in table._pending:
+                await hosted.act(seat, rng.choice(table.game.legal_actions(seat)))
+            await asyncio.sleep(0)
 
 
 async def finished(app: ServerApp, gid: str, name: str) -> None:

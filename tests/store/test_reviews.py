@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from moonshot.store import Store
-from moonshot.store.reviews import budget_key, delete_reviews, load_review, save_review, stored_reviews
+from moonshot.store.reviews import budget_key, delete_reviews, game_state, load_review, save_review, stored_reviews
 
 REVIEW = {"format": "moonshot-review/1", "game_id": "g1", "seat": 2, "decisions": [{"label": "QS", "cost": 1.5}]}
 
@@ -53,5 +53,18 @@ async def test_reviews_survive_reopening_the_store(tmp_path: Path) -> None:
     store = await Store.open(url)
     try:
         assert await load_review(store, "g1", 3, "t500") == REVIEW
+    finally:
+        await store.close()
+
+
+@pytest.mark.asyncio
+async def test_a_games_state_is_read_without_its_actions(tmp_path: Path) -> None:
+    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'g.db'}")
+    try:
+        assert await game_state(store, "g1") is None
+        await store.create_game("g1", "standard", 7, [{"name": "a", "kind": "human"}] * 4, meta={"unrated": True})
+        assert await game_state(store, "g1") == ("running", {"unrated": True})
+        await store.mark("g1", "finished")
+        assert await game_state(store, "g1") == ("finished", {"unrated": True})
     finally:
         await store.close()

@@ -38,7 +38,7 @@ from moonshot.http.limits import client_address
 from moonshot.http.names import same_name
 from moonshot.play.review_pool import ReviewFailed, ReviewJob, ReviewRefused, hint_task, review_task
 from moonshot.protocols.turbo.codec import RequestError
-from moonshot.store.reviews import budget_key, load_review, save_review
+from moonshot.store.reviews import budget_key, game_state, load_review, save_review
 from moonshot.store.schema import rules_named
 
 log = logging.getLogger("moonshot.review")
@@ -209,22 +209,29 @@ def review_routes(lobby: Any) -> list[BaseRoute]:
         return JSONResponse(body, status_code=202, headers={"Retry-After": "1"})
 
     async def start(caller: Caller, game_id: str, seat: int, simulations: int, budget: str) -> ReviewJob:
-        """A new review job, once the stored game may be reviewed and the caller may start one."""
-        rec = await lobby.store.load(game_id)
-        if rec is None:
+        """A new review job, once the stored game may be reviewed and the caller may start one (the
+        game's actions are read last: a flood of requests is refused before it reads a game)."""
+        state = await game_state(lobby.store, game_id)
+        if state is None:
             raise RequestError(404, f"no stored game {game_id!r}")
-        refused = await review_refusal(lobby, rec.status, rec.meta)
+        refused = await review_refusal(lobby, *state)
         if refused is not None:
             raise RequestError(*refused)
-        try:
-            rules = rules_named(rec.variant)
-        except KeyError:
-            raise RequestError(409, f"game {game_id!r} was played under rules this server does not know") from None
         reviews = pool()
+        full = reviews.refusal(caller.name)
+        if full is not None:
+            raise RequestError(429, full)
         guard = lobby.guard
         if guard is not None:
             limited(guard.reviews_by_name, caller.name)
             limited(guard.reviews_by_address, client_address.get())
+        rec = await lobby.store.load(game_id)
+        if rec is None or rec.status != "finished":
+            raise RequestError(404, f"no stored game {game_id!r}")
+        try:
+            rules = rules_named(rec.variant)
+        except KeyError:
+            raise RequestError(409, f"game {game_id!r} was played under rules this server does not know") from None
         try:
             job: ReviewJob = reviews.submit(
                 (game_id, seat, budget),

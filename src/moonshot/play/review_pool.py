@@ -255,6 +255,17 @@ class ReviewPool:
         except ValueError:
             return 0
 
+    def refusal(self, name: str) -> str | None:
+        """Why a new job of ``name`` would be refused now (None: it would be taken)."""
+        if self._closed:
+            return "the review pool is closed"
+        if len(self.jobs) >= self.max_jobs:
+            return f"the server is reviewing {len(self.jobs)} games (at most {self.max_jobs}): try later"
+        mine = sum(1 for j in self.jobs.values() if j.name == name)
+        if mine >= self.per_name:
+            return f"{name} has {mine} reviews queued or running (at most {self.per_name})"
+        return None
+
     def submit(
         self,
         key: Hashable,
@@ -270,16 +281,12 @@ class ReviewPool:
         (raises :class:`ReviewRefused` when the pool or the name's share is full). ``task`` is a
         module-level function called in a worker as ``task(*args, progress=..., **kwargs)``;
         ``on_done(job)`` runs on the loop when it finishes (done or failed)."""
-        if self._closed:
-            raise ReviewRefused("the review pool is closed")
         existing = self.jobs.get(key)
-        if existing is not None:
+        if existing is not None and not self._closed:
             return existing
-        if len(self.jobs) >= self.max_jobs:
-            raise ReviewRefused(f"the server is reviewing {len(self.jobs)} games (at most {self.max_jobs}): try later")
-        mine = sum(1 for j in self.jobs.values() if j.name == name)
-        if mine >= self.per_name:
-            raise ReviewRefused(f"{name} has {mine} reviews queued or running (at most {self.per_name})")
+        why = self.refusal(name)
+        if why is not None:
+            raise ReviewRefused(why)
         self._loop = asyncio.get_running_loop()
         job = ReviewJob(key, name, task, tuple(args), dict(kwargs or {}), total=total)
         job.finished = self._loop.create_future()

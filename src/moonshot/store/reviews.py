@@ -16,7 +16,7 @@ from sqlalchemy import delete, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from moonshot.store import Store, now
-from moonshot.store.schema import reviews
+from moonshot.store.schema import games, reviews
 
 
 def budget_key(simulations: int | None = None, think_ms: int | None = None, seed: int = 0) -> str:
@@ -29,9 +29,7 @@ def budget_key(simulations: int | None = None, think_ms: int | None = None, seed
 
 async def load_review(store: Store, game_id: str, seat: int, budget: str) -> dict[str, Any] | None:
     """The stored review of ``game_id``'s ``seat`` under ``budget`` (None: not stored)."""
-    q = select(reviews.c.review).where(
-        reviews.c.game_id == game_id, reviews.c.seat == seat, reviews.c.budget == budget
-    )
+    q = select(reviews.c.review).where(reviews.c.game_id == game_id, reviews.c.seat == seat, reviews.c.budget == budget)
     async with store.engine.connect() as conn:
         row = (await conn.execute(q)).first()
     if row is None:
@@ -60,6 +58,20 @@ async def stored_reviews(store: Store, game_id: str) -> list[tuple[int, str]]:
         return [(int(r[0]), str(r[1])) for r in await conn.execute(q)]
 
 
+async def game_state(store: Store, game_id: str) -> tuple[str, dict[str, Any]] | None:
+    """A stored game's status and meta, without its actions (whether it may be reviewed is asked
+    of every request, before the game itself is read); None: no such game."""
+    q = select(games.c.status, games.c.meta).where(games.c.id == game_id)
+    async with store.engine.connect() as conn:
+        row = (await conn.execute(q)).first()
+    if row is None:
+        return None
+    meta = row[1]
+    if isinstance(meta, str):
+        meta = json.loads(meta)
+    return str(row[0]), dict(meta or {})
+
+
 async def delete_reviews(store: Store, game_id: str) -> int:
     """Forget every review of ``game_id`` (its record was deleted or replaced); how many went."""
     async with store.engine.begin() as conn:
@@ -67,4 +79,4 @@ async def delete_reviews(store: Store, game_id: str) -> int:
     return int(result.rowcount or 0)
 
 
-__all__ = ["budget_key", "delete_reviews", "load_review", "save_review", "stored_reviews"]
+__all__ = ["budget_key", "delete_reviews", "game_state", "load_review", "save_review", "stored_reviews"]
