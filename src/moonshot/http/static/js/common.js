@@ -1,6 +1,7 @@
 // What every page shares: the top bar and the name a person plays under.
 
 import { ApiError, getName, post, setName, whoAmI } from "./api.js";
+import { languageSwitch, t } from "./i18n.js";
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -27,7 +28,7 @@ const SITE = {
     ["/history", "History", "history"],
     ["/tournaments", "Tournaments", "tournaments"],
     ["/leaderboard", "Leaderboard", "leaderboard"],
-  ],
+  ], // [href, English text (for a page the catalogue does not know), key: nav.<key> in the catalogue]
   replay: true, // finished games can be replayed at /history
 };
 
@@ -56,7 +57,7 @@ export function topbar(current) {
   brand.append(el("span", "moon", "\u263e "), document.createTextNode("moonshot"));
   const nav = el("nav");
   for (const [href, text, key] of here.nav) {
-    const a = el("a", null, text);
+    const a = el("a", null, t(`nav.${key}`, {}, text));
     a.href = href;
     if (key === current) a.setAttribute("aria-current", "page");
     nav.append(a);
@@ -66,7 +67,7 @@ export function topbar(current) {
   const conn = el("span", "conn");
   conn.id = "conn";
   conn.hidden = true;
-  bar.append(brand, nav, me, conn);
+  bar.append(brand, nav, me, conn, languageSwitch());
   showName(getName());
   return bar;
 }
