@@ -90,7 +90,11 @@ class _Target:
 @click.option("--json", "as_json", is_flag=True, help="Print the server's JSON answer.")
 @click.pass_context
 def admin_cmd(ctx: click.Context, operator: str, token_file: str | None, db: str, as_json: bool) -> None:
-    """Operator controls on a running server: tables, close, ban, mute, notice, drain."""
+    """Operator controls on a running server: tables, close, ban, mute, notice, drain.
+
+    In a cluster, ask any node: a ban, mute, unban, unmute or notice reaches every node, a close
+    reaches the node hosting the game, and audit shows every node's actions. tables and drain
+    are the asked node's own."""
     ctx.obj = _Target(operator, token_file, db, as_json)
 
 
@@ -123,9 +127,11 @@ def tables_cmd(target: _Target) -> None:
 @click.option("--reason", default="", help="Told to every player of the table.")
 @click.pass_obj
 def close_cmd(target: _Target, table_id: str, reason: str) -> None:
-    """End a running game: recorded as aborted, unrated; each player is told why."""
+    """End a running game: recorded as aborted, unrated; each player is told why. In a cluster,
+    any node's operator address closes a game whichever node hosts it."""
     out = target.call("/admin/close", {"table": table_id, "reason": reason})
-    target.show(out, f"closed {table_id}")
+    host = out.get("host") if isinstance(out, dict) else None
+    target.show(out, f"closed {table_id}" + (f" (sent to the node hosting it: {host})" if host else ""))
 
 
 KIND = click.Choice(["name", "address"])
