@@ -356,3 +356,22 @@ async def test_a_name_ban_ends_the_web_streams_open_under_that_name(app: ServerA
         r = await mallory.get("/lobby/subscribe")
         assert r.status_code == 403 and r.json()["error"] == "banned permanently: abuse"
         streams["alice"].cancel()
+
+
+async def test_a_store_an_older_server_kept_its_bans_in_is_migrated_at_start(tmp_path: Path) -> None:
+    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'games.db'}")
+    ban = {"kind": "name", "value": "mallory", "until": None, "reason": "cheating", "by": "ops", "at": 1.0}
+    await store.put_value("admin:controls", {"bans": [ban], "mutes": [{**ban, "value": "trudy"}]})
+    await store.put_value("admin:audit", [{"at": 1.0, "by": "ops", "action": "ban", "value": "mallory"}])
+    await store.close()
+    app = ServerApp(config(tmp_path))
+    await app.start()
+    try:
+        assert app.guard.controls.name_ban("Mallory") is not None and app.guard.controls.muted("trudy") is not None
+        await admin(app, "/admin/ban", {"kind": "name", "value": "eve"})
+        audit = (await admin(app, "/admin/audit")).json()["audit"]
+        assert [(e["action"], e["value"]) for e in audit] == [("ban", "mallory"), ("ban", "eve")]
+        assert app.store is not None and await app.store.get_value("admin:controls") is None
+        assert sorted(b["value"] for b in (await app.store.values(BAN_PREFIX)).values()) == ["eve", "mallory"]
+    finally:
+        await app.stop()

@@ -234,6 +234,21 @@ async def test_a_mute_and_a_re_read_reach_the_other_node(shared: Shared) -> None
         assert b.guard.controls.address_ban("198.51.100.7") is None
         assert await b.admin.rows.refresh() == [late]
         assert b.guard.controls.address_ban("198.51.100.7") == late
+        # what breaks the change's shape is refused with a log line and changes nothing
+        sync = b.admin.sync
+        before = (dict(b.guard.controls.bans), dict(b.guard.controls.mutes))
+        for change in (
+            {"action": "ban", "ban": {"kind": "name", "value": "x", "until": "soon"}},
+            {"action": "ban", "ban": {"kind": "address", "value": "example.com", "until": None}},
+            {"action": "mute", "mute": {"kind": "address", "value": "10.0.0.0/8", "until": None}},
+            {"action": "unban", "ban": "198.51.100.0/24"},
+            {"action": "close", "table": 5},
+            {"action": "drain"},  # each node's own: never from another
+            {"action": "notice", "message": ["x"]},
+        ):
+            assert sync.apply(change, "elsewhere") is False, change
+        assert (dict(b.guard.controls.bans), dict(b.guard.controls.mutes)) == before and not b.draining
+        assert b.guard.controls.notice is None
     finally:
         await a.stop()
         await b.stop()
