@@ -5,7 +5,9 @@ notice, every other node hears it at once through the cluster's own messages
 (``moderation.changed``, to every node's stream) and applies it here: the ban held by its
 ``ClientGuard`` (so every protocol of that node refuses the client) and the open connections it
 covers closed, the mute held, the notice shown to that node's people. A close of a game hosted by
-another node is sent to that node (the one in the cluster's directory), which closes it.
+another node is sent to that node (the one in the cluster's directory), which closes it. A
+change goes out once its row is in the store (in the order they were made), so a node that
+hears of a ban and lifts it at once deletes a row that is there.
 
 A node re-reads the rows (:meth:`~moonshot.runtime.moderation.ModerationRows.refresh`) every
 :data:`REREAD` seconds besides: the safety net for a message lost while Redis was away, or one
@@ -24,6 +26,7 @@ from typing import Any
 from moonshot.cluster.messages import ModerationChanged
 from moonshot.runtime.controls import Ban
 from moonshot.runtime.moderation import ban_key, mute_key
+from moonshot.server.admin import STORE_WAIT
 
 log = logging.getLogger("moonshot.admin")
 
@@ -39,22 +42,45 @@ class ClusterModeration:
         self.reread = reread
         self.heard = 0  # changes applied from other nodes
         self._task: asyncio.Task[None] | None = None
+        self._sender: asyncio.Task[None] | None = None
+        self._outbox: asyncio.Queue[tuple[str | None, dict[str, Any]]] = asyncio.Queue()
         cluster.handlers[ModerationChanged.kind] = self._on_message
         admin.sync = self
 
     def start(self) -> None:
-        self._task = asyncio.get_running_loop().create_task(self._rereading(), name="moderation-reread")
+        loop = asyncio.get_running_loop()
+        self._task = loop.create_task(self._rereading(), name="moderation-reread")
+        self._sender = loop.create_task(self._sending(), name="moderation-send")
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        """Stop re-reading; changes still waiting for the store go out first (bounded)."""
+        if self._sender is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._outbox.join(), STORE_WAIT)
+        for task in (self._task, self._sender):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._task = self._sender = None
 
     # ------------------------------------------------------------ what this node tells
     def tell(self, change: dict[str, Any]) -> None:
-        self.cluster.send_all(ModerationChanged(node=self.cluster.node, change=change))
+        """Every other node applies ``change`` (once this node's rows are in the store)."""
+        self._outbox.put_nowait((None, change))
+
+    async def _sending(self) -> None:
+        while True:
+            node, change = await self._outbox.get()
+            try:
+                await self.admin.rows.written(STORE_WAIT)  # a store away: sent anyway
+                msg = ModerationChanged(node=self.cluster.node, change=change)
+                if node is None:
+                    self.cluster.send_all(msg)
+                else:
+                    self.cluster.send(node, msg)
+            finally:
+                self._outbox.task_done()
 
     async def host_of(self, table_id: str) -> str | None:
         """The node running a table, by the cluster's directory (None: no live node does)."""
@@ -63,7 +89,7 @@ class ClusterModeration:
 
     def close_on(self, node: str, table_id: str, reason: str, by: str) -> None:
         change = {"action": "close", "table": table_id, "reason": reason, "by": by}
-        self.cluster.send(node, ModerationChanged(node=self.cluster.node, change=change))
+        self._outbox.put_nowait((node, change))
 
     # ------------------------------------------------------------ what this node hears
     def _on_message(self, msg: Any) -> None:
