@@ -13,6 +13,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from moonshot.core.actions import action_to_dict
+from moonshot.core.cards import format_card
+from moonshot.core.rules import Scoring
 from moonshot.core.variants import find_variant
 from moonshot.http.endpoints import endpoint, read_body
 from moonshot.http.identity import Caller, Identity
@@ -47,9 +49,22 @@ def variant_info() -> list[dict[str, Any]]:
                 "charging": r.charging is not None,
                 "exposing": bool(r.exposable),
                 "claims": r.claims,
+                # each deal kind's points (the deal's `kind` indexes them; one entry: every deal),
+                # what a trick's cards carry before the deal's doublings: screen-reader mode says them
+                "scoring": [scoring_info(sc) for sc in r.scoring],
             }
         )
     return out
+
+
+def scoring_info(sc: Scoring) -> dict[str, Any]:
+    """One deal kind's points as the web app reads them: a card's points ({"QS": 13}), a trick's own
+    points, and the points of winning trick number N ({"7": 1})."""
+    return {
+        "cards": {format_card(c): p for c, p in enumerate(sc.card_points) if p},
+        "per_trick": sc.per_trick,
+        "trick_number": {str(n): p for n, p in sc.trick_number_points},
+    }
 
 
 def _when(value: Any) -> str | None:

@@ -1,6 +1,7 @@
 // What every page shares: the top bar and the name a person plays under.
 
 import { ApiError, getName, post, setName, whoAmI } from "./api.js";
+import { mountSettings } from "./settings.js";
 import { languageSwitch, t } from "./i18n.js";
 
 function el(tag, cls, text) {
@@ -68,6 +69,7 @@ export function topbar(current) {
   conn.id = "conn";
   conn.hidden = true;
   bar.append(brand, nav, me, conn, languageSwitch());
+  mountSettings(bar); // the Settings dialog (js/settings.js), on every page
   showName(getName());
   return bar;
 }

@@ -11,6 +11,8 @@ import { Table } from "./table.js";
 import { ClockView } from "./clock.js";
 import { RematchView } from "./rematch.js";
 import { HintButton } from "./hint.js";
+import { Announcer } from "./a11y.js";
+import { TurnSignals } from "./sound.js";
 
 const PACES = {
   normal: { play: 350, trick: 1100 },
@@ -75,6 +77,8 @@ async function main() {
     back: () => post("/game/back", gameBody()),
   });
   const hint = new HintButton(table, gameId);
+  const announcer = new Announcer(() => table.me); // screen-reader mode (a setting)
+  const signals = new TurnSignals(() => table.me); // sound, title, notification (settings)
 
   const state = newState();
   window.moonshotState = state;
@@ -90,6 +94,8 @@ async function main() {
       drawPending = false;
       table.update(state);
       hint.refresh(state);
+      announcer.turn(state);
+      signals.update(state);
       document.body.dataset.phase = state.phase;
       document.body.dataset.replayDone = String(state.replayDone);
     });
@@ -107,6 +113,7 @@ async function main() {
         chargeable: info && Array.isArray(info.charging) ? info.charging : undefined,
         highestWins: info && "highest_wins" in info ? Boolean(info.highest_wins) : state.variant === "trend",
       });
+      announcer.setScoring(info && info.scoring);
       document.title = `${state.variant === "turbo" ? `Turbo (${state.rules})` : state.variant} \u00b7 moonshot`;
       draw();
     }
@@ -114,6 +121,7 @@ async function main() {
 
   const apply = (ev) => {
     applyEvent(state, ev);
+    announcer.event(ev, state); // live events only (it waits for the replay's end)
     if (ev.type === "sit") {
       onSit();
       hint.fromSit(ev);

@@ -365,6 +365,10 @@ class Lobby {
 
   renderGames() {
     const list = this.gamesList;
+    // the list is drawn anew: a keyboard's focus on one of its buttons is found again after
+    const active = list.contains(document.activeElement) ? document.activeElement : null;
+    const row = active && active.closest("li[data-id]");
+    const kept = row ? { id: row.dataset.id, action: active.dataset.action } : null;
     list.innerHTML = "";
     const games = [...this.games.values()];
     // mine first, then open ones, then running ones
@@ -372,6 +376,11 @@ class Lobby {
     games.sort((a, b) => rank(a) - rank(b));
     if (!games.length) list.append(el("li", "empty-note", "No games yet. Create one above."));
     for (const g of games) list.append(this.gameRow(g));
+    if (kept) {
+      const again = list.querySelector(`li[data-id="${CSS.escape(kept.id)}"]`);
+      const target = again && (again.querySelector(`[data-action="${kept.action}"]`) || again.querySelector("a, button"));
+      if (target) target.focus();
+    }
   }
 
   gameRow(g) {

@@ -41,6 +41,7 @@ export function cardsSpan(label) {
     if (i) span.append(document.createTextNode(" "));
     const one = el("span", isRed(c) ? "red" : "black", (RANK_TEXT[c[0]] || c[0]) + SUIT_SYMBOL[c[1]]);
     one.title = cardName(c);
+    one.dataset.card = c; // the four-colour deck colours it by suit
     span.append(one);
   });
   span.setAttribute("aria-label", cards.map(cardName).join(", "));

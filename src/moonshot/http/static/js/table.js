@@ -9,6 +9,7 @@
 
 import { cardBack, cardFace, cardName, cardText, cardsText, sortCards } from "./cards.js";
 import { SEATS, SEAT_LETTER, TURBO_CHARGEABLE, winners } from "./state.js";
+import { focusMemo, overlayClosed, overlayDrawn, restoreFocus } from "./a11y.js";
 
 const POSITIONS = ["bottom", "left", "top", "right"]; // clockwise from the viewer
 const REMOTE_PROTOCOLS = new Set(["trend", "sessions", "kierki"]); // `sit`'s algorithm for a remote program
@@ -184,7 +185,7 @@ export class Table {
       this.selectKey = key;
       this.selected.clear();
     }
-    const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.card : null;
+    const focus = focusMemo(this.root); // what has the keyboard focus: found again after the redraw
     this.positions = seatPositions(this.me);
     this.root.classList.toggle("spectating", !this.me);
     for (const pos of ["top", "left", "right", "bottom"]) this.drawSeat(pos, state);
@@ -202,15 +203,7 @@ export class Table {
     if (state.complete && !this.gameOverDismissed) this.overlay = "over";
     if (!state.complete && this.overlay === "over") this.overlay = null;
     this.drawOverlay(state);
-    if (focused) {
-      const again = this.handBox.querySelector(`[data-card="${focused}"]:not([disabled])`);
-      if (again) again.focus();
-    }
-    // someone playing by keyboard finds a card focused again when their turn comes back
-    if (this.keyboard && !this.handBox.contains(document.activeElement) && this.cardMode(state) === "play") {
-      const first = this.handBox.querySelector("button.card.legal:not([disabled])");
-      if (first && (!document.activeElement || document.activeElement === document.body)) first.focus();
-    }
+    restoreFocus(this, focus, this.cardMode(state)); // a11y.js: and a playable card on a keyboard player's turn
   }
 
   name(seat) {
@@ -607,7 +600,10 @@ export class Table {
     const box = this.overlayBox;
     box.innerHTML = "";
     box.classList.toggle("hidden", !this.overlay);
-    if (!this.overlay) return;
+    if (!this.overlay) {
+      overlayClosed(this);
+      return;
+    }
     const dialog = el("div", `dialog dialog-${this.overlay}`);
     dialog.setAttribute("role", "dialog");
     const close = button("\u00d7", "close", () => this.closeOverlay());
@@ -650,6 +646,7 @@ export class Table {
       if (extra) dialog.querySelector(".winner").after(extra); // above the sheet: in sight on a phone
     }
     box.append(dialog);
+    overlayDrawn(this, dialog); // named, modal, focused when it opens (a11y.js)
   }
 
   // ---- input ---------------------------------------------------------------------------------
