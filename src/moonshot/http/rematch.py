@@ -48,6 +48,8 @@ class Offer:
     accepted: list[str] = field(default_factory=list)
     state: str = "open"  # "open" | "cancelled" | "started"
     reason: str = ""
+    reason_code: str = ""  # the reason for the web app's catalogue: "declined" {name}, "lapsed" {seconds}
+    reason_args: dict[str, Any] = field(default_factory=dict)
     new_game: str | None = None
     timer: asyncio.TimerHandle | None = None
 
@@ -60,6 +62,8 @@ class Offer:
             "waiting": [p for p in self.people if p not in self.accepted],
             "remaining": round(max(0.0, self.due - time.monotonic()), 1) if self.state == "open" else 0,
             "reason": self.reason,
+            "reason_code": self.reason_code,
+            "reason_args": self.reason_args,
             "game": self.new_game,
         }
 
@@ -123,15 +127,16 @@ class Rematches:
         offer = self.offers.get(game_id)
         if offer is None or offer.state != "open":
             raise RequestError(409, "no rematch is open for this game")
-        self._cancel(offer, f"{me} declined")
+        self._cancel(offer, f"{me} declined", "declined", {"name": me})
         return offer.to_json()
 
     def _lapse(self, offer: Offer) -> None:
         if offer.state == "open":
-            self._cancel(offer, f"not everyone accepted within {self.seconds:g} s")
+            self._cancel(offer, f"not everyone accepted within {self.seconds:g} s", "lapsed", {"seconds": self.seconds})
 
-    def _cancel(self, offer: Offer, reason: str) -> None:
+    def _cancel(self, offer: Offer, reason: str, code: str, args: dict[str, Any]) -> None:
         offer.state, offer.reason = "cancelled", reason
+        offer.reason_code, offer.reason_args = code, args
         if offer.timer is not None:
             offer.timer.cancel()
         log.info("event=rematch_cancelled game=%s reason=%s", offer.game_id, reason)

@@ -2,9 +2,13 @@
 // EventSource that survives drops without applying any event twice.
 
 export class ApiError extends Error {
-  constructor(status, message) {
+  // message: the server's English ("error"); code and args: its stable "code" and "args", which
+  // the page shows in its own language (common.js errorText: t("error." + code, args))
+  constructor(status, message, code = null, args = null) {
     super(message);
     this.status = status;
+    this.code = code;
+    this.args = args;
   }
 }
 
@@ -29,15 +33,19 @@ export function setName(name) {
   document.cookie = `name=${encodeURIComponent(name)}; path=/; max-age=${year}; SameSite=Strict${secure}`;
 }
 
-async function readError(resp) {
+export async function readError(resp) {
   let message = `${resp.status} ${resp.statusText}`;
+  let code = null;
+  let args = null;
   try {
     const body = await resp.json();
     if (body && typeof body.error === "string") message = body.error;
+    if (body && typeof body.code === "string") code = body.code;
+    if (body && body.args && typeof body.args === "object") args = body.args;
   } catch {
     /* not JSON: keep the status line */
   }
-  return new ApiError(resp.status, message);
+  return new ApiError(resp.status, message, code, args);
 }
 
 /** POST a JSON body; resolves with the JSON answer (or null), rejects with an ApiError. */

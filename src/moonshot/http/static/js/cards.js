@@ -1,13 +1,21 @@
 // Cards as the API writes them ("TS", "QH", "2C"): names, sorting and the drawn card faces.
+// Names and the letters on a face come from the catalogue ("queen of spades" / "dama pik";
+// J Q K / W D K).
+
+import { t } from "./i18n.js";
 
 export const SUITS = ["C", "D", "S", "H"]; // display order: black, red, black, red
 export const RANKS = ["2", "3", "4", "5", "6", "7", "8", "9", "T", "J", "Q", "K", "A"];
 export const SUIT_SYMBOL = { C: "\u2663", D: "\u2666", H: "\u2665", S: "\u2660" };
-export const SUIT_NAME = { C: "clubs", D: "diamonds", H: "hearts", S: "spades" };
-const RANK_NAME = {
-  T: "10", J: "jack", Q: "queen", K: "king", A: "ace",
-};
-const RANK_LABEL = { T: "10" };
+/** A suit's name in this page's language ("spades" / "piki"). */
+export function suitName(suit) {
+  return t(`suit.${suit}`);
+}
+
+/** The rank a face and a short text show: "10" for T, the court letters in this page's language. */
+function rankLabel(rank) {
+  return rank === "T" ? "10" : "JQKA".includes(rank) ? t(`rank.short.${rank}`) : rank;
+}
 
 export const rankOf = (card) => card[0];
 export const suitOf = (card) => card[1];
@@ -15,12 +23,12 @@ export const isRed = (card) => card[1] === "H" || card[1] === "D";
 
 /** "QH" -> "Q♥", "TS" -> "10♠". */
 export function cardText(card) {
-  return (RANK_LABEL[card[0]] || card[0]) + SUIT_SYMBOL[card[1]];
+  return rankLabel(card[0]) + SUIT_SYMBOL[card[1]];
 }
 
-/** "QH" -> "queen of hearts". */
+/** "QH" -> "queen of hearts" ("dama kier"). */
 export function cardName(card) {
-  return `${RANK_NAME[card[0]] || card[0]} of ${SUIT_NAME[card[1]]}`;
+  return t("card.name", { rank: t(`rank.name.${card[0]}`), suit: t(`suit.of.${card[1]}`) });
 }
 
 function sortKey(card) {
@@ -54,7 +62,7 @@ export function cardFace(card, { interactive = false, small = false } = {}) {
   node.dataset.card = card;
   node.setAttribute("aria-label", cardName(card));
   node.title = cardName(card);
-  const rank = RANK_LABEL[card[0]] || card[0];
+  const rank = rankLabel(card[0]);
   const sym = SUIT_SYMBOL[card[1]];
   const corner = (pos) => {
     const c = el("span", `corner ${pos}`);
@@ -64,7 +72,7 @@ export function cardFace(card, { interactive = false, small = false } = {}) {
   node.append(corner("tl"));
   if ("JQK".includes(card[0])) {
     const court = el("span", "court");
-    court.append(el("span", "court-rank", card[0]), el("span", "court-suit", sym));
+    court.append(el("span", "court-rank", rank), el("span", "court-suit", sym));
     node.append(court);
   } else {
     node.append(el("span", card[0] === "A" ? "pip ace" : "pip", sym));

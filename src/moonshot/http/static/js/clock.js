@@ -6,10 +6,12 @@
 // time of day: each is added to this browser's own clock when the message arrives, so a clock
 // that is off by minutes still counts down right.
 
-import { el } from "./common.js";
+import { el, errorText } from "./common.js";
+import { t } from "./i18n.js";
 
-/** The clock choices of a new game in the lobby: [seconds, label]. A rated game has one (the
- * server refuses "0" for it, saying so); a practice game may have none. */
+/** The clock choices of a new game in the lobby: [seconds, English label] (the lobby shows the
+ * catalogue's clock.option.<seconds>). A rated game has one (the server refuses "0" for it,
+ * saying so); a practice game may have none. */
 export const CLOCKS = [
   ["15", "15 s a move"],
   ["30", "30 s a move"],
@@ -43,8 +45,8 @@ export class ClockView {
     this.banner.id = "clock-away";
     this.banner.setAttribute("role", "status");
     this.banner.hidden = true;
-    this.bannerText = el("span", null, "The bot is playing for you: you ran out of time twice.");
-    this.backButton = el("button", "btn primary small", "Take my seat back");
+    this.bannerText = el("span", null, t("clock.away"));
+    this.backButton = el("button", "btn primary small", t("clock.take_back"));
     this.backButton.type = "button";
     this.backButton.id = "take-seat-back";
     this.backButton.addEventListener("click", () => this.takeBack());
@@ -88,7 +90,7 @@ export class ClockView {
     try {
       await this.back();
     } catch (err) {
-      this.bannerText.textContent = `Could not take the seat back: ${err.message}`;
+      this.bannerText.textContent = t("clock.take_back_failed", { reason: errorText(err) });
     } finally {
       this.backButton.disabled = false;
     }
@@ -112,11 +114,11 @@ export class ClockView {
     for (const seat of seats) {
       const left = this.remaining(seat);
       const whole = Math.ceil(left);
-      const who = seat === me ? "Your move" : `${this.name(seat)} to move`;
+      const who = seat === me ? t("clock.your_move") : t("clock.to_move", { name: this.name(seat) });
       const item = el("span", `clock-item${seat === me ? " mine" : ""}${whole <= 5 ? " urgent" : ""}`);
       item.dataset.seat = seat;
       item.dataset.remaining = String(whole);
-      item.append(el("span", "clock-who", `${who}: `), el("strong", "clock-left", `${whole} s`));
+      item.append(el("span", "clock-who", `${who}: `), el("strong", "clock-left", t("clock.seconds", { seconds: whole })));
       if (this.seconds) {
         const meter = el("span", "clock-meter");
         const fill = el("span", "clock-fill");

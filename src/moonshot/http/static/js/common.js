@@ -2,7 +2,7 @@
 
 import { ApiError, getName, post, setName, whoAmI } from "./api.js";
 import { mountSettings } from "./settings.js";
-import { languageSwitch, t } from "./i18n.js";
+import { has, languageSwitch, t } from "./i18n.js";
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -12,9 +12,21 @@ function el(tag, cls, text) {
 }
 
 /** A table cell with a Replay button for a stored game (the history page replays it). */
+/**
+ * What a failed request says to a person: the server's error code in this page's language
+ * (t("error." + code, args)), else the server's English, else `fallback`'s key.
+ */
+export function errorText(err, fallback = "error.no_answer") {
+  if (err instanceof ApiError) {
+    if (err.code && has(`error.${err.code}`)) return t(`error.${err.code}`, err.args || {});
+    return err.message;
+  }
+  return t(fallback);
+}
+
 export function replayCell(gameId, cls = "btn small") {
   const td = el("td");
-  const a = el("a", cls, "Replay");
+  const a = el("a", cls, t("common.replay"));
   a.href = `/history#${encodeURIComponent(gameId)}`;
   a.dataset.action = "replay";
   td.append(a);
@@ -23,7 +35,7 @@ export function replayCell(gameId, cls = "btn small") {
 
 const SITE = {
   home: "/lobby", // where "back" goes
-  homeText: "the lobby",
+  homeText: "the lobby", // the English; the catalogue's site.home.<page> is what pages show
   nav: [
     ["/lobby", "Lobby", "lobby"],
     ["/history", "History", "history"],
@@ -46,6 +58,16 @@ export function site() {
   } catch {
     return SITE;
   }
+}
+
+/** Which home the site has ("lobby", or "seats" on a Trend node): the catalogue's site.<what>.<home>. */
+export function homeKey(here = site()) {
+  return here.home === "/lobby" ? "lobby" : "seats";
+}
+
+/** "Back to the lobby" in this page's language. */
+export function backHomeText(here = site()) {
+  return t(`site.back.${homeKey(here)}`, {}, `Back to ${here.homeText}`);
 }
 
 /** Fill <header class="topbar"> with the brand, the page links and the person's name. */
@@ -79,8 +101,8 @@ export function showName(name) {
   if (!me) return;
   me.innerHTML = "";
   if (name) {
-    me.append(document.createTextNode("playing as "), el("b", null, name), document.createTextNode(" "));
-    const change = el("button", "btn small", "change");
+    me.append(document.createTextNode(`${t("common.playing_as")} `), el("b", null, name), document.createTextNode(" "));
+    const change = el("button", "btn small", t("common.change_name"));
     change.type = "button";
     change.dataset.action = "change-name";
     change.addEventListener("click", () => {
@@ -96,7 +118,7 @@ export function showConnection(status) {
   if (!conn) return;
   conn.hidden = status === "open" || status === "closed";
   conn.className = `conn ${status}`;
-  conn.textContent = status === "reconnecting" ? "reconnecting\u2026" : status;
+  conn.textContent = t(`conn.${status}`, {}, status);
 }
 
 const NAME_RE = /^[^;,=\s][^;,=]{0,38}[^;,=\s]?$/;
@@ -106,7 +128,7 @@ const NAME_RE = /^[^;,=\s][^;,=]{0,38}[^;,=\s]?$/;
  * server refuses the name (401, or 403 because someone else holds it), draw a form into `box` and
  * wait for a name that works.
  */
-export async function ensureName(box, intro = "Pick a name to play under.") {
+export async function ensureName(box, intro = t("name.intro")) {
   let problem = null;
   for (;;) {
     const name = getName();
@@ -121,10 +143,10 @@ export async function ensureName(box, intro = "Pick a name to play under.") {
       }
       const bound = who && who.error && who.error.status === 403 && who.error.message.includes("recovery code");
       problem = bound
-        ? `The name \u201c${name}\u201d is taken: it belongs to another browser. Pick another name.`
+        ? t("name.bound", { name })
         : who && who.error && who.error.status === 403
-          ? `The name \u201c${name}\u201d is taken by someone else right now. Pick another name.`
-          : who && who.error ? who.error.message : "The server did not accept that name.";
+          ? t("name.taken", { name })
+          : who && who.error ? errorText(who.error) : t("name.refused");
       setName("");
       showName(null);
     }
@@ -142,14 +164,9 @@ export function showRecovery(name, code) {
   note.id = "recovery";
   note.setAttribute("role", "status");
   const text = el("p");
-  text.append(
-    document.createTextNode(`\u201c${name}\u201d is yours in this browser. Its recovery code is `),
-    el("code", "recovery-code", code),
-    document.createTextNode(
-      ". Write it down: it is shown only now, and once the name has played a rated game it is the only way to use the name in another browser.",
-    ),
-  );
-  const ok = el("button", "btn small", "Got it");
+  const [before, after] = t("name.recovery", { name, code: "\u0000" }).split("\u0000");
+  text.append(document.createTextNode(before), el("code", "recovery-code", code), document.createTextNode(after ?? ""));
+  const ok = el("button", "btn small", t("common.got_it"));
   ok.type = "button";
   ok.addEventListener("click", () => note.remove());
   note.append(text, ok);
@@ -161,7 +178,7 @@ export function showRecovery(name, code) {
 /** A form to move a bound name here with its recovery code; resolves once it moved. */
 function recoveryForm(name, done) {
   const details = el("details", "recover");
-  details.append(el("summary", null, `\u201c${name}\u201d is mine: move it here with its recovery code`));
+  details.append(el("summary", null, t("name.recover.summary", { name })));
   const form = el("form");
   form.id = "recover-form";
   const input = el("input");
@@ -169,8 +186,8 @@ function recoveryForm(name, done) {
   input.placeholder = "XXXX-XXXX-XXXX-XXXX-XXXX";
   input.autocomplete = "off";
   input.required = true;
-  input.setAttribute("aria-label", "recovery code");
-  const go = el("button", "btn", "Move it here");
+  input.setAttribute("aria-label", t("name.recover.code"));
+  const go = el("button", "btn", t("name.recover.move"));
   go.type = "submit";
   const hint = el("p", "muted");
   hint.id = "recover-error";
@@ -183,7 +200,7 @@ function recoveryForm(name, done) {
       setName(moved.name);
       done(moved);
     } catch (err) {
-      hint.textContent = err instanceof ApiError ? err.message : "The server did not answer.";
+      hint.textContent = errorText(err);
     }
   });
   return details;
@@ -194,7 +211,7 @@ function askName(box, intro, problem, previous) {
     box.hidden = false;
     box.innerHTML = "";
     const card = el("div", "panel name-card");
-    card.append(el("h2", null, "Welcome to moonshot"), el("p", null, intro));
+    card.append(el("h2", null, t("name.welcome")), el("p", null, intro));
     if (problem) {
       const err = el("div", "error", problem);
       err.setAttribute("role", "alert");
@@ -212,13 +229,13 @@ function askName(box, intro, problem, previous) {
     form.id = "name-form";
     const input = el("input");
     input.name = "name";
-    input.placeholder = "your name";
+    input.placeholder = t("name.placeholder");
     input.maxLength = 40;
     input.autocomplete = "nickname";
     input.required = true;
-    input.setAttribute("aria-label", "your name");
+    input.setAttribute("aria-label", t("name.placeholder"));
     if (previous) input.value = previous;
-    const go = el("button", "btn primary", "Enter");
+    const go = el("button", "btn primary", t("name.enter"));
     go.type = "submit";
     const hint = el("p", "muted");
     form.append(input, go);
@@ -230,7 +247,7 @@ function askName(box, intro, problem, previous) {
       e.preventDefault();
       const name = input.value.trim();
       if (!NAME_RE.test(name)) {
-        hint.textContent = "Use 1 to 40 characters, without ; , or =.";
+        hint.textContent = t("name.invalid");
         return;
       }
       setName(name);

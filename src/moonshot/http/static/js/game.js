@@ -5,7 +5,9 @@
 // (the pace is a setting; "instant" turns it off).
 
 import { Subscription, getJson, post } from "./api.js";
-import { ensureName, showConnection, site, topbar } from "./common.js";
+import { backHomeText, ensureName, errorText, homeKey, showConnection, site, topbar } from "./common.js";
+import { t } from "./i18n.js";
+import { variantLabel } from "./labels.js";
 import { applyEvent, newState, seatOf } from "./state.js";
 import { Table } from "./table.js";
 import { ClockView } from "./clock.js";
@@ -41,10 +43,16 @@ async function main() {
   const root = document.getElementById("table");
   const nameBox = document.getElementById("name-box");
   if (!gameId) {
-    root.innerHTML = `<div class="panel">No game given. <a href="${here.home}">Pick one in ${here.homeText}.</a></div>`;
+    const panel = document.createElement("div");
+    panel.className = "panel";
+    const a = document.createElement("a");
+    a.href = here.home;
+    a.textContent = t(`site.pick.${homeKey(here)}`, {}, `Pick one in ${here.homeText}.`);
+    panel.append(document.createTextNode(`${t("game.no_game")} `), a);
+    root.replaceChildren(panel);
     return;
   }
-  const myName = await ensureName(nameBox, "Pick a name to sit at or watch this table.");
+  const myName = await ensureName(nameBox, t("game.name_intro"));
   const gameBody = (extra) => ({ id: gameId, ...extra });
   const actions = {
     pass: (cards) => post("/game/pass", gameBody({ cards })),
@@ -64,8 +72,8 @@ async function main() {
     gameOverExtra: () => rematch.node(),
     autoScoreSheet: true,
     links: [
-      { href: here.home, text: `Back to ${here.homeText}` },
-      ...(here.replay ? [{ href: `/history#${encodeURIComponent(gameId)}`, text: "Replay this game" }] : []),
+      { href: here.home, text: backHomeText(here) },
+      ...(here.replay ? [{ href: `/history#${encodeURIComponent(gameId)}`, text: t("game.replay_this") }] : []),
     ],
   });
   window.moonshotTable = table; // for the browser tests and the curious
@@ -114,7 +122,8 @@ async function main() {
         highestWins: info && "highest_wins" in info ? Boolean(info.highest_wins) : state.variant === "trend",
       });
       announcer.setScoring(info && info.scoring);
-      document.title = `${state.variant === "turbo" ? `Turbo (${state.rules})` : state.variant} \u00b7 moonshot`;
+      const label = state.variant === "turbo" ? `Turbo (${t(`rules.${state.rules}`, {}, state.rules)})` : variantLabel(state.variant);
+      document.title = `${label} \u00b7 moonshot`;
       draw();
     }
   };
@@ -175,10 +184,10 @@ async function main() {
     onFatal: (err) => {
       const box = document.getElementById("fatal");
       box.hidden = false;
-      box.textContent = `${err.message}. `;
+      box.textContent = `${errorText(err)} `;
       const a = document.createElement("a");
       a.href = here.home;
-      a.textContent = `Back to ${here.homeText}`;
+      a.textContent = backHomeText(here);
       box.append(a);
     },
     isFinished: () => state.complete,

@@ -5,7 +5,8 @@
 
 import { ApiError, getJson, post } from "./api.js";
 import { cardName } from "./cards.js";
-import { el } from "./common.js";
+import { el, errorText } from "./common.js";
+import { t } from "./i18n.js";
 import { cardsSpan, labelCards, points2, reviewError } from "./review.js";
 
 export class HintButton {
@@ -16,10 +17,10 @@ export class HintButton {
     this.allowed = false;
     this.busy = false;
     this.hint = null; // {key, best, margin, options}
-    this.button = el("button", "btn small", "Hint");
+    this.button = el("button", "btn small", t("hint.button"));
     this.button.type = "button";
     this.button.dataset.action = "hint";
-    this.button.title = "the best option here by a quick search, and by how much it is best";
+    this.button.title = t("hint.button.title");
     this.button.hidden = true;
     this.button.addEventListener("click", () => this.ask());
     this.box = el("div", "hint-box");
@@ -80,7 +81,7 @@ export class HintButton {
       const on = best.has(node.dataset.card);
       node.classList.toggle("hinted", on);
       const name = cardName(node.dataset.card);
-      node.setAttribute("aria-label", on ? `${name} (the hint)` : name);
+      node.setAttribute("aria-label", on ? t("hint.card", { card: name }) : name);
     }
   }
 
@@ -92,7 +93,7 @@ export class HintButton {
     this.button.disabled = true;
     this.box.hidden = false;
     this.box.className = "hint-box";
-    this.box.textContent = "Thinking\u2026";
+    this.box.textContent = t("hint.thinking");
     try {
       const answer = await post(`/api/games/${encodeURIComponent(this.gameId)}/hint`, {});
       this.hint = { key, ...answer };
@@ -111,19 +112,19 @@ export class HintButton {
     const box = this.box;
     box.innerHTML = "";
     const line = el("p", "hint-best");
-    line.append(el("b", null, "Hint: "), cardsSpan(answer.best));
+    line.append(el("b", null, `${t("hint.label")} `), cardsSpan(answer.best));
     const margin = Number(answer.margin);
     if ((answer.options || []).length > 1 && Number.isFinite(margin)) {
-      line.append(document.createTextNode(margin < 0.05 ? ", about as good as the next option" : `, ${points2(margin)} points better than the next option`));
+      line.append(document.createTextNode(margin < 0.05 ? t("hint.as_good") : t("hint.better", { points: points2(margin) })));
     } else {
-      line.append(document.createTextNode(" (the only option)"));
+      line.append(document.createTextNode(` ${t("hint.only")}`));
     }
     box.append(line);
     const options = answer.options || [];
     if (options.length > 1) {
-      box.append(el("p", "hint-note", "Points expected from here to the end of the hand (lower is better):"));
+      box.append(el("p", "hint-note", t("hint.note")));
       const list = el("ol", "hint-options");
-      list.setAttribute("aria-label", "options, best first, with the points expected from here to the end of the hand");
+      list.setAttribute("aria-label", t("hint.options"));
       for (const o of options.slice(0, 6)) {
         const li = el("li");
         li.append(cardsSpan(o.label), document.createTextNode(` ${points2(o.expected)}`));
@@ -137,9 +138,9 @@ export class HintButton {
 /** A person's words for a refused hint. */
 export function hintError(err) {
   if (err instanceof ApiError) {
-    if (err.status === 403) return `Hints are not allowed in this game${err.message ? `: ${err.message}` : ""}.`;
-    if (err.status === 409) return "A hint is for your own decision: wait until it is your turn.";
-    if (err.status === 429) return "Too many hints asked for just now: try again in a little while.";
+    if (err.status === 403) return t("hint.error.not_allowed", { why: err.message ? `: ${errorText(err)}` : "" });
+    if (err.status === 409) return t("hint.error.not_your_turn");
+    if (err.status === 429) return t("hint.error.slow_down");
   }
   return reviewError(err, "hint");
 }

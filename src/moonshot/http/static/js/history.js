@@ -3,7 +3,8 @@
 // mode, stepping by card, by trick or by hand.
 
 import { ApiError, getJson } from "./api.js";
-import { el, topbar } from "./common.js";
+import { el, errorText, topbar } from "./common.js";
+import { formatDate, formatNumber, t } from "./i18n.js";
 import { foldEvents } from "./state.js";
 import { Table } from "./table.js";
 import { variantLabel } from "./labels.js";
@@ -13,9 +14,7 @@ const PAGE = 20;
 
 function when(text) {
   if (!text) return "";
-  const d = new Date(text);
-  if (Number.isNaN(d.getTime())) return String(text);
-  return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  return formatDate(text);
 }
 
 function playerName(p) {
@@ -29,13 +28,13 @@ async function showList(box, offset) {
   box.hidden = false;
   box.innerHTML = "";
   const panel = el("section", "panel");
-  panel.append(el("h1", null, "Game history"));
+  panel.append(el("h1", null, t("history.title")));
   box.append(panel);
   let games;
   try {
     games = await getJson(`/api/games?limit=${PAGE + 1}&offset=${offset}`);
   } catch (err) {
-    const e = el("div", "error", err.message);
+    const e = el("div", "error", errorText(err));
     e.setAttribute("role", "alert");
     panel.append(e);
     return;
@@ -43,13 +42,13 @@ async function showList(box, offset) {
   const more = games.length > PAGE;
   games = games.slice(0, PAGE);
   if (!games.length) {
-    panel.append(el("p", "empty-note", offset ? "No more games." : "No games are stored yet. Play one from the lobby!"));
+    panel.append(el("p", "empty-note", offset ? t("history.no_more") : t("history.none")));
   } else {
     const table = el("table", "games");
     table.id = "games-table";
     const head = el("tr");
-    for (const [text, cls] of [["When", ""], ["Variant", ""], ["Players and totals", ""], ["Status", "wide"], ["", ""]]) {
-      const th = el("th", cls, text);
+    for (const [key, cls] of [["history.when", ""], ["history.variant", ""], ["history.players", ""], ["history.status", "wide"], ["", ""]]) {
+      const th = el("th", cls, key ? t(key) : "");
       head.append(th);
     }
     const thead = el("thead");
@@ -60,13 +59,13 @@ async function showList(box, offset) {
     panel.append(table);
   }
   const pager = el("div", "pager");
-  const prev = el("a", "btn small", "\u2190 Newer");
+  const prev = el("a", "btn small", t("history.newer"));
   prev.href = `/history?offset=${Math.max(0, offset - PAGE)}`;
   prev.hidden = offset === 0;
-  const next = el("a", "btn small", "Older \u2192");
+  const next = el("a", "btn small", t("history.older"));
   next.href = `/history?offset=${offset + PAGE}`;
   next.hidden = !more;
-  pager.append(prev, el("span", "muted", games.length ? `games ${offset + 1}\u2013${offset + games.length}` : ""), next);
+  pager.append(prev, el("span", "muted", games.length ? t("history.range", { from: offset + 1, to: offset + games.length }) : ""), next);
   panel.append(pager);
 }
 
@@ -78,22 +77,22 @@ function gameRow(g) {
   const who = el("td");
   const winners = new Set(g.winners || []);
   (g.players || []).forEach((p, s) => {
-    const span = el("span", winners.has(s) ? "won" : null, `${playerName(p)}${g.totals ? ` ${g.totals[s]}` : ""}`);
+    const span = el("span", winners.has(s) ? "won" : null, `${playerName(p)}${g.totals ? ` ${formatNumber(g.totals[s])}` : ""}`);
     if (s) who.append(document.createTextNode(" \u00b7 "));
     who.append(span);
   });
   tr.append(who);
   const st = el("td", "wide");
-  st.append(el("span", `status-pill ${g.status}`, g.status));
+  st.append(el("span", `status-pill ${g.status}`, t(`status.${g.status}`, {}, g.status)));
   tr.append(st);
   const act = el("td");
   if (g.status === "finished") {
-    const a = el("a", "btn small primary", "Replay");
+    const a = el("a", "btn small primary", t("common.replay"));
     a.href = `/history#${encodeURIComponent(g.id)}`;
     a.dataset.action = "replay";
     act.append(a);
   } else if (g.status === "running") {
-    const a = el("a", "btn small", "Watch");
+    const a = el("a", "btn small", t("lobby.watch"));
     a.href = `/game#${encodeURIComponent(g.id)}`;
     act.append(a);
   }
@@ -141,7 +140,7 @@ class Replay {
     box.innerHTML = "";
     const bar = el("div", "replay-bar");
     bar.id = "replay-bar";
-    const back = el("a", "btn small", "\u2190 All games");
+    const back = el("a", "btn small", t("history.all_games_back"));
     back.href = "/history";
     const mk = (text, action, fn, title) => {
       const b = el("button", "btn small", text);
@@ -160,24 +159,24 @@ class Replay {
     this.slider.type = "range";
     this.slider.min = "0";
     this.slider.max = String(Math.max(0, this.stops.length - 1));
-    this.slider.setAttribute("aria-label", "position in the game");
+    this.slider.setAttribute("aria-label", t("replay.position"));
     this.slider.addEventListener("input", () => {
       this.stopAuto();
       this.go(Number(this.slider.value));
     });
-    this.autoButton = el("button", "btn small primary", "\u25b6 Play");
+    this.autoButton = el("button", "btn small primary", t("replay.play"));
     this.autoButton.type = "button";
     this.autoButton.dataset.action = "auto";
     this.autoButton.addEventListener("click", () => (this.timer ? this.stopAuto() : this.startAuto()));
     bar.append(
       back,
-      mk("\u00ab Hand", "prev-hand", () => this.step(-1, "hand"), "previous hand (Page Up)"),
-      mk("\u25c0 Trick", "prev-trick", () => this.step(-1, "trick"), "previous trick (\u2190)"),
-      mk("\u25c1 Card", "prev-card", () => this.step(-1, "card"), "previous card (Shift+\u2190)"),
+      mk(t("replay.prev_hand"), "prev-hand", () => this.step(-1, "hand"), t("replay.prev_hand.title")),
+      mk(t("replay.prev_trick"), "prev-trick", () => this.step(-1, "trick"), t("replay.prev_trick.title")),
+      mk(t("replay.prev_card"), "prev-card", () => this.step(-1, "card"), t("replay.prev_card.title")),
       this.where,
-      mk("Card \u25b7", "next-card", () => this.step(1, "card"), "next card (Shift+\u2192)"),
-      mk("Trick \u25b6", "next-trick", () => this.step(1, "trick"), "next trick (\u2192)"),
-      mk("Hand \u00bb", "next-hand", () => this.step(1, "hand"), "next hand (Page Down)"),
+      mk(t("replay.next_card"), "next-card", () => this.step(1, "card"), t("replay.next_card.title")),
+      mk(t("replay.next_trick"), "next-trick", () => this.step(1, "trick"), t("replay.next_trick.title")),
+      mk(t("replay.next_hand"), "next-hand", () => this.step(1, "hand"), t("replay.next_hand.title")),
       this.autoButton,
       this.slider,
     );
@@ -185,7 +184,7 @@ class Replay {
     tableRoot.id = "table";
     box.append(bar, tableRoot);
     this.bar = bar;
-    this.table = new Table(tableRoot, { me: null, actions: null, links: [{ href: "/history", text: "All games" }] });
+    this.table = new Table(tableRoot, { me: null, actions: null, links: [{ href: "/history", text: t("history.all_games") }] });
     const first = this.events.find((e) => e.type === "sit");
     const variant = first ? first.variant || "turbo" : "turbo";
     this.table.setOptions({ highestWins: variant === "trend", claims: variant === "turbo" });
@@ -230,18 +229,18 @@ class Replay {
     this.table.update(state);
     this.slider.value = String(i);
     const name = (seat) => (state.players[seat] ? state.players[seat].name : seat);
-    let trick = "the deal";
-    if (state.trickWinner) trick = `trick ${state.trickNo} to ${name(state.trickWinner)}`;
-    else if (state.trickNo && !state.trick.length) trick = `trick ${state.trickNo}: ${name(state.leader)} leads`;
-    else if (state.trickNo) trick = `trick ${state.trickNo}`;
-    if (state.complete) this.where.textContent = "game over";
-    else if (state.phase === "hand_over") this.where.textContent = `hand ${state.handNo} over`;
-    else this.where.textContent = `hand ${state.handNo} \u00b7 ${trick}`;
+    let trick = t("replay.the_deal");
+    if (state.trickWinner) trick = t("replay.trick_to", { trick: state.trickNo, name: name(state.trickWinner) });
+    else if (state.trickNo && !state.trick.length) trick = t("replay.trick_leads", { trick: state.trickNo, name: name(state.leader) });
+    else if (state.trickNo) trick = t("replay.trick", { trick: state.trickNo });
+    if (state.complete) this.where.textContent = t("replay.game_over");
+    else if (state.phase === "hand_over") this.where.textContent = t("replay.hand_over", { hand: state.handNo });
+    else this.where.textContent = `${t("replay.hand", { hand: state.handNo })} \u00b7 ${trick}`;
     document.body.dataset.replayIndex = String(i);
   }
 
   startAuto() {
-    this.autoButton.textContent = "\u275a\u275a Pause";
+    this.autoButton.textContent = t("replay.pause");
     this.timer = setInterval(() => {
       if (this.index >= this.stops.length - 1) this.stopAuto();
       else this.step(1, "card");
@@ -251,7 +250,7 @@ class Replay {
   stopAuto() {
     clearInterval(this.timer);
     this.timer = null;
-    this.autoButton.textContent = "\u25b6 Play";
+    this.autoButton.textContent = t("replay.play");
   }
 }
 
@@ -263,15 +262,15 @@ async function showReplay(box, id) {
     box.hidden = false;
     box.innerHTML = "";
     const panel = el("div", "panel page-error");
-    const e = el("div", "error", err instanceof ApiError ? err.message : String(err));
+    const e = el("div", "error", err instanceof ApiError ? errorText(err) : String(err));
     e.setAttribute("role", "alert");
-    const back = el("a", null, "\u2190 All games");
+    const back = el("a", null, t("history.all_games_back"));
     back.href = "/history";
     panel.append(e, el("p"), back);
     box.append(panel);
     return;
   }
-  document.title = `Replay: ${variantLabel(game.variant)} \u00b7 moonshot`;
+  document.title = t("replay.page_title", { variant: variantLabel(game.variant) });
   const replay = new Replay(box, game);
   if (game.status === "finished" && game.reviewable !== false) new ReviewPanel(replay, game);
   return replay;

@@ -83,6 +83,13 @@ export function formatDate(value, options = { dateStyle: "medium", timeStyle: "s
   return new Intl.DateTimeFormat(lang, options).format(date);
 }
 
+const ordinalRules = new Intl.PluralRules(lang, { type: "ordinal" });
+
+/** "3rd" / "3.": n as an ordinal, by the catalogue's ordinal.<category>. */
+export function formatOrdinal(n) {
+  return t(`ordinal.${ordinalRules.select(n)}`, { n });
+}
+
 /** Whether this page's catalogue has `key`. */
 export function has(key) {
   return Object.prototype.hasOwnProperty.call(catalogue, key);

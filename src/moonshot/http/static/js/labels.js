@@ -1,4 +1,7 @@
-// Names people read for the variants and Turbo's charging rules.
+// Names people read for the variants and Turbo's charging rules. The English here is the
+// fallback for a name the catalogue lacks; pages show t("variant.<name>") and friends.
+
+import { t } from "./i18n.js";
 
 export const VARIANT_LABEL = {
   turbo: "Turbo Hearts",
@@ -19,10 +22,20 @@ export const CHARGING_RULES = [
   ["blind_chain", "blind chain"],
 ];
 
-/** "turbo-blind" (a stored game's variant) -> "Turbo Hearts (blind)". */
+/** "turbo-blind" (a stored game's variant) -> "Turbo Hearts (blind)", in this page's language. */
 export function variantLabel(name) {
   if (!name) return "";
-  if (VARIANT_LABEL[name]) return VARIANT_LABEL[name];
-  if (name.startsWith("turbo-")) return `Turbo Hearts (${name.slice(6).replace("-", " ")})`;
+  if (VARIANT_LABEL[name]) return t(`variant.${name}`, {}, VARIANT_LABEL[name]);
+  if (name.startsWith("turbo-")) {
+    const rules = name.slice(6).replace("-", "_");
+    const label = t(`rules.${rules}`, {}, name.slice(6).replace("-", " "));
+    return t("variant.turbo_with", { rules: label });
+  }
   return name;
+}
+
+/** A variant's description from /api/variants, in this page's language: the catalogue's
+ * variant.<name>.description, else the server's English. */
+export function variantDescription(info) {
+  return t(`variant.${info.name}.description`, {}, info.description || "");
 }

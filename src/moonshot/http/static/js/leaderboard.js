@@ -3,26 +3,19 @@
 // with its replay (/history#<id>).
 
 import { getJson } from "./api.js";
-import { el, replayCell, topbar } from "./common.js";
+import { el, errorText, replayCell, topbar } from "./common.js";
+import { formatDate, formatNumber, formatOrdinal, t } from "./i18n.js";
 import { variantLabel } from "./labels.js";
 
 const LIMIT = 100;
 
 function when(text) {
   if (!text) return "";
-  const d = new Date(text);
-  if (Number.isNaN(d.getTime())) return String(text);
-  return d.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+  return formatDate(text);
 }
 
 function num(x, digits = 1) {
-  return Number(x).toFixed(digits);
-}
-
-function ordinalSuffix(n) {
-  const tens = n % 100;
-  if (tens >= 11 && tens <= 13) return `${n}th`;
-  return `${n}${{ 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th"}`;
+  return formatNumber(Number(x), { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
 function playerHref(variant, player, bot) {
@@ -34,31 +27,25 @@ function playerHref(variant, player, bot) {
 function who(player, bot) {
   const span = el("span", "player");
   span.append(el("span", "player-name", player));
-  if (bot) span.append(el("span", "bot-pill", "bot"));
+  if (bot) span.append(el("span", "bot-pill", t("leaderboard.bot")));
   return span;
 }
 
 function failed(panel, err) {
-  const e = el("div", "error", err.message || String(err));
+  const e = el("div", "error", errorText(err));
   e.setAttribute("role", "alert");
   panel.append(e);
 }
 
 function explain() {
-  return el(
-    "p",
-    "muted rating-note",
-    "OpenSkill ratings (Plackett\u2013Luce), updated as each game finishes over any protocol. " +
-      "Rating = \u03bc \u2212 3\u03c3: the skill we are fairly sure of, so it rises by winning and by playing " +
-      "enough for the uncertainty \u03c3 to shrink. moonshot's bots are rated under their settings.",
-  );
+  return el("p", "muted rating-note", t("leaderboard.explain"));
 }
 
 // ---- every variant's board -----------------------------------------------------------------
 
 async function showBoard(box, wanted) {
   const panel = el("section", "panel");
-  panel.append(el("h1", null, "Leaderboard"));
+  panel.append(el("h1", null, t("leaderboard.title")));
   box.append(panel);
   let data;
   try {
@@ -70,7 +57,7 @@ async function showBoard(box, wanted) {
   const boards = data.leaderboards || {};
   const variants = Object.keys(boards);
   if (!variants.length) {
-    panel.append(el("p", "empty-note", "Nobody is rated yet: ratings appear as games finish. Play one from the lobby!"));
+    panel.append(el("p", "empty-note", t("leaderboard.empty")));
     return;
   }
   const current = variants.includes(wanted) ? wanted : variants[0];
@@ -89,8 +76,8 @@ async function showBoard(box, wanted) {
   table.id = "ratings-table";
   table.dataset.variant = current;
   const head = el("tr");
-  for (const [text, cls] of [["#", "num"], ["Player", ""], ["Rating", "num"], ["\u03bc", "num wide greek"], ["\u03c3", "num wide greek"], ["Games", "num"], ["", "wide"]]) {
-    head.append(el("th", cls, text));
+  for (const [key, cls] of [["#", "num"], ["leaderboard.player", ""], ["leaderboard.rating", "num"], ["\u03bc", "num wide greek"], ["\u03c3", "num wide greek"], ["leaderboard.games", "num"], ["", "wide"]]) {
+    head.append(el("th", cls, key.includes(".") ? t(key) : key));
   }
   const thead = el("thead");
   thead.append(head);
@@ -99,7 +86,7 @@ async function showBoard(box, wanted) {
     const tr = el("tr");
     tr.dataset.player = r.player;
     tr.dataset.bot = r.bot ? "1" : "0";
-    tr.append(el("td", "num rank", String(r.rank)));
+    tr.append(el("td", "num rank", formatNumber(r.rank)));
     const name = el("td");
     const link = el("a", "player-link");
     link.href = playerHref(current, r.player, r.bot);
@@ -109,9 +96,9 @@ async function showBoard(box, wanted) {
     tr.append(el("td", "num rating", num(r.ordinal, 2)));
     tr.append(el("td", "num wide", num(r.mu)));
     tr.append(el("td", "num wide", num(r.sigma, 2)));
-    tr.append(el("td", "num", String(r.games)));
+    tr.append(el("td", "num", formatNumber(r.games)));
     const act = el("td", "wide");
-    const games = el("a", "btn small", "Games");
+    const games = el("a", "btn small", t("leaderboard.games"));
     games.href = link.href;
     games.dataset.action = "games";
     act.append(games);
@@ -126,13 +113,13 @@ async function showBoard(box, wanted) {
 
 async function showPlayer(box, variant, player, bot) {
   const panel = el("section", "panel");
-  const back = el("a", "btn small", "\u2190 Leaderboard");
+  const back = el("a", "btn small", t("leaderboard.back"));
   back.href = `/leaderboard?variant=${encodeURIComponent(variant)}`;
   const title = el("h1", "player-title");
   title.append(who(player, bot), document.createTextNode(` \u00b7 ${variantLabel(variant)}`));
   panel.append(back, title);
   box.append(panel);
-  document.title = `${player} \u00b7 Leaderboard \u00b7 moonshot`;
+  document.title = t("leaderboard.player_title", { player });
   let data;
   try {
     const q = new URLSearchParams({ variant, player, limit: String(LIMIT) });
@@ -144,23 +131,23 @@ async function showPlayer(box, variant, player, bot) {
   }
   const games = data.games || [];
   if (!games.length) {
-    panel.append(el("p", "empty-note", "No rated games for this player in this variant."));
+    panel.append(el("p", "empty-note", t("leaderboard.no_games")));
     return;
   }
   const latest = games[0];
   const summary = el("p", "rating-summary");
   summary.id = "player-rating";
   summary.append(
-    document.createTextNode("Rating "),
+    document.createTextNode(`${t("leaderboard.rating")} `),
     el("b", null, num(latest.mu - 3 * latest.sigma, 2)),
-    document.createTextNode(` \u00b7 \u03bc ${num(latest.mu)} \u00b7 \u03c3 ${num(latest.sigma, 2)} \u00b7 last ${games.length} games`),
+    document.createTextNode(` \u00b7 \u03bc ${num(latest.mu)} \u00b7 \u03c3 ${num(latest.sigma, 2)} \u00b7 ${t("leaderboard.last_games", { count: games.length })}`),
   );
   panel.append(summary);
   const table = el("table", "games");
   table.id = "player-games";
   const head = el("tr");
-  for (const [text, cls] of [["When", ""], ["Place", ""], ["Players and totals", ""], ["Change", "num"], ["", ""]]) {
-    head.append(el("th", cls, text));
+  for (const [key, cls] of [["history.when", ""], ["leaderboard.place", ""], ["history.players", ""], ["leaderboard.change", "num"], ["", ""]]) {
+    head.append(el("th", cls, key ? t(key) : ""));
   }
   const thead = el("thead");
   thead.append(head);
@@ -169,17 +156,17 @@ async function showPlayer(box, variant, player, bot) {
     const tr = el("tr");
     tr.dataset.id = g.game_id;
     tr.append(el("td", null, when(g.finished)));
-    tr.append(el("td", g.rank === 1 ? "won" : null, ordinalSuffix(g.rank)));
+    tr.append(el("td", g.rank === 1 ? "won" : null, formatOrdinal(g.rank)));
     const seats = el("td");
     const mine = new Set(g.seats || []);
     (g.players || []).forEach((p, s) => {
       if (s) seats.append(document.createTextNode(" \u00b7 "));
       const a = el("a", `seat-link${mine.has(s) ? " me-seat" : ""}`);
       a.href = playerHref(variant, p.name, p.bot);
-      a.title = p.seated && p.seated !== p.name ? `seated as ${p.seated}` : "";
+      a.title = p.seated && p.seated !== p.name ? t("leaderboard.seated_as", { name: p.seated }) : "";
       a.append(document.createTextNode(p.name));
-      if (p.bot) a.append(el("span", "bot-pill", "bot"));
-      a.append(document.createTextNode(g.totals ? ` ${g.totals[s]}` : ""));
+      if (p.bot) a.append(el("span", "bot-pill", t("leaderboard.bot")));
+      a.append(document.createTextNode(g.totals ? ` ${formatNumber(g.totals[s])}` : ""));
       seats.append(a);
     });
     tr.append(seats);

@@ -6,6 +6,7 @@
 
 import { cardFace, cardName, sortCards } from "./cards.js";
 import { el } from "./common.js";
+import { t } from "./i18n.js";
 import { SEATS } from "./state.js";
 import { GRADES, cardsSpan, decisionPlace, gradeBadge, labelCards, points, positionLine, sameCards, verb } from "./review.js";
 
@@ -67,7 +68,7 @@ export class Learn {
     const head = el("div", "review-head");
     const h = el("h2", null, this.title);
     h.id = "review-title";
-    const back = el("button", "btn small", "Back to the review");
+    const back = el("button", "btn small", t("learn.back"));
     back.type = "button";
     back.dataset.action = "learn-back";
     back.addEventListener("click", () => this.onDone());
@@ -76,14 +77,14 @@ export class Learn {
     const step = el("p", "learn-step");
     step.id = "learn-step";
     step.tabIndex = -1;
-    step.append(el("b", null, `${this.i + 1} of ${this.decisions.length}`), document.createTextNode(` \u00b7 ${decisionPlace(d)}`));
+    step.append(el("b", null, t("learn.step", { n: this.i + 1, total: this.decisions.length })), document.createTextNode(` \u00b7 ${decisionPlace(d)}`));
     box.append(step, positionLine(d, this.players));
     if (d.kind === "play" && (d.trick_cards || []).length) {
       const trick = el("div", "learn-trick");
       trick.setAttribute("aria-hidden", "true"); // the line above says it in words
-      for (const t of d.trick_cards) {
+      for (const played of d.trick_cards) {
         const cell = el("div", "learn-trick-card");
-        cell.append(cardFace(t.card), el("div", "who", this.players[t.seat] ?? SEATS[t.seat] ?? ""));
+        cell.append(cardFace(played.card), el("div", "who", this.players[played.seat] ?? SEATS[played.seat] ?? ""));
         trick.append(cell);
       }
       box.append(trick);
@@ -93,15 +94,15 @@ export class Learn {
     ask.id = "learn-ask";
     ask.textContent =
       d.kind === "pass"
-        ? `Which three cards would you pass? Pick them (\u2190 \u2192 to move, Enter or Space to pick), then \u201cCheck\u201d.`
+        ? t("learn.ask.pass")
         : d.kind === "play"
-          ? "Which card would you play? (\u2190 \u2192 to move, Enter or Space to play it)"
-          : `What would you ${d.kind}? Pick the cards (none is an answer too), then \u201cCheck\u201d.`;
+          ? t("learn.ask.play")
+          : t(`learn.ask.${d.kind}`, {}, t("learn.ask.other"));
     box.append(ask);
 
     this.hand = el("div", "learn-hand");
     this.hand.setAttribute("role", "group");
-    this.hand.setAttribute("aria-label", "your hand");
+    this.hand.setAttribute("aria-label", t("table.your_hand"));
     this.hand.setAttribute("aria-describedby", "learn-ask");
     const allowed = playable(d);
     for (const card of sortCards(d.hand || [])) {
@@ -172,8 +173,8 @@ export class Learn {
 
   checkText() {
     const n = this.selected.size;
-    if (n) return `Check ${n === 1 ? "this card" : `these ${n}`}`;
-    return this.decision.kind === "pass" ? "Check" : "Check: none";
+    if (n) return t("learn.check_n", { count: n });
+    return this.decision.kind === "pass" ? t("learn.check") : t("learn.check_none");
   }
 
   answer(choice) {
@@ -186,7 +187,7 @@ export class Learn {
       b.disabled = true;
       b.classList.toggle("picked", mine.has(b.dataset.card));
       b.classList.toggle("best", best.has(b.dataset.card));
-      if (best.has(b.dataset.card)) b.setAttribute("aria-label", `${cardName(b.dataset.card)} (the best option)`);
+      if (best.has(b.dataset.card)) b.setAttribute("aria-label", t("learn.best_card", { card: cardName(b.dataset.card) }));
     }
     if (this.check) this.check.hidden = true;
     const box = this.result;
@@ -197,25 +198,25 @@ export class Learn {
     head.tabIndex = -1;
     if (verdict.kind === "best") {
       head.classList.add("right");
-      head.append(el("span", "grade-symbol", GRADES.best.symbol), document.createTextNode(" Right: "), cardsSpan(choice), document.createTextNode(" is the best option by the review's numbers."));
+      head.append(el("span", "grade-symbol", GRADES.best.symbol), document.createTextNode(` ${t("learn.right")} `), cardsSpan(choice), document.createTextNode(` ${t("learn.right_best")}`));
     } else if (verdict.kind === "worse") {
       head.classList.add("wrong");
       head.append(
         cardsSpan(choice),
-        document.createTextNode(` gives up ${points(verdict.cost)} points against the best, `),
+        document.createTextNode(` ${t("review.verdict.cost", { points: points(verdict.cost) })} `),
         cardsSpan(verdict.best.label),
-        document.createTextNode(` (expected ${points(verdict.option.expected)} points against ${points(verdict.best.expected)}).`),
+        document.createTextNode(` ${t("learn.expected", { mine: points(verdict.option.expected), best: points(verdict.best.expected) })}`),
       );
     } else {
       head.classList.add("unknown");
       const n = (d.options || []).length;
       head.append(
-        document.createTextNode("The review did not evaluate "),
+        document.createTextNode(`${t("learn.unknown")} `),
         cardsSpan(choice),
         document.createTextNode(
           d.complete === false
-            ? `: it weighed only ${n} of the possible ${d.kind === "pass" ? "passes" : "choices"}, so it cannot say what this one gives up. Its best was `
-            : `, so it cannot say what it gives up. Its best was `,
+            ? t(d.kind === "pass" ? "learn.unknown.partial_passes" : "learn.unknown.partial", { count: n })
+            : t("learn.unknown.rest"),
         ),
         cardsSpan(d.best || (d.options || [])[0]?.label),
         document.createTextNode("."),
@@ -223,15 +224,15 @@ export class Learn {
     }
     box.append(head);
     const game = el("p", "learn-game");
-    game.append(document.createTextNode(`In the game: ${verb(d.kind)} `), cardsSpan(d.chosen), document.createTextNode(", "), gradeBadge(d.grade, `, ${points(d.cost)} points given up`), document.createTextNode("."));
+    game.append(document.createTextNode(`${t("learn.in_game")} ${verb(d.kind)} `), cardsSpan(d.chosen), document.createTextNode(", "), gradeBadge(d.grade, `, ${t("review.given_up", { points: points(d.cost) })}`), document.createTextNode("."));
     box.append(game);
     const buttons = el("div", "learn-controls");
-    const again = el("button", "btn", "Try again");
+    const again = el("button", "btn", t("common.try_again"));
     again.type = "button";
     again.dataset.action = "learn-again";
     again.addEventListener("click", () => this.draw());
     const last = this.i + 1 >= this.decisions.length;
-    const next = el("button", "btn primary", last ? "Done: back to the review" : "Next mistake \u2192");
+    const next = el("button", "btn primary", last ? t("learn.done") : t("learn.next"));
     next.type = "button";
     next.dataset.action = last ? "learn-done" : "learn-next";
     next.addEventListener("click", () => {

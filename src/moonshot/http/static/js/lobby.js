@@ -2,10 +2,11 @@
 // adding bots, and the lobby chat. Everything live comes from GET /lobby/subscribe.
 
 import { Subscription, getJson, post } from "./api.js";
-import { el, ensureName, showConnection, topbar } from "./common.js";
+import { el, ensureName, errorText, showConnection, topbar } from "./common.js";
 import { cardFace } from "./cards.js";
-import { CHARGING_RULES, VARIANT_LABEL } from "./labels.js";
+import { CHARGING_RULES, variantDescription, variantLabel } from "./labels.js";
 import { CLOCKS } from "./clock.js";
+import { formatNumber, t } from "./i18n.js";
 
 const KNOWN_KEY = "moonshot.games"; // id -> {variant, rules} of games this browser created
 
@@ -38,11 +39,20 @@ function eventName(ev) {
 
 // a level as the picker shows it: "4 · Intermediate · rating 25.3 · 0.02 ms a move"
 function levelLabel(lv) {
-  return `${lv.level} · ${lv.name} · rating ${lv.mu.toFixed(1)} · ${costText(lv.cpu_ms)} a move`;
+  return t("lobby.level.option", { level: lv.level, name: levelName(lv), rating: fixed(lv.mu, 1), cost: costText(lv.cpu_ms) });
+}
+
+// a level's name in this page's language (the server's English for a level the catalogue lacks)
+function levelName(lv) {
+  return t(`level.${lv.level}`, {}, lv.name);
+}
+
+function fixed(n, digits) {
+  return formatNumber(n, { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
 function costText(ms) {
-  return ms >= 1 ? `${Math.round(ms)} ms` : `${ms.toFixed(2)} ms`;
+  return t("unit.ms", { ms: ms >= 1 ? formatNumber(Math.round(ms)) : fixed(ms, 2) });
 }
 
 class Lobby {
@@ -67,7 +77,7 @@ class Lobby {
     const fan = el("div", "fan");
     for (const c of ["QS", "AH", "JD", "TC"]) fan.append(cardFace(c));
     const words = el("div");
-    words.append(el("h1", null, "Hearts at moonshot"), el("p", null, "Start a table, fill it with friends or bots, and shoot the moon."));
+    words.append(el("h1", null, t("lobby.hero.title")), el("p", null, t("lobby.hero.text")));
     hero.append(fan, words);
 
     this.errorBox = el("div", "error");
@@ -81,14 +91,14 @@ class Lobby {
     this.noticeBox.id = "lobby-notice";
 
     const create = el("section", "panel create");
-    create.append(el("h2", null, "New game"));
+    create.append(el("h2", null, t("lobby.new_game")));
     const row = el("div", "form-row");
     this.variantSelect = el("select");
     this.variantSelect.id = "variant";
     this.rulesSelect = el("select");
     this.rulesSelect.id = "rules";
     for (const [value, label] of CHARGING_RULES) {
-      const o = el("option", null, label);
+      const o = el("option", null, t(`rules.${value}`, {}, label));
       o.value = value;
       this.rulesSelect.append(o);
     }
@@ -101,13 +111,13 @@ class Lobby {
       f.append(l, control);
       return f;
     };
-    this.rulesField = field("Charging rules", this.rulesSelect);
+    this.rulesField = field(t("lobby.charging_rules"), this.rulesSelect);
     // the clock: seconds a person has a decision, then the table's bot plays for them (a rated
     // game always has one; the server's default is 30 s)
     this.clockSelect = el("select");
     this.clockSelect.id = "clock";
     for (const [value, label] of CLOCKS) {
-      const o = el("option", null, label);
+      const o = el("option", null, t(`clock.option.${value}`, {}, label));
       o.value = value;
       if (value === "30") o.selected = true;
       this.clockSelect.append(o);
@@ -119,17 +129,17 @@ class Lobby {
     this.practiceBox.id = "practice";
     const practice = el("label", "check-field");
     practice.htmlFor = "practice";
-    practice.title = "unrated; only your own bots join; the table offers hints";
-    practice.append(this.practiceBox, document.createTextNode(" Practice (hints)"));
-    const createButton = el("button", "btn primary", "Create game");
+    practice.title = t("lobby.practice.title");
+    practice.append(this.practiceBox, document.createTextNode(` ${t("lobby.practice")}`));
+    const createButton = el("button", "btn primary", t("lobby.create"));
     createButton.type = "button";
     createButton.id = "create-game";
     createButton.addEventListener("click", () => this.createGame());
     row.append(
-      field("Variant", this.variantSelect),
+      field(t("lobby.variant"), this.variantSelect),
       this.rulesField,
-      field("Bot level", this.botSelect),
-      field("Clock", this.clockSelect),
+      field(t("lobby.bot_level"), this.botSelect),
+      field(t("lobby.clock"), this.clockSelect),
       practice,
       createButton,
     );
@@ -138,27 +148,27 @@ class Lobby {
     this.variantSelect.addEventListener("change", () => this.variantChanged());
 
     const gamesPanel = el("section", "panel");
-    gamesPanel.append(el("h2", null, "Games"));
+    gamesPanel.append(el("h2", null, t("lobby.games")));
     this.gamesList = el("ul", "games-list");
     this.gamesList.id = "games";
     gamesPanel.append(this.gamesList);
 
     const peoplePanel = el("section", "panel");
-    peoplePanel.append(el("h3", null, "In the lobby"));
+    peoplePanel.append(el("h3", null, t("lobby.people")));
     this.peopleList = el("ul", "people");
     this.peopleList.id = "people";
     peoplePanel.append(this.peopleList);
 
     const chatPanel = el("section", "panel chat lobby-chat");
-    chatPanel.append(el("h3", null, "Lobby chat"));
+    chatPanel.append(el("h3", null, t("lobby.chat")));
     this.chatLog = el("ul", "chat-log");
     this.chatLog.id = "lobby-chat";
     const form = el("form", "chat-form");
     const input = el("input");
-    input.placeholder = "Say hello";
+    input.placeholder = t("lobby.chat.placeholder");
     input.maxLength = 500;
-    input.setAttribute("aria-label", "lobby chat message");
-    const send = el("button", "btn small", "Send");
+    input.setAttribute("aria-label", t("lobby.chat.label"));
+    const send = el("button", "btn small", t("chat.send"));
     send.type = "submit";
     form.append(input, send);
     form.addEventListener("submit", (e) => {
@@ -171,8 +181,8 @@ class Lobby {
     chatPanel.append(this.chatLog, form);
 
     const history = el("section", "panel");
-    history.append(el("h3", null, "Finished games"));
-    const link = el("a", null, "Browse and replay stored games \u2192");
+    history.append(el("h3", null, t("lobby.finished")));
+    const link = el("a", null, t("lobby.finished.link"));
     link.href = "/history";
     history.append(link);
 
@@ -189,7 +199,7 @@ class Lobby {
     try {
       this.variants = await getJson("/api/variants");
     } catch {
-      this.variants = [{ name: "turbo", description: "Turbo Hearts", charging: true, claims: true }];
+      this.variants = [{ name: "turbo", description: "", charging: true, claims: true }];
     }
     try {
       this.bots = await getJson("/api/bots");
@@ -203,7 +213,7 @@ class Lobby {
     }
     this.variantSelect.innerHTML = "";
     for (const v of this.variants) {
-      const o = el("option", null, VARIANT_LABEL[v.name] || v.name);
+      const o = el("option", null, variantLabel(v.name));
       o.value = v.name;
       this.variantSelect.append(o);
     }
@@ -219,18 +229,18 @@ class Lobby {
     const levelKeys = new Set(this.levels.map((lv) => lv.key));
     if (this.levels.length) {
       const group = el("optgroup");
-      group.label = "Levels";
+      group.label = t("lobby.levels");
       for (const lv of this.levels) {
         const o = el("option", null, levelLabel(lv));
         o.value = lv.key;
-        o.title = `${lv.spec}: rating ${lv.mu.toFixed(1)} ± ${lv.sigma.toFixed(1)}, ${costText(lv.cpu_ms)} of CPU a move`;
+        o.title = t("lobby.level.title", { spec: lv.spec, rating: fixed(lv.mu, 1), sigma: fixed(lv.sigma, 1), cost: costText(lv.cpu_ms) });
         group.append(o);
       }
       this.botSelect.append(group);
     }
     const others = this.bots.filter((b) => !levelKeys.has(b));
     const into = this.levels.length ? el("optgroup") : this.botSelect;
-    if (this.levels.length) into.label = "Other bots";
+    if (this.levels.length) into.label = t("lobby.other_bots");
     for (const b of others) {
       const o = el("option", null, b);
       o.value = b;
@@ -250,7 +260,7 @@ class Lobby {
   variantChanged() {
     const info = this.variantInfo(this.variantSelect.value);
     this.rulesField.hidden = !(info && info.charging);
-    this.variantHelp.textContent = info ? info.description : "";
+    this.variantHelp.textContent = info ? variantDescription(info) : "";
   }
 
   rulesProposal() {
@@ -263,8 +273,8 @@ class Lobby {
     try {
       return await fn();
     } catch (err) {
-      this.error = err.message;
-      this.errorBox.textContent = err.message;
+      this.error = errorText(err);
+      this.errorBox.textContent = this.error;
       this.errorBox.hidden = false;
       return undefined;
     }
@@ -374,7 +384,7 @@ class Lobby {
     // mine first, then open ones, then running ones
     const rank = (g) => (g.players.includes(this.me) ? 0 : g.players.length < 4 ? 1 : 2);
     games.sort((a, b) => rank(a) - rank(b));
-    if (!games.length) list.append(el("li", "empty-note", "No games yet. Create one above."));
+    if (!games.length) list.append(el("li", "empty-note", t("lobby.no_games")));
     for (const g of games) list.append(this.gameRow(g));
     if (kept) {
       const again = list.querySelector(`li[data-id="${CSS.escape(kept.id)}"]`);
@@ -389,17 +399,18 @@ class Lobby {
     const li = el("li", `game-row${mine ? " mine" : ""}${started ? " started" : ""}`);
     li.dataset.id = g.id;
     const info = el("div", "game-info");
-    const label = g.variant ? VARIANT_LABEL[g.variant] || g.variant : "Game";
-    const clock = g.clock ? ` \u00b7 ${g.clock} s a move` : "";
-    const title = el("div", "game-title", `${label}${clock} \u00b7 ${started ? "playing" : `${4 - g.players.length} seat${4 - g.players.length === 1 ? "" : "s"} open`}`);
+    const label = g.variant ? variantLabel(g.variant) : t("lobby.game");
+    const clock = g.clock ? ` \u00b7 ${t("lobby.game.clock", { seconds: g.clock })}` : "";
+    const state = started ? t("lobby.game.playing") : t("lobby.game.open", { count: 4 - g.players.length });
+    const title = el("div", "game-title", `${label}${clock} \u00b7 ${state}`);
     const chips = el("div", "game-players");
     for (const p of g.players) chips.append(el("span", `chip${p === this.me ? " me" : ""}`, p));
-    for (let i = g.players.length; i < 4; i += 1) chips.append(el("span", "chip empty", "open seat"));
+    for (let i = g.players.length; i < 4; i += 1) chips.append(el("span", "chip empty", t("lobby.open_seat")));
     info.append(title, chips);
     if (mine && !started) {
       // mixed tables: programs over Sessions (lobby_code) or Trend (lobbyCode) join with this code
-      const code = el("div", "join-code", "code for Sessions or Trend players: ");
-      code.title = "Sessions: lobby_code; Trend: lobbyCode in the join";
+      const code = el("div", "join-code", `${t("lobby.join_code")} `);
+      code.title = t("lobby.join_code.title");
       code.append(el("code", null, g.id));
       info.append(code);
     }
@@ -418,15 +429,15 @@ class Lobby {
       return a;
     };
     if (started) {
-      actions.append(mine ? link("Open table", "btn primary", "open") : link("Watch", "btn", "watch"));
+      actions.append(mine ? link(t("lobby.open_table"), "btn primary", "open") : link(t("lobby.watch"), "btn", "watch"));
     } else if (mine) {
       actions.append(
-        btn("Add bot", "btn", "add-bot", () => this.act(() => post("/lobby/add_bot", { id: g.id, rules: this.rulesProposal(), algorithm: this.botSelect.value || "random" }))),
-        btn("Leave", "btn danger", "leave", () => this.act(() => post("/lobby/leave", { id: g.id }))),
-        link("Open table", "btn", "open"),
+        btn(t("lobby.add_bot"), "btn", "add-bot", () => this.act(() => post("/lobby/add_bot", { id: g.id, rules: this.rulesProposal(), algorithm: this.botSelect.value || "random" }))),
+        btn(t("lobby.leave"), "btn danger", "leave", () => this.act(() => post("/lobby/leave", { id: g.id }))),
+        link(t("lobby.open_table"), "btn", "open"),
       );
     } else {
-      actions.append(btn("Join", "btn primary", "join", () => this.act(() => post("/lobby/join", { id: g.id, rules: this.rulesProposal() }))));
+      actions.append(btn(t("lobby.join"), "btn primary", "join", () => this.act(() => post("/lobby/join", { id: g.id, rules: this.rulesProposal() }))));
     }
     li.append(info, actions);
     return li;
@@ -445,7 +456,7 @@ class Lobby {
 
 async function main() {
   topbar("lobby");
-  const me = await ensureName(document.getElementById("name-box"), "Pick a name: it is how the other players and the tables know you.");
+  const me = await ensureName(document.getElementById("name-box"), t("lobby.name_intro"));
   const lobby = new Lobby(document.getElementById("lobby"), me);
   window.moonshotLobby = lobby;
   await lobby.loadOptions();

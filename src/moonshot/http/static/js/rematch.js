@@ -7,9 +7,16 @@
 // caller only, POST /lobby/rematch_decline declines. Only the people who played see any of it.
 
 import { getJson, post } from "./api.js";
-import { el } from "./common.js";
+import { el, errorText } from "./common.js";
+import { t } from "./i18n.js";
 
 const POLL_MS = 1000;
+
+/** Why an offer was cancelled, in this page's language (the server's reason_code and its args),
+ * else the server's English reason. */
+function cancelReason(s) {
+  return t(`rematch.reason.${s.reason_code}`, s.reason_args || {}, s.reason || "");
+}
 
 export class RematchView {
   /** options: gameId; me: () => the viewer's seat or null (a spectator sees no rematch). */
@@ -62,7 +69,7 @@ export class RematchView {
       this.state = await post(path, { id: this.gameId });
       this.error = null;
     } catch (err) {
-      this.error = err.message;
+      this.error = errorText(err);
     } finally {
       this.busy = false;
     }
@@ -84,7 +91,7 @@ export class RematchView {
       return b;
     };
     const declineButton = () => {
-      const b = el("button", "btn", "Decline");
+      const b = el("button", "btn", t("rematch.decline"));
       b.type = "button";
       b.id = "rematch-decline";
       b.addEventListener("click", () => this.act("/lobby/rematch_decline"));
@@ -92,31 +99,30 @@ export class RematchView {
     };
     const row = el("div", "buttons");
     if (s.state === "started") {
-      box.append(el("p", null, "The rematch has started."));
+      box.append(el("p", null, t("rematch.started")));
       if (accepted && s.game) {
         location.href = `/game#${encodeURIComponent(s.game)}`;
       } else if (s.game) {
-        const a = el("a", "btn", "Watch the rematch");
+        const a = el("a", "btn", t("rematch.watch"));
         a.href = `/game#${encodeURIComponent(s.game)}`;
         row.append(a);
       }
     } else if (s.state === "open") {
-      const by = s.by === me ? "You offered" : `${s.by} offers`;
-      box.append(el("p", null, `${by} a rematch: the same players, each one seat clockwise.`));
+      box.append(el("p", null, s.by === me ? t("rematch.you_offered") : t("rematch.offers", { name: s.by })));
       const list = el("ul", "rematch-people");
       for (const p of s.people || []) {
         const yes = (s.accepted || []).includes(p);
-        const li = el("li", yes ? "accepted" : "waiting", `${p === me ? "You" : p}: ${yes ? "accepted" : "asked"}`);
+        const li = el("li", yes ? "accepted" : "waiting", `${p === me ? t("table.you") : p}: ${yes ? t("rematch.accepted") : t("rematch.asked")}`);
         li.dataset.name = p;
         list.append(li);
       }
-      box.append(list, el("p", "muted", `${Math.ceil(s.remaining || 0)} s left to answer.`));
-      if (!accepted) row.append(offerButton("Accept rematch"));
+      box.append(list, el("p", "muted", t("rematch.left", { seconds: Math.ceil(s.remaining || 0) })));
+      if (!accepted) row.append(offerButton(t("rematch.accept")));
       row.append(declineButton());
     } else {
-      if (s.state === "cancelled") box.append(el("p", "rematch-cancelled", `Rematch cancelled: ${s.reason}.`));
-      else box.append(el("p", null, "Play again: the same players, each one seat clockwise."));
-      row.append(offerButton("Rematch"));
+      if (s.state === "cancelled") box.append(el("p", "rematch-cancelled", t("rematch.cancelled", { reason: cancelReason(s) })));
+      else box.append(el("p", null, t("rematch.play_again")));
+      row.append(offerButton(t("rematch.offer")));
     }
     box.append(row);
     if (this.error) box.append(el("p", "error", this.error));

@@ -5,22 +5,22 @@
 // replay to the moment it was made; "Learn from your mistakes" (learn.js) replays the flagged ones
 // as exercises. The review's numbers are the server's (docs/review.md); this page only shows them.
 
-import { ApiError, getName } from "./api.js";
-import { SUIT_SYMBOL, cardName, isRed } from "./cards.js";
-import { el, ensureName } from "./common.js";
+import { ApiError, getName, readError } from "./api.js";
+import { cardName, cardText, isRed } from "./cards.js";
+import { el, ensureName, errorText } from "./common.js";
+import { formatNumber, formatOrdinal, t } from "./i18n.js";
 import { SEATS } from "./state.js";
 
-/** The five grades, best first: a symbol and a word for each, so colour is never the only cue. */
+/** The five grades, best first: a symbol and a word for each, so colour is never the only cue
+ * (the word is the catalogue's grade.<name>). */
 export const GRADES = {
-  best: { symbol: "\u2605", text: "best" },
-  good: { symbol: "\u2713", text: "good" },
-  inaccuracy: { symbol: "?!", text: "inaccuracy" },
-  mistake: { symbol: "?", text: "mistake" },
-  blunder: { symbol: "??", text: "blunder" },
+  best: { symbol: "\u2605", text: t("grade.best") },
+  good: { symbol: "\u2713", text: t("grade.good") },
+  inaccuracy: { symbol: "?!", text: t("grade.inaccuracy") },
+  mistake: { symbol: "?", text: t("grade.mistake") },
+  blunder: { symbol: "??", text: t("grade.blunder") },
 };
 export const FLAGGED = new Set(["inaccuracy", "mistake", "blunder"]);
-
-const RANK_TEXT = { T: "10" };
 
 /** "QS AH" (a label of the review) -> the cards, ["QS", "AH"]. */
 export function labelCards(label) {
@@ -34,12 +34,12 @@ export function cardsSpan(label) {
   const cards = labelCards(label);
   const span = el("span", "cards-text");
   if (!cards.length) {
-    span.textContent = label === "-" || label === "" ? "nothing" : String(label ?? "");
+    span.textContent = label === "-" || label === "" ? t("review.nothing") : String(label ?? "");
     return span;
   }
   cards.forEach((c, i) => {
     if (i) span.append(document.createTextNode(" "));
-    const one = el("span", isRed(c) ? "red" : "black", (RANK_TEXT[c[0]] || c[0]) + SUIT_SYMBOL[c[1]]);
+    const one = el("span", isRed(c) ? "red" : "black", cardText(c));
     one.title = cardName(c);
     one.dataset.card = c; // the four-colour deck colours it by suit
     span.append(one);
@@ -55,29 +55,28 @@ export function sameCards(a, b) {
   return x !== "" || String(a ?? "").trim() === String(b ?? "").trim(); // "-": no cards, both
 }
 
-const PASS_TO = { left: "to the left", right: "to the right", across: "across", keeper: "to the keeper pile" };
-
 /** "to the left", "across": where a pass goes. */
 export function passTo(direction) {
-  return PASS_TO[direction] || `to the ${direction || "?"}`;
+  return t(`review.pass_to.${direction}`, {}, direction || "?");
 }
 
-export const points = (x) => (Number.isFinite(x) ? x.toFixed(1) : "?");
-export const points2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : "?");
-const percent = (x) => (Number.isFinite(x) ? `${Math.round(x * 100)}%` : "?");
+const fixed = (x, digits) => formatNumber(x, { minimumFractionDigits: digits, maximumFractionDigits: digits });
+export const points = (x) => (Number.isFinite(x) ? fixed(x, 1) : "?");
+export const points2 = (x) => (Number.isFinite(x) ? fixed(x, 2) : "?");
+const percent = (x) => (Number.isFinite(x) ? formatNumber(x, { style: "percent", maximumFractionDigits: 0 }) : "?");
 
 /** "Hand 2 · trick 5" or "Hand 1 · pass to the left": where a decision was made. */
 export function decisionPlace(d) {
-  const hand = `Hand ${d.deal + 1}`;
-  if (d.kind === "pass") return `${hand} \u00b7 the pass${d.pass_direction ? ` (${d.pass_direction})` : ""}`;
-  if (d.kind === "charge") return `${hand} \u00b7 the charge`;
-  if (d.kind === "expose") return `${hand} \u00b7 the exposure`;
-  return d.trick ? `${hand} \u00b7 trick ${d.trick}` : hand;
+  const hand = t("table.hand", { hand: d.deal + 1 });
+  if (d.kind === "pass") return `${hand} \u00b7 ${t("review.place.pass")}${d.pass_direction ? ` (${passTo(d.pass_direction)})` : ""}`;
+  if (d.kind === "charge") return `${hand} \u00b7 ${t("review.place.charge")}`;
+  if (d.kind === "expose") return `${hand} \u00b7 ${t("review.place.expose")}`;
+  return d.trick ? `${hand} \u00b7 ${t("replay.trick", { trick: d.trick })}` : hand;
 }
 
 /** What the seat did, in words: "played Q♠", "passed Q♠ A♥ K♥". */
 export function verb(kind) {
-  return { play: "played", pass: "passed", charge: "charged", expose: "exposed" }[kind] || "chose";
+  return t(`review.verb.${kind}`, {}, t("review.verb.other"));
 }
 
 /** A grade's badge: the symbol and the word, coloured. */
@@ -125,18 +124,6 @@ export function actionMoments(events, actions) {
   return out;
 }
 
-/** The ApiError an answer that is not ok stands for: its status and the server's reason. */
-async function readError(resp) {
-  let message = `${resp.status} ${resp.statusText}`;
-  try {
-    const body = await resp.json();
-    if (body && typeof body.error === "string") message = body.error;
-  } catch {
-    /* not JSON: keep the status line */
-  }
-  return new ApiError(resp.status, message);
-}
-
 function sleep(ms, signal) {
   return new Promise((resolve, reject) => {
     const t = setTimeout(resolve, ms);
@@ -179,7 +166,7 @@ export async function fetchReview(gameId, seat, { signal, onWait = () => {} } = 
       throw err;
     }
     const body = await resp.json();
-    if (!body || !body.review) throw new ApiError(500, "the server's answer holds no review");
+    if (!body || !body.review) throw new ApiError(500, "the server's answer holds no review", "no_review");
     return body.review;
   }
 }
@@ -187,18 +174,19 @@ export async function fetchReview(gameId, seat, { signal, onWait = () => {} } = 
 /** A person's words for why there is no review (or no hint): every status the API answers. */
 export function reviewError(err, what = "review") {
   if (err instanceof ApiError) {
-    const why = err.message ? ` (${err.message})` : "";
-    if (err.status === 409) return `This game is not over yet: a ${what} of it can be asked for once it ends.`;
-    if (err.status === 403) return `A ${what} of this game is not allowed${why}.`;
-    if (err.status === 404) return `The server does not know this game${why}.`;
+    const reason = errorText(err);
+    const why = reason ? ` (${reason})` : "";
+    if (err.status === 409) return t(`${what}.error.not_over`);
+    if (err.status === 403) return t(`${what}.error.forbidden`, { why });
+    if (err.status === 404) return t("review.error.unknown_game", { why });
     if (err.status === 429) {
       const s = Number(err.retryAfter);
-      return `Too many ${what}s asked for just now: try again ${s > 0 ? `in ${s} s` : "later"}.`;
+      return s > 0 ? t(`${what}.error.too_many_in`, { seconds: s }) : t(`${what}.error.too_many`);
     }
-    if (err.status === 503) return `${what === "review" ? "Reviews" : "Hints"} are turned off on this server.`;
-    return `The server could not make the ${what}: ${err.message}`;
+    if (err.status === 503) return t(`${what}.error.off`);
+    return t(`${what}.error.failed`, { reason });
   }
-  return `The server did not answer (${err && err.message ? err.message : "network error"}). Check the connection and try again.`;
+  return t("review.error.no_answer", { reason: err && err.message ? err.message : t("review.error.network") });
 }
 
 /** The seat a person most likely wants reviewed: their own if they played, else the first. */
@@ -222,20 +210,20 @@ export class ReviewPanel {
 
     // the bar: the seat and the button
     const box = el("span", "review-control");
-    const label = el("label", null, "Review");
+    const label = el("label", null, t("review.label"));
     label.htmlFor = "review-seat";
     this.seatSelect = el("select");
     this.seatSelect.id = "review-seat";
     this.players.forEach((name, s) => {
-      const o = el("option", null, `${name} (${SEATS[s]})`);
+      const o = el("option", null, `${name} (${t(`seat.${SEATS[s]}`)})`);
       o.value = String(s);
       this.seatSelect.append(o);
     });
     this.seatSelect.value = String(defaultSeat(game.players));
-    this.button = el("button", "btn small primary", "Review");
+    this.button = el("button", "btn small primary", t("review.button"));
     this.button.type = "button";
     this.button.dataset.action = "review";
-    this.button.title = "review this seat's decisions: each one's options and what it cost";
+    this.button.title = t("review.button.title");
     this.button.addEventListener("click", () => this.start(Number(this.seatSelect.value)));
     box.append(label, this.seatSelect, this.button);
     replay.bar.append(box);
@@ -275,10 +263,10 @@ export class ReviewPanel {
     const h = el("h2", null, title);
     h.id = "review-title";
     h.tabIndex = -1;
-    const close = el("button", "btn small", "Close");
+    const close = el("button", "btn small", t("common.close_button"));
     close.type = "button";
     close.dataset.action = "close-review";
-    close.setAttribute("aria-label", "close the review");
+    close.setAttribute("aria-label", t("review.close"));
     close.addEventListener("click", () => this.close());
     head.append(h, close);
     return head;
@@ -294,22 +282,22 @@ export class ReviewPanel {
     const name = this.players[seat] || SEATS[seat];
     this.panel.innerHTML = "";
     this.panel.dataset.state = "waiting";
-    this.panel.append(this.header(`Review of ${name}`));
+    this.panel.append(this.header(t("review.of", { name })));
     if (!this.named) {
       // reviews are asked for under a name (the server counts each name's): the usual name prompt
       const who = el("div", "review-name");
       this.panel.append(who);
-      await ensureName(who, "A review is asked for under your name: pick one.");
+      await ensureName(who, t("review.name_intro"));
       who.remove();
       this.named = true;
       if (this.abort !== abort) return; // another review was asked for meanwhile
     }
-    const status = el("p", "review-status", "Asking the server\u2026");
+    const status = el("p", "review-status", t("review.asking"));
     status.id = "review-status";
     const bar = el("div", "review-progress");
     bar.id = "review-progress";
     bar.setAttribute("role", "progressbar");
-    bar.setAttribute("aria-label", "review progress");
+    bar.setAttribute("aria-label", t("review.progress"));
     bar.setAttribute("aria-valuemin", "0");
     const fill = el("div", "fill");
     bar.append(fill);
@@ -325,13 +313,13 @@ export class ReviewPanel {
           bar.hidden = false;
           bar.setAttribute("aria-valuemax", String(Math.max(total, 1)));
           bar.setAttribute("aria-valuenow", String(done));
-          bar.setAttribute("aria-valuetext", total ? `${done} of ${total} decisions` : "waiting");
+          bar.setAttribute("aria-valuetext", total ? t("review.progress.value", { done, total }) : t("review.progress.waiting"));
           fill.style.width = `${total ? Math.round((100 * done) / total) : 0}%`;
           const position = Number(body.position) || 0;
           if (body.status === "queued") {
-            status.textContent = position > 0 ? `Waiting in the queue: ${ordinal(position)} in line.` : "Waiting in the queue.";
+            status.textContent = position > 0 ? t("review.queued_at", { position: formatOrdinal(position) }) : t("review.queued");
           } else {
-            status.textContent = total ? `Reviewing: ${done} of ${total} decisions.` : "Reviewing\u2026";
+            status.textContent = total ? t("review.reviewing_n", { done, total }) : t("review.reviewing");
           }
         },
       });
@@ -347,7 +335,7 @@ export class ReviewPanel {
       const e = el("div", "error", reviewError(err));
       e.id = "review-error";
       e.setAttribute("role", "alert");
-      const again = el("button", "btn small", "Try again");
+      const again = el("button", "btn small", t("common.try_again"));
       again.type = "button";
       again.dataset.action = "review-again";
       again.addEventListener("click", () => this.start(seat));
@@ -365,18 +353,18 @@ export class ReviewPanel {
     const name = this.players[review.seat] ?? this.players[this.seat] ?? SEATS[this.seat];
     this.panel.innerHTML = "";
     this.panel.dataset.state = "done";
-    this.panel.append(this.header(`Review of ${name}`));
-    this.live.textContent = `Review ready: ${decisions.length} decisions of ${name}.`;
+    this.panel.append(this.header(t("review.of", { name })));
+    this.live.textContent = t("review.ready", { count: decisions.length, name });
     this.panel.append(this.summary(review));
     if (!decisions.length) {
-      this.panel.append(el("p", "empty-note", "This seat made no decisions to review."));
+      this.panel.append(el("p", "empty-note", t("review.no_decisions")));
       return;
     }
-    this.panel.append(el("h3", null, "Decisions"), this.legend(), this.timeline(review));
+    this.panel.append(el("h3", null, t("review.decisions")), this.legend(), this.timeline(review));
     this.details = el("div", "review-details");
     this.details.id = "review-details";
     this.details.setAttribute("aria-live", "polite");
-    this.details.append(el("p", "muted", "Pick a decision to see its options and move the replay to it."));
+    this.details.append(el("p", "muted", t("review.pick")));
     this.panel.append(this.details, this.biggestList(review), this.dealTable(review));
     this.panel.querySelector("h2").focus();
   }
@@ -391,27 +379,27 @@ export class ReviewPanel {
       d.append(el("dt", null, term), el("dd", null, value));
       figures.append(d);
     };
-    fig("Points given up", points(s.points_given_up));
-    fig("Accuracy", percent(s.accuracy));
-    fig("Decisions", String(s.decisions ?? (review.decisions || []).length));
+    fig(t("review.points_given_up"), points(s.points_given_up));
+    fig(t("review.accuracy"), percent(s.accuracy));
+    fig(t("review.decisions"), formatNumber(s.decisions ?? (review.decisions || []).length));
     box.append(figures);
     const counts = el("ul", "grade-counts");
-    counts.setAttribute("aria-label", "decisions by grade");
+    counts.setAttribute("aria-label", t("review.by_grade"));
     for (const grade of Object.keys(GRADES)) {
       const li = el("li");
-      li.append(gradeBadge(grade, `: ${(s.by_grade || {})[grade] ?? 0}`));
+      li.append(gradeBadge(grade, `: ${formatNumber((s.by_grade || {})[grade] ?? 0)}`));
       counts.append(li);
     }
     box.append(counts);
     const decisions = review.decisions || [];
     const flagged = decisions.filter((d) => FLAGGED.has(d.grade));
-    const learn = el("button", "btn primary", `Learn from your mistakes (${flagged.length})`);
+    const learn = el("button", "btn primary", t("review.learn", { count: flagged.length }));
     learn.type = "button";
     learn.dataset.action = "learn";
     learn.disabled = !flagged.length;
     learn.addEventListener("click", () => this.startLearning());
     box.append(learn);
-    if (!flagged.length) box.append(el("p", "muted", "No inaccuracy, mistake or blunder: nothing to practise from this game."));
+    if (!flagged.length) box.append(el("p", "muted", t("review.nothing_to_learn")));
     return box;
   }
 
@@ -422,14 +410,14 @@ export class ReviewPanel {
     const decisions = review.decisions || [];
     const biggest = (review.summary?.biggest || []).map((i) => decisions[i]).filter((d) => d && FLAGGED.has(d.grade));
     if (biggest.length) {
-      box.append(el("h3", null, "Biggest mistakes"));
+      box.append(el("h3", null, t("review.biggest")));
       const list = el("ol", "biggest");
       for (const d of biggest) {
         const li = el("li");
         const a = el("a", null);
         a.href = `#${encodeURIComponent(this.game.id)}`;
         a.dataset.decision = String(d.index);
-        a.append(document.createTextNode(`${decisionPlace(d)}: ${verb(d.kind)} `), cardsSpan(d.chosen), document.createTextNode(`, ${points(d.cost)} points given up (${(GRADES[d.grade] || {}).text || d.grade})`));
+        a.append(document.createTextNode(`${decisionPlace(d)}: ${verb(d.kind)} `), cardsSpan(d.chosen), document.createTextNode(`, ${t("review.given_up", { points: points(d.cost) })} (${(GRADES[d.grade] || {}).text || d.grade})`));
         a.addEventListener("click", (e) => {
           e.preventDefault();
           this.select(decisions.indexOf(d), { focus: true });
@@ -444,7 +432,7 @@ export class ReviewPanel {
 
   legend() {
     const p = el("p", "grade-legend muted");
-    p.append(document.createTextNode("Grades: "));
+    p.append(document.createTextNode(`${t("review.grades")} `));
     for (const grade of Object.keys(GRADES)) p.append(gradeBadge(grade), document.createTextNode(" "));
     return p;
   }
@@ -453,7 +441,7 @@ export class ReviewPanel {
     const decisions = review.decisions || [];
     const outer = el("ol", "review-timeline");
     outer.id = "review-timeline";
-    outer.setAttribute("aria-label", "decisions, in the order they were made (arrow keys move, Enter shows one)");
+    outer.setAttribute("aria-label", t("review.timeline"));
     this.decisionButtons = [];
     let deal = null;
     let inner = null;
@@ -461,7 +449,7 @@ export class ReviewPanel {
       if (d.deal !== deal || !inner) {
         deal = d.deal;
         const li = el("li", "timeline-deal");
-        li.append(el("span", "timeline-hand", `Hand ${d.deal + 1}`));
+        li.append(el("span", "timeline-hand", t("table.hand", { hand: d.deal + 1 })));
         inner = el("ol", "timeline-decisions");
         li.append(inner);
         outer.append(li);
@@ -473,9 +461,9 @@ export class ReviewPanel {
       b.dataset.index = String(i);
       b.dataset.grade = d.grade;
       b.tabIndex = i === 0 ? 0 : -1;
-      const what = d.kind === "play" ? cardsSpan(d.chosen) : el("span", null, d.kind);
+      const what = d.kind === "play" ? cardsSpan(d.chosen) : el("span", null, t(`review.kind.${d.kind}`, {}, d.kind));
       b.append(what, el("span", "grade-symbol", g.symbol));
-      const cost = FLAGGED.has(d.grade) || d.grade === "good" ? `, ${points(d.cost)} points given up` : "";
+      const cost = FLAGGED.has(d.grade) || d.grade === "good" ? `, ${t("review.given_up", { points: points(d.cost) })}` : "";
       b.setAttribute("aria-label", `${decisionPlace(d)}: ${verb(d.kind)} ${labelCards(d.chosen).map(cardName).join(", ") || d.chosen}, ${g.text}${cost}`);
       b.title = `${decisionPlace(d)}: ${g.text}${cost}`;
       b.addEventListener("click", () => this.select(i));
@@ -549,19 +537,19 @@ export class ReviewPanel {
     box.innerHTML = "";
     const name = this.players[this.review.seat] ?? SEATS[this.review.seat];
     const title = el("h3", "decision-title");
-    title.append(document.createTextNode(`${decisionPlace(d)}: ${name} ${verb(d.kind)} `), cardsSpan(d.chosen));
+    title.append(document.createTextNode(`${decisionPlace(d)}: ${t("review.who_did", { name, verb: verb(d.kind) })} `), cardsSpan(d.chosen));
     box.append(title);
     const verdict = el("p", "decision-verdict");
     verdict.append(gradeBadge(d.grade));
-    if (d.grade === "best") verdict.append(document.createTextNode(" the best option by the review's numbers."));
+    if (d.grade === "best") verdict.append(document.createTextNode(` ${t("review.verdict.best")}`));
     else {
-      verdict.append(document.createTextNode(` gives up ${points(d.cost)} points against the best, `), cardsSpan(d.best), document.createTextNode("."));
+      verdict.append(document.createTextNode(` ${t("review.verdict.cost", { points: points(d.cost) })} `), cardsSpan(d.best), document.createTextNode("."));
     }
     box.append(verdict, positionLine(d, this.players));
     box.append(optionsTable(d));
     if (d.note) box.append(el("p", "muted note", d.note));
     if (d.complete === false) {
-      box.append(el("p", "muted note", `Only ${(d.options || []).length} of the possible ${d.kind === "pass" ? "passes" : "options"} were evaluated (the likeliest ones), so the best shown is the best of those.`));
+      box.append(el("p", "muted note", t(d.kind === "pass" ? "review.partial.passes" : "review.partial.options", { count: (d.options || []).length })));
     }
   }
 
@@ -569,16 +557,16 @@ export class ReviewPanel {
     const deals = review.summary?.deals || [];
     const wrap = el("div", "review-deals");
     if (!deals.length) return wrap;
-    wrap.append(el("h3", null, "Per hand"));
+    wrap.append(el("h3", null, t("review.per_hand")));
     const table = el("table", "games review-deals-table");
     const head = el("tr");
-    for (const t of ["Hand", "Decisions", "Points given up", "Accuracy"]) head.append(el("th", t === "Hand" ? null : "num", t));
+    for (const key of ["table.sheet.hand", "review.decisions", "review.points_given_up", "review.accuracy"]) head.append(el("th", key === "table.sheet.hand" ? null : "num", t(key)));
     const thead = el("thead");
     thead.append(head);
     const body = el("tbody");
     for (const row of deals) {
       const tr = el("tr");
-      tr.append(el("td", null, `Hand ${row.deal + 1}`), el("td", "num", String(row.decisions)), el("td", "num", points(row.points_given_up)), el("td", "num", percent(row.accuracy)));
+      tr.append(el("td", null, t("table.hand", { hand: row.deal + 1 })), el("td", "num", formatNumber(row.decisions)), el("td", "num", points(row.points_given_up)), el("td", "num", percent(row.accuracy)));
       body.append(tr);
     }
     table.append(thead, body);
@@ -599,7 +587,7 @@ export class ReviewPanel {
     this.learn = new Learn(this.panel, flagged, {
       players: this.players,
       seat: this.review.seat,
-      title: `Learn from ${name}'s mistakes`,
+      title: t("learn.title_of", { name }),
       onDone: () => this.backToReview(),
     });
   }
@@ -611,32 +599,27 @@ export class ReviewPanel {
   }
 }
 
-function ordinal(n) {
-  const s = n % 100 >= 11 && n % 100 <= 13 ? "th" : { 1: "st", 2: "nd", 3: "rd" }[n % 10] || "th";
-  return `${n}${s}`;
-}
-
 /** "On the table: K♠ (basil), 7♠ (cleo)" / "A lead: nothing on the table" / "Passing to the left". */
 export function positionLine(d, players) {
   const p = el("p", "decision-position");
   if (d.kind === "pass") {
-    p.textContent = `Passing three cards ${passTo(d.pass_direction)}.`;
+    p.textContent = t("review.position.pass", { direction: passTo(d.pass_direction) });
     return p;
   }
   if (d.kind === "charge" || d.kind === "expose") {
-    p.textContent = d.kind === "charge" ? "Charging: which cards to charge, if any." : "Exposing: whether to expose.";
+    p.textContent = d.kind === "charge" ? t("review.position.charge") : t("review.position.expose");
     return p;
   }
   if (d.kind !== "play") return p;
   const trick = d.trick_cards || [];
   if (!trick.length) {
-    p.textContent = "A lead: nothing on the table yet.";
+    p.textContent = t("review.position.lead");
     return p;
   }
-  p.append(document.createTextNode("On the table: "));
-  trick.forEach((t, i) => {
+  p.append(document.createTextNode(`${t("review.position.on_table")} `));
+  trick.forEach((played, i) => {
     if (i) p.append(document.createTextNode(", "));
-    p.append(cardsSpan(t.card), document.createTextNode(` (${players[t.seat] ?? SEATS[t.seat] ?? t.seat})`));
+    p.append(cardsSpan(played.card), document.createTextNode(` (${players[played.seat] ?? SEATS[played.seat] ?? played.seat})`));
   });
   p.append(document.createTextNode("."));
   return p;
@@ -646,10 +629,10 @@ export function positionLine(d, players) {
 export function optionsTable(d) {
   const table = el("table", "games review-options");
   table.id = "review-options";
-  const cap = el("caption", null, "Options, best first. Expected: the points this seat expects to take from here to the end of the hand (lower is better); cost: the points it gives up against the best; moon: the chance this seat shoots the moon / another seat does.");
+  const cap = el("caption", null, t("review.options.caption"));
   table.append(cap);
   const head = el("tr");
-  for (const [t, cls] of [["Option", null], ["Expected", "num"], ["Cost", "num"], ["Moon", "num wide"]]) head.append(el("th", cls, t));
+  for (const [key, cls] of [["review.options.option", null], ["review.options.expected", "num"], ["review.options.cost", "num"], ["review.options.moon", "num wide"]]) head.append(el("th", cls, t(key)));
   const thead = el("thead");
   thead.append(head);
   const body = el("tbody");
@@ -662,8 +645,8 @@ export function optionsTable(d) {
     const tr = el("tr", chosen ? "chosen" : null);
     const td = el("td");
     td.append(cardsSpan(o.label));
-    if (o === options[0]) td.append(el("span", "tag-best", "best"));
-    if (chosen) td.append(el("span", "tag-chosen", "\u2190 chosen"));
+    if (o === options[0]) td.append(el("span", "tag-best", t("grade.best")));
+    if (chosen) td.append(el("span", "tag-chosen", t("review.chosen")));
     const cost = best === null ? null : o.expected - best;
     const moon = `${percent(o.moon_for)} / ${percent(o.moon_against)}`;
     tr.append(td, el("td", "num", points2(o.expected)), el("td", "num", cost ? `+${points2(cost)}` : "\u2013"), el("td", "num wide", moon));
@@ -672,8 +655,8 @@ export function optionsTable(d) {
   if (!chosenShown && d.chosen) {
     const tr = el("tr", "chosen");
     const td = el("td");
-    td.append(cardsSpan(d.chosen), el("span", "tag-chosen", "\u2190 chosen"));
-    tr.append(td, el("td", "num", "not evaluated"), el("td", "num", Number.isFinite(d.cost) ? `+${points2(d.cost)}` : "?"), el("td", "num wide", ""));
+    td.append(cardsSpan(d.chosen), el("span", "tag-chosen", t("review.chosen")));
+    tr.append(td, el("td", "num", t("review.not_evaluated")), el("td", "num", Number.isFinite(d.cost) ? `+${points2(d.cost)}` : "?"), el("td", "num wide", ""));
     body.append(tr);
   }
   table.append(thead, body);

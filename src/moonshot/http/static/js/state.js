@@ -5,6 +5,9 @@
 // touches the DOM. Hidden cards stay hidden: a redacted `deal` lists only the viewer's own cards,
 // and other hands are known only as counts until a `claim` reveals them.
 
+import { cardText } from "./cards.js";
+import { t } from "./i18n.js";
+
 export const SEATS = ["north", "east", "south", "west"];
 export const SEAT_LETTER = { north: "N", east: "E", south: "S", west: "W" };
 
@@ -64,6 +67,7 @@ function remove(list, cards) {
   return list.filter((c) => !gone.has(c));
 }
 
+// the notices are written when folded, in this page's language
 function notice(state, text) {
   state.notices.push(text);
   if (state.notices.length > 30) state.notices.shift();
@@ -115,7 +119,8 @@ export function applyEvent(state, ev) {
       // a hand with no passing says "keeper" as Turbo's fourth hand does, and `hold: true`
       state.pass = ev.hold ? "hold" : ev.pass || null;
       state.kind = ev.kind ?? null;
-      state.kindName = ev.kind_name ?? null;
+      // Kierki's contract: the catalogue's name for it, the server's English for one it lacks
+      state.kindName = ev.kind ? t(`kierki.kind.${ev.kind}`, {}, ev.kind_name ?? String(ev.kind)) : (ev.kind_name ?? null);
       const size = Math.max(13, ...SEATS.map((s) => (ev[s] || []).length));
       for (const s of SEATS) {
         state.hands[s] = [...(ev[s] || [])];
@@ -158,12 +163,12 @@ export function applyEvent(state, ev) {
     case "charge": {
       const before = state.charged[ev.seat];
       state.charged[ev.seat] = [...before, ...ev.cards.filter((c) => !before.includes(c))];
-      notice(state, ev.cards.length ? `${nameOf(state, ev.seat)} charges ${ev.cards.join(" ")}` : `${nameOf(state, ev.seat)} passes the charge`);
+      notice(state, ev.cards.length ? t("notice.charges", { name: nameOf(state, ev.seat), cards: ev.cards.map(cardText).join(" ") }) : t("notice.no_charge", { name: nameOf(state, ev.seat) }));
       break;
     }
     case "blind_charge":
       state.blindCharged[ev.seat] += ev.count;
-      notice(state, `${nameOf(state, ev.seat)} charges ${ev.count} card${ev.count === 1 ? "" : "s"} blind`);
+      notice(state, t("notice.blind_charge", { name: nameOf(state, ev.seat), count: ev.count }));
       break;
     case "reveal_charges":
       for (const s of SEATS) {
@@ -172,7 +177,7 @@ export function applyEvent(state, ev) {
         state.charged[s] = [...before, ...cards.filter((c) => !before.includes(c))];
         state.blindCharged[s] = 0;
       }
-      notice(state, "charges revealed");
+      notice(state, t("notice.charges_revealed"));
       break;
     case "start_exposing":
       state.phase = "exposing";
@@ -185,7 +190,7 @@ export function applyEvent(state, ev) {
     case "expose":
       state.exposed[ev.seat] = [...(ev.cards || [])];
       state.exposeDone[ev.seat] = true;
-      if (ev.cards && ev.cards.length) notice(state, `${nameOf(state, ev.seat)} exposes ${ev.cards.join(" ")}`);
+      if (ev.cards && ev.cards.length) notice(state, t("notice.exposes", { name: nameOf(state, ev.seat), cards: ev.cards.map(cardText).join(" ") }));
       break;
     case "start_trick":
       state.phase = "playing";
@@ -224,7 +229,7 @@ export function applyEvent(state, ev) {
       break;
     case "claim":
       state.claims[ev.seat] = { hand: [...ev.hand], accepted: [] };
-      notice(state, `${nameOf(state, ev.seat)} claims the rest`);
+      notice(state, t("notice.claims", { name: nameOf(state, ev.seat) }));
       break;
     case "accept_claim": {
       const claim = state.claims[ev.claimer];
@@ -236,8 +241,8 @@ export function applyEvent(state, ev) {
       notice(
         state,
         ev.acceptor === ev.claimer
-          ? `${nameOf(state, ev.claimer)} withdraws the claim`
-          : `${nameOf(state, ev.acceptor)} rejects ${nameOf(state, ev.claimer)}'s claim`,
+          ? t("notice.claim_withdrawn", { name: nameOf(state, ev.claimer) })
+          : t("notice.claim_rejected", { name: nameOf(state, ev.acceptor), claimer: nameOf(state, ev.claimer) }),
       );
       break;
     case "hand_complete": {

@@ -9,23 +9,26 @@
 
 import { cardBack, cardFace, cardName, cardText, cardsText, sortCards } from "./cards.js";
 import { SEATS, SEAT_LETTER, TURBO_CHARGEABLE, winners } from "./state.js";
+import { t } from "./i18n.js";
 import { focusMemo, overlayClosed, overlayDrawn, restoreFocus } from "./a11y.js";
 
 const POSITIONS = ["bottom", "left", "top", "right"]; // clockwise from the viewer
 const REMOTE_PROTOCOLS = new Set(["trend", "sessions", "kierki"]); // `sit`'s algorithm for a remote program
-const PASS_WORD = { left: "to the left", right: "to the right", across: "across", keeper: "nowhere (keeper hand)", hold: "nowhere (hold hand)" };
+/** Where a hand's cards are passed, in words ("to the left"). */
+function passWord(pass) {
+  return t(`pass.to.${pass}`, {}, pass || "");
+}
 
 /** What a hand's deal says about passing, in a line ("pass to the left", "no passing: a hold hand"). */
 function passLine(pass) {
-  if (pass === "hold") return "no passing: a hold hand";
-  return `pass ${PASS_WORD[pass] || pass}`;
+  return t(`pass.line.${pass}`, {}, pass || "");
 }
 
 /** The hand being played, from its deal on: its number and its contract (Kierki's deal type) or its pass. */
 export function dealLine(state) {
   if (!state.handNo) return "";
-  if (state.kindName) return `Hand ${state.handNo}: ${state.kindName}`;
-  return state.pass ? `Hand ${state.handNo} \u00b7 ${passLine(state.pass)}` : `Hand ${state.handNo}`;
+  if (state.kindName) return t("table.hand_kind", { hand: state.handNo, kind: state.kindName });
+  return state.pass ? `${t("table.hand", { hand: state.handNo })} \u00b7 ${passLine(state.pass)}` : t("table.hand", { hand: state.handNo });
 }
 
 function el(tag, cls, text) {
@@ -129,7 +132,7 @@ export class Table {
 
     this.handBox = el("div", "my-hand");
     this.handBox.setAttribute("role", "group");
-    this.handBox.setAttribute("aria-label", "your hand");
+    this.handBox.setAttribute("aria-label", t("table.your_hand"));
     this.handBox.addEventListener("keydown", (e) => this.onHandKey(e));
     this.handBox.addEventListener("pointerdown", () => {
       this.keyboard = false;
@@ -142,23 +145,23 @@ export class Table {
     this.side = el("aside", "side-panel");
     this.scoreBox = el("div", "scoreboard");
     this.tools = el("div", "tools");
-    this.lastTrickButton = button("Last trick", "btn small", () => this.toggleOverlay("last"));
-    this.sheetButton = button("Score sheet", "btn small", () => this.toggleOverlay("scores"));
+    this.lastTrickButton = button(t("table.last_trick"), "btn small", () => this.toggleOverlay("last"));
+    this.sheetButton = button(t("table.score_sheet"), "btn small", () => this.toggleOverlay("scores"));
     this.tools.append(this.lastTrickButton, this.sheetButton);
     this.noticeBox = el("ul", "notices");
     this.chatBox = el("div", "chat");
     this.chatLog = el("ul", "chat-log");
     this.chatForm = el("form", "chat-form");
     this.chatInput = el("input");
-    this.chatInput.placeholder = "Say something";
+    this.chatInput.placeholder = t("table.chat.placeholder");
     this.chatInput.maxLength = 500;
-    this.chatInput.setAttribute("aria-label", "chat message");
-    this.chatForm.append(this.chatInput, Object.assign(el("button", "btn small", "Send"), { type: "submit" }));
+    this.chatInput.setAttribute("aria-label", t("table.chat.label"));
+    this.chatForm.append(this.chatInput, Object.assign(el("button", "btn small", t("chat.send")), { type: "submit" }));
     this.chatForm.addEventListener("submit", (e) => {
       e.preventDefault();
       this.sendChat();
     });
-    this.chatBox.append(el("h3", null, "Chat"), this.chatLog, this.chatForm);
+    this.chatBox.append(el("h3", null, t("table.chat")), this.chatLog, this.chatForm);
     this.dealBox = el("div", "deal-info"); // the hand under way and its contract, from the deal on
     this.dealBox.setAttribute("aria-live", "polite");
     this.side.append(this.dealBox, this.scoreBox, this.tools, this.noticeBox, this.chatBox);
@@ -212,7 +215,7 @@ export class Table {
   }
 
   youOr(seat) {
-    return seat === this.me ? "You" : this.name(seat);
+    return seat === this.me ? t("table.you") : this.name(seat);
   }
 
   visibleHand(state, seat) {
@@ -245,37 +248,37 @@ export class Table {
     const title = el("div", "plate-name");
     title.append(el("span", "seat-letter", SEAT_LETTER[seat]));
     title.append(el("span", "player-name", player ? player.name : "—"));
-    if (seat === this.me) title.append(el("span", "tag you", "you"));
+    if (seat === this.me) title.append(el("span", "tag you", t("table.you_tag")));
     if (player && player.type === "bot") {
       // a program that plays over one of the protocols (a Trend AI, a Sessions client) is not one
       // of the server's bots: its "algorithm" is its protocol
       const alg = player.algorithm || "bot";
-      title.title = REMOTE_PROTOCOLS.has(alg) ? `a remote player (${alg} protocol)` : `a bot (${alg})`;
+      title.title = REMOTE_PROTOCOLS.has(alg) ? t("table.remote_player", { protocol: alg }) : t("table.bot", { algorithm: alg });
     }
     plate.append(title);
     const stats = el("div", "plate-stats");
     const total = el("span", "total", String(state.totals[seat]));
-    total.title = "total score";
+    total.title = t("table.total_score");
     stats.append(total);
     if (state.handNo) {
-      const tricks = el("span", "tricks", `${state.tricksWon[seat]} trick${state.tricksWon[seat] === 1 ? "" : "s"}`);
+      const tricks = el("span", "tricks", t("table.tricks", { count: state.tricksWon[seat] }));
       stats.append(tricks);
     }
     plate.append(stats);
     const badges = el("div", "badges");
     for (const card of state.charged[seat]) {
       const b = el("span", `badge charged ${card[1] === "H" || card[1] === "D" ? "red" : ""}`, cardText(card));
-      b.title = `${cardName(card)} charged`;
+      b.title = t("table.charged", { card: cardName(card) });
       badges.append(b);
     }
-    if (state.blindCharged[seat]) badges.append(el("span", "badge charged", `${state.blindCharged[seat]} blind`));
+    if (state.blindCharged[seat]) badges.append(el("span", "badge charged", t("table.blind", { count: state.blindCharged[seat] })));
     if (state.exposed[seat] && state.exposed[seat].length) {
-      for (const card of state.exposed[seat]) badges.append(el("span", "badge exposed red", `${cardText(card)} exposed`));
+      for (const card of state.exposed[seat]) badges.append(el("span", "badge exposed red", t("table.exposed", { card: cardText(card) })));
     }
-    if (state.claims[seat]) badges.append(el("span", "badge claim", "claims"));
-    if (state.phase === "passing" && state.passDone[seat]) badges.append(el("span", "badge done", "passed"));
-    if (state.phase === "exposing" && state.exposeDone[seat] && !state.exposed[seat]) badges.append(el("span", "badge done", "done"));
-    if (state.phase === "charging" && state.chargeDone[seat]) badges.append(el("span", "badge done", "done"));
+    if (state.claims[seat]) badges.append(el("span", "badge claim", t("table.badge.claims")));
+    if (state.phase === "passing" && state.passDone[seat]) badges.append(el("span", "badge done", t("table.badge.passed")));
+    if (state.phase === "exposing" && state.exposeDone[seat] && !state.exposed[seat]) badges.append(el("span", "badge done", t("table.badge.done")));
+    if (state.phase === "charging" && state.chargeDone[seat]) badges.append(el("span", "badge done", t("table.badge.done")));
     if (badges.childElementCount) plate.append(badges);
 
     hand.innerHTML = "";
@@ -291,7 +294,7 @@ export class Table {
     } else {
       for (let i = 0; i < state.counts[seat]; i += 1) hand.append(wrap(cardBack({ small: true })));
     }
-    hand.setAttribute("aria-label", `${this.name(seat)}: ${cards ? cardsText(cards) : `${state.counts[seat]} cards`}`);
+    hand.setAttribute("aria-label", `${this.name(seat)}: ${cards ? cardsText(cards) : t("table.cards", { count: state.counts[seat] })}`);
   }
 
   drawTrick(state) {
@@ -308,12 +311,12 @@ export class Table {
     this.centerInfo.innerHTML = "";
     const info = this.centerInfo;
     if (!state.started) {
-      info.append(el("div", "center-title", "Waiting for players"));
-      info.append(el("div", "center-sub", "the game starts when four have joined"));
+      info.append(el("div", "center-title", t("table.waiting_players")));
+      info.append(el("div", "center-sub", t("table.waiting_players.sub")));
       return;
     }
     if (state.complete) {
-      info.append(el("div", "center-title", "Game over"));
+      info.append(el("div", "center-title", t("table.game_over")));
       return;
     }
     const turn = this.turnSeat(state);
@@ -321,15 +324,15 @@ export class Table {
       // an empty place at the next player's side of the trick says whose turn it is
       const pos = Object.keys(this.positions).find((p) => this.positions[p] === turn);
       const ghost = el("div", `card ghost${bySeat[turn] ? " second" : ""}`);
-      ghost.append(el("span", "ghost-text", turn === this.me ? "your turn" : this.name(turn)));
+      ghost.append(el("span", "ghost-text", turn === this.me ? t("table.your_turn") : this.name(turn)));
       this.slots[pos].append(ghost);
     }
     if (state.trickWinner && state.trick.length) {
-      info.append(el("div", "center-title", `${this.youOr(state.trickWinner)} ${state.trickWinner === this.me ? "take" : "takes"} the trick`));
+      info.append(el("div", "center-title", state.trickWinner === this.me ? t("table.you_take_trick") : t("table.takes_trick", { name: this.name(state.trickWinner) })));
       return;
     }
     if (state.trick.length || state.phase === "playing") return;
-    const title = state.kindName ? `Hand ${state.handNo}: ${state.kindName}` : `Hand ${state.handNo}`;
+    const title = state.kindName ? t("table.hand_kind", { hand: state.handNo, kind: state.kindName }) : t("table.hand", { hand: state.handNo });
     info.append(el("div", "center-title", title));
     if (state.pass) info.append(el("div", "center-sub", passLine(state.pass)));
     if (turn) info.append(this.arrow(turn));
@@ -338,7 +341,7 @@ export class Table {
   arrow(seat) {
     const pos = Object.keys(this.positions).find((p) => this.positions[p] === seat);
     const node = el("div", `turn-arrow to-${pos}`);
-    node.append(el("span", "arrow-glyph", "\u2794"), el("span", "arrow-text", seat === this.me ? "your turn" : `${this.name(seat)}`));
+    node.append(el("span", "arrow-glyph", "\u2794"), el("span", "arrow-text", seat === this.me ? t("table.your_turn") : `${this.name(seat)}`));
     return node;
   }
 
@@ -365,7 +368,7 @@ export class Table {
     const mode = this.cardMode(state);
     box.dataset.mode = mode || "";
     box.classList.toggle("spectator-hand", !this.me);
-    if (!this.me) box.append(el("div", "hand-owner", `${this.name(seat)}'s hand`));
+    if (!this.me) box.append(el("div", "hand-owner", t("table.hand_of", { name: this.name(seat) })));
     const row = el("div", "hand-row");
     const received = new Set(state.passReceived[seat] || []);
     const legal = new Set(state.legalPlays);
@@ -397,7 +400,7 @@ export class Table {
       if (shown) for (const card of shown) row.append(wrap(cardFace(card, { interactive: false })));
       else for (let i = 0; i < state.counts[seat]; i += 1) row.append(wrap(cardBack()));
     }
-    if (!cards.length && state.started && !state.complete && this.me) row.append(el("div", "empty-hand", "no cards"));
+    if (!cards.length && state.started && !state.complete && this.me) row.append(el("div", "empty-hand", t("table.no_cards")));
     box.append(row);
   }
 
@@ -414,12 +417,12 @@ export class Table {
     }
     const me = this.me;
     if (!state.started) {
-      status.textContent = "Waiting for the game to start.";
+      status.textContent = t("table.waiting_start");
       return;
     }
     if (state.complete) {
-      status.textContent = "The game is over.";
-      buttons.append(button("Final scores", "btn", () => this.openOverlay("over")));
+      status.textContent = t("table.over");
+      buttons.append(button(t("table.final_scores"), "btn", () => this.openOverlay("over")));
       return;
     }
     if (!me) {
@@ -429,8 +432,8 @@ export class Table {
     const mode = this.cardMode(state);
     if (mode === "select-pass") {
       const n = this.selected.size;
-      status.textContent = `Choose 3 cards to pass ${PASS_WORD[state.pass] || ""} (${n}/3)`;
-      const go = button("Pass 3 cards", "btn primary", () => this.submitPass());
+      status.textContent = t("table.choose_pass", { direction: passWord(state.pass), n });
+      const go = button(t("table.pass_cards"), "btn primary", () => this.submitPass());
       go.disabled = n !== 3;
       go.dataset.action = "pass";
       buttons.append(go);
@@ -438,28 +441,28 @@ export class Table {
       const n = this.selected.size;
       const mine = this.myCards(state).filter((c) => this.chargeable.includes(c) && !state.charged[me].includes(c));
       status.textContent = mine.length
-        ? `Charge? Pick any of ${mine.map(cardText).join(" ")} to charge, or charge nothing.`
-        : "You hold nothing you can charge.";
-      const go = button(n ? `Charge ${[...this.selected].map(cardText).join(" ")}` : "Charge", "btn primary", () => this.submitCharge([...this.selected]));
+        ? t("table.charge_prompt", { cards: mine.map(cardText).join(" ") })
+        : t("table.nothing_to_charge");
+      const go = button(n ? t("table.charge_cards", { cards: [...this.selected].map(cardText).join(" ") }) : t("table.charge"), "btn primary", () => this.submitCharge([...this.selected]));
       go.disabled = n === 0;
       go.dataset.action = "charge";
-      const none = button("No charge", "btn", () => this.submitCharge([]));
+      const none = button(t("table.no_charge"), "btn", () => this.submitCharge([]));
       none.dataset.action = "no-charge";
       buttons.append(go, none);
     } else if (state.phase === "exposing" && !state.exposeDone[me] && !this.busy) {
-      status.textContent = "Expose the A\u2665? Every heart then counts double, for everyone.";
-      const yes = button("Expose A\u2665", "btn primary", () => this.submitExpose(["AH"]));
+      status.textContent = t("table.expose_prompt", { card: cardText("AH") });
+      const yes = button(t("table.expose", { card: cardText("AH") }), "btn primary", () => this.submitExpose(["AH"]));
       yes.dataset.action = "expose";
-      const no = button("Don't expose", "btn", () => this.submitExpose([]));
+      const no = button(t("table.dont_expose"), "btn", () => this.submitExpose([]));
       no.dataset.action = "no-expose";
       buttons.append(yes, no);
     } else if (mode === "play") {
-      status.textContent = state.trick.length ? "Your turn: play a raised card (\u2190 \u2192 then Enter)." : "Your lead: play a raised card (\u2190 \u2192 then Enter).";
+      status.textContent = state.trick.length ? t("table.play_prompt") : t("table.lead_prompt");
     } else {
       status.textContent = this.waitingText(state);
     }
     if (this.claimsEnabled && state.phase === "playing" && !state.claims[me] && state.hands[me].length && !state.trickWinner) {
-      const claim = button("Claim the rest", "btn", () => this.run(() => this.actions.claim()));
+      const claim = button(t("table.claim"), "btn", () => this.run(() => this.actions.claim()));
       claim.dataset.action = "claim";
       claim.disabled = this.busy;
       buttons.append(claim);
@@ -467,27 +470,27 @@ export class Table {
   }
 
   spectatorStatus(state) {
-    if (state.phase === "passing") return `Passing ${PASS_WORD[state.pass] || ""}`;
-    if (state.phase === "charging") return state.nextCharger ? `${this.name(state.nextCharger)} to charge` : "Charging";
-    if (state.phase === "exposing") return "Exposing";
-    if (state.nextPlayer) return `${this.name(state.nextPlayer)} to play`;
-    if (state.phase === "hand_over") return `Hand ${state.handNo} is over`;
-    return "Watching";
+    if (state.phase === "passing") return t("table.phase.passing", { direction: passWord(state.pass) });
+    if (state.phase === "charging") return state.nextCharger ? t("table.phase.to_charge", { name: this.name(state.nextCharger) }) : t("table.phase.charging");
+    if (state.phase === "exposing") return t("table.phase.exposing");
+    if (state.nextPlayer) return t("table.phase.to_play", { name: this.name(state.nextPlayer) });
+    if (state.phase === "hand_over") return t("table.phase.hand_over", { hand: state.handNo });
+    return t("table.phase.watching");
   }
 
   waitingText(state) {
     const me = this.me;
-    if (state.phase === "passing") return "Passed. Waiting for the others to pass.";
+    if (state.phase === "passing") return t("table.wait.pass");
     if (state.phase === "charging") {
-      if (state.nextCharger && state.nextCharger !== me) return `Waiting for ${this.name(state.nextCharger)} to charge.`;
-      return "Waiting for the others to charge.";
+      if (state.nextCharger && state.nextCharger !== me) return t("table.wait.charge_one", { name: this.name(state.nextCharger) });
+      return t("table.wait.charge");
     }
     if (state.phase === "exposing") {
       const waiting = SEATS.filter((s) => !state.exposeDone[s]).map((s) => this.name(s));
-      return waiting.length ? `Waiting for ${waiting.join(", ")} to expose or not.` : "Exposing.";
+      return waiting.length ? t("table.wait.expose", { names: waiting.join(", ") }) : t("table.wait.exposing");
     }
-    if (state.phase === "playing" && state.nextPlayer) return `Waiting for ${this.name(state.nextPlayer)}.`;
-    if (state.phase === "hand_over") return `Hand ${state.handNo} is over.`;
+    if (state.phase === "playing" && state.nextPlayer) return t("table.wait.play", { name: this.name(state.nextPlayer) });
+    if (state.phase === "hand_over") return t("table.wait.hand_over", { hand: state.handNo });
     return "";
   }
 
@@ -497,23 +500,22 @@ export class Table {
     for (const [claimer, claim] of Object.entries(state.claims)) {
       const panel = el("div", "claim-panel");
       panel.dataset.claimer = claimer;
-      const who = claimer === this.me ? "You claim" : `${this.name(claimer)} claims`;
-      panel.append(el("div", "claim-title", `${who} all remaining tricks with:`));
+      panel.append(el("div", "claim-title", claimer === this.me ? t("table.claim.you") : t("table.claim.other", { name: this.name(claimer) })));
       const cards = el("div", "claim-cards");
       for (const card of sortCards(claim.hand)) cards.append(cardFace(card, { small: true }));
       panel.append(cards);
       const answered = claim.accepted.map((s) => this.youOr(s));
-      panel.append(el("div", "claim-status", answered.length ? `accepted by ${answered.join(", ")}` : "no answers yet"));
+      panel.append(el("div", "claim-status", answered.length ? t("table.claim.accepted", { names: answered.join(", ") }) : t("table.claim.no_answers")));
       if (this.interactive) {
         const buttons = el("div", "buttons");
         if (claimer === this.me) {
-          const w = button("Withdraw claim", "btn", () => this.run(() => this.actions.rejectClaim(claimer)));
+          const w = button(t("table.claim.withdraw"), "btn", () => this.run(() => this.actions.rejectClaim(claimer)));
           w.dataset.action = "withdraw";
           buttons.append(w);
         } else if (!claim.accepted.includes(this.me)) {
-          const a = button("Accept", "btn primary", () => this.run(() => this.actions.acceptClaim(claimer)));
+          const a = button(t("table.claim.accept"), "btn primary", () => this.run(() => this.actions.acceptClaim(claimer)));
           a.dataset.action = "accept";
-          const r = button("Reject", "btn", () => this.run(() => this.actions.rejectClaim(claimer)));
+          const r = button(t("table.claim.reject"), "btn", () => this.run(() => this.actions.rejectClaim(claimer)));
           r.dataset.action = "reject";
           buttons.append(a, r);
         }
@@ -547,7 +549,7 @@ export class Table {
   scoreTable(state, { compact = false } = {}) {
     const table = el("table", compact ? "scores compact" : "scores sheet");
     const head = el("tr");
-    head.append(el("th", null, compact ? "" : "Hand"));
+    head.append(el("th", null, compact ? "" : t("table.sheet.hand")));
     for (const s of SEATS) {
       const th = el("th", null, compact ? SEAT_LETTER[s] : this.name(s));
       th.title = this.name(s);
@@ -559,13 +561,13 @@ export class Table {
     const rows = compact ? state.handScores.slice(-4) : state.handScores;
     for (const row of rows) {
       const tr = el("tr");
-      tr.append(el("td", "hand-label", row.kindName ? `${row.hand}. ${row.kindName}` : compact ? String(row.hand) : `${row.hand} (${row.pass || "-"})`));
+      tr.append(el("td", "hand-label", row.kindName ? `${row.hand}. ${row.kindName}` : compact ? String(row.hand) : `${row.hand} (${row.pass ? t(`pass.short.${row.pass}`, {}, row.pass) : "-"})`));
       for (const s of SEATS) tr.append(el("td", null, String(row[s])));
       body.append(tr);
     }
     const foot = el("tfoot");
     const tr = el("tr", "totals");
-    tr.append(el("th", null, "Total"));
+    tr.append(el("th", null, t("table.sheet.total")));
     const best = state.handScores.length ? new Set(winners(state, this.highestWins)) : new Set();
     for (const s of SEATS) {
       const td = el("td", best.has(s) || best.has(this.name(s)) ? "leader" : null, String(state.totals[s]));
@@ -607,18 +609,18 @@ export class Table {
     const dialog = el("div", `dialog dialog-${this.overlay}`);
     dialog.setAttribute("role", "dialog");
     const close = button("\u00d7", "close", () => this.closeOverlay());
-    close.setAttribute("aria-label", "close");
+    close.setAttribute("aria-label", t("common.close"));
     dialog.append(close);
     if (this.overlay === "scores") {
       const ended = this.sheetHand && this.sheetHand === state.handScores.length ? this.sheetHand : null;
-      dialog.append(el("h2", null, ended ? `Hand ${ended} is over` : "Score sheet"));
+      dialog.append(el("h2", null, ended ? t("table.phase.hand_over", { hand: ended }) : t("table.score_sheet")));
       dialog.append(this.scoreTable(state));
-      const ok = button(ended ? "Next hand" : "Close", "btn primary", () => this.closeOverlay());
+      const ok = button(ended ? t("table.next_hand") : t("common.close_button"), "btn primary", () => this.closeOverlay());
       ok.dataset.action = "close-sheet";
       dialog.append(ok);
     } else if (this.overlay === "last") {
-      dialog.append(el("h2", null, "Last trick"));
-      const t = state.lastTrick;
+      dialog.append(el("h2", null, t("table.last_trick")));
+      const last = state.lastTrick;
       if (t) {
         const row = el("div", "last-trick");
         for (const { seat, card } of t.plays) {
@@ -626,14 +628,17 @@ export class Table {
           cell.append(cardFace(card), el("div", "who", this.youOr(seat)));
           row.append(cell);
         }
-        dialog.append(row, el("p", null, `${this.youOr(t.winner)} took it.`));
+        dialog.append(row, el("p", null, last.winner === this.me ? t("table.you_took_it") : t("table.took_it", { name: this.name(last.winner) })));
       }
     } else if (this.overlay === "over") {
-      dialog.append(el("h2", null, "Game over"));
+      dialog.append(el("h2", null, t("table.game_over")));
       const best = winners(state, this.highestWins).map((w) => (SEATS.includes(w) ? w : SEATS.find((s) => this.name(s) === w) || w));
-      const names = best.map((s) => this.youOr(s));
+      const others = best.filter((s) => s !== this.me).map((s) => this.name(s));
       const mine = this.me && best.includes(this.me);
-      dialog.append(el("p", "winner", mine ? (best.length > 1 ? `You share the win with ${names.filter((n) => n !== "You").join(", ")}!` : "You win!") : `${names.join(" and ")} ${names.length > 1 ? "win" : "wins"}.`));
+      const text = mine
+        ? others.length ? t("table.win.shared", { names: others.join(", ") }) : t("table.win.you")
+        : t("table.win.others", { count: others.length, names: others.join(", ") });
+      dialog.append(el("p", "winner", text));
       dialog.append(this.scoreTable(state));
       const links = el("div", "buttons");
       for (const { href, text } of this.links) {

@@ -4,18 +4,19 @@
 // standings plot, exports, and a form for an external entrant to play its next game over HTTP.
 
 import { getJson, post } from "./api.js";
-import { el, ensureName, replayCell, topbar } from "./common.js";
+import { el, ensureName, errorText, replayCell, topbar } from "./common.js";
+import { formatNumber, t } from "./i18n.js";
 import { variantLabel } from "./labels.js";
 
 const REFRESH_MS = 2000;
 let timer = null;
 
 function fmt(x, digits = 2) {
-  return x === null || x === undefined ? "\u2013" : Number(x).toFixed(digits);
+  return x === null || x === undefined ? "\u2013" : formatNumber(Number(x), { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
 function pct(x) {
-  return x === null || x === undefined ? "\u2013" : `${Math.round(x * 100)}%`;
+  return x === null || x === undefined ? "\u2013" : formatNumber(x, { style: "percent", maximumFractionDigits: 0 });
 }
 
 function alertBox(message) {
@@ -30,41 +31,41 @@ async function showList(box) {
   box.innerHTML = "";
   const grid = el("div", "tournament-grid");
   const listPanel = el("section", "panel");
-  listPanel.append(el("h1", null, "Tournaments"));
+  listPanel.append(el("h1", null, t("tournaments.title")));
   const formPanel = el("section", "panel");
-  formPanel.append(el("h2", null, "New tournament"), createForm());
+  formPanel.append(el("h2", null, t("tournaments.new")), createForm());
   grid.append(listPanel, formPanel);
   box.append(grid);
   let rows;
   try {
     rows = await getJson("/api/tournaments");
   } catch (err) {
-    listPanel.append(alertBox(err.message));
+    listPanel.append(alertBox(errorText(err)));
     return;
   }
   if (!rows.length) {
-    listPanel.append(el("p", "empty-note", "No tournaments yet. Create one with the form."));
+    listPanel.append(el("p", "empty-note", t("tournaments.none")));
     return;
   }
   const table = el("table", "games");
   table.id = "tournaments-table";
   const head = el("tr");
-  for (const text of ["Tournament", "Variant", "Entrants", "Games", "Status"]) head.append(el("th", null, text));
+  for (const key of ["tournaments.tournament", "history.variant", "tournaments.entrants", "lobby.games", "history.status"]) head.append(el("th", null, t(key)));
   const thead = el("thead");
   thead.append(head);
   const body = el("tbody");
-  for (const t of rows) {
+  for (const row of rows) {
     const tr = el("tr");
-    tr.dataset.id = t.id;
-    const link = el("a", null, t.id);
-    link.href = `/tournaments#${encodeURIComponent(t.id)}`;
+    tr.dataset.id = row.id;
+    const link = el("a", null, row.id);
+    link.href = `/tournaments#${encodeURIComponent(row.id)}`;
     const first = el("td");
     first.append(link);
-    tr.append(first, el("td", null, `${variantLabel(t.variant)} \u00b7 ${t.sets} set${t.sets === 1 ? "" : "s"}`));
-    tr.append(el("td", null, (t.entrants || []).join(", ")));
-    tr.append(el("td", null, `${t.games_played}/${t.games_total}`));
+    tr.append(first, el("td", null, `${variantLabel(row.variant)} \u00b7 ${t("tournaments.sets", { count: row.sets })}`));
+    tr.append(el("td", null, (row.entrants || []).join(", ")));
+    tr.append(el("td", null, `${row.games_played}/${row.games_total}`));
     const st = el("td");
-    st.append(el("span", `status-pill ${t.status}`, t.status));
+    st.append(el("span", `status-pill ${row.status}`, t(`status.${row.status}`, {}, row.status)));
     tr.append(st);
     body.append(tr);
   }
@@ -106,30 +107,30 @@ function createForm() {
   const sets = numberInput("t-sets", 1, 1000, 4);
   const deals = numberInput("t-deals", 0, 52, 0);
   const seed = numberInput("t-seed", 0, null, "");
-  seed.placeholder = "secret";
+  seed.placeholder = t("tournaments.seed.placeholder");
   const bots = el("textarea");
   bots.id = "t-bots";
   bots.value = "random\nheuristic\nsearch --think-ms 50";
   const externals = el("input");
   externals.id = "t-externals";
-  externals.placeholder = "alice, my-bot";
-  field(form, "Variant", variant);
-  field(form, "Deal sets", sets);
-  field(form, "Deals per set", deals, "0: one pass cycle of the variant. Every set is played in every seat rotation.");
-  field(form, "Seed", seed, "Empty: the server draws a secret seed, shown when the tournament is over. A seed of your own (the same seed deals the same cards) only for built-in bots.");
-  const botsLabel = el("label", "full", "Built-in bots, one per line");
+  externals.placeholder = t("tournaments.externals.placeholder");
+  field(form, t("lobby.variant"), variant);
+  field(form, t("tournaments.sets_label"), sets);
+  field(form, t("tournaments.deals_label"), deals, t("tournaments.deals_hint"));
+  field(form, t("tournaments.seed"), seed, t("tournaments.seed_hint"));
+  const botsLabel = el("label", "full", t("tournaments.bots"));
   botsLabel.htmlFor = bots.id;
   bots.classList.add("full");
-  form.append(botsLabel, bots, el("p", "t-hint full", "A registry name and options, e.g. \u201csearch --think-ms 200\u201d; \u201cNAME=bot\u201d names it."));
-  field(form, "External", externals, "Names of players who connect themselves; each gets a token (shown once).");
-  const go = el("button", "btn primary full", "Create and start");
+  form.append(botsLabel, bots, el("p", "t-hint full", t("tournaments.bots_hint")));
+  field(form, t("tournaments.external"), externals, t("tournaments.external_hint"));
+  const go = el("button", "btn primary full", t("tournaments.create"));
   go.type = "submit";
   const out = el("div", "full");
   form.append(go, out);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     out.innerHTML = "";
-    await ensureName(document.getElementById("name-box"), "Pick a name to create a tournament under.");
+    await ensureName(document.getElementById("name-box"), t("tournaments.name_intro"));
     const body = {
       variant: variant.value,
       sets: Number(sets.value),
@@ -144,7 +145,7 @@ function createForm() {
       sessionStorage.setItem(`moonshot.tokens.${made.id}`, JSON.stringify(made.tokens || {}));
       location.hash = made.id;
     } catch (err) {
-      out.append(alertBox(err.message));
+      out.append(alertBox(errorText(err)));
     } finally {
       go.disabled = false;
     }
@@ -158,8 +159,8 @@ function standingsTable(st) {
   const table = el("table", "standings");
   table.id = "standings";
   const head = el("tr");
-  const cols = ["#", "Entrant", "Deals", "Pts/deal", "95% CI", "Win", "Moons +/\u2212", "Timeouts", "Errors", "No-shows"];
-  for (const c of cols) head.append(el("th", null, c));
+  const cols = ["#", "entrant", "deals", "points", "ci", "win", "moons", "timeouts", "errors", "no_shows"];
+  for (const c of cols) head.append(el("th", null, c === "#" ? c : t(`tournaments.col.${c}`)));
   const thead = el("thead");
   thead.append(head);
   const body = el("tbody");
@@ -167,7 +168,7 @@ function standingsTable(st) {
     const tr = el("tr", `rank-${r.rank}`);
     tr.dataset.entrant = r.entrant;
     const name = el("td", null, r.entrant);
-    if (r.kind === "external") name.append(el("span", "kind-tag", "external"));
+    if (r.kind === "external") name.append(el("span", "kind-tag", t("tournaments.external_tag")));
     tr.append(el("td", null, String(r.rank)), name, el("td", null, String(r.deals)));
     tr.append(el("td", null, fmt(r.mean_points_per_deal)));
     tr.append(el("td", "ci", r.ci_low === null ? "\u2013" : `${fmt(r.ci_low, 1)}\u2026${fmt(r.ci_high, 1)}`));
@@ -185,7 +186,7 @@ function pairedTable(st) {
   const table = el("table", "standings paired");
   table.id = "paired";
   const head = el("tr");
-  head.append(el("th", null, ""), el("th", null, "row \u2212 column"));
+  head.append(el("th", null, ""), el("th", null, t("tournaments.row_minus_column")));
   names.forEach((_, i) => head.append(el("th", null, String(i + 1))));
   const thead = el("thead");
   thead.append(head);
@@ -197,7 +198,7 @@ function pairedTable(st) {
       const p = a === b ? null : by.get(`${a}\u0000${b}`);
       const td = el("td", null, p && p.difference !== null ? fmt(p.difference, 1) : "");
       if (p && p.ci_low !== null) {
-        td.title = `${a} \u2212 ${b}: ${fmt(p.difference)} points per deal (95% ${fmt(p.ci_low)} \u2026 ${fmt(p.ci_high)}) over ${p.deals} deals`;
+        td.title = t("tournaments.paired_title", { a, b, difference: fmt(p.difference), low: fmt(p.ci_low), high: fmt(p.ci_high), deals: p.deals });
         // significant either way: better (fewer points, or more where higher wins) or worse
         const sign = p.ci_low > 0 ? 1 : p.ci_high < 0 ? -1 : 0;
         const good = st.lower_is_better ? -1 : 1;
@@ -216,8 +217,8 @@ function gamesTable(data) {
   const table = el("table", "standings games-list");
   table.id = "games";
   const head = el("tr");
-  for (const c of ["Game", "Set", "Table", "Rotation", "North \u00b7 East \u00b7 South \u00b7 West (points)", ""]) {
-    head.append(el("th", null, c));
+  for (const c of ["game", "set", "table", "rotation", "seats", ""]) {
+    head.append(el("th", null, c ? t(`tournaments.games.${c}`) : ""));
   }
   const thead = el("thead");
   thead.append(head);
@@ -228,7 +229,7 @@ function gamesTable(data) {
     tr.append(el("td", null, String(g.number + 1)), el("td", null, String(g.set_index + 1)));
     tr.append(el("td", null, String(g.table + 1)), el("td", null, String(g.rotation + 1)));
     const who = g.seats
-      .map((s) => `${names[s.entrant] ?? `house ${s.entrant - names.length + 1}`} ${s.total}${s.no_show ? " (absent)" : ""}`)
+      .map((s) => `${names[s.entrant] ?? t("tournaments.house", { n: s.entrant - names.length + 1 })} ${s.total}${s.no_show ? ` ${t("tournaments.absent")}` : ""}`)
       .join(" \u00b7 ");
     tr.append(el("td", "who", who));
     tr.append(replayCell(g.game_id));
@@ -249,19 +250,19 @@ function playForm(id) {
   form.id = "play-form";
   const token = el("input");
   token.id = "t-token";
-  token.placeholder = "your entrant token";
+  token.placeholder = t("tournaments.token.placeholder");
   token.autocomplete = "off";
-  field(form, "Token", token);
-  const go = el("button", "btn primary full", "Play my next game");
+  field(form, t("tournaments.token"), token);
+  const go = el("button", "btn primary full", t("tournaments.play_next"));
   go.type = "submit";
   const out = el("div", "full");
   form.append(go, out);
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     out.innerHTML = "";
-    await ensureName(document.getElementById("name-box"), "Pick a name to play under.");
+    await ensureName(document.getElementById("name-box"), t("name.intro"));
     go.disabled = true;
-    out.append(el("p", "t-hint", "Waiting for your next game to start\u2026"));
+    out.append(el("p", "t-hint", t("tournaments.waiting")));
     try {
       for (;;) {
         const seat = await post("/api/tournaments/play", { token: token.value.trim(), wait: 25 });
@@ -272,7 +273,7 @@ function playForm(id) {
       }
     } catch (err) {
       out.innerHTML = "";
-      out.append(alertBox(err.message));
+      out.append(alertBox(errorText(err)));
     } finally {
       go.disabled = false;
     }
@@ -287,36 +288,41 @@ async function showOne(box, id) {
   } catch (err) {
     box.innerHTML = "";
     const panel = el("section", "panel");
-    panel.append(el("h1", null, "Tournament"), alertBox(err.message));
+    panel.append(el("h1", null, t("tournaments.tournament")), alertBox(errorText(err)));
     box.append(panel);
     return;
   }
   box.innerHTML = "";
   const grid = el("div", "tournament-detail");
   const main = el("section", "panel");
-  const title = el("h1", null, `Tournament ${data.id} `);
-  title.append(el("span", `status-pill ${data.status}`, data.status));
+  const title = el("h1", null, `${t("tournaments.one", { id: data.id })} `);
+  title.append(el("span", `status-pill ${data.status}`, t(`status.${data.status}`, {}, data.status)));
   main.append(title);
   const lower = data.standings.lower_is_better;
   main.append(
     el(
       "p",
       "muted",
-      `${variantLabel(data.variant)} \u00b7 ${data.sets} deal set${data.sets === 1 ? "" : "s"} of ${data.deals_per_set} deal${data.deals_per_set === 1 ? "" : "s"} \u00b7 ${data.seed === null ? "secret seed" : `seed ${data.seed}`} \u00b7 ${lower ? "fewer" : "more"} points is better`,
+      [
+        variantLabel(data.variant),
+        t("tournaments.sets_of", { sets: data.sets, deals: data.deals_per_set }),
+        data.seed === null ? t("tournaments.secret_seed") : t("tournaments.seed_is", { seed: data.seed }),
+        lower ? t("tournaments.fewer_better") : t("tournaments.more_better"),
+      ].join(" \u00b7 "),
     ),
   );
   const bar = el("div", "progress");
   const fill = el("div");
   fill.style.width = `${data.games_total ? (100 * data.games_played) / data.games_total : 0}%`;
   bar.append(fill);
-  main.append(el("div", "t-hint", `${data.games_played} of ${data.games_total} games played`), bar);
+  main.append(el("div", "t-hint", t("tournaments.played", { played: data.games_played, total: data.games_total })), bar);
   if (data.error) main.append(alertBox(data.error));
   const stored = sessionStorage.getItem(`moonshot.tokens.${data.id}`);
   const tokens = stored ? JSON.parse(stored) : {};
   if (Object.keys(tokens).length) {
     const box2 = el("div", "tokens");
     box2.id = "tokens";
-    box2.append(el("strong", null, "Entrant tokens (shown once: hand each to its player) "));
+    box2.append(el("strong", null, `${t("tournaments.tokens")} `));
     for (const [name, tok] of Object.entries(tokens)) {
       const line = el("div");
       line.append(document.createTextNode(`${name}: `), el("code", null, tok));
@@ -324,11 +330,11 @@ async function showOne(box, id) {
     }
     main.append(box2);
   }
-  main.append(el("h2", null, "Standings"), scroller(standingsTable(data.standings)));
+  main.append(el("h2", null, t("tournaments.standings")), scroller(standingsTable(data.standings)));
   const links = el("div", "t-links");
   for (const [href, text] of [
-    [`/api/tournaments/${encodeURIComponent(id)}/results`, "Results (JSON)"],
-    [`/api/tournaments/${encodeURIComponent(id)}/results?format=csv`, "Standings (CSV)"],
+    [`/api/tournaments/${encodeURIComponent(id)}/results`, t("tournaments.results_json")],
+    [`/api/tournaments/${encodeURIComponent(id)}/results?format=csv`, t("tournaments.standings_csv")],
   ]) {
     const a = el("a", "btn small", text);
     a.href = href;
@@ -337,7 +343,7 @@ async function showOne(box, id) {
   main.append(links);
   if (data.games_played) {
     const img = el("img", "plot");
-    img.alt = "running standings: mean points per deal after each game";
+    img.alt = t("tournaments.plot");
     img.src = `/api/tournaments/${encodeURIComponent(id)}/standings.png?n=${data.games_played}`;
     img.addEventListener("error", () => img.remove()); // no matplotlib on the server: no plot
     main.append(img);
@@ -345,19 +351,19 @@ async function showOne(box, id) {
   const side = el("div", "tournament-side");
   const pairs = el("section", "panel");
   pairs.append(
-    el("h2", null, "Paired differences"),
-    el("p", "t-hint", "Row minus column, points per deal on the same cards; coloured where the 95% interval excludes 0."),
+    el("h2", null, t("tournaments.paired")),
+    el("p", "t-hint", t("tournaments.paired_hint")),
     scroller(pairedTable(data.standings)),
   );
   side.append(pairs);
   if (data.games && data.games.length) {
     const games = el("section", "panel");
-    games.append(el("h2", null, "Games"), scroller(gamesTable(data)));
+    games.append(el("h2", null, t("lobby.games")), scroller(gamesTable(data)));
     side.append(games);
   }
   if (data.status === "running" && data.entrants.some((e) => e.external)) {
     const play = el("section", "panel");
-    play.append(el("h2", null, "Play as an entrant"), playForm(id));
+    play.append(el("h2", null, t("tournaments.play_as")), playForm(id));
     side.append(play);
   }
   grid.append(main, side);
