@@ -185,3 +185,23 @@ def test_arena_command_refuses_one_bot_on_both_sides() -> None:
     assert out.exit_code != 0 and "'pimc:worlds=1,'" in out.output
     out = CliRunner().invoke(main, [*same[:4], "pimc:worlds=1,", *same[5:], "-q"])
     assert out.exit_code == 0, out.output
+
+
+def test_a_level_is_a_seat_spec_of_its_own(tmp_path: Path) -> None:
+    """``level:N`` in --head-to-head, --candidate and --field: the arena hands it no budget (a
+    level is measured as it is), and an unknown level is a usage error that names the levels."""
+    from moonshot.play.arena import bot_spec
+
+    assert bot_spec("level:3") == ("level:3", {})
+    assert bot_options("level:6", ArenaConfig(simulations=3)) == {}
+    results = tmp_path / "r.json"
+    runner = CliRunner()
+    args = ["arena", "-n", "2", "--no-passing", "--head-to-head", "level:2", "level:1", "--results", str(results), "-q"]
+    out = runner.invoke(main, args)
+    assert out.exit_code == 0, out.output
+    assert "level:2 − level:1" in out.output
+    assert json.loads(results.read_text())["summary"]["candidate"] == "level:2"
+    out = runner.invoke(main, ["arena", "-n", "1", "--candidate", "level:1", "--field", "level:3", "-q"])
+    assert out.exit_code == 0, out.output
+    bad = runner.invoke(main, ["arena", "-n", "1", "--candidate", "level:99"])
+    assert bad.exit_code == 2 and "unknown level level:99" in bad.output and "level:1 Beginner" in bad.output

@@ -1,6 +1,10 @@
 """Every bot by name: the registry every place a bot can sit loads bots from (the simulator, the
 arena, server bot seats, the RL opponents), the spec a bot is rated under, and ``--seats`` lists.
 
+A level (``level:N``, :mod:`moonshot.bots.levels`) is accepted wherever a name is: ``make_bot``
+resolves it to the level's bot and options. ``epsilon`` is an option of every bot
+(:mod:`moonshot.bots.noise`).
+
 Bots are imported lazily, by ``module:Class``, so a missing optional bot never breaks the others.
 """
 
@@ -28,12 +32,31 @@ BOT_REGISTRY: dict[str, str] = {
 }
 
 
+# a level by number: ``level:3`` (moonshot.bots.levels)
+LEVEL_PREFIX = "level:"
+
+
 class UnknownBot(ValueError):
     pass
 
 
+def check_bot_name(name: str) -> str:
+    """``name`` if it is a registry name or an existing level (``level:N``), else :class:`UnknownBot`
+    (:class:`~moonshot.bots.levels.UnknownLevel` for a level) with what is known."""
+    if name.startswith(LEVEL_PREFIX):
+        from moonshot.bots.levels import find_level
+
+        find_level(name)
+    elif name not in BOT_REGISTRY:
+        raise UnknownBot(f"unknown bot {name!r}; known: {', '.join(BOT_REGISTRY)}, level:N")
+    return name
+
+
 def bot_names() -> list[str]:
-    """Bots that can be loaded here."""
+    """Bots that can be loaded here: the registry's names, then the levels (``level:1``, ...)
+    whose bot can."""
+    from moonshot.bots.levels import LEVELS
+
     out = []
     for name in BOT_REGISTRY:
         try:
@@ -41,11 +64,25 @@ def bot_names() -> list[str]:
         except UnknownBot:
             continue
         out.append(name)
+    out.extend(lv.key for lv in LEVELS if lv.bot in out)
     return out
 
 
 def make_bot(name: str, **options: Any) -> Bot:
-    """A fresh bot by name (``random``, ``heuristic``, ...)."""
+    """A fresh bot by name (``random``, ``heuristic``, ...) or level (``level:3``).
+
+    ``epsilon=p`` (any bot): each decision is the random bot's with probability ``p``."""
+    if name.startswith(LEVEL_PREFIX):
+        from moonshot.bots.levels import find_level
+
+        level = find_level(name)
+        if options:  # a level is measured as it is: nothing may change it
+            raise TypeError(f"{name} takes no options (it is {level.spec}); got {', '.join(sorted(options))}")
+        leveled = make_bot(level.bot, **level.options)
+        with contextlib.suppress(AttributeError):
+            setattr(leveled, "level", level.number)  # noqa: B010
+        return leveled
+    epsilon = options.pop("epsilon", None)
     target = BOT_REGISTRY.get(name)
     if target is None:
         raise UnknownBot(f"unknown bot {name!r}; known: {', '.join(BOT_REGISTRY)}")
@@ -59,6 +96,11 @@ def make_bot(name: str, **options: Any) -> Bot:
         _CLASSES[target] = found
     cls: Any = found
     bot: Bot = cls(**options)
+    if epsilon is not None:
+        from moonshot.bots.noise import NoisyBot
+
+        bot = NoisyBot(bot, float(epsilon))
+        options = {**options, "epsilon": epsilon}
     # the name it is rated under (moonshot.play.ratings); setattr: a Bot need not declare it
     with contextlib.suppress(AttributeError):
         setattr(bot, "spec", bot_spec(name, options, cls))  # noqa: B010
@@ -121,11 +163,20 @@ def parse_seats(text: str) -> tuple[str, str, str, str]:
     if not names or len(names) > 4:
         raise ValueError(f"--seats needs 1 to 4 comma-separated bot names, got {text!r}")
     for n in names:
-        if n not in BOT_REGISTRY:
-            raise UnknownBot(f"unknown bot {n!r}; known: {', '.join(BOT_REGISTRY)}")
+        check_bot_name(n)
     while len(names) < 4:
         names.append(names[-1])
     return (names[0], names[1], names[2], names[3])
 
 
-__all__ = ["BOT_REGISTRY", "UnknownBot", "bot_names", "bot_spec", "make_bot", "parse_seats", "spec_of"]
+__all__ = [
+    "BOT_REGISTRY",
+    "LEVEL_PREFIX",
+    "UnknownBot",
+    "bot_names",
+    "bot_spec",
+    "check_bot_name",
+    "make_bot",
+    "parse_seats",
+    "spec_of",
+]

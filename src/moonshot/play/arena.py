@@ -102,8 +102,13 @@ def bot_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
     A bot name may carry constructor options after a colon (numbers, ``true``/``false``, words),
     so two settings of one bot can meet in the arena; the full spec names its seats. A bare word
-    names a preset of the bot: ``"pimc:classic"`` → ``("pimc", {"preset": "classic"})``.
+    names a preset of the bot: ``"pimc:classic"`` → ``("pimc", {"preset": "classic"})``. A level
+    (``level:3``) is a name of its own: ``make_bot`` resolves it.
     """
+    from moonshot.bots.registry import LEVEL_PREFIX
+
+    if spec.strip().startswith(LEVEL_PREFIX):
+        return spec.strip(), {}
     name, _, rest = spec.partition(":")
     options: dict[str, Any] = {}
     for item in filter(None, (p.strip() for p in rest.split(","))):
