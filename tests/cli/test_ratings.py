@@ -82,3 +82,28 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
 
 async def _open_close(url: str) -> None:
     await (await Store.open(url)).close()
+
+
+def test_arena_files_are_rated_in_memory(tmp_path: Path) -> None:
+    runs = []
+    for n, (a, b) in enumerate((("mid", "low"), ("high", "mid"))):
+        deal = {"seatings": [[a, b, a, b], [b, a, b, a]], "points": [[0, 13, 0, 13], [13, 0, 13, 0]]}
+        run_ = {
+            "format": "moonshot.play.arena/1",
+            "config": {"variant": "standard"},
+            "summary": {},
+            "deals": [deal] * 20,
+        }
+        path = tmp_path / f"r{n}.json"
+        path.write_text(json.dumps(run_))
+        runs.append(str(path))
+    out = run("ratings", "--arena", runs[0], "--arena", runs[1], "--json")
+    assert out.exit_code == 0, out.output
+    rows = [json.loads(line) for line in out.output.splitlines()]
+    assert [r["player"] for r in rows] == ["high", "mid", "low"] and rows[0]["variant"] == "standard"
+    assert rows[1]["games"] == 80
+    (tmp_path / "bad.json").write_text("{}")
+    bad = run("ratings", "--arena", str(tmp_path / "bad.json"))
+    assert bad.exit_code == 2 and "not an arena results file" in bad.output
+    both = run("ratings", "--arena", runs[0], "--rebuild")
+    assert both.exit_code == 2 and "--arena rates arena files alone" in both.output

@@ -122,3 +122,37 @@ def test_from_equal_ratings_a_better_place_never_gives_a_lower_rating(totals: li
             if changes[p].rank == changes[q].rank:
                 assert changes[p].after == changes[q].after
         assert changes[p].after.sigma < START_SIGMA
+
+
+def _arena_run(candidate: str, field: str, deals: list[tuple[list[int], list[int]]]) -> dict:
+    """An arena results file of head-to-head deals: the points of the two seatings of each deal."""
+    a, b = candidate, field
+    return {
+        "format": "moonshot.play.arena/1",
+        "config": {"variant": "standard", "candidate": a, "field": b},
+        "summary": {"higher_is_better": False},
+        "deals": [{"seatings": [[a, b, a, b], [b, a, b, a]], "points": [p, q]} for p, q in deals],
+    }
+
+
+def test_arena_runs_rate_a_ladder_through_its_shared_players() -> None:
+    from moonshot.play.ratings import arena_ledger
+
+    # mid always beats low, high always beats mid; low and high never meet
+    low_mid = _arena_run("mid", "low", [([0, 13, 0, 13], [13, 0, 13, 0])] * 30)
+    mid_high = _arena_run("high", "mid", [([0, 13, 0, 13], [13, 0, 13, 0])] * 30)
+    ledger = arena_ledger([low_mid, mid_high])
+    board = [p.name for p, _ in ledger.leaderboard("standard")]
+    assert board == ["high", "mid", "low"]
+    assert ledger.get("standard", PlayerId("mid", bot=True)).games == 120  # both runs' games
+    same = arena_ledger([low_mid, mid_high])
+    assert same.ratings == ledger.ratings  # no randomness
+
+
+def test_arena_ledger_refuses_what_is_not_an_arena_run() -> None:
+    import pytest
+
+    from moonshot.play.ratings import arena_ledger
+
+    with pytest.raises(ValueError, match="not an arena results file"):
+        arena_ledger([{"format": "something else"}])

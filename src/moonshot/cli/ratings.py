@@ -1,5 +1,6 @@
 """``moonshot ratings``: the leaderboard kept in the game store (``--rebuild`` rates every stored
-game again, in finish order). Registered on the ``moonshot`` group in :mod:`moonshot.cli.main`."""
+game again, in finish order; ``--arena`` rates arena runs' games instead, in memory). Registered on
+the ``moonshot`` group in :mod:`moonshot.cli.main`."""
 
 from __future__ import annotations
 
@@ -27,6 +28,16 @@ from moonshot.cli.commands import DB_HELP, DEFAULT_DB, bad_db, console, store_ur
     is_flag=True,
     help="Forget the ratings and rate every finished game again, in finish order (safe while servers run).",
 )
+@click.option(
+    "--arena",
+    "arena_files",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False),
+    metavar="FILE",
+    help="Rate the games of these `moonshot arena --results` files instead of the store (repeat; nothing "
+    "is stored): each seating of each deal is a game, the bots rated by their arena specs. How the "
+    "bot levels were rated (docs/bots.md).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 def ratings_cmd(
     db: str,
@@ -36,15 +47,22 @@ def ratings_cmd(
     is_bot: bool,
     as_json: bool,
     rebuild: bool,
+    arena_files: tuple[str, ...],
     quiet: bool,
 ) -> None:
     """The OpenSkill leaderboard: ordinal (mu - 3 sigma), mu, sigma and games, per variant.
 
     Every game the server finishes is rated, whatever its protocol; moonshot's own bots are rated
     under their spec (`heuristic`, `search --simulations 200`), everyone else under their name.
+    With --arena, the games of arena runs are rated instead, in memory.
     """
     from moonshot.store import Store, StoreError
 
+    if arena_files:
+        if player is not None or rebuild:
+            raise click.UsageError("--arena rates arena files alone: no --player or --rebuild with it")
+        _print_board(_arena_board(arena_files, variant, limit), variant, as_json)
+        return
     if player is not None and variant is None:
         raise click.UsageError("--player needs --variant (a player has one rating per variant)")
 
@@ -84,6 +102,34 @@ async def _rebuild(store: Any, quiet: bool) -> int:
 
         rated: int = await store.rebuild_ratings(step)
         return rated
+
+
+def _arena_board(files: tuple[str, ...], variant: str | None, limit: int) -> dict[str, list[dict[str, Any]]]:
+    from moonshot.play.ratings import arena_ledger
+
+    runs = []
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as f:
+                runs.append(json.load(f))
+        except (OSError, ValueError) as e:
+            raise click.BadParameter(f"cannot read {path}: {e}", param_hint="--arena") from None
+    try:
+        ledger = arena_ledger(runs)
+    except (ValueError, KeyError, TypeError) as e:
+        raise click.BadParameter(f"{e}", param_hint="--arena") from None
+    pools = sorted({v for v, _ in ledger.ratings})
+    board: dict[str, list[dict[str, Any]]] = {}
+    for pool in pools:
+        if variant is not None and pool != variant:
+            continue
+        rows = ledger.leaderboard(pool)[:limit]
+        board[pool] = [
+            {"rank": i, "player": p.name, "bot": p.bot, "ordinal": r.ordinal, "mu": r.mu}
+            | {"sigma": r.sigma, "games": r.games}
+            for i, (p, r) in enumerate(rows, 1)
+        ]
+    return board
 
 
 def _print_board(board: dict[str, list[dict[str, Any]]], variant: str | None, as_json: bool) -> None:

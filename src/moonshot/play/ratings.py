@@ -15,6 +15,8 @@ finishes, and :class:`Ledger` replays every stored game in finish order for ``mo
 - **One player in several seats** (a person against three copies of a bot) is rated seat by seat
   from the same rating before the game, and the seats' results are averaged. A game with fewer
   than two distinct players says nothing about anyone and is not rated.
+- **Arena runs** (:func:`arena_ledger`): the games of ``moonshot arena --results`` files, rated
+  the same way under the arenas' bot specs (``moonshot ratings --arena``; how levels are rated).
 - **Pools**: the Turbo charging orders (``turbo-blind``…) are one game, Turbo Hearts, whose
   charging rule changes from table to table, so they share the ``turbo`` pool (:func:`pool`).
 
@@ -146,6 +148,30 @@ class Ledger:
         return sorted(rows, key=lambda pr: (-pr[1].ordinal, pr[0]))
 
 
+def arena_ledger(runs: Sequence[Mapping[str, Any]]) -> Ledger:
+    """The ratings of arena runs' games (``moonshot arena --results`` JSON, format
+    ``moonshot.play.arena/1``): each seating of each deal is a game between the seats' bots, rated
+    by their arena specs (``heuristic:epsilon=0.5``; the same spec in two runs is one player). The
+    runs' deals are interleaved (deal 0 of every run, then deal 1, ...) so that no run's players
+    settle before another's start: OpenSkill is sequential, and a ladder's runs share players."""
+    ledger = Ledger()
+    games: list[tuple[int, int, str, list[str], list[int]]] = []  # (deal, run, variant, seats, points)
+    for r, run in enumerate(runs):
+        if run.get("format") != "moonshot.play.arena/1":
+            raise ValueError(f"run {r + 1}: not an arena results file (format {run.get('format')!r})")
+        variant = str(run["config"]["variant"])
+        lowest_wins = not run.get("summary", {}).get("higher_is_better", False)
+        if not lowest_wins:
+            raise ValueError(f"run {r + 1}: {variant} scores higher-is-better, which arena_ledger does not rate")
+        for d, deal in enumerate(run["deals"]):
+            for seating, points in zip(deal["seatings"], deal["points"], strict=True):
+                games.append((d, r, variant, list(seating), list(points)))
+    games.sort(key=lambda g: (g[0], g[1]))
+    for _, _, variant, seating, points in games:
+        ledger.apply(variant, [PlayerId(name, bot=True) for name in seating], points)
+    return ledger
+
+
 __all__ = [
     "MODEL",
     "START_MU",
@@ -154,6 +180,7 @@ __all__ = [
     "Ledger",
     "PlayerId",
     "Rating",
+    "arena_ledger",
     "player_id",
     "pool",
     "ranks",
