@@ -169,6 +169,10 @@ async def test_a_ban_is_enforced_by_sessions_and_http_closes_open_connections_an
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{app.http_port}") as web:
         r = await web.get("/api/variants", headers={"Cookie": "name=MALLORY"})
         assert r.status_code == 403 and r.json()["error"].startswith("banned until")
+        # the web app's words for it: the code, the ban's end (unix seconds) and its reason
+        ban = app.guard.controls.name_ban("mallory")
+        assert ban is not None and ban.until is not None
+        assert r.json()["code"] == "banned" and r.json()["args"] == {"until": ban.until, "reason": "cheating"}
         assert (await web.get("/api/variants", headers={"Cookie": "name=alice"})).status_code == 200
 
         # an address ban: the open Sessions connection is closed with the protocol's error reply,
@@ -183,7 +187,11 @@ async def test_a_ban_is_enforced_by_sessions_and_http_closes_open_connections_an
         assert await asyncio.wait_for(reader.read(), 10) == b""  # and closed
         writer.close()
         r = await web.get("/api/variants")
-        assert r.status_code == 403 and r.json() == {"error": "banned permanently: abuse"}
+        assert r.status_code == 403 and r.json() == {
+            "error": "banned permanently: abuse",
+            "code": "banned",
+            "args": {"until": None, "reason": "abuse"},
+        }
         bans = (await admin(app, "/admin/bans")).json()["bans"]
         assert [(b["kind"], b["value"]) for b in bans] == [("address", "127.0.0.0/8"), ("name", "Mallory")]
 
@@ -229,6 +237,7 @@ async def test_a_muted_name_cannot_chat(app: ServerApp) -> None:
         assert (
             r.status_code == 403 and r.json()["error"].startswith("muted in chat until") and "spam" in r.json()["error"]
         )
+        assert r.json()["code"] == "muted" and r.json()["args"]["reason"] == "spam"
         assert (await web.get("/api/variants", headers={"Cookie": "name=trudy"})).status_code == 200  # only chat
         assert (await admin(app, "/admin/unmute", {"name": "TRUDY"})).status_code == 200
         r = await web.post("/lobby/chat", json={"message": "hello"}, headers={"Cookie": "name=trudy"})
@@ -272,6 +281,7 @@ async def test_drain_refuses_new_games_on_every_path_and_stops_once_nothing_runs
         origin = f"http://127.0.0.1:{app.http_port}"
         r = await web.post("/lobby/new", json={}, headers={"Origin": origin, "Cookie": "name=alice"})
         assert r.status_code == 503 and "draining" in r.json()["error"]
+        assert r.json()["code"] == "draining" and r.json()["args"] == {"reason": r.json()["error"]}
     assert app.sessions_port is not None
     client = await Client.connect("127.0.0.1", app.sessions_port)
     with pytest.raises(ProtocolError, match="draining"):

@@ -28,12 +28,23 @@ LIMIT_RETRY_AFTER = 10  # seconds: a 429 for a share held (open games, chat line
 UNAVAILABLE_RETRY_AFTER = 2  # seconds: a 503 (the cluster's Redis did not confirm a write in time)
 
 
-def error(status: int, message: str) -> JSONResponse:
+def error_body(message: str, code: str | None = None, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A refusal's JSON: ``error``, the English every API client reads; ``code`` and ``args``
+    where there is one, which the web app shows in its page's language (t("error." + code, args))."""
+    body: dict[str, Any] = {"error": message}
+    if code is not None:
+        body["code"] = code
+        if args:
+            body["args"] = args
+    return body
+
+
+def error(status: int, message: str, code: str | None = None, args: dict[str, Any] | None = None) -> JSONResponse:
     # a refusal for asking too much (429), or for a store that is not answering (503), says when
     # to ask again
     retry = {429: LIMIT_RETRY_AFTER, 503: UNAVAILABLE_RETRY_AFTER}.get(status)
     headers = {"Retry-After": str(retry)} if retry is not None else None
-    return JSONResponse({"error": message}, status_code=status, headers=headers)
+    return JSONResponse(error_body(message, code, args), status_code=status, headers=headers)
 
 
 async def read_body(request: Request) -> dict[str, Any]:
@@ -43,15 +54,19 @@ async def read_body(request: Request) -> dict[str, Any]:
         try:
             size_given = int(length)
         except ValueError as e:
-            raise RequestError(400, "a bad Content-Length") from e
+            raise RequestError(400, "a bad Content-Length", "bad_request") from e
         if size_given > MAX_BODY:
-            raise RequestError(413, f"the body is over {MAX_BODY // 1024} KB")
+            raise RequestError(
+                413, f"the body is over {MAX_BODY // 1024} KB", "body_too_large", {"kb": MAX_BODY // 1024}
+            )
     chunks = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > MAX_BODY:
-            raise RequestError(413, f"the body is over {MAX_BODY // 1024} KB")
+            raise RequestError(
+                413, f"the body is over {MAX_BODY // 1024} KB", "body_too_large", {"kb": MAX_BODY // 1024}
+            )
         chunks.append(chunk)
     return parse_json(b"".join(chunks))
 
@@ -76,14 +91,14 @@ def endpoint(
             )
             # a name bound by this request keeps its cookie even when the call is refused (a 503
             # while the cluster's Redis is down): the binding stands, the browser must hold it
-            return Identity.finish(error(e.status, str(e)), caller, is_secure(request.scope))
+            return Identity.finish(error(e.status, str(e), e.code, e.params), caller, is_secure(request.scope))
         except Exception:
             log.exception("event=http_error path=%s", request.url.path)
-            return error(500, "internal error (logged on the server)")
+            return error(500, "internal error (logged on the server)", "internal")
         response = result if isinstance(result, Response) else JSONResponse(result)
         return Identity.finish(response, caller, is_secure(request.scope))
 
     return run
 
 
-__all__ = ["LIMIT_RETRY_AFTER", "MAX_BODY", "endpoint", "error", "read_body"]
+__all__ = ["LIMIT_RETRY_AFTER", "MAX_BODY", "endpoint", "error", "error_body", "read_body"]

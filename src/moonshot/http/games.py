@@ -100,7 +100,7 @@ def game_routes(host: GameHost) -> list[BaseRoute]:
         game_id = request.path_params["game_id"]
         stream = host.find_stream(game_id)
         if stream is None:
-            raise RequestError(404, f"no game {game_id!r}")
+            raise RequestError(404, f"no game {game_id!r}", "no_game", {"id": game_id})
         after = parse_event_id(request.headers.get("last-event-id"))
         sub = stream.subscribe(caller.name, after)
         return EventSourceResponse(stream_events(stream, sub), ping=PING_SECONDS, headers={"Cache-Control": "no-store"})
@@ -111,11 +111,11 @@ def game_routes(host: GameHost) -> list[BaseRoute]:
         game = host.find_game(game_id)
         if game is None:
             if host.find_stream(game_id) is not None:
-                raise RequestError(409, "the game has not started")
-            raise RequestError(404, f"no game {game_id!r}")
+                raise RequestError(409, "the game has not started", "game_not_started")
+            raise RequestError(404, f"no game {game_id!r}", "no_game", {"id": game_id})
         seat = game.seat_of(caller.name)
         if seat is None:
-            raise RequestError(403, f"{caller.name} has no seat in this game")
+            raise RequestError(403, f"{caller.name} has no seat in this game", "no_seat", {"name": caller.name})
         return game, seat
 
     def action_handler(kind: str) -> Callable[[Request, Caller], Awaitable[Any]]:
@@ -124,10 +124,10 @@ def game_routes(host: GameHost) -> list[BaseRoute]:
             game, seat = seated(body, caller)
             action = action_from_request(kind, seat, body)
             if game.table.done.done():
-                raise RequestError(409, "the game is over")
+                raise RequestError(409, "the game is over", "game_over")
             reason = await game.act(seat, action)
             if reason is not None:
-                raise RequestError(409, reason)
+                raise RequestError(409, reason, "action_refused", {"reason": reason})
             return None
 
         return handle
@@ -138,7 +138,7 @@ def game_routes(host: GameHost) -> list[BaseRoute]:
         body = await read_body(request)
         game, seat = seated(body, caller)
         if game.table.done.done():
-            raise RequestError(409, "the game is over")
+            raise RequestError(409, "the game is over", "game_over")
         game.table.back(seat)
         return None
 
@@ -149,10 +149,11 @@ def game_routes(host: GameHost) -> list[BaseRoute]:
         message = parse_chat(body)
         stream = host.find_stream(game_id)
         if stream is None:
-            raise RequestError(404, f"no game {game_id!r}")
+            raise RequestError(404, f"no game {game_id!r}", "no_game", {"id": game_id})
         guard: ClientGuard | None = getattr(host, "guard", None)
         if guard is not None and len(stream.chat_log) >= guard.limits.chat_lines_per_game:
-            raise RequestError(429, f"this game's chat is full ({guard.limits.chat_lines_per_game} lines)")
+            lines = guard.limits.chat_lines_per_game
+            raise RequestError(429, f"this game's chat is full ({lines} lines)", "chat_full", {"lines": lines})
         game = host.find_game(game_id)
         if game is not None:
             game.chat(caller.name, message)

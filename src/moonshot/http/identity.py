@@ -152,7 +152,7 @@ class Identity:
         """The name a request's cookie gives, as shown (400/401 when it is not a name)."""
         raw = request.cookies.get(NAME_COOKIE, "")
         if not raw.strip():
-            raise RequestError(401, "no name: set the 'name' cookie")
+            raise RequestError(401, "no name: set the 'name' cookie", "no_name")
         try:
             # the web app writes the cookie with encodeURIComponent; a program may send UTF-8
             # bytes, which arrive here as Latin-1
@@ -160,9 +160,9 @@ class Identity:
                 raw = raw.encode("latin-1").decode("utf-8")
             return display_name(urllib.parse.unquote(raw, errors="strict"))
         except UnicodeError:
-            raise RequestError(400, "the name cookie is not UTF-8") from None
+            raise RequestError(400, "the name cookie is not UTF-8", "bad_name") from None
         except NameRefused as e:
-            raise RequestError(400, str(e)) from None
+            raise RequestError(400, str(e), e.code, e.params) from None
 
     def caller(self, request: Request) -> Caller:
         name = self.display(request)
@@ -215,9 +215,13 @@ class Identity:
                 self._bound[key] = rec
         rec = self._bound.get(key)
         if rec is None:
-            raise RequestError(404, f"no browser holds the name {name!r}: just use it")
+            raise RequestError(
+                404, f"no browser holds the name {name!r}: just use it", "name_not_bound", {"name": name}
+            )
         if not rec.code_matches(code):
-            raise RequestError(403, f"that is not the recovery code of {rec.name!r}")
+            raise RequestError(
+                403, f"that is not the recovery code of {rec.name!r}", "wrong_recovery_code", {"name": rec.name}
+            )
         return self.bind(rec.name)
 
     @staticmethod

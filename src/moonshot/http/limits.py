@@ -29,6 +29,7 @@ from typing import Any
 
 from starlette.requests import cookie_parser
 
+from moonshot.http.endpoints import error_body
 from moonshot.runtime.limits import ClientGuard, Hold, address_of
 
 log = logging.getLogger("moonshot.http")
@@ -53,8 +54,15 @@ BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 STREAM_RETRY_AFTER = 10  # seconds a refused stream is told to wait (its share frees when another ends)
 
 
-async def _answer(send: Send, status: int, message: str, retry_after: float | None = None) -> None:
-    body = json.dumps({"error": message}).encode()
+async def _answer(
+    send: Send,
+    status: int,
+    message: str,
+    retry_after: float | None = None,
+    code: str | None = None,
+    args: dict[str, Any] | None = None,
+) -> None:
+    body = json.dumps(error_body(message, code, args)).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if retry_after is not None:
         headers.append((b"retry-after", str(max(1, math.ceil(retry_after))).encode()))
@@ -112,7 +120,7 @@ class HttpGuard:
                         # a tarpit: a client that asks faster than its rate gets its answers slower,
                         # so one that loops on its requests is held to a few a second per connection
                         await asyncio.sleep(guard.limits.tarpit)
-                        await _answer(send, 429, which.refusal(wait), wait)
+                        await _answer(send, 429, which.refusal(wait), wait, "rate_limited", {"seconds": round(wait, 1)})
                         return
         if method == "GET" and path.startswith(STREAMS):
             holds: list[Hold] = []
@@ -125,7 +133,7 @@ class HttpGuard:
                         guard.refused += 1
                         log.info("event=http_limited path=%s addr=%s what=streams", path, addr)
                         await asyncio.sleep(guard.limits.tarpit)
-                        await _answer(send, 429, holder.refusal(), STREAM_RETRY_AFTER)
+                        await _answer(send, 429, holder.refusal(), STREAM_RETRY_AFTER, "too_many_streams")
                         return
                     holds.append(h)
                 await self.app(scope, receive, send)
@@ -141,16 +149,24 @@ class HttpGuard:
         controls = self.guard.controls
         why = controls.refusal(addr, name)
         status = 403
+        code: str | None = None
+        args: dict[str, Any] = {}
+        ban = controls.address_ban(addr) or controls.name_ban(name) if why is not None else None
+        if ban is not None:  # the web app writes the ban's end and reason in its page's language
+            code, args = "banned", {"until": ban.until, "reason": ban.reason}
         if why is None and method == "POST" and path in CHAT_POSTS:
             muted = controls.muted(name)
             why = None if muted is None else muted.refusal().replace("banned", "muted in chat", 1)
+            if muted is not None:
+                code, args = "muted", {"until": muted.until, "reason": muted.reason}
         if why is None and method == "POST" and path in NEW_GAME_POSTS and controls.closed is not None:
             why, status = controls.closed, 503
+            code, args = "draining", {"reason": controls.closed}
         if why is None:
             return False
         self.guard.refused += 1
         log.info("event=http_refused path=%s addr=%s name=%s reason=%s", path, addr, json.dumps(name), json.dumps(why))
-        await _answer(send, status, why)
+        await _answer(send, status, why, None, code, args)
         return True
 
     async def _body(self, scope: Scope, receive: Receive, send: Send, addr: str, path: str) -> Receive | None:
@@ -162,12 +178,14 @@ class HttpGuard:
                 try:
                     size = int(v)
                 except ValueError:
-                    await _answer(send, 400, "a bad Content-Length")
+                    await _answer(send, 400, "a bad Content-Length", None, "bad_request")
                     return None
                 if size > limit:
                     self.guard.refused += 1
                     log.info("event=body_refused path=%s addr=%s length=%d", path, addr, size)
-                    await _answer(send, 413, f"the body is over {limit // 1024} KB")
+                    await _answer(
+                        send, 413, f"the body is over {limit // 1024} KB", None, "body_too_large", {"kb": limit // 1024}
+                    )
                     return None
         chunks: list[bytes] = []
         size = 0
@@ -180,7 +198,9 @@ class HttpGuard:
             if size > limit:
                 self.guard.refused += 1
                 log.info("event=body_refused path=%s addr=%s read=%d", path, addr, size)
-                await _answer(send, 413, f"the body is over {limit // 1024} KB")
+                await _answer(
+                    send, 413, f"the body is over {limit // 1024} KB", None, "body_too_large", {"kb": limit // 1024}
+                )
                 return None
             chunks.append(chunk)
             if not msg.get("more_body", False):

@@ -495,18 +495,23 @@ class TurboLobby:
         assert game_id is not None
         g = self.games.get(game_id)
         if g is None:
-            raise RequestError(404, f"no game {game_id!r}")
+            raise RequestError(404, f"no game {game_id!r}", "no_game", {"id": game_id})
         return g
 
     def new_game(self, name: str, body: dict[str, Any]) -> str:
         rules = parse_charging(field_str(body, "rules", required=False, max_len=20))
         variant = (field_str(body, "variant", required=False, max_len=20) or "turbo").lower()
         if variant not in GAME_VARIANTS:
-            raise RequestError(400, f"unknown variant {variant!r}; known: {', '.join(GAME_VARIANTS)}")
+            raise RequestError(
+                400,
+                f"unknown variant {variant!r}; known: {', '.join(GAME_VARIANTS)}",
+                "unknown_variant",
+                {"variant": variant},
+            )
         seed = field_int(body, "seed") if self.options.allow_seed else None
         open_hands = body.get("open_hands", False)
         if not isinstance(open_hands, bool):
-            raise RequestError(400, "field 'open_hands' must be true or false")
+            raise RequestError(400, "field 'open_hands' must be true or false", "bad_field", {"field": "open_hands"})
         # a seed named by the creator would let the creator know every hand: only a practice game
         # (the creator and its own bots, unrated) may have one
         practice = seed is not None
@@ -521,7 +526,7 @@ class TurboLobby:
         try:
             g.clock = parse_clock(body.get("clock"), rated=g.rated, choices=self.options.clock_choices)
         except ClockError as e:
-            raise RequestError(400, str(e)) from None
+            raise RequestError(400, str(e), e.code, e.params) from None
         g.holds = upkeep.open_game_shares(self.guard, name)
         g.members.append(Member(name, rules=CHARGING_NAMES[rules]))
         g.stream = GameStream(g.id)
@@ -537,9 +542,11 @@ class TurboLobby:
         g = self._game(body)
         rules = parse_charging(field_str(body, "rules", required=False, max_len=20))
         if any(same_name(m.name, name) for m in g.members):
-            raise RequestError(409, f"{name} is already in this game")
+            raise RequestError(409, f"{name} is already in this game", "already_in_game", {"name": name})
         if g.practice:
-            raise RequestError(403, "a practice game (its creator chose the seed) takes only its creator's bots")
+            raise RequestError(
+                403, "a practice game (its creator chose the seed) takes only its creator's bots", "practice_game"
+            )
         self._add(g, Member(name, rules=CHARGING_NAMES[rules]))
         return g.names()
 
@@ -548,11 +555,16 @@ class TurboLobby:
         rules = parse_charging(field_str(body, "rules", required=False, max_len=20))
         algorithm = field_str(body, "algorithm", required=False, max_len=40) or "random"
         if algorithm not in self.bot_names:
-            raise RequestError(400, f"unknown algorithm {algorithm!r}; known: {', '.join(self.bot_names)}")
+            raise RequestError(
+                400,
+                f"unknown algorithm {algorithm!r}; known: {', '.join(self.bot_names)}",
+                "unknown_bot",
+                {"bot": algorithm},
+            )
         if not any(same_name(m.name, name) for m in g.members):
-            raise RequestError(403, f"{name} is not in this game")
+            raise RequestError(403, f"{name} is not in this game", "not_in_game", {"name": name})
         if g.practice and not same_name(name, g.created_by):
-            raise RequestError(403, "only the creator adds bots to a practice game")
+            raise RequestError(403, "only the creator adds bots to a practice game", "practice_creator_only")
         taken = set(g.names())
         choices = [n + BOT_SUFFIX for n in BOT_NAMES if n + BOT_SUFFIX not in taken]
         bot_name = self.rng.choice(choices)
@@ -561,9 +573,9 @@ class TurboLobby:
 
     def _add(self, g: LobbyGame, member: Member) -> None:
         if g.hosted is not None or g.finished:
-            raise RequestError(409, "the game has already started")
+            raise RequestError(409, "the game has already started", "game_started")
         if len(g.members) >= 4:
-            raise RequestError(409, "the game is full")
+            raise RequestError(409, "the game is full", "game_full")
         g.members.append(member)
         g.touched = time.time()
         # ``player`` as the seed-era server sent it (an object), ``name`` beside it (docs/turbo.md)
@@ -618,9 +630,9 @@ class TurboLobby:
     def leave(self, name: str, body: dict[str, Any]) -> None:
         g = self._game(body)
         if g.hosted is not None or g.finished:
-            raise RequestError(409, "the game has started: it cannot be left")
+            raise RequestError(409, "the game has started: it cannot be left", "game_started_no_leave")
         if not any(same_name(m.name, name) for m in g.members):
-            raise RequestError(409, f"{name} is not in this game")
+            raise RequestError(409, f"{name} is not in this game", "not_in_game", {"name": name})
         g.members = [m for m in g.members if not same_name(m.name, name)]
         g.touched = time.time()
         self.broadcast({"type": "leave_game", "id": g.id, "player": name, "name": name})

@@ -33,7 +33,13 @@ RECOVERY_GROUPS = 5  # 5 groups of 4: about 98 bits
 
 
 class NameRefused(ValueError):
-    """A name that cannot be used (the reason is the message)."""
+    """A name that cannot be used (the reason is the message; ``code`` and ``params`` say it
+    again for the web app's catalogue)."""
+
+    def __init__(self, message: str, code: str = "bad_name", params: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params = dict(params or {})
 
 
 def display_name(raw: str) -> str:
@@ -45,7 +51,7 @@ def display_name(raw: str) -> str:
     if len(name) > MAX_NAME or not name.isprintable():
         raise NameRefused("a name is 1 to 40 printable characters")
     if name_key(name).endswith(BOT_SUFFIX):
-        raise NameRefused(f"names ending in {BOT_SUFFIX!r} are for bots")
+        raise NameRefused(f"names ending in {BOT_SUFFIX!r} are for bots", "bot_name", {"suffix": BOT_SUFFIX})
     return name
 
 

@@ -86,15 +86,17 @@ class Rematches:
         """The finished game and its people; refused unless ``name`` is one of them."""
         g = self.lobby.games.get(game_id)
         if g is None or g.hosted is None:
-            raise RequestError(404, f"no game {game_id!r}")
+            raise RequestError(404, f"no game {game_id!r}", "no_game", {"id": game_id})
         people = tuple(m.name for m in g.members if m.kind == "human" and m.remote is None)
         if not any(same_name(p, name) for p in people):
-            raise RequestError(403, f"{name} did not play in this game")
+            raise RequestError(403, f"{name} did not play in this game", "did_not_play", {"name": name})
         if not g.hosted.table.game.over:  # (played to its end: not stopped or closed by the operator)
-            raise RequestError(409, "the game is not over")
+            raise RequestError(409, "the game is not over", "game_not_over")
         if any(m.remote is not None for m in g.members):
             raise RequestError(
-                409, "a mixed table has no rematch: its Sessions and Trend players ask for their next game"
+                409,
+                "a mixed table has no rematch: its Sessions and Trend players ask for their next game",
+                "mixed_table_rematch",
             )
         return g, people
 
@@ -109,7 +111,9 @@ class Rematches:
         me = next(p for p in people if same_name(p, name))
         offer = self.offers.get(game_id)
         if offer is not None and offer.state == "started":
-            raise RequestError(409, f"the rematch has started: game {offer.new_game}")
+            raise RequestError(
+                409, f"the rematch has started: game {offer.new_game}", "rematch_started", {"game": offer.new_game}
+            )
         if offer is None or offer.state == "cancelled":
             offer = Offer(game_id, me, people, time.monotonic() + self.seconds)
             offer.timer = asyncio.get_running_loop().call_later(self.seconds, self._lapse, offer)
@@ -126,7 +130,7 @@ class Rematches:
         me = next(p for p in people if same_name(p, name))
         offer = self.offers.get(game_id)
         if offer is None or offer.state != "open":
-            raise RequestError(409, "no rematch is open for this game")
+            raise RequestError(409, "no rematch is open for this game", "no_rematch")
         self._cancel(offer, f"{me} declined", "declined", {"name": me})
         return offer.to_json()
 

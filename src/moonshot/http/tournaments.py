@@ -34,16 +34,18 @@ MAX_LIST = 40  # entrants given in one request
 def _strings(body: dict[str, Any], key: str) -> list[str]:
     value = body.get(key, [])
     if not isinstance(value, list) or not all(isinstance(v, str) and len(v) <= 200 for v in value):
-        raise RequestError(400, f"{key} must be a list of strings")
+        raise RequestError(400, f"{key} must be a list of strings", "bad_field", {"field": key})
     if len(value) > MAX_LIST:
-        raise RequestError(400, f"at most {MAX_LIST} {key}")
+        raise RequestError(400, f"at most {MAX_LIST} {key}", "too_many_entries", {"field": key, "max": MAX_LIST})
     return value
 
 
 def _int(body: dict[str, Any], key: str, default: int, low: int, high: int) -> int:
     value = body.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise RequestError(400, f"{key} must be an integer {low}..{high}")
+        raise RequestError(
+            400, f"{key} must be an integer {low}..{high}", "bad_range", {"field": key, "low": low, "high": high}
+        )
     return int(value)
 
 
@@ -57,7 +59,7 @@ def routes(
 
     def host() -> Any:
         if lobby.tournaments is None:
-            raise RequestError(503, "this server runs no tournaments")
+            raise RequestError(503, "this server runs no tournaments", "no_tournaments")
         return lobby.tournaments
 
     async def state_of(tid: str) -> dict[str, Any]:
@@ -66,7 +68,7 @@ def routes(
             value = await lobby.store.get_value(KEY_PREFIX + tid)
             st = value if isinstance(value, dict) else None
         if st is None:
-            raise RequestError(404, f"no tournament {tid!r}")
+            raise RequestError(404, f"no tournament {tid!r}", "no_tournament", {"id": tid})
         return st
 
     def check_address_share() -> str:
@@ -81,7 +83,12 @@ def routes(
         running = [t for t in host().tournaments.values() if t.status == "running"]
         if sum(getattr(t, "address", None) == addr for t in running) >= cap:
             guard.refused += 1
-            raise RequestError(429, f"too many unfinished tournaments created from this address (at most {cap})")
+            raise RequestError(
+                429,
+                f"too many unfinished tournaments created from this address (at most {cap})",
+                "too_many_tournaments",
+                {"max": cap},
+            )
         return addr
 
     async def create(request: Request, caller: Any) -> Any:
@@ -89,16 +96,18 @@ def routes(
         addr = check_address_share()
         variant = body.get("variant", "standard")
         if not isinstance(variant, str) or len(variant) > 40:
-            raise RequestError(400, "variant must be a variant name")
+            raise RequestError(400, "variant must be a variant name", "bad_field", {"field": "variant"})
         bots = _strings(body, "bots")
         externals = _strings(body, "externals")
         filler = body.get("filler", "heuristic")
         if not isinstance(filler, str) or len(filler) > 40:
-            raise RequestError(400, "filler must be a bot name")
+            raise RequestError(400, "filler must be a bot name", "bad_field", {"field": "filler"})
         # a seed named by the creator lets the creator know every hand: allowed only where no
         # external entrant plays (the house's bots alone, reproducible research); else secret
         if body.get("seed") is not None and externals:
-            raise RequestError(400, "a tournament with external entrants gets a secret seed: give no seed")
+            raise RequestError(
+                400, "a tournament with external entrants gets a secret seed: give no seed", "seed_with_externals"
+            )
         seed = _int(body, "seed", 0, 0, 2**62) if body.get("seed") is not None else secrets.randbits(62)
         try:
             spec = make_spec(
@@ -116,7 +125,8 @@ def routes(
         except LimitError as e:
             raise RequestError(429, str(e)) from None
         except (TournamentError, ValueError, KeyError) as e:
-            raise RequestError(400, str(e).strip("'\"")) from None
+            reason = str(e).strip("'\"")
+            raise RequestError(400, reason, "tournament_refused", {"reason": reason}) from None
         if host().published is not None:  # a cluster: the other processes can find the tokens now
             await host().published()
         out = {"id": t.id, "games_total": len(t.games), "tokens": tokens, "by": caller.name}
@@ -130,7 +140,7 @@ def routes(
         body = await read_body(request)
         token = body.get("token")
         if not isinstance(token, str) or not 1 <= len(token) <= 200:
-            raise RequestError(400, "token must be the entrant's token")
+            raise RequestError(400, "token must be the entrant's token", "bad_field", {"field": "token"})
         wait = _int(body, "wait", 25, 0, 120)
         loop = asyncio.get_running_loop()
         seated: asyncio.Future[tuple[str, int]] = loop.create_future()
@@ -148,7 +158,7 @@ def routes(
         except LobbyError as e:
             raise RequestError(409, str(e)) from None
         if not claimed:
-            raise RequestError(403, "no tournament entrant has that token")
+            raise RequestError(403, "no tournament entrant has that token", "unknown_token")
         try:
             game_id, chair = await asyncio.wait_for(asyncio.shield(seated), wait)
         except TimeoutError:

@@ -21,7 +21,13 @@ HANDOVER = 2  # clock timeouts in a row after which the table's bot plays the se
 
 
 class ClockError(ValueError):
-    """A clock option that is not one (the message says why, for the person who gave it)."""
+    """A clock option that is not one (the message says why, for the person who gave it; ``code``
+    and ``params`` say it again for a page that shows it in its own language)."""
+
+    def __init__(self, message: str, code: str = "bad_clock", params: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.params = dict(params or {})
 
 
 def parse_clock(value: Any, *, rated: bool, choices: tuple[float, ...] | None = CLOCK_CHOICES) -> float | None:
@@ -35,7 +41,7 @@ def parse_clock(value: Any, *, rated: bool, choices: tuple[float, ...] | None = 
     seconds = float(value)
     if seconds == 0:
         if rated:
-            raise ClockError("a rated game has a clock: pick its seconds a decision")
+            raise ClockError("a rated game has a clock: pick its seconds a decision", "rated_needs_clock")
         return None
     if choices is not None and seconds not in choices:
         raise ClockError(f"field 'clock' must be 0 or one of {', '.join(f'{c:g}' for c in choices)} seconds")

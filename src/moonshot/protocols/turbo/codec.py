@@ -462,30 +462,38 @@ def translate_log(
 
 # ---------------------------------------------------------------- requests
 class RequestError(ValueError):
-    """A request the server refuses: ``status`` is the HTTP status, the text says why."""
+    """A request the server refuses: ``status`` is the HTTP status, the text says why (in
+    English, for programs and logs); ``code`` and ``params`` say it again for the web app, which
+    shows the catalogue's ``error.<code>`` with those arguments in its page's language."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(
+        self, status: int, message: str, code: str | None = None, params: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
+        self.code = code
+        self.params = dict(params or {})
 
 
 def parse_json(raw: bytes) -> dict[str, Any]:
     """A request body: a JSON object, or a 400 saying what is wrong with it."""
     if not raw.strip():
-        raise RequestError(400, "the request needs a JSON body")
+        raise RequestError(400, "the request needs a JSON body", "bad_request")
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError) as e:
-        raise RequestError(400, f"malformed JSON: {e}") from e
+        raise RequestError(400, f"malformed JSON: {e}", "bad_request") from e
     if not isinstance(data, dict):
-        raise RequestError(400, f"the body must be a JSON object, not {type(data).__name__}")
+        raise RequestError(400, f"the body must be a JSON object, not {type(data).__name__}", "bad_request")
     # a lone surrogate comes from an escape (a backslash-u D800) or from its UTF-8 form (ED A0..BF ..),
     # which json.loads lets through
     if b"\\u" in raw or b"\xed" in raw:
         try:
             json.dumps(data, ensure_ascii=False).encode()
         except UnicodeEncodeError:
-            raise RequestError(400, "a string in the body is not valid Unicode (a lone surrogate)") from None
+            raise RequestError(
+                400, "a string in the body is not valid Unicode (a lone surrogate)", "bad_request"
+            ) from None
     return data
 
 
@@ -493,12 +501,16 @@ def field_str(body: dict[str, Any], key: str, *, required: bool = True, max_len:
     value = body.get(key)
     if value is None:
         if required:
-            raise RequestError(400, f"missing field {key!r}")
+            raise RequestError(400, f"missing field {key!r}", "missing_field", {"field": key})
         return None
     if not isinstance(value, str):
-        raise RequestError(400, f"field {key!r} must be a string, not {type(value).__name__}")
+        raise RequestError(
+            400, f"field {key!r} must be a string, not {type(value).__name__}", "bad_field", {"field": key}
+        )
     if len(value) > max_len:
-        raise RequestError(400, f"field {key!r} is longer than {max_len} characters")
+        raise RequestError(
+            400, f"field {key!r} is longer than {max_len} characters", "field_too_long", {"field": key, "max": max_len}
+        )
     return value
 
 
@@ -507,9 +519,9 @@ def field_int(body: dict[str, Any], key: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise RequestError(400, f"field {key!r} must be an integer")
+        raise RequestError(400, f"field {key!r} must be an integer", "bad_field", {"field": key})
     if not 0 <= value < 1 << 62:
-        raise RequestError(400, f"field {key!r} is out of range")
+        raise RequestError(400, f"field {key!r} is out of range", "bad_field", {"field": key})
     number: int = value
     return number
 
@@ -520,25 +532,27 @@ def parse_card_field(body: dict[str, Any], key: str = "card") -> int:
     try:
         return parse_card(text)
     except CardError as e:
-        raise RequestError(400, f"bad card {text!r}: {e}") from e
+        raise RequestError(400, f"bad card {text!r}: {e}", "bad_card", {"card": text}) from e
 
 
 def parse_cards_field(body: dict[str, Any], key: str = "cards") -> CardSet:
     value = body.get(key)
     if value is None:
-        raise RequestError(400, f"missing field {key!r}")
+        raise RequestError(400, f"missing field {key!r}", "missing_field", {"field": key})
     if not isinstance(value, list) or len(value) > 52:
-        raise RequestError(400, f"field {key!r} must be a list of cards")
+        raise RequestError(400, f"field {key!r} must be a list of cards", "bad_field", {"field": key})
     cards = 0
     for item in value:
         if not isinstance(item, str):
-            raise RequestError(400, f'field {key!r} must be a list of card strings like "QS"')
+            raise RequestError(
+                400, f'field {key!r} must be a list of card strings like "QS"', "bad_field", {"field": key}
+            )
         try:
             c = parse_card(item)
         except CardError as e:
-            raise RequestError(400, f"bad card {item!r}: {e}") from e
+            raise RequestError(400, f"bad card {item!r}: {e}", "bad_card", {"card": str(item)}) from e
         if cards >> c & 1:
-            raise RequestError(400, f"card {item} is listed twice")
+            raise RequestError(400, f"card {item} is listed twice", "card_twice", {"card": item})
         cards |= 1 << c
     return cards
 
@@ -548,7 +562,7 @@ def parse_seat_field(body: dict[str, Any], key: str) -> int:
     assert text is not None
     seat = SEAT_INDEX.get(text.lower())
     if seat is None:
-        raise RequestError(400, f"field {key!r} must be one of {', '.join(SEATS)}")
+        raise RequestError(400, f"field {key!r} must be one of {', '.join(SEATS)}", "bad_field", {"field": key})
     return seat
 
 
@@ -559,7 +573,7 @@ def parse_charging(text: str | None) -> ChargingOrder:
     order = CHARGING_BY_NAME.get(text.strip().lower())
     if order is None:
         names = ", ".join(CHARGING_NAMES[o] for o in ChargingOrder)
-        raise RequestError(400, f"unknown charging rules {text!r}; known: {names}")
+        raise RequestError(400, f"unknown charging rules {text!r}; known: {names}", "unknown_rules", {"rules": text})
     return order
 
 
@@ -567,7 +581,7 @@ def parse_chat(body: dict[str, Any]) -> str:
     text = field_str(body, "message", max_len=MAX_CHAT)
     assert text is not None
     if not text.strip():
-        raise RequestError(400, "an empty chat message")
+        raise RequestError(400, "an empty chat message", "empty_chat")
     return text
 
 
@@ -591,7 +605,7 @@ def action_from_request(kind: str, seat: int, body: dict[str, Any]) -> Action:
         return AcceptClaim(seat, parse_seat_field(body, "claimer"))
     if kind == "reject_claim":
         return RejectClaim(seat, parse_seat_field(body, "claimer"))
-    raise RequestError(404, f"no game action {kind!r}")
+    raise RequestError(404, f"no game action {kind!r}", "bad_request")
 
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 import { ApiError, getName, post, setName, whoAmI } from "./api.js";
 import { mountSettings } from "./settings.js";
-import { has, languageSwitch, t } from "./i18n.js";
+import { formatDate, has, languageSwitch, t } from "./i18n.js";
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -18,10 +18,19 @@ function el(tag, cls, text) {
  */
 export function errorText(err, fallback = "error.no_answer") {
   if (err instanceof ApiError) {
-    if (err.code && has(`error.${err.code}`)) return t(`error.${err.code}`, err.args || {});
+    if (err.code && has(`error.${err.code}`)) return t(`error.${err.code}`, errorArgs(err.args || {}));
     return err.message;
   }
   return t(fallback);
+}
+
+// a refusal's arguments as its message shows them: a ban's end (unix seconds, or null: never) as
+// a date of this page's language, an empty reason as the select branch "none"
+function errorArgs(args) {
+  const shown = { ...args };
+  if ("until" in shown) shown.until = typeof shown.until === "number" ? formatDate(shown.until * 1000) : "null";
+  if ("reason" in shown && !shown.reason) shown.reason = "none";
+  return shown;
 }
 
 export function replayCell(gameId, cls = "btn small") {
