@@ -312,3 +312,59 @@ async def test_the_plain_postgresql_url_opens_the_real_server() -> None:
             await Store.open(PG_URL.rsplit("/", 1)[0] + "/no_such_db_here")
     finally:
         await drop_schema(schema)
+
+
+async def test_action_rows_are_stored_alike_by_the_fast_path_and_by_sqlalchemy(tmp_path: Path) -> None:
+    """On SQLite a batch of action rows alone skips SQLAlchemy's execution (one executemany on
+    the driver's connection): the file holds the very text SQLAlchemy writes, and it reads back."""
+    import sqlite3
+
+    from moonshot.core.actions import Pass, Play, action_to_dict
+    from moonshot.store.repository import now
+
+    path = tmp_path / "g.db"
+    store = await Store.open(f"sqlite+aiosqlite:///{path}")
+    acts = [Pass(0, 0b111), Play(1, 12), Play(2, 51)]
+    at = now()
+
+    def game(gid: str) -> tuple[str, dict[str, object]]:
+        values = {"id": gid, "variant": RULES.name, "seed": 1, "players": [{"name": 'ä"b', "kind": "bot"}]}
+        return "game", {**values, "status": "running", "created_at": at, "meta": {}}
+
+    def rows(gid: str) -> list[tuple[str, dict[str, object]]]:
+        return [
+            ("action", {"game_id": gid, "idx": i, "action": action_to_dict(a), "forced": i == 1, "at": at})
+            for i, a in enumerate(acts)
+        ]
+
+    await store.write_batch([game("fast"), rows("fast")[0]])  # game and action rows alone: the fast path
+    for op in rows("fast")[1:]:
+        await store.write_batch([op])
+    await store.write_batch([game("slow"), *rows("slow"), ("kv_set", {"key": "k", "value": 1})])  # SQLAlchemy
+    fast, slow = await store.load("fast"), await store.load("slow")
+    assert fast is not None and slow is not None
+    assert fast.actions == slow.actions == acts and fast.forced == slow.forced == [False, True, False]
+    await store.close()
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        q = "SELECT idx, action, forced, at FROM actions WHERE game_id = ? ORDER BY idx"
+        assert db.execute(q, ("fast",)).fetchall() == db.execute(q, ("slow",)).fetchall()
+        q = "SELECT variant, seed, protocol, players, status, created_at, finished_at, totals, meta FROM games"
+        q += " WHERE id = ?"
+        assert db.execute(q, ("fast",)).fetchall() == db.execute(q, ("slow",)).fetchall()
+
+
+async def test_a_duplicate_action_row_on_the_fast_path_is_refused_and_the_next_batch_written(tmp_path: Path) -> None:
+    from moonshot.core.actions import Play, action_to_dict
+    from moonshot.store.repository import now
+
+    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'g.db'}")
+    row = {"game_id": "g", "idx": 0, "action": action_to_dict(Play(0, 3)), "forced": False, "at": now()}
+    await store.write_batch([("action", row)])
+    with pytest.raises(Exception, match="UNIQUE"):
+        await store.write_batch([("action", {**row, "idx": 1}), ("action", row)])
+    await store.write_batch([("action", {**row, "idx": 1})])  # nothing of the refused batch was kept
+    async with store.engine.connect() as conn:
+        from sqlalchemy import text
+
+        assert [r[0] for r in await conn.execute(text("SELECT idx FROM actions ORDER BY idx"))] == [0, 1]
+    await store.close()

@@ -59,6 +59,7 @@ log = logging.getLogger("moonshot.store")
 
 
 _INSERT_ACTIONS = insert(actions)
+_INSERT_GAMES = insert(games)
 
 
 def now() -> datetime:
@@ -151,6 +152,8 @@ class Store:
                 make_url(url).set(drivername="sqlite"), connect_args={"timeout": 0}, poolclass=StaticPool
             )
             event.listen(self._sync_engine, "connect", _sqlite_writer_pragmas)
+        # SQLite: the fast path's inserts, by table and columns (see _write_sync)
+        self._binds: dict[tuple[str, tuple[str, ...]], _InsertBinds] = {}
         self._since_checkpoint = 0  # rows written in the loop since the last WAL checkpoint
         self._checkpoint: asyncio.Task[None] | None = None
         self._write_lock = asyncio.Lock()
@@ -314,6 +317,24 @@ class Store:
         if conn is None:
             conn = self._sync_conn = self._sync_engine.connect()
         try:
+            if all(op in _FAST_OPS for op, _ in ops):
+                # most batches: action rows (and new games' rows) only. An executemany per run of
+                # like rows and one commit on the driver's own connection, each value bound as
+                # SQLAlchemy binds it (the same text in the file), with no execution context built
+                dbapi = conn.connection.dbapi_connection
+                assert dbapi is not None
+                try:
+                    for op, keys, rows in _runs(ops):
+                        binds = self._binds.get((op, keys))
+                        if binds is None:
+                            binds = self._binds[op, keys] = _InsertBinds(_FAST_OPS[op], keys, conn.dialect)
+                        dbapi.executemany(binds.sql, [binds.row(values) for values in rows])
+                    dbapi.commit()
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        dbapi.rollback()
+                    raise
+                return
             with conn.begin():
                 for stmt, params in _statements(ops):
                     assert not isinstance(stmt, str)
@@ -442,7 +463,7 @@ def _statements(ops: Sequence[tuple[str, dict[str, Any]]]) -> Iterator[tuple[Any
             yield _INSERT_ACTIONS, rows
             rows = []
         if op == "game":
-            yield insert(games).values(**values), None
+            yield _INSERT_GAMES, [values]
         elif op == "kv_set":
             yield delete(kv).where(kv.c.key == values["key"]), None
             yield insert(kv).values(key=values["key"], value=values["value"]), None
@@ -456,6 +477,52 @@ def _statements(ops: Sequence[tuple[str, dict[str, Any]]]) -> Iterator[tuple[Any
             yield "rate", values["id"]
     if rows:
         yield _INSERT_ACTIONS, rows
+
+
+_FAST_OPS = {"action": actions, "game": games}  # ops the SQLite fast path writes, and their tables
+
+
+def _runs(ops: Sequence[tuple[str, dict[str, Any]]]) -> Iterator[tuple[str, tuple[str, ...], list[dict[str, Any]]]]:
+    """Consecutive ops of one kind and the same columns, in order: ``(op, columns, values)``."""
+    run: list[dict[str, Any]] = []
+    kind = ""
+    keys: tuple[str, ...] = ()
+    for op, values in ops:
+        k = tuple(values)
+        if run and (op != kind or k != keys):
+            yield kind, keys, run
+            run = []
+        kind, keys = op, k
+        run.append(values)
+    if run:
+        yield kind, keys, run
+
+
+class _InsertBinds:
+    """An insert of ``columns`` into ``table`` as the SQLite driver takes it: the statement
+    SQLAlchemy compiles for it, each value bound by its column type's own bind processor (JSON
+    text, the dialect's datetime text, 0/1), and a column left out given its default as
+    SQLAlchemy would, so a row written this way reads back as any other."""
+
+    def __init__(self, table: Any, columns: tuple[str, ...], dialect: Any) -> None:
+        unknown = set(columns) - set(table.c.keys())
+        if unknown:
+            raise KeyError(f"no columns {sorted(unknown)} in {table.name}")
+        # in the table's order, as SQLAlchemy compiles the VALUES
+        cols = [c for c in table.c if c.name in columns or (c.default is not None and c.default.is_scalar)]
+        self.sql = str(insert(table).values({c.name: None for c in cols}).compile(dialect=dialect))
+        self.names = [c.name for c in cols]
+        self.defaults = [None if c.default is None else c.default.arg for c in cols]
+        self.procs = [c.type._cached_bind_processor(dialect) for c in cols]
+        head = self.sql[self.sql.index("(") + 1 : self.sql.index(")")]
+        assert [n.strip() for n in head.split(",")] == self.names, self.sql  # positional, in this order
+
+    def row(self, values: dict[str, Any]) -> tuple[Any, ...]:
+        out = []
+        for name, default, proc in zip(self.names, self.defaults, self.procs):
+            v = values.get(name, default)
+            out.append(proc(v) if proc is not None else v)
+        return tuple(out)
 
 
 def _sqlite_writer_pragmas(dbapi_connection: Any, _record: Any) -> None:
