@@ -563,15 +563,21 @@ async def test_the_deadline_of_a_request_runs_from_when_the_seat_wrote_it() -> N
     asked = req.deadline
     assert asked is not None
     pending = t._pending[0]
-    # not written yet: it may wait send_grace seconds more to leave than its deadline allows
-    assert pending.timer is not None and pending.timer.when() == asked + 7.0
+    # the timer fires at the earliest the deadline can be; not written by then, the request
+    # may wait send_grace seconds more to leave
+    assert pending.timer is not None and pending.timer.when() == asked
+    t._inbox.put_nowait(_Expired(req.request_id, asked))
+    await until(lambda: pending.timer is not None and pending.timer.when() == asked + 7.0)
     written = asked + 500.0  # however late the write comes (a busy loop, a full socket buffer)
     t.sent(0, req.request_id, at=written)
-    await until(lambda: req.deadline == written + 1000.0)
-    assert pending.timer is not None and pending.timer.when() == written + 1000.0
-    # the timer armed before the write is stale: its expiry changes nothing
+    assert req.deadline == written + 1000.0  # at once: no timer is re-armed for a send
+    t._inbox.put_nowait(_Expired(req.request_id, asked + 7.0))  # the grace's timer fires: moved on
+    await until(lambda: pending.timer is not None and pending.timer.when() == written + 1000.0)
+    # a timer armed before is stale: its expiry changes nothing
     t._inbox.put_nowait(_Expired(req.request_id, asked + 7.0))
+    t._inbox.put_nowait(_Expired(req.request_id, asked))
     t.sent(0, req.request_id + 99, at=0.0)  # another request's report: ignored
+    assert req.deadline == written + 1000.0
     action = RandomBot().act(req.view, random.Random(0))
     t.submit(0, action, req.request_id)
     await until(lambda: len(s.requests) > 1)

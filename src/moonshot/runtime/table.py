@@ -418,13 +418,6 @@ class _Expired:
 
 
 @dataclass(slots=True)
-class _Sent:
-    seat: int
-    request_id: int
-    at: float
-
-
-@dataclass(slots=True)
 class _Attach:
     seat: int
     occupant: Seat
@@ -490,6 +483,11 @@ class _Pending:
     frozen: bool = False  # its deadline stopped for a storage pause; a fresh one runs on resume
     stand_in: bool = False  # asked of the table's bot playing for the chair's person (the clock)
     asked: float = 0.0  # loop time the table asked (the decision's round trip runs from here)
+    # a seat that reports its sends: None until the request is written (``Table.sent``), then
+    # the deadline runs from that moment; its timer is armed at the earliest the deadline can be
+    # and moved on when it fires (no timer is re-armed per send)
+    reports: bool = False
+    sent: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -664,11 +662,18 @@ class Table:
     def sent(self, seat: int, request_id: int, at: float | None = None) -> None:
         """Request ``request_id`` of ``seat`` left for its player at loop time ``at`` (now when
         not given): its deadline is that moment plus the phase's time (a seat with
-        ``reports_sent`` calls this when the frame is written)."""
+        ``reports_sent`` calls this when the frame is written).
+
+        It only writes the request's deadline (no inbox round trip, no timer re-armed: a frame
+        is written for every request, so this runs once per decision); the table's timer, armed
+        at the earliest the deadline could be, finds the new one when it fires."""
         if self.done.done():
             return
-        when = asyncio.get_running_loop().time() if at is None else at
-        self._inbox.put_nowait(_Sent(seat, request_id, when))
+        p = self._pending.get(seat)
+        if p is None or p.request.request_id != request_id or p.timer is None or p.timeout is None:
+            return  # answered, withdrawn, or waiting without a deadline (paused, a person)
+        p.sent = True
+        p.request.deadline = (asyncio.get_running_loop().time() if at is None else at) + p.timeout
 
     def attach(self, seat: int, occupant: Seat, replay: bool = True) -> None:
         """Seat ``occupant`` in chair ``seat`` (a reconnect); it gets the chair's view replayed."""
@@ -864,8 +869,6 @@ class Table:
                 self._bad_answer(cmd.seat, None, cmd.reason)
         elif isinstance(cmd, _Expired):
             self._on_expired(cmd.request_id, cmd.due)
-        elif isinstance(cmd, _Sent):
-            self._on_sent(cmd)
         elif isinstance(cmd, _Attach):
             self._on_attach(cmd)
         elif isinstance(cmd, _Detach):
@@ -976,13 +979,15 @@ class Table:
             if self._storage_paused_at is not None:
                 frozen = True  # its clock starts when the store is back
             else:
-                # a seat that reports its sends gets its deadline from the send (``_on_sent``);
-                # until then the request may wait ``send_grace`` seconds more to leave
-                due = req.deadline + (self.policy.send_grace if actor.reports_sent else 0.0)
-                timer = self._arm(req.request_id, due)
+                # a seat that reports its sends gets its deadline from the send (``sent``); until
+                # then the request may wait ``send_grace`` seconds more to leave. Its timer fires
+                # at the earliest deadline, and ``_on_expired`` moves it on to the real one
+                timer = self._arm(req.request_id, req.deadline)
         asked = asyncio.get_running_loop().time()
         timeout = self._timeout(actor, req.phase)
-        self._pending[req.seat] = _Pending(req, timer, timeout, frozen, stand_in=stand_in, asked=asked)
+        self._pending[req.seat] = _Pending(
+            req, timer, timeout, frozen, stand_in=stand_in, asked=asked, reports=actor.reports_sent
+        )
         if stand_in:
             self.chairs[req.seat].stand_in_asked.add(req.request_id)
         self._tell_clock()
@@ -991,14 +996,16 @@ class Table:
     def _arm(self, request_id: int, due: float) -> asyncio.TimerHandle:
         return asyncio.get_running_loop().call_at(due, self._inbox.put_nowait, _Expired(request_id, due))
 
-    def _on_sent(self, cmd: _Sent) -> None:
-        """The request left for the player at ``cmd.at``: its deadline runs from then."""
-        p = self._pending.get(cmd.seat)
-        if p is None or p.request.request_id != cmd.request_id or p.timer is None or p.timeout is None:
-            return  # answered, withdrawn, or waiting without a deadline (paused, a person)
-        p.timer.cancel()
-        p.request.deadline = cmd.at + p.timeout
-        p.timer = self._arm(cmd.request_id, p.request.deadline)
+    def _moved_on(self, p: _Pending, due: float) -> bool:
+        """A reporting seat's timer fired at ``due``: re-armed (True) if its deadline is later,
+        because the request left after it was asked, or has not left yet (``send_grace``)."""
+        if not p.reports or p.request.deadline is None:
+            return False
+        later = p.request.deadline if p.sent else p.request.deadline + self.policy.send_grace
+        if later <= due:
+            return False
+        p.timer = self._arm(p.request.request_id, later)
+        return True
 
     def _close_request(self, seat: int) -> DecisionRequest | None:
         p = self._pending.pop(seat, None)
@@ -1080,7 +1087,9 @@ class Table:
         for seat, p in self._pending.items():
             if p.request.request_id == request_id:
                 if p.timer is None or p.timer.when() != due:
-                    return  # re-armed (sent later) or paused since this timer was set
+                    return  # re-armed or paused since this timer was set
+                if self._moved_on(p, due):
+                    return  # sent later than asked: its deadline runs from the send
                 if self._storage_paused_at is not None:  # it ran out as the store went away: not the seat's fault
                     p.timer, p.frozen = None, True
                     return
@@ -1250,7 +1259,7 @@ class Table:
             self._marks.append((index + 1, end))  # shown once the store has action ``index``
         else:
             self._shown = end
-        self._flush_events()
+            self._flush_events()
 
     # ------------------------------------------------------------ events
     def _flush_events(self) -> None:
@@ -1355,6 +1364,7 @@ class Table:
                 timeout = None if p.stand_in else self._timeout(actor, p.request.phase)
                 p.frozen = False
                 if timeout is not None:
+                    p.sent = True  # the full time from now, whenever it left
                     p.request.deadline = loop.time() + timeout
                     p.timer = self._arm(p.request.request_id, p.request.deadline)
         log.warning("table=%s event=table_resumed cause=storage paused_s=%.3f", self.id, paused)
