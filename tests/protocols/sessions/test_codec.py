@@ -366,3 +366,29 @@ def test_the_session_secret_is_in_the_session_response_and_resume_needs_it() -> 
     assert isinstance(m, Malformed) and "session_secret" in m.reason
     m = parse_client_message({"type": "resume_session", "session_id": 9, "session_secret": "x" * 1000})
     assert isinstance(m, Malformed)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    seat=st.integers(0, 3),
+    tag=st.text(max_size=12),
+    forced=st.lists(st.booleans(), min_size=1, max_size=64),
+    replayed=st.booleans(),
+)
+def test_frames_are_the_bytes_of_the_messages(
+    seed: int, seat: int, tag: str, forced: list[bool], replayed: bool
+) -> None:
+    """``frames`` writes live move reports from a template: byte for byte what ``encode`` makes
+    of ``messages``, whatever the players' tags hold (quotes, backslashes, any Unicode)."""
+    g = play_out(seed % 1000)
+    tags = [tag_with_id(tag + str(i), 10**15 + i) for i in range(4)]
+    seen = [(e, forced[k % len(forced)]) for k, e in enumerate(x.for_viewer(seat) for x in g.log) if e is not None]
+    a, b = SessionCodec(5, request_seq=3), SessionCodec(5, request_seq=3)
+    a.seat_at(seat, tags)
+    b.seat_at(seat, tags)
+    frames, types = a.frames(seen, replayed)  # type: ignore[arg-type]
+    msgs = b.messages(seen, replayed)  # type: ignore[arg-type]
+    assert frames == [encode(m) for m in msgs]
+    assert types == [m["type"] for m in msgs]
+    assert a.next_seq == b.next_seq

@@ -261,6 +261,7 @@ def _parse_object(text: str) -> dict[str, Any] | FrameProblem:
 
 
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+_CARD_NAMES: tuple[str, ...] = tuple(format_cards((1 << 52) - 1))  # card number -> "QS"
 
 
 def encode(message: dict[str, Any]) -> bytes:
@@ -513,6 +514,7 @@ class SessionCodec:
         self.sent_order: tuple[int, ...] = ()
         self.direction = PassDirection.HOLD
         self.round_index = 0
+        self._tags_json: tuple[str, ...] = ()  # each tag as JSON text (``frames``' move reports)
 
     def stamp(self, msg: dict[str, Any]) -> dict[str, Any]:
         msg["seq_num"] = self.next_seq
@@ -535,6 +537,7 @@ class SessionCodec:
     def seat_at(self, seat: int, tags: Sequence[str]) -> None:
         self.seat = seat
         self.tags = tuple(tags)
+        self._tags_json = tuple(_ENCODE(t) for t in self.tags)
 
     def passing(self, order: Sequence[int]) -> None:
         """The client passes these cards, in this order (kept to echo them in its order)."""
@@ -563,6 +566,32 @@ class SessionCodec:
                     m["replayed"] = True
                 out.append(self.stamp(m))
         return out
+
+    def frames(self, events: Sequence[tuple[Event, bool]], replayed: bool = False) -> tuple[list[bytes], list[str]]:
+        """What :meth:`messages` gives, encoded (the very bytes :func:`encode` makes of them), and
+        each message's type. A live ``move_report`` (most of a game: four a card, one per seat)
+        is written straight from a template instead of a dict through the JSON encoder."""
+        out: list[bytes] = []
+        types: list[str] = []
+        tags = self._tags_json
+        for e, forced in events:
+            if type(e) is CardPlayed and not replayed and len(tags) == 4:
+                seq = self.next_seq
+                self.next_seq = seq + 1
+                source = "server" if forced else "player"
+                out.append(
+                    f'{{"type":"move_report","card":"{_CARD_NAMES[e.card]}","move_source":"{source}",'
+                    f'"player_tag":{tags[e.seat]},"seq_num":{seq},"session_id":{self.session_id}}}'.encode()
+                )
+                types.append("move_report")
+                continue
+            m = self._message(e, forced)
+            if m is not None:
+                if replayed:
+                    m["replayed"] = True
+                out.append(encode(self.stamp(m)))
+                types.append(m["type"])
+        return out, types
 
     def resume_response(self) -> dict[str, Any]:
         return self.stamp({"type": "resume_session_response", "status": "success"})

@@ -168,12 +168,12 @@ class SessionSeat(Seat):
 
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
         replayed, self.resuming = self.resuming, False
-        msgs = self.codec.messages([(te.event, te.forced) for te in events], replayed)
-        if self.early is not None and any(m["type"] == "start_round" for m in msgs):
+        frames, types = self.codec.frames([(te.event, te.forced) for te in events], replayed)
+        if "start_round" in types:
             self.early = None  # a new round: an earlier unclaimed pass is stale
-        if self.owes_pass and not replayed and any(m["type"] == "start_round" for m in msgs):
-            self.owes_pass = False
-        self.conn.send_many(msgs)
+            if not replayed:
+                self.owes_pass = False
+        self.conn.send_frames(frames)
 
     def on_request(self, table: Table, request: DecisionRequest) -> None:
         self.request = request
@@ -665,6 +665,13 @@ class SessionsConnection(asyncio.Protocol):
         if self.transport is None or self.closed or not msgs or self.transport.is_closing():
             return
         self._out.extend(sc.encode(m) for m in msgs)
+        self._schedule_flush()
+
+    def send_frames(self, frames: list[bytes]) -> None:
+        """Messages encoded already (``SessionCodec.frames``)."""
+        if self.transport is None or self.closed or not frames or self.transport.is_closing():
+            return
+        self._out.extend(frames)
         self._schedule_flush()
 
     def _schedule_flush(self) -> None:
