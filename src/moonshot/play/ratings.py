@@ -152,10 +152,11 @@ def arena_ledger(runs: Sequence[Mapping[str, Any]]) -> Ledger:
     """The ratings of arena runs' games (``moonshot arena --results`` JSON, format
     ``moonshot.play.arena/1``): each seating of each deal is a game between the seats' bots, rated
     by their arena specs (``heuristic:epsilon=0.5``; the same spec in two runs is one player). The
-    runs' deals are interleaved (deal 0 of every run, then deal 1, ...) so that no run's players
-    settle before another's start: OpenSkill is sequential, and a ladder's runs share players."""
+    runs' deals are interleaved in proportion to their lengths (a run of 300 deals has one where a
+    run of 1,000 has three), so that every run spans the whole sequence and no run's players settle
+    before another's start: OpenSkill is sequential, and a ladder's runs share players."""
     ledger = Ledger()
-    games: list[tuple[int, int, str, list[str], list[int]]] = []  # (deal, run, variant, seats, points)
+    games: list[tuple[float, int, str, list[str], list[int]]] = []  # (where, run, variant, seats, points)
     for r, run in enumerate(runs):
         if run.get("format") != "moonshot.play.arena/1":
             raise ValueError(f"run {r + 1}: not an arena results file (format {run.get('format')!r})")
@@ -163,9 +164,10 @@ def arena_ledger(runs: Sequence[Mapping[str, Any]]) -> Ledger:
         lowest_wins = not run.get("summary", {}).get("higher_is_better", False)
         if not lowest_wins:
             raise ValueError(f"run {r + 1}: {variant} scores higher-is-better, which arena_ledger does not rate")
-        for d, deal in enumerate(run["deals"]):
+        deals = run["deals"]
+        for d, deal in enumerate(deals):
             for seating, points in zip(deal["seatings"], deal["points"], strict=True):
-                games.append((d, r, variant, list(seating), list(points)))
+                games.append((d / len(deals), r, variant, list(seating), list(points)))
     games.sort(key=lambda g: (g[0], g[1]))
     for _, _, variant, seating, points in games:
         ledger.apply(variant, [PlayerId(name, bot=True) for name in seating], points)
