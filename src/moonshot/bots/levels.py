@@ -92,13 +92,23 @@ def _h2h(upper: str, lower: str, seed: int) -> str:
 # by the commands below, CPU a decision by benchmarks/levels.py, the ratings by
 # `moonshot ratings --arena` over the five arena runs' games
 LEVELS: tuple[Level, ...] = (
-    Level(1, "Beginner", "random", mu=0.0, sigma=0.0, cpu_ms=0.0022),
+    Level(
+        1,
+        "Beginner",
+        "random",
+        mu=18.89,
+        sigma=1.65,
+        cpu_ms=0.0012,
+        arena=None,
+    ),
     Level(
         2,
         "Novice",
         "heuristic",
         _opts(epsilon=0.5),
-        cpu_ms=0.0164,
+        mu=22.80,
+        sigma=1.64,
+        cpu_ms=0.0021,
         arena=Arena(1000, -3.507, -3.796, -3.218, _h2h("level:2", "level:1", 41000)),
     ),
     Level(
@@ -106,21 +116,27 @@ LEVELS: tuple[Level, ...] = (
         "Casual",
         "heuristic",
         _opts(epsilon=0.2),
-        cpu_ms=0.0,
+        mu=25.90,
+        sigma=1.65,
+        cpu_ms=0.0027,
         arena=Arena(1000, -1.940, -2.245, -1.635, _h2h("level:3", "level:2", 42000)),
     ),
     Level(
         4,
         "Intermediate",
         "heuristic",
-        cpu_ms=0.0293,
+        mu=27.48,
+        sigma=1.65,
+        cpu_ms=0.0031,
         arena=Arena(1000, -1.245, -1.517, -0.973, _h2h("level:4", "level:3", 43000)),
     ),
     Level(
         5,
         "Advanced",
         "learned",
-        cpu_ms=0.0776,
+        mu=27.67,
+        sigma=1.66,
+        cpu_ms=0.0447,
         arena=Arena(1000, -1.080, -1.415, -0.745, _h2h("level:5", "level:4", 44000)),
     ),
     Level(
@@ -128,8 +144,10 @@ LEVELS: tuple[Level, ...] = (
         "Master",
         "search",
         _opts(simulations=5000),
-        cpu_ms=0.0,
-        arena=None,
+        mu=30.98,
+        sigma=2.09,
+        cpu_ms=41.1011,
+        arena=Arena(100, -1.885, -2.880, -0.890, _h2h("level:6", "level:5", 46000)),
     ),
 )
 
