@@ -80,3 +80,20 @@ async def test_the_commands_drive_a_running_server(tmp_path: Path) -> None:
         assert bad.exit_code == 1 and "the server refused" in bad.output
     finally:
         await app.stop()
+
+
+def test_levels_are_entrants_and_fillers(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path / 't.db'}"
+    runner = CliRunner()
+    out = runner.invoke(
+        main,
+        ["tournament", "create", "--sets", "1", "--deals-per-set", "1", "--seed", "3", "--bot", "level:1",
+         "--bot", "casual=level:3", "--bot", "level:2", "--filler", "level:4", "--db", db, "-q",
+         "--results", str(tmp_path / "r.json")],
+    )  # fmt: skip
+    assert out.exit_code == 0, out.output
+    data = json.loads((tmp_path / "r.json").read_text())
+    assert data["games_played"] >= 1
+    assert {"level:1", "casual", "level:2"} <= set(out.output.split()) | {w.strip("│ ") for w in out.output.split("│")}
+    bad = runner.invoke(main, ["tournament", "create", "--bot", "level:1", "--bot", "level:77"])
+    assert bad.exit_code == 2 and "unknown level level:77" in bad.output

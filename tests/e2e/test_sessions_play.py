@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import random
+from pathlib import Path
 
 import pytest
 
 from moonshot.bots.random import RandomBot
 from moonshot.protocols.sessions.client import BotPlayer, Client, GameResult, Player, RandomPlayer, View
-from moonshot.server.app import ServerApp
+from moonshot.server.app import ServerApp, ServerConfig
 
 pytestmark = pytest.mark.asyncio
 
@@ -130,3 +131,30 @@ async def test_lobby_code_keeps_groups_apart(server: ServerApp) -> None:
     (a_order,) = by_code["A"]
     a_tags = {r.me for code, r in zip("ABABABAB", results) if code == "A"}
     assert set(a_order) == a_tags  # no server bots: four players of code A
+
+
+async def test_a_level_fills_any_games(tmp_path: Path) -> None:
+    """``serve --bot level:2``: the bots that fill an ``any`` game are level 2, stored (and rated)
+    under its spec."""
+    app = ServerApp(
+        ServerConfig(
+            sessions_port=0,
+            db_url=f"sqlite+aiosqlite:///{tmp_path / 'games.db'}",
+            bot="level:2",
+            seed=1,
+            move_timeout=10.0,
+            fill_wait=0.3,
+        )
+    )
+    await app.start()
+    try:
+        assert app.sessions_port
+        async with await Client.connect("127.0.0.1", app.sessions_port) as c:
+            (res,) = await asyncio.wait_for(c.play_games(RandomPlayer, sessions=1, games=1), 240)
+        assert len([t for t in res.player_order if t != res.me]) == 3
+        await app.recorder.flush()  # type: ignore[union-attr]
+        (g,) = await app.store.list_games("finished")  # type: ignore[union-attr]
+        bots = [p for p in g["players"] if p.get("protocol") == "server"]  # the SDK's player is a bot too
+        assert len(bots) == 3 and all(p["bot"] == "heuristic --epsilon 0.5" for p in bots), bots
+    finally:
+        await app.stop()

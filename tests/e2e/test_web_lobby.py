@@ -58,3 +58,39 @@ async def test_a_taken_name_is_refused_and_the_lobby_is_live(tmp_path: Path) -> 
         assert alice.errors == [] and other.errors == []
         await alice.close()
         await other.close()
+
+
+async def test_the_bot_picker_offers_levels_with_their_rating_and_cost(tmp_path: Path) -> None:
+    """Add bot picks a level by name, rating and cost (the named bots under "Other bots"); the bot
+    that sits is that level's, and the server's own bots are the default's level (heuristic)."""
+    from moonshot.bots.levels import LEVELS
+    from moonshot.bots.registry import spec_of
+    from moonshot.runtime.table import BotSeat
+
+    async with web_server(tmp_path) as app, chromium() as browser:
+        base = f"http://127.0.0.1:{app.http_port}"
+        ann = await Person.open(browser, base, "ann")
+        await ann.enter_lobby()
+        page = ann.page
+        levels = page.locator("#algorithm optgroup").nth(0).locator("option")
+        await levels.nth(len(LEVELS) - 1).wait_for(state="attached")
+        texts = await levels.all_inner_texts()
+        assert len(texts) == len(LEVELS)
+        for text, lv in zip(texts, LEVELS, strict=True):
+            assert text.startswith(f"{lv.number} · {lv.name} · rating {lv.mu:.1f}"), text
+            assert "ms a move" in text
+        others = await page.locator("#algorithm optgroup").nth(1).locator("option").all_inner_texts()
+        assert "duck" in others and "search" in others and not any(o.startswith("level:") for o in others)
+        default = next(lv for lv in LEVELS if lv.spec == "heuristic")
+        assert await page.input_value("#algorithm") == default.key
+        game_id = await ann.create_game("standard")
+        await page.select_option("#algorithm", "level:2")
+        await ann.shot("lobby-levels")
+        await ann.add_bots(game_id, "level:2", 1)
+        await ann.add_bots(game_id, "level:5", 2)
+        hosted = app.turbo.games[game_id].hosted  # type: ignore[union-attr]
+        assert hosted is not None
+        specs = sorted(spec_of(c.occupant.bot) for c in hosted.table.chairs if isinstance(c.occupant, BotSeat))
+        assert specs == sorted([LEVELS[1].spec, LEVELS[4].spec, LEVELS[4].spec])
+        assert ann.errors == []
+        await ann.close()

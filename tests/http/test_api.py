@@ -417,6 +417,35 @@ async def test_api_variants_bots_and_me(env: Env) -> None:
         assert (await anon.get("/api/me")).status_code == 401
 
 
+async def test_api_levels_and_adding_a_bot_by_level(env: Env) -> None:
+    """``/api/levels``: each level with its name, rating and cost, weakest first; ``/api/bots``
+    names them too (a list of names, as Turbo's clients read it); Add bot takes ``level:N``."""
+    from moonshot.bots.levels import LEVELS
+    from moonshot.bots.registry import spec_of
+    from moonshot.runtime.table import BotSeat
+
+    async with env.client() as anon:
+        levels = (await anon.get("/api/levels")).json()
+        assert [lv["key"] for lv in levels] == [lv.key for lv in LEVELS]
+        assert all({"name", "spec", "mu", "sigma", "cpu_ms", "level"} <= set(lv) for lv in levels)
+        assert levels[0]["name"] == "Beginner" and levels[-1]["mu"] > levels[0]["mu"]
+        assert set((await anon.get("/api/bots")).json()) >= {lv.key for lv in LEVELS}
+    async with env.client("ann") as ann:
+        gid = await new_game(ann, variant="standard")
+        r = await ann.post("/lobby/add_bot", json={"id": gid, "rules": "classic", "algorithm": "level:3"})
+        assert r.status_code == 200, r.text
+        (bot,) = [m for m in env.lobby.games[gid].members if m.kind == "bot"]
+        assert bot.algorithm == "level:3"
+        r = await ann.post("/lobby/add_bot", json={"id": gid, "rules": "classic", "algorithm": "level:99"})
+        assert r.status_code == 400 and "unknown algorithm 'level:99'" in r.text
+        for alg in ("level:1", "level:2"):
+            assert (await ann.post("/lobby/add_bot", json={"id": gid, "algorithm": alg})).status_code == 200
+        hosted = env.lobby.games[gid].hosted
+        assert hosted is not None  # four at the table: it started, the levels seated as bots
+        specs = {spec_of(c.occupant.bot) for c in hosted.table.chairs if isinstance(c.occupant, BotSeat)}
+        assert specs == {"heuristic --epsilon 0.2", "heuristic --epsilon 0.5", "random"}
+
+
 async def test_api_games_lists_the_store_and_replays_finished_games(env: Env) -> None:
     async with env.client("ann") as ann:
         gid = await new_game(ann, variant="standard")

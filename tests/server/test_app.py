@@ -194,3 +194,13 @@ async def test_trend_players_take_their_chairs_back_in_a_game_restored_after_a_r
         assert [back[0].seen[0].scores[f"p{k}"] for k in (1, 2, 3, 4)] == list(restored.game.totals)
     finally:
         await again.stop()
+
+
+def test_bot_factory_takes_a_level() -> None:
+    """``serve --bot level:N``: the bot that fills Sessions' ``any`` games and replaces players."""
+    bot = bot_factory("level:2")()
+    assert bot.spec == "heuristic --epsilon 0.5" and bot.level == 2  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="unknown level level:42"):
+        bot_factory("level:42")
+    with pytest.raises(ValueError, match="takes no options"):
+        bot_factory("level:2 --think-ms 5")

@@ -117,3 +117,10 @@ async def test_new_peer_for_the_next_game_never_goes_to_the_old_socket() -> None
     await node._next_game()
     assert [m["eventName"] for m in old[3].sent] == ["new_peer"]
     assert old[1].sent == old[2].sent == []
+
+
+def test_a_dummy_may_be_a_level() -> None:
+    assert parse_seats("dummy:level:2,empty,empty,empty")[0] == SeatSetting("dummy", "level:2")
+    assert parse_seats("dummy,empty,empty,human", default_bot="level:4")[0] == SeatSetting("dummy", "level:4")
+    with pytest.raises(ValueError, match="unknown level level:9"):
+        parse_seats("dummy:level:9,empty,empty,empty")

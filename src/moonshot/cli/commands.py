@@ -224,7 +224,8 @@ def bad_db(e: Exception) -> click.BadParameter:
     "--bot",
     default="heuristic",
     show_default=True,
-    help="Bot filling chairs, with its options: heuristic, random, search, 'search --think-ms 100'.",
+    help="Bot filling chairs (Sessions' `any` games, players who left), with its options: heuristic, random, "
+    "search, 'search --think-ms 100', or a level: level:1 (weakest) to level:6 (docs/bots.md).",
 )
 @click.option(
     "--review-workers",
@@ -539,7 +540,9 @@ def _host_port(text: str) -> tuple[str, int]:
 
 @click.command("bot")
 @click.option("--connect", "address", default="127.0.0.1:40405", show_default=True, help="Server HOST:PORT.")
-@click.option("--policy", default="heuristic", show_default=True, help="Bot policy (heuristic, random, search).")
+@click.option(
+    "--policy", default="heuristic", show_default=True, help="Bot policy (heuristic, random, search, level:3)."
+)
 @click.option("--sessions", default=4, show_default=True, type=click.IntRange(min=1), help="Games at once.")
 @click.option("--games", default=10, show_default=True, type=click.IntRange(min=1), help="Games to play in all.")
 @click.option(

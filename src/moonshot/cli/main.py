@@ -131,7 +131,7 @@ def _is_shard_dir(path: Path) -> bool:
     "--seats",
     default="heuristic,random,random,random",
     show_default=True,
-    help="Bot per seat N,E,S,W (a shorter list repeats its last name).",
+    help="Bot per seat N,E,S,W (a shorter list repeats its last name); a level is a name: level:3.",
 )
 @click.option("--seed", "-s", default=0, show_default=True, type=int, help="First seed; games use seed, seed+1, ...")
 @click.option("--duplicate", is_flag=True, help="Play each seed 4 times with the bots rotated through the seats.")
@@ -335,7 +335,8 @@ def _print_summary(records: list[GameRecord], variant: str, negative: bool, dupl
     "--candidate",
     default="search",
     show_default=True,
-    help="The bot under test; options may follow a colon: search:rollout=alert,inference=false.",
+    help="The bot under test; options may follow a colon: search:rollout=alert,inference=false; "
+    "a level: level:3 (its own options: no budget reaches it).",
 )
 @click.option("--field", "field_", default="heuristic", show_default=True, help="The bot in the other seats.")
 @click.option("--think-ms", type=click.IntRange(min=1), help="Time per decision for search bots (ms).")

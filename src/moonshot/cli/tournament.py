@@ -81,12 +81,14 @@ def tournament_cmd() -> None:
     "bots",
     multiple=True,
     metavar="'[NAME=]BOT [--opt V]'",
-    help="A built-in entrant, e.g. 'search --think-ms 200' (repeat).",
+    help="A built-in entrant, e.g. 'search --think-ms 200' or a level, 'level:3' (repeat).",
 )
 @click.option(
     "--external", "externals", multiple=True, metavar="NAME", help="An external entrant (repeat); needs --server."
 )
-@click.option("--filler", default="heuristic", show_default=True, help="House bot that fills a table short of four.")
+@click.option(
+    "--filler", default="heuristic", show_default=True, help="House bot that fills a table short of four (or level:N)."
+)
 @click.option("--server", metavar="URL", help="Run it on this `moonshot serve` (its HTTP address).")
 @click.option(
     "--db", default=None, callback=store_url_option, metavar="URL", help="Local run: store its games. " + DB_HELP

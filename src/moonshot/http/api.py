@@ -1,5 +1,5 @@
-"""moonshot's JSON extensions for the web app under ``/api``: variants, bots, stored games and
-their replays, a game's seal.
+"""moonshot's JSON extensions for the web app under ``/api``: variants, bots and levels, stored
+games and their replays, a game's seal.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
+from moonshot.bots.levels import LEVELS
 from moonshot.core.actions import action_to_dict
 from moonshot.core.cards import format_card
 from moonshot.core.rules import Scoring
@@ -104,6 +105,12 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
 
     async def bots(request: Request, caller: Caller) -> Any:
         return lobby.bot_names
+
+    async def levels(request: Request, caller: Caller) -> Any:
+        # the levels this server can seat (their bot loads here), weakest first, with what was
+        # measured of each: a picker shows a level's rating and cost (a list of names stays
+        # /api/bots's shape, which Turbo's clients read)
+        return [lv.to_json() for lv in LEVELS if lv.key in lobby.bot_names]
 
     def int_param(request: Request, key: str, default: int, top: int) -> int:
         text = request.query_params.get(key)
@@ -210,6 +217,7 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
         Route("/api/names/recover", endpoint(recover, identity, anonymous=True), methods=["POST"]),
         Route("/api/variants", endpoint(variants, identity, anonymous=True), methods=["GET"]),
         Route("/api/bots", endpoint(bots, identity, anonymous=True), methods=["GET"]),
+        Route("/api/levels", endpoint(levels, identity, anonymous=True), methods=["GET"]),
         Route("/api/games", endpoint(games, identity, anonymous=True), methods=["GET"]),
         Route("/api/games/{game_id}", endpoint(game, identity, anonymous=True), methods=["GET"]),
     ]

@@ -53,7 +53,8 @@ from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 from starlette.websockets import WebSocket
 
-from moonshot.bots.registry import BOT_REGISTRY, UnknownBot, make_bot
+from moonshot.bots.levels import LEVELS
+from moonshot.bots.registry import UnknownBot, check_bot_name, make_bot
 from moonshot.core.engine import Phase
 from moonshot.core.events import CardPlayed, DealEnded, Event, Exposed, PassReceived, TrickEnded
 from moonshot.core.variants import TREND
@@ -90,6 +91,8 @@ SEAT_KINDS = ("empty", "dummy", "human")
 # that (heuristic, the default), a weaker and a stronger one; ``--seats dummy:BOT`` (and the API)
 # take any of moonshot's bots, and a seat set so is offered too
 DUMMY_BOTS = ("random", "heuristic", "search")
+# and the levels (moonshot.bots.levels), by key: level:1 ... (a level is any dummy's bot too)
+DUMMY_LEVELS = tuple(lv.key for lv in LEVELS)
 # how the watch stream's ``sit`` names an AI that joined over the WebSocket: a player of the Trend
 # protocol (the name ``moonshot serve`` gives a remote player at a mixed table, its protocol)
 REMOTE_ALGORITHM = TrendSeat.protocol
@@ -121,9 +124,7 @@ def parse_seats(text: str, default_bot: str = "heuristic") -> list[SeatSetting]:
             raise ValueError(f"unknown seat {p!r}: use empty, dummy, dummy:BOT or human")
         if bot and kind != "dummy":
             raise ValueError(f"only a dummy seat names a bot, got {p!r}")
-        bot = bot or default_bot
-        if bot not in BOT_REGISTRY:
-            raise ValueError(f"unknown bot {bot!r}; known: {', '.join(BOT_REGISTRY)}")
+        bot = check_bot_name(bot or default_bot)  # UnknownBot is a ValueError
         out.append(SeatSetting(kind, bot))
     return out
 
@@ -674,13 +675,14 @@ class TrendNode:
         scores = None
         if self.table is not None and self.state == "playing":
             scores = list(self.table.game.totals)
+        offered = (*DUMMY_BOTS, *DUMMY_LEVELS)
         return {
             "state": self.state,
             "match": self.match,
             "game": min(self.game_index + 1, GAMES_PER_MATCH),
             "gamesPerMatch": GAMES_PER_MATCH,
             "seats": seats,
-            "bots": [*DUMMY_BOTS, *sorted({s.bot for s in self.settings} - set(DUMMY_BOTS))],
+            "bots": [*offered, *sorted({s.bot for s in self.settings} - set(offered))],
             "scores": scores,
             "results": self.results,
             "websocket": websocket or f"ws://{self.config.host}:{self.port}/",
@@ -729,8 +731,7 @@ def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
                 kind, bot = str(s.get("kind", "")), str(s.get("bot", "heuristic"))
                 if kind not in SEAT_KINDS:
                     raise ValueError(f"unknown seat kind {kind!r} (empty, dummy, human)")
-                if bot not in BOT_REGISTRY:
-                    raise ValueError(f"unknown bot {bot!r}")
+                check_bot_name(bot)  # a registry name or a level (level:3)
                 settings.append(SeatSetting(kind, bot))
         except ValueError as e:
             return JSONResponse({"error": str(e)}, status_code=400)
