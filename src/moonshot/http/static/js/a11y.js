@@ -244,8 +244,8 @@ export function restoreFocus(table, memo, mode) {
     if (!target && memo.action) target = table.root.querySelector(`[data-action="${memo.action}"]:not([disabled])`);
     if (!target && memo.id) target = document.getElementById(memo.id);
     if (!target && mode === "play") target = firstLegal();
-    if (!target && !(table.overlayBox && table.overlayBox.contains(memo.node))) target = hand;
-    if (!target) target = table.overlayBox.querySelector(".dialog") || hand;
+    if (!target && table.overlay) target = table.overlayBox.querySelector(".dialog"); // drawn anew
+    if (!target) target = hand;
     if (target === hand) hand.tabIndex = -1;
     target.focus({ preventScroll: true });
   }

@@ -79,6 +79,8 @@ export class RematchView {
   render() {
     const s = this.state || { state: "none" };
     const box = this.box;
+    // drawn anew each poll: a keyboard's focus on its buttons (by id) is found again below
+    const focusedId = box.contains(document.activeElement) ? document.activeElement.id : null;
     box.innerHTML = "";
     box.dataset.state = s.state;
     const me = this.myName;
@@ -126,5 +128,6 @@ export class RematchView {
     }
     box.append(row);
     if (this.error) box.append(el("p", "error", this.error));
+    if (focusedId) document.getElementById(focusedId)?.focus({ preventScroll: true });
   }
 }
