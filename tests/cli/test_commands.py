@@ -260,6 +260,17 @@ def test_each_worker_gets_its_own_operator_port_so_each_can_be_scraped() -> None
     assert _worker_argv(argv, 3, ("127.0.0.1", 0))[-1] == "127.0.0.1:0"  # any free port stays any
 
 
+def test_a_worker_of_the_default_operator_address_runs_on_when_its_port_is_busy() -> None:
+    """Where nobody named the address, a worker whose port another server holds is not fatal (a
+    restart would find the port as busy, and the supervisor would restart it for ever)."""
+    from moonshot.cli.commands import _worker_argv
+
+    argv = ["--workers", "2", "--redis", "redis://r/0"]
+    default = _worker_argv(argv, 1, ("127.0.0.1", 9380), explicit=False)
+    assert default[-3:] == ["--operator-address", "127.0.0.1:9381", "--operator-optional"]
+    assert "--operator-optional" not in _worker_argv(argv, 1, ("127.0.0.1", 9380), explicit=True)
+
+
 def test_serve_refuses_a_malformed_operator_address() -> None:
     for bad in ("9380", "127.0.0.1:http", "127.0.0.1:70000"):
         code, text = run("serve", "--operator-address", bad, "--no-db")

@@ -302,6 +302,12 @@ def bad_db(e: Exception) -> click.BadParameter:
     "moonshot.operator-token, where `moonshot admin` finds it.",
 )
 @click.option("--reuse-port", is_flag=True, hidden=True, help="Bind with SO_REUSEPORT (set for --workers children).")
+@click.option(
+    "--operator-optional",
+    is_flag=True,
+    hidden=True,
+    help="A busy operator address is logged, not fatal (set for --workers children of a default address).",
+)
 def serve_cmd(
     host: str,
     sessions_port: int,
@@ -337,6 +343,7 @@ def serve_cmd(
     operator_address: tuple[str, int] | None,
     operator_token_file: str | None,
     reuse_port: bool,
+    operator_optional: bool,
     review_workers: int,
 ) -> None:
     """Run the moonshot server: every protocol on its port, one event loop, games stored in --db.
@@ -352,6 +359,8 @@ def serve_cmd(
     from moonshot.server.app import ServerConfig, configure_logging, serve
     from moonshot.store import StoreError
 
+    source = click.get_current_context().get_parameter_source("operator_address")
+    operator_explicit = source is not click.core.ParameterSource.DEFAULT
     if workers > 1:
         if not redis_url:
             raise click.BadParameter("more than one worker needs --redis (where they meet)", param_hint="'--workers'")
@@ -368,7 +377,7 @@ def serve_cmd(
             raise click.BadParameter("workers share one port: give --kierki-port a number", param_hint="'--workers'")
         if trend_port == 0:
             raise click.BadParameter("workers share one port: give --trend-port a number", param_hint="'--workers'")
-        sys.exit(_supervise(workers, sys.argv[1:], operator_address))
+        sys.exit(_supervise(workers, sys.argv[1:], operator_address, operator_explicit))
 
     if kierki_game is not None:
         from moonshot.protocols.kierki.gamefile import GameFileError, load_game_in_order
@@ -410,8 +419,7 @@ def serve_cmd(
         operator_address=operator_address,
         operator_token_file=operator_token_file,
         # the default address may be another server's on this machine: then this one runs without
-        operator_required=click.get_current_context().get_parameter_source("operator_address")
-        is not click.core.ParameterSource.DEFAULT,
+        operator_required=operator_explicit and not operator_optional,
     )
     try:
         asyncio.run(serve(cfg, lambda line: print(line, flush=True)))
@@ -454,10 +462,14 @@ def parse_limits(settings: tuple[str, ...], path: str | None = None) -> ClientLi
         raise click.BadParameter(str(e), param_hint="'--limit'") from None
 
 
-def _worker_argv(argv: list[str], index: int, operator: tuple[str, int] | None = None) -> list[str]:
+def _worker_argv(
+    argv: list[str], index: int, operator: tuple[str, int] | None = None, explicit: bool = True
+) -> list[str]:
     """A worker's command line: ``serve`` with the same options, one process, shared ports;
     Sessions, HTTP, Trend and Kierki on every worker. Each worker's operator surface has its own
-    port (``operator``'s port + ``index``), so each one's metrics can be scraped."""
+    port (``operator``'s port + ``index``), so each one's metrics can be scraped; where the
+    operator address was the default (``explicit`` False), a worker that finds its port busy runs
+    without one, as a single server does, rather than dying and being restarted for ever."""
     drop = {"--workers", "-j", "--operator-address"}
     out: list[str] = []
     it = iter(argv)
@@ -475,6 +487,8 @@ def _worker_argv(argv: list[str], index: int, operator: tuple[str, int] | None =
         host, port = operator
         shown = f"[{host}]" if ":" in host else host
         out += ["--operator-address", f"{shown}:{port + index if port else 0}"]
+        if not explicit:
+            out.append("--operator-optional")
     return out
 
 
@@ -487,7 +501,9 @@ def _die_with_parent() -> None:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
 
 
-def _supervise(workers: int, argv: list[str], operator: tuple[str, int] | None = None) -> int:
+def _supervise(
+    workers: int, argv: list[str], operator: tuple[str, int] | None = None, operator_explicit: bool = True
+) -> int:
     """Run ``workers`` server processes; restart one that dies (the others adopt its games in
     the meantime); SIGINT/SIGTERM stop them all. Returns the exit status."""
     import signal
@@ -507,7 +523,9 @@ def _supervise(workers: int, argv: list[str], operator: tuple[str, int] | None =
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
     for i in range(workers):
-        procs.append(subprocess.Popen(cmd + _worker_argv(argv, i, operator), preexec_fn=_die_with_parent))
+        procs.append(
+            subprocess.Popen(cmd + _worker_argv(argv, i, operator, operator_explicit), preexec_fn=_die_with_parent)
+        )
         if i == 0:
             time.sleep(1.0)  # the first creates the store's tables and the HTTP secret alone
     print(f"moonshot: {workers} workers (pids {' '.join(str(p.pid) for p in procs)}) share the ports", flush=True)
@@ -517,7 +535,9 @@ def _supervise(workers: int, argv: list[str], operator: tuple[str, int] | None =
             rc = p.poll()
             if rc is not None and not stopping:
                 print(f"moonshot: worker {i} (pid {p.pid}) exited with {rc}; starting another", flush=True)
-                procs[i] = subprocess.Popen(cmd + _worker_argv(argv, i, operator), preexec_fn=_die_with_parent)
+                procs[i] = subprocess.Popen(
+                    cmd + _worker_argv(argv, i, operator, operator_explicit), preexec_fn=_die_with_parent
+                )
     for p in procs:
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)
