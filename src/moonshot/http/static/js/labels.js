@@ -26,6 +26,8 @@ export const CHARGING_RULES = [
 export function variantLabel(name) {
   if (!name) return "";
   if (VARIANT_LABEL[name]) return t(`variant.${name}`, {}, VARIANT_LABEL[name]);
+  const dealt = /^(.+)-(\d+)deals$/.exec(name); // a tournament's variant cut to n deals
+  if (dealt) return t("variant.with_deals", { variant: variantLabel(dealt[1]), count: Number(dealt[2]) });
   if (name.startsWith("turbo-")) {
     const rules = name.slice(6).replace("-", "_");
     const label = t(`rules.${rules}`, {}, name.slice(6).replace("-", " "));

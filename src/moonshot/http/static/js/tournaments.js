@@ -65,7 +65,7 @@ async function showList(box) {
     tr.append(el("td", null, (row.entrants || []).join(", ")));
     tr.append(el("td", null, `${row.games_played}/${row.games_total}`));
     const st = el("td");
-    st.append(el("span", `status-pill ${row.status}`, t(`status.${row.status}`, {}, row.status)));
+    st.append(el("span", `status-pill ${row.status}`, t(`tournaments.status.${row.status}`, {}, row.status)));
     tr.append(st);
     body.append(tr);
   }
@@ -296,7 +296,7 @@ async function showOne(box, id) {
   const grid = el("div", "tournament-detail");
   const main = el("section", "panel");
   const title = el("h1", null, `${t("tournaments.one", { id: data.id })} `);
-  title.append(el("span", `status-pill ${data.status}`, t(`status.${data.status}`, {}, data.status)));
+  title.append(el("span", `status-pill ${data.status}`, t(`tournaments.status.${data.status}`, {}, data.status)));
   main.append(title);
   const lower = data.standings.lower_is_better;
   main.append(
@@ -306,7 +306,7 @@ async function showOne(box, id) {
       [
         variantLabel(data.variant),
         t("tournaments.sets_of", { sets: data.sets, deals: data.deals_per_set }),
-        data.seed === null ? t("tournaments.secret_seed") : t("tournaments.seed_is", { seed: data.seed }),
+        data.seed === null ? t("tournaments.secret_seed") : t("tournaments.seed_is", { seed: String(data.seed) }),
         lower ? t("tournaments.fewer_better") : t("tournaments.more_better"),
       ].join(" \u00b7 "),
     ),
