@@ -93,7 +93,7 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
         try:
             name = display_name(raw)
         except NameRefused as e:
-            raise RequestError(400, str(e)) from None
+            raise RequestError(400, str(e), e.code, e.params) from None
         moved = await lobby.identity.recover(name, code)
         log.info("event=name_recovered name=%s", json.dumps(moved.name))
         return Identity.finish(
@@ -119,9 +119,9 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
         try:
             value = int(text)
         except ValueError as e:
-            raise RequestError(400, f"{key} must be an integer") from e
+            raise RequestError(400, f"{key} must be an integer", "bad_field", {"field": key}) from e
         if not 0 <= value <= top:
-            raise RequestError(400, f"{key} must be 0..{top}")
+            raise RequestError(400, f"{key} must be 0..{top}", "bad_range", {"field": key, "low": 0, "high": top})
         return value
 
     def summary(r: dict[str, Any]) -> dict[str, Any]:
@@ -169,15 +169,17 @@ def api_routes(lobby: TurboLobby) -> list[BaseRoute]:
     async def game(request: Request, caller: Caller) -> Any:
         game_id = request.path_params["game_id"]
         if lobby.store is None:
-            raise RequestError(404, "no games are stored (the server runs without --db)")
+            raise RequestError(404, "no games are stored (the server runs without --db)", "no_store")
         rec = await lobby.store.load(game_id)
         if rec is None:
-            raise RequestError(404, f"no stored game {game_id!r}")
+            raise RequestError(404, f"no stored game {game_id!r}", "no_stored_game", {"id": game_id})
         if rec.status == "running":
-            raise RequestError(403, "the game is still running: watch it through /game/subscribe")
+            raise RequestError(403, "the game is still running: watch it through /game/subscribe", "game_running")
         if rec.meta.get("reveal_at_end") is False and not await tournament_over(lobby, rec.meta.get("tournament")):
             # its deal set is still being played in other rotations: its hands would tell theirs
-            raise RequestError(403, "a tournament's game is shown once the tournament is over")
+            raise RequestError(
+                403, "a tournament's game is shown once the tournament is over", "tournament_game_hidden"
+            )
         g = rec.rebuild()
         algorithms = json.loads(rec.meta.get("algorithms", "[]") or "[]")
         players = []
