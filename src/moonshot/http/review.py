@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -47,6 +48,7 @@ log = logging.getLogger("moonshot.review")
 # standard game's seat in about 15 s of one worker on the 2-core machine
 REVIEW_SIMULATIONS = DEFAULT_WORLDS
 MAX_SIMULATIONS = 2000
+MAX_RETRY_AFTER = 10  # seconds: the longest a queued review's 202 asks its client to wait
 HINT_THINK_MS = 600  # a hint's budget: it answers in about a second
 REVIEWS_OFF = "reviews and hints are off on this server (moonshot serve --review-workers 0)"
 
@@ -117,6 +119,45 @@ def hint_answer(evaluation: dict[str, Any], seat: int) -> dict[str, Any]:
         "complete": evaluation["complete"],
         "worlds": evaluation["worlds"],
     }
+
+
+def review_stored(
+    db_url: str,
+    game_id: str,
+    seat: int,
+    *,
+    simulations: int | None = None,
+    think_ms: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """In a review worker: read the finished game ``game_id`` from the store at ``db_url`` (its own
+    connection) and review ``seat``: the review's JSON (moonshot.play.review_pool.review_task)."""
+    from moonshot.protocols.kierki.gamefile import parse_game
+    from moonshot.store import Store, register_game_file_parser
+
+    register_game_file_parser(parse_game)  # records that keep a Kierki game file's text
+
+    async def read() -> Any:
+        store = await Store.open(db_url, create=False)
+        try:
+            return await store.load(game_id)
+        finally:
+            await store.close()
+
+    rec = asyncio.run(read())
+    if rec is None or rec.status != "finished":
+        raise ValueError(f"game {game_id!r} is not a finished game in the store")
+    return review_task(
+        rules_named(rec.variant),
+        rec.seed,
+        [action_to_dict(a) for a in rec.actions],
+        seat,
+        deals=rec.deals(),
+        simulations=simulations,
+        think_ms=think_ms,
+        game_id=game_id,
+        progress=progress,
+    )
 
 
 def review_routes(lobby: Any) -> list[BaseRoute]:
@@ -205,12 +246,16 @@ def review_routes(lobby: Any) -> list[BaseRoute]:
             if stored is not None:
                 return {"status": "done", "review": stored}
             job = await start(caller, game_id, seat, simulations, budget)
-        body = {"status": job.status, "progress": job.progress, "position": lobby.reviews.position(job)}
-        return JSONResponse(body, status_code=202, headers={"Retry-After": "1"})
+        position = lobby.reviews.position(job)
+        body = {"status": job.status, "progress": job.progress, "position": position}
+        # a running review is polled each second; one waiting its turn less often (its place in the
+        # queue, in seconds, at most 10): a hundred waiting clients cost the server a few requests a second
+        retry = 1 if job.status == "running" else min(MAX_RETRY_AFTER, 1 + position)
+        return JSONResponse(body, status_code=202, headers={"Retry-After": str(retry)})
 
     async def start(caller: Caller, game_id: str, seat: int, simulations: int, budget: str) -> ReviewJob:
-        """A new review job, once the stored game may be reviewed and the caller may start one (the
-        game's actions are read last: a flood of requests is refused before it reads a game)."""
+        """A new review job, once the stored game may be reviewed (its row: status and meta) and the
+        caller may start one; the worker reads the game's actions (the event loop never does)."""
         state = await game_state(lobby.store, game_id)
         if state is None:
             raise RequestError(404, f"no stored game {game_id!r}")
@@ -225,20 +270,13 @@ def review_routes(lobby: Any) -> list[BaseRoute]:
         if guard is not None:
             limited(guard.reviews_by_name, caller.name)
             limited(guard.reviews_by_address, client_address.get())
-        rec = await lobby.store.load(game_id)
-        if rec is None or rec.status != "finished":
-            raise RequestError(404, f"no stored game {game_id!r}")
-        try:
-            rules = rules_named(rec.variant)
-        except KeyError:
-            raise RequestError(409, f"game {game_id!r} was played under rules this server does not know") from None
         try:
             job: ReviewJob = reviews.submit(
                 (game_id, seat, budget),
                 caller.name,
-                review_task,
-                (rules, rec.seed, [action_to_dict(a) for a in rec.actions], seat),
-                {"deals": rec.deals(), "simulations": simulations, "game_id": game_id},
+                review_stored,  # the worker reads the game's actions: not the event loop
+                (lobby.store.url, game_id, seat),
+                {"simulations": simulations},
                 on_done=saver(game_id, seat, budget),
             )
         except ReviewRefused as e:
@@ -305,5 +343,6 @@ __all__ = [
     "practice_game",
     "review_refusal",
     "review_routes",
+    "review_stored",
     "tournament_over",
 ]

@@ -3,11 +3,13 @@ the server's event loop, at the lowest CPU priority.
 
 :class:`ReviewPool` owns:
 
-* the workers: a ``concurrent.futures.ProcessPoolExecutor`` on a ``spawn`` context (a fresh
-  interpreter: nothing of the server's loop, sockets or threads is inherited), each worker niced to
-  19 (``os.nice``) with one BLAS thread (:func:`moonshot.one_blas_thread`), so a running table's
-  decisions always come first. ``max_workers`` reviews run at once (default 1); one more process
-  serves hints, which jump the queue;
+* the workers: a ``concurrent.futures.ProcessPoolExecutor`` on a ``forkserver`` context (forked
+  from a small process that has loaded only this module: nothing of the server's loop, sockets or
+  threads is inherited), each worker at nice 19 from birth (the fork server lowers its own priority
+  first: :mod:`moonshot.play.review_worker`) with one BLAS thread
+  (:func:`moonshot.one_blas_thread`), so a running table's decisions always come first.
+  ``max_workers`` reviews run at once (default 1); one more process serves hints, which jump the
+  queue;
 * the queue of review jobs: at most ``max_jobs`` queued or running in all and ``per_name`` started
   by one name (beyond them :class:`ReviewRefused`, the API's 429). The pool dispatches a job only
   when a worker is free, so a crashed worker fails only the jobs it was running;
@@ -176,7 +178,7 @@ class ReviewPool:
         per_name: int = 2,
         max_hints: int = 8,
         nice: int = NICE,
-        start_method: str = "spawn",
+        start_method: str = "forkserver",
     ) -> None:
         if max_workers < 1:
             raise ValueError("a review pool needs at least one worker (0 turns reviews off: no pool)")
@@ -186,6 +188,11 @@ class ReviewPool:
         self.max_hints = max_hints
         self.nice = nice
         self._ctx = multiprocessing.get_context(start_method)
+        if start_method == "forkserver" and nice:
+            # workers fork from a small server process that lowered its own priority first
+            # (moonshot.play.review_worker): a worker is niced from birth, before it imports the
+            # server's main module again (a spawned one would do that at the server's priority)
+            self._ctx.set_forkserver_preload(["moonshot.play.review_worker", __name__])
         self.jobs: dict[Hashable, ReviewJob] = {}  # queued and running, in arrival order
         self._queue: list[ReviewJob] = []
         self._running: set[ReviewJob] = set()
