@@ -238,3 +238,31 @@ async def test_the_fault_file_fails_writes_or_opens_the_store_read_only(
         await s.close()
         if schema is not None:
             await drop_schema(schema)
+
+
+@pytest.mark.asyncio
+async def test_a_stream_of_rows_is_committed_at_most_once_an_interval_and_close_writes_the_rest(store: Store) -> None:
+    """Group commit over time: the first row after a quiet spell is written at once; a row that
+    comes right after waits for the interval (with whatever else comes meanwhile), and nothing
+    is acknowledged before its commit; ``close`` writes what is queued without waiting for it."""
+    commits: list[int] = []
+
+    class Counting:
+        async def write_batch(self, ops: Sequence[tuple[str, dict[str, Any]]]) -> None:
+            await store.write_batch(ops)
+            commits.append(len(ops))
+
+    rec = StoreRecorder(Counting(), commit_interval=3600.0)  # type: ignore[arg-type]
+    rec.start()
+    t = FakeTable("g")
+    rec._put(_Op("game", game_row("g"), t, 0))
+    await until(lambda: t.acked == [0])  # at once: the writer had been quiet
+    for i in range(3):
+        rec._put(_Op("action", action_row("g", i), t, i + 1))
+    for _ in range(50):
+        await asyncio.sleep(0)
+    assert commits == [1] and t.acked == [0]  # within the interval: queued, not acknowledged
+    await asyncio.wait_for(rec.close(), 10)  # long before the interval ends
+    assert commits == [1, 3] and t.acked == [0, 3]
+    stored = await store.load("g")
+    assert stored is not None and len(stored.actions) == 3

@@ -1,10 +1,10 @@
 """The store's writer and its durability queue: :class:`StoreRecorder` is the table-side writer.
 Tables call it without waiting (it is a :class:`~moonshot.runtime.table.Recorder`); it queues the
 rows and one task writes them in order, one transaction per batch (what was queued while the last
-write ran: group commit), then tells each table how many of its actions are durable; a table shows
-nobody an action before that, so a killed server loses nothing a player was shown. A store that
-cannot be written is retried with capped, jittered backoff while the tables pause
-(``store_unavailable`` / ``store_recovered``).
+write ran, and at most one commit every ``commit_interval`` seconds: group commit), then tells each
+table how many of its actions are durable; a table shows nobody an action before that, so a killed
+server loses nothing a player was shown. A store that cannot be written is retried with capped,
+jittered backoff while the tables pause (``store_unavailable`` / ``store_recovered``).
 
 It builds the rows a table's history makes and decides when they are written; it issues no SQL
 itself (:meth:`moonshot.store.repository.Store.write_batch` does).
@@ -31,6 +31,10 @@ from moonshot.store.repository import Store, deal_to_json, now
 from moonshot.store.urls import why_failed
 
 log = logging.getLogger("moonshot.store")
+
+# seconds from one commit's start to the next's, at least (StoreRecorder.commit_interval): at 1,000
+# decisions a second a commit then holds about two tables' rows, not one (docs/server.md)
+COMMIT_INTERVAL = 0.002
 
 
 class _Op:
@@ -83,6 +87,7 @@ class StoreRecorder:
         retry_base: float = 0.05,
         retry_cap: float = 2.0,
         max_batch: int = 500,
+        commit_interval: float = COMMIT_INTERVAL,
     ) -> None:
         self.store = store
         self.protocol = protocol
@@ -90,6 +95,13 @@ class StoreRecorder:
         self.retry_base = retry_base
         self.retry_cap = retry_cap
         self.max_batch = max_batch
+        # seconds from one commit's start to the next's, at least: under a steady stream of rows
+        # the writer commits once per interval, every table's rows of that interval together
+        # (a commit writes whole pages to the WAL whatever it holds); after a quiet spell the
+        # first row is written at once
+        self.commit_interval = commit_interval
+        self._last_commit = float("-inf")  # loop time the last write began
+        self._nap: asyncio.Future[None] | None = None  # the wait for the interval (close ends it)
         self._queue: collections.deque[_Op] = collections.deque()
         self._wake = asyncio.Event()
         self._closing = False
@@ -124,6 +136,8 @@ class StoreRecorder:
             return
         self._closing = True
         self._wake.set()
+        if self._nap is not None and not self._nap.done():
+            self._nap.set_result(None)  # what is queued is written now
         try:
             await asyncio.wait_for(asyncio.shield(self._task), timeout)
         except TimeoutError:
@@ -162,6 +176,18 @@ class StoreRecorder:
             self._busy = True
             if self.batch_delay:
                 await asyncio.sleep(self.batch_delay)
+            if self.commit_interval > 0:
+                loop = asyncio.get_running_loop()
+                wait = self._last_commit + self.commit_interval - loop.time()
+                if wait > 0 and not self._closing:
+                    self._nap = nap = loop.create_future()
+                    timer = loop.call_later(wait, _wake_up, nap)
+                    try:
+                        await nap
+                    finally:
+                        timer.cancel()
+                        self._nap = None
+                self._last_commit = loop.time()
             # rows queued while the last write ran go in this one: one commit for all of them
             n = min(len(self._queue), self.max_batch)
             ops = [self._queue.popleft() for _ in range(n)]
@@ -296,6 +322,11 @@ class StoreRecorder:
 
     def delete_value(self, key: str) -> None:
         self._put(_Op("kv_delete", {"key": key}))
+
+
+def _wake_up(nap: asyncio.Future[None]) -> None:
+    if not nap.done():
+        nap.set_result(None)
 
 
 def _kind(chair: Any) -> str:
