@@ -61,6 +61,7 @@ export function cardFace(card, { interactive = false, small = false } = {}) {
   if (interactive) node.type = "button";
   node.dataset.card = card;
   node.setAttribute("aria-label", cardName(card));
+  if (!interactive) node.setAttribute("role", "img"); // a picture of the card, named by its label
   node.title = cardName(card);
   const rank = rankLabel(card[0]);
   const sym = SUIT_SYMBOL[card[1]];

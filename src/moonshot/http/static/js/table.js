@@ -9,6 +9,7 @@
 
 import { cardBack, cardFace, cardName, cardText, cardsText, sortCards } from "./cards.js";
 import { SEATS, SEAT_LETTER, TURBO_CHARGEABLE, winners } from "./state.js";
+import { focusMemo, overlayClosed, overlayDrawn, restoreFocus } from "./a11y.js";
 import { t } from "./i18n.js";
 import { focusMemo, overlayClosed, overlayDrawn, restoreFocus } from "./a11y.js";
 
@@ -115,6 +116,7 @@ export class Table {
       area.dataset.pos = pos;
       const plate = el("div", "plate");
       const hand = el("div", `other-hand ${pos === "left" || pos === "right" ? "vertical" : "horizontal"}`);
+      hand.setAttribute("role", "img"); // one picture of the hand, its label says the cards or how many
       area.append(plate, hand);
       this.felt.append(area);
       this.seatNodes[pos] = { area, plate, hand };
@@ -651,6 +653,7 @@ export class Table {
       if (extra) dialog.querySelector(".winner").after(extra); // above the sheet: in sight on a phone
     }
     box.append(dialog);
+    overlayDrawn(this, dialog); // named, modal, focused when it opens (a11y.js)
     overlayDrawn(this, dialog); // named, modal, focused when it opens (a11y.js)
   }
 
