@@ -21,6 +21,14 @@ the attacker achieved (accepted, refused, dropped).
 | ``lobby-new`` | makes 3,000 ``POST /lobby/new`` from 30 names |
 | ``chat`` | sends 3,000 chat lines of 400 characters to one game |
 | ``bodies`` | sends fifty 10 MB chunked bodies |
+| ``reviews-100`` | asks for 100 game reviews under 100 names, each a new job, asking again after each ``Retry-After`` |
+
+For ``reviews-100`` (``GET /api/games/<id>/review``: 5 finished games, 4 seats, 5 budgets of about
+1,000 worlds a decision) the store is given 5 finished games of four random bots before the server
+starts (the players' own games do not finish in a short run). The reviews run in the server's review pool
+(one worker process at nice 19, ``serve --review-workers 1``) and go on after the attack's window:
+the "after" column is measured while the pool still works through the queue.
+
 
 Every loop is bounded (counts and ``--attack-seconds``); the server and every process it started
 are stopped at the end, and nothing leaves loopback.
@@ -409,6 +417,87 @@ async def attack_bodies(ports: dict[str, int], seconds: float, n: int, size: int
         tally.add("kb_written", sent // 1024)  # by the client, before it saw the answer
 
 
+REVIEW_GAMES_ENV = "MOONSHOT_BENCH_REVIEW_GAMES"  # the stored games' ids, for the attack's process
+REVIEW_GAMES = 5
+
+
+def stored_games(db: str, n: int) -> list[str]:
+    """Finished standard games of four random bots, written to the store before the server starts
+    (the reviews-100 attack asks for their reviews)."""
+    from moonshot.bots.registry import make_bot
+    from moonshot.core.variants import find_variant
+    from moonshot.runtime.table import BotSeat, Table
+    from moonshot.store import Store, StoreRecorder
+
+    async def run() -> list[str]:
+        store = await Store.open(db)
+        recorder = StoreRecorder(store, batch_delay=0)
+        recorder.start()
+        ids = []
+        for i in range(n):
+            seats = [BotSeat(make_bot("random"), random.Random(4 * i + s), name=f"bot{s}") for s in range(4)]
+            table = Table(
+                find_variant("standard"),
+                seats,  # type: ignore[arg-type]
+                seed=1000 + i,
+                table_id=f"bench-review-{i}",
+                recorder=recorder,
+                meta={"protocol": "bench"},
+            )
+            table.start()
+            await table.done
+            ids.append(table.id)
+        await recorder.close()
+        await store.close()
+        return ids
+
+    return asyncio.run(run())
+
+
+async def _get(port: int, path: str, name: str) -> tuple[int, float]:
+    """A GET under ``name``: its status and the ``Retry-After`` it gave (1 when none)."""
+    r, w = await _open(port)
+    cookie = f"name={name}" + (f"; moonshot_session={COOKIES[name]}" if name in COOKIES else "")
+    try:
+        w.write(f"GET {path} HTTP/1.1\r\nHost: x\r\nCookie: {cookie}\r\nConnection: close\r\n\r\n".encode())
+        raw = await asyncio.wait_for(r.read(), 10)
+    finally:
+        w.close()
+    m = re.search(rb"set-cookie: moonshot_session=([^;\r]+)", raw, re.IGNORECASE)
+    if m:
+        COOKIES[name] = m.group(1).decode()
+    parts = raw.split(b" ", 2)
+    retry = re.search(rb"retry-after: (\d+)", raw, re.IGNORECASE)
+    return (int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0), float(retry.group(1)) if retry else 1.0
+
+
+async def attack_reviews(ports: dict[str, int], seconds: float, n: int, tally: Tally) -> None:
+    """``n`` reviews asked under ``n`` names (each a new job), each asked again after the
+    ``Retry-After`` of its last answer (a 202's or a 429's) until the time is up."""
+    games = os.environ.get(REVIEW_GAMES_ENV, "").split(",")
+    if not games or not games[0]:
+        tally.add("no_games")
+        return
+    end = time.monotonic() + seconds
+
+    async def one(i: int) -> None:
+        gid = games[i % len(games)]
+        path = f"/api/games/{gid}/review?seat={i % 4}&simulations={1000 + i // (4 * len(games))}"
+        while time.monotonic() < end:
+            try:
+                status, retry = await _get(ports["http"], path, f"reviewer{i}")
+            except (OSError, TimeoutError):
+                tally.add("failed")
+                await asyncio.sleep(1.0)
+                continue
+            tally.add(f"http_{status}")
+            if status == 200:
+                return
+            await asyncio.sleep(retry)
+
+    await asyncio.gather(*(one(i) for i in range(n)))
+
+
 ATTACKS: dict[str, Callable[[dict[str, int], float, Tally], Coroutine[Any, Any, None]]] = {
     "sse-1000": lambda p, s, t: attack_sse(p, s, 1000, t),
     "sse-300": lambda p, s, t: attack_sse(p, s, 300, t),
@@ -420,6 +509,7 @@ ATTACKS: dict[str, Callable[[dict[str, int], float, Tally], Coroutine[Any, Any, 
     "lobby-new": lambda p, s, t: attack_posts(p, s, 3000, 30, "/lobby/new", lambda i: b'{"rules":"classic"}', t),
     "chat": lambda p, s, t: attack_chat(p, s, 3000, t),
     "bodies": lambda p, s, t: attack_bodies(p, s, 50, 10_000_000, t),
+    "reviews-100": lambda p, s, t: attack_reviews(p, s, 100, t),
 }
 
 
@@ -484,6 +574,8 @@ def main() -> None:
         s.bind((ATTACKER, 0))
     total = 2.0 + quiet_s + len(names) * (attack_s + after_s + 2.0) + 30 + ABANDON_AFTER
     with tempfile.TemporaryDirectory() as tmp:
+        if "reviews-100" in names:
+            os.environ[REVIEW_GAMES_ENV] = ",".join(stored_games(f"sqlite+aiosqlite:///{tmp}/games.db", REVIEW_GAMES))
         proc, ports = start_server(tmp)
         ctx = mp.get_context("spawn")
         lat_path = os.path.join(tmp, "latencies.json")
