@@ -62,11 +62,13 @@ def test_level_n_resolves_to_the_row_s_bot_under_the_row_s_spec() -> None:
 
 def test_an_unknown_level_is_a_clear_error() -> None:
     for bad in ("level:0", f"level:{len(LEVELS) + 1}", "level:x", "level:", "level:-1", "level:2.5"):
-        with pytest.raises(UnknownLevel) as err:
+        with pytest.raises(UnknownBot) as err:  # every caller that makes a bot answers it
             make_bot(bad)
         text = str(err.value)
         assert "unknown level" in text and "level:1 Beginner" in text, text
-        with pytest.raises(UnknownBot):  # every caller that catches UnknownBot catches it
+        with pytest.raises(UnknownLevel):
+            find_level(bad)
+        with pytest.raises(UnknownBot):
             parse_seats(f"{bad},random")
     with pytest.raises(UnknownBot, match="level:N"):
         check_bot_name("levels")

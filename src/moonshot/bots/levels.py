@@ -17,11 +17,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from moonshot.bots.registry import LEVEL_PREFIX, UnknownBot, bot_spec
+# a level by number: ``level:3``
+LEVEL_PREFIX = "level:"
 
 
-class UnknownLevel(UnknownBot):
-    """``level:N`` where no level N exists, or where N is not a number."""
+class UnknownLevel(ValueError):
+    """``level:N`` where no level N exists, or where N is not a number (``make_bot`` raises it as
+    the registry's ``UnknownBot``, which every place a bot is made already answers)."""
 
 
 @dataclass(frozen=True)
@@ -49,8 +51,10 @@ class Level:
 
     @property
     def spec(self) -> str:
-        """The bot as a user types it to ``moonshot`` (``heuristic --epsilon 0.5``)."""
-        return bot_spec(self.bot, self.options)
+        """The bot as a user types it to ``moonshot`` (``heuristic --epsilon 0.5``): the spec its
+        bot is rated under (``registry.bot_spec``; a level sets only options that differ from
+        the bot's defaults)."""
+        return " ".join([self.bot, *(f"--{k.replace('_', '-')} {v}" for k, v in sorted(self.options.items()))])
 
     @property
     def key(self) -> str:
@@ -176,4 +180,4 @@ def _known() -> str:
     return ", ".join(f"{lv.key} {lv.name}" for lv in LEVELS)
 
 
-__all__ = ["LEVELS", "Arena", "Level", "UnknownLevel", "find_level", "level"]
+__all__ = ["LEVELS", "LEVEL_PREFIX", "Arena", "Level", "UnknownLevel", "find_level", "level"]

@@ -17,6 +17,7 @@ from importlib import import_module
 from typing import Any
 
 from moonshot.bots.base import Bot
+from moonshot.bots.levels import LEVEL_PREFIX, LEVELS, Level, UnknownLevel, find_level
 
 # name -> "module:Class"; imported lazily so a missing optional bot never breaks the others
 BOT_REGISTRY: dict[str, str] = {
@@ -32,21 +33,23 @@ BOT_REGISTRY: dict[str, str] = {
 }
 
 
-# a level by number: ``level:3`` (moonshot.bots.levels)
-LEVEL_PREFIX = "level:"
-
-
 class UnknownBot(ValueError):
     pass
 
 
+def _level(name: str) -> Level:
+    """The level ``level:N`` names, or :class:`UnknownBot` saying which levels there are."""
+    try:
+        return find_level(name)
+    except UnknownLevel as e:
+        raise UnknownBot(str(e)) from None
+
+
 def check_bot_name(name: str) -> str:
     """``name`` if it is a registry name or an existing level (``level:N``), else :class:`UnknownBot`
-    (:class:`~moonshot.bots.levels.UnknownLevel` for a level) with what is known."""
+    with what is known."""
     if name.startswith(LEVEL_PREFIX):
-        from moonshot.bots.levels import find_level
-
-        find_level(name)
+        _level(name)
     elif name not in BOT_REGISTRY:
         raise UnknownBot(f"unknown bot {name!r}; known: {', '.join(BOT_REGISTRY)}, level:N")
     return name
@@ -55,8 +58,6 @@ def check_bot_name(name: str) -> str:
 def bot_names() -> list[str]:
     """Bots that can be loaded here: the registry's names, then the levels (``level:1``, ...)
     whose bot can."""
-    from moonshot.bots.levels import LEVELS
-
     out = []
     for name in BOT_REGISTRY:
         try:
@@ -73,9 +74,7 @@ def make_bot(name: str, **options: Any) -> Bot:
 
     ``epsilon=p`` (any bot): each decision is the random bot's with probability ``p``."""
     if name.startswith(LEVEL_PREFIX):
-        from moonshot.bots.levels import find_level
-
-        level = find_level(name)
+        level = _level(name)
         if options:  # a level is measured as it is: nothing may change it
             raise TypeError(f"{name} takes no options (it is {level.spec}); got {', '.join(sorted(options))}")
         leveled = make_bot(level.bot, **level.options)
