@@ -172,3 +172,25 @@ async def test_seat_boxes_sit_at_their_chairs_as_the_players_rotate_and_the_tabl
             await person.close()
     finally:
         await server.stop()
+
+
+async def test_the_seat_page_offers_the_levels_with_their_rating() -> None:
+    from moonshot.bots.levels import LEVELS
+
+    server = await start_node()
+    base = f"http://127.0.0.1:{server.node.port}"
+    try:
+        async with chromium() as browser:
+            person = await Person.open(browser, base, "host")
+            page = person.page
+            await page.goto("/")
+            await page.locator("select[name='bot-1'] option[value='level:2']").wait_for(state="attached")
+            label = await page.inner_text("select[name='bot-1'] option[value='level:2']")
+            assert label == f"2 · {LEVELS[1].name} · rating {LEVELS[1].mu:.1f}"
+            await set_seats(page, ["dummy", "empty", "empty", "empty"], bot="level:2")
+            assert server.node.settings[0].bot == "level:2"
+            await person.shot("trend-seats-levels")
+            assert person.errors == []
+            await person.close()
+    finally:
+        await server.stop()

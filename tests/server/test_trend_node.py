@@ -124,3 +124,6 @@ def test_a_dummy_may_be_a_level() -> None:
     assert parse_seats("dummy,empty,empty,human", default_bot="level:4")[0] == SeatSetting("dummy", "level:4")
     with pytest.raises(ValueError, match="unknown level level:9"):
         parse_seats("dummy:level:9,empty,empty,empty")
+    state = TrendNode(NodeConfig(seats=parse_seats("dummy:level:2,empty,empty,empty"))).describe()
+    assert state["seats"][0]["bot"] == "level:2" and "level:6" in state["bots"]
+    assert state["levels"][1]["key"] == "level:2" and state["levels"][1]["name"] == "Novice"  # the page's labels

@@ -683,6 +683,7 @@ class TrendNode:
             "gamesPerMatch": GAMES_PER_MATCH,
             "seats": seats,
             "bots": [*offered, *sorted({s.bot for s in self.settings} - set(offered))],
+            "levels": [lv.to_json() for lv in LEVELS],  # the page shows a level's name and rating
             "scores": scores,
             "results": self.results,
             "websocket": websocket or f"ws://{self.config.host}:{self.port}/",

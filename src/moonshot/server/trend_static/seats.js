@@ -6,6 +6,7 @@ const form = document.getElementById("seats");
 const message = document.getElementById("message");
 const startButton = document.getElementById("start");
 let bots = ["random", "heuristic", "search"];
+let levels = {}; // level:N -> {name, mu, ...} (GET /state's levels)
 let edited = false; // the person changed a seat since the last Start Game
 let last = null;
 
@@ -21,7 +22,7 @@ function renderSeat(seat) {
       ([k, label]) =>
         `<label><input type="radio" name="kind-${seat.playerNumber}" value="${k}"><span>${label}</span></label>`,
     ).join("");
-    const options = bots.map((b) => `<option value="${b}">${b}</option>`).join("");
+    const options = bots.map((b) => `<option value="${b}">${escapeHtml(botLabel(b))}</option>`).join("");
     box.innerHTML = `
       <h3>Seat ${seat.playerNumber} <small class="chair"></small></h3>
       <div class="kinds" role="radiogroup" aria-label="Seat ${seat.playerNumber}">${kinds}</div>
@@ -109,6 +110,12 @@ function syncBotPicker(box) {
   box.querySelector("select").hidden = kind !== "dummy";
 }
 
+// a level shows its name and rating (the node's `levels`), any other bot its name
+function botLabel(b) {
+  const lv = levels[b];
+  return lv ? `${lv.level} · ${lv.name} · rating ${lv.mu.toFixed(1)}` : b;
+}
+
 function escapeHtml(text) {
   return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
@@ -116,6 +123,7 @@ function escapeHtml(text) {
 function render(state) {
   last = state;
   bots = state.bots;
+  levels = Object.fromEntries((state.levels || []).map((lv) => [lv.key, lv]));
   state.seats.forEach(renderSeat);
   const status = document.getElementById("status");
   const label = {
