@@ -182,6 +182,10 @@ async def test_the_trend_nodes_seat_page_passes_an_axe_audit(view: str) -> None:
             await page.goto("/")
             await page.wait_for_selector(".seat[data-number='1'] input[value='empty']:checked")
             await audit(kim, axe, f"{view}-trend-seats")
+            await page.click("#settings-open")  # the web app's Settings, on the node's own page too
+            await page.locator("#settings-dialog[open]").wait_for()
+            await audit(kim, axe, f"{view}-trend-seats-settings")
+            await page.keyboard.press("Escape")
             if view == "phone":
                 return  # the node's table is the web app's table page, audited above on a phone
             await set_seats(page, ["human", "dummy", "dummy", "dummy"])

@@ -1,4 +1,6 @@
 // The Trend node's seat page: set each seat to Dummy / Human / Empty, Start Game, follow the match.
+import { mountSettings } from "/static/js/settings.js"; // the web app's preferences (its table page uses them)
+
 const KINDS = [["dummy", "Dummy"], ["human", "Human"], ["empty", "Empty"]];
 const CHAIRS = { N: "North", E: "East", S: "South", W: "West" };
 const AREAS = { N: "n", E: "e", S: "s", W: "w" }; // the felt's grid areas (seats.css)
@@ -183,3 +185,5 @@ form.addEventListener("submit", async (event) => {
 
 refresh();
 setInterval(refresh, 1000);
+
+mountSettings(document.querySelector("header.bar"));
