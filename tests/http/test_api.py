@@ -417,6 +417,31 @@ async def test_api_variants_bots_and_me(env: Env) -> None:
         assert (await anon.get("/api/me")).status_code == 401
 
 
+async def test_api_variants_say_each_deal_kinds_points(env: Env) -> None:
+    """``scoring``: each deal kind's card points, a trick's own points and the points of winning
+    trick N, as the rules hold them (screen-reader mode says a trick's points from it)."""
+    from moonshot.core.cards import parse_card
+    from moonshot.core.variants import find_variant
+
+    async with env.client() as anon:
+        variants = (await anon.get("/api/variants")).json()
+    by = {v["name"]: v for v in variants}
+    standard = by["standard"]["scoring"]
+    assert len(standard) == 1
+    assert standard[0]["cards"]["QS"] == 13 and standard[0]["cards"]["2H"] == 1 and "JD" not in standard[0]["cards"]
+    assert by["turbo"]["scoring"][0]["cards"]["JD"] == -10
+    for v in variants:
+        rules = find_variant(v["name"])
+        assert len(v["scoring"]) == len(rules.scoring)
+        for sc, info in zip(rules.scoring, v["scoring"], strict=True):
+            assert {parse_card(c): p for c, p in info["cards"].items()} == {
+                c: p for c, p in enumerate(sc.card_points) if p
+            }
+            assert info["per_trick"] == sc.per_trick
+            assert {int(n): p for n, p in info["trick_number"].items()} == dict(sc.trick_number_points)
+    assert len(by["kierki"]["scoring"]) > 1  # a contract a deal: the deal's `kind` picks its entry
+
+
 async def test_api_levels_and_adding_a_bot_by_level(env: Env) -> None:
     """``/api/levels``: each level with its name, rating and cost, weakest first; ``/api/bots``
     names them too (a list of names, as Turbo's clients read it); Add bot takes ``level:N``."""
