@@ -46,6 +46,8 @@ async def test_a_bot_spec_with_an_unknown_option_is_a_400(tmp_path: Path) -> Non
             (["learned --temperature nan", "random"], "--temperature must be a number"),
             (["heuristic --weights 1", "random"], "--weights is not taken over the network"),
             (["nosuchbot", "random"], "unknown bot"),
+            (["level:99", "random"], "unknown level level:99"),
+            (["level:2 --think-ms 5", "random"], "level:2 takes no options"),
             (["search --rollout 'a b", "random"], "cannot read entrant"),
         ):
             r = await c.post("/api/tournaments", json={"bots": bots, "sets": 1})
@@ -56,7 +58,7 @@ async def test_a_bot_spec_with_an_unknown_option_is_a_400(tmp_path: Path) -> Non
 @pytest.mark.asyncio
 async def test_a_bad_filler_is_refused_before_the_tournament_is_made(tmp_path: Path) -> None:
     async with serve(tmp_path) as app, browser(app, "mallory") as c:
-        for filler in ("nosuchbot", "heuristic --foo 1", "", "../../etc/passwd"):
+        for filler in ("nosuchbot", "heuristic --foo 1", "", "../../etc/passwd", "level:0"):
             r = await c.post("/api/tournaments", json={"bots": ["random"] * 3, "filler": filler, "sets": 1})
             assert r.status_code == 400 and "filler" in r.json()["error"], (filler, r.text)
         assert await tournaments(app) == 0
@@ -156,7 +158,7 @@ FIELD_VALUES: dict[str, list[Any]] = {
 }
 OTHER_FIELDS = ["playerNumber", "seat", "name", "player", "__proto__", ""]
 GETS = [
-    "/api/me", "/api/variants", "/api/bots", "/api/games", "/api/games/{x}", "/api/tournaments",
+    "/api/me", "/api/variants", "/api/bots", "/api/levels", "/api/games", "/api/games/{x}", "/api/tournaments",
     "/api/tournaments/{x}", "/api/tournaments/{x}/results", "/api/tournaments/{x}/standings.png", "/leaderboard",
     "/leaderboard/games", "/lobby", "/game", "/history", "/tournaments", "/static/{x}", "/{x}",
 ]  # fmt: skip
@@ -165,6 +167,7 @@ QUERY = ["limit", "offset", "variant", "player", "bot", "format"]
 GOOD = [
     "standard", "turbo", "classic", "chain", "random", "heuristic", "QS", "2C", ["2C", "3C", "4C"], 0, 1, 3, "N",
     ["random", "random"], ["heuristic --foo 1"], ["search --think-ms 5", "random"], "nosuchbot", "\ud800", "x" * 300,
+    "level:2", "level:99", "level:", ["level:1", "level:3 --think-ms 5"],
     "<script>alert(1)</script>", "../../etc/passwd", 10**30, -1, 1e308, True, None, "alice", "AAAA-AAAA-AAAA-AAAA-AAAA",
 ]  # fmt: skip
 NAMES = ["fuzzer", "fuzzer", "fuzzer", "Fuzzer", "ｆｕｚｚｅｒ", "x (bot)", "", " ", "%FF", "a%00", "\u00e9", "z" * 50]
