@@ -86,6 +86,10 @@ async def test_the_bot_picker_offers_levels_with_their_rating_and_cost(tmp_path:
         game_id = await ann.create_game("standard")
         await page.select_option("#algorithm", "level:2")
         await ann.shot("lobby-levels")
+        # the list as a person sees it open (a headless browser draws no popup: shown as a list box)
+        await page.evaluate("document.querySelector('#algorithm').size = 18")
+        await ann.shot("lobby-levels-list")
+        await page.evaluate("document.querySelector('#algorithm').size = 0")
         await ann.add_bots(game_id, "level:2", 1)
         await ann.add_bots(game_id, "level:5", 2)
         hosted = app.turbo.games[game_id].hosted  # type: ignore[union-attr]

@@ -51,8 +51,11 @@ function fixed(n, digits) {
   return formatNumber(n, { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
 
+// a level's CPU a move: whole milliseconds for search, two decimals below, and "< 0.01" for the
+// levels that cost microseconds (random, heuristic)
 function costText(ms) {
-  return t("unit.ms", { ms: ms >= 1 ? formatNumber(Math.round(ms)) : fixed(ms, 2) });
+  if (ms >= 1) return t("unit.ms", { ms: formatNumber(Math.round(ms)) });
+  return t("unit.ms", { ms: ms >= 0.01 ? fixed(ms, 2) : `< ${fixed(0.01, 2)}` });
 }
 
 class Lobby {
