@@ -11,7 +11,13 @@ import pytest
 
 from moonshot.bots.random import RandomBot
 from moonshot.core.variants import find_variant
-from moonshot.protocols.sessions.server import SessionsConnection, SessionsOptions, SessionsServer
+from moonshot.protocols.sessions.server import (
+    TURN_BYTES,
+    TURN_MESSAGES,
+    SessionsConnection,
+    SessionsOptions,
+    SessionsServer,
+)
 from moonshot.runtime.lobby import Lobby
 from moonshot.runtime.table import BotSeat, Seat, Table
 
@@ -77,6 +83,41 @@ async def test_connection_and_session_responses() -> None:
     got = await replies(tr)
     assert got[0] == {"type": "connection_response", "status": "success"}
     assert got[1]["type"] == "game_session_response" and got[1]["seq_num"] == 1 and got[1]["status"] == "success"
+
+
+class Pausable(FakeTransport):
+    """Records when the connection stops and starts reading its socket."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reading: list[bool] = []
+
+    def pause_reading(self) -> None:
+        self.reading.append(False)
+
+    def resume_reading(self) -> None:
+        self.reading.append(True)
+
+
+async def test_a_connection_takes_its_share_of_a_loop_turn_and_the_rest_on_the_next() -> None:
+    """A flood in one read is handled a turn's share at a time (TURN_MESSAGES messages, TURN_BYTES
+    bytes), the socket unread in between; every message is answered, in order."""
+    conn, _, _ = make()
+    tr = Pausable()
+    conn.connection_made(tr)
+    n = 5 * TURN_MESSAGES
+    conn.data_received(b"".join(b'{"type":"connection_request","n":%d}' % i for i in range(n)))
+    first = tr.data.count(b"connection_response") + len(conn._out)
+    assert TURN_MESSAGES <= first < n and tr.reading == [False]  # the rest waits: nothing more read
+    answers: list[dict[str, Any]] = []
+    for _ in range(50):
+        answers += await replies(tr)
+        if len(answers) == n:
+            break
+    assert len(answers) == n and tr.reading[0] is False and tr.reading[-1] is True
+    conn.data_received(b" " * (3 * TURN_BYTES) + b'{"type":"connection_request"}')  # bytes, not messages
+    assert tr.reading[-1] is False and not conn._out
+    assert [m["type"] for m in await replies(tr) + await replies(tr)] == ["connection_response"]
 
 
 async def test_errors_name_what_went_wrong_and_the_connection_stays() -> None:

@@ -99,6 +99,12 @@ class SessionsOptions:
 
 
 SLICE = 4096  # input is decoded this many bytes at a time, so a flood is caught between slices
+# what one connection's input may take of one turn of the event loop: bytes decoded and messages
+# handled (whole slices); the rest waits for the next turn, its socket not read meanwhile, so a
+# flood (a 256 KiB read of braces is milliseconds of scanning, 300 joins are tens) is paid in
+# slices between everyone else's I/O, and at the pace the server takes it
+TURN_BYTES = 32 * 1024
+TURN_MESSAGES = 64
 SESSION_ID_BITS = 48  # random session ids: below 2**53, so JavaScript clients read them exactly
 
 
@@ -299,6 +305,8 @@ class SessionsConnection(asyncio.Protocol):
         self._out: list[bytes] = []
         self._written: list[Callable[[float], None]] = []  # told when ``_out`` is written
         self._flush_pending = False
+        self._held: list[bytes] = []  # input beyond this turn's share (TURN_BYTES, TURN_MESSAGES)
+        self._paused_for_turn = False
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -390,12 +398,27 @@ class SessionsConnection(asyncio.Protocol):
         if not self.byte_bucket.take(len(data), now):
             self.drop_flood(f"more than {opts.max_bytes_per_s:.0f} bytes/s")
             return
+        if self._held:  # earlier input still waits for its turn: this comes after it
+            self._held.append(data)
+            return
+        self._consume(data)
+
+    def _consume(self, data: bytes) -> None:
+        """Decode and handle ``data``, up to this turn's share; the rest waits for the next turn."""
+        opts = self.server.options
+        now = asyncio.get_running_loop().time()
+        budget, messages = TURN_BYTES, TURN_MESSAGES
         try:
             for k in range(0, len(data), SLICE):
+                if budget <= 0 or messages <= 0:
+                    self._hold(data[k:])
+                    return
                 items = self.decoder.feed(data[k : k + SLICE])
+                budget -= SLICE
                 if items and not self.message_bucket.take(len(items), now):
                     self.drop_flood(f"more than {opts.max_messages_per_s:.0f} messages/s")
                     return
+                messages -= len(items)
                 for item in items:
                     if isinstance(item, sc.FrameProblem):
                         log.info("event=bad_input peer=%s reason=%s", self.peer, item.reason)
@@ -411,6 +434,26 @@ class SessionsConnection(asyncio.Protocol):
         if self.decoder.partial and not self.closed:
             loop = asyncio.get_running_loop()
             self._resync = loop.call_later(self.server.options.resync_idle, self._drop_partial)
+
+    def _hold(self, rest: bytes) -> None:
+        """Keep ``rest`` for the next turn of the loop, and stop reading the socket till then."""
+        self._held.insert(0, rest)
+        if not self._paused_for_turn and self.transport is not None:
+            self._paused_for_turn = True
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                self.transport.pause_reading()
+        asyncio.get_running_loop().call_soon(self._next_turn)
+
+    def _next_turn(self) -> None:
+        held, self._held = self._held, []
+        if self.closed or self.flooded or self.transport is None:
+            return
+        self._consume(b"".join(held))
+        if not self._held and self._paused_for_turn:
+            self._paused_for_turn = False
+            if not self.transport.is_closing():
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    self.transport.resume_reading()
 
     def drop_flood(self, limit: str) -> None:
         """The client sends faster than its limits: tell it, log it, close (after the reply)."""
