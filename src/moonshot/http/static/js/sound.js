@@ -75,6 +75,14 @@ export class TurnSignals {
     this.base = document.title;
     this.notice = null;
     document.addEventListener("visibilitychange", () => this.drawTitle());
+    // a browser lets a page sound only after a gesture: the first click or key wakes the audio
+    const unlock = () => {
+      if (!settings().sound || !context()) return;
+      window.removeEventListener("pointerdown", unlock);
+      window.removeEventListener("keydown", unlock);
+    };
+    window.addEventListener("pointerdown", unlock);
+    window.addEventListener("keydown", unlock);
     onSettings(() => this.drawTitle());
     window.moonshotSignals = this;
   }
