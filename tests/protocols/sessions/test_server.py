@@ -12,6 +12,7 @@ import pytest
 from moonshot.bots.random import RandomBot
 from moonshot.core.variants import find_variant
 from moonshot.protocols.sessions.server import (
+    DETACH_PER_TURN,
     TURN_BYTES,
     TURN_MESSAGES,
     SessionsConnection,
@@ -381,3 +382,30 @@ async def test_a_storage_pause_is_told_to_each_session_as_a_non_fatal_error() ->
     conn.connection_lost(None)
     tables[0].stop()
     await tables[0].done
+
+
+async def test_a_lost_connections_sessions_leave_their_tables_a_few_a_loop_turn() -> None:
+    """Hundreds of abandoned sessions do not make hundreds of tables react in one loop turn:
+    DETACH_PER_TURN of them are told a turn, and every chair is empty in the end."""
+    conn, _tr, tables = make()
+    n = DETACH_PER_TURN + 8
+    codes = n // 4
+    for k in range(codes):
+        msg = b'{"type":"game_session_request","player_tag":"p","lobby_code":"d%d","seq_num":0}' % k
+        conn.data_received(msg * 4)
+    for _ in range(500):
+        await asyncio.sleep(0.002)
+        if len(tables) == codes and all(len(t._pending) for t in tables):
+            break
+    assert len(tables) == codes and len(conn.sessions) == n
+    conn.connection_lost(None)
+    told = sum(t._inbox.qsize() for t in tables)
+    assert told == DETACH_PER_TURN  # the rest on the next turns
+    for _ in range(100):
+        await asyncio.sleep(0)
+        if all(c.occupant is None for t in tables for c in t.chairs):
+            break
+    assert all(c.occupant is None for t in tables for c in t.chairs)
+    for t in tables:
+        t.stop()
+        await t.done

@@ -105,6 +105,10 @@ SLICE = 4096  # input is decoded this many bytes at a time, so a flood is caught
 # slices between everyone else's I/O, and at the pace the server takes it
 TURN_BYTES = 32 * 1024
 TURN_MESSAGES = 64
+# a lost connection's sessions are handed to their tables this many a loop turn: each table
+# reacts in its own task, and hundreds at once (one client's abandoned sessions) would all run
+# in the next turn, ahead of everyone's I/O
+DETACH_PER_TURN = 32
 SESSION_ID_BITS = 48  # random session ids: below 2**53, so JavaScript clients read them exactly
 
 
@@ -495,12 +499,14 @@ class SessionsConnection(asyncio.Protocol):
             self.server.lobby.leave(cand)
         self.joining.clear()
         self.backlog.clear()
+        seated: list[tuple[Table, int, SessionSeat]] = []
         for s in list(self.sessions.values()):
             if s.candidate is not None:
                 self.server.lobby.leave(s.candidate)
             if s.table is not None and not s.closed:
-                s.table.detach(s.seat, s, "disconnected")
+                seated.append((s.table, s.seat, s))
         self.sessions.clear()
+        _detach_in_turns(seated)
         log.info("event=disconnected peer=%s", self.peer)
 
     # messages
@@ -747,6 +753,14 @@ class SessionsConnection(asyncio.Protocol):
     def close(self) -> None:
         if self.transport is not None and not self.transport.is_closing():
             self.transport.abort()
+
+
+def _detach_in_turns(seated: list[tuple[Table, int, SessionSeat]]) -> None:
+    """Tell each table its session left, DETACH_PER_TURN of them a loop turn."""
+    for table, chair, seat in seated[:DETACH_PER_TURN]:
+        table.detach(chair, seat, "disconnected")
+    if len(seated) > DETACH_PER_TURN:
+        asyncio.get_running_loop().call_soon(_detach_in_turns, seated[DETACH_PER_TURN:])
 
 
 class SessionsServer:
