@@ -244,6 +244,8 @@ async def test_who_may_have_hints() -> None:
     assert hint_refusal(game(ann, *bots), "ANN", bots_) is None  # names compare as names do
     assert "no seat" in (hint_refusal(game(ann, *bots), "bob", bots_) or "")
     assert "rated" in (hint_refusal(game(ann, *bots, practice=False), "ann", bots_) or "")
+    refused = hint_refusal(game(ann, *bots, practice=False), "ann", bots_)
+    assert refused is not None and refused.code == "hint_rated"  # the web app's words for it
     # unrated (open hands), but another person sits there
     two = game(ann, Member("bob"), *bots[:2], practice=False, open_hands=True)
     assert "another person" in (hint_refusal(two, "ann", bots_) or "")

@@ -93,7 +93,7 @@ async def test_no_review_of_a_running_game_by_anyone_over_any_endpoint(server: S
                     for params in ({"seat": seat}, {"seat": seat, "simulations": SIMS}):
                         r = await who.get(f"/api/games/{gid}/review", params=params)
                         assert r.status_code == 409, r.text
-                        assert r.json() == {"error": "the game is not over"}
+                        assert r.json() == {"error": "the game is not over", "code": "game_not_over"}
             # no other endpoint that names the game shows an evaluation (GET and POST, every name)
             for path in game_paths(server, gid):
                 if "subscribe" in path:

@@ -66,16 +66,30 @@ async def tournament_over(lobby: Any, tid: Any) -> bool:
     return isinstance(state, dict) and state.get("status") in ("finished", "failed")
 
 
-async def review_refusal(lobby: Any, status: str, meta: dict[str, Any]) -> tuple[int, str] | None:
-    """Why a stored game may not be reviewed now (status and reason), or None."""
+async def review_refusal(lobby: Any, status: str, meta: dict[str, Any]) -> tuple[int, str, str] | None:
+    """Why a stored game may not be reviewed now (status, reason and the reason's code), or None."""
     if status == "running":
-        return 409, "the game is not over"
+        return 409, "the game is not over", "game_not_over"
     if status != "finished":
-        return 409, f"the game did not finish ({status}): there is nothing to review"
+        return 409, f"the game did not finish ({status}): there is nothing to review", "game_unfinished"
     tid = meta.get("tournament")
     if tid is not None and not await tournament_over(lobby, tid):
-        return 403, "a tournament's game is reviewed once the tournament is over"
+        return 403, "a tournament's game is reviewed once the tournament is over", "tournament_review_later"
     return None
+
+
+class HintRefusal(str):
+    """Why hints are not allowed (the text), with its ``code`` and ``params`` for the web app's
+    catalogue (error.<code>)."""
+
+    code: str
+    params: dict[str, Any]
+
+    def __new__(cls, text: str, code: str, params: dict[str, Any] | None = None) -> HintRefusal:
+        why = super().__new__(cls, text)
+        why.code = code
+        why.params = dict(params or {})
+        return why
 
 
 def practice_game(meta: dict[str, Any]) -> bool:
@@ -83,25 +97,29 @@ def practice_game(meta: dict[str, Any]) -> bool:
     return bool(meta.get("unrated")) and not meta.get("mixed") and meta.get("tournament") is None
 
 
-def hint_refusal(g: Any, name: str | None = None, bot_names: Any = None) -> str | None:
+def hint_refusal(g: Any, name: str | None = None, bot_names: Any = None) -> HintRefusal | None:
     """Why hints are not allowed in ``g`` (for ``name``, if given), or None. Allowed only in an
     unrated game whose one person is its creator (``name``) and whose other chairs are all the
     lobby's own bots: not a tournament's game, not rated, no other person, no program of another
     protocol."""
     hosted = g.hosted
     if hosted is not None and hosted.table.meta.get("tournament") is not None:
-        return "hints are not allowed in a tournament's game"
+        return HintRefusal("hints are not allowed in a tournament's game", "hint_tournament")
     if g.rated:
-        return "hints are only for practice games (unrated, you and your own bots): this game is rated"
+        return HintRefusal(
+            "hints are only for practice games (unrated, you and your own bots): this game is rated", "hint_rated"
+        )
     people = [m for m in g.members if m.kind == "human" or m.remote is not None]
     if any(m.remote is not None for m in g.members):
-        return "hints are not allowed at a table with players of other protocols"
+        return HintRefusal("hints are not allowed at a table with players of other protocols", "hint_mixed_table")
     if len(people) != 1:
-        return "hints are only for practice games: another person sits at this table"
+        return HintRefusal("hints are only for practice games: another person sits at this table", "hint_other_person")
     if any(m.kind == "bot" and bot_names is not None and m.algorithm not in bot_names for m in g.members):
-        return "hints are only for practice games: a chair is held by a program, not one of your bots"
+        return HintRefusal(
+            "hints are only for practice games: a chair is held by a program, not one of your bots", "hint_program_seat"
+        )
     if name is not None and not same_name(people[0].name, name):
-        return f"{name} has no seat in this game"
+        return HintRefusal(f"{name} has no seat in this game", "no_seat", {"name": name})
     return None
 
 
@@ -174,7 +192,7 @@ def review_routes(lobby: Any) -> list[BaseRoute]:
     def pool() -> Any:
         reviews = lobby.reviews
         if reviews is None:
-            raise RequestError(503, REVIEWS_OFF)
+            raise RequestError(503, REVIEWS_OFF, "reviews_off")
         return reviews
 
     def int_param(request: Request, key: str, default: int | None, low: int, top: int) -> int | None:
@@ -184,9 +202,9 @@ def review_routes(lobby: Any) -> list[BaseRoute]:
         try:
             value = int(text)
         except ValueError:
-            raise RequestError(400, f"{key} must be an integer") from None
+            raise RequestError(400, f"{key} must be an integer", "bad_field", {"field": key}) from None
         if not low <= value <= top:
-            raise RequestError(400, f"{key} must be {low}..{top}")
+            raise RequestError(400, f"{key} must be {low}..{top}", "bad_range", {"field": key, "low": low, "high": top})
         return value
 
     def limited(rates: Any, key: str) -> None:
@@ -195,7 +213,7 @@ def review_routes(lobby: Any) -> list[BaseRoute]:
             guard = lobby.guard
             assert guard is not None
             guard.refused += 1
-            raise RequestError(429, rates.refusal(wait))
+            raise RequestError(429, rates.refusal(wait), "rate_limited", {"seconds": round(wait, 1)})
 
     def saver(game_id: str, seat: int, budget: str) -> Any:
         def on_done(job: ReviewJob) -> None:
@@ -227,10 +245,10 @@ def review_routes(lobby: Any) -> list[BaseRoute]:
         simulations = int_param(request, "simulations", REVIEW_SIMULATIONS, 1, MAX_SIMULATIONS)
         assert seat is not None and simulations is not None
         if lobby.store is None:
-            raise RequestError(404, "no games are stored (the server runs without --db)")
+            raise RequestError(404, "no games are stored (the server runs without --db)", "no_store")
         live = lobby.games.get(game_id)
         if live is not None and not live.finished:
-            raise RequestError(409, "the game is not over")
+            raise RequestError(409, "the game is not over", "game_not_over")
         budget = budget_key(simulations)
         key = (game_id, seat, budget)
         # a poll of a job under way costs no database read (the job passed the checks below)
@@ -238,7 +256,7 @@ def review_routes(lobby: Any) -> list[BaseRoute]:
         if job is None:
             failed = failures.pop(key, None)
             if failed is not None:
-                raise RequestError(500, f"{failed}: ask again to retry")
+                raise RequestError(500, f"{failed}: ask again to retry", "review_failed", {"reason": failed})
             kept = results.get(key)
             if kept is not None:  # done, being written to the store
                 return {"status": "done", "review": kept.result}
@@ -258,14 +276,14 @@ def review_routes(lobby: Any) -> list[BaseRoute]:
         caller may start one; the worker reads the game's actions (the event loop never does)."""
         state = await game_state(lobby.store, game_id)
         if state is None:
-            raise RequestError(404, f"no stored game {game_id!r}")
+            raise RequestError(404, f"no stored game {game_id!r}", "no_stored_game", {"id": game_id})
         refused = await review_refusal(lobby, *state)
         if refused is not None:
-            raise RequestError(*refused)
+            raise RequestError(refused[0], refused[1], refused[2])
         reviews = pool()
         full = reviews.refusal(caller.name)
         if full is not None:
-            raise RequestError(429, full)
+            raise RequestError(429, full, "review_queue_full")
         guard = lobby.guard
         if guard is not None:
             limited(guard.reviews_by_name, caller.name)
@@ -280,7 +298,7 @@ def review_routes(lobby: Any) -> list[BaseRoute]:
                 on_done=saver(game_id, seat, budget),
             )
         except ReviewRefused as e:
-            raise RequestError(429, str(e)) from None
+            raise RequestError(429, str(e), "review_limit", {"reason": str(e)}) from None
         log.info("event=review_asked game=%s seat=%d budget=%s name=%s", game_id, seat, budget, json.dumps(caller.name))
         return job
 
@@ -288,24 +306,24 @@ def review_routes(lobby: Any) -> list[BaseRoute]:
         game_id = request.path_params["game_id"]
         g = lobby.games.get(game_id)
         if g is None:
-            raise RequestError(404, f"no game {game_id!r} is being played here")
+            raise RequestError(404, f"no game {game_id!r} is being played here", "no_game", {"id": game_id})
         if g.hosted is None:
-            raise RequestError(409, "the game has not started")
+            raise RequestError(409, "the game has not started", "game_not_started")
         table = g.hosted.table
         if g.finished or table.done.done() or table.game.over:
-            raise RequestError(409, "the game is over")
+            raise RequestError(409, "the game is over", "game_over")
         why = hint_refusal(g, caller.name, lobby.bot_names)
         if why is not None:
-            raise RequestError(403, why)
+            raise RequestError(403, why, why.code, why.params)
         seat = g.hosted.seat_of(caller.name)
         if seat is None:  # hint_refusal found the name seated: the chair is a person's
-            raise RequestError(403, f"{caller.name} has no seat in this game")
+            raise RequestError(403, f"{caller.name} has no seat in this game", "no_seat", {"name": caller.name})
         game = table.game
         if seat not in game.to_act():
-            raise RequestError(409, "it is not your turn")
+            raise RequestError(409, "it is not your turn", "not_your_turn")
         view = seat_view(game, seat)  # the caller's own seat's information, never another's
         if len(view.legal) < 2:
-            raise RequestError(409, "there is nothing to decide: one action is legal")
+            raise RequestError(409, "there is nothing to decide: one action is legal", "nothing_to_decide")
         reviews = pool()
         guard = lobby.guard
         if guard is not None:
@@ -313,9 +331,9 @@ def review_routes(lobby: Any) -> list[BaseRoute]:
         try:
             evaluation = await reviews.call(hint_task, view, think_ms=HINT_THINK_MS, seed=game.version)
         except ReviewRefused as e:
-            raise RequestError(429, str(e)) from None
+            raise RequestError(429, str(e), "review_limit", {"reason": str(e)}) from None
         except ReviewFailed as e:
-            raise RequestError(500, str(e)) from None
+            raise RequestError(500, str(e), "review_failed", {"reason": str(e)}) from None
         log.info("event=hint game=%s seat=%d name=%s", game_id, seat, json.dumps(caller.name))
         return hint_answer(evaluation, seat)
 

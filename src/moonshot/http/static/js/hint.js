@@ -6,7 +6,7 @@
 import { ApiError, getJson, post } from "./api.js";
 import { cardName } from "./cards.js";
 import { el, errorText } from "./common.js";
-import { t } from "./i18n.js";
+import { has, t } from "./i18n.js";
 import { cardsSpan, labelCards, points2, reviewError } from "./review.js";
 
 export class HintButton {
@@ -138,6 +138,7 @@ export class HintButton {
 /** A person's words for a refused hint. */
 export function hintError(err) {
   if (err instanceof ApiError) {
+    if (err.status === 403 && err.code && has(`error.${err.code}`)) return errorText(err); // the server's words for why
     if (err.status === 403) return t("hint.error.not_allowed", { why: err.message ? `: ${errorText(err)}` : "" });
     if (err.status === 409) return t("hint.error.not_your_turn");
     if (err.status === 429) return t("hint.error.slow_down");

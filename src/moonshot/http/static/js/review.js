@@ -8,7 +8,7 @@
 import { ApiError, getName, readError } from "./api.js";
 import { cardName, cardText, isRed } from "./cards.js";
 import { el, ensureName, errorText } from "./common.js";
-import { formatNumber, formatOrdinal, t } from "./i18n.js";
+import { formatNumber, formatOrdinal, has, t } from "./i18n.js";
 import { SEATS } from "./state.js";
 
 /** The five grades, best first: a symbol and a word for each, so colour is never the only cue
@@ -177,6 +177,7 @@ export function reviewError(err, what = "review") {
     const reason = errorText(err);
     const why = reason ? ` (${reason})` : "";
     if (err.status === 409) return t(`${what}.error.not_over`);
+    if (err.status === 403 && err.code && has(`error.${err.code}`)) return reason; // the server's words for why
     if (err.status === 403) return t(`${what}.error.forbidden`, { why });
     if (err.status === 404) return t("review.error.unknown_game", { why });
     if (err.status === 429) {
