@@ -133,8 +133,9 @@ SENT: list[tuple[Table, Received]] = []  # every session message, with its table
 EVENT_VERSION: list[int | None] = [None]  # the table event the messages being written come from
 
 
-def record(conn: sessions_server.SessionsConnection, msg: dict[str, Any]) -> None:
-    data = sessions_encode(msg)  # the bytes the server writes (the decoder is tested elsewhere)
+def record(conn: sessions_server.SessionsConnection, msg: dict[str, Any], data: bytes | None = None) -> None:
+    if data is None:
+        data = sessions_encode(msg)  # the bytes the server writes (the decoder is tested elsewhere)
     got = json.loads(data)
     seat = conn.sessions.get(msg.get("session_id", -1))  # type: ignore[arg-type]
     if seat is not None and seat.table is not None:
@@ -147,6 +148,7 @@ def record(conn: sessions_server.SessionsConnection, msg: dict[str, Any]) -> Non
 
 def test_no_sessions_client_is_sent_a_card_it_may_not_know(monkeypatch: pytest.MonkeyPatch) -> None:
     send, send_many = sessions_server.SessionsConnection.send, sessions_server.SessionsConnection.send_many
+    send_frames = sessions_server.SessionsConnection.send_frames
 
     def recording_send(self: sessions_server.SessionsConnection, msg: dict[str, Any]) -> None:
         record(self, msg)
@@ -156,6 +158,12 @@ def test_no_sessions_client_is_sent_a_card_it_may_not_know(monkeypatch: pytest.M
         for m in msgs:
             record(self, m)
         send_many(self, msgs)
+
+    def recording_send_frames(self: sessions_server.SessionsConnection, frames: list[bytes]) -> None:
+        for f in frames:  # messages encoded already (live move reports, tricks, move requests)
+            got = json.loads(f)
+            record(self, got, f)
+        send_frames(self, frames)
 
     on_events = sessions_server.SessionSeat.on_events
 
@@ -174,6 +182,7 @@ def test_no_sessions_client_is_sent_a_card_it_may_not_know(monkeypatch: pytest.M
 
     monkeypatch.setattr(sessions_server.SessionsConnection, "send", recording_send)
     monkeypatch.setattr(sessions_server.SessionsConnection, "send_many", recording_send_many)
+    monkeypatch.setattr(sessions_server.SessionsConnection, "send_frames", recording_send_frames)
     monkeypatch.setattr(sessions_server.SessionSeat, "on_events", one_event_at_a_time)
     tables: list[Table] = []
     start_table = ServerApp._start_table

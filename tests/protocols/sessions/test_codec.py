@@ -392,3 +392,11 @@ def test_frames_are_the_bytes_of_the_messages(
     assert frames == [encode(m) for m in msgs]
     assert types == [m["type"] for m in msgs]
     assert a.next_seq == b.next_seq
+
+
+@settings(max_examples=50, deadline=None)
+@given(legal=st.integers(0, (1 << 52) - 1), seq=st.integers(0, 10**6), sid=st.integers(0, 2**48))
+def test_a_move_request_frame_is_the_bytes_of_the_message(legal: int, seq: int, sid: int) -> None:
+    a, b = SessionCodec(sid, request_seq=seq), SessionCodec(sid, request_seq=seq)
+    assert a.move_request_frame(legal) == encode(b.move_request(legal))
+    assert a.next_seq == b.next_seq

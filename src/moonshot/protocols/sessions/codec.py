@@ -555,6 +555,16 @@ class SessionCodec:
     def move_request(self, legal: CardSet) -> dict[str, Any]:
         return self.stamp({"type": "move_request", "legal_moves": format_cards(legal)})
 
+    def move_request_frame(self, legal: CardSet) -> bytes:
+        """:meth:`move_request` encoded (the same bytes), from a template."""
+        seq = self.next_seq
+        self.next_seq = seq + 1
+        names = '","'.join(format_cards(legal))
+        moves = f'["{names}"]' if names else "[]"
+        return (
+            f'{{"type":"move_request","legal_moves":{moves},"seq_num":{seq},"session_id":{self.session_id}}}'.encode()
+        )
+
     def messages(self, events: Sequence[tuple[Event, bool]], replayed: bool = False) -> list[dict[str, Any]]:
         """The messages for events (each with: was the action behind it the server's choice).
         ``replayed``: a resumed session's history, marked so the client does not answer it."""
@@ -569,21 +579,42 @@ class SessionCodec:
 
     def frames(self, events: Sequence[tuple[Event, bool]], replayed: bool = False) -> tuple[list[bytes], list[str]]:
         """What :meth:`messages` gives, encoded (the very bytes :func:`encode` makes of them), and
-        each message's type. A live ``move_report`` (most of a game: four a card, one per seat)
-        is written straight from a template instead of a dict through the JSON encoder."""
+        each message's type. A live ``move_report``, ``start_trick`` and ``end_trick`` (most of a
+        game: four of each a card or a trick, one per seat) is written straight from a template
+        instead of a dict through the JSON encoder."""
         out: list[bytes] = []
         types: list[str] = []
         tags = self._tags_json
+        live = not replayed and len(tags) == 4
+        sid = self.session_id
         for e, forced in events:
-            if type(e) is CardPlayed and not replayed and len(tags) == 4:
+            t = type(e)
+            if live and (t is CardPlayed or t is TrickEnded or t is TrickStarted):
                 seq = self.next_seq
                 self.next_seq = seq + 1
-                source = "server" if forced else "player"
-                out.append(
-                    f'{{"type":"move_report","card":"{_CARD_NAMES[e.card]}","move_source":"{source}",'
-                    f'"player_tag":{tags[e.seat]},"seq_num":{seq},"session_id":{self.session_id}}}'.encode()
-                )
-                types.append("move_report")
+                if t is CardPlayed:
+                    assert isinstance(e, CardPlayed)
+                    source = "server" if forced else "player"
+                    out.append(
+                        f'{{"type":"move_report","card":"{_CARD_NAMES[e.card]}","move_source":"{source}",'
+                        f'"player_tag":{tags[e.seat]},"seq_num":{seq},"session_id":{sid}}}'.encode()
+                    )
+                    types.append("move_report")
+                elif t is TrickEnded:
+                    assert isinstance(e, TrickEnded)
+                    out.append(
+                        f'{{"type":"end_trick","winning_player":{tags[e.winner]},"seq_num":{seq},'
+                        f'"session_id":{sid}}}'.encode()
+                    )
+                    types.append("end_trick")
+                else:
+                    assert isinstance(e, TrickStarted)
+                    order = ",".join(tags[(e.leader + k) % 4] for k in range(4))
+                    out.append(
+                        f'{{"type":"start_trick","player_order":[{order}],"trick_index":{e.trick - 1},'
+                        f'"seq_num":{seq},"session_id":{sid}}}'.encode()
+                    )
+                    types.append("start_trick")
                 continue
             m = self._message(e, forced)
             if m is not None:

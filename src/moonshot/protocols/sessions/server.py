@@ -193,7 +193,7 @@ class SessionSeat(Seat):
             return
         if request.phase is Phase.PLAY:
             self.owes_pass = False
-            self.conn.send(self.codec.move_request(request.legal_plays))
+            self.conn.send_frames([self.codec.move_request_frame(request.legal_plays)])
         elif self.owes_pass:
             self.owes_pass = False
             self.conn.send(self.codec.pass_request(request.view.hand))
