@@ -192,7 +192,7 @@ def test_the_html_has_no_text_without_a_key() -> None:
 STRING = r"""(?:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`)"""
 # where a string literal becomes text a person reads
 SINKS = [
-    re.compile(r"""\.(?:textContent|innerText|title|placeholder|alt|label)\s*=\s*(""" + STRING + ")"),
+    re.compile(r"""\.(?:textContent|innerText|innerHTML|title|placeholder|alt|label)\s*=\s*(""" + STRING + ")"),
     re.compile(
         r"""setAttribute\(\s*["'](?:aria-label|aria-valuetext|title|placeholder|alt)["']"""
         r"""\s*,\s*(""" + STRING + ")"
@@ -215,6 +215,7 @@ def words_of(literal: str) -> str:
     body = literal[1:-1]
     body = re.sub(r"\$\{(?:[^{}]|\{[^{}]*\})*\}", " ", body)
     body = re.sub(r"\\u[0-9a-fA-F]{4}|\\.", " ", body)
+    body = re.sub(r"<[^>]*>", " ", body)  # markup: only its text is read
     return body.strip()
 
 
@@ -244,6 +245,7 @@ def test_the_scan_finds_english_where_it_is() -> None:
         'row.append(el("div", "empty-hand", "no cards"));',
         'const go = button("Pass 3 cards", "btn primary", f);',
         'if (confirm("Leave the game?")) go();',
+        'root.innerHTML = `<div class="panel">No game given.</div>`;',
     ]
     for line in bad:
         assert english_literals(line), line
@@ -254,6 +256,8 @@ def test_the_scan_finds_english_where_it_is() -> None:
         'node.textContent = "";',
         "x.textContent = `${a} \\u00b7 ${b}`;",
         'document.createTextNode("moonshot")',
+        'box.innerHTML = "";',
+        'box.innerHTML = `<span class="x">${t("a.b")}</span>`;',
     ]
     for line in good:
         assert not english_literals(line), line
