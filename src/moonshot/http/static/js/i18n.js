@@ -61,6 +61,8 @@ async function load(code) {
 }
 
 catalogue = await load(lang);
+// a catalogue that did not come: the English one, so a person reads words rather than keys
+if (!Object.keys(catalogue).length && lang !== "en") catalogue = await load("en");
 if (typeof document !== "undefined") document.documentElement.lang = lang;
 
 const pluralRules = new Intl.PluralRules(lang);
