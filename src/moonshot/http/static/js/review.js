@@ -646,8 +646,9 @@ export function optionsTable(d) {
     const tr = el("tr", chosen ? "chosen" : null);
     const td = el("td");
     td.append(cardsSpan(o.label));
-    if (o === options[0]) td.append(el("span", "tag-best", t("grade.best")));
-    if (chosen) td.append(el("span", "tag-chosen", t("review.chosen")));
+    // a space before each tag: the cell may wrap there (Polish tags are longer)
+    if (o === options[0]) td.append(" ", el("span", "tag-best", t("grade.best")));
+    if (chosen) td.append(" ", el("span", "tag-chosen", t("review.chosen")));
     const cost = best === null ? null : o.expected - best;
     const moon = `${percent(o.moon_for)} / ${percent(o.moon_against)}`;
     tr.append(td, el("td", "num", points2(o.expected)), el("td", "num", cost ? `+${points2(cost)}` : "\u2013"), el("td", "num wide", moon));
@@ -656,7 +657,7 @@ export function optionsTable(d) {
   if (!chosenShown && d.chosen) {
     const tr = el("tr", "chosen");
     const td = el("td");
-    td.append(cardsSpan(d.chosen), el("span", "tag-chosen", t("review.chosen")));
+    td.append(cardsSpan(d.chosen), " ", el("span", "tag-chosen", t("review.chosen")));
     tr.append(td, el("td", "num", t("review.not_evaluated")), el("td", "num", Number.isFinite(d.cost) ? `+${points2(d.cost)}` : "?"), el("td", "num wide", ""));
     body.append(tr);
   }
