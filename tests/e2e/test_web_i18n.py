@@ -103,9 +103,12 @@ async def speaks_polish(person: Person, *expected: str, shot: str, names: tuple[
     assert await page.evaluate("document.documentElement.lang") == "pl"
     for words in expected:
         await page.get_by_text(words, exact=False).first.wait_for()
+    await person.shot(f"i18n-{shot}", full_page=True)
     left = {k: v for k, v in (await english_left(page)).items() if k not in names}
     assert not left, f"English on {page.url}: {left}"
-    await person.shot(f"i18n-{shot}", full_page=True)
+    # Polish is longer: still nothing wider than the screen
+    wide = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert wide <= 1, f"{page.url} is {wide}px wider than the screen"
 
 
 async def polish_person(browser: Any, base: str, name: str, viewport: dict[str, int]) -> Person:
@@ -155,7 +158,8 @@ async def test_every_page_speaks_polish_to_a_polish_browser(tmp_path: Path, view
             await speaks_polish(ola, "wolne miejsca", shot=f"lobby-game-{size}")
             await ola.add_bots(game_id, "random", 3)
             await ola.open_table(game_id)
-            await page.wait_for_function("['passing', 'playing'].includes(document.body.dataset.phase)")
+            started = "document.body && ['passing', 'playing'].includes(document.body.dataset.phase)"
+            await page.wait_for_function(started)
             await speaks_polish(ola, "Ostatnia lewa", "Tabela wyników", shot=f"table-{size}")
             await page.click("text=Tabela wyników")
             await speaks_polish(ola, "Suma", shot=f"table-sheet-{size}")
@@ -172,13 +176,15 @@ async def test_every_page_speaks_polish_to_a_polish_browser(tmp_path: Path, view
 
             await page.route("**/api/games/*/review?*", serve_review)
             await page.goto(f"/history#{stored}")
-            await page.wait_for_function("document.body.dataset.ready === 'true'")
+            await page.wait_for_function("document.body && document.body.dataset.ready === 'true'")
             await speaks_polish(ola, "Rozdanie", "Wszystkie gry", shot=f"replay-{size}")
             await page.select_option("#review-seat", "2")
             await page.click("[data-action=review]")
             await page.wait_for_selector("#review-summary")
             await page.locator("#review-timeline button.decision").nth(1).click()
             await page.wait_for_selector("#review-options")
+            fits = "((r) => r.scrollWidth <= r.clientWidth + 1)(document.querySelector('#review'))"
+            assert await page.evaluate(fits), "the review's panel scrolls sideways"
             await speaks_polish(ola, "Analiza gry", "Stracone punkty", "Możliwości", shot=f"review-{size}")
             await page.click("[data-action=learn]")
             await page.wait_for_selector("#learn-ask")
@@ -201,7 +207,7 @@ async def test_every_page_speaks_polish_to_a_polish_browser(tmp_path: Path, view
 
             # the leaderboard and a player's games
             await page.goto("/leaderboard")
-            await page.wait_for_function("document.body.dataset.ready === 'true'")
+            await page.wait_for_function("document.body && document.body.dataset.ready === 'true'")
             await speaks_polish(ola, "Ranking", shot=f"leaderboard-{size}")
             await page.locator("#ratings-table a.player-link").first.click()
             await page.wait_for_selector("#player-games")

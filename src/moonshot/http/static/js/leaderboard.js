@@ -176,7 +176,10 @@ async function showPlayer(box, variant, player, bot) {
     body.append(tr);
   }
   table.append(thead, body);
-  panel.append(table, explain());
+  // in its own scroller: a row of long bot names is wider than a phone, the page is not
+  const scroll = el("div", "table-scroll");
+  scroll.append(table);
+  panel.append(scroll, explain());
 }
 
 async function main() {
