@@ -25,6 +25,7 @@ whatever protocol writes them).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import random
@@ -220,7 +221,13 @@ async def play_sessions_games(games: int, at_once: int = 25) -> None:
                 c.feed({"type": "game_session_request", "player_tag": "leak", "lobby_code": f"g{g}", "seq_num": 0})
         # in every fifth game a client drops mid-game and takes its chair back on a new connection
         drop_at = {g: 50 + g % 40 for g in batch if g % 5 == 0}
-        for turn in range(1_000_000):
+        # the store's writer commits on timers: the games are waited for with a deadline in time,
+        # not a count of loop turns (a busy machine runs fewer turns a second)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 300
+        for turn in itertools.count():
+            if loop.time() > deadline:
+                raise AssertionError(f"games {batch} did not end")
             await asyncio.sleep(0)
             everyone = [c for cs in clients.values() for c in cs]
             for c in everyone:
@@ -237,8 +244,6 @@ async def play_sessions_games(games: int, at_once: int = 25) -> None:
                 back.sid, back.secret = gone.sid, gone.secret
                 back.feed({"type": "resume_session", "session_id": gone.sid, "session_secret": gone.secret})
                 clients[g].append(back)
-        else:
-            raise AssertionError(f"games {batch} did not end")
         for cs in clients.values():
             for c in cs:
                 c.conn.connection_lost(None)

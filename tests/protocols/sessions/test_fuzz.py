@@ -234,11 +234,12 @@ async def fuzz(tmp_path: Path, errors: Errors) -> None:
         done += step
         await settle(victim, 10)
     assert sent >= FUZZ_MESSAGES - BATCH
-    # the victim's game plays on to its end, untouched
-    for _ in range(20_000):
-        if victim.ended == 4:
-            break
-        await asyncio.sleep(0)
+    # the victim's game plays on to its end, untouched (the store's writer commits on timers, so
+    # the wait is for the game's end, with a deadline, not a count of loop turns)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 120
+    while victim.ended < 4 and loop.time() < deadline:
+        await asyncio.sleep(0.001)
         victim.answer()
     assert victim.ended == 4, "the victim's game did not complete"
     assert victim.errors == [] and victim.server_moves == 0
