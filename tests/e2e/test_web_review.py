@@ -643,7 +643,9 @@ async def test_the_servers_review_of_a_finished_game(tmp_path: Path, viewport: d
 
 
 async def test_hints_in_a_practice_game_and_none_with_another_person(tmp_path: Path) -> None:
-    async with web_server(tmp_path) as app, chromium() as browser:
+    # the hint's worker at the server's own priority: at nice 19 it waits for every other process of
+    # a busy test machine (its first hint loads the rules kernel); niceness is tested in test_review_pool
+    async with web_server(tmp_path, review_nice=0) as app, chromium() as browser:
         base = f"http://127.0.0.1:{app.http_port}"
         # alice alone with her bots, in a practice game: the Hint button, and the server's hint
         alice = await Person.open(browser, base, "alice")

@@ -39,6 +39,16 @@ async def test_workers_are_other_processes_at_the_lowest_priority_with_one_blas_
     assert info["blas"] == "1"
 
 
+async def test_another_niceness_is_each_workers_own() -> None:
+    """``serve --review-nice``: a host that keeps CPU for reviews runs them at another priority."""
+    p = ReviewPool(1, nice=5, start_method="spawn")  # (a fork server of this process may be niced already)
+    try:
+        info = await p.call(worker_info)
+        assert info["pid"] != os.getpid() and info["nice"] == 5 and info["blas"] == "1"
+    finally:
+        p.close()
+
+
 async def test_progress_comes_from_the_worker_and_the_result_back(pool: ReviewPool, tmp_path: Path) -> None:
     gate = tmp_path / "gate"
     job = pool.submit("k", "ann", reviewkit.counting, (5, str(gate)))

@@ -235,6 +235,14 @@ def bad_db(e: Exception) -> click.BadParameter:
     help="Worker processes (at the lowest CPU priority) that review finished games and answer practice "
     "games' hints over HTTP; 0 turns reviews and hints off (the API answers 503). See docs/review.md.",
 )
+@click.option(
+    "--review-nice",
+    default=19,
+    show_default=True,
+    type=click.IntRange(0, 19),
+    help="The review workers' CPU niceness: 19, the lowest priority, never delays a table; lower it on a "
+    "host that keeps CPU for reviews, where hints must answer even when the tables keep every core busy.",
+)
 @click.option("--seed", type=int, default=None, help="Seed for table seeds (reproducible runs); default random.")
 @click.option(
     "--log-level",
@@ -345,6 +353,7 @@ def serve_cmd(
     reuse_port: bool,
     operator_optional: bool,
     review_workers: int,
+    review_nice: int,
 ) -> None:
     """Run the moonshot server: every protocol on its port, one event loop, games stored in --db.
 
@@ -415,6 +424,7 @@ def serve_cmd(
         lease=lease,
         reuse_port=reuse_port,
         review_workers=review_workers,
+        review_nice=review_nice,
         limits=client_limits,
         operator_address=operator_address,
         operator_token_file=operator_token_file,

@@ -188,10 +188,11 @@ class ReviewPool:
         self.max_hints = max_hints
         self.nice = nice
         self._ctx = multiprocessing.get_context(start_method)
-        if start_method == "forkserver" and nice:
+        if start_method == "forkserver" and nice == NICE:
             # workers fork from a small server process that lowered its own priority first
             # (moonshot.play.review_worker): a worker is niced from birth, before it imports the
-            # server's main module again (a spawned one would do that at the server's priority)
+            # server's main module again (a spawned one would do that at the server's priority);
+            # another niceness (serve --review-nice) is set by each worker's initializer
             self._ctx.set_forkserver_preload(["moonshot.play.review_worker", __name__])
         self.jobs: dict[Hashable, ReviewJob] = {}  # queued and running, in arrival order
         self._queue: list[ReviewJob] = []

@@ -130,6 +130,7 @@ class ServerConfig:
     limits: ClientLimits = field(default_factory=ClientLimits)
     # worker processes (niced) that review finished games and answer hints; 0: reviews are off
     review_workers: int = 1
+    review_nice: int = 19  # the review workers' niceness (0 to 19): 19 never delays a table's decision
     # the operator surface (/metrics, /healthz, /readyz, admin actions): (host, port), port 0 any
     # free one; None: off (the CLI's default is 127.0.0.1:9380, loopback; see server/operator.py)
     operator_address: tuple[str, int] | None = None
@@ -247,7 +248,10 @@ class ServerApp:
                 from moonshot.play.review_pool import ReviewPool
 
                 self.turbo.reviews = ReviewPool(
-                    cfg.review_workers, max_jobs=cfg.limits.reviews_queued, per_name=cfg.limits.reviews_per_name
+                    cfg.review_workers,
+                    max_jobs=cfg.limits.reviews_queued,
+                    per_name=cfg.limits.reviews_per_name,
+                    nice=cfg.review_nice,
                 )
         from moonshot.runtime.tournament import TournamentHost
 
