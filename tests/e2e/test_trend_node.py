@@ -322,10 +322,17 @@ async def test_the_nodes_pages_link_only_to_what_the_node_has_and_its_stream_nam
             for missing in ("/tournaments", "/leaderboard"):
                 assert missing not in game.text and (await http.get(missing)).status_code == 404
             state = (await http.get("/api/state")).json()
-            assert state["bots"] == ["random", "heuristic", "search"]  # docs/trend.md's list
+            levels = [f"level:{n}" for n in range(1, len(state["levels"]) + 1)]
+            assert state["bots"] == ["random", "heuristic", "search", *levels]  # docs/trend.md's list
             odd = [{"kind": "dummy", "bot": "pimc"}] + [{"kind": "empty", "bot": "heuristic"}] * 3
             after = await http.post("/api/seats", json={"seats": odd})  # any of moonshot's bots by the API
-            assert after.status_code == 200 and after.json()["bots"] == ["random", "heuristic", "search", "pimc"]
+            assert after.status_code == 200 and after.json()["bots"] == [
+                "random",
+                "heuristic",
+                "search",
+                *levels,
+                "pimc",
+            ]
             back = [{"kind": "empty", "bot": "heuristic"}, {"kind": "dummy", "bot": "heuristic"}]
             back += [{"kind": "dummy", "bot": "random"}, {"kind": "dummy", "bot": "heuristic"}]
             assert (await http.post("/api/seats", json={"seats": back})).status_code == 200
