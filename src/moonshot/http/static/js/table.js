@@ -9,7 +9,6 @@
 
 import { cardBack, cardFace, cardName, cardText, cardsText, sortCards } from "./cards.js";
 import { SEATS, SEAT_LETTER, TURBO_CHARGEABLE, winners } from "./state.js";
-import { focusMemo, overlayClosed, overlayDrawn, restoreFocus } from "./a11y.js";
 import { t } from "./i18n.js";
 import { focusMemo, overlayClosed, overlayDrawn, restoreFocus } from "./a11y.js";
 
@@ -653,7 +652,6 @@ export class Table {
       if (extra) dialog.querySelector(".winner").after(extra); // above the sheet: in sight on a phone
     }
     box.append(dialog);
-    overlayDrawn(this, dialog); // named, modal, focused when it opens (a11y.js)
     overlayDrawn(this, dialog); // named, modal, focused when it opens (a11y.js)
   }
 
