@@ -24,10 +24,9 @@ import os
 import random
 import secrets
 import signal
-import socket
 import sys
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +61,7 @@ from moonshot.runtime.table import (
 )
 from moonshot.server.admin import install as install_admin
 from moonshot.server.admin import start as start_admin
+from moonshot.server.listeners import EmbeddedUvicorn, listening_socket
 from moonshot.server.metrics import ServerMetrics
 from moonshot.server.operator import OperatorSurface, Probes, server_readiness
 from moonshot.store import DEFAULT_URL, Store, StoreRecorder, register_game_file_parser, rules_named
@@ -140,14 +140,6 @@ class ServerConfig:
     trusted_proxies: tuple[str, ...] = ()
 
 
-class _Uvicorn(uvicorn.Server):
-    """uvicorn inside moonshot's own loop: the server app owns SIGINT/SIGTERM, not uvicorn."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
 @dataclass
 class ServerApp:
     config: ServerConfig = field(default_factory=ServerConfig)
@@ -162,7 +154,7 @@ class ServerApp:
     trend_port: int | None = None
     turbo: TurboLobby | None = None
     http_port: int | None = None
-    _http: _Uvicorn | None = None
+    _http: EmbeddedUvicorn | None = None
     _http_task: asyncio.Task[None] | None = None
     restored: int = 0  # unfinished games restored from the store at start
     cluster: Any = None  # moonshot.cluster.node.Cluster when config.redis_url is set
@@ -372,17 +364,7 @@ class ServerApp:
         return secrets.token_urlsafe(32)  # no store: sessions last as long as this process
 
     async def _start_http(self, lobby: TurboLobby, host: str, port: int) -> None:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        if self.config.reuse_port:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            sock.close()
-            raise
-        sock.setblocking(False)
+        sock = listening_socket(host, port, self.config.reuse_port)
         app: Any = build_app(lobby, self.config.static_dir)
         if lobby.peers is not None:
             app = lobby.peers.wrap(app)  # requests for games hosted by another process go there
@@ -403,7 +385,7 @@ class ServerApp:
             timeout_graceful_shutdown=2,
             backlog=4096,  # every player opens two connections, many at once when games start
         )
-        self._http = _Uvicorn(config)
+        self._http = EmbeddedUvicorn(config)
         self._http_task = asyncio.get_running_loop().create_task(self._http.serve(sockets=[sock]), name="http")
         while not self._http.started:
             if self._http_task.done():

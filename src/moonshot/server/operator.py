@@ -27,9 +27,8 @@ import asyncio
 import contextlib
 import logging
 import secrets
-import socket
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +38,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
+
+from moonshot.server.listeners import EmbeddedUvicorn, listening_socket
 
 log = logging.getLogger("moonshot.operator")
 
@@ -191,14 +192,6 @@ class Probes:
         await self.app(scope, receive, send)
 
 
-class _Uvicorn(uvicorn.Server):
-    """uvicorn inside moonshot's own loop: the server app owns SIGINT/SIGTERM, not uvicorn."""
-
-    @contextlib.contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
 class OperatorSurface:
     """The operator's own HTTP app: ``/metrics``, ``/healthz``, ``/readyz`` and the admin routes.
 
@@ -213,7 +206,7 @@ class OperatorSurface:
         self.routes: list[BaseRoute] = []
         self.port: int | None = None
         self.host: str | None = None
-        self._server: _Uvicorn | None = None
+        self._server: EmbeddedUvicorn | None = None
         self._task: asyncio.Task[None] | None = None
 
     def authorized(self, request: Request) -> bool:
@@ -238,19 +231,11 @@ class OperatorSurface:
 
     async def start(self, host: str, port: int) -> int:
         """Listen on ``host:port`` (port 0: any free one); returns the port."""
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError:
-            sock.close()
-            raise
-        sock.setblocking(False)
+        sock = listening_socket(host, port)
         config = uvicorn.Config(
             self.app(), loop="none", lifespan="off", log_config=None, access_log=False, timeout_graceful_shutdown=1
         )
-        self._server = _Uvicorn(config)
+        self._server = EmbeddedUvicorn(config)
         self._task = asyncio.get_running_loop().create_task(self._server.serve(sockets=[sock]), name="operator")
         while not self._server.started:
             if self._task.done():

@@ -1,0 +1,41 @@
+"""What the composition root's HTTP listeners share: uvicorn run inside moonshot's own event loop
+(:class:`EmbeddedUvicorn`, which leaves SIGINT/SIGTERM to the server) and the listening socket it
+serves (:func:`listening_socket`). Used by the public HTTP port and the operator surface; it knows
+nothing of what either serves."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import Iterator
+
+import uvicorn
+
+
+class EmbeddedUvicorn(uvicorn.Server):
+    """uvicorn inside moonshot's own loop: the server app owns SIGINT/SIGTERM, not uvicorn."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+def listening_socket(host: str, port: int, reuse_port: bool = False) -> socket.socket:
+    """A non-blocking TCP socket bound to ``host:port`` (port 0: any free one; an IPv6 host when
+    it has a colon), ready for uvicorn to listen on; ``reuse_port`` for workers sharing a port.
+    A bind that fails closes the socket and raises its ``OSError``."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+__all__ = ["EmbeddedUvicorn", "listening_socket"]
