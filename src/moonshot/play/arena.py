@@ -72,12 +72,22 @@ def deal_rules(base: Rules, index: int, passing: bool = True) -> Rules:
     )
 
 
+# bots only the arena seats (never the registry: no server, lobby or client can name them):
+# ``oracle`` sees every hand of the game it watches (moonshot.bots.oracle), a measuring stick
+ARENA_ONLY: dict[str, str] = {"oracle": "moonshot.bots.oracle:OracleBot"}
+
+
+def _target(name: str) -> str:
+    """``module:Class`` of bot ``name`` in the registry or :data:`ARENA_ONLY` ("" if none)."""
+    from moonshot.bots.registry import BOT_REGISTRY
+
+    return BOT_REGISTRY.get(name) or ARENA_ONLY.get(name, "")
+
+
 def bot_options(name: str, config: ArenaConfig, clock: Clock | None = None) -> dict[str, Any]:
     """The budget options ``name``'s constructor accepts (so ``--think-ms`` reaches search bots only);
     ``clock`` is handed to bots that take one (with ``config.cpu_time``: a CPU-time clock)."""
-    from moonshot.bots.registry import BOT_REGISTRY
-
-    target = BOT_REGISTRY.get(name, "")
+    target = _target(name)
     module_name, _, cls_name = target.partition(":")
     try:
         from importlib import import_module
@@ -134,9 +144,7 @@ def bot_spec(spec: str) -> tuple[str, dict[str, Any]]:
 
 def _presets(name: str) -> tuple[str, ...]:
     """The presets bot ``name`` offers (its class's ``presets``; none for most bots)."""
-    from moonshot.bots.registry import BOT_REGISTRY
-
-    module_name, _, cls_name = BOT_REGISTRY.get(name, "").partition(":")
+    module_name, _, cls_name = _target(name).partition(":")
     try:
         from importlib import import_module
 
@@ -151,13 +159,29 @@ def arena_bot(spec: str, config: ArenaConfig, clock: Clock | None = None) -> Bot
     budget = bot_options(name, config, clock)
     if "preset" in options:  # a preset fixes its own budget: only the clock is handed on
         budget = {k: v for k, v in budget.items() if k == "clock"}
-    bot = make_bot(name, **{**budget, **options})
+    if name in ARENA_ONLY:
+        bot = _arena_only(name, {**budget, **options})
+    else:
+        bot = make_bot(name, **{**budget, **options})
     from moonshot.bots.search import SearchBot
 
     if isinstance(bot, SearchBot):  # its greedy rollouts run in the rules kernel once it is loaded
         from moonshot.kernel import warm_up
 
         warm_up()
+    return bot
+
+
+def _arena_only(name: str, options: dict[str, Any]) -> Bot:
+    """A bot of :data:`ARENA_ONLY`, with its spec as :func:`~moonshot.bots.registry.make_bot` gives one."""
+    from importlib import import_module
+
+    from moonshot.bots.registry import bot_spec as spec_text
+
+    module_name, _, cls_name = ARENA_ONLY[name].partition(":")
+    cls = getattr(import_module(module_name), cls_name)
+    bot: Bot = cls(**options)
+    bot.spec = spec_text(name, options, cls)  # type: ignore[attr-defined]
     return bot
 
 
@@ -198,6 +222,10 @@ def play_deal(
     for k, seating in enumerate(config.seatings()):
         game = Game(rules, seed)
         rngs = [random.Random(f"moonshot-arena:{seed}:{k}:{s}") for s in range(4)]
+        for bot in bots.values():
+            watch = getattr(bot, "watch", None)  # (an arena-only oracle reads this game's hands)
+            if watch is not None:
+                watch(game)
         while not game.over:
             seat = game.to_act()[0]
             name = seating[seat]
