@@ -55,6 +55,7 @@ from moonshot.core.events import (
     TrickEnded,
     TrickStarted,
 )
+from moonshot.core.refusals import REASON_CODES
 from moonshot.core.rules import (
     ChargingOrder,
     ClaimFlow,
@@ -1127,6 +1128,10 @@ def test_illegal_action_names_the_reason_and_changes_nothing(
     with pytest.raises(IllegalAction) as err:
         g.apply(action)  # type: ignore[arg-type]
     assert reason in str(err.value)
+    # the same reason as a stable code with its parameters (a client's own language says it)
+    assert err.value.code in REASON_CODES
+    assert set(err.value.params) <= set(REASON_CODES[err.value.code])
+    assert err.value.reason == str(err.value) and err.value.reason.code == err.value.code
     assert state(g) == before and g.log == log
 
 

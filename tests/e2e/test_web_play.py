@@ -143,7 +143,8 @@ async def test_the_table_fits_a_phone_and_an_illegal_card_shows_the_engine_reaso
             alert = page.locator(".action-bar [role=alert]")
             await alert.wait_for()
             text = await alert.inner_text()
-            assert "must" in text  # the engine's words, e.g. "must follow clubs"
+            # the engine's reason by its code, in the page's words ("You may not play 5♦: you must follow ♣")
+            assert text.startswith("You may not ") and "N may not" not in text
             assert illegal[0] in await dom_hand(page)  # and nothing was played
         await asyncio.sleep(0)
         assert bob.errors == []

@@ -298,8 +298,10 @@ async def test_game_actions_errors_and_a_legal_play(env: Env) -> None:
             "/game/pass", json={"id": gid, "cards": [format_card(hand[0]), not_mine, format_card(hand[1])]}
         )
         assert r.status_code == 409 and "does not hold" in r.json()["error"]
+        assert r.json()["code"] == "illegal.not_held"  # the engine's reason code, for the web app's words
         r = await ann.post("/game/claim", json={"id": gid})
         assert r.status_code == 409 and "no claims" in r.json()["error"]
+        assert (r.json()["code"], r.json()["args"]) == ("illegal.no_claims", {"variant": "standard"})
         before = table.version
         r = await ann.post("/game/pass", json={"id": gid, "cards": [format_card(c) for c in hand[:3]]})
         assert r.status_code == 200 and r.json() is None

@@ -17,6 +17,7 @@ from starlette.routing import Route
 
 import moonshot
 from moonshot.bots.registry import bot_names, make_bot
+from moonshot.core.refusals import REASON_CODES
 from moonshot.http.endpoints import endpoint, error_body
 from moonshot.http.identity import Identity
 from moonshot.http.lobby import TurboLobby
@@ -131,3 +132,30 @@ def test_every_error_code_the_server_answers_has_words_in_every_catalogue() -> N
         catalogue = json.loads((STATIC_DIR / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
         missing = sorted(c for c in codes if f"error.{c}" not in catalogue)
         assert not missing, f"{lang}.json has no error.<code> for {missing}"
+
+
+def test_every_reason_the_engine_refuses_with_has_words_in_every_catalogue() -> None:
+    # a refused move answers error.illegal.<code> (http/games.py refused): every code the engine
+    # raises (tests/core/test_refusals.py holds REASON_CODES to engine.py) is translated, and a
+    # message uses only the arguments its code carries
+    assert len(REASON_CODES) > 20
+    for lang in ("en", "pl"):
+        catalogue = json.loads((STATIC_DIR / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
+        missing = sorted(c for c in REASON_CODES if f"error.illegal.{c}" not in catalogue)
+        assert not missing, f"{lang}.json has no error.illegal.<code> for {missing}"
+        for code, params in REASON_CODES.items():
+            used = set(re.findall(r"\{(\w+)\s*[,}]", catalogue[f"error.illegal.{code}"]))
+            assert used <= set(params), (lang, code, used - set(params))
+
+
+def test_a_refused_move_answers_its_reason_code_and_args() -> None:
+    from moonshot.core.refusals import Reason
+    from moonshot.http.games import refused
+
+    err = refused(
+        Reason("N may not play 5D: must follow spades", "must_follow", {"seat": 0, "card": "5D", "suit": "spades"})
+    )
+    assert (err.status, str(err), err.code) == (409, "N may not play 5D: must follow spades", "illegal.must_follow")
+    assert err.params == {"seat": 0, "card": "5D", "suit": "spades"}
+    other = refused("the table has ended (closed)")
+    assert (other.code, other.params) == ("action_refused", {"reason": "the table has ended (closed)"})

@@ -54,6 +54,7 @@ from moonshot.core.events import (
     TrickEnded,
     TrickStarted,
 )
+from moonshot.core.refusals import IllegalAction
 from moonshot.core.rules import ClaimFlow, EndRule, PassDirection, Rules, score_deal
 
 SEAT_NAMES: Final[tuple[str, ...]] = ("N", "E", "S", "W")
@@ -84,10 +85,6 @@ _BLOCKING: Final = ClaimFlow.BLOCKING
 # compiled, a fixed-length tuple type is an unboxed C struct, and indexing it with a variable
 # boxes all of it (five new tuples) at every call.
 _ONE_SEAT: Final[tuple[tuple[int, ...], ...]] = ((0,), (1,), (2,), (3,))
-
-
-class IllegalAction(ValueError):
-    """An action the rules do not allow now. The game is unchanged."""
 
 
 @dataclass(frozen=True)
@@ -391,101 +388,158 @@ class Game:
         untyped: Any = action
         seat = untyped.seat
         if not isinstance(seat, int) or not 0 <= seat < 4:
-            raise IllegalAction(f"no seat {seat!r}")
+            raise IllegalAction(f"no seat {seat!r}", "no_seat", {"value": repr(seat)})
         who = SEAT_NAMES[seat]
         ph = self.phase
         if ph is _OVER:
-            raise IllegalAction("the game is over")
+            raise IllegalAction("the game is over", "game_over")
         if isinstance(action, Play):
             if ph is not _PLAY:
-                raise IllegalAction(f"{who} cannot play a card during the {ph.value} phase")
+                raise IllegalAction(
+                    f"{who} cannot play a card during the {ph.value} phase",
+                    "wrong_phase_play",
+                    {"seat": seat, "phase": ph.value},
+                )
             if self.claimer is not None:
-                raise IllegalAction(f"{SEAT_NAMES[self.claimer]}'s claim must be answered first")
+                raise IllegalAction(
+                    f"{SEAT_NAMES[self.claimer]}'s claim must be answered first",
+                    "claim_pending",
+                    {"claimer": self.claimer},
+                )
             if seat != self.turn:
-                raise IllegalAction(f"it is {SEAT_NAMES[self.turn]}'s turn, not {who}'s")
+                raise IllegalAction(
+                    f"it is {SEAT_NAMES[self.turn]}'s turn, not {who}'s",
+                    "not_your_turn",
+                    {"seat": seat, "turn": self.turn},
+                )
             c = untyped.card
             if not isinstance(c, int) or not 0 <= c < 52:
-                raise IllegalAction(f"no card {c!r}")
+                raise IllegalAction(f"no card {c!r}", "no_card", {"value": repr(c)})
             if not self.hands[seat] >> c & 1:
-                raise IllegalAction(f"{who} does not hold {format_card(c)}")
+                raise IllegalAction(
+                    f"{who} does not hold {format_card(c)}", "not_held", {"seat": seat, "cards": [format_card(c)]}
+                )
             if not self._legal_plays(seat) >> c & 1:
-                raise IllegalAction(f"{who} may not play {format_card(c)}: {self._why_illegal(seat, c)}")
+                why, code, params = self._why_illegal(seat, c)
+                raise IllegalAction(f"{who} may not play {format_card(c)}: {why}", code, params)
             return
         if isinstance(action, Pass):
             if ph is not _PASS and ph is not _PILE:
-                raise IllegalAction(f"{who} cannot pass during the {ph.value} phase")
+                raise IllegalAction(
+                    f"{who} cannot pass during the {ph.value} phase",
+                    "wrong_phase_pass",
+                    {"seat": seat, "phase": ph.value},
+                )
             if self.passed[seat] is not None:
-                raise IllegalAction(f"{who} has already passed")
+                raise IllegalAction(f"{who} has already passed", "already_passed", {"seat": seat})
             self._check_cards(untyped.cards, who)
             if action.cards.bit_count() != self.rules.pass_count:
-                raise IllegalAction(f"a pass is {self.rules.pass_count} cards, not {action.cards.bit_count()}")
+                n = action.cards.bit_count()
+                raise IllegalAction(
+                    f"a pass is {self.rules.pass_count} cards, not {n}",
+                    "pass_count",
+                    {"count": n, "expected": self.rules.pass_count},
+                )
             if action.cards & ~self.hands[seat]:
-                raise IllegalAction(f"{who} does not hold {' '.join(format_cards(action.cards & ~self.hands[seat]))}")
+                missing = format_cards(action.cards & ~self.hands[seat])
+                raise IllegalAction(
+                    f"{who} does not hold {' '.join(missing)}", "not_held", {"seat": seat, "cards": list(missing)}
+                )
             return
         if isinstance(action, Charge):
             if ph is not _CHARGE:
-                raise IllegalAction(f"{who} cannot charge during the {ph.value} phase")
+                raise IllegalAction(
+                    f"{who} cannot charge during the {ph.value} phase",
+                    "wrong_phase_charge",
+                    {"seat": seat, "phase": ph.value},
+                )
             if seat not in self.to_act():
                 if self.next_charger is not None:
-                    raise IllegalAction(f"it is {SEAT_NAMES[self.next_charger]}'s turn to charge, not {who}'s")
-                raise IllegalAction(f"{who} has passed; wait for another charge")
+                    raise IllegalAction(
+                        f"it is {SEAT_NAMES[self.next_charger]}'s turn to charge, not {who}'s",
+                        "not_your_charge",
+                        {"seat": seat, "turn": self.next_charger},
+                    )
+                raise IllegalAction(f"{who} has passed; wait for another charge", "charge_wait", {"seat": seat})
             self._check_cards(untyped.cards, who)
             bad = action.cards & ~(self.hands[seat] & self.rules.chargeable & ~self.charged[seat])
             if bad:
-                raise IllegalAction(f"{who} cannot charge {' '.join(format_cards(bad))}")
+                raise IllegalAction(
+                    f"{who} cannot charge {' '.join(format_cards(bad))}",
+                    "cannot_charge",
+                    {"seat": seat, "cards": list(format_cards(bad))},
+                )
             return
         if isinstance(action, Expose):
             if ph is not _EXPOSE or not self.expose_pending >> seat & 1:
-                raise IllegalAction(f"{who} is not asked to expose cards now")
+                raise IllegalAction(f"{who} is not asked to expose cards now", "no_expose", {"seat": seat})
             self._check_cards(untyped.cards, who)
             bad = action.cards & ~(self.hands[seat] & self.rules.exposable)
             if bad:
-                raise IllegalAction(f"{who} cannot expose {' '.join(format_cards(bad))}")
+                raise IllegalAction(
+                    f"{who} cannot expose {' '.join(format_cards(bad))}",
+                    "cannot_expose",
+                    {"seat": seat, "cards": list(format_cards(bad))},
+                )
             return
         if isinstance(action, Claim):
             if not self.rules.claims:
-                raise IllegalAction(f"{self.rules.name} has no claims")
+                raise IllegalAction(f"{self.rules.name} has no claims", "no_claims", {"variant": self.rules.name})
             if ph is not _PLAY:
-                raise IllegalAction(f"{who} cannot claim during the {ph.value} phase")
+                raise IllegalAction(
+                    f"{who} cannot claim during the {ph.value} phase",
+                    "wrong_phase_claim",
+                    {"seat": seat, "phase": ph.value},
+                )
             if self.claiming >> seat & 1:
-                raise IllegalAction(f"{who} already claimed")
+                raise IllegalAction(f"{who} already claimed", "already_claimed", {"seat": seat})
             if not self._may_claim(seat):
-                raise IllegalAction(f"{who} cannot claim now")
+                raise IllegalAction(f"{who} cannot claim now", "cannot_claim", {"seat": seat})
             return
         if isinstance(action, (AcceptClaim, RejectClaim)):
             claimer = untyped.claimer
             if not isinstance(claimer, int) or not 0 <= claimer < 4 or not self.claiming >> claimer & 1:
                 name = SEAT_NAMES[claimer] if isinstance(claimer, int) and 0 <= claimer < 4 else repr(claimer)
-                raise IllegalAction(f"there is no claim by {name}")
+                raise IllegalAction(f"there is no claim by {name}", "no_such_claim", {"value": name})
             if self._claims_block:
                 if seat == claimer or self.claim_accepts[claimer] >> seat & 1:
-                    raise IllegalAction(f"{who} cannot answer this claim")
+                    raise IllegalAction(f"{who} cannot answer this claim", "cannot_answer_claim", {"seat": seat})
             elif isinstance(action, AcceptClaim):
                 if seat == claimer:
-                    raise IllegalAction(f"{who} cannot accept its own claim")
+                    raise IllegalAction(f"{who} cannot accept its own claim", "own_claim", {"seat": seat})
                 if self.claim_accepts[claimer] >> seat & 1:
-                    raise IllegalAction(f"{who} already accepted {SEAT_NAMES[claimer]}'s claim")
+                    raise IllegalAction(
+                        f"{who} already accepted {SEAT_NAMES[claimer]}'s claim",
+                        "already_accepted",
+                        {"seat": seat, "claimer": claimer},
+                    )
             return
-        raise IllegalAction(f"unknown action {action!r}")
+        raise IllegalAction(f"unknown action {action!r}", "unknown_action")
 
     @staticmethod
     def _check_cards(cards: object, who: str) -> None:
         if not isinstance(cards, int) or cards < 0 or cards & ~ALL_CARDS:
-            raise IllegalAction(f"{who} sent a malformed card set {cards!r}")
+            raise IllegalAction(
+                f"{who} sent a malformed card set {cards!r}", "malformed_cards", {"seat": SEAT_NAMES.index(who)}
+            )
 
-    def _why_illegal(self, seat: int, c: int) -> str:
+    def _why_illegal(self, seat: int, c: int) -> tuple[str, str, dict[str, Any]]:
+        """Why ``c`` is not a legal play: the English, its reason code and the code's params."""
         hand, tc, rules = self.hands[seat], self.trick_cards, self.rules
+        params: dict[str, Any] = {"seat": seat, "card": format_card(c)}
         if tc and hand & SUIT_MASKS[tc[0] // 13] and c // 13 != tc[0] // 13:
-            return f"must follow {('clubs', 'diamonds', 'hearts', 'spades')[tc[0] // 13]}"
+            suit = ("clubs", "diamonds", "hearts", "spades")[tc[0] // 13]
+            params["suit"] = suit
+            return f"must follow {suit}", "must_follow", params
         if not tc and self.trick_no == 1 and rules.two_of_clubs_leads and hand >> TWO_CLUBS & 1:
-            return "the first trick must be led with 2C"
+            return "the first trick must be led with 2C", "first_lead", params
         if self.trick_no == 1 and rules.first_trick_forbidden >> c & 1:
-            return "no points on the first trick unless nothing else can be played"
+            return "no points on the first trick unless nothing else can be played", "first_trick_points", params
         if not tc and c // 13 == 2 and rules.hearts_must_be_broken and not self.hearts_broken:
-            return "hearts are not broken"
+            return "hearts are not broken", "hearts_not_broken", params
         if rules.charged_card_rule and self._all_charged() >> c & 1:
-            return "a charged card cannot be played on the first trick of its suit"
-        return "not a legal play"
+            return "a charged card cannot be played on the first trick of its suit", "charged_card", params
+        return "not a legal play", "not_playable", params
 
     # ------------------------------------------------------------------ internals
     def _permutation(self, deal: int, purpose: str, n: int) -> list[int]:
@@ -962,7 +1016,7 @@ def replay(rules: Rules, seed: int, actions: Iterable[Action], deals: Sequence[D
         try:
             g.apply(a)
         except IllegalAction as e:
-            raise IllegalAction(f"action {i} ({a!r}) does not replay: {e}") from e
+            raise IllegalAction(f"action {i} ({a!r}) does not replay: {e}", e.code, e.params) from e
     return g
 
 

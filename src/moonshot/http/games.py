@@ -16,6 +16,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from moonshot.core.actions import Action
+from moonshot.core.refusals import REASON_CODES, Reason
 from moonshot.http.endpoints import endpoint, read_body
 from moonshot.http.identity import Caller, Identity
 from moonshot.http.names import (
@@ -77,6 +78,15 @@ class HostedGame:
             self.on_chat(self)
 
 
+def refused(reason: str) -> RequestError:
+    """A refused action as a 409: the engine's refusals (a :class:`Reason`) as ``illegal.<code>``
+    with the code's params, so the web app says them in its language; any other reason (the table
+    ended, no answer in time) as ``action_refused`` with the English."""
+    if isinstance(reason, Reason) and reason.code in REASON_CODES:
+        return RequestError(409, reason, f"illegal.{reason.code}", reason.params)
+    return RequestError(409, reason, "action_refused", {"reason": reason})
+
+
 class GameHost(Protocol):
     """What the game routes need from whoever hosts games (the Turbo lobby, a Trend node)."""
 
@@ -127,7 +137,7 @@ def game_routes(host: GameHost) -> list[BaseRoute]:
                 raise RequestError(409, "the game is over", "game_over")
             reason = await game.act(seat, action)
             if reason is not None:
-                raise RequestError(409, reason, "action_refused", {"reason": reason})
+                raise refused(reason)
             return None
 
         return handle

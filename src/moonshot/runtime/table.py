@@ -1068,7 +1068,7 @@ class Table:
         try:
             self.game.apply(action)  # raises, leaving the game unchanged: is_legal said no
         except IllegalAction as e:
-            return str(e)
+            return e.reason  # the English, carrying its code and params (core/refusals.py)
         return "illegal"  # pragma: no cover - is_legal said no
 
     def _bad_answer(self, seat: int, action: Action | None, reason: str) -> None:

@@ -1,6 +1,7 @@
 // What every page shares: the top bar and the name a person plays under.
 
 import { ApiError, getName, post, setName, whoAmI } from "./api.js";
+import { cardText, cardsText } from "./cards.js";
 import { mountSettings } from "./settings.js";
 import { formatDate, has, languageSwitch, t } from "./i18n.js";
 
@@ -25,13 +26,23 @@ export function errorText(err, fallback = "error.no_answer") {
 }
 
 // a refusal's arguments as its message shows them: a ban's end (unix seconds, or null: never) as
-// a date of this page's language, an empty reason as the select branch "none"
+// a date of this page's language, an empty reason as the select branch "none"; the engine's
+// (error.illegal.*: core/refusals.py) cards, suit and seats in this page's words
 function errorArgs(args) {
   const shown = { ...args };
   if ("until" in shown) shown.until = typeof shown.until === "number" ? formatDate(shown.until * 1000) : "null";
   if ("reason" in shown && !shown.reason) shown.reason = "none";
+  if (typeof shown.card === "string") shown.card = cardText(shown.card);
+  if (Array.isArray(shown.cards)) shown.cards = cardsText(shown.cards);
+  if (SUIT_LETTER[shown.suit]) shown.suit = t(`suit.${SUIT_LETTER[shown.suit]}`);
+  for (const key of ["turn", "claimer"]) {
+    if (typeof shown[key] === "number" && SEAT_WORDS[shown[key]]) shown[key] = t(`a11y.seat.${SEAT_WORDS[shown[key]]}`);
+  }
   return shown;
 }
+
+const SUIT_LETTER = { clubs: "C", diamonds: "D", hearts: "H", spades: "S" };
+const SEAT_WORDS = ["north", "east", "south", "west"];
 
 export function replayCell(gameId, cls = "btn small") {
   const td = el("td");

@@ -10,6 +10,8 @@
 import { cardBack, cardFace, cardName, cardText, cardsText, sortCards } from "./cards.js";
 import { SEATS, SEAT_LETTER, TURBO_CHARGEABLE, winners } from "./state.js";
 import { t } from "./i18n.js";
+import { ApiError } from "./api.js";
+import { errorText } from "./common.js";
 import { focusMemo, overlayClosed, overlayDrawn, restoreFocus } from "./a11y.js";
 
 const POSITIONS = ["bottom", "left", "top", "right"]; // clockwise from the viewer
@@ -698,7 +700,8 @@ export class Table {
     try {
       await action();
     } catch (err) {
-      this.error = err && err.message ? err.message : String(err);
+      // a refusal in this page's language (common.js errorText: the engine's reasons by code)
+      this.error = err instanceof ApiError ? errorText(err) : err && err.message ? err.message : String(err);
     } finally {
       this.busy = false;
       if (this.state) this.update(this.state);
