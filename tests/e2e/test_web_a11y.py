@@ -13,6 +13,7 @@ axe-core comes from the ``axe-playwright-python`` package (the dev extra), which
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from urllib.parse import quote
 import pytest
 
 from e2e.test_trend_page import set_seats, start_node
+from e2e.test_web_clock import keep_playing
 from e2e.test_web_review import contract_review, finished_standard_game
 from e2e.webkit import PHONE, Person, act_if_asked, chromium, click_card, dom_hand, my_seat, web_server
 
@@ -117,31 +119,34 @@ async def test_every_page_and_table_state_passes_an_axe_audit(tmp_path: Path, vi
         )
         await audit(alice, axe, f"{view}-table-your-turn")
 
-        # another person leaves a game to the clock: the bot plays for them, then game over and rematch
+        # another person leaves a game to the clock: the bot plays for them while ned plays on (so
+        # the game goes on and the banner stays), then game over and rematch
         bea = await Person.open(browser, base, "bea", viewport=VIEWPORTS[view])
+        ned = await Person.open(browser, base, "ned")
         await bea.enter_lobby()
-        # 3 s a decision: two timeouts hand the seat over after about 6 s, time for a busy machine to
-        # open the table first (the bots then play the game out at once: a page opened later sees
-        # only its end)
+        await ned.enter_lobby()
         await bea.page.evaluate("document.querySelector('#clock').append(new Option('3 s', '3'))")
         await bea.page.select_option("#clock", "3")
         game_id = await bea.create_game("trend")
-        await bea.add_bots(game_id, "random", 3)
-        await bea.open_table(game_id)
-        # the banner shows from the hand-over until the bots have played the game out, which takes
-        # them a moment: a page that a busy machine opens late sees only the end. The banner's own
-        # browser test is tests/e2e/test_web_clock.py; here it is audited whenever the page saw it
-        await bea.page.wait_for_function(
-            "document.querySelector('#clock-away:not([hidden])') || window.moonshotState.complete === true",
-            timeout=60_000,
-        )
-        if await bea.page.locator("#clock-away:not([hidden])").count():
+        await ned.page.locator(f"#games li[data-id='{game_id}'] [data-action=join]").click()
+        await bea.add_bots(game_id, "random", 2)
+        await ned.open_table(game_id)
+        stop = asyncio.Event()
+        ned_plays = asyncio.create_task(keep_playing(ned, stop))
+        try:
+            # bea's page may open before or after the hand-over: the banner shows either way
+            await bea.open_table(game_id)
+            await bea.page.wait_for_selector("#clock-away:not([hidden])", timeout=60_000)
             await audit(bea, axe, f"{view}-table-bot-plays-for-you")
+        finally:
+            stop.set()  # ned stops too: the bot soon plays for him, and the game plays out
+            await ned_plays
         await bea.page.wait_for_function("window.moonshotState.complete === true", timeout=120_000)
         await bea.page.locator("#rematch-box[data-state]").wait_for()
         await audit(bea, axe, f"{view}-table-game-over")
-        assert bea.errors == []
+        assert bea.errors == [] and ned.errors == []
         await bea.close()
+        await ned.close()
 
         # the history list, a replay, the review and learning from mistakes
         await page.goto("/history")

@@ -145,3 +145,66 @@ async def test_a_rated_game_has_a_clock_by_default_and_a_bad_clock_is_refused(tm
         status, _ = await create({"variant": "standard", "clock": 0, "seed": 5})  # practice: unrated
         assert status == 200
         assert [g for g in app.turbo.games.values() if g.practice][-1].clock is None
+
+
+async def test_a_page_opened_after_the_hand_over_shows_the_banner_and_the_countdown(tmp_path: Path) -> None:
+    """The clocks are part of what a page gets when it opens: a person whose seat the bot took
+    while no page of theirs was open sees the banner at once, and the countdown of the seat to act."""
+    clock = 4  # long enough for a page to open while bob's decision still runs
+    async with web_server(tmp_path) as app, chromium() as browser:
+        app.turbo.options.clock_choices = None
+        base = f"http://127.0.0.1:{app.http_port}"
+        alice = await Person.open(browser, base, "alice")
+        bob = await Person.open(browser, base, "bob")
+        await alice.enter_lobby()
+        await bob.enter_lobby()
+        await alice.page.evaluate(f"document.querySelector('#clock').append(new Option('{clock} s', '{clock}'))")
+        await alice.page.select_option("#clock", str(clock))
+        game_id = await alice.create_game("standard")
+        await bob.page.locator(f"#games li[data-id='{game_id}'] [data-action=join]").click()
+        await alice.add_bots(game_id, "random", 2)
+        await bob.open_table(game_id)
+        hosted = app.turbo.games[game_id].hosted
+        assert hosted is not None
+        chair = next(i for i, p in enumerate(hosted.players) if p.name == "alice")
+        bobs = next(i for i, p in enumerate(hosted.players) if p.name == "bob")
+
+        # alice has no table page open: her clock runs out twice and the bot takes her seat
+        stop = asyncio.Event()
+        bob_plays = asyncio.create_task(keep_playing(bob, stop))
+        loop = asyncio.get_running_loop()
+        try:
+            end = loop.time() + 60
+            while not hosted.table.snapshot().chairs[chair].away:
+                assert loop.time() < end, "the bot never took alice's seat"
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 0.1)
+        finally:
+            stop.set()
+            await bob_plays
+        # bob now lets his clock run: a decision of his is under the clock when alice's page opens
+        end = loop.time() + 30
+        while bobs not in {s for s, _ in hosted.table.countdown().running}:
+            assert loop.time() < end, "bob was never asked"
+            await asyncio.sleep(0.05)
+        await alice.open_table(game_id)
+        page = alice.page
+        banner = page.locator("#clock-away")
+        await banner.wait_for(state="visible", timeout=5_000)
+        assert "bot is playing for you" in (await banner.inner_text()).lower()
+        item = page.locator(f"#clock .clock-item[data-seat='{SEATS[bobs]}']")
+        await item.wait_for(timeout=5_000)
+        assert 0 <= int(await item.get_attribute("data-remaining") or "-1") <= clock
+        await shot(alice, "table-clock-away-late-desktop")
+        await page.set_viewport_size(PHONE)
+        await shot(alice, "table-clock-away-late-phone")
+        await page.set_viewport_size({"width": 1280, "height": 860})
+        # a reload (a reconnect from scratch) shows it again
+        await page.reload()
+        await page.wait_for_function("document.body.dataset.replayDone === 'true'")
+        await banner.wait_for(state="visible", timeout=5_000)
+        # she takes her seat back from the late page
+        await page.click("#take-seat-back")
+        await banner.wait_for(state="hidden")
+        assert not hosted.table.snapshot().chairs[chair].away
+        assert not alice.errors and not bob.errors, alice.errors + bob.errors

@@ -289,3 +289,41 @@ async def test_a_storage_pause_stops_the_clock_and_resuming_gives_the_full_time_
     finally:
         table.stop()
         await table.done
+
+
+class ClockedPerson(Person):
+    """A person whose seat shows the clocks (``on_clock``), as a protocol's seat may."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.countdowns: list[Countdown] = []
+
+    def on_clock(self, table: Table, countdown: Countdown) -> None:
+        self.countdowns.append(countdown)
+        self.changed.set()
+
+
+@pytest.mark.asyncio
+async def test_a_newcomer_is_told_the_clocks_as_they_stand() -> None:
+    """A watcher that arrives after the hand-over is told at once which seats the bot plays (it saw
+    no change of the clocks); a person who sits down again is told their own running clock."""
+    person = Person()
+    table = clocked_table(person, handover=2, rules=RULES.replace(score_limit=1000))  # a long game
+    table.start()
+    try:
+        await until(lambda: table.snapshot().chairs[0].away, "the hand-over after two timeouts")
+        late = Watcher()
+        table.watch(late)
+        await until(lambda: bool(late.countdowns), "the late watcher told the clocks")
+        first = late.countdowns[0][1]
+        assert first.away == (0,) and first.seconds == CLOCK
+        # the person comes back on a new connection: told the clocks at once, the seat theirs again
+        back = ClockedPerson()
+        table.attach(0, back)
+        await until(lambda: bool(back.countdowns), "the returning seat told the clocks")
+        assert back.countdowns[0].away == () and back.countdowns[0].seconds == CLOCK
+        assert not table.snapshot().chairs[0].away
+        await until(lambda: any(not c.away for _, c in late.countdowns), "the watcher told of the return")
+    finally:
+        table.stop()
+        await table.done

@@ -214,6 +214,10 @@ class Seat(ABC):
     # the protocol this occupant came over (mixed tables; the store's player record keeps it):
     # "server" for the server's own bots, else "sessions", "trend", "http", "kierki"
     protocol: str = "server"
+    # what shows that a later join comes from the client that played this seat (a finished mixed
+    # table's rematch, moonshot.http.rematch): equal keys, the same client; None: no join can
+    # (a server bot, a client with no secret, a connection that closed)
+    client_key: object | None = None
 
     @property
     def gone(self) -> bool:
@@ -1217,14 +1221,21 @@ class Table:
             return
         self._told_clock = now
         for sp in list(self.spectators):
-            on_clock = getattr(sp, "on_clock", None)
-            if on_clock is None:
-                continue
-            try:
-                on_clock(self, now)
-            except Exception:
-                log.exception("table=%s event=spectator_error", self.id)
-                self.spectators.remove(sp)
+            self._clock_to(sp, now)
+
+    def _clock_to(self, who: object, now: Countdown | None = None) -> None:
+        """Tell one watcher or occupant that can show it (``on_clock``) the clocks as they stand:
+        every watcher as they change, and a watcher or seat that arrives at once (the countdown of
+        the seat to act and the seats the bot plays are part of what a newcomer is given)."""
+        on_clock = getattr(who, "on_clock", None)
+        if on_clock is None or self.policy.clock is None or self.game.over:
+            return
+        try:
+            on_clock(self, self.countdown() if now is None else now)
+        except Exception:
+            log.exception("table=%s event=spectator_error", self.id)
+            if who in self.spectators:
+                self.spectators.remove(who)
 
     def random_action(self, seat: int) -> Action:
         g = self.game
@@ -1414,6 +1425,8 @@ class Table:
         if p is not None and chair.occupant is cmd.occupant and self._caught_up():
             self._open(self._new_request(cmd.seat, cmd.occupant.wants_view), cmd.occupant)
         self._deserted = None  # someone is back: play goes on
+        self._tell_clock()  # (its hand-over ended) and the newcomer is told the clocks as they stand
+        self._clock_to(cmd.occupant)
         log.info("table=%s seat=%d event=attached name=%s", self.id, cmd.seat, cmd.occupant.name)
         if self.policy.tell_seated and waited and not self._waits() and not self.game.over:
             whole = TableNotice("resumed", SEATED, "every seat is taken again")
@@ -1524,6 +1537,8 @@ class Table:
             except Exception:
                 log.exception("table=%s event=spectator_error", self.id)
                 self.spectators.remove(cmd.spectator)
+            else:
+                self._clock_to(cmd.spectator)
         elif cmd.spectator in self.spectators:
             self.spectators.remove(cmd.spectator)
 

@@ -85,15 +85,19 @@ export async function whoAmI() {
  * (the stream closed with an error status, or the server went away) we open a fresh one after a
  * back-off, which replays everything. Either way each message is recognised by its SSE id and its
  * data: within one id (messages without an id field, like chat, share the last id) the n-th copy
- * of the same data is delivered only once.
+ * of the same data is delivered only once, except a message `live` picks out (the clocks as they
+ * stand, which a new connection sends again).
  */
 export class Subscription {
-  constructor(url, { onMessage, onStatus = () => {}, onFatal = () => {}, isFinished = () => false, dedupe = true }) {
+  constructor(url, { onMessage, onStatus = () => {}, onFatal = () => {}, isFinished = () => false, dedupe = true, live = () => false }) {
     this.url = url;
     this.onMessage = onMessage;
     this.onStatus = onStatus;
     this.onFatal = onFatal;
     this.dedupe = dedupe; // the lobby's stream has no ids: it restarts with lobby_state instead
+    // (text) => true for a message that tells how things stand now (a game's clocks): each copy is
+    // delivered, since a new connection sends it again as it stands, whatever was seen before
+    this.live = live;
     this.isFinished = isFinished;
     this.seen = new Map(); // id -> Map(data -> copies delivered)
     this.connSeen = new Map(); // the same, for the current connection
@@ -160,7 +164,7 @@ export class Subscription {
   }
 
   receive(msg) {
-    if (!this.dedupe) {
+    if (!this.dedupe || this.live(msg.data)) {
       try {
         this.onMessage(JSON.parse(msg.data), msg.lastEventId || "");
       } catch {

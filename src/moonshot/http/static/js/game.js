@@ -191,6 +191,7 @@ async function main() {
       box.append(a);
     },
     isFinished: () => state.complete,
+    live: (text) => text.startsWith('{"type":"clock"'), // the clocks as they stand: never deduplicated
   });
   window.moonshotSubscription = sub;
   sub.start();
