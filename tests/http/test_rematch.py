@@ -16,6 +16,8 @@ from moonshot.core.variants import find_variant
 from moonshot.http.lobby import LobbyGame, Member
 from moonshot.http.rematch import Rematches, rotated
 from moonshot.protocols.turbo.codec import RequestError
+from moonshot.runtime.lobby import Candidate, GameType, LobbyError
+from moonshot.runtime.table import Seat
 
 
 class FakeLobby:
@@ -32,11 +34,36 @@ class FakeLobby:
         self.started.append((g, rules))
 
 
-def finished(lobby: FakeLobby, *, over: bool = True, remote: bool = False, **options: Any) -> LobbyGame:
+class Program(Seat):
+    """A seat of another protocol's client: its ``client_key`` (None: it cannot be asked), and
+    what it was told when its join for a next game was dropped."""
+
+    protocol = "sessions"
+
+    def __init__(self, name: str, key: object | None) -> None:
+        self.name = name
+        self.client_key = key
+        self.ended: list[str] = []
+
+    def on_events(self, table: Any, events: Any) -> None:
+        pass
+
+    def on_request(self, table: Any, request: Any) -> None:
+        pass
+
+    def end_session(self, reason: str) -> None:
+        self.ended.append(reason)
+
+
+def join(seat: Program, code: str = "g1") -> Candidate:
+    return Candidate(seat, GameType.ANY, code, protocol="sessions")
+
+
+def finished(lobby: FakeLobby, *, over: bool = True, remote: Seat | None = None, **options: Any) -> LobbyGame:
     members = [
         Member("ann"),
         Member("wren (bot)", "bot", "heuristic"),
-        Member("bob", remote=object() if remote else None),  # type: ignore[arg-type]
+        Member("bob", remote=join(remote) if remote is not None else None),  # type: ignore[arg-type]
         Member("zed (bot)", "bot", "random"),
     ]
     g = LobbyGame("g1", "standard", 5, "ann", members, finished=over, **options)
@@ -113,8 +140,60 @@ async def test_only_the_people_of_a_finished_web_game_may_touch_its_rematch() ->
         Rematches(running).accept("ann", "g1")  # type: ignore[arg-type]
     assert e.value.status == 409
 
-    mixed = FakeLobby()
-    finished(mixed, remote=True)  # bob came over Sessions or Trend
-    with pytest.raises(RequestError) as e:
-        Rematches(mixed).accept("ann", "g1")  # type: ignore[arg-type]
-    assert e.value.status == 409
+
+@pytest.mark.asyncio
+async def test_a_mixed_tables_program_joins_the_rematch_through_its_own_protocol() -> None:
+    """bob played over Sessions: the connection that played his chair asks for the next game with
+    the finished game's code (that is his acceptance); any other client is refused."""
+    lobby = FakeLobby()
+    conn = object()  # the Sessions connection that played bob's chair
+    old = finished(lobby, remote=Program("bob(3)", conn), clock=30.0)
+    r = Rematches(lobby, seconds=60)  # type: ignore[arg-type]
+    offer = r.accept("ann", "g1")
+    assert offer["waiting"] == ["bob"] and offer["remote"] == {"bob": "sessions"} and offer["people"] == ["ann", "bob"]
+    with pytest.raises(LobbyError):
+        r.join_remote(old, join(Program("eve(9)", object())))  # another connection: not bob's
+    with pytest.raises(LobbyError):
+        r.join_remote(old, join(Program("eve(9)", None)))  # no key at all
+    assert not lobby.started
+    again = join(Program("bob(7)", conn))  # a new session on bob's connection
+    assert r.join_remote(old, again)
+    ((new, _),) = lobby.started
+    assert [m.name for m in new.members] == ["zed (bot)", "ann", "wren (bot)", "bob(7)"]
+    assert new.members[3].remote is again and all(m.remote is None for m in new.members[:3])
+    assert new.rated == old.rated and new.clock == 30.0
+    assert r.state("ann", "g1")["accepted"] == ["ann", "bob"]
+    with pytest.raises(LobbyError):
+        r.join_remote(old, join(Program("bob(8)", conn)))  # started: no second seat
+
+
+@pytest.mark.asyncio
+async def test_a_programs_join_offers_the_rematch_and_its_leaving_or_a_decline_cancels_it() -> None:
+    lobby = FakeLobby()
+    conn = object()
+    old = finished(lobby, remote=Program("bob(3)", conn))
+    r = Rematches(lobby, seconds=60)  # type: ignore[arg-type]
+    held = join(Program("bob(4)", conn))
+    assert r.join_remote(old, held)  # nobody offered yet: bob's client offers it
+    state = r.state("ann", "g1")
+    assert state["state"] == "open" and state["by"] == "bob" and state["waiting"] == ["ann"]
+    assert r.leave_remote(held)  # its connection closed before the start: bob declines
+    state = r.state("ann", "g1")
+    assert state["state"] == "cancelled" and state["reason_code"] == "left"
+    assert not r.leave_remote(held)
+    # a person's decline drops the held join and tells its client why
+    held = join(Program("bob(5)", conn))
+    r.join_remote(old, held)
+    r.decline("ann", "g1")
+    assert held.seat.ended and "declined" in held.seat.ended[0]  # type: ignore[attr-defined]
+    assert not lobby.started
+
+
+@pytest.mark.asyncio
+async def test_a_chair_whose_client_cannot_be_asked_counts_as_declined() -> None:
+    lobby = FakeLobby()
+    finished(lobby, remote=Program("bob(3)", None))  # a closed connection, a Trend join with no token
+    r = Rematches(lobby, seconds=60)  # type: ignore[arg-type]
+    offer = r.accept("ann", "g1")
+    assert offer["state"] == "cancelled" and offer["reason_code"] == "unaskable"
+    assert offer["reason_args"] == {"name": "bob", "protocol": "sessions"} and not lobby.started

@@ -8,8 +8,17 @@ left, the new game once it starts). Only a person who sat at the table may do an
 each accepts only for their own name: nobody is put in a game they did not accept. The offer is
 cancelled when nobody answers within :data:`REMATCH_SECONDS`. The new game has the same variant
 (Turbo: the same charging rules), the same options and clock, and is rated when the first was.
-Players who came over another protocol (a mixed table) have their own ways to a next game (a
-Sessions client asks for one; Trend's node plays matches), so a mixed table gets no rematch here.
+
+A mixed table's players who came over another protocol are asked in their protocol's own way
+into a next game: its client joins again with the finished game's id as its lobby code (a
+Sessions ``game_session_request``, a Trend ``join``), which the lobby's router hands here
+(:meth:`Rematches.join_remote`). The join is the chair's acceptance only when it shows the chair's
+``Seat.client_key`` (Sessions: the very connection that played it; Trend: the same name and
+token); it is held, its client waiting as for any match, until everyone accepted, and then sits
+in the new game. Such a join offers the rematch when none is open, as a person's click does. A
+chair whose client can no longer be asked (a closed Sessions connection, a Trend player without a
+token) counts as declined, and so does a held join whose connection closes; a client that does
+not ask is waited for like a person who does not answer, until the lapse.
 """
 
 from __future__ import annotations
@@ -31,10 +40,22 @@ from moonshot.http.lobby import LobbyGame, Member, TurboLobby
 from moonshot.http.names import same_name
 from moonshot.http.streams import GameStream
 from moonshot.protocols.turbo.codec import RequestError, field_str
+from moonshot.runtime.lobby import Candidate, LobbyError
+from moonshot.runtime.table import Seat
 
 log = logging.getLogger("moonshot.turbo")
 
 REMATCH_SECONDS = 60.0  # an offer nobody finishes answering is cancelled after this long
+
+
+@dataclass
+class RemoteChair:
+    """A chair of the finished game whose player came over another protocol: asked through it."""
+
+    name: str  # its player's name in the finished game
+    protocol: str
+    seat: Seat  # the seat that played it: its client_key says who may join for it, while it can
+    joined: Candidate | None = None  # its client's join for the next game, held until the start
 
 
 @dataclass
@@ -45,6 +66,7 @@ class Offer:
     by: str
     people: tuple[str, ...]  # every person of the table, each of whom must accept
     due: float  # monotonic time the offer lapses
+    remote: dict[int, RemoteChair] = field(default_factory=dict)  # by chair: each must join again
     accepted: list[str] = field(default_factory=list)
     state: str = "open"  # "open" | "cancelled" | "started"
     reason: str = ""
@@ -54,12 +76,16 @@ class Offer:
     timer: asyncio.TimerHandle | None = None
 
     def to_json(self) -> dict[str, Any]:
+        joined = [r.name for r in self.remote.values() if r.joined is not None]
         return {
             "state": self.state,
             "by": self.by,
-            "people": list(self.people),
-            "accepted": list(self.accepted),
-            "waiting": [p for p in self.people if p not in self.accepted],
+            "people": [*self.people, *(r.name for r in self.remote.values())],
+            "accepted": [*self.accepted, *joined],
+            "waiting": [p for p in self.people if p not in self.accepted]
+            + [r.name for r in self.remote.values() if r.joined is None],
+            # the players asked through their own protocol: name -> protocol ("sessions", "trend")
+            "remote": {r.name: r.protocol for r in self.remote.values()},
             "remaining": round(max(0.0, self.due - time.monotonic()), 1) if self.state == "open" else 0,
             "reason": self.reason,
             "reason_code": self.reason_code,
@@ -72,6 +98,15 @@ def rotated(members: list[Member]) -> list[Member]:
     """The same players, each one chair clockwise (N -> E -> S -> W -> N), as fresh members."""
     fresh = [Member(m.name, m.kind, m.algorithm, m.rules) for m in members]
     return [fresh[(chair - 1) % len(fresh)] for chair in range(len(fresh))]
+
+
+def remote_chairs(g: LobbyGame) -> dict[int, RemoteChair]:
+    """The chairs of ``g`` whose players came over another protocol."""
+    return {
+        chair: RemoteChair(m.name, m.remote.protocol, m.remote.seat)
+        for chair, m in enumerate(g.members)
+        if m.remote is not None
+    }
 
 
 class Rematches:
@@ -92,38 +127,97 @@ class Rematches:
             raise RequestError(403, f"{name} did not play in this game", "did_not_play", {"name": name})
         if not g.hosted.table.game.over:  # (played to its end: not stopped or closed by the operator)
             raise RequestError(409, "the game is not over", "game_not_over")
-        if any(m.remote is not None for m in g.members):
-            raise RequestError(
-                409,
-                "a mixed table has no rematch: its Sessions and Trend players ask for their next game",
-                "mixed_table_rematch",
-            )
         return g, people
 
     def state(self, name: str, game_id: str) -> dict[str, Any]:
         self._finished(game_id, name)
         offer = self.offers.get(game_id)
+        if offer is not None:
+            self._check_remote(offer)
         return offer.to_json() if offer is not None else {"state": "none"}
 
-    def accept(self, name: str, game_id: str) -> dict[str, Any]:
-        """Offer a rematch (when none is open) or accept the open one, for ``name`` only."""
-        g, people = self._finished(game_id, name)
-        me = next(p for p in people if same_name(p, name))
-        offer = self.offers.get(game_id)
+    def _open(self, g: LobbyGame, by: str, people: tuple[str, ...]) -> Offer:
+        """The open offer of ``g``, made by ``by`` when none is open (refused once it started)."""
+        offer = self.offers.get(g.id)
         if offer is not None and offer.state == "started":
             raise RequestError(
                 409, f"the rematch has started: game {offer.new_game}", "rematch_started", {"game": offer.new_game}
             )
         if offer is None or offer.state == "cancelled":
-            offer = Offer(game_id, me, people, time.monotonic() + self.seconds)
+            offer = Offer(g.id, by, people, time.monotonic() + self.seconds, remote_chairs(g))
             offer.timer = asyncio.get_running_loop().call_later(self.seconds, self._lapse, offer)
-            self.offers[game_id] = offer
-            log.info("event=rematch_offered game=%s by=%s", game_id, me)
+            self.offers[g.id] = offer
+            log.info("event=rematch_offered game=%s by=%s", g.id, by)
+        return offer
+
+    def accept(self, name: str, game_id: str) -> dict[str, Any]:
+        """Offer a rematch (when none is open) or accept the open one, for ``name`` only."""
+        g, people = self._finished(game_id, name)
+        me = next(p for p in people if same_name(p, name))
+        offer = self._open(g, me, people)
         if me not in offer.accepted:
             offer.accepted.append(me)
-        if all(p in offer.accepted for p in people):
-            self._start(g, offer)
+        self._check_remote(offer)
+        self._start_when_all(g, offer)
         return offer.to_json()
+
+    # ------------------------------------------------------------ players of other protocols
+    def join_remote(self, g: LobbyGame, c: Candidate) -> bool:
+        """A client of another protocol joins with finished game ``g``'s id as its code: its
+        chair's acceptance when it shows that chair's ``client_key`` (it may offer the rematch);
+        the join is held until the new game starts. Raises :class:`LobbyError` otherwise."""
+        key = c.seat.client_key
+        people = tuple(m.name for m in g.members if m.kind == "human" and m.remote is None)
+        current = self.offers.get(g.id)
+        taken: set[int] = set()  # chairs whose client joined the open offer already
+        if current is not None and current.state == "open":
+            taken = {chair for chair, r in current.remote.items() if r.joined is not None}
+        chairs = [
+            chair
+            for chair, m in enumerate(g.members)
+            if m.remote is not None and chair not in taken and key is not None and m.remote.seat.client_key == key
+        ]
+        if not chairs:
+            raise LobbyError(f"game {g.id} is over: only a client that played a chair of it may join its rematch")
+        try:
+            offer = self._open(g, g.members[chairs[0]].name, people)
+        except RequestError as e:
+            raise LobbyError(f"{e}: game {g.id}") from None
+        chair = offer.remote[chairs[0]]
+        chair.joined = c
+        log.info("event=rematch_joined game=%s protocol=%s name=%s", g.id, chair.protocol, chair.name)
+        self._check_remote(offer)
+        self._start_when_all(g, offer)
+        return True
+
+    def leave_remote(self, c: Candidate) -> bool:
+        """A held join's connection closed before the new game started: its chair declines."""
+        for offer in self.offers.values():
+            for chair in offer.remote.values():
+                if chair.joined is c:
+                    chair.joined = None
+                    if offer.state == "open":
+                        self._cancel(offer, f"{chair.name} left", "left", {"name": chair.name})
+                    return True
+        return False
+
+    def _check_remote(self, offer: Offer) -> None:
+        """A chair whose client can no longer be asked (its key is gone) declines the open offer."""
+        if offer.state != "open":
+            return
+        for chair in offer.remote.values():
+            if chair.joined is None and chair.seat.client_key is None:
+                args = {"name": chair.name, "protocol": chair.protocol}
+                self._cancel(
+                    offer, f"{chair.name} cannot be asked for a next game ({chair.protocol})", "unaskable", args
+                )
+                return
+
+    def _start_when_all(self, g: LobbyGame, offer: Offer) -> None:
+        if offer.state != "open":
+            return
+        if all(p in offer.accepted for p in offer.people) and all(r.joined for r in offer.remote.values()):
+            self._start(g, offer)
 
     def decline(self, name: str, game_id: str) -> dict[str, Any]:
         _, people = self._finished(game_id, name)
@@ -143,6 +237,13 @@ class Rematches:
         offer.reason_code, offer.reason_args = code, args
         if offer.timer is not None:
             offer.timer.cancel()
+        for chair in offer.remote.values():  # the held joins are told, as for an expired game
+            joined, chair.joined = chair.joined, None
+            if joined is not None:
+                try:
+                    joined.seat.end_session(f"the rematch of game {offer.game_id} was cancelled: {reason}")
+                except Exception:
+                    log.exception("event=end_session_failed game=%s", offer.game_id)
         log.info("event=rematch_cancelled game=%s reason=%s", offer.game_id, reason)
 
     def _start(self, old: LobbyGame, offer: Offer) -> None:
@@ -164,6 +265,12 @@ class Rematches:
             open_hands=old.open_hands,
             clock=old.clock,
         )
+        # the players of other protocols sit as their held joins (their new sessions' names)
+        for chair, r in offer.remote.items():
+            assert r.joined is not None
+            g.members[(chair + 1) % len(g.members)] = Member(
+                r.joined.seat.name, r.joined.seat.kind.value, None, remote=r.joined
+            )
         g.stream = GameStream(g.id)
         lobby.start_now(g, old.hosted.table.rules)
         offer.state, offer.new_game = "started", g.id
@@ -197,4 +304,4 @@ def rematch_routes(lobby: TurboLobby) -> list[BaseRoute]:
     ]
 
 
-__all__ = ["REMATCH_SECONDS", "Offer", "Rematches", "rematch_routes", "rotated"]
+__all__ = ["REMATCH_SECONDS", "Offer", "Rematches", "RemoteChair", "rematch_routes", "remote_chairs", "rotated"]

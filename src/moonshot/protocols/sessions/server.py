@@ -138,6 +138,13 @@ class SessionSeat(Seat):
     def gone(self) -> bool:
         return self.conn.closed
 
+    @property
+    def client_key(self) -> object | None:  # type: ignore[override]
+        """Its connection, while open: a finished table's next game is asked for on the connection
+        that played the chair (nobody else holds it), by a ``game_session_request`` with the same
+        ``lobby_code`` (moonshot.http.rematch)."""
+        return None if self.conn.closed else self.conn
+
     reports_sent = True  # a request's deadline runs from when its message is written
 
     def __init__(self, conn: SessionsConnection, session_id: int, tag: str, kind: SeatKind, request_seq: int) -> None:
@@ -555,7 +562,7 @@ class SessionsConnection(asyncio.Protocol):
         if why is not None:
             self._join_refused(sid, why)
             return
-        cand = Candidate(seat, GameType(msg.game_type.value), msg.lobby_code, seat.matched)
+        cand = Candidate(seat, GameType(msg.game_type.value), msg.lobby_code, seat.matched, address=self.addr)
         # the answer may come later: a code naming a table another process of a cluster hosts
         cand.settle = functools.partial(self._settled, sid, seat, cand, secret)
         try:

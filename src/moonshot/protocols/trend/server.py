@@ -55,6 +55,13 @@ log = logging.getLogger("moonshot.trend")
 TIMEOUTS = ((Phase.PASS, 3.0), (Phase.EXPOSE, 3.0), (Phase.PLAY, 1.0))  # the seed's defaults, seconds
 
 
+def next_game_key(j: tc.Join) -> tuple[str, str, str] | None:
+    """What a later join must bring to play the next game of this player's finished table (a
+    rematch, moonshot.http.rematch): the same name and token, as a re-join after ``game_end``
+    does; None without a token (anyone could send the name)."""
+    return ("trend", j.name, credential(j.token)) if j.token else None
+
+
 def credential(token: str) -> str:
     """What a server keeps of a Trend player's token (a table's chair credential, the store's
     player record, a cluster's Redis): a digest, never the token. Domain-separated from the other
@@ -300,6 +307,7 @@ class TrendService:
         self.joining.discard(peer)
         seat = TrendSeat(peer, name=j.name, on_closed=self._closed)
         seat.credential = credential(j.token)
+        seat.client_key = next_game_key(j)
         seat.seated(chair, self._infos(table, j.raw_number), table.rules)
         seat.catching_up = True
         seat.table = table  # a close before the replay arrives still gives the chair up
@@ -325,6 +333,7 @@ class TrendService:
         # the chair's credential, whichever table it gets: the store keeps it, so after a restart
         # the same join (number, name, token) takes the restored chair back (``find_chair``)
         seat.credential = credential(j.token)
+        seat.client_key = next_game_key(j)
         self.seat_of[peer] = seat
         self.joins[seat] = j
 
@@ -335,7 +344,14 @@ class TrendService:
             seat.seated(chair, self._infos(table, j.raw_number), table.rules)
 
         cand = Candidate(
-            seat, GameType.ANY, j.lobby_code, matched, protocol="trend", chair=j.number - 1, token=j.token or None
+            seat,
+            GameType.ANY,
+            j.lobby_code,
+            matched,
+            protocol="trend",
+            chair=j.number - 1,
+            token=j.token or None,
+            address=peer.ip,  # the table rate's share
         )
 
         def settle(why: str | None) -> None:
@@ -414,6 +430,7 @@ __all__ = [
     "chair_keys",
     "credential",
     "mixed_chair_keys",
+    "next_game_key",
     "seat_key",
     "start_data",
 ]

@@ -5,6 +5,8 @@
 // The offer's state comes from GET /lobby/rematch/<id> (polled once a second while the game-over
 // view is up: the game's own stream has ended); POST /lobby/rematch accepts (or offers) for the
 // caller only, POST /lobby/rematch_decline declines. Only the people who played see any of it.
+// A mixed table's players of other protocols (`remote`: name -> protocol) accept through their
+// own client, which joins again with this game's code: the list says they are asked there.
 
 import { getJson, post } from "./api.js";
 import { el, errorText } from "./common.js";
@@ -50,7 +52,7 @@ export class RematchView {
       this.state = await getJson(`/lobby/rematch/${encodeURIComponent(this.gameId)}`);
     } catch (err) {
       // 403: this name did not play here; 404: no such game, or a server without rematches
-      // (the Trend node's page, whose next game is the match's); 409: a mixed table
+      // (the Trend node's page, whose next game is the match's); 409: not over (stopped)
       if ([403, 404, 409].includes(err.status)) {
         this.allowed = false;
         this.box.remove();
@@ -112,9 +114,11 @@ export class RematchView {
     } else if (s.state === "open") {
       box.append(el("p", null, s.by === me ? t("rematch.you_offered") : t("rematch.offers", { name: s.by })));
       const list = el("ul", "rematch-people");
+      const remote = s.remote || {};
       for (const p of s.people || []) {
         const yes = (s.accepted || []).includes(p);
-        const li = el("li", yes ? "accepted" : "waiting", `${p === me ? t("table.you") : p}: ${yes ? t("rematch.accepted") : t("rematch.asked")}`);
+        const asked = p in remote ? t("rematch.asked_remote", { protocol: t(`rematch.protocol.${remote[p]}`, {}, remote[p]) }) : t("rematch.asked");
+        const li = el("li", yes ? "accepted" : "waiting", `${p === me ? t("table.you") : p}: ${yes ? t("rematch.accepted") : asked}`);
         li.dataset.name = p;
         list.append(li);
       }
