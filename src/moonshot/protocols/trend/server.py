@@ -344,14 +344,7 @@ class TrendService:
             seat.seated(chair, self._infos(table, j.raw_number), table.rules)
 
         cand = Candidate(
-            seat,
-            GameType.ANY,
-            j.lobby_code,
-            matched,
-            protocol="trend",
-            chair=j.number - 1,
-            token=j.token or None,
-            address=peer.ip,  # the table rate's share
+            seat, GameType.ANY, j.lobby_code, matched, protocol="trend", chair=j.number - 1, token=j.token or None
         )
 
         def settle(why: str | None) -> None:
