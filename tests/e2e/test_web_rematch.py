@@ -8,7 +8,9 @@ their seat at once and the game runs to its end in seconds (the clock's own hand
 
 from __future__ import annotations
 
+import asyncio
 import json
+import random
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,6 +20,7 @@ import httpx
 import pytest
 
 from e2e.webkit import PHONE, Person, chromium, my_seat, web_server
+from moonshot.protocols.sessions.client import Client, ProtocolError, RandomPlayer
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
 
@@ -150,3 +153,64 @@ async def test_nobody_outside_the_table_can_make_or_force_a_rematch(tmp_path: Pa
         assert r.status_code == 403, r.text
         assert app.turbo.rematches.offers[game_id].accepted == ["alice"]
         await carol.close()
+
+
+async def test_a_mixed_table_rematch_seats_the_sessions_client_again_through_its_own_protocol(tmp_path: Path) -> None:
+    """A person in the browser, a Sessions client (the SDK over a real socket) and two bots finish
+    a rated game. alice offers the rematch in the page, which shows the Sessions player as asked
+    through its client; another connection's join with the game's code is refused (only the one
+    that played the chair may take it); the Sessions client's own next game_session_request with
+    the same code is its acceptance, and the new game starts with every seat one chair clockwise,
+    rated as the first, the Sessions client playing it on the same connection."""
+    async with web_server(tmp_path, sessions_port=0, move_timeout=30.0) as app, chromium() as browser:
+        app.turbo.options.clock_choices = None
+        base = f"http://127.0.0.1:{app.http_port}"
+        alice = await Person.open(browser, base, "alice")
+        await alice.enter_lobby()
+        await alice.page.evaluate("document.querySelector('#clock').append(new Option('1 s', '1'))")
+        await alice.page.select_option("#clock", "1")
+        game_id = await alice.create_game("standard")
+        await alice.add_bots(game_id, "random", 2)
+        async with await Client.connect("127.0.0.1", app.sessions_port or 0) as client:
+            first = asyncio.create_task(client.play(RandomPlayer(random.Random(1)), lobby_code=game_id))
+            await alice.page.locator(f"#games li[data-id='{game_id}'] .chip:not(.empty)").nth(3).wait_for()
+            await alice.open_table(game_id)  # alice never plays: the bot soon plays her seat
+            await alice.page.wait_for_function("window.moonshotState.complete === true", timeout=120_000)
+            result = await asyncio.wait_for(first, 120)
+            old = app.turbo.games[game_id]
+            assert old.rated and result.me in old.names()
+            chair = old.names().index(result.me)
+            assert old.members[chair].remote is not None
+
+            await alice.page.click("#rematch")
+            asked = alice.page.locator(f"#rematch-box[data-state=open] li.waiting[data-name='{result.me}']")
+            await asked.wait_for()
+            assert "Sessions" in await asked.inner_text()
+            await alice.page.screenshot(path=str(SHOTS / "rematch-mixed-desktop.png"))
+            await alice.page.set_viewport_size(PHONE)
+            await alice.page.screenshot(path=str(SHOTS / "rematch-mixed-phone.png"))
+            await alice.page.set_viewport_size({"width": 1280, "height": 860})
+
+            # a client on another connection cannot join for the Sessions chair
+            async with await Client.connect("127.0.0.1", app.sessions_port or 0) as stranger:
+                with pytest.raises(ProtocolError, match="only a client that played a chair"):
+                    await stranger.open_session("random_player", lobby_code=game_id)
+            assert app.turbo.rematches.offers[game_id].state == "open"
+
+            # the Sessions client asks for its next game with the same code, on its connection
+            second = asyncio.create_task(client.play(RandomPlayer(random.Random(2)), lobby_code=game_id))
+            await alice.page.wait_for_function("(old) => location.hash && location.hash !== '#' + old", arg=game_id)
+            new_id = alice.page.url.split("#", 1)[1]
+            await alice.page.wait_for_function("document.body.dataset.replayDone === 'true'")
+            new = app.turbo.games[new_id]
+            moved = new.members[(chair + 1) % 4]
+            assert moved.remote is not None and moved.name != result.me  # its new session's name
+            for c, m in enumerate(old.members):
+                if c != chair:
+                    assert (new.members[(c + 1) % 4].name, new.members[(c + 1) % 4].kind) == (m.name, m.kind)
+            assert new.rated and new.clock == old.clock and new.variant == old.variant
+            assert new.hosted is not None and new.hosted.table.meta.get("mixed") is True
+            assert await my_seat(alice.page) == SEATS[(old.names().index("alice") + 1) % 4]
+            again = await asyncio.wait_for(second, 180)  # the Sessions client plays it to its end
+            assert again.me == moved.name and again.player_order == new.names()
+        assert not alice.errors, alice.errors
