@@ -122,3 +122,61 @@ async def test_history_lists_a_finished_game_and_the_replay_steps_through_it(tmp
         await phone.shot("replay-phone", full_page=True)
         assert phone.errors == []
         await phone.close()
+
+
+LISTEN = """
+window.__said = [];
+new MutationObserver((records) => {
+  for (const r of records) for (const n of r.addedNodes) {
+    const box = n.parentElement;
+    if (box && box.id === 'announce') window.__said.push(n.textContent);
+  }
+}).observe(document, {childList: true, subtree: true});
+"""
+WORD = {"T": "10", "J": "jack", "Q": "queen", "K": "king", "A": "ace"}
+SUIT = {"C": "clubs", "D": "diamonds", "H": "hearts", "S": "spades"}
+
+
+async def test_the_replay_says_each_card_and_each_tricks_taker_in_screen_reader_mode(tmp_path: Path) -> None:
+    async with web_server(tmp_path) as app, chromium() as browser:
+        game_id = await finished_turbo_game(app)
+        base = f"http://127.0.0.1:{app.http_port}"
+        rae = await Person.open(browser, base, "rae")
+        await rae.context.add_init_script("localStorage.setItem('moonshot.settings', JSON.stringify({announce: true}))")
+        await rae.context.add_init_script(LISTEN)
+        page = rae.page
+        await page.goto(f"/history#{game_id}")
+        await page.wait_for_selector("#replay-bar")
+        events = (await (await page.request.get(f"/api/games/{game_id}")).json())["events"]
+        # step by card through the first two tricks: each card, then the trick's taker, in the live region
+        expected = []
+        for e in events:
+            if e["type"] == "play":
+                card = e["card"]
+                expected.append(f"{e['seat'].capitalize()} plays the {WORD.get(card[0], card[0])} of {SUIT[card[1]]}")
+            elif e["type"] == "end_trick":
+                expected.append(f"{e['winner'].capitalize()} takes the trick")
+                if len([x for x in expected if "takes the trick" in x]) == 2:
+                    break
+        await page.focus("#replay-bar [data-action=next-card]")
+        while len([s for s in await page.evaluate("window.__said") if "takes the trick" in s]) < 2:
+            index = await page.evaluate("document.body.dataset.replayIndex")
+            await page.keyboard.press("Enter")
+            await page.wait_for_function("(i) => document.body.dataset.replayIndex !== i", arg=index)
+        said = [s for s in await page.evaluate("window.__said") if " plays the " in s or " takes the trick" in s]
+        assert [s.split(",")[0] for s in said] == expected
+        # by trick: the next trick's cards and taker in one step
+        before = len(await page.evaluate("window.__said"))
+        await page.focus("#replay-bar [data-action=next-trick]")
+        await page.keyboard.press("Enter")
+        await page.wait_for_function(
+            "(n) => window.__said.slice(n).some((s) => s.includes('takes the trick'))", arg=before
+        )
+        assert len([s for s in (await page.evaluate("window.__said"))[before:] if " plays the " in s]) >= 4
+        assert any(", " in s and "point" in s for s in said if "takes the trick" in s)  # with the trick's points
+        # a step back says where the replay stands, as the bar shows it
+        await page.keyboard.press("ArrowLeft")
+        where = await page.inner_text("#replay-where")
+        await page.wait_for_function("(w) => window.__said[window.__said.length - 1] === w", arg=where)
+        assert rae.errors == []
+        await rae.close()

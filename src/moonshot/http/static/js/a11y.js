@@ -6,12 +6,15 @@
 // regions are on the page for everyone from the start (a live region must exist before it
 // speaks); with the mode off they stay empty, and the table's own polite status line still speaks.
 //
+// A replay (history.js) says the same words as it steps (Announcer.replayStep).
+//
 // It owns the spoken words (card, seat and score phrases through the catalogue) and the regions;
 // it reads the folded state (state.js) and events, and never changes the game or the table.
 
+import { closeModal, isModalOpen, openModal } from "./dialog.js";
 import { t } from "./i18n.js";
 import { onSettings, setting } from "./settings.js";
-import { SEATS } from "./state.js";
+import { SEATS, applyEvent, foldEvents } from "./state.js";
 
 const KEEP = 40; // messages kept in the polite region (older ones are dropped from the DOM)
 const SUIT_ORDER = ["C", "D", "S", "H"];
@@ -150,6 +153,26 @@ export class Announcer {
     }
   }
 
+  /** The replay (history.js) stepped from its first `from` events to its first `to`: forward
+   * by a card or a trick, each card played and the trick's taker are said as in live play (by
+   * event(), the same words); a longer step (a hand) or a step back says where the replay
+   * stands now. */
+  replayStep(events, from, to, where) {
+    if (!this.on || from === to) return;
+    const passed = events.slice(Math.min(from, to), Math.max(from, to));
+    const tricks = passed.filter((e) => e.type === "end_trick").length;
+    if (to > from && tricks <= 1 && !passed.some((e) => e.type === "deal")) {
+      const state = foldEvents(events, from);
+      state.replayDone = true;
+      for (let i = from; i < to; i += 1) {
+        applyEvent(state, events[i]);
+        this.event(events[i], state);
+      }
+    } else if (where) {
+      this.say(where);
+    }
+  }
+
   scoreList(value) {
     return SEATS.map((s) => `${this.who(null, s)} ${value(s) ?? 0}`).join(", ");
   }
@@ -258,13 +281,15 @@ export function restoreFocus(table, memo, mode) {
 }
 
 /** A table overlay (the score sheet, the last trick, game over) drawn just now: named by its
- * heading, modal, and given the focus when it opens (the focus goes back to the hand on close). */
+ * heading, a modal dialog (dialog.js: Tab stays inside, the table behind is inert, Escape closes
+ * it), given the focus when it opens; the focus goes back to its opener, else the hand, on close. */
 export function overlayDrawn(table, dialog) {
   const heading = dialog.querySelector("h2");
   if (heading) {
     heading.id = `overlay-title-${table.overlay}`;
     dialog.setAttribute("aria-labelledby", heading.id);
   }
+  dialog.setAttribute("role", "dialog");
   dialog.setAttribute("aria-modal", "true");
   dialog.tabIndex = -1;
   const close = dialog.querySelector("button.close");
@@ -272,7 +297,11 @@ export function overlayDrawn(table, dialog) {
   if (table.overlayShown !== table.overlay) {
     table.overlayShown = table.overlay;
     const first = dialog.querySelector("[data-action=close-sheet], #rematch, .btn.primary") || dialog;
-    first.focus({ preventScroll: true });
+    if (isModalOpen(table.overlayBox)) {
+      first.focus({ preventScroll: true }); // one overlay replaced another
+    } else {
+      openModal(table.overlayBox, { onClose: () => table.closeOverlay(), focus: first, fallback: () => handTarget(table) });
+    }
   }
 }
 
@@ -280,10 +309,15 @@ export function overlayDrawn(table, dialog) {
 export function overlayClosed(table) {
   if (table.overlayShown === null || table.overlayShown === undefined) return;
   table.overlayShown = null;
+  closeModal(table.overlayBox);
   const active = document.activeElement;
   if (active && active !== document.body && active.isConnected) return;
+  handTarget(table).focus({ preventScroll: true });
+}
+
+function handTarget(table) {
   const hand = table.handBox;
   const target = hand.querySelector("button.card.legal:not([disabled])") || hand;
   if (target === hand) hand.tabIndex = -1;
-  target.focus({ preventScroll: true });
+  return target;
 }

@@ -2,6 +2,7 @@
 // /history#<id> replays a finished one (GET /api/games/<id>) on the table component in spectator
 // mode, stepping by card, by trick or by hand.
 
+import { Announcer } from "./a11y.js";
 import { ApiError, getJson } from "./api.js";
 import { el, errorText, topbar } from "./common.js";
 import { formatDate, formatNumber, t } from "./i18n.js";
@@ -189,6 +190,11 @@ class Replay {
     const variant = first ? first.variant || "turbo" : "turbo";
     this.table.setOptions({ highestWins: variant === "trend", claims: variant === "turbo" });
     document.addEventListener("keydown", (e) => this.onKey(e));
+    // screen-reader mode (a setting): each step said in the live region, as at a live table
+    this.announcer = new Announcer(() => null);
+    getJson("/api/variants")
+      .then((list) => this.announcer.setScoring((list.find((v) => v.name === variant) || {}).scoring))
+      .catch(() => {});
     window.moonshotReplay = this;
     this.go(0);
   }
@@ -221,9 +227,11 @@ class Replay {
 
   go(i, at = null) {
     if (!this.stops.length) return;
+    const shownAt = this.shownAt;
     this.index = i;
     const stop = this.stops[i];
-    const state = foldEvents(this.events, at ?? stop.at);
+    this.shownAt = at ?? stop.at;
+    const state = foldEvents(this.events, this.shownAt);
     state.replayDone = true;
     this.state = state;
     this.table.update(state);
@@ -237,6 +245,7 @@ class Replay {
     else if (state.phase === "hand_over") this.where.textContent = t("replay.hand_over", { hand: state.handNo });
     else this.where.textContent = `${t("replay.hand", { hand: state.handNo })} \u00b7 ${trick}`;
     document.body.dataset.replayIndex = String(i);
+    if (shownAt !== undefined) this.announcer.replayStep(this.events, shownAt, this.shownAt, this.where.textContent);
   }
 
   startAuto() {

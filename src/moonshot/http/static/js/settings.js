@@ -8,6 +8,7 @@
 // window). It plays no sound and announces nothing itself (sound.js and a11y.js do, reading
 // these). Other parts of the page may add their own section to the dialog (addSettingsSection).
 
+import { closeModal, openModal } from "./dialog.js";
 import { t } from "./i18n.js";
 
 const KEY = "moonshot.settings";
@@ -80,7 +81,6 @@ export function applySettings(values = settings()) {
 // ---- the dialog -------------------------------------------------------------------------------
 
 let dialog = null;
-let opener = null;
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -223,9 +223,8 @@ function buildDialog() {
   form.append(turn, reader);
 
   d.append(form);
-  d.addEventListener("close", () => {
-    if (opener && opener.isConnected) opener.focus();
-  });
+  // closed by its button, Escape or the backdrop: the page comes back, the focus to the opener
+  d.addEventListener("close", () => closeModal(d));
   // a click on the backdrop (outside the form's box) closes it, as Escape does
   d.addEventListener("click", (e) => {
     if (e.target === d) d.close();
@@ -255,9 +254,8 @@ export function settingsDialog() {
 
 export function openSettings(from = document.activeElement) {
   const d = settingsDialog();
-  opener = from;
   syncDialog();
-  if (!d.open) d.showModal();
+  openModal(d, { opener: from, focus: d.querySelector("[data-action=close-settings]") }); // dialog.js: Tab stays inside
 }
 
 /** Add a section of one's own to the dialog (e.g. the language), above the card settings. */

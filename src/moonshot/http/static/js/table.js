@@ -624,9 +624,9 @@ export class Table {
     } else if (this.overlay === "last") {
       dialog.append(el("h2", null, t("table.last_trick")));
       const last = state.lastTrick;
-      if (t) {
+      if (last) {
         const row = el("div", "last-trick");
-        for (const { seat, card } of t.plays) {
+        for (const { seat, card } of last.plays) {
           const cell = el("div", "last-play");
           cell.append(cardFace(card), el("div", "who", this.youOr(seat)));
           row.append(cell);
