@@ -294,6 +294,66 @@ async def test_sse_streams_are_capped_per_name_and_per_address(app: ServerApp) -
         await until(lambda: app.guard.streams_by_address.count(ATTACKER) == 0)
 
 
+async def test_streams_and_new_names_from_one_address_are_paced_and_another_address_is_not(tmp_path: Path) -> None:
+    limits = LIMITS.replace(
+        streams_per_address=64, streams_per_name=8, streams_opened_per_s=0.01, streams_opened_burst=3,
+        names_per_s=0.01, names_burst=5, tarpit=0.0,
+    )  # fmt: skip
+    app = await start(tmp_path, limits)
+    opened: list[Any] = []
+
+    async def stream(c: httpx.AsyncClient) -> httpx.Response:
+        cm = c.stream("GET", "/lobby/subscribe")
+        resp = await cm.__aenter__()
+        opened.append(cm)
+        return resp
+
+    try:
+        clients = [http(app, f"flood{i}") for i in range(8)]
+        got = [(await stream(c)).status_code for c in clients[:4]]
+        assert got == [200, 200, 200, 429]  # a burst of streams, then the rate
+        # names: the three streams bound three; two more new names, then 429 with when to retry
+        statuses = [(await c.get("/api/me")).status_code for c in clients[3:6]]
+        assert statuses == [200, 200, 429]
+        again = await clients[6].get("/api/me")
+        assert again.status_code == 429 and int(again.headers["retry-after"]) >= 1
+        assert again.json()["code"] == "rate_limited" and "new names" in again.json()["error"]
+        assert (await clients[0].get("/api/me")).status_code == 200  # a name it has is no new name
+        async with http(app, "neighbour", OTHER) as other:  # another address has its own rates
+            assert (await stream(other)).status_code == 200
+            assert (await other.get("/api/me")).status_code == 200
+        assert app.guard.streams_opened.refused == 1 and app.guard.names_by_address.refused >= 2
+        for c in clients:
+            await c.aclose()
+    finally:
+        for cm in reversed(opened):
+            await cm.__aexit__(None, None, None)
+        await app.stop()
+
+
+async def test_tables_one_address_asks_for_start_a_burst_then_at_the_rate(tmp_path: Path) -> None:
+    limits = LIMITS.replace(waiting_per_address=50, connections_per_address=8, tables_per_s=0.01, tables_burst=2)
+    app = await start(tmp_path, limits, fill_wait=0.05)
+    try:
+        assert app.sessions_port is not None and app.lobby is not None
+        lobby = app.lobby
+        a = await Sessions.connect(app.sessions_port, ATTACKER)
+        for i in range(6):
+            a.send(join(f"flood-{i}"))
+        started = [(await a.until_type("start_game")) for _ in range(2)]
+        assert len(started) == 2
+        await until(lambda: lobby.paced >= 4)  # the other four wait for the address's rate
+        assert lobby.waiting() == 4 and app.guard.tables_by_address.refused >= 4
+        c = await Sessions.connect(app.sessions_port, OTHER)
+        c.send(join("mine"))
+        await c.until_type("start_game")  # another address's table starts as before
+        a.close()  # the waiting four leave: no table is ever started for them
+        await until(lambda: lobby.waiting() == 0)
+        c.close()
+    finally:
+        await app.stop()
+
+
 async def test_open_games_are_capped_per_name_and_address_and_chat_is_rate_limited(app: ServerApp) -> None:
     async with http(app, "g1") as g1, http(app, "g2") as g2:
         assert (await g1.post("/lobby/new", json={"rules": "classic"})).status_code == 200

@@ -101,9 +101,66 @@ def test_guard_admits_connections_up_to_the_cap_and_reports_the_penalty() -> Non
     assert hold is not None and wait == 2.0 and why is None
 
 
+def test_rates_wait_says_when_without_taking() -> None:
+    clock = Clock()
+    r = Rates(2.0, 2.0, clock, "x")
+    assert r.wait("a") == 0.0 and r.wait("a", 3) > 0  # never more than the burst at once
+    r.take("a")
+    r.take("a")
+    assert r.wait("a") == pytest.approx(0.5)
+    assert r.wait("a") == pytest.approx(0.5)  # asking took nothing
+    clock.now += 0.5
+    assert r.wait("a") == 0.0 and r.take("a") == 0.0
+
+
+@given(
+    st.lists(
+        st.tuples(st.lists(st.sampled_from("abc"), min_size=1, max_size=4), st.floats(0.0, 2.0)),
+        max_size=40,
+    )
+)
+def test_take_all_takes_from_every_key_or_from_none(steps: list[tuple[list[str], float]]) -> None:
+    """A table of several addresses: each one's bucket gives a token, or none does; what a key
+    was given never passes its burst plus its rate over the time gone by."""
+    clock = Clock()
+    r = Rates(1.0, 2.0, clock, "tables")
+    given_to = {"a": 0, "b": 0, "c": 0}
+    start = clock.now
+    for keys, dt in steps:
+        clock.now += dt
+        before = {k: r.wait(k) for k in set(keys)}
+        wait = r.take_all(keys)
+        if any(before.values()):
+            assert wait == pytest.approx(max(before.values()))
+        else:
+            assert wait == 0.0
+            for k in set(keys):
+                given_to[k] += 1
+        for k, n in given_to.items():
+            assert n <= 2 + (clock.now - start) * 1.0 + 1e-9, k
+
+
+def test_guard_paces_tables_and_new_names_per_address() -> None:
+    clock = Clock()
+    g = ClientGuard(ClientLimits(tables_per_s=1.0, tables_burst=2, names_per_s=0.5, names_burst=1), clock)
+    assert g.start_table(["10.0.0.1"]) == 0.0 and g.start_table(["10.0.0.1", "10.0.0.1"]) == 0.0
+    wait = g.start_table(["10.0.0.1", "10.0.0.2"])  # the first is out of tables: neither pays
+    assert wait == pytest.approx(1.0) and g.refused == 1
+    assert g.tables_by_address.wait("10.0.0.2") == 0.0 and g.start_table(["10.0.0.2"]) == 0.0
+    assert g.start_table(["", ""]) == 0.0  # no address known: nothing to pace
+    assert g.new_name("10.0.0.1") == 0.0
+    assert g.new_name("10.0.0.1") == pytest.approx(2.0) and g.new_name("10.0.0.3") == 0.0
+    assert g.refusals()["tables_by_address"] == 1 and g.refusals()["names_by_address"] == 1
+    assert g.refusals()["other"] == 0
+    clock.now += 1.0
+    assert g.start_table(["10.0.0.1"]) == 0.0
+
+
 def test_limits_take_settings_by_name_and_refuse_unknown_or_bad_ones() -> None:
     lim = ClientLimits().with_settings({"streams-per-name": "2", "chat_per_s": "0.5", "game_expiry": "-1"})
     assert lim.streams_per_name == 2 and lim.chat_per_s == 0.5 and lim.game_expiry == -1
+    lim = lim.with_settings({"streams_opened_per_s": "0.5", "tables-burst": "4", "names_per_s": "3"})
+    assert (lim.streams_opened_per_s, lim.tables_burst, lim.names_per_s) == (0.5, 4.0, 3.0)
     with pytest.raises(ValueError, match="unknown limit"):
         ClientLimits().with_settings({"nope": "1"})
     with pytest.raises(ValueError, match="not a number"):

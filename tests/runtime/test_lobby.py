@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from moonshot.bots.random import RandomBot
 from moonshot.core.variants import find_variant
+from moonshot.runtime.limits import ClientGuard, ClientLimits
 from moonshot.runtime.lobby import Candidate, GameType, Lobby, LobbyError, Reseat
 from moonshot.runtime.table import (
     BotSeat,
@@ -296,3 +297,70 @@ def test_exact_chairs_form_tables_first_come_per_chair(ops: list[tuple[bool, int
             t.stop()
 
     asyncio.run(run())
+
+
+def paced_lobby(fill_wait: float | None, rate: float, burst: float) -> tuple[Lobby, list[Table], ClientGuard]:
+    lobby, tables = make_lobby(fill_wait)
+    guard = ClientGuard(ClientLimits(tables_per_s=rate, tables_burst=burst))
+    lobby.pace = guard.start_table
+    return lobby, tables, guard
+
+
+def join_from(lobby: Lobby, address: str, name: str, code: str | None = None) -> tuple[Waiting, Candidate]:
+    w = Waiting(name)
+    c = Candidate(w, GameType.ANY, code, w.matched, address=address)
+    lobby.join(c)
+    return w, c
+
+
+async def until(cond: Callable[[], bool], timeout: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not cond():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.005)
+
+
+@pytest.mark.asyncio
+async def test_one_address_starts_a_burst_of_tables_then_a_few_a_second_and_others_are_not_held() -> None:
+    lobby, tables, guard = paced_lobby(None, rate=10.0, burst=2)
+    for i in range(12):  # three tables of four from one address, at once
+        join_from(lobby, "10.0.0.1", f"a{i}", code="flood")
+    assert len(tables) == 2 and lobby.waiting() == 4 and lobby.paced >= 1
+    other = [join_from(lobby, "10.0.0.2", f"b{i}", code="mine")[0] for i in range(4)]
+    assert len(tables) == 3 and other[0].table is tables[2]  # another address is not held back
+    await until(lambda: len(tables) == 4)  # the third of the first address's, a tenth of a second on
+    assert lobby.waiting() == 0 and guard.tables_by_address.refused >= 1
+    for t in tables:
+        t.stop()
+
+
+@pytest.mark.asyncio
+async def test_bot_filled_tables_of_one_address_are_paced_and_a_player_who_left_costs_nothing() -> None:
+    lobby, tables, _ = paced_lobby(0.01, rate=20.0, burst=3)
+    cands = [join_from(lobby, "10.0.0.1", f"a{i}", code=f"c{i}")[1] for i in range(8)]
+    await until(lambda: len(tables) >= 3)
+    assert len(tables) == 3  # the burst; the others wait in their pools
+    gone = [c for c in cands if c.seat.table is None][:4]  # type: ignore[attr-defined]
+    for c in gone:
+        assert lobby.leave(c)
+    await until(lambda: len(tables) == 4)  # the one left starts at the rate
+    assert lobby.waiting() == 0 and all(c.seat.table is None for c in gone)  # type: ignore[attr-defined]
+    for t in tables:
+        t.stop()
+
+
+@pytest.mark.asyncio
+async def test_paced_exact_chairs_start_when_the_rate_allows() -> None:
+    lobby, tables, _ = paced_lobby(None, rate=20.0, burst=1)
+    for k in range(2):
+        for chair in range(4):
+            w = Waiting(f"p{k}{chair}", SeatKind.HUMAN)
+            lobby.join(
+                Candidate(w, GameType.ANY, None, w.matched, protocol="kierki", chair=chair, exact_chair=True,
+                          address="10.0.0.1")
+            )  # fmt: skip
+    assert len(tables) == 1 and lobby.waiting() == 4
+    await until(lambda: len(tables) == 2)
+    assert lobby.waiting() == 0
+    for t in tables:
+        t.stop()

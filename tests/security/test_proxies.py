@@ -122,6 +122,43 @@ async def test_a_trusted_proxy_gives_each_of_its_clients_a_share(tmp_path: Path)
             await b.close()
 
 
+async def test_behind_a_trusted_proxy_each_client_has_its_own_rate_of_streams_names_and_tables(
+    tmp_path: Path,
+) -> None:
+    """The rates that pace one address (streams opened, new names, tables started) count the real
+    clients a trusted proxy names: one of them over its rate does not hold back the other."""
+    limits = ClientLimits(
+        streams_opened_per_s=0.01, streams_opened_burst=1, names_per_s=0.01, names_burst=2,
+        tables_per_s=0.01, tables_burst=1, tarpit=0.0,
+    )  # fmt: skip
+    async with serve(tmp_path, limits=limits, trusted_proxies=(PROXY,), fill_wait=0.05) as app:
+        async with client_from(app, PROXY) as c:
+            async with streams(c, "198.51.100.1", "198.51.100.1", "198.51.100.2") as got:
+                assert got == [200, 429, 200]  # the first client's second stream is over its rate
+            assert set(app.guard.streams_opened.buckets) == {"198.51.100.1", "198.51.100.2"}
+            one = {"X-Forwarded-For": "198.51.100.1"}
+            # s0 was bound by its stream; a second new name, then the first client is out of names
+            assert (await c.get("/api/me", headers=one | {"Cookie": "name=n1"})).status_code == 200
+            assert (await c.get("/api/me", headers=one | {"Cookie": "name=n2"})).status_code == 429
+            two = {"X-Forwarded-For": "198.51.100.2"}
+            assert (await c.get("/api/me", headers=two | {"Cookie": "name=n3"})).status_code == 200
+        assert app.sessions_port is not None and app.lobby is not None
+        port, lobby = app.sessions_port, app.lobby
+        a = tcp(port, PROXY, encode_v1("198.51.100.1", 5000, "127.0.0.1", port))
+        for i in range(2):
+            a.sendall(json.dumps({"type": "game_session_request", "seq_num": i, "player_tag": "p",
+                                  "game_type": "any", "lobby_code": f"c{i}"}).encode() + b"\n")  # fmt: skip
+        await until(lambda: lobby.matched == 1 and lobby.paced >= 1)  # its second table waits
+        b = tcp(port, PROXY, encode_v2("198.51.100.2", 5001, "127.0.0.1", port))
+        b.sendall(json.dumps({"type": "game_session_request", "seq_num": 0, "player_tag": "p",
+                              "game_type": "any", "lobby_code": "b"}).encode() + b"\n")  # fmt: skip
+        await until(lambda: lobby.matched == 2)  # the other client's table is not held back
+        assert lobby.waiting() == 1
+        for s in (a, b):
+            s.close()
+        await until(lambda: lobby.waiting() == 0)
+
+
 def tcp(port: int, source: str, first: bytes) -> socket.socket:
     s = socket.create_connection(("127.0.0.1", port), source_address=(source, 0), timeout=30)
     if first:

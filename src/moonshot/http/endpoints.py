@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -42,7 +43,10 @@ def error_body(message: str, code: str | None = None, args: dict[str, Any] | Non
 def error(status: int, message: str, code: str | None = None, args: dict[str, Any] | None = None) -> JSONResponse:
     # a refusal for asking too much (429), or for a store that is not answering (503), says when
     # to ask again
-    retry = {429: LIMIT_RETRY_AFTER, 503: UNAVAILABLE_RETRY_AFTER}.get(status)
+    retry: float | None = {429: LIMIT_RETRY_AFTER, 503: UNAVAILABLE_RETRY_AFTER}.get(status)
+    seconds = (args or {}).get("seconds")
+    if status == 429 and isinstance(seconds, int | float) and seconds > 0:
+        retry = max(1, math.ceil(seconds))  # a rate's refusal: when it would be allowed
     headers = {"Retry-After": str(retry)} if retry is not None else None
     return JSONResponse(error_body(message, code, args), status_code=status, headers=headers)
 

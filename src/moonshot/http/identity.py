@@ -66,7 +66,8 @@ class Identity:
     once it has played a rated game (the record's ``rated``); otherwise the new browser takes the
     name over. ``reload`` (async: the store's record of a name) is asked before refusing, so a
     binding released or moved by another process counts at once. The signing key comes from the
-    caller (persisted by the server), so bindings survive a restart."""
+    caller (persisted by the server), so bindings survive a restart. A name nobody had is bound
+    only while ``admit_new`` (the server's per-address rate of new names) allows: else 429."""
 
     def __init__(
         self,
@@ -82,6 +83,9 @@ class Identity:
         self.reload = reload
         self._signer = URLSafeSerializer(secret, salt="moonshot.turbo.name")
         self._bound: dict[str, NameRecord] = {}  # name key -> its binding
+        # seconds until the request being handled may bind a name nobody had (0.0: now, and
+        # counted): each new name is a store write and an announcement to every lobby stream
+        self.admit_new: Callable[[], float] | None = None
 
     def load_bindings(self, bound: dict[str, Any]) -> None:
         """Bindings kept by an earlier run or told by another process (name -> record, or the
@@ -173,6 +177,15 @@ class Identity:
         nonce = self._nonce(token, key) if token else None
         rec = self._bound.get(key)
         if rec is None:  # a free name (with the browser's own cookie when this server signed one)
+            if nonce is None and self.admit_new is not None:
+                wait = self.admit_new()
+                if wait:
+                    raise RequestError(
+                        429,
+                        f"too many new names from this address: try again in {wait:.1f} s",
+                        "rate_limited",
+                        {"seconds": round(wait, 1)},
+                    )
             return self.bind(name, nonce)
         if nonce is not None and hmac.compare_digest(rec.session, digest(nonce)):
             return Caller(rec.name)  # the name as it was taken, however this request spells it

@@ -8,8 +8,10 @@ For every request it:
 * limits lobby and tournament POSTs, and chat lines, per name (the ``name`` cookie) and per
   address (token buckets): over them, 429 with ``Retry-After`` (whole seconds), answered after
   ``tarpit`` seconds, so a client looping on refused requests is slowed down;
-* counts SSE streams (``/lobby/subscribe``, ``/game/subscribe/...``) per address and per name:
-  over the cap, 429 with ``Retry-After`` (after the tarpit too); a stream's share is given back
+* paces the SSE streams (``/lobby/subscribe``, ``/game/subscribe/...``) an address opens (a
+  token bucket, ``streams_opened_per_s``: a stream's setup, a new name's first above all, costs
+  every other stream something), and counts those open per address and per name: over the rate
+  or the cap, 429 with ``Retry-After`` (after the tarpit too); a stream's share is given back
   when it ends;
 * sets :data:`client_address` for the request, so the lobby can count what an address holds
   (open games) without knowing about ASGI.
@@ -123,6 +125,14 @@ class HttpGuard:
                         await _answer(send, 429, which.refusal(wait), wait, "rate_limited", {"seconds": round(wait, 1)})
                         return
         if method == "GET" and path.startswith(STREAMS):
+            wait = guard.streams_opened.take(addr) if addr else 0.0
+            if wait:
+                guard.refused += 1
+                log.info("event=http_limited path=%s addr=%s what=streams_opened wait=%.1f", path, addr, wait)
+                await asyncio.sleep(guard.limits.tarpit)
+                refusal = guard.streams_opened.refusal(wait)
+                await _answer(send, 429, refusal, wait, "rate_limited", {"seconds": round(wait, 1)})
+                return
             holds: list[Hold] = []
             try:
                 for holder, key in ((guard.streams_by_address, addr), (guard.streams_by_name, name)):

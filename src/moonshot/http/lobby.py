@@ -32,6 +32,7 @@ from moonshot.http import upkeep
 from moonshot.http.endpoints import endpoint, read_body
 from moonshot.http.games import HostedGame
 from moonshot.http.identity import Caller, Identity
+from moonshot.http.limits import client_address
 from moonshot.http.names import (
     BOT_SUFFIX,
     NAME_PREFIX,
@@ -224,6 +225,7 @@ class TurboLobby:
         # the server's policy; the people in browsers (patient seats) have only the game's clock
         self.mixed_policy = mixed_policy or TablePolicy()
         self._identity = Identity(secret, self.options.open_names, self.holds, self._bound, self._stored_name)
+        self._identity.admit_new = self._admit_name
         self.make_bot = make_bot
         self.bot_names = list(bot_names)
         self.recorder = recorder
@@ -250,6 +252,10 @@ class TurboLobby:
         self._put(NAME_PREFIX + key, record)
         if self.peers is not None:
             self.peers.bound(key, record)
+
+    def _admit_name(self) -> float:
+        """A name nobody had, bound by the request being handled: its address's rate of new names."""
+        return self.guard.new_name(client_address.get()) if self.guard is not None else 0.0
 
     async def _stored_name(self, key: str) -> Any:
         """The store's binding of a name (None: none, or no store)."""

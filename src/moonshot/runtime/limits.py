@@ -7,8 +7,9 @@ is in docs/server.md):
 * :class:`Holds`: how many of a thing each key (an address, a name) holds at once, up to a cap
   (connections, SSE streams, players waiting for a table, open lobby games). ``acquire`` gives a
   :class:`Hold` (or None: refused); releasing it twice is harmless;
-* :class:`Rates`: a token bucket per key (lobby posts, chat lines, reviews started, hints); ``take``
-  answers 0 (allowed) or the seconds until it would be (the ``Retry-After``);
+* :class:`Rates`: a token bucket per key (lobby posts, chat lines, reviews started, hints, SSE
+  streams opened, new names bound, tables started); ``take`` answers 0 (allowed) or the seconds
+  until it would be (the ``Retry-After``), ``take_all`` takes from several keys or from none;
 * :class:`Penalties`: an address whose connection was dropped for flooding waits before its next
   connection is read: ``penalty`` seconds, doubled for each drop while it is remembered, up to
   ``penalty_max``; forgotten after ``penalty_forget`` quiet seconds.
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,14 @@ class ClientLimits:
     waiting_per_address: int = 256  # Sessions sessions and Trend players waiting in the lobby for a table
     streams_per_address: int = 64  # HTTP SSE streams (lobby and games) at once
     streams_per_name: int = 8  # ... of them under one name
+    # how fast an address may open SSE streams, bind new names and start tables (a burst, then a
+    # rate): the caps above bound what it holds, these spread what setting it up costs the others
+    streams_opened_per_s: float = 2.0  # SSE streams opened per second, per address
+    streams_opened_burst: float = 16.0
+    names_per_s: float = 1.0  # names bound for the first time (HTTP) per second, per address
+    names_burst: float = 16.0
+    tables_per_s: float = 1.0  # tables started by the lobby (Sessions, Trend, Kierki) per second, per address
+    tables_burst: float = 16.0
     open_games_per_name: int = 4  # Turbo lobby games created and not started
     open_games_per_address: int = 32
     tournaments_per_address: int = 4  # tournaments created over HTTP and not finished
@@ -184,6 +193,31 @@ class Rates:
             return 3600.0
         return max(0.001, (n - b.tokens) / self.rate)
 
+    def wait(self, key: str, n: float = 1.0) -> float:
+        """The seconds until ``n`` tokens would be there for ``key`` (0.0: now); takes nothing."""
+        b = self.buckets.get(key)
+        if b is None:
+            return 0.0 if n <= self.burst else 3600.0
+        now = self.clock()
+        tokens = b.tokens if b.stamp is None else min(self.burst, b.tokens + max(0.0, now - b.stamp) * self.rate)
+        if tokens >= n:
+            return 0.0
+        if self.rate <= 0:
+            return 3600.0
+        return max(0.001, (n - tokens) / self.rate)
+
+    def take_all(self, keys: Iterable[str]) -> float:
+        """One token from each of ``keys`` (0.0), or none at all: the seconds until every one of
+        them would have one (a table of players from several addresses starts when each may)."""
+        distinct = sorted(set(keys))
+        wait = max((self.wait(k) for k in distinct), default=0.0)
+        if wait:
+            self.refused += 1
+            return wait
+        for k in distinct:
+            self.take(k)
+        return 0.0
+
     def _prune(self, now: float) -> None:
         for k, b in list(self.buckets.items()):
             if b.stamp is None or b.tokens + (now - b.stamp) * self.rate >= b.burst:
@@ -271,6 +305,11 @@ class ClientGuard:
             lim.review_per_address_per_s, lim.review_address_burst, clock, "reviews started from this address"
         )
         self.hints_by_name = Rates(lim.hint_per_s, lim.hint_burst, clock, "hints under this name")
+        self.streams_opened = Rates(
+            lim.streams_opened_per_s, lim.streams_opened_burst, clock, "event streams opened from this address"
+        )
+        self.names_by_address = Rates(lim.names_per_s, lim.names_burst, clock, "new names from this address")
+        self.tables_by_address = Rates(lim.tables_per_s, lim.tables_burst, clock, "tables started from this address")
         self.penalties = Penalties(lim.penalty, lim.penalty_max, lim.penalty_forget, clock)
         # the operator's bans, chat mutes and drain (runtime/controls.py), asked at every admission
         self.controls = Controls()
@@ -288,6 +327,21 @@ class ClientGuard:
             self.refused += 1
             return None, 0.0, self.connections.refusal()
         return hold, self.penalties.wait(addr), None
+
+    def start_table(self, addresses: Iterable[str]) -> float:
+        """The lobby would start a table for players from ``addresses`` (share keys): 0.0 (each
+        address's rate took one), else the seconds until every one of them may start one."""
+        wait = self.tables_by_address.take_all(a for a in addresses if a)
+        if wait:
+            self.refused += 1
+        return wait
+
+    def new_name(self, addr: str) -> float:
+        """``addr`` binds a name nobody had (HTTP): 0.0, or the seconds until it may."""
+        wait = self.names_by_address.take(addr) if addr else 0.0
+        if wait:
+            self.refused += 1
+        return wait
 
     def dropped(self, addr: str) -> float:
         """A connection from ``addr`` was dropped for flooding; the penalty its next one waits."""

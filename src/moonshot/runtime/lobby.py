@@ -27,6 +27,13 @@ Mixed tables: a ``router`` (the app's) sees every candidate first. A lobby code 
 table someone else hosts (an HTTP game id, a tournament entrant's token) is claimed there, so
 players from any protocol meet at it; the router raises :class:`LobbyError` with the reason when
 the candidate's protocol cannot express that table's rules.
+
+Paced starts: with ``pace`` (the server's :meth:`ClientGuard.start_table
+<moonshot.runtime.limits.ClientGuard.start_table>`), a group of four (players, or players and
+filling bots) starts only while each of its players' addresses (``Candidate.address``) may start
+a table; otherwise it waits in its pool until they may (its players keep waiting, and one that
+leaves meanwhile costs nothing). So one client asking for hundreds of tables at once gets a burst
+of them and then a few a second, however many players it has waiting.
 """
 
 from __future__ import annotations
@@ -74,6 +81,7 @@ class Candidate:
     # code names a table on another process of a cluster (moonshot.cluster.mixed)
     settle: Callable[[str | None], None] | None = field(default=None, repr=False)
     pending: bool = False
+    address: str | None = None  # its address's share key (the table rate: ``Lobby.pace``)
 
     @property
     def kind(self) -> SeatKind:
@@ -140,9 +148,26 @@ class _Pool:
     chairs: tuple[collections.deque[Candidate], ...] = field(
         default_factory=lambda: tuple(collections.deque() for _ in range(4))
     )
+    paced_until: float = 0.0  # a group here waits for its addresses' table rate until then
 
     def size(self) -> int:
         return len(self.members) + sum(len(q) for q in self.chairs)
+
+    def full(self) -> list[Candidate] | None:
+        """Four players who may start a table now (the first four, or the first of each chair)."""
+        if len(self.members) >= 4:
+            return self.members[:4]
+        if all(self.chairs):
+            return [q[0] for q in self.chairs]
+        return None
+
+    def take(self, group: list[Candidate]) -> None:
+        """``group`` (as :meth:`full` or a fill gave it) leaves the pool for its table."""
+        if self.members[:4] == group:
+            del self.members[:4]
+        else:
+            for q in self.chairs:
+                q.popleft()
 
 
 _Key = tuple[str, GameType, str | None]  # (protocol, game type, lobby code)
@@ -205,6 +230,10 @@ class Lobby:
         # the operator's decisions (the server's ClientGuard's): a banned name gets no chair, and
         # while the server drains nobody starts a new game
         self.controls: Controls | None = None
+        # how fast an address may start tables (the server's ClientGuard.start_table): the
+        # seconds until a group of these addresses may start one (0: now, and counted)
+        self.pace: Callable[[list[str]], float] | None = None
+        self.paced = 0  # table starts put off by the pace
 
     def waiting(self) -> int:
         return sum(p.size() for p in self._pools.values())
@@ -240,15 +269,30 @@ class Lobby:
         pool = self._pools.setdefault(key, _Pool())
         if exact and c.chair is not None:
             pool.chairs[c.chair].append(c)
-            if all(pool.chairs):
-                self._match([q.popleft() for q in pool.chairs], [], c.protocol)
         else:
             pool.members.append(c)
         log.debug("event=lobby_join type=%s code=%s waiting=%d", c.game_type.value, c.lobby_code, pool.size())
-        while len(pool.members) >= 4:
-            group, pool.members = pool.members[:4], pool.members[4:]
-            self._match(group, [], c.protocol)
+        self._start_full(key, pool)
         self._arm(key, pool)
+
+    def _paced(self, pool: _Pool, group: list[Candidate]) -> bool:
+        """Must ``group`` wait for its addresses' table rate? (If not, the start is counted.)"""
+        if self.pace is None:
+            return False
+        addresses = [c.address for c in group if c.address]
+        wait = self.pace(addresses) if addresses else 0.0
+        if not wait:
+            return False
+        self.paced += 1
+        pool.paced_until = asyncio.get_running_loop().time() + wait
+        log.debug("event=table_paced addresses=%s wait=%.2f", sorted(set(addresses)), wait)
+        return True
+
+    def _start_full(self, key: _Key, pool: _Pool) -> None:
+        """Start a table for each group of four waiting in ``pool`` while their addresses may."""
+        while (group := pool.full()) is not None and not self._paced(pool, group):
+            pool.take(group)
+            self._match(group, [], key[0])
 
     def leave(self, c: Candidate) -> bool:
         if self.router is not None and self.router.release(c):
@@ -273,12 +317,15 @@ class Lobby:
         if not pool.size():
             self._pools.pop(key, None)
             return
+        loop = asyncio.get_running_loop()
+        if pool.full() is not None:  # four waiting for their table rate: tried again then
+            pool.timer = loop.call_at(pool.paced_until, self._fill, key)
+            return
         fill_wait = self.fill_wait
         # exact-chair queues are never filled: those players wait for one another (Kierki)
         if key[1] is not GameType.ANY or fill_wait is None or not pool.members:
             return
-        loop = asyncio.get_running_loop()
-        when = pool.members[0].joined_at + fill_wait
+        when = max(pool.members[0].joined_at + fill_wait, pool.paced_until)
         pool.timer = loop.call_at(when, self._fill, key)
 
     def _fill(self, key: _Key) -> None:
@@ -296,13 +343,16 @@ class Lobby:
 
     def _fill_now(self, key: _Key) -> None:
         pool = self._pools.get(key)
-        if pool is None or not pool.members:
+        if pool is None or not pool.size():
             return
         pool.timer = None
-        group, pool.members = pool.members[:4], pool.members[4:]
-        make_bot = self.bots.get(key[0], self.make_bot)
-        bots = [make_bot() for _ in range(4 - len(group))]
-        self._match(group, bots, key[0])
+        if pool.full() is not None:
+            self._start_full(key, pool)
+        elif pool.members and key[1] is GameType.ANY and not self._paced(pool, pool.members[:4]):
+            group, pool.members = pool.members[:4], pool.members[4:]
+            make_bot = self.bots.get(key[0], self.make_bot)
+            bots = [make_bot() for _ in range(4 - len(group))]
+            self._match(group, bots, key[0])
         self._arm(key, pool)
 
     def _match(self, group: list[Candidate], bots: list[Seat], protocol: str = "sessions") -> None:

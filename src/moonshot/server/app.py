@@ -310,6 +310,7 @@ class ServerApp:
         )
         self.lobby.router = self  # mixed tables: codes that name an HTTP game or a tournament seat
         self.lobby.controls = self.guard.controls  # the operator's bans and drain (server/admin.py)
+        self.lobby.pace = self.guard.start_table  # how fast one address may start tables
         if cfg.sessions_port is not None:
             self.sessions = SessionsServer(
                 self.lobby,

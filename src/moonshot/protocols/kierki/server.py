@@ -325,6 +325,7 @@ class Connection:
         self.writer = writer
         self.local = format_address(writer.get_extra_info("sockname"))
         self.peer = format_address(writer.get_extra_info("peername"))
+        self.key = ""  # the client's share key (its address; behind a trusted proxy, the client's)
         self.closed = False
         self.buffer = LineBuffer()
 
@@ -539,6 +540,7 @@ class KierkiListener(ABC):
                     log.info("event=proxied peer=%s:%d proxy=%s", header.source, header.source_port, conn.peer)
                     conn.peer = format_address((header.source, header.source_port))
                     addr = share_key(header.source)
+            conn.key = addr
             if why is None and self.guard is not None:
                 hold, wait, why = self.guard.admit(addr)
                 if why is None and wait > 0:

@@ -164,7 +164,15 @@ class KierkiService(KierkiListener):
             log.info("event=kierki_seated peer=%s table=%s seat=%s", conn.peer, table.id, letter)
 
         cand = Candidate(
-            seat, GameType.ANY, None, matched, protocol="kierki", chair=want, exact_chair=True, reseat=self.reseat
+            seat,
+            GameType.ANY,
+            None,
+            matched,
+            protocol="kierki",
+            chair=want,
+            exact_chair=True,
+            reseat=self.reseat,
+            address=conn.key or None,  # the table rate's share
         )
         self.waiting[seat] = cand
         self.waiting_for[want] += 1

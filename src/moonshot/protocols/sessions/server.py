@@ -562,7 +562,7 @@ class SessionsConnection(asyncio.Protocol):
         if why is not None:
             self._join_refused(sid, why)
             return
-        cand = Candidate(seat, GameType(msg.game_type.value), msg.lobby_code, seat.matched)
+        cand = Candidate(seat, GameType(msg.game_type.value), msg.lobby_code, seat.matched, address=self.addr)
         # the answer may come later: a code naming a table another process of a cluster hosts
         cand.settle = functools.partial(self._settled, sid, seat, cand, secret)
         try:

@@ -344,7 +344,14 @@ class TrendService:
             seat.seated(chair, self._infos(table, j.raw_number), table.rules)
 
         cand = Candidate(
-            seat, GameType.ANY, j.lobby_code, matched, protocol="trend", chair=j.number - 1, token=j.token or None
+            seat,
+            GameType.ANY,
+            j.lobby_code,
+            matched,
+            protocol="trend",
+            chair=j.number - 1,
+            token=j.token or None,
+            address=peer.ip,  # the table rate's share
         )
 
         def settle(why: str | None) -> None:
