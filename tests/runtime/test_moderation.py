@@ -4,6 +4,7 @@ server kept, and re-read (the safety net under the cluster's messages)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -211,3 +212,36 @@ async def test_a_damaged_row_is_skipped(store: Store, raw: Any) -> None:
         assert await store.values(BAN_PREFIX) == {}  # and deleted
     finally:
         await node.close()
+
+
+async def test_ended_and_old_rows_are_pruned_while_the_server_runs_not_only_at_start(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock, mono = Clock(), Clock(0.0)
+    a = Node(store, "a", clock, mono)
+    pruning = None
+    try:
+        await a.rows.load()
+        a.ban("name", "brief", 10)
+        a.ban("name", "forever")
+        for i in range(5):
+            a.rows.record({"at": clock() + i, "by": "ops", "action": f"act{i}"})
+        await a.rows.written(10)
+        monkeypatch.setattr(moderation, "AUDIT_KEEP", 3)
+        clock.now += 60  # the brief ban has ended, but this node wrote it just now: spared
+        assert await a.rows.prune() == 2
+        await a.rows.written(10)
+        assert len(await store.values(BAN_PREFIX)) == 2
+        mono.now += GRACE
+        pruning = asyncio.get_running_loop().create_task(a.rows.prune_forever(0.01))
+        for _ in range(1000):
+            if len(await store.values(BAN_PREFIX)) == 1:
+                break
+            await asyncio.sleep(0.01)
+        assert [r["value"] for r in (await store.values(BAN_PREFIX)).values()] == ["forever"]
+        assert [e["action"] for e in await a.rows.trail(10)] == ["act2", "act3", "act4"]
+        assert not pruning.done()  # it goes on
+    finally:
+        if pruning is not None:
+            pruning.cancel()
+        await a.close()

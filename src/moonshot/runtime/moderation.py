@@ -6,6 +6,10 @@ Each ban is its own row of the store's ``kv`` table (``admin:ban:<kind>:<what>``
 A node writes only the rows of what it did, through the store's one writer; lifting a ban deletes
 its row. :meth:`ModerationRows.load` reads them at start, after migrating the whole copy an older
 server kept under one key (``admin:controls``, ``admin:audit``) into rows, once.
+:meth:`ModerationRows.prune` deletes the rows of bans and mutes that have ended and the audit rows
+past the newest :data:`AUDIT_KEEP`: at start, and every :data:`PRUNE_EVERY` seconds while the
+server runs (:meth:`ModerationRows.prune_forever`), so a server that runs for months, or an
+operator's script that bans in a loop, keeps a bounded trail.
 
 :meth:`ModerationRows.refresh` makes :class:`~moonshot.runtime.controls.Controls` agree with the
 rows again (the safety net under the cluster's messages, which tell every node at once): a row
@@ -35,7 +39,8 @@ MUTE_PREFIX = "admin:mute:"
 AUDIT_PREFIX = "admin:audit:"
 LEGACY_CONTROLS = "admin:controls"  # the whole copy an older server kept (migrated at start)
 LEGACY_AUDIT = "admin:audit"
-AUDIT_KEEP = 1000  # audit rows kept (older ones are deleted at start)
+AUDIT_KEEP = 1000  # audit rows kept (older ones are deleted at start and every PRUNE_EVERY s)
+PRUNE_EVERY = 3600.0  # seconds between two prunes of ended and old rows while the server runs
 GRACE = 30.0  # seconds a key this node changed or heard of is not undone by a re-read
 _KEY_MAX = 180  # the kv key column holds 200
 
@@ -90,19 +95,49 @@ class ModerationRows:
         if self.store is None:
             return
         await self._migrate()
-        now = self.controls.clock()
-        for prefix in (BAN_PREFIX, MUTE_PREFIX):
-            for key, raw in (await self.store.values(prefix)).items():
-                b = Ban.from_json(raw)
-                if b is None or not b.active(now):
-                    await self.store.delete_value(key)
-        audit = sorted(await self.store.values(AUDIT_PREFIX))
-        for key in audit[:-AUDIT_KEEP]:
-            await self.store.delete_value(key)
+        await self.prune(at_start=True)
         await self.refresh()
         c = self.controls
         if c.bans or c.mutes:
             log.info("event=admin_loaded bans=%d mutes=%d", len(c.bans), len(c.mutes))
+
+    async def prune(self, at_start: bool = False) -> int:
+        """Delete the rows of ended (or unreadable) bans and mutes and the audit rows older than
+        the newest :data:`AUDIT_KEEP`; how many. At start they are deleted at once; later through
+        the writer, in order with this node's own writes, and a key this node changed or heard of
+        in the last :data:`GRACE` seconds is left alone (a ban renewed just now)."""
+        if self.store is None:
+            return 0
+        now = self.controls.clock()
+        mono = self.monotonic()
+        gone: list[str] = []
+        for prefix in (BAN_PREFIX, MUTE_PREFIX):
+            for key, raw in (await self.store.values(prefix)).items():
+                b = Ban.from_json(raw)
+                recent = key in self._recent and mono - self._recent[key] < GRACE
+                if (b is None or not b.active(now)) and (at_start or not recent):
+                    gone.append(key)
+        audit = sorted(await self.store.values(AUDIT_PREFIX))
+        gone += audit[: max(0, len(audit) - AUDIT_KEEP)]
+        for key in gone:
+            if at_start or self.recorder is None:
+                await self.store.delete_value(key)
+            else:
+                self.recorder.delete_value(key)
+        if gone and not at_start:
+            log.info("event=admin_rows_pruned rows=%d", len(gone))
+        return len(gone)
+
+    async def prune_forever(self, every: float = PRUNE_EVERY) -> None:
+        """:meth:`prune` every ``every`` seconds until cancelled; a store that is away: the next time."""
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self.prune()
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:
+                log.warning("event=admin_prune_failed error=%s", type(e).__name__)
 
     async def _migrate(self) -> None:
         """The whole copy (``admin:controls``, ``admin:audit``) into a row each, then deleted. A
@@ -237,6 +272,7 @@ __all__ = [
     "LEGACY_AUDIT",
     "LEGACY_CONTROLS",
     "MUTE_PREFIX",
+    "PRUNE_EVERY",
     "ModerationRows",
     "audit_key",
     "ban_key",

@@ -128,6 +128,7 @@ class Admin:
         )
         self.sync: Any = None  # moonshot.server.moderation.ClusterModeration in a cluster
         self._drain: asyncio.Task[None] | None = None
+        self._pruning: asyncio.Task[None] | None = None  # ended and old rows deleted now and then
 
     @property
     def audit(self) -> list[dict[str, Any]]:
@@ -135,8 +136,19 @@ class Admin:
         return self.rows.audit
 
     async def load(self) -> None:
-        """The bans, mutes and audit trail kept in the store (at start)."""
+        """The bans, mutes and audit trail kept in the store (at start); from then on the ended
+        and old rows are pruned every ``PRUNE_EVERY`` seconds (runtime/moderation.py)."""
         await self.rows.load()
+        if self._pruning is None and self.rows.store is not None:
+            self._pruning = asyncio.get_running_loop().create_task(self.rows.prune_forever(), name="admin-prune")
+
+    async def stop(self) -> None:
+        """Stop pruning (the server stops)."""
+        task, self._pruning = self._pruning, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
     async def trail(self) -> dict[str, Any]:
         return {"audit": await self.rows.trail(AUDIT_SHOWN)}

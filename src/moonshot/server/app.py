@@ -451,6 +451,8 @@ class ServerApp:
                 await asyncio.wait_for(self.turbo.flush(), 10)
         if self.admin is not None and self.admin.sync is not None:
             await self.admin.sync.close()
+        if self.admin is not None:
+            await self.admin.stop()
         if self.cluster is not None:
             await self.cluster.close()  # after the connections: their detaches reach the owners
         if self.recorder is not None:
