@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,6 +22,7 @@ import pytest
 
 from e2e.webkit import PHONE, Person, chromium, my_seat, web_server
 from moonshot.protocols.sessions.client import Client, ProtocolError, RandomPlayer
+from trend_sdk import SdkBot
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
 
@@ -214,3 +216,35 @@ async def test_a_mixed_table_rematch_seats_the_sessions_client_again_through_its
             again = await asyncio.wait_for(second, 180)  # the Sessions client plays it to its end
             assert again.me == moved.name and again.player_order == new.names()
         assert not alice.errors, alice.errors
+
+
+async def test_a_mixed_table_rematch_takes_a_trend_bot_that_joins_again_after_game_end(tmp_path: Path) -> None:
+    """A Trend SDK bot closes and joins again after ``game_end``, with the same name, token and
+    lobby code: at a finished mixed table that join offers (and accepts) the rematch for its
+    chair; erin accepts in the page and the bot plays the new game, one chair on."""
+    async with web_server(tmp_path, trend_port=0, move_timeout=30.0) as app, chromium() as browser:
+        app.turbo.options.clock_choices = None
+        erin = await Person.open(browser, f"http://127.0.0.1:{app.http_port}", "erin")
+        await erin.enter_lobby()
+        await erin.page.evaluate("document.querySelector('#clock').append(new Option('1 s', '1'))")
+        await erin.page.select_option("#clock", "1")
+        game_id = await erin.create_game("trend")
+        await erin.add_bots(game_id, "random", 2)
+        bot = SdkBot(f"ws://127.0.0.1:{app.trend_port}/", 2, "ai2", games=2, seed=2, lobby_code=game_id)
+        thread = threading.Thread(target=bot.run, daemon=True)
+        thread.start()
+        await erin.page.locator(f"#games li[data-id='{game_id}'] .chip:not(.empty)").nth(3).wait_for()
+        await erin.open_table(game_id)  # erin never plays: the bot soon plays her seat
+        await erin.page.wait_for_function("window.moonshotState.complete === true", timeout=120_000)
+        # the bot's join after game_end offered the rematch: erin sees it, and accepts
+        await erin.page.locator("#rematch-box[data-state=open] li.accepted[data-name=ai2]").wait_for()
+        await erin.page.click("#rematch")
+        await erin.page.wait_for_function("(old) => location.hash && location.hash !== '#' + old", arg=game_id)
+        new_id = erin.page.url.split("#", 1)[1]
+        old, new = app.turbo.games[game_id], app.turbo.games[new_id]
+        assert [m.name for m in new.members] == [old.members[(c - 1) % 4].name for c in range(4)]
+        assert new.members[(old.names().index("ai2") + 1) % 4].remote is not None
+        assert new.rated and new.variant == "trend"
+        await asyncio.to_thread(thread.join, 120)
+        assert bot.errors == [] and len(bot.seen) == 2 and bot.seen[1].deals == 4
+        assert not erin.errors, erin.errors
