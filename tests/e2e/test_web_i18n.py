@@ -250,3 +250,57 @@ async def test_the_switch_changes_the_language_and_keeps_it_after_a_reload(tmp_p
             assert not ann.errors, ann.errors
         finally:
             await ann.close()
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+async def test_the_trend_nodes_seat_page_speaks_polish_with_a_switch(viewport: dict[str, int]) -> None:
+    from e2e.test_trend_page import start_node
+
+    server = await start_node()
+    try:
+        async with chromium() as browser:
+            base = f"http://127.0.0.1:{server.node.port}"
+            kasia = await polish_person(browser, base, "kasia", viewport)
+            page = kasia.page
+            await page.goto("/")
+            await page.wait_for_selector(".seat[data-number='1'] input[value='empty']:checked")
+            await page.wait_for_function(
+                "!document.getElementById('status').textContent.includes('\u0142\u0105czenie')"
+            )
+            await speaks_polish(kasia, "Miejsca", "Zacznij gr\u0119", "Wolne", shot="trend-seats")
+            assert await page.title() == PL["trend.page_title"]
+            # the switch: English, kept after a reload
+            await page.click(".lang-switch [data-lang=en]")
+            await page.wait_for_function("document.documentElement.lang === 'en'")
+            await page.get_by_text("Start Game").wait_for()
+            await page.reload()
+            await page.get_by_text("Start Game").wait_for()
+            assert kasia.errors == []
+            await kasia.close()
+    finally:
+        await server.stop()
+
+
+async def test_a_refused_move_is_said_in_polish_from_its_reason_code(tmp_path: Path) -> None:
+    async with web_server(tmp_path) as app, chromium() as browser:
+        base = f"http://127.0.0.1:{app.http_port}"
+        olek = await polish_person(browser, base, "olek", DESKTOP)
+        page = olek.page
+        await olek.enter_lobby()
+        game_id = await olek.create_game("standard")
+        await olek.add_bots(game_id, "random", 3)
+        await olek.open_table(game_id)
+        seat = await page.evaluate("document.body.dataset.seat")
+        # during the pass a card is sent anyway: the engine refuses it (wrong_phase_play), in Polish
+        await page.wait_for_selector("[data-action=pass]")
+        card = await page.evaluate("(s) => window.moonshotState.hands[s][0]", seat)
+        await page.evaluate("(c) => window.moonshotTable.run(() => window.moonshotTable.actions.play(c))", card)
+        alert = page.locator(".action-bar [role=alert]")
+        await alert.wait_for()
+        text = await alert.inner_text()
+        assert text.startswith("Nie mo\u017cesz teraz zagra\u0107 karty: trwa oddawanie kart"), text
+        assert "cannot play" not in text
+        await olek.shot("i18n-illegal-move", full_page=False)
+        await page.screenshot(path="/tmp/shots/mine/illegal-move-pl.png")
+        assert olek.errors == []
+        await olek.close()

@@ -23,6 +23,8 @@ from moonshot.http.webapp import STATIC_DIR
 
 LANGS = ("en", "pl")
 JS_DIR = STATIC_DIR / "js"
+# the Trend node's seat page speaks through the same catalogue (server/trend_static)
+TREND_DIR = Path(__file__).parents[2] / "src" / "moonshot" / "server" / "trend_static"
 CATALOGUES = {lang: json.loads((STATIC_DIR / "i18n" / f"{lang}.json").read_text(encoding="utf-8")) for lang in LANGS}
 EN = CATALOGUES["en"]
 
@@ -111,7 +113,11 @@ DATA_I18N = re.compile(r"""data-i18n(?:-[a-z-]+)?="([^"]+)\"""")
 
 
 def js_files() -> list[Path]:
-    return sorted(JS_DIR.glob("*.js"))
+    return sorted(JS_DIR.glob("*.js")) + sorted(TREND_DIR.glob("*.js"))
+
+
+def html_files() -> list[Path]:
+    return sorted(STATIC_DIR.glob("*.html")) + sorted(TREND_DIR.glob("*.html"))
 
 
 def code_of(path: Path) -> str:
@@ -143,7 +149,7 @@ def test_every_key_the_javascript_asks_for_is_in_the_catalogues() -> None:
 
 def test_every_data_i18n_key_of_the_html_is_in_the_catalogues() -> None:
     missing = []
-    for path in sorted(STATIC_DIR.glob("*.html")):
+    for path in html_files():
         for key in DATA_I18N.findall(path.read_text(encoding="utf-8")):
             if key not in EN:
                 missing.append(f"{path.name}: {key}")
@@ -174,14 +180,15 @@ class _Visible(HTMLParser):
         if not re.search(r"[A-Za-z]", data) or not self.stack:
             return
         top = self.stack[-1]
-        if top["tag"] in ("script", "style"):
-            return
+        if any(open_tag["tag"] in ("script", "style", "code", "pre") for open_tag in self.stack):
+            return  # not words: code (the Trend page's WebSocket address and join message)
         if "data-i18n" not in top:
             self.bare.append(f"<{top['tag']}> {data.strip()!r}")
 
 
 def test_the_html_has_no_text_without_a_key() -> None:
-    for path in sorted(STATIC_DIR.glob("*.html")):
+    assert any(p.parent == TREND_DIR for p in html_files())
+    for path in html_files():
         parser = _Visible()
         parser.feed(path.read_text(encoding="utf-8"))
         assert not parser.bare, f"{path.name}: text without data-i18n: {parser.bare}"

@@ -1,8 +1,11 @@
 // The Trend node's seat page: set each seat to Dummy / Human / Empty, Start Game, follow the match.
+// Its words come from the web app's catalogue (trend.*), in the browser's language or the one the
+// EN / PL switch keeps, as every page of the web app.
+import { formatNumber, languageSwitch, t } from "/static/js/i18n.js";
 import { mountSettings } from "/static/js/settings.js"; // the web app's preferences (its table page uses them)
 
-const KINDS = [["dummy", "Dummy"], ["human", "Human"], ["empty", "Empty"]];
-const CHAIRS = { N: "North", E: "East", S: "South", W: "West" };
+const KINDS = ["dummy", "human", "empty"];
+const CHAIRS = { N: "north", E: "east", S: "south", W: "west" };
 const AREAS = { N: "n", E: "e", S: "s", W: "w" }; // the felt's grid areas (seats.css)
 const form = document.getElementById("seats");
 const message = document.getElementById("message");
@@ -21,14 +24,15 @@ function renderSeat(seat) {
   if (!box.dataset.built) {
     box.dataset.built = "1";
     const kinds = KINDS.map(
-      ([k, label]) =>
-        `<label><input type="radio" name="kind-${seat.playerNumber}" value="${k}"><span>${label}</span></label>`,
+      (k) =>
+        `<label><input type="radio" name="kind-${seat.playerNumber}" value="${k}"><span>${escapeHtml(t(`trend.kind.${k}`))}</span></label>`,
     ).join("");
+    const n = seat.playerNumber;
     const options = bots.map((b) => `<option value="${b}">${escapeHtml(botLabel(b))}</option>`).join("");
     box.innerHTML = `
-      <h3>Seat ${seat.playerNumber} <small class="chair"></small></h3>
-      <div class="kinds" role="radiogroup" aria-label="Seat ${seat.playerNumber}">${kinds}</div>
-      <select name="bot-${seat.playerNumber}" aria-label="Bot for seat ${seat.playerNumber}">${options}</select>
+      <h3>${escapeHtml(t("trend.seat", { n }))} <small class="chair"></small></h3>
+      <div class="kinds" role="radiogroup" aria-label="${escapeHtml(t("trend.seat", { n }))}">${kinds}</div>
+      <select name="bot-${n}" aria-label="${escapeHtml(t("trend.bot_for", { n }))}">${options}</select>
       <p class="who"></p>`;
     box.addEventListener("change", (event) => {
       if (!event.target.matches("input[type=radio], select")) return; // the name box is not a setting
@@ -45,29 +49,29 @@ function renderSeat(seat) {
   // games), so the boxes move round as the players rotate and a box's place and label agree
   box.style.gridArea = AREAS[seat.chair];
   box.dataset.chair = seat.chair;
-  box.querySelector(".chair").textContent = CHAIRS[seat.chair];
+  box.querySelector(".chair").textContent = t(`a11y.seat.${CHAIRS[seat.chair]}`);
   const who = box.querySelector(".who");
   who.classList.toggle("ok", Boolean(seat.player) && seat.connected);
   // redraw only when something changed: a redraw would wipe a name being typed
   const signature = JSON.stringify([seat.kind, seat.bot, seat.player, seat.table, seat.join, edited]);
   if (who.dataset.signature === signature) return;
   who.dataset.signature = signature;
-  if (seat.kind === "dummy") who.textContent = `player${seat.playerNumber} (${seat.bot})`;
+  if (seat.kind === "dummy") who.textContent = t("trend.who.dummy", { n: seat.playerNumber, bot: seat.bot });
   else if (seat.kind === "human") {
     who.innerHTML = seat.player
-      ? `${escapeHtml(seat.player)}${seat.table ? ` · <a class="open-table" href="${seat.table}">open the table</a>` : ""}`
+      ? `${escapeHtml(seat.player)}${seat.table ? ` · <a class="open-table" href="${seat.table}">${escapeHtml(t("trend.open_table"))}</a>` : ""}`
       : seat.join && !edited
-        ? `<span class="sit"><input name="name-${seat.playerNumber}" placeholder="your name" maxlength="40"
-             aria-label="Your name for seat ${seat.playerNumber}" value="${escapeHtml(savedName())}">
-           <button type="button" class="sit-button" data-number="${seat.playerNumber}">Sit here</button></span>`
-        : "waiting for a person";
+        ? `<span class="sit"><input name="name-${seat.playerNumber}" placeholder="${escapeHtml(t("trend.your_name"))}" maxlength="40"
+             aria-label="${escapeHtml(t("trend.your_name_for", { n: seat.playerNumber }))}" value="${escapeHtml(savedName())}">
+           <button type="button" class="sit-button" data-number="${seat.playerNumber}">${escapeHtml(t("trend.sit"))}</button></span>`
+        : escapeHtml(t("trend.waiting_person"));
     if (seat.table && sessionStorage.getItem("moonshot.trend.seat") === String(seat.playerNumber)) {
       if (sessionStorage.getItem("moonshot.trend.opened") !== seat.table) {
         sessionStorage.setItem("moonshot.trend.opened", seat.table);
         location.href = seat.table; // the person's game has started: to the table
       }
     }
-  } else who.textContent = seat.player ? `${seat.player} joined` : `waiting for playerNumber ${seat.playerNumber}`;
+  } else who.textContent = seat.player ? t("trend.joined", { name: seat.player }) : t("trend.waiting_ai", { n: seat.playerNumber });
 }
 
 function savedName() {
@@ -82,7 +86,7 @@ async function sit(number) {
   const input = form.querySelector(`input[name="name-${number}"]`);
   const name = (input?.value || "").trim();
   if (!name) {
-    message.textContent = "Pick a name first.";
+    message.textContent = t("trend.pick_name");
     input?.focus();
     return;
   }
@@ -98,7 +102,7 @@ async function sit(number) {
     return;
   }
   sessionStorage.setItem("moonshot.trend.seat", String(number));
-  message.textContent = `You sit at seat ${number}: the table opens when the game starts.`;
+  message.textContent = t("trend.sat", { n: number });
   render(body);
 }
 
@@ -115,7 +119,7 @@ function syncBotPicker(box) {
 // a level shows its name and rating (the node's `levels`), any other bot its name
 function botLabel(b) {
   const lv = levels[b];
-  return lv ? `${lv.level} · ${lv.name} · rating ${lv.mu.toFixed(1)}` : b;
+  return lv ? t("trend.level", { level: lv.level, name: lv.name, rating: formatNumber(lv.mu, { minimumFractionDigits: 1, maximumFractionDigits: 1 }) }) : b;
 }
 
 function escapeHtml(text) {
@@ -128,20 +132,15 @@ function render(state) {
   levels = Object.fromEntries((state.levels || []).map((lv) => [lv.key, lv]));
   state.seats.forEach(renderSeat);
   const status = document.getElementById("status");
-  const label = {
-    waiting: "waiting for players",
-    playing: `game ${state.game} of ${state.gamesPerMatch}`,
-    between: `between games (${state.game - 1} of ${state.gamesPerMatch} played)`,
-    over: "match over",
-  }[state.state];
-  status.textContent = `match ${state.match} · ${label}`;
+  const label = t(`trend.state.${state.state}`, { game: state.game, played: state.game - 1, games: state.gamesPerMatch });
+  status.textContent = t("trend.status", { match: state.match, state: label });
   status.className = `pill ${state.state}`;
   startButton.disabled = state.state === "playing" || state.state === "between";
   document.getElementById("ws").textContent = state.websocket;
   const line = document.getElementById("match-line");
-  if (state.scores) line.textContent = `Scores now: ${state.scores.join(" / ")} (N / E / S / W)`;
-  else if (state.state === "over") line.textContent = state.autoCycle ? "Match over." : "Match over. Change the seats to play again.";
-  else line.textContent = state.results.length ? "" : "No game finished yet.";
+  if (state.scores) line.textContent = t("trend.scores_now", { scores: state.scores.join(" / ") });
+  else if (state.state === "over") line.textContent = state.autoCycle ? t("trend.match_over") : t("trend.match_over_change");
+  else line.textContent = state.results.length ? "" : t("trend.no_game_yet");
   const watch = document.getElementById("watch");
   watch.hidden = !state.watch;
   if (state.watch) watch.href = state.watch;
@@ -162,7 +161,7 @@ async function refresh() {
     const res = await fetch("/api/state", { cache: "no-store" });
     render(await res.json());
   } catch {
-    document.getElementById("status").textContent = "node unreachable";
+    document.getElementById("status").textContent = t("trend.unreachable");
   }
 }
 
@@ -178,7 +177,7 @@ form.addEventListener("submit", async (event) => {
     body: JSON.stringify({ seats }),
   });
   const body = await res.json();
-  message.textContent = res.ok ? "Seats set: the game starts when all four are filled." : body.error;
+  message.textContent = res.ok ? t("trend.seats_set") : body.error;
   edited = false;
   if (body.seats) render(body);
 });
@@ -186,4 +185,6 @@ form.addEventListener("submit", async (event) => {
 refresh();
 setInterval(refresh, 1000);
 
-mountSettings(document.querySelector("header.bar"));
+const barEnd = document.querySelector("header.bar .bar-end");
+barEnd.append(languageSwitch());
+mountSettings(barEnd);
