@@ -384,3 +384,56 @@ async def test_a_proxy_header_is_read_to_its_last_byte_and_no_further() -> None:
     reader.feed_eof()  # the connection ends inside it
     with pytest.raises(ProxyError, match="ended"):
         await read_proxy_header(reader, 5.0)
+
+
+def test_trusted_proxies_add_up_and_a_bad_one_says_why() -> None:
+    assert parse_args(["-f", "g"]).trusted_proxies == []
+    o = parse_args(["--trusted-proxy", "10.0.0.0/8", "-f", "g", "--trusted-proxy", "::1"])
+    assert o.trusted_proxies == ["10.0.0.0/8", "::1"]
+    with pytest.raises(UsageError, match="bad --trusted-proxy"):
+        parse_args(["-f", "g", "--trusted-proxy", "nowhere"])
+
+
+@pytest.mark.asyncio
+async def test_a_trusted_proxy_names_the_client_and_nobody_else_can() -> None:
+    """Behind a load balancer at 127.0.0.2 (``--trusted-proxy``), a seat's client is the address
+    its PROXY header names, in the report too; a connection from the proxy without a header is
+    closed, and from another peer a PROXY line is a bad first line, as any other."""
+    import asyncio
+
+    from moonshot.runtime.clients import Proxies
+    from moonshot.runtime.proxyproto import encode_v1
+
+    out = io.StringIO()
+    srv = KierkiServer(random_deals(random.Random(3), [1]), 5.0, out=out, proxies=Proxies(["127.0.0.2"]))
+    listeners = await srv.start(0, "127.0.0.1")
+
+    async def connect(source: str, first: bytes) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        r, w = await asyncio.open_connection("127.0.0.1", srv.port, local_addr=(source, 0))
+        w.write(first)
+        await w.drain()
+        return r, w
+
+    async def closed(r: asyncio.StreamReader) -> bool:
+        return await asyncio.wait_for(r.read(), 10) == b""
+
+    try:
+        async with listeners:
+            _r1, w1 = await connect("127.0.0.2", encode_v1("198.51.100.7", 4711, "127.0.0.1", srv.port) + b"IAMN\r\n")
+            for _ in range(1000):
+                if srv.seats[0] is not None:
+                    break
+                await asyncio.sleep(0.01)
+            assert srv.seats[0] is not None and srv.seats[0].conn.peer == "198.51.100.7:4711"
+            assert "[198.51.100.7:4711," in out.getvalue()  # the report names the real client
+            r2, w2 = await connect("127.0.0.2", b"IAME\r\n")  # from the proxy, no header: closed
+            assert await closed(r2) and srv.seats[1] is None
+            r3, w3 = await connect("127.0.0.3", encode_v1("198.51.100.8", 1, "127.0.0.1", srv.port) + b"IAMS\r\n")
+            assert await closed(r3) and srv.seats[2] is None  # a PROXY line from anyone else: a bad first line
+            assert not any(line.startswith("[198.51.100.8") for line in out.getvalue().splitlines())
+            assert "[127.0.0.3:" in out.getvalue()  # what it sent is reported as its own
+            for w in (w1, w2, w3):
+                w.close()
+    finally:
+        srv.done.set()
+        await srv.shutdown()

@@ -26,11 +26,15 @@ By default it listens on every interface, on one dual-stack socket (``::`` with 
 off; IPv4 only where the host has no IPv6): the spec gives the server no address, and its clients
 may force IPv4 (``-4``) or IPv6 (``-6``). ``--host ADDR`` (moonshot's extension) listens on that
 address only, or on every address a host name resolves to (``localhost``: ``::1`` and
-``127.0.0.1``), all on the same port. The game report goes to stdout, one line per message sent or
-received, client bytes escaped (:func:`~moonshot.protocols.kierki.codec.printable`); diagnostics
-go to stderr. Bad network input never raises out of a connection handler, and each connection's
-input is limited (:class:`InputLimits`: lines and bytes per second; a flood is not read until its
-budget refills, so TCP slows its sender down; a peer that never reads is closed).
+``127.0.0.1``), all on the same port. ``--trusted-proxy CIDR`` (repeatable; moonshot's extension,
+as ``moonshot serve`` has it) names the load balancers whose connections open with a PROXY
+protocol header (v1 or v2): the client it names is the one the report shows and whose share of
+connections counts; from any other peer such a header is just a bad line. The game report goes
+to stdout, one line per message sent or received, client bytes escaped
+(:func:`~moonshot.protocols.kierki.codec.printable`); diagnostics go to stderr. Bad network
+input never raises out of a connection handler, and each connection's input is limited
+(:class:`InputLimits`: lines and bytes per second; a flood is not read until its budget
+refills, so TCP slows its sender down; a peer that never reads is closed).
 
 The connection handling (:class:`KierkiListener`) and the seat adapter (:class:`KierkiSeat`) are
 shared with ``moonshot serve --kierki-port`` (:mod:`moonshot.protocols.kierki.service`), which
@@ -49,7 +53,7 @@ import socket
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol, TextIO
 
@@ -80,7 +84,7 @@ from moonshot.protocols.kierki.codec import (
     report_line,
 )
 from moonshot.protocols.kierki.gamefile import CardOrder, GameFileError, load_game_in_order
-from moonshot.runtime.clients import peer_ip, share_key
+from moonshot.runtime.clients import Proxies, parse_cidr, peer_ip, share_key
 from moonshot.runtime.limits import ClientGuard, Hold, address_of
 from moonshot.runtime.proxyproto import ProxyError, ProxyHeader, ProxyHeaderParser
 from moonshot.runtime.ratelimit import TokenBucket
@@ -121,7 +125,7 @@ async def read_proxy_header(reader: asyncio.StreamReader, timeout: float = PROXY
             return header
 
 
-USAGE = "usage: kierki-server -p <port> -f <file> [-t <timeout>] [--host <address>]"
+USAGE = "usage: kierki-server -p <port> -f <file> [-t <timeout>] [--host <address>] [--trusted-proxy <cidr>]..."
 DEFAULT_TIMEOUT = 5.0
 
 
@@ -135,16 +139,18 @@ class ServerOptions:
     file: str = ""
     timeout: float = DEFAULT_TIMEOUT
     host: str | None = None  # None: every interface, IPv6 and IPv4
+    trusted_proxies: list[str] = field(default_factory=list)  # whose PROXY headers name the client
 
 
 def parse_args(argv: Sequence[str]) -> ServerOptions:
-    """Parameters in any order; a repeated one: the last wins. Raises :class:`UsageError`."""
+    """Parameters in any order; a repeated one: the last wins (``--trusted-proxy``: each one
+    counts). Raises :class:`UsageError`."""
     opts = ServerOptions()
     have_file = False
     i = 0
     while i < len(argv):
         flag = argv[i]
-        if flag not in ("-p", "-f", "-t", "--host"):
+        if flag not in ("-p", "-f", "-t", "--host", "--trusted-proxy"):
             raise UsageError(f"unknown parameter {flag!r}")
         if i + 1 >= len(argv):
             raise UsageError(f"{flag} needs a value")
@@ -157,6 +163,12 @@ def parse_args(argv: Sequence[str]) -> ServerOptions:
             if not value:
                 raise UsageError("-f needs a file name")
             opts.file, have_file = value, True
+        elif flag == "--trusted-proxy":
+            try:
+                parse_cidr(value)
+            except ValueError as e:
+                raise UsageError(f"bad --trusted-proxy: {e}") from None
+            opts.trusted_proxies.append(value)
         elif flag == "--host":
             host = value[1:-1] if value.startswith("[") and value.endswith("]") else value
             if not host or not host.isprintable() or any(c.isspace() for c in host):
@@ -642,10 +654,13 @@ class KierkiServer(KierkiListener):
         out: TextIO | None = None,
         orders: Sequence[CardOrder] = (),
         limits: InputLimits | None = None,
+        proxies: Proxies | None = None,
     ) -> None:
         if not deals:
             raise ValueError("a Kierki game needs at least one deal")
         super().__init__(timeout, limits)
+        if proxies:  # --trusted-proxy: their connections open with a PROXY header (see the module)
+            self.guard = ClientGuard(proxies=proxies)
         self.deals = tuple(deals)
         self.orders = tuple(orders)  # each hand's cards as the game file lists them
         self.seats: list[KierkiSeat | None] = [None, None, None, None]
@@ -764,7 +779,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
     async def run() -> None:
-        await KierkiServer(deals, opts.timeout, orders=orders).serve(opts.port, opts.host)
+        proxies = Proxies(opts.trusted_proxies)
+        await KierkiServer(deals, opts.timeout, orders=orders, proxies=proxies).serve(opts.port, opts.host)
 
     try:
         asyncio.run(run())
