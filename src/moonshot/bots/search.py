@@ -465,6 +465,7 @@ class SearchBot:
         belief: str | None = None,
         value_guard: int = 0,
         reply: bool = False,
+        lookahead: int = 0,
     ) -> None:
         from .moon import MOON_MODELS, SEARCH_POLICIES
 
@@ -528,6 +529,9 @@ class SearchBot:
         if not isinstance(reply, bool):
             raise ValueError(f"reply must be true or false, not {reply!r}")
         self.reply = reply
+        if type(lookahead) is not int or lookahead < 0:
+            raise ValueError(f"lookahead must be 0 (off) or a number of tricks, not {lookahead!r}")
+        self.lookahead = lookahead  # (moonshot.bots.lookahead)
         self.belief = belief
         if belief is not None and belief != "default":
             from .belief import belief_file
@@ -746,22 +750,31 @@ class SearchBot:
             pending.clear()
 
         replies = self.reply and net is not None
-        matters = _matters(base) if replies else 0
+        deep = self.lookahead if net is not None else 0  # (more tricks by the network's choices)
+        matters = _matters(base) if replies or deep else 0
         while True:
             # (the clock is read once a world, by ``spent``: a CPU clock's read costs about as
             # much as a playout to the trick's end, and the budget already stops a world early)
             values = [0.0] * k
             leaves: list[tuple[int, Deal]] = []
-            if replies:
+            if replies or deep:
                 # the other seats' cards of this trick chosen by the network, every root card's
                 # children a level at a time (one network call a level)
                 kids: dict[int, Deal] = {}
                 for i in alive:
                     kids[i] = child = deal.copy()
                     child.play(cards[i])
-                _reply_to_trick_end(list(kids.values()), net, policy, rng, w, self.value_cards, matters)
-            for i in alive:
                 if replies:
+                    _reply_to_trick_end(list(kids.values()), net, policy, rng, w, self.value_cards, matters)
+                else:
+                    for child in kids.values():
+                        _to_trick_end(child, policy, rng)
+                if deep:
+                    from .lookahead import next_tricks
+
+                    next_tricks(list(kids.values()), deep, net, policy, rng, w, self.value_cards, matters)
+            for i in alive:
+                if replies or deep:
                     child = kids[i]
                 else:
                     child = deal.copy()
@@ -770,7 +783,7 @@ class SearchBot:
                     values[i] = exact_value(child, me, w)
                     continue
                 if net is not None:
-                    if not replies:
+                    if not (replies or deep):
                         _to_trick_end(child, policy, rng)
                     if _valued(child, self.value_cards):
                         leaves.append((i, child))  # (valued with the batch's other leaves, below)

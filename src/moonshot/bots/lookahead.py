@@ -1,0 +1,77 @@
+"""Search's lookahead: its card playouts see further tricks played by the value network's choices.
+
+``search`` values a root card in a sampled world by playing the rest of the trick greedily and
+asking the value network about the position at the trick's end: a fixed depth, so once a decision
+has seen enough worlds (a few hundred) more time changes nothing (docs/search.md, "Why more time
+buys little"). ``search:lookahead=N`` plays ``N`` more tricks before the network is asked: in each,
+the seat to lead leads the card with its own lowest relative cost by the value network (each of
+its distinct cards tried, the trick finished by the rollout policy), and every other seat in turn
+plays its own best card the same way (:func:`~moonshot.bots.search._reply_to_trick_end`). Every
+seat choosing for itself in the known world is a deeper perfect-information search with the
+network at its leaves; it costs a world many network positions, so it buys fewer worlds.
+
+One network call values every option of one seat's choice in all of a world's root cards at once.
+The rollout policy here draws no random numbers (greedy), so a seed gives the same game.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from moonshot.core.cards import CardSet
+
+from .playout import Deal, Policy, finish_costs
+
+
+def next_tricks(
+    deals: list[Deal],
+    tricks: int,
+    net: Any,
+    policy: Policy,
+    rng: random.Random,
+    weight: float,
+    value_cards: int,
+    matters: CardSet,
+) -> None:
+    """Play ``tricks`` more tricks in each of ``deals`` (each between tricks), every seat choosing
+    its card by the value network; a deal whose seat to lead holds fewer than ``value_cards``
+    cards (where the network does not value positions) is left as it is."""
+    from .search import _distinct, _reply_to_trick_end, _to_trick_end, _valued, relative
+    from .value import leaf_costs
+
+    for _ in range(tricks):
+        leading: list[tuple[Deal, int, list[int], list[Deal]]] = []
+        moved: list[Deal] = []
+        for d in deals:
+            if d.done or d.trick or not _valued(d, value_cards + 1):
+                continue
+            legal = d.legal()
+            cards = _distinct(d, legal, matters) if legal & (legal - 1) else [legal.bit_length() - 1]
+            moved.append(d)
+            if len(cards) == 1:
+                d.play(cards[0])
+                continue
+            after = []
+            for c in cards:
+                g = d.copy()
+                g.play(c)
+                _to_trick_end(g, policy, rng)
+                after.append(g)
+            leading.append((d, d.turn, cards, after))
+        if not moved:
+            return
+        netted = [g for _, _, _, after in leading for g in after if _valued(g, value_cards)]
+        costs = dict(zip(map(id, netted), leaf_costs(net, netted) if netted else ()))
+        for d, seat, cards, after in leading:
+            best, best_v = cards[0], math.inf
+            for c, g in zip(cards, after):
+                v = relative(costs[id(g)] if id(g) in costs else finish_costs(g, policy, rng), seat, weight)
+                if v < best_v:
+                    best, best_v = c, v
+            d.play(best)
+        _reply_to_trick_end(moved, net, policy, rng, weight, value_cards, matters)
+
+
+__all__ = ["next_tricks"]
