@@ -114,9 +114,9 @@ def profile(views: list[tuple[SeatView, Game]], budget: int) -> None:
                 # a function's time counts once: only its calls from outside every part
                 cum += sum(callers[c][3] for c in callers if c[2] not in every)
         parted += cum
-        print(f"  {part:<34} {cum:7.2f} s  {100 * cum / total:5.1f}%")
+        print(f"  {part:<40} {cum:7.2f} s  {100 * cum / total:5.1f}%")
     rest = total - parted
-    print(f"  {'the rest (the loop, budget, prior)':<34} {rest:7.2f} s  {100 * rest / total:5.1f}%")
+    print(f"  {'the rest (the loop, budget, prior)':<40} {rest:7.2f} s  {100 * rest / total:5.1f}%")
     print("  the functions with the most time of their own:")
     top = sorted(stats.items(), key=lambda kv: -kv[1][2])[:12]
     for (path, line, name), (_, nc, tt, _, _) in top:
