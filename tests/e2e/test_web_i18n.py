@@ -269,6 +269,17 @@ async def test_the_trend_nodes_seat_page_speaks_polish_with_a_switch(viewport: d
             )
             await speaks_polish(kasia, "Miejsca", "Zacznij gr\u0119", "Wolne", shot="trend-seats")
             assert await page.title() == PL["trend.page_title"]
+            # the node's refusal of a seat, in Polish from its code: a dummy's name is not a person's
+            await page.locator(".seat[data-number='1'] input[value='human']").check(force=True)
+            await page.click("#start")
+            await page.wait_for_function(
+                "(m) => document.getElementById('message').textContent === m", arg=PL["trend.seats_set"]
+            )
+            await page.fill("input[name='name-1']", "player2")
+            await page.click(".sit-button[data-number='1']")
+            refused = PL["error.trend_dummy_name"].replace("{name}", "player2")
+            await page.wait_for_function("(m) => document.getElementById('message').textContent === m", arg=refused)
+            await page.screenshot(path=f"/tmp/shots/mine/trend-pl-{viewport['width']}.png", full_page=True)
             # the switch: English, kept after a reload
             await page.click(".lang-switch [data-lang=en]")
             await page.wait_for_function("document.documentElement.lang === 'en'")

@@ -104,6 +104,8 @@ CODE_SITES = [
     # operator refusals: code, args = "code", {...}
     re.compile(r"_answer\(\s*send,\s*\d{3},\s*" + MESSAGE + r',\s*[\w.]+,\s*"([a-z_]+)"', re.S),
     re.compile(r'code, args = "([a-z_]+)"'),
+    # the Trend node's refusals of a seat (Reason(message, "code" ...)): its seat page shows them
+    re.compile(r"Reason\(\s*" + MESSAGE + r',\s*"([a-z_]+)"', re.S),
     # the web app's own (an ApiError made in the page)
     re.compile(r'new ApiError\(\d{3},\s*"(?:[^"\\]|\\.)*",\s*"([a-z_]+)"'),
 ]
@@ -123,11 +125,13 @@ def test_every_error_code_the_server_answers_has_words_in_every_catalogue() -> N
         *sorted((SRC / "http").glob("*.py")),
         SRC / "protocols" / "turbo" / "codec.py",
         SRC / "runtime" / "clock.py",
+        SRC / "server" / "trend_node.py",
         *sorted((STATIC_DIR / "js").glob("*.js")),
     ]
     codes = codes_in(paths)
     # the scan finds the codes where they are made (so this test cannot pass on an empty scan)
     assert {"game_full", "no_game", "rated_needs_clock", "bad_name", "banned", "rate_limited", "no_review"} <= codes
+    assert {"trend_seats_locked", "trend_seat_taken"} <= codes
     for lang in ("en", "pl"):
         catalogue = json.loads((STATIC_DIR / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
         missing = sorted(c for c in codes if f"error.{c}" not in catalogue)

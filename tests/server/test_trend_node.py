@@ -9,7 +9,15 @@ import pytest
 
 from moonshot.core.events import CardPlayed, DealEnded, TrickEnded
 from moonshot.protocols.trend import codec as tc
-from moonshot.server.trend_node import NodeConfig, SeatSetting, TrendNode, load_tokens, pacing, parse_seats
+from moonshot.server.trend_node import (
+    NodeConfig,
+    SeatSetting,
+    TrendNode,
+    load_tokens,
+    pacing,
+    parse_seats,
+    refusal_body,
+)
 
 
 def test_parse_seats() -> None:
@@ -65,7 +73,10 @@ async def test_seat_settings_cannot_change_during_a_match() -> None:
     assert node.apply_settings(parse_seats("dummy,empty,empty,human")) is None
     assert [s["kind"] for s in node.describe()["seats"]] == ["dummy", "empty", "empty", "human"]
     node.state = "playing"
-    assert node.apply_settings(parse_seats("empty,empty,empty,empty")) is not None
+    why = node.apply_settings(parse_seats("empty,empty,empty,empty"))
+    assert why is not None
+    # with its code for the seat page's catalogue (error.trend_seats_locked)
+    assert (getattr(why, "code", None), refusal_body(why)["code"]) == ("trend_seats_locked", "trend_seats_locked")
 
 
 class FakePeer:

@@ -57,6 +57,7 @@ from moonshot.bots.levels import LEVELS
 from moonshot.bots.registry import UnknownBot, check_bot_name, make_bot
 from moonshot.core.engine import Phase
 from moonshot.core.events import CardPlayed, DealEnded, Event, Exposed, PassReceived, TrickEnded
+from moonshot.core.refusals import Reason
 from moonshot.core.variants import TREND
 from moonshot.http.api import variant_info
 from moonshot.http.endpoints import endpoint, read_body
@@ -256,7 +257,7 @@ class TrendNode:
     def apply_settings(self, settings: list[SeatSetting]) -> str | None:
         """Start Game: new seat settings; refused while a match is on (returns why)."""
         if self.state in ("playing", "between"):
-            return "a match is being played; the seats can change when it is over"
+            return Reason("a match is being played; the seats can change when it is over", "trend_seats_locked")
         self.settings = settings
         for n in list(self.contestants):
             if settings[n - 1].kind != "empty":
@@ -626,19 +627,23 @@ class TrendNode:
     def attach_human(self, number: int, seat: Seat) -> str | None:
         """A browser takes Human seat ``number`` (returns why not)."""
         if not 1 <= number <= 4 or self.settings[number - 1].kind != "human":
-            return f"seat {number} is not a Human seat"
+            return Reason(f"seat {number} is not a Human seat", "trend_not_human_seat", {"n": number})
         if seat.name in DUMMY_NAMES:
-            return f"{seat.name} is a dummy's name: pick another"
+            return Reason(f"{seat.name} is a dummy's name: pick another", "trend_dummy_name", {"name": seat.name})
         held = self.humans.get(number)
         if held is not None and held.name != seat.name:
-            return f"seat {number} is taken by {held.name}"
+            return Reason(
+                f"seat {number} is taken by {held.name}", "trend_seat_taken", {"n": number, "name": held.name}
+            )
         for n, other in self.humans.items():
             if n != number and other.name == seat.name:
-                return f"{seat.name} already sits at seat {n}"
+                return Reason(
+                    f"{seat.name} already sits at seat {n}", "trend_already_seated", {"name": seat.name, "n": n}
+                )
         if held is not None:
             return None  # the same person again: nothing changes
         if self.state in ("playing", "between"):
-            return "a match is being played; sit down when it is over"
+            return Reason("a match is being played; sit down when it is over", "trend_match_on")
         self.humans[number] = seat
         if self.state == "playing" and self.table is not None:
             self.table.attach(self.chair_of[number - 1], seat, replay=True)
@@ -702,6 +707,17 @@ class TrendNode:
             p.close(1001, "node shutting down")
 
 
+def refusal_code(why: str) -> tuple[str | None, dict[str, Any] | None]:
+    """A node's refusal (a :class:`Reason` from ``apply_settings``/``attach_human``) as the HTTP
+    error's ``code`` and ``args`` (the catalogue's ``error.<code>``); none for plain text."""
+    return (why.code, why.params) if isinstance(why, Reason) else (None, None)
+
+
+def refusal_body(why: str) -> dict[str, Any]:
+    code, args = refusal_code(why)
+    return {"code": code, "args": args or {}} if code else {}
+
+
 def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
     """The node's one-port app: the seat page and the Trend WebSocket, both at ``/``."""
 
@@ -738,7 +754,10 @@ def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
             return JSONResponse({"error": str(e)}, status_code=400)
         why = node.apply_settings(settings)
         if why is not None:
-            return JSONResponse({"error": why, **node.describe(websocket_link(request))}, status_code=409)
+            # the refusal's code and args: the seat page says it in its language (trend.* / error.*)
+            return JSONResponse(
+                {"error": why, **refusal_body(why), **node.describe(websocket_link(request))}, status_code=409
+            )
         return JSONResponse(node.describe(websocket_link(request)))
 
     def identity() -> Identity:
@@ -752,7 +771,7 @@ def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
             raise RequestError(400, "playerNumber must be 1, 2, 3 or 4")
         why = node.attach_human(number, HumanSeat(caller.name))
         if why is not None:
-            raise RequestError(409, why)
+            raise RequestError(409, why, *refusal_code(why))
         return node.describe(websocket_link(request))
 
     async def me(request: Request, caller: Caller) -> Any:

@@ -1,7 +1,7 @@
 // The Trend node's seat page: set each seat to Dummy / Human / Empty, Start Game, follow the match.
 // Its words come from the web app's catalogue (trend.*), in the browser's language or the one the
 // EN / PL switch keeps, as every page of the web app.
-import { formatNumber, languageSwitch, t } from "/static/js/i18n.js";
+import { formatNumber, has, languageSwitch, t } from "/static/js/i18n.js";
 import { mountSettings } from "/static/js/settings.js"; // the web app's preferences (its table page uses them)
 
 const KINDS = ["dummy", "human", "empty"];
@@ -98,7 +98,7 @@ async function sit(number) {
   });
   const body = await res.json();
   if (!res.ok) {
-    message.textContent = body.error;
+    message.textContent = refusalText(body);
     return;
   }
   sessionStorage.setItem("moonshot.trend.seat", String(number));
@@ -110,6 +110,12 @@ form.addEventListener("click", (event) => {
   const button = event.target.closest(".sit-button");
   if (button) sit(Number(button.dataset.number));
 });
+
+// a refusal in this page's language by its code (error.<code>), else the node's English
+function refusalText(body) {
+  if (body && body.code && has(`error.${body.code}`)) return t(`error.${body.code}`, body.args || {});
+  return (body && body.error) || "";
+}
 
 function syncBotPicker(box) {
   const kind = box.querySelector("input:checked")?.value;
@@ -177,7 +183,7 @@ form.addEventListener("submit", async (event) => {
     body: JSON.stringify({ seats }),
   });
   const body = await res.json();
-  message.textContent = res.ok ? t("trend.seats_set") : body.error;
+  message.textContent = res.ok ? t("trend.seats_set") : refusalText(body);
   edited = false;
   if (body.seats) render(body);
 });
