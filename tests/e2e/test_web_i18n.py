@@ -292,10 +292,11 @@ async def test_the_trend_nodes_seat_page_speaks_polish_with_a_switch(viewport: d
         await server.stop()
 
 
-async def test_a_refused_move_is_said_in_polish_from_its_reason_code(tmp_path: Path) -> None:
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+async def test_a_refused_move_is_said_in_polish_from_its_reason_code(tmp_path: Path, viewport: dict[str, int]) -> None:
     async with web_server(tmp_path) as app, chromium() as browser:
         base = f"http://127.0.0.1:{app.http_port}"
-        olek = await polish_person(browser, base, "olek", DESKTOP)
+        olek = await polish_person(browser, base, "olek", viewport)
         page = olek.page
         await olek.enter_lobby()
         game_id = await olek.create_game("standard")
@@ -311,7 +312,7 @@ async def test_a_refused_move_is_said_in_polish_from_its_reason_code(tmp_path: P
         text = await alert.inner_text()
         assert text.startswith("Nie mo\u017cesz teraz zagra\u0107 karty: trwa oddawanie kart"), text
         assert "cannot play" not in text
-        await olek.shot("i18n-illegal-move", full_page=False)
-        await page.screenshot(path="/tmp/shots/mine/illegal-move-pl.png")
+        await alert.scroll_into_view_if_needed()
+        await olek.shot(f"i18n-illegal-move-{viewport['width']}", full_page=False)
         assert olek.errors == []
         await olek.close()
