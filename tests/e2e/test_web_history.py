@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -180,3 +182,42 @@ async def test_the_replay_says_each_card_and_each_tricks_taker_in_screen_reader_
         await page.wait_for_function("(w) => window.__said[window.__said.length - 1] === w", arg=where)
         assert rae.errors == []
         await rae.close()
+
+
+@pytest.mark.parametrize("viewport", [None, PHONE], ids=["desktop", "phone"])
+async def test_each_finished_game_in_the_list_offers_review(tmp_path: Path, viewport: dict[str, int] | None) -> None:
+    """A finished game's row has Review beside Replay: it opens the replay with the review of the
+    viewer's seat asked for at once (the server's answer stands in here: 202, second in line)."""
+    async with web_server(tmp_path) as app, chromium() as browser:
+        game_id = await finished_turbo_game(app)
+        base = f"http://127.0.0.1:{app.http_port}"
+        tag = "phone" if viewport else "desktop"
+        erin = await Person.open(browser, base, "erin", viewport=viewport)
+        await erin.context.add_cookies([{"name": "name", "value": quote("erin"), "url": base}])
+        page = erin.page
+        asked: list[str] = []
+
+        async def review(route: Any) -> None:
+            asked.append(route.request.url)
+            body = {"status": "queued", "progress": {"done": 0, "total": 60}, "position": 2}
+            await route.fulfill(status=202, headers={"Retry-After": "10"}, json=body)
+
+        await page.route("**/api/games/*/review?*", review)
+        await page.goto("/history")
+        row = page.locator(f"#games-table tr[data-id='{game_id}']")
+        await row.wait_for()
+        link = row.locator("a[data-action=review]")
+        assert await link.inner_text() == "Review"
+        label = await link.get_attribute("aria-label") or ""
+        assert label.startswith("Review the game of ") and "ada (bot)" in label
+        assert await row.locator("a[data-action=replay]").count() == 1
+        assert await page.evaluate("document.documentElement.scrollWidth") <= (viewport or {"width": 10_000})["width"]
+        await erin.shot(f"history-review-link-{tag}", full_page=bool(viewport))
+        await link.click()
+        await page.wait_for_url(f"**/history?review#{game_id}")
+        await page.wait_for_function("document.querySelector('#review-status')?.textContent.includes('2nd in line')")
+        assert len(asked) == 1 and f"/api/games/{game_id}/review?" in asked[0] and "seat=0" in asked[0]  # erin: no seat
+        assert not await page.locator("#review").is_hidden()
+        await erin.shot(f"history-review-opened-{tag}", full_page=bool(viewport))
+        assert erin.errors == []
+        await erin.close()

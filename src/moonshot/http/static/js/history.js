@@ -1,6 +1,7 @@
-// The history page: /history lists the stored games (GET /api/games, a page at a time) and
-// /history#<id> replays a finished one (GET /api/games/<id>) on the table component in spectator
-// mode, stepping by card, by trick or by hand.
+// The history page: /history lists the stored games (GET /api/games, a page at a time), each
+// finished one with Replay and Review links, and /history#<id> replays a finished one
+// (GET /api/games/<id>) on the table component in spectator mode, stepping by card, by trick or by
+// hand; /history?review#<id> opens the replay with its review asked for (review.js).
 
 import { Announcer } from "./a11y.js";
 import { ApiError, getJson } from "./api.js";
@@ -92,6 +93,16 @@ function gameRow(g) {
     a.href = `/history#${encodeURIComponent(g.id)}`;
     a.dataset.action = "replay";
     act.append(a);
+    if (g.reviewable !== false) {
+      // the review straight from the list: the replay opens with the review of the viewer's seat asked for
+      const r = el("a", "btn small", t("history.review"));
+      r.href = `/history?review#${encodeURIComponent(g.id)}`;
+      r.dataset.action = "review";
+      r.title = t("review.button.title");
+      r.setAttribute("aria-label", t("history.review.label", { players: (g.players || []).map(playerName).join(", ") }));
+      act.classList.add("row-actions");
+      act.append(r);
+    }
   } else if (g.status === "running") {
     const a = el("a", "btn small", t("lobby.watch"));
     a.href = `/game#${encodeURIComponent(g.id)}`;
@@ -281,7 +292,11 @@ async function showReplay(box, id) {
   }
   document.title = t("replay.page_title", { variant: variantLabel(game.variant) });
   const replay = new Replay(box, game);
-  if (game.status === "finished" && game.reviewable !== false) new ReviewPanel(replay, game);
+  if (game.status === "finished" && game.reviewable !== false) {
+    const panel = new ReviewPanel(replay, game);
+    // the list's Review link (/history?review#<id>): ask for the review of the default seat at once
+    if (new URLSearchParams(location.search).has("review")) panel.start(Number(panel.seatSelect.value));
+  }
   return replay;
 }
 
