@@ -1,8 +1,8 @@
 """Every modal of the web app is a dialog the keyboard cannot leave (js/dialog.js): the Settings
-dialog (a native <dialog>) and the table's overlays (the score sheet here; the last trick and game
-over share the code). Tab and Shift+Tab go round inside it, the page behind is inert, Escape
-closes it and the focus goes back to the control that opened it. Desktop and phone; screenshots
-go to /tmp/shots/dialogs (never into the repository)."""
+dialog (a native <dialog>) and the table's overlays (the score sheet and the last trick here; game
+over shares their code and is driven by keyboard in test_web_a11y). Tab and Shift+Tab go round
+inside it, the page behind is inert, Escape closes it and the focus goes back to the control that
+opened it. Desktop and phone; screenshots go to /tmp/shots/dialogs (never into the repository)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from e2e.webkit import PHONE, Person, chromium, web_server
+from e2e.webkit import PHONE, Person, act_if_asked, chromium, web_server
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
 
@@ -94,5 +94,21 @@ async def test_a_modal_keeps_the_keyboard_inside_closes_on_escape_and_gives_the_
         await sheet.wait_for(state="detached")
         assert await page.evaluate("document.activeElement.textContent") == "Score sheet"
         assert await page.evaluate("document.querySelector('[inert]') === null")  # the page is back
+
+        # the last trick, once a trick is over: its four cards, the same keyboard rules
+        while not await page.evaluate("Boolean(window.moonshotState.lastTrick)"):
+            if not await act_if_asked(ida):
+                await page.wait_for_timeout(50)
+        opener = page.get_by_role("button", name="Last trick")
+        await opener.focus()
+        await page.keyboard.press("Enter")
+        last = page.locator(".dialog-last[role=dialog][aria-modal=true]")
+        await last.wait_for()
+        assert await last.locator(".last-trick .last-play").count() == 4
+        await tab_round(page, ".dialog-last", "Tab", 3)
+        await page.screenshot(path=str(SHOTS / f"{view}-last-trick.png"))
+        await page.keyboard.press("Escape")
+        await last.wait_for(state="detached")
+        assert await page.evaluate("document.activeElement.textContent") == "Last trick"
         assert ida.errors == []
         await ida.close()
