@@ -96,7 +96,7 @@ class Person:
 async def new_game(c: httpx.AsyncClient, variant: str, rules: str = "classic", seed: int | None = None) -> str:
     body: dict[str, Any] = {"rules": rules, "variant": variant}
     if seed is not None:
-        body["seed"] = seed
+        body.update(seed=seed, practice=True)  # only a practice game may name its seed
     r = await c.post("/lobby/new", json=body)
     assert r.status_code == 200, r.text
     gid: str = r.json()

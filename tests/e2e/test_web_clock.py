@@ -142,7 +142,7 @@ async def test_a_rated_game_has_a_clock_by_default_and_a_bad_clock_is_refused(tm
         assert status == 400 and "rated game has a clock" in text
         status, text = await create({"variant": "standard", "clock": 7})
         assert status == 400 and "clock" in text
-        status, _ = await create({"variant": "standard", "clock": 0, "seed": 5})  # practice: unrated
+        status, _ = await create({"variant": "standard", "clock": 0, "practice": True})  # practice: unrated
         assert status == 200
         assert [g for g in app.turbo.games.values() if g.practice][-1].clock is None
 

@@ -58,7 +58,7 @@ async def until(check: Any, timeout: float = 120) -> None:
 async def start_game(c: httpx.AsyncClient, variant: str = "standard", seed: int | None = None) -> str:
     body: dict[str, Any] = {"variant": variant}
     if seed is not None:
-        body["seed"] = seed  # a practice game: the creator and its own bots, unrated
+        body.update(seed=seed, practice=True)  # a practice game: the creator and its own bots, unrated
     r = await c.post("/lobby/new", json=body)
     assert r.status_code == 200, r.text
     gid: str = r.json()

@@ -62,10 +62,14 @@ async def stored_record(app: ServerApp, name_part: str) -> dict[str, Any]:
 # ------------------------------------------------------------------ the creator's seed
 async def test_a_creator_who_names_the_seed_plays_alone_with_its_bots_unrated(server: ServerApp) -> None:
     """The attack: create a game with a seed, compute every hand, wait for victims to join. A
-    named seed now makes a practice game: nobody else can join it (over HTTP or another
-    protocol), and it is not rated."""
+    seed may be named only for a game asked for as a practice game (``"practice": true``): nobody
+    else can join it (over HTTP or another protocol), and it is not rated."""
     async with http(server, "mallory") as mallory, http(server, "victim") as victim:
         r = await mallory.post("/lobby/new", json={"variant": "standard", "seed": 1234})
+        assert r.status_code == 400 and r.json()["code"] == "seed_needs_practice", r.text
+        r = await mallory.post("/lobby/new", json={"variant": "standard", "seed": 1234, "practice": "yes"})
+        assert r.status_code == 400 and r.json()["code"] == "bad_field", r.text
+        r = await mallory.post("/lobby/new", json={"variant": "standard", "seed": 1234, "practice": True})
         assert r.status_code == 200
         gid = r.json()
         r = await victim.post("/lobby/join", json={"id": gid})

@@ -108,7 +108,7 @@ async def test_huge_and_odd_numbers_are_a_400(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ the fuzzer
 GAME_FIELDS = ["id", "card", "cards", "claimer", "message"]
 ROUTES = {
-    "/lobby/new": ["rules", "variant", "seed"],
+    "/lobby/new": ["rules", "variant", "seed", "practice"],
     "/lobby/join": ["id", "rules"],
     "/lobby/add_bot": ["id", "rules", "algorithm"],
     "/lobby/leave": ["id"],
@@ -145,6 +145,7 @@ FIELD_VALUES: dict[str, list[Any]] = {
     "sets": [0, 1, 2, 1001, 10**30, -1, 1.0, "1", True],
     "deals_per_set": [0, 1, 53, -1, 2.5],
     "seed": [0, 1, 2**62, 2**62 + 1, -1, 10**30, 1e300, "1"],
+    "practice": [True, False, "true", 1, None, [True]],
     "variant": ["standard", "turbo", "kierki", "omnibus", "trend", "gym", "nosuch", "STANDARD", "\ud800", 5],
     "rules": ["classic", "blind", "chain", "bridge", "nosuch", 5, "\ud800"],
     "algorithm": ["random", "heuristic", "search", "nosuch", "heuristic --foo 1", "\ud800"],

@@ -84,7 +84,7 @@ async def test_no_review_of_a_running_game_by_anyone_over_any_endpoint(server: S
         http(server, "carol") as carol,
     ):
         rated = await bots_game(server, ann)
-        practice = await bots_game(server, carol, seed=9)  # its creator knows every hand: still no review
+        practice = await bots_game(server, carol, seed=9, practice=True)  # its creator knows every hand: still no review
         # a spectator watches (its stream is open while the attack runs)
         watching = asyncio.create_task(sse_events(eve, f"/game/subscribe/{rated}", lambda e: False, timeout=600))
         for gid in (rated, practice):
@@ -183,6 +183,23 @@ async def test_hints_are_refused_in_rated_tournament_and_mixed_games(server: Ser
         for who in (ann, bob):
             r = await who.post(f"/api/games/{two}/hint", json={})
             assert r.status_code == 403, r.text
+        # unrated, the creator and its own bots, but not asked for as a practice game: hints are
+        # for a game created with "practice": true, never inferred from who sits there
+        solo = await bots_game(server, ann, open_hands=True)
+        r = await ann.post(f"/api/games/{solo}/hint", json={})
+        assert r.status_code == 403 and r.json()["code"] == "hint_not_practice", r.text
+        assert (await ann.get(f"/api/games/{solo}/hint")).json() == {"hints": False}
+        sit = next(m.data for m in server.turbo.games[solo].stream.messages if m.data["type"] == "sit")  # type: ignore[union-attr]
+        assert sit["hints"] is False
+        await server.turbo.flush()
+        listed = {g["id"]: g for g in (await ann.get("/api/games")).json()}
+        assert listed[solo]["hints"] is False
+        # a practice game is only ever the creator's and its own bots': nobody joins it
+        practice = str((await ann.post("/lobby/new", json={"variant": "standard", "practice": True})).json())
+        r = await bob.post("/lobby/join", json={"id": practice})
+        assert r.status_code == 403 and r.json()["code"] == "practice_game", r.text
+        r = await bob.post("/lobby/add_bot", json={"id": practice, "algorithm": "random"})
+        assert r.status_code == 403, r.text
         # an unrated game with a program of another protocol in a chair (a Sessions client)
         r = await ann.post("/lobby/new", json={"variant": "standard", "open_hands": True})
         mixed = str(r.json())
@@ -217,7 +234,7 @@ async def test_a_hint_is_for_the_callers_own_seat_and_its_view_only(server: Serv
     pool = server.turbo.reviews
     assert pool is not None
     async with http(server, "ann") as ann, http(server, "bob") as bob:
-        gid = await bots_game(server, ann, seed=21)
+        gid = await bots_game(server, ann, seed=21, practice=True)
         g = server.turbo.games[gid]
         assert g.hosted is not None
         # another name asks for the seat to act, for a seat, or for nothing in particular

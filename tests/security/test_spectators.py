@@ -89,7 +89,7 @@ async def test_a_second_name_sees_no_hand_of_a_running_game(server: ServerApp) -
 @pytest.mark.asyncio
 async def test_after_the_game_the_whole_replay_is_open(server: ServerApp) -> None:
     async with http(server, "ann") as ann, http(server, "late") as late, http(server) as anon:
-        gid = await bots_game(server, ann, "standard", seed=11)  # a practice game: its creator's bots
+        gid = await bots_game(server, ann, "standard", seed=11, practice=True)  # a practice game: its creator's bots
         assert server.turbo is not None
         game = server.turbo.games[gid]
         hosted = game.hosted

@@ -119,7 +119,8 @@ class LobbyGame:
     stream: GameStream | None = None
     hosted: HostedGame | None = None
     finished: bool = False
-    # the creator named the seed: a practice game of the creator and its own bots, unrated
+    # a practice game (POST /lobby/new "practice": true): the creator and its own bots, unrated,
+    # hints allowed; only such a game may have a seed its creator named
     practice: bool = False
     # spectators see every hand while the game runs: unrated
     open_hands: bool = False
@@ -161,7 +162,7 @@ class LobbyOptions:
     # origins besides the server's own whose pages may send state-changing requests
     # (``--allowed-origin``: a deployment behind a proxy; see moonshot.http.origin)
     allowed_origins: tuple[str, ...] = ()
-    # POST /lobby/new may give "seed": a practice game (only the creator's bots join it), unrated
+    # POST /lobby/new may give "seed" with "practice": true (only the creator's bots join it, unrated)
     allow_seed: bool = True
     # anyone not seated sees every hand of a running game (Turbo's own trust model; --open-names
     # implies it); else spectators see only what is public until the game ends
@@ -255,7 +256,10 @@ class TurboLobby:
 
     def _admit_name(self) -> float:
         """A name nobody had, bound by the request being handled: its address's rate of new names."""
-        return self.guard.new_name(client_address.get()) if self.guard is not None else 0.0
+        if self.guard is None:
+            return 0.0
+        self._identity.tarpit = self.guard.limits.tarpit  # the guard is given after the lobby is made
+        return self.guard.new_name(client_address.get())
 
     async def _stored_name(self, key: str) -> Any:
         """The store's binding of a name (None: none, or no store)."""
@@ -518,9 +522,19 @@ class TurboLobby:
         open_hands = body.get("open_hands", False)
         if not isinstance(open_hands, bool):
             raise RequestError(400, "field 'open_hands' must be true or false", "bad_field", {"field": "open_hands"})
+        # a practice game is asked for by name: unrated, only the creator's own bots join it, and
+        # the table offers hints (moonshot.http.review.hint_refusal checks this field)
+        practice = body.get("practice", False)
+        if not isinstance(practice, bool):
+            raise RequestError(400, "field 'practice' must be true or false", "bad_field", {"field": "practice"})
         # a seed named by the creator would let the creator know every hand: only a practice game
-        # (the creator and its own bots, unrated) may have one
-        practice = seed is not None
+        # may have one
+        if seed is not None and not practice:
+            raise RequestError(
+                400,
+                'a seed may be named only for a practice game ("practice": true): its creator would know every hand',
+                "seed_needs_practice",
+            )
         if seed is None:
             seed = self.rng.getrandbits(62) if self.options.seed is not None else secrets.randbits(62)
         game_id = (
@@ -550,9 +564,7 @@ class TurboLobby:
         if any(same_name(m.name, name) for m in g.members):
             raise RequestError(409, f"{name} is already in this game", "already_in_game", {"name": name})
         if g.practice:
-            raise RequestError(
-                403, "a practice game (its creator chose the seed) takes only its creator's bots", "practice_game"
-            )
+            raise RequestError(403, "a practice game takes only its creator's bots", "practice_game")
         self._add(g, Member(name, rules=CHARGING_NAMES[rules]))
         return g.names()
 

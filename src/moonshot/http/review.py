@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from moonshot.bots.review import DEFAULT_WORLDS
@@ -39,7 +39,7 @@ from moonshot.http.limits import client_address
 from moonshot.http.names import same_name
 from moonshot.play.review_pool import ReviewFailed, ReviewJob, ReviewRefused, hint_task, review_task
 from moonshot.protocols.turbo.codec import RequestError
-from moonshot.store.reviews import budget_key, game_state, load_review, save_review
+from moonshot.store.reviews import budget_key, game_state, load_review_text, save_review
 from moonshot.store.schema import rules_named
 
 log = logging.getLogger("moonshot.review")
@@ -93,15 +93,23 @@ class HintRefusal(str):
 
 
 def practice_game(meta: dict[str, Any]) -> bool:
-    """Whether a game's stored meta says it is a practice game (hints may be allowed in it)."""
-    return bool(meta.get("unrated")) and not meta.get("mixed") and meta.get("tournament") is None
+    """Whether a game's stored meta says it is a practice game (hints may be allowed in it): made
+    as one (``"practice": true``), unrated, no program of another protocol, no tournament."""
+    return (
+        meta.get("practice") is True
+        and bool(meta.get("unrated"))
+        and not meta.get("mixed")
+        and meta.get("tournament") is None
+    )
 
 
 def hint_refusal(g: Any, name: str | None = None, bot_names: Any = None) -> HintRefusal | None:
-    """Why hints are not allowed in ``g`` (for ``name``, if given), or None. Allowed only in an
-    unrated game whose one person is its creator (``name``) and whose other chairs are all the
-    lobby's own bots: not a tournament's game, not rated, no other person, no program of another
-    protocol."""
+    """Why hints are not allowed in ``g`` (for ``name``, if given), or None. Allowed only in a
+    game created as a practice game (``POST /lobby/new`` ``"practice": true``) that is unrated and
+    whose one person is its creator (``name``) and whose other chairs are all the lobby's own bots:
+    not a tournament's game, not rated, no other person, no program of another protocol. Every
+    condition is checked here, the practice field too: a practice game that broke one (it cannot
+    be joined, but a check is cheaper than a proof) gets no hint."""
     hosted = g.hosted
     if hosted is not None and hosted.table.meta.get("tournament") is not None:
         return HintRefusal("hints are not allowed in a tournament's game", "hint_tournament")
@@ -117,6 +125,13 @@ def hint_refusal(g: Any, name: str | None = None, bot_names: Any = None) -> Hint
     if any(m.kind == "bot" and bot_names is not None and m.algorithm not in bot_names for m in g.members):
         return HintRefusal(
             "hints are only for practice games: a chair is held by a program, not one of your bots", "hint_program_seat"
+        )
+    if not same_name(people[0].name, g.created_by):
+        return HintRefusal("hints are only for practice games: another person sits at this table", "hint_other_person")
+    if not getattr(g, "practice", False):
+        return HintRefusal(
+            'hints are only for practice games: this game was not created as one ("practice": true)',
+            "hint_not_practice",
         )
     if name is not None and not same_name(people[0].name, name):
         return HintRefusal(f"{name} has no seat in this game", "no_seat", {"name": name})
@@ -147,9 +162,11 @@ def review_stored(
     simulations: int | None = None,
     think_ms: int | None = None,
     progress: Callable[[int, int], None] | None = None,
-) -> dict[str, Any]:
+) -> str:
     """In a review worker: read the finished game ``game_id`` from the store at ``db_url`` (its own
-    connection) and review ``seat``: the review's JSON (moonshot.play.review_pool.review_task)."""
+    connection) and review ``seat``: the review's JSON (moonshot.play.review_pool.review_task) as
+    text, encoded here so that the server's loop never encodes (nor parses) a review: it stores
+    the text and hands it on as it is."""
     from moonshot.protocols.kierki.gamefile import parse_game
     from moonshot.store import Store, register_game_file_parser
 
@@ -165,7 +182,7 @@ def review_stored(
     rec = asyncio.run(read())
     if rec is None or rec.status != "finished":
         raise ValueError(f"game {game_id!r} is not a finished game in the store")
-    return review_task(
+    review = review_task(
         rules_named(rec.variant),
         rec.seed,
         [action_to_dict(a) for a in rec.actions],
@@ -176,6 +193,13 @@ def review_stored(
         game_id=game_id,
         progress=progress,
     )
+    return json.dumps(review, separators=(",", ":"))
+
+
+def done_response(text: str) -> Response:
+    """200 ``{"status": "done", "review": ...}`` around a review's JSON text, not parsed again."""
+    body = '{"status":"done","review":' + text + "}"
+    return Response(body, media_type="application/json")
 
 
 def review_routes(lobby: Any) -> list[BaseRoute]:
@@ -259,10 +283,10 @@ def review_routes(lobby: Any) -> list[BaseRoute]:
                 raise RequestError(500, f"{failed}: ask again to retry", "review_failed", {"reason": failed})
             kept = results.get(key)
             if kept is not None:  # done, being written to the store
-                return {"status": "done", "review": kept.result}
-            stored = await load_review(lobby.store, game_id, seat, budget)
+                return done_response(kept.result)
+            stored = await load_review_text(lobby.store, game_id, seat, budget)
             if stored is not None:
-                return {"status": "done", "review": stored}
+                return done_response(stored)
             job = await start(caller, game_id, seat, simulations, budget)
         position = lobby.reviews.position(job)
         body = {"status": job.status, "progress": job.progress, "position": position}
@@ -356,6 +380,7 @@ __all__ = [
     "HINT_THINK_MS",
     "MAX_SIMULATIONS",
     "REVIEW_SIMULATIONS",
+    "done_response",
     "hint_answer",
     "hint_refusal",
     "practice_game",

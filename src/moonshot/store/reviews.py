@@ -27,20 +27,27 @@ def budget_key(simulations: int | None = None, think_ms: int | None = None, seed
     return key if seed == 0 else f"{key}/r{seed}"
 
 
-async def load_review(store: Store, game_id: str, seat: int, budget: str) -> dict[str, Any] | None:
-    """The stored review of ``game_id``'s ``seat`` under ``budget`` (None: not stored)."""
+async def load_review_text(store: Store, game_id: str, seat: int, budget: str) -> str | None:
+    """The stored review's JSON text, as kept (the server hands it on without parsing it)."""
     q = select(reviews.c.review).where(reviews.c.game_id == game_id, reviews.c.seat == seat, reviews.c.budget == budget)
     async with store.engine.connect() as conn:
         row = (await conn.execute(q)).first()
-    if row is None:
+    return None if row is None else str(row[0])
+
+
+async def load_review(store: Store, game_id: str, seat: int, budget: str) -> dict[str, Any] | None:
+    """The stored review of ``game_id``'s ``seat`` under ``budget`` (None: not stored)."""
+    text = await load_review_text(store, game_id, seat, budget)
+    if text is None:
         return None
-    value = json.loads(row[0])
+    value = json.loads(text)
     return value if isinstance(value, dict) else None
 
 
-async def save_review(store: Store, game_id: str, seat: int, budget: str, review: dict[str, Any]) -> bool:
-    """Keep ``review``; False when one was already kept under that key (it stays)."""
-    text = json.dumps(review, separators=(",", ":"))
+async def save_review(store: Store, game_id: str, seat: int, budget: str, review: dict[str, Any] | str) -> bool:
+    """Keep ``review`` (its JSON, or the JSON's text as a worker wrote it); False when one was
+    already kept under that key (it stays)."""
+    text = review if isinstance(review, str) else json.dumps(review, separators=(",", ":"))
     try:
         async with store.engine.begin() as conn:
             await conn.execute(
@@ -79,4 +86,12 @@ async def delete_reviews(store: Store, game_id: str) -> int:
     return int(result.rowcount or 0)
 
 
-__all__ = ["budget_key", "delete_reviews", "game_state", "load_review", "save_review", "stored_reviews"]
+__all__ = [
+    "budget_key",
+    "delete_reviews",
+    "game_state",
+    "load_review",
+    "load_review_text",
+    "save_review",
+    "stored_reviews",
+]

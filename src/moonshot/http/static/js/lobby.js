@@ -287,7 +287,7 @@ class Lobby {
     const variant = this.variantSelect.value || "turbo";
     const body = { rules: this.rulesProposal(), clock: Number(this.clockSelect.value) };
     if (variant !== "turbo") body.variant = variant;
-    if (this.practiceBox.checked) body.seed = crypto.getRandomValues(new Uint32Array(1))[0];
+    if (this.practiceBox.checked) body.practice = true; // unrated, only your bots, hints (the server deals)
     const id = await this.act(() => post("/lobby/new", body));
     if (typeof id === "string") {
       remember(id, { variant, rules: variant === "turbo" ? body.rules : null, clock: body.clock });
