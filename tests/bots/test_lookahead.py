@@ -71,6 +71,12 @@ def test_the_next_trick_is_played_by_each_seats_own_best_card_by_the_network() -
         next_tricks([d], 1, Wants(cost), greedy_policy, random.Random(1), 1.0, 4, _matters(start))
         assert not d.trick and d.trick_no == start.trick_no + 1
         assert d.turn == winner and d.played >> parse_card_set([led]).bit_length() - 1 & 1
+    # only seat 0 by the network (lookahead_by=self), the others greedy: it leads its spade to
+    # take the trick, and the others duck under it, as the greedy player does
+    for cost, winner in ((100.0, 3), (-100.0, 0)):
+        d = start.copy()
+        next_tricks([d], 1, Wants(cost), greedy_policy, random.Random(1), 1.0, 4, _matters(start), me=0)
+        assert not d.trick and d.trick_no == start.trick_no + 1 and d.turn == winner
     two = start.copy()
     next_tricks([two], 2, Wants(1.0), greedy_policy, random.Random(1), 1.0, 4, _matters(start))
     assert two.trick_no == start.trick_no + 2
@@ -84,6 +90,8 @@ def test_option_is_checked_legal_and_deterministic() -> None:
     for bad in (-1, 1.5, "1", True):
         with pytest.raises(ValueError, match="lookahead"):
             SearchBot(simulations=10, lookahead=bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="lookahead_by"):
+        SearchBot(simulations=10, lookahead=1, lookahead_by="others")
     bots = [RandomBot(), RandomBot(), RandomBot()]
     games = [
         [list(_play_deal("standard", seed, [SearchBot(simulations=24, lookahead=n), *bots]).actions) for seed in (2, 3)]
@@ -91,10 +99,16 @@ def test_option_is_checked_legal_and_deterministic() -> None:
     ]
     assert games[1] == games[2]  # deterministic under simulations
     assert games[0] != games[1]  # and not the search without it
+    own = [
+        list(_play_deal("standard", 2, [SearchBot(simulations=24, lookahead=1, lookahead_by="self"), *bots]).actions)
+        for _ in range(2)
+    ]
+    assert own[0] == own[1]
 
 
 @pytest.mark.parametrize("variant", ["standard", "gym", "trend", "turbo", "kierki", "omnibus"])
 def test_legal_in_every_variant(variant: str) -> None:
-    search = SearchBot(simulations=16, lookahead=2)
-    game = _play_deal(variant, 1, [search, RandomBot(), search, RandomBot()])
-    assert game.over
+    for by in ("all", "self"):
+        search = SearchBot(simulations=16, lookahead=2, lookahead_by=by)
+        game = _play_deal(variant, 1, [search, RandomBot(), search, RandomBot()])
+        assert game.over

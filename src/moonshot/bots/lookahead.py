@@ -8,7 +8,10 @@ the seat to lead leads the card with its own lowest relative cost by the value n
 its distinct cards tried, the trick finished by the rollout policy), and every other seat in turn
 plays its own best card the same way (:func:`~moonshot.bots.search._reply_to_trick_end`). Every
 seat choosing for itself in the known world is a deeper perfect-information search with the
-network at its leaves; it costs a world many network positions, so it buys fewer worlds.
+network at its leaves; it costs a world many network positions, so it buys fewer worlds. In a
+sampled world that search lets the other seats answer as if they saw every hand;
+``lookahead_by=self`` has only the bot's own seat choose by the network, the others playing the
+rollout policy's card as in any playout.
 
 One network call values every option of one seat's choice in all of a world's root cards at once.
 The rollout policy here draws no random numbers (greedy), so a seed gives the same game.
@@ -34,13 +37,19 @@ def next_tricks(
     weight: float,
     value_cards: int,
     matters: CardSet,
+    me: int = -1,
 ) -> None:
     """Play ``tricks`` more tricks in each of ``deals`` (each between tricks), every seat choosing
-    its card by the value network; a deal whose seat to lead holds fewer than ``value_cards``
-    cards (where the network does not value positions) is left as it is."""
+    its card by the value network (``me`` a seat: that seat only, the others by ``policy``); a deal
+    whose seat to lead holds fewer than ``value_cards`` cards (where the network does not value
+    positions) is left as it is."""
     from .search import _distinct, _reply_to_trick_end, _to_trick_end, _valued, relative
     from .value import leaf_costs
 
+    if me >= 0:
+        for d in deals:
+            _own_tricks(d, tricks, net, policy, rng, weight, value_cards, matters, me)
+        return
     for _ in range(tricks):
         leading: list[tuple[Deal, int, list[int], list[Deal]]] = []
         moved: list[Deal] = []
@@ -72,6 +81,53 @@ def next_tricks(
                     best, best_v = c, v
             d.play(best)
         _reply_to_trick_end(moved, net, policy, rng, weight, value_cards, matters)
+
+
+def _own_tricks(
+    d: Deal,
+    tricks: int,
+    net: Any,
+    policy: Policy,
+    rng: random.Random,
+    weight: float,
+    value_cards: int,
+    matters: CardSet,
+    me: int,
+) -> None:
+    """:func:`next_tricks` where only ``me`` chooses by the network: the other seats play
+    ``policy``'s card, which reads no hidden hand's content beyond what a playout does."""
+    from .search import _distinct, _to_trick_end, _valued, relative
+    from .value import leaf_costs
+
+    for _ in range(tricks):
+        if d.done or d.trick or not _valued(d, value_cards + 1):
+            return
+        while True:
+            if d.turn != me:
+                legal = d.legal()
+                d.play(policy(d, d.turn, legal, rng) if legal & (legal - 1) else legal.bit_length() - 1)
+            else:
+                legal = d.legal()
+                cards = _distinct(d, legal, matters) if legal & (legal - 1) else [legal.bit_length() - 1]
+                if len(cards) == 1:
+                    d.play(cards[0])
+                else:
+                    after = []
+                    for c in cards:
+                        g = d.copy()
+                        g.play(c)
+                        _to_trick_end(g, policy, rng)
+                        after.append(g)
+                    netted = [g for g in after if _valued(g, value_cards)]
+                    costs = dict(zip(map(id, netted), leaf_costs(net, netted) if netted else ()))
+                    best, best_v = cards[0], math.inf
+                    for c, g in zip(cards, after):
+                        v = relative(costs[id(g)] if id(g) in costs else finish_costs(g, policy, rng), me, weight)
+                        if v < best_v:
+                            best, best_v = c, v
+                    d.play(best)
+            if not d.trick or d.done:
+                break
 
 
 __all__ = ["next_tricks"]

@@ -466,6 +466,7 @@ class SearchBot:
         value_guard: int = 0,
         reply: bool = False,
         lookahead: int = 0,
+        lookahead_by: str = "all",
     ) -> None:
         from .moon import MOON_MODELS, SEARCH_POLICIES
 
@@ -532,6 +533,9 @@ class SearchBot:
         if type(lookahead) is not int or lookahead < 0:
             raise ValueError(f"lookahead must be 0 (off) or a number of tricks, not {lookahead!r}")
         self.lookahead = lookahead  # (moonshot.bots.lookahead)
+        if lookahead_by not in ("all", "self"):
+            raise ValueError(f"lookahead_by must be all or self, not {lookahead_by!r}")
+        self.lookahead_by = lookahead_by
         self.belief = belief
         if belief is not None and belief != "default":
             from .belief import belief_file
@@ -772,7 +776,8 @@ class SearchBot:
                 if deep:
                     from .lookahead import next_tricks
 
-                    next_tricks(list(kids.values()), deep, net, policy, rng, w, self.value_cards, matters)
+                    by = me if self.lookahead_by == "self" else -1
+                    next_tricks(list(kids.values()), deep, net, policy, rng, w, self.value_cards, matters, by)
             for i in alive:
                 if replies or deep:
                     child = kids[i]
