@@ -84,76 +84,37 @@ class Level:
         }
 
 
-def _opts(**options: Any) -> Mapping[str, Any]:
-    return MappingProxyType(options)
-
-
 def _h2h(upper: str, lower: str, seed: int) -> str:
     return f"moonshot arena --head-to-head {upper} {lower} -n 1000 --no-passing -s {seed} -j 2"
 
 
+# a level's row: number, name, bot, options, mu, sigma, CPU ms a decision, and its arena run
+# against the level below as (difference, low, high, seed) over 1000 deals (None for level 1)
+_Row = tuple[int, str, str, dict[str, Any], float, float, float, tuple[float, float, float, int] | None]
+
 # measured on the 2-core AMD EPYC development machine, 2026-12-07 (docs/bots.md): the arena rows
-# by the commands below, CPU a decision by benchmarks/levels.py, the ratings by
+# by the commands _h2h writes, CPU a decision by benchmarks/levels.py, the ratings by
 # `moonshot ratings --arena` over the five arena runs' games
-LEVELS: tuple[Level, ...] = (
-    Level(
-        1,
-        "Beginner",
-        "random",
-        mu=18.74,
-        sigma=1.65,
-        cpu_ms=0.0012,
-        arena=None,
-    ),
-    Level(
-        2,
-        "Novice",
-        "heuristic",
-        _opts(epsilon=0.5),
-        mu=22.69,
-        sigma=1.64,
-        cpu_ms=0.0021,
-        arena=Arena(1000, -3.507, -3.796, -3.218, _h2h("level:2", "level:1", 41000)),
-    ),
-    Level(
-        3,
-        "Casual",
-        "heuristic",
-        _opts(epsilon=0.2),
-        mu=25.86,
-        sigma=1.65,
-        cpu_ms=0.0027,
-        arena=Arena(1000, -1.940, -2.245, -1.635, _h2h("level:3", "level:2", 42000)),
-    ),
-    Level(
-        4,
-        "Intermediate",
-        "heuristic",
-        mu=27.44,
-        sigma=1.65,
-        cpu_ms=0.0031,
-        arena=Arena(1000, -1.245, -1.517, -0.973, _h2h("level:4", "level:3", 43000)),
-    ),
-    Level(
-        5,
-        "Advanced",
-        "learned",
-        mu=27.22,
-        sigma=1.66,
-        cpu_ms=0.0447,
-        arena=Arena(1000, -1.080, -1.415, -0.745, _h2h("level:5", "level:4", 44000)),
-    ),
-    Level(
-        6,
-        "Master",
-        "search",
-        _opts(simulations=5000),
-        mu=28.72,
-        sigma=1.66,
-        cpu_ms=41.1011,
-        arena=Arena(1000, -0.897, -1.176, -0.618, _h2h("level:6", "level:5", 46000)),
-    ),
+_ROWS: tuple[_Row, ...] = (
+    (1, "Beginner", "random", {}, 18.74, 1.65, 0.0012, None),
+    (2, "Novice", "heuristic", {"epsilon": 0.5}, 22.69, 1.64, 0.0021, (-3.507, -3.796, -3.218, 41000)),
+    (3, "Casual", "heuristic", {"epsilon": 0.2}, 25.86, 1.65, 0.0027, (-1.940, -2.245, -1.635, 42000)),
+    (4, "Intermediate", "heuristic", {}, 27.44, 1.65, 0.0031, (-1.245, -1.517, -0.973, 43000)),
+    (5, "Advanced", "learned", {}, 27.22, 1.66, 0.0447, (-1.080, -1.415, -0.745, 44000)),
+    (6, "Master", "search", {"simulations": 5000}, 28.72, 1.66, 41.1011, (-0.897, -1.176, -0.618, 46000)),
 )
+
+
+def _level(row: _Row) -> Level:
+    number, name, bot, options, mu, sigma, cpu_ms, run = row
+    arena = None
+    if run is not None:
+        difference, low, high, seed = run
+        arena = Arena(1000, difference, low, high, _h2h(f"{LEVEL_PREFIX}{number}", f"{LEVEL_PREFIX}{number - 1}", seed))
+    return Level(number, name, bot, MappingProxyType(options), mu=mu, sigma=sigma, cpu_ms=cpu_ms, arena=arena)
+
+
+LEVELS: tuple[Level, ...] = tuple(_level(row) for row in _ROWS)
 
 _BY_NUMBER = {lv.number: lv for lv in LEVELS}
 
