@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import random
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 
 import pytest
 
@@ -58,9 +59,12 @@ class Person(Seat):
 
 
 class Watcher:
-    def __init__(self) -> None:
+    """Told the clocks; ``on_away`` (if any) is called each time they show seat 0 handed to the bot."""
+
+    def __init__(self, on_away: Callable[[], None] | None = None) -> None:
         self.countdowns: list[tuple[float, Countdown]] = []
         self.changed = asyncio.Event()
+        self.on_away = on_away
 
     def on_events(self, table: Table, events: Sequence[TableEvent]) -> None:
         pass
@@ -68,6 +72,21 @@ class Watcher:
     def on_clock(self, table: Table, countdown: Countdown) -> None:
         self.countdowns.append((asyncio.get_running_loop().time(), countdown))
         self.changed.set()
+        if self.on_away is not None and countdown.away == (0,):
+            self.on_away()
+
+
+@asynccontextmanager
+async def running(table: Table, watcher: Watcher | None = None) -> AsyncIterator[Table]:
+    """The table started (watched by ``watcher``, if any), then stopped and finished on the way out."""
+    if watcher is not None:
+        table.watch(watcher)
+    table.start()
+    try:
+        yield table
+    finally:
+        table.stop()
+        await table.done
 
 
 async def until(cond, what: str, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
@@ -129,9 +148,7 @@ async def test_the_bot_plays_for_a_person_whose_clock_runs_out() -> None:
     person = Person()
     table = clocked_table(person, handover=None)
     watcher = Watcher()
-    table.watch(watcher)  # type: ignore[arg-type]
-    table.start()
-    try:
+    async with running(table, watcher):
         await until(lambda: len(forced_of(person)) >= 1, "a forced action for the person")
         loop_now = asyncio.get_running_loop().time()
         asked_at, request = person.requests[0]
@@ -144,25 +161,18 @@ async def test_the_bot_plays_for_a_person_whose_clock_runs_out() -> None:
         assert told and told[0].seconds == CLOCK
         assert table.stats()[0].timeouts >= 1 and table.stats()[0].forced >= 1
         assert not table.snapshot().chairs[0].away  # no hand-over without the rule
-    finally:
-        table.stop()
-        await table.done
 
 
 @pytest.mark.asyncio
 async def test_the_others_never_wait_longer_than_the_clock() -> None:
     person = Person()
     table = clocked_table(person, handover=None)
-    table.start()
-    try:
+    async with running(table):
         await until(lambda: len(forced_of(person)) >= 3, "three forced actions for the person", 60)
         # each of the person's decisions was settled within the clock (plus slack) of being asked
         times = [t for t, _ in person.requests]
         gaps = [b - a for a, b in itertools.pairwise(times)]
         assert gaps and max(gaps) <= CLOCK + SLACK + 2, gaps
-    finally:
-        table.stop()
-        await table.done
 
 
 @pytest.mark.asyncio
@@ -170,9 +180,7 @@ async def test_repeated_timeouts_hand_the_seat_to_the_bot_until_the_person_acts(
     person = Person()
     table = clocked_table(person, handover=2, rules=RULES.replace(score_limit=1000))  # a long game
     watcher = Watcher()
-    table.watch(watcher)  # type: ignore[arg-type]
-    table.start()
-    try:
+    async with running(table, watcher):
         await until(lambda: table.snapshot().chairs[0].away, "the hand-over after two timeouts")
         assert table.stats()[0].timeouts == 2
         asked = len(person.requests)
@@ -182,65 +190,48 @@ async def test_repeated_timeouts_hand_the_seat_to_the_bot_until_the_person_acts(
         assert len(person.requests) == asked
         assert any(c.away == (0,) for _, c in watcher.countdowns)
         assert table.stats()[0].timeouts == 2  # the bot's moves are no timeouts
-    finally:
-        table.stop()
-        await table.done
 
 
 @pytest.mark.asyncio
 async def test_the_persons_next_action_takes_the_seat_back() -> None:
     person = Person()
     table = clocked_table(person, handover=1, rules=RULES.replace(score_limit=1000))  # a long game
-    watcher = Watcher()
 
-    def on_clock(t: Table, countdown: Countdown) -> None:
-        Watcher.on_clock(watcher, t, countdown)
-        if countdown.away == (0,) and not person.answer:
+    def act_again() -> None:
+        if not person.answer:
             # the person acts again (a stale answer to their last request): the seat is theirs
             person.answer = True
             last = person.requests[-1][1]
             table.submit(0, last.legal[0], last.request_id)
 
-    watcher.on_clock = on_clock  # type: ignore[method-assign]
-    table.watch(watcher)  # type: ignore[arg-type]
-    table.start()
-    try:
+    watcher = Watcher(on_away=act_again)
+    async with running(table, watcher):
         await until(lambda: person.answer, "the hand-over after one timeout")
         asked = len(person.requests)
         await until(lambda: not table.snapshot().chairs[0].away, "the seat taken back")
         await until(lambda: len(person.requests) > asked, "the person asked again")
         assert not table.game.over
         assert table.stats()[0].timeouts == 1
-    finally:
-        table.stop()
-        await table.done
 
 
 @pytest.mark.asyncio
 async def test_im_back_takes_the_seat_back() -> None:
     person = Person(answer=False)
     table = clocked_table(person, handover=1, rules=RULES.replace(score_limit=1000))
-    watcher = Watcher()
     said: list[int] = []
 
-    def on_clock(t: Table, countdown: Countdown) -> None:
-        Watcher.on_clock(watcher, t, countdown)
-        if countdown.away == (0,) and not said:
+    def take_it_back() -> None:
+        if not said:
             said.append(len(person.requests))
             person.answer = True
             table.back(0)  # "Take my seat back"
 
-    watcher.on_clock = on_clock  # type: ignore[method-assign]
-    table.watch(watcher)  # type: ignore[arg-type]
-    table.start()
-    try:
+    watcher = Watcher(on_away=take_it_back)
+    async with running(table, watcher):
         await until(lambda: bool(said), "the hand-over after one timeout")
         await until(lambda: not table.snapshot().chairs[0].away, "back")
         await until(lambda: len(person.requests) > said[0], "the person asked again")
         assert not table.game.over
-    finally:
-        table.stop()
-        await table.done
 
 
 @pytest.mark.asyncio
@@ -255,15 +246,11 @@ async def test_a_program_keeps_its_protocols_deadline_and_answer() -> None:
     seats: list[Seat | None] = [program] + [BotSeat(RandomBot(), random.Random(i)) for i in range(1, 4)]
     policy = TablePolicy(decision_timeout=0.3, on_timeout=OnBadAnswer.RANDOM, clock=30.0)
     table = Table(RULES, seats, seed=7, policy=policy)
-    table.start()
-    try:
+    async with running(table):
         await until(lambda: len(forced_of(program)) >= 1, "the program's forced action")
         asked_at, request = program.requests[0]
         assert request.deadline is not None and abs(request.deadline - asked_at - 0.3) < 0.05
         assert not table.snapshot().chairs[0].away
-    finally:
-        table.stop()
-        await table.done
 
 
 @pytest.mark.asyncio
@@ -271,9 +258,7 @@ async def test_a_storage_pause_stops_the_clock_and_resuming_gives_the_full_time_
     person = Person()
     table = clocked_table(person, handover=None)
     watcher = Watcher()
-    table.watch(watcher)  # type: ignore[arg-type]
-    table.start()
-    try:
+    async with running(table, watcher):
         await until(lambda: any(c.running for _, c in watcher.countdowns), "the person's clock")
         table.storage_paused("test")
         await until(lambda: not watcher.countdowns[-1][1].running, "the clock stopped")
@@ -286,9 +271,6 @@ async def test_a_storage_pause_stops_the_clock_and_resuming_gives_the_full_time_
         assert due - told_at == pytest.approx(CLOCK, abs=0.05)  # the full time, from the resume
         assert due > paused_at + CLOCK * 0.9
         assert table.stats()[0].timeouts == timeouts  # nobody timed out for the store's pause
-    finally:
-        table.stop()
-        await table.done
 
 
 class ClockedPerson(Person):
@@ -309,8 +291,7 @@ async def test_a_newcomer_is_told_the_clocks_as_they_stand() -> None:
     no change of the clocks); a person who sits down again is told their own running clock."""
     person = Person()
     table = clocked_table(person, handover=2, rules=RULES.replace(score_limit=1000))  # a long game
-    table.start()
-    try:
+    async with running(table):
         await until(lambda: table.snapshot().chairs[0].away, "the hand-over after two timeouts")
         late = Watcher()
         table.watch(late)
@@ -324,6 +305,3 @@ async def test_a_newcomer_is_told_the_clocks_as_they_stand() -> None:
         assert back.countdowns[0].away == () and back.countdowns[0].seconds == CLOCK
         assert not table.snapshot().chairs[0].away
         await until(lambda: any(not c.away for _, c in late.countdowns), "the watcher told of the return")
-    finally:
-        table.stop()
-        await table.done
