@@ -7,80 +7,23 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import queue
-import re
-import signal
-import subprocess
-import sys
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 
+from e2e.servekit import Served, serve_process
 from moonshot.protocols.sessions.client import Client, ProtocolError, RandomPlayer, View
 from moonshot.store import Store
 
 pytestmark = pytest.mark.timeout(600)
 
 
-class Served:
-    def __init__(self, proc: subprocess.Popen[str], lines: queue.Queue[str]) -> None:
-        self.proc = proc
-        self.lines = lines
-        self.sessions = self.http = self.operator = self.token = ""
-
-    def read_until(self, pattern: str, timeout: float = 120.0) -> re.Match[str]:
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self.lines.get(timeout=left)
-            except queue.Empty:
-                break
-            if m := re.search(pattern, line):
-                return m
-        raise AssertionError(f"the server never said {pattern!r}")
-
-    def admin(self, *args: str, token: bool = True, wrong: str | None = None) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "moonshot.cli.main", "admin", "--operator", self.operator]
-        if token:
-            cmd += ["--token-file", self.token]
-        env = {k: v for k, v in os.environ.items() if k != "MOONSHOT_OPERATOR_TOKEN"}
-        if wrong is not None:
-            env["MOONSHOT_OPERATOR_TOKEN"] = wrong
-        return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120, env=env, cwd="/")
-
-
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
-    cmd = [sys.executable, "-m", "moonshot.cli.main", "serve", "--sessions-port", "0", "--http-port", "0"]
-    cmd += ["--operator-address", "127.0.0.1:0", "--db", f"sqlite:///{tmp_path / 'games.db'}"]
-    cmd += ["--fill-wait", "60", "--bot", "random", "--log-level", "warning"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    lines: queue.Queue[str] = queue.Queue()
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.put(line)
-
-    threading.Thread(target=pump, daemon=True).start()
-    s = Served(proc, lines)
-    try:
-        s.sessions = s.read_until(r"tcp://([\d.]+:\d+)").group(1)
-        s.http = s.read_until(r"open http://([\d.]+:\d+)/lobby").group(1)
-        s.operator = s.read_until(r"operator surface on http://([\d.]+:\d+)/metrics").group(1)
-        s.token = s.read_until(r"operator token \(for moonshot admin\) in (\S+)").group(1)
+    with serve_process(tmp_path, fill_wait=60, log_level="warning") as s:
         yield s
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
 
 
 class Slow(RandomPlayer):

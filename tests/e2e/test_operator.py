@@ -6,14 +6,11 @@ target up and a moonshot series."""
 from __future__ import annotations
 
 import json
-import queue
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.parse
 import urllib.request
@@ -22,54 +19,16 @@ from pathlib import Path
 
 import pytest
 
+from e2e.servekit import Served, serve_process
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRAPE_CONFIG = ROOT / "deploy" / "prometheus" / "prometheus.yml"
 
 
-class Served:
-    def __init__(self, proc: subprocess.Popen[str], lines: queue.Queue[str]) -> None:
-        self.proc = proc
-        self.lines = lines
-        self.sessions = self.http = self.operator = ""
-
-    def read_until(self, pattern: str, timeout: float = 60.0) -> re.Match[str]:
-        deadline = time.monotonic() + timeout
-        while (left := deadline - time.monotonic()) > 0:
-            try:
-                line = self.lines.get(timeout=left)
-            except queue.Empty:
-                break
-            if m := re.search(pattern, line):
-                return m
-        raise AssertionError(f"the server never said {pattern!r}")
-
-
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
-    cmd = [sys.executable, "-m", "moonshot.cli.main", "serve", "--sessions-port", "0", "--http-port", "0"]
-    cmd += ["--operator-address", "127.0.0.1:0", "--db", f"sqlite:///{tmp_path / 'games.db'}"]
-    cmd += ["--fill-wait", "0.1", "--bot", "random", "--log-level", "error"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
-    lines: queue.Queue[str] = queue.Queue()
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.put(line)
-
-    threading.Thread(target=pump, daemon=True).start()
-    s = Served(proc, lines)
-    try:
-        s.sessions = s.read_until(r"tcp://([\d.]+:\d+)").group(1)
-        s.http = s.read_until(r"open http://([\d.]+:\d+)/lobby").group(1)
-        s.operator = s.read_until(r"operator surface on http://([\d.]+:\d+)/metrics").group(1)
+    with serve_process(tmp_path, fill_wait=0.1, log_level="error") as s:
         yield s
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def get(url: str) -> tuple[int, str]:
