@@ -45,6 +45,8 @@ SERVE_FLAGS = ("--open-names", "--log-level", "error")
 # every client of this benchmark is at 127.0.0.1: the per-address shares are lifted (docs/server.md)
 SERVE_FLAGS += ("--limit", "streams_per_address=1000000", "--limit", "lobby_per_address_per_s=1000000")
 SERVE_FLAGS += ("--limit", "lobby_address_burst=1000000", "--limit", "open_games_per_address=1000000")
+SERVE_FLAGS += ("--limit", "streams_opened_per_s=1000000", "--limit", "streams_opened_burst=1000000")
+SERVE_FLAGS += ("--limit", "names_per_s=1000000", "--limit", "names_burst=1000000")
 DECISIONS_PER_GAME = 230  # 4 hands x (52 plays + passes + charges), players who never charge
 
 

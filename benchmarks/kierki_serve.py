@@ -145,6 +145,7 @@ def main() -> None:
                     *("--no-sessions", "--no-http", "--kierki-port", "0"),
                     *("--kierki-game", str(game), "--db", f"sqlite:///{db}", "--log-level", "warning"),
                     *("--limit", "connections_per_address=1000000"),  # every client is at 127.0.0.1
+                    *("--limit", "tables_per_s=1000000", "--limit", "tables_burst=1000000"),
                 ],
                 stdout=f,
                 stderr=subprocess.DEVNULL,

@@ -81,6 +81,7 @@ WARMUP = 10.0  # seconds: the start (every table dealing and passing at once) is
 # every client of this benchmark is at 127.0.0.1: the per-address shares are lifted (docs/server.md)
 UNCAPPED = ("--limit", "connections_per_address=1000000", "--limit", "sessions_per_address=1000000")
 UNCAPPED += ("--limit", "waiting_per_address=1000000")
+UNCAPPED += ("--limit", "tables_per_s=1000000", "--limit", "tables_burst=1000000")  # tables started
 DECISIONS_PER_GAME = 700  # random players: ~13 deals x (52 plays + 3-4 passes) until a total passes 100
 
 

@@ -322,6 +322,7 @@ def serve(tables: int, think: float, duration: float, procs: int, asgi: bool = F
     cmd = [sys.executable, "-m", "moonshot.cli.main", "serve", "--no-sessions", "--no-http", "--no-db"]
     cmd += ["--trend-port", "0", "--fill-wait", "-1", "--move-timeout", "30", "--bot", "random", "--log-level", "error"]
     cmd += ["--limit", "connections_per_address=1000000"]  # every client is at 127.0.0.1
+    cmd += ["--limit", "tables_per_s=1000000", "--limit", "tables_burst=1000000"]
     env = dict(os.environ, MOONSHOT_TREND_ASGI="1" if asgi else "0")
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None

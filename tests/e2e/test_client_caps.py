@@ -331,6 +331,36 @@ async def test_streams_and_new_names_from_one_address_are_paced_and_another_addr
         await app.stop()
 
 
+async def test_a_stream_opened_past_the_rate_waits_its_turn_instead_of_a_refusal(tmp_path: Path) -> None:
+    """A browser reopening its tabs: past the burst its streams are set up at the rate, late but
+    open; only one whose turn is further than ``streams_opened_wait`` gets the 429."""
+    limits = LIMITS.replace(
+        streams_per_address=64, streams_per_name=16, streams_opened_per_s=5.0, streams_opened_burst=1,
+        streams_opened_wait=0.5, tarpit=0.0,
+    )  # fmt: skip
+    app = await start(tmp_path, limits)
+    opened: list[Any] = []
+
+    async def stream(c: httpx.AsyncClient) -> int:
+        cm = c.stream("GET", "/lobby/subscribe")
+        status = (await cm.__aenter__()).status_code
+        opened.append(cm)
+        return status
+
+    try:
+        async with http(app, "tabs") as c:
+            began = time.monotonic()
+            assert [await stream(c) for _ in range(3)] == [200, 200, 200]  # one by one: each its turn
+            assert time.monotonic() - began >= 0.35  # the second and third waited 1/5 s each
+            statuses = await asyncio.gather(*(stream(c) for _ in range(5)))  # five at once
+            assert statuses.count(200) in (2, 3) and statuses.count(429) == 5 - statuses.count(200)
+            assert app.guard.streams_opened.refused == statuses.count(429)
+    finally:
+        for cm in reversed(opened):
+            await cm.__aexit__(None, None, None)
+        await app.stop()
+
+
 async def test_tables_one_address_asks_for_start_a_burst_then_at_the_rate(tmp_path: Path) -> None:
     limits = LIMITS.replace(waiting_per_address=50, connections_per_address=8, tables_per_s=0.01, tables_burst=2)
     app = await start(tmp_path, limits, fill_wait=0.05)

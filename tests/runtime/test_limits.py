@@ -140,6 +140,36 @@ def test_take_all_takes_from_every_key_or_from_none(steps: list[tuple[list[str],
             assert n <= 2 + (clock.now - start) * 1.0 + 1e-9, k
 
 
+def test_reserve_gives_a_later_turn_up_to_a_bound_and_the_next_waits_longer() -> None:
+    clock = Clock()
+    r = Rates(2.0, 1.0, clock, "streams")
+    assert r.reserve("a", 1.0) == 0.0  # the burst
+    assert r.reserve("a", 1.0) == pytest.approx(0.5)  # taken now, its turn half a second on
+    assert r.reserve("a", 1.0) == pytest.approx(1.0)  # the next one after it
+    assert r.reserve("a", 1.0) is None and r.refused == 1  # 1.5 s away: refused, nothing taken
+    assert r.reserve("b", 1.0) == 0.0  # another key is not behind it
+    clock.now += 1.0
+    assert r.reserve("a", 1.0) == pytest.approx(0.5)
+
+
+@given(st.lists(st.floats(0.0, 1.0), max_size=50))
+def test_reserved_turns_never_come_faster_than_the_rate(gaps: list[float]) -> None:
+    """Whenever they are asked, the turns given (now + wait) come in order, and any span of time
+    holds at most the burst plus the rate times its length: many reservations at once are spread."""
+    clock = Clock()
+    r = Rates(4.0, 2.0, clock, "streams")
+    turns: list[float] = []
+    for gap in gaps:
+        clock.now += gap
+        wait = r.reserve("a", 5.0)
+        if wait is not None:
+            turns.append(clock.now + wait)
+    assert turns == sorted(turns)
+    for i in range(len(turns)):
+        for j in range(i, len(turns)):
+            assert j - i + 1 <= 2.0 + (turns[j] - turns[i]) * 4.0 + 1e-6
+
+
 def test_guard_paces_tables_and_new_names_per_address() -> None:
     clock = Clock()
     g = ClientGuard(ClientLimits(tables_per_s=1.0, tables_burst=2, names_per_s=0.5, names_burst=1), clock)

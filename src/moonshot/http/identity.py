@@ -4,6 +4,7 @@ session cookie (``--open-names``: the seed's trust-everyone behaviour), and the 
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
 import secrets
@@ -54,6 +55,10 @@ class NameTaken(RequestError):
         self.held = held  # in use here: no other process's word moves it
 
 
+class NewNameRefused(RequestError):
+    """A name nobody had, refused at its address's rate of new names (429)."""
+
+
 class Identity:
     """Who a request comes from: the ``name`` cookie, as in the seed.
 
@@ -84,8 +89,10 @@ class Identity:
         self._signer = URLSafeSerializer(secret, salt="moonshot.turbo.name")
         self._bound: dict[str, NameRecord] = {}  # name key -> its binding
         # seconds until the request being handled may bind a name nobody had (0.0: now, and
-        # counted): each new name is a store write and an announcement to every lobby stream
+        # counted): each new name is a store write and an announcement to every lobby stream; a
+        # refusal is answered after ``tarpit`` seconds, so a client looping on new names is slowed
         self.admit_new: Callable[[], float] | None = None
+        self.tarpit = 0.0
 
     def load_bindings(self, bound: dict[str, Any]) -> None:
         """Bindings kept by an earlier run or told by another process (name -> record, or the
@@ -180,7 +187,7 @@ class Identity:
             if nonce is None and self.admit_new is not None:
                 wait = self.admit_new()
                 if wait:
-                    raise RequestError(
+                    raise NewNameRefused(
                         429,
                         f"too many new names from this address: try again in {wait:.1f} s",
                         "rate_limited",
@@ -207,6 +214,10 @@ class Identity:
         the store says."""
         try:
             return self.caller(request)
+        except NewNameRefused:
+            if self.tarpit > 0:
+                await asyncio.sleep(self.tarpit)
+            raise
         except NameTaken as e:
             if self.reload is None or e.held:
                 raise

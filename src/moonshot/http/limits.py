@@ -8,11 +8,13 @@ For every request it:
 * limits lobby and tournament POSTs, and chat lines, per name (the ``name`` cookie) and per
   address (token buckets): over them, 429 with ``Retry-After`` (whole seconds), answered after
   ``tarpit`` seconds, so a client looping on refused requests is slowed down;
-* paces the SSE streams (``/lobby/subscribe``, ``/game/subscribe/...``) an address opens (a
-  token bucket, ``streams_opened_per_s``: a stream's setup, a new name's first above all, costs
-  every other stream something), and counts those open per address and per name: over the rate
-  or the cap, 429 with ``Retry-After`` (after the tarpit too); a stream's share is given back
-  when it ends;
+* counts SSE streams (``/lobby/subscribe``, ``/game/subscribe/...``) open per address and per
+  name: over the cap, 429 with ``Retry-After`` (after the tarpit too); a stream's share is given
+  back when it ends. Within its share, a stream an address opens faster than
+  ``streams_opened_per_s`` (after a burst) waits for its turn before it is set up (a stream's
+  setup, a new name's first above all, costs every other stream something): a browser reopening
+  its tabs is slowed, not refused; one that would wait over ``streams_opened_wait`` seconds gets
+  the 429;
 * sets :data:`client_address` for the request, so the lobby can count what an address holds
   (open games) without knowing about ASGI.
 
@@ -125,14 +127,6 @@ class HttpGuard:
                         await _answer(send, 429, which.refusal(wait), wait, "rate_limited", {"seconds": round(wait, 1)})
                         return
         if method == "GET" and path.startswith(STREAMS):
-            wait = guard.streams_opened.take(addr) if addr else 0.0
-            if wait:
-                guard.refused += 1
-                log.info("event=http_limited path=%s addr=%s what=streams_opened wait=%.1f", path, addr, wait)
-                await asyncio.sleep(guard.limits.tarpit)
-                refusal = guard.streams_opened.refusal(wait)
-                await _answer(send, 429, refusal, wait, "rate_limited", {"seconds": round(wait, 1)})
-                return
             holds: list[Hold] = []
             try:
                 for holder, key in ((guard.streams_by_address, addr), (guard.streams_by_name, name)):
@@ -146,12 +140,32 @@ class HttpGuard:
                         await _answer(send, 429, holder.refusal(), STREAM_RETRY_AFTER, "too_many_streams")
                         return
                     holds.append(h)
+                if addr and not await self._stream_turn(send, path, addr):
+                    return
                 await self.app(scope, receive, send)
             finally:
                 for h in holds:
                     h.release()
             return
         await self.app(scope, receive, send)
+
+    async def _stream_turn(self, send: Send, path: str, addr: str) -> bool:
+        """Wait for this stream's turn at its address's rate of streams opened; False when it was
+        answered 429 instead (its turn is further than ``streams_opened_wait`` seconds)."""
+        guard = self.guard
+        rates = guard.streams_opened
+        wait = rates.reserve(addr, guard.limits.streams_opened_wait)
+        if wait is None:
+            guard.refused += 1
+            later = rates.wait(addr)
+            log.info("event=http_limited path=%s addr=%s what=streams_opened wait=%.1f", path, addr, later)
+            await asyncio.sleep(guard.limits.tarpit)
+            await _answer(send, 429, rates.refusal(later), later, "rate_limited", {"seconds": round(later, 1)})
+            return False
+        if wait > 0:
+            log.debug("event=stream_paced path=%s addr=%s wait=%.2f", path, addr, wait)
+            await asyncio.sleep(wait)
+        return True
 
     async def _operator_refused(self, send: Send, method: str, path: str, addr: str, name: str) -> bool:
         """The operator's decisions (runtime/controls.py): a banned address or name gets 403 and

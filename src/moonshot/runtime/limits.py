@@ -9,7 +9,8 @@ is in docs/server.md):
   :class:`Hold` (or None: refused); releasing it twice is harmless;
 * :class:`Rates`: a token bucket per key (lobby posts, chat lines, reviews started, hints, SSE
   streams opened, new names bound, tables started); ``take`` answers 0 (allowed) or the seconds
-  until it would be (the ``Retry-After``), ``take_all`` takes from several keys or from none;
+  until it would be (the ``Retry-After``), ``take_all`` takes from several keys or from none, and
+  ``reserve`` takes a token that is not there yet (the seconds to wait for it) up to a bound;
 * :class:`Penalties`: an address whose connection was dropped for flooding waits before its next
   connection is read: ``penalty`` seconds, doubled for each drop while it is remembered, up to
   ``penalty_max``; forgotten after ``penalty_forget`` quiet seconds.
@@ -46,10 +47,11 @@ class ClientLimits:
     streams_per_name: int = 8  # ... of them under one name
     # how fast an address may open SSE streams, bind new names and start tables (a burst, then a
     # rate): the caps above bound what it holds, these spread what setting it up costs the others
-    streams_opened_per_s: float = 2.0  # SSE streams opened per second, per address
-    streams_opened_burst: float = 16.0
+    streams_opened_per_s: float = 2.0  # SSE streams opened per second, per address (beyond: they wait)
+    streams_opened_burst: float = 8.0
+    streams_opened_wait: float = 10.0  # ... at most this long (beyond: 429)
     names_per_s: float = 1.0  # names bound for the first time (HTTP) per second, per address
-    names_burst: float = 16.0
+    names_burst: float = 8.0
     tables_per_s: float = 1.0  # tables started by the lobby (Sessions, Trend, Kierki) per second, per address
     tables_burst: float = 16.0
     open_games_per_name: int = 4  # Turbo lobby games created and not started
@@ -205,6 +207,24 @@ class Rates:
         if self.rate <= 0:
             return 3600.0
         return max(0.001, (n - tokens) / self.rate)
+
+    def reserve(self, key: str, max_wait: float) -> float | None:
+        """A token for ``key`` now or later: the seconds until it is there (0.0: now), taken at
+        once (the bucket goes into debt, so the next reservation waits longer); None, taking
+        nothing, when that would be more than ``max_wait`` seconds."""
+        now = self.clock()
+        b = self.buckets.get(key)
+        if b is None:
+            if len(self.buckets) >= self.PRUNE_AT:
+                self._prune(now)
+            b = self.buckets[key] = TokenBucket(self.rate, self.burst)
+        b.take(0.0, now)  # refilled to now
+        wait = 0.0 if b.tokens >= 1.0 else (3600.0 if self.rate <= 0 else (1.0 - b.tokens) / self.rate)
+        if wait > max_wait:
+            self.refused += 1
+            return None
+        b.tokens -= 1.0
+        return wait
 
     def take_all(self, keys: Iterable[str]) -> float:
         """One token from each of ``keys`` (0.0), or none at all: the seconds until every one of
