@@ -331,7 +331,7 @@ def halving_cuts(budget: int, k: int) -> list[int]:
     return cuts
 
 
-ROOT_RULES = ("tree", "halving", "distinct", "flat")
+ROOT_RULES = ("tree", "halving", "distinct", "flat", "ismcts")
 # search's tuned defaults hold where the rules play like those they were measured under (by the
 # rules' fields, not their name: moonshot.bots.tuned). Where they were measured (standard, Gym,
 # Trend: TUNED_RULES) card play keeps one card per run of equivalent cards and solves exactly from
@@ -418,6 +418,10 @@ class SearchBot:
     own lowest relative cost by the network (the rest of the trick played greedily, one network
     call a seat for every root card of the world), so a root card is valued against the replies
     the network expects, at about half the worlds for the same CPU.
+    ``lookahead=N`` (default 0, off): where the value network values the playouts, ``N`` more
+    tricks are played first, each seat choosing its card by the network (``lookahead_by=self``:
+    only this seat; :mod:`moonshot.bots.lookahead`). Not the default: in sampled worlds it was
+    worse (docs/search.md, "Why more time buys little").
     ``belief`` (default None, off): in the rules its weights file records every unseen card of a
     card decision's worlds is placed by the odds of the belief network (:mod:`moonshot.bots.belief`:
     who holds it, read from the play so far; ``default``: the packaged network, a path: the one in
@@ -711,12 +715,30 @@ class SearchBot:
             # them, no special role) have the same value in every world: keep the lowest of each run
             cards = _distinct(deal, legal, _matters(deal))
         bonus: list[float] | None = None
-        weight = 0.0 if root == "tree" else self._prior_weight(view)  # (the trees choose by their own visits)
+        weight = 0.0 if root in ("tree", "ismcts") else self._prior_weight(view)  # (trees choose by their own visits)
         if len(cards) > 1 and (weight or (self.prior_top and len(cards) > self.prior_top)):
             cards, bonus = self._with_prior(view, cards, weight)
         spent.lap()
         if root == "tree" and not exact and len(cards) > 1:
             return self._grow_trees(view, base, cards, sampler, policy, penalty, spent, rng)
+        if root == "ismcts" and not exact and len(cards) > 1:  # (one tree the worlds share: bots/ismcts.py)
+            from .ismcts import grow_shared_tree
+
+            net = self._value_net(view)
+            return grow_shared_tree(
+                cards,
+                base,
+                sampler,
+                policy,
+                spent,
+                self.exploration,
+                rng,
+                point_scale(view),
+                net,
+                self.value_cards,
+                _matters(base),
+                self._spent_trees,
+            )
         k = len(cards)
         totals = [0.0] * k
         alive = list(range(k))
