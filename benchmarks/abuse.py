@@ -37,9 +37,23 @@ the "after" column is measured while the pool still works through the queue.
 Every loop is bounded (counts and ``--attack-seconds``); the server and every process it started
 are stopped at the end, and nothing leaves loopback.
 
+``--via-nginx`` puts Debian's nginx in front, configured from the shipped
+``deploy/nginx/moonshot.conf`` (rendered with free ports and a test CA's certificate by
+``tests/e2e/nginx.py``, the proxy tests' helper), and starts the server with
+``--trusted-proxy 127.0.0.1/32``: the attacker's HTTP and SSE requests go over TLS through nginx
+(``X-Forwarded-For``), its Trend sockets through ``wss://…/trend/`` and its Sessions connection
+through nginx's stream block (the PROXY protocol), so the server counts the attacker by the
+address nginx names. The players still connect straight to the server, from 127.0.1.1 (127.0.0.1
+is the trusted proxy's address: a connection from it must open with a PROXY header).
+
+``--nice N`` (negative, as root) runs the server and the players at nice ``N`` and gives this
+session's autogroup the same value, as ``benchmarks/server.py --nice`` does: on a machine shared
+with other jobs they then get the CPU first. The attacker stays at nice 19.
+
     python benchmarks/abuse.py            # quiet 10 s, each attack 10 s, then 15 s after it
     python benchmarks/abuse.py --quick    # quiet 4 s, each attack 4 s, 3 s after (a smoke run)
     python benchmarks/abuse.py --only colon brace
+    python benchmarks/abuse.py --only sse-1000 tables-300 --via-nginx --nice -10
 
 The "samples" column counts the players' round trips in the phase (and per second): the players,
 the attacker and the server share the machine's cores, so a phase with few samples is one where
@@ -61,18 +75,22 @@ import queue
 import random
 import re
 import socket
+import ssl
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import Any
 
 from moonshot.protocols.sessions.codec import StreamDecoder, encode
 
 HOST = "127.0.0.1"
 ATTACKER = "127.0.0.2"  # each attack comes from its own address: 127.0.0.2, .3, ...
+PLAYERS_VIA_PROXY = "127.0.1.1"  # the players' address with --via-nginx (127.0.0.1 is nginx's)
+ROOT = Path(__file__).resolve().parents[1]
 PLAYERS = 48
 ABANDON_AFTER = 30.0  # the server's default abandon_after (docs/server.md)
 
@@ -137,13 +155,14 @@ class Player(asyncio.Protocol):
                     self.join()  # the table's game is over: the same four play again
 
 
-async def _players(port: int, think: float, seconds: float, path: str) -> None:
+async def _players(port: int, think: float, seconds: float, path: str, source: str | None) -> None:
     loop = asyncio.get_running_loop()
     out: list[tuple[float, float]] = []
     conns = []
+    local = (source, 0) if source else None
     for i in range(PLAYERS // 4):
         _, proto = await loop.create_connection(
-            lambda i=i: Player(f"bench-{i}-{os.getpid()}", think, random.Random(i), out), HOST, port
+            lambda i=i: Player(f"bench-{i}-{os.getpid()}", think, random.Random(i), out), HOST, port, local_addr=local
         )
         conns.append(proto)
     end = loop.time() + seconds
@@ -157,8 +176,8 @@ async def _players(port: int, think: float, seconds: float, path: str) -> None:
             c.transport.close()
 
 
-def players_process(port: int, think: float, seconds: float, path: str) -> None:
-    asyncio.run(_players(port, think, seconds, path))
+def players_process(port: int, think: float, seconds: float, path: str, source: str | None = None) -> None:
+    asyncio.run(_players(port, think, seconds, path, source))
 
 
 # ----------------------------------------------------------------- the attacks
@@ -168,9 +187,16 @@ class Tally(dict[str, int]):
 
 
 SOURCE = [ATTACKER]  # this attack's address (set in its process)
+# with --via-nginx (set in the attack's process): the TLS context for nginx's HTTPS port, that
+# port, and the Trend path behind it
+TLS: dict[str, Any] = {"context": None, "port": 0, "trend_path": "/"}
 
 
 async def _open(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    if TLS["context"] is not None and port == TLS["port"]:
+        return await asyncio.open_connection(
+            HOST, port, local_addr=(SOURCE[0], 0), ssl=TLS["context"], server_hostname="localhost"
+        )
     return await asyncio.open_connection(HOST, port, local_addr=(SOURCE[0], 0))
 
 
@@ -279,7 +305,7 @@ def _ws_frame(payload: bytes) -> bytes:
 async def _ws_open(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter] | None:
     r, w = await _open(port)
     w.write(
-        b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"GET {TLS['trend_path']} HTTP/1.1\r\n".encode() + b"Host: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
     )
     status = await _status(r, 10)
@@ -518,7 +544,9 @@ ATTACKS: dict[str, Callable[[dict[str, int], float, Tally], Coroutine[Any, Any, 
 }
 
 
-def attack_process(name: str, ports: dict[str, int], seconds: float, out: Any, source: str = ATTACKER) -> None:
+def attack_process(
+    name: str, ports: dict[str, int], seconds: float, out: Any, source: str = ATTACKER, ca_file: str | None = None
+) -> None:
     """Runs one attack; reports its tally and its own window: the wall-clock times its first
     move began and its last ended (the process's start-up is not in it).
 
@@ -526,6 +554,8 @@ def attack_process(name: str, ports: dict[str, int], seconds: float, out: Any, s
     CPU (a Python process writing megabytes a second) would otherwise be charged to the others'
     round trips; what it sends still reaches the server, whose cost is what is measured."""
     SOURCE[0] = source
+    if ca_file is not None:  # through nginx: HTTP, SSE and Trend over TLS on its one port
+        TLS.update(context=ssl.create_default_context(cafile=ca_file), port=ports["http"], trend_path="/trend/")
     with contextlib.suppress(OSError):
         os.setpriority(os.PRIO_PROCESS, 0, 19)
     tally = Tally()
@@ -538,10 +568,12 @@ def attack_process(name: str, ports: dict[str, int], seconds: float, out: Any, s
 
 
 # ----------------------------------------------------------------- the server
-def start_server(tmp: str) -> tuple[subprocess.Popen[str], dict[str, int]]:
+def start_server(tmp: str, trusted_proxy: str | None = None) -> tuple[subprocess.Popen[str], dict[str, int]]:
     cmd = [sys.executable, "-m", "moonshot.cli.main", "serve", "--sessions-port", "0", "--http-port", "0"]
     cmd += ["--trend-port", "0", "--db", f"sqlite:///{tmp}/games.db", "--bot", "random", "--fill-wait", "1"]
     cmd += ["--log-level", "warning", "--move-timeout", "30"]
+    if trusted_proxy is not None:
+        cmd += ["--trusted-proxy", trusted_proxy]
     log = open(os.path.join(tmp, "server.log"), "w")  # noqa: SIM115 (closed with the process)
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True)
     ports: dict[str, int] = {}
@@ -584,6 +616,17 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="short windows: a smoke run")
     ap.add_argument("--only", nargs="*", choices=list(ATTACKS), help="these attacks only")
     ap.add_argument("--think", type=float, default=0.2, help="players' seconds per decision (about)")
+    ap.add_argument(
+        "--via-nginx",
+        action="store_true",
+        help="the attacker through Debian's nginx with deploy/nginx/moonshot.conf (TLS, the PROXY protocol)",
+    )
+    ap.add_argument(
+        "--nice",
+        type=int,
+        default=0,
+        help="nice value of the server and the players and of this session's autogroup (negative, as root)",
+    )
     ap.add_argument("--quiet-seconds", type=float, default=None)
     ap.add_argument("--attack-seconds", type=float, default=None)
     ap.add_argument(
@@ -593,6 +636,17 @@ def main() -> None:
         help="window measured after each attack ends (default 15 s, 3 s with --quick)",
     )
     args = ap.parse_args()
+    with contextlib.ExitStack() as stack:
+        if args.nice:
+            sys.path.insert(0, str(ROOT / "benchmarks"))
+            from server import autogroup_nice  # benchmarks/server.py's: one way to do it
+
+            stack.enter_context(autogroup_nice(args.nice))
+            os.setpriority(os.PRIO_PROCESS, 0, args.nice)  # the server and the players inherit it
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     quiet_s = args.quiet_seconds or (4.0 if args.quick else 10.0)
     attack_s = args.attack_seconds or (4.0 if args.quick else 10.0)
     after_s = args.after_seconds or (3.0 if args.quick else 15.0)
@@ -603,10 +657,26 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         if "reviews-100" in names:
             os.environ[REVIEW_GAMES_ENV] = ",".join(stored_games(f"sqlite+aiosqlite:///{tmp}/games.db", REVIEW_GAMES))
-        proc, ports = start_server(tmp)
+        proc, ports = start_server(tmp, "127.0.0.1/32" if args.via_nginx else None)
+        front: Any = None
+        attack_ports, ca_file, players_from = ports, None, None
+        if args.via_nginx:
+            sys.path.insert(0, str(ROOT / "tests"))
+            from e2e import nginx  # type: ignore[import-not-found]  # the proxy tests' helper
+
+            why = nginx.missing()
+            if why is not None:
+                proc.kill()
+                raise SystemExit(f"--via-nginx: {why}")
+            front = nginx.start(Path(tmp), ports["http"], ports["trend"], ports["sessions"])
+            front.wait()
+            attack_ports = {"http": front.https, "trend": front.https, "sessions": front.sessions}
+            ca_file, players_from = str(front.ca_file), PLAYERS_VIA_PROXY
         ctx = mp.get_context("spawn")
         lat_path = os.path.join(tmp, "latencies.json")
-        players = ctx.Process(target=players_process, args=(ports["sessions"], args.think, total + 60, lat_path))
+        players = ctx.Process(
+            target=players_process, args=(ports["sessions"], args.think, total + 60, lat_path, players_from)
+        )
         players.start()
         rows: list[dict[str, Any]] = []
         rss_end = 0.0
@@ -632,7 +702,7 @@ def main() -> None:
                 progress(i, f"{name} for {attack_s:.0f} s, then {after_s:.0f} s after")
                 q: Any = ctx.Queue()
                 source = f"127.0.0.{1 + i}"  # a fresh address: no penalty left by the attack before
-                atk = ctx.Process(target=attack_process, args=(name, ports, attack_s, q, source))
+                atk = ctx.Process(target=attack_process, args=(name, attack_ports, attack_s, q, source, ca_file))
                 t0, c0 = time.time(), cpu_s(proc.pid)
                 atk.start()
                 peak = 0.0
@@ -674,6 +744,8 @@ def main() -> None:
             rss_end = rss_mb(proc.pid)
         finally:
             players.kill()
+            if front is not None:
+                front.stop()
             proc.terminate()
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(15)
@@ -687,7 +759,8 @@ def main() -> None:
     q99 = pct(quiet, 99)
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     print(f"\n{when}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; RSS at start {rss0:.0f} MB; ", end="")
-    print(f"quiet {quiet_s:.0f} s, attacks {attack_s:.0f} s each, after each {after_s:.0f} s")
+    print(f"quiet {quiet_s:.0f} s, attacks {attack_s:.0f} s each, after each {after_s:.0f} s", end="")
+    print(f"; nice {args.nice}" + ("; the attacker through nginx" if args.via_nginx else ""))
     print("p50/p99 over the attack's own seconds (from its first move to its last, as its process timed them);")
     print(f"after: the {after_s:.0f} s that follow it")
     print(

@@ -40,8 +40,9 @@ import pytest
 
 from moonshot.protocols.sessions.client import Client, RandomPlayer
 
+from .nginx import HOST, render
 from .test_cluster import Cluster, check_record, cluster, free_port, stop_node, stored  # noqa: F401 (a fixture)
-from .test_proxy_tls import HOST, need_nginx, render, wait_port
+from .test_proxy_tls import need_nginx, wait_port
 from .test_turbo_play import Person, check_game
 
 pytestmark = pytest.mark.timeout(600)

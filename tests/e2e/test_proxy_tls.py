@@ -13,12 +13,8 @@ stream module) the tests skip: ``make nginx`` installs both where it can.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
-import hashlib
-import os
 import shutil
-import socket
 import ssl
 import subprocess
 import time
@@ -37,41 +33,19 @@ from moonshot.runtime.limits import ClientLimits
 from moonshot.server.app import ServerApp, ServerConfig
 from trend_sdk import SdkBot
 
-pytestmark = pytest.mark.asyncio
+from . import nginx as nginx_helper
+from .nginx import HOST
 
-ROOT = Path(__file__).resolve().parents[2]
-CONF = ROOT / "deploy" / "nginx" / "moonshot.conf"
-NGINX = os.environ.get("MOONSHOT_NGINX", "/usr/sbin/nginx")
-STREAM_MODULE = Path("/usr/lib/nginx/modules/ngx_stream_module.so")
-HOST = "localhost"  # the name on the test certificate (and 127.0.0.1)
+pytestmark = pytest.mark.asyncio
 
 
 def need_nginx() -> str:
-    path = NGINX if Path(NGINX).exists() else shutil.which("nginx")
-    if path is None:
-        pytest.skip(
-            "no nginx for the proxy tests: apt-get install nginx libnginx-mod-stream (make nginx does it as root)"
-        )
-    if not STREAM_MODULE.exists():
-        pytest.skip("nginx has no stream module: apt-get install libnginx-mod-stream (make nginx does it as root)")
+    why = nginx_helper.missing()
+    if why is not None:
+        pytest.skip(f"{why}: the proxy tests need it")
+    path = nginx_helper.nginx_path()
+    assert path is not None
     return path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def spki_hash(pem: bytes) -> str:
-    """base64(SHA-256(SubjectPublicKeyInfo)) of a certificate: what Chromium's
-    ``--ignore-certificate-errors-spki-list`` trusts (that key, no other)."""
-    from cryptography import x509
-    from cryptography.hazmat.primitives import serialization
-
-    key = x509.load_pem_x509_certificate(pem).public_key()
-    der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
-    return base64.b64encode(hashlib.sha256(der).digest()).decode()
 
 
 @dataclass
@@ -87,16 +61,6 @@ class Stack:
     @property
     def base(self) -> str:
         return f"https://{HOST}:{self.https}"
-
-
-def render(template: str, values: dict[str, str]) -> str:
-    """The shipped configuration with this test's ports, certificate and files: each placeholder
-    must be in the file as shipped (so the file that is tested is the file a host copies)."""
-    out = template
-    for old, new in values.items():
-        assert old in out, f"deploy/nginx/moonshot.conf no longer has {old!r}"
-        out = out.replace(old, new)
-    return out
 
 
 async def wait_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
@@ -117,17 +81,7 @@ async def wait_port(port: int, proc: subprocess.Popen[bytes], log: Path) -> None
 @contextlib.asynccontextmanager
 async def proxied(tmp_path: Path, limits: ClientLimits | None = None) -> AsyncIterator[Stack]:
     """moonshot (every protocol, trusting 127.0.0.1) behind nginx with TLS from a test CA."""
-    nginx = need_nginx()
-    import trustme
-
-    ca = trustme.CA()
-    cert = ca.issue_cert(HOST, "127.0.0.1")
-    chain = tmp_path / "fullchain.pem"
-    key = tmp_path / "privkey.pem"
-    ca_file = tmp_path / "ca.pem"
-    chain.write_bytes(b"".join(c.bytes() for c in cert.cert_chain_pems))
-    key.write_bytes(cert.private_key_pem.bytes())
-    ca_file.write_bytes(ca.cert_pem.bytes())
+    need_nginx()
     app = ServerApp(
         ServerConfig(
             host="127.0.0.1",
@@ -146,54 +100,16 @@ async def proxied(tmp_path: Path, limits: ClientLimits | None = None) -> AsyncIt
         )
     )
     await app.start()
-    https, plain, sessions, kierki = (free_port() for _ in range(4))
-    logs = tmp_path / "nginx"
-    logs.mkdir()
-    temp = "".join(
-        f"    {what}_temp_path {logs / what};\n" for what in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
-    )
-    conf = render(
-        CONF.read_text(),
-        {
-            "user www-data;": "user root;" if os.geteuid() == 0 else "",
-            "pid /run/nginx.pid;": f"pid {logs / 'nginx.pid'};",
-            "error_log /var/log/nginx/moonshot.error.log;": f"error_log {logs / 'error.log'} info;",
-            "access_log /var/log/nginx/moonshot.access.log;": f"access_log {logs / 'access.log'};\n{temp}",
-            "listen 80;": f"listen 127.0.0.1:{plain};",
-            "listen 443 ssl;": f"listen 127.0.0.1:{https} ssl;",
-            "listen 40405;": f"listen 127.0.0.1:{sessions};",
-            "listen 5000;": f"listen 127.0.0.1:{kierki};",
-            "server 127.0.0.1:7380;": f"server 127.0.0.1:{app.http_port};",
-            "server 127.0.0.1:8080;": f"server 127.0.0.1:{app.trend_port};",
-            "server 127.0.0.1:40406;": f"server 127.0.0.1:{app.sessions_port};",
-            "server 127.0.0.1:5001;": f"server 127.0.0.1:{app.kierki_port};",
-            "/etc/letsencrypt/live/moonshot.example.org/fullchain.pem": str(chain),
-            "/etc/letsencrypt/live/moonshot.example.org/privkey.pem": str(key),
-        },
-    )
-    conf_file = tmp_path / "nginx.conf"
-    conf_file.write_text(conf)
-    check = subprocess.run([nginx, "-t", "-q", "-c", str(conf_file)], capture_output=True, text=True)
-    assert check.returncode == 0, check.stderr
-    proc = subprocess.Popen(
-        [nginx, "-c", str(conf_file), "-g", "daemon off;"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    assert app.http_port and app.trend_port and app.sessions_port and app.kierki_port
+    front = nginx_helper.start(tmp_path, app.http_port, app.trend_port, app.sessions_port, app.kierki_port)
     try:
         # nginx binds every listener before it accepts on any: the stream ports are not probed, so
         # no connection but the tests' own reaches Sessions and Kierki through it
-        await wait_port(https, proc, logs / "error.log")
-        tls = ssl.create_default_context(cafile=str(ca_file))
-        spki = [spki_hash(ca.cert_pem.bytes()), spki_hash(cert.cert_chain_pems[0].bytes())]
-        yield Stack(app, https, sessions, kierki, ca_file, spki, tls)
+        await wait_port(front.https, front.proc, front.logs / "error.log")
+        tls = ssl.create_default_context(cafile=str(front.ca_file))
+        yield Stack(app, front.https, front.sessions, front.kierki, front.ca_file, front.spki, tls)
     finally:
-        proc.terminate()  # nginx's fast shutdown
-        try:
-            await asyncio.to_thread(proc.wait, 10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            await asyncio.to_thread(proc.wait)
+        await asyncio.to_thread(front.stop)
         await app.stop()
 
 
