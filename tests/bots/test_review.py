@@ -44,6 +44,13 @@ def _view(game: Game, seat: int = N) -> SeatView:
     return view
 
 
+def _hold_view(spec: DealSpec, moves: str) -> SeatView:
+    """North's view of HOLD's deal ``spec`` after the cards ``moves`` (a scripted position)."""
+    game = Game(HOLD, 0, [spec])
+    play(game, moves)
+    return _view(game)
+
+
 def _expected(ev: Evaluation, label: str) -> float:
     return next(o.expected for o in ev.options if o.label == label)
 
@@ -66,9 +73,7 @@ def test_playing_the_queen_under_a_trick_you_win_is_a_blunder() -> None:
         "3S JS KS AS JD QD KD 9H TH JH QH KH AH",
         leader=1,
     )
-    game = Game(HOLD, 0, [spec])
-    play(game, "AD 8D JD 2D  5S 2S 3S")
-    ev = evaluate(_view(game), simulations=200, seed=1)
+    ev = evaluate(_hold_view(spec, "AD 8D JD 2D  5S 2S 3S"), simulations=200, seed=1)
     assert ev.kind == "play" and ev.complete
     labels = [o.label for o in ev.options]
     assert labels[0] == "4S"
@@ -90,9 +95,7 @@ def test_ducking_a_heart_lets_another_seat_shoot_the_moon() -> None:
         "AS KS QS 3H 6H 7H 8H 9H TH JH QH KH AH",
         leader=3,
     )
-    game = Game(HOLD, 0, [spec])
-    play(game, "AS 2C 2S 7D  KS 3C 3S 8D  QS 4C 4S 9D  AH 5H 5S TD  3H")
-    ev = evaluate(_view(game), simulations=200, seed=2)
+    ev = evaluate(_hold_view(spec, "AS 2C 2S 7D  KS 3C 3S 8D  QS 4C 4S 9D  AH 5H 5S TD  3H"), simulations=200, seed=2)
     duck = next(o for o in ev.options if o.label == "2H")
     stop = next(o for o in ev.options if o.label == "4H")
     assert duck.moon_against > 0.9 and stop.moon_against < 0.1
@@ -112,9 +115,7 @@ def test_a_low_heart_that_gives_up_ones_own_moon_is_a_blunder() -> None:
         "4H 5H 6H 2C 3C 4C 5C 6C 2D 3D 4D 5D 6D",
         leader=0,
     )
-    game = Game(HOLD, 0, [spec])
-    play(game, "AS 2S 7D 2C  KS 3S 8D 3C  QS 4S 9D 4C  AH 5S TD 6H")
-    ev = evaluate(_view(game), simulations=100, seed=6)
+    ev = evaluate(_hold_view(spec, "AS 2S 7D 2C  KS 3S 8D 3C  QS 4S 9D 4C  AH 5S TD 6H"), simulations=100, seed=6)
     best = ev.options[0]
     assert best.moon_for == 1.0 and best.expected == 0.0  # the shooter's moon: no points
     low = ev.option(Play.of(N, c("3H")))
