@@ -243,6 +243,14 @@ def bad_db(e: Exception) -> click.BadParameter:
     help="The review workers' CPU niceness: 19, the lowest priority, never delays a table; lower it on a "
     "host that keeps CPU for reviews, where hints must answer even when the tables keep every core busy.",
 )
+@click.option(
+    "--review-ray",
+    default=None,
+    metavar="ADDRESS|auto|local",
+    help="Run reviews and hints as Ray tasks (the `ray` extra) instead of worker processes: a cluster's "
+    "ADDRESS, auto (the cluster this machine is part of) or local (a Ray runtime of this machine's CPUs); "
+    "--review-workers still bounds the tasks in flight. Off by default. See docs/review.md.",
+)
 @click.option("--seed", type=int, default=None, help="Seed for table seeds (reproducible runs); default random.")
 @click.option(
     "--log-level",
@@ -354,6 +362,7 @@ def serve_cmd(
     operator_optional: bool,
     review_workers: int,
     review_nice: int,
+    review_ray: str | None,
 ) -> None:
     """Run the moonshot server: every protocol on its port, one event loop, games stored in --db.
 
@@ -425,6 +434,7 @@ def serve_cmd(
         reuse_port=reuse_port,
         review_workers=review_workers,
         review_nice=review_nice,
+        review_ray=review_ray,
         limits=client_limits,
         operator_address=operator_address,
         operator_token_file=operator_token_file,

@@ -16,12 +16,21 @@ the server's event loop, at the lowest CPU priority.
 * dedup: a job is keyed (the API's ``(game, seat, budget)``); asking for a key already queued or
   running shares that job;
 * progress: the worker reports ``(done, total)`` through a ``multiprocessing`` queue that a thread
-  of the server reads into the job (:attr:`ReviewJob.done`, :attr:`ReviewJob.total`).
+  of the server reads into the job (:attr:`ReviewJob.done`, :attr:`ReviewJob.total`);
+* the event loop's time: nothing that can wait on another process runs on the loop. Starting the
+  workers (the fork server, each worker's fork: a round trip to a nice-19 process that a busy
+  machine schedules last, tens to hundreds of ms) and every hand-over of a job to them run in one
+  thread of the pool's own (``review-submit``), which also starts every worker at once with the
+  first job; a job's end comes back to the loop as a callback.
+
+Where the workers run is a backend: :class:`ProcessBackend` (this machine's processes, the
+default) or :class:`moonshot.play.review_ray.RayBackend` (Ray tasks on a local runtime or a
+cluster, ``serve --review-ray``), behind the same bounds.
 
 A worker that dies (killed, out of memory) fails its job with a :class:`ReviewFailed` reason; the
 pool starts fresh workers, and asking for the key again starts a new job. The pool knows nothing of
 games or HTTP: it runs module-level functions it is given (:func:`review_task`, :func:`hint_task`
-by default) and hands back what they return. Ray is not used: one machine's processes are the pool.
+by default) and hands back what they return.
 """
 
 from __future__ import annotations
@@ -145,6 +154,101 @@ def hint_task(
 
 
 # ---------------------------------------------------------------- in the server
+ProgressSink = Callable[[Hashable, int, int], None]
+
+
+class ProcessBackend:
+    """The workers as this machine's processes: a ``ProcessPoolExecutor`` of ``slots`` processes on
+    a ``forkserver`` context, niced (see the module). Every method but :meth:`died` runs in the
+    pool's submit thread, never on the event loop: it may wait on the fork server."""
+
+    def __init__(self, slots: int, *, nice: int = NICE, start_method: str = "forkserver") -> None:
+        self.slots = slots
+        self.nice = nice
+        self._ctx = multiprocessing.get_context(start_method)
+        if start_method == "forkserver" and nice == NICE:
+            # workers fork from a small server process that lowered its own priority first
+            # (moonshot.play.review_worker): a worker is niced from birth, before it imports the
+            # server's main module again (a spawned one would do that at the server's priority);
+            # another niceness (serve --review-nice) is set by each worker's initializer
+            self._ctx.set_forkserver_preload(["moonshot.play.review_worker", __name__])
+        self._executor: concurrent.futures.ProcessPoolExecutor | None = None
+        self._progress: Any = None
+        self._reader: threading.Thread | None = None
+        self._sink: ProgressSink | None = None
+
+    def start(self, sink: ProgressSink) -> None:
+        self._sink = sink
+
+    def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
+        ex = self._executor
+        if ex is not None and getattr(ex, "_broken", False):  # a worker died: fresh workers
+            self._executor = None
+            ex.shutdown(wait=False, cancel_futures=True)
+        if self._executor is None:
+            from moonshot import one_blas_thread
+
+            one_blas_thread()  # the workers inherit the environment: one BLAS thread from their start
+            if self._progress is None:
+                self._progress = self._ctx.Queue()
+                self._reader = threading.Thread(target=self._read_progress, name="review-progress", daemon=True)
+                self._reader.start()
+            self._executor = concurrent.futures.ProcessPoolExecutor(
+                self.slots, mp_context=self._ctx, initializer=_init_worker, initargs=(self._progress, self.nice)
+            )
+            # every worker now, in this thread: a later job never waits for a worker's start
+            for _ in range(self.slots):
+                self._executor.submit(os.getpid)
+        return self._executor
+
+    def _read_progress(self) -> None:
+        """A thread: worker progress to the pool (plain int stores; the loop reads them)."""
+        q = self._progress
+        while True:
+            try:
+                item = q.get()
+            except (EOFError, OSError, ValueError):
+                return
+            if item is None:
+                return
+            if self._sink is not None:
+                self._sink(*item)
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
+        try:
+            return self._pool().submit(fn, *args)
+        except BrokenProcessPool:  # broken between the check and the submit: once more, fresh
+            self._executor = None
+            return self._pool().submit(fn, *args)
+
+    def died(self, error: BaseException) -> bool:
+        """Whether ``error`` says the job's worker died (rather than the task raising)."""
+        return isinstance(error, BrokenProcessPool)
+
+    def warm(self) -> None:
+        self._pool()
+
+    def close(self) -> None:
+        ex, self._executor = self._executor, None
+        if ex is not None:
+            procs = list((getattr(ex, "_processes", None) or {}).values())
+            for p in procs:  # a long review is not waited for
+                with contextlib.suppress(Exception):
+                    p.terminate()
+            ex.shutdown(wait=False, cancel_futures=True)
+            for p in procs:
+                with contextlib.suppress(Exception):
+                    p.join(timeout=5)
+        if self._progress is not None:
+            with contextlib.suppress(Exception):
+                self._progress.put_nowait(None)
+            if self._reader is not None:
+                self._reader.join(timeout=2)
+            with contextlib.suppress(Exception):
+                self._progress.close()
+            self._progress = None
+
+
 @dataclass(eq=False)
 class ReviewJob:
     """One review, queued, running or finished; shared by everyone who asks for its key."""
@@ -168,7 +272,8 @@ class ReviewJob:
 
 
 class ReviewPool:
-    """A bounded pool of niced worker processes for reviews and hints (see the module)."""
+    """A bounded pool of niced workers for reviews and hints (see the module); ``backend``: where
+    they run (default: :class:`ProcessBackend`, ``max_workers + 1`` processes)."""
 
     def __init__(
         self,
@@ -179,6 +284,7 @@ class ReviewPool:
         max_hints: int = 8,
         nice: int = NICE,
         start_method: str = "forkserver",
+        backend: Any = None,
     ) -> None:
         if max_workers < 1:
             raise ValueError("a review pool needs at least one worker (0 turns reviews off: no pool)")
@@ -187,13 +293,8 @@ class ReviewPool:
         self.per_name = per_name
         self.max_hints = max_hints
         self.nice = nice
-        self._ctx = multiprocessing.get_context(start_method)
-        if start_method == "forkserver" and nice == NICE:
-            # workers fork from a small server process that lowered its own priority first
-            # (moonshot.play.review_worker): a worker is niced from birth, before it imports the
-            # server's main module again (a spawned one would do that at the server's priority);
-            # another niceness (serve --review-nice) is set by each worker's initializer
-            self._ctx.set_forkserver_preload(["moonshot.play.review_worker", __name__])
+        # the reviews' workers and one for hints
+        self.backend = backend or ProcessBackend(max_workers + 1, nice=nice, start_method=start_method)
         self.jobs: dict[Hashable, ReviewJob] = {}  # queued and running, in arrival order
         self._queue: list[ReviewJob] = []
         self._running: set[ReviewJob] = set()
@@ -202,51 +303,70 @@ class ReviewPool:
         self.started = 0  # jobs started (tests: a review served from the store starts none)
         self.failed = 0
         self.hints = 0
-        self._executor: concurrent.futures.ProcessPoolExecutor | None = None
-        self._progress: Any = None
-        self._reader: threading.Thread | None = None
+        # the one thread that starts workers and hands them jobs (see the module): never the loop
+        self._submitter = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="review-submit")
+        self._backend_started = False
         self._closed = False
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # ------------------------------------------------------------ workers
-    def _pool(self) -> concurrent.futures.ProcessPoolExecutor:
-        if self._executor is None:
-            from moonshot import one_blas_thread
+    def _progress(self, key: Hashable, done: int, total: int) -> None:
+        """A backend's thread: a worker's progress into its job (plain int stores)."""
+        job = self.jobs.get(key)
+        if job is not None and job.status == "running":
+            job.total = total
+            job.done = done
 
-            one_blas_thread()  # the workers inherit the environment: one BLAS thread from their start
-            if self._progress is None:
-                self._progress = self._ctx.Queue()
-                self._reader = threading.Thread(target=self._read_progress, name="review-progress", daemon=True)
-                self._reader.start()
-            self._executor = concurrent.futures.ProcessPoolExecutor(
-                self.max_workers + 1,  # the reviews' workers and one for hints
-                mp_context=self._ctx,
-                initializer=_init_worker,
-                initargs=(self._progress, self.nice),
-            )
-        return self._executor
+    def _hand_over(
+        self,
+        task: Callable[..., Any],
+        key: Any,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        progress: bool,
+        ended: Callable[[concurrent.futures.Future[Any]], None],
+    ) -> None:
+        """Give a job to the backend in the submit thread; ``ended(future)`` runs on the loop."""
+        loop = self._loop
+        assert loop is not None
 
-    def _read_progress(self) -> None:
-        """A thread: worker progress into the jobs (plain int stores; the loop reads them)."""
-        q = self._progress
-        while True:
+        def back(f: concurrent.futures.Future[Any]) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+                loop.call_soon_threadsafe(ended, f)
+
+        def in_thread() -> None:
             try:
-                item = q.get()
-            except (EOFError, OSError, ValueError):
+                if not self._backend_started:
+                    self.backend.start(self._progress)
+                    self._backend_started = True
+                fut = self.backend.submit(_run, task, key, args, kwargs, progress)
+            except Exception as e:
+                failed: concurrent.futures.Future[Any] = concurrent.futures.Future()
+                failed.set_exception(ReviewFailed(f"the review pool could not start it: {type(e).__name__}: {e}"))
+                back(failed)
                 return
-            if item is None:
-                return
-            key, done, total = item
-            job = self.jobs.get(key)
-            if job is not None and job.status == "running":
-                job.total = total
-                job.done = done
+            fut.add_done_callback(back)
 
-    def _broken(self) -> None:
-        """A worker died: the executor is unusable; the next job starts fresh workers."""
-        ex, self._executor = self._executor, None
-        if ex is not None:
-            ex.shutdown(wait=False, cancel_futures=True)
+        try:
+            self._submitter.submit(in_thread)
+        except RuntimeError:  # closed
+            failed: concurrent.futures.Future[Any] = concurrent.futures.Future()
+            failed.cancel()
+            failed.set_running_or_notify_cancel()
+            ended(failed)
+
+    def _reason(self, fut: concurrent.futures.Future[Any], what: str) -> str | None:
+        """Why a job's future failed (None: it did not)."""
+        if fut.cancelled():
+            return f"the {what} was cancelled (the server is stopping)"
+        e = fut.exception()
+        if e is None:
+            return None
+        if isinstance(e, ReviewFailed):
+            return str(e)
+        if self.backend.died(e):
+            return f"the {what}'s worker process died"
+        return f"the {what} failed: {type(e).__name__}: {e}"
 
     # ------------------------------------------------------------ reviews
     def job(self, key: Hashable) -> ReviewJob | None:
@@ -318,32 +438,16 @@ class ReviewPool:
         job.started_at = time.monotonic()
         self._running.add(job)
         self.started += 1
-        try:
-            fut = self._pool().submit(_run, job.task, job.key, job.args, job.kwargs, True)
-        except (BrokenProcessPool, RuntimeError) as e:
-            self._broken()
-            self._finish(job, None, f"the review pool could not start the job: {e}")
-            return
         log.info("event=review_started key=%s name=%s", _shown(job.key), _shown(job.name))
-        afut = asyncio.wrap_future(fut, loop=self._loop)
-        afut.add_done_callback(lambda f: self._ended(job, f))
+        self._hand_over(job.task, job.key, job.args, job.kwargs, True, lambda f: self._ended(job, f))
 
-    def _ended(self, job: ReviewJob, fut: asyncio.Future[Any]) -> None:
-        if fut.cancelled():
-            self._finish(job, None, "the review was cancelled (the server is stopping)")
-            return
-        e = fut.exception()
-        if e is None:
-            self._finish(job, fut.result(), None)
-            return
-        if isinstance(e, BrokenProcessPool):
-            self._broken()
-            reason = "the review's worker process died"
-        else:
-            reason = f"the review failed: {type(e).__name__}: {e}"
-        self._finish(job, None, reason)
+    def _ended(self, job: ReviewJob, fut: concurrent.futures.Future[Any]) -> None:
+        reason = self._reason(fut, "review")
+        self._finish(job, None if reason is not None else fut.result(), reason)
 
     def _finish(self, job: ReviewJob, result: Any, error: str | None) -> None:
+        if job.status in ("done", "failed"):
+            return
         self._running.discard(job)
         if self.jobs.get(job.key) is job:
             del self.jobs[job.key]
@@ -382,37 +486,30 @@ class ReviewPool:
             return
         self._hint_running = True
         self.hints += 1
-        try:
-            fut = self._pool().submit(_run, task, None, args, kwargs, False)
-        except (BrokenProcessPool, RuntimeError) as e:
-            self._broken()
-            self._hint_running = False
-            done.set_exception(ReviewFailed(f"the review pool could not start the hint: {e}"))
-            self._dispatch()
-            return
-        afut = asyncio.wrap_future(fut, loop=self._loop)
 
-        def ended(f: asyncio.Future[Any]) -> None:
+        def ended(f: concurrent.futures.Future[Any]) -> None:
             self._hint_running = False
             if not done.done():
-                if f.cancelled():
-                    done.set_exception(ReviewFailed("the hint was cancelled (the server is stopping)"))
-                elif (e := f.exception()) is not None:
-                    if isinstance(e, BrokenProcessPool):
-                        self._broken()
-                        done.set_exception(ReviewFailed("the hint's worker process died"))
-                    else:
-                        done.set_exception(ReviewFailed(f"the hint failed: {type(e).__name__}: {e}"))
+                reason = self._reason(f, "hint")
+                if reason is not None:
+                    done.set_exception(ReviewFailed(reason))
                 else:
                     done.set_result(f.result())
             self._dispatch()
 
-        afut.add_done_callback(ended)
+        self._hand_over(task, None, args, kwargs, False, ended)
 
     # ------------------------------------------------------------ life cycle
     def warm(self) -> None:
-        """Start the worker processes now (else the first job does)."""
-        self._pool()
+        """Start the workers now, in the submit thread (else the first job does)."""
+
+        def in_thread() -> None:
+            if not self._backend_started:
+                self.backend.start(self._progress)
+                self._backend_started = True
+            self.backend.warm()
+
+        self._submitter.submit(in_thread)
 
     def close(self) -> None:
         """Stop: queued jobs fail, running ones are abandoned, the workers end."""
@@ -424,24 +521,9 @@ class ReviewPool:
             if not done.done():
                 done.set_exception(ReviewFailed("the server is stopping"))
         self._hints.clear()
-        ex, self._executor = self._executor, None
-        if ex is not None:
-            procs = list((getattr(ex, "_processes", None) or {}).values())
-            for p in procs:  # a long review is not waited for
-                with contextlib.suppress(Exception):
-                    p.terminate()
-            ex.shutdown(wait=False, cancel_futures=True)
-            for p in procs:
-                with contextlib.suppress(Exception):
-                    p.join(timeout=5)
-        if self._progress is not None:
-            with contextlib.suppress(Exception):
-                self._progress.put_nowait(None)
-            if self._reader is not None:
-                self._reader.join(timeout=2)
-            with contextlib.suppress(Exception):
-                self._progress.close()
-            self._progress = None
+        # a hand-over under way ends first (it may be starting workers); those waiting are dropped
+        self._submitter.shutdown(wait=True, cancel_futures=True)
+        self.backend.close()
 
 
 def _shown(value: Any) -> str:
@@ -452,6 +534,7 @@ def _shown(value: Any) -> str:
 
 __all__ = [
     "NICE",
+    "ProcessBackend",
     "ReviewFailed",
     "ReviewJob",
     "ReviewPool",

@@ -131,6 +131,7 @@ class ServerConfig:
     # worker processes (niced) that review finished games and answer hints; 0: reviews are off
     review_workers: int = 1
     review_nice: int = 19  # the review workers' niceness (0 to 19): 19 never delays a table's decision
+    review_ray: str | None = None  # reviews as Ray tasks: a cluster's address, auto or local (play/review_ray.py)
     # the operator surface (/metrics, /healthz, /readyz, admin actions): (host, port), port 0 any
     # free one; None: off (the CLI's default is 127.0.0.1:9380, loopback; see server/operator.py)
     operator_address: tuple[str, int] | None = None
@@ -238,12 +239,14 @@ class ServerApp:
             self.turbo.guard = self.guard
             if cfg.review_workers > 0:  # started with the first review or hint (moonshot.play.review_pool)
                 from moonshot.play.review_pool import ReviewPool
+                from moonshot.play.review_ray import review_backend
 
                 self.turbo.reviews = ReviewPool(
                     cfg.review_workers,
                     max_jobs=cfg.limits.reviews_queued,
                     per_name=cfg.limits.reviews_per_name,
                     nice=cfg.review_nice,
+                    backend=review_backend(cfg.review_ray, nice=cfg.review_nice),
                 )
         from moonshot.runtime.tournament import TournamentHost
 
