@@ -84,7 +84,7 @@ async def test_no_review_of_a_running_game_by_anyone_over_any_endpoint(server: S
         http(server, "carol") as carol,
     ):
         rated = await bots_game(server, ann)
-        practice = await bots_game(server, carol, seed=9, practice=True)  # its creator knows every hand: still no review
+        practice = await bots_game(server, carol, seed=9, practice=True)  # the creator knows every hand: no review
         # a spectator watches (its stream is open while the attack runs)
         watching = asyncio.create_task(sse_events(eve, f"/game/subscribe/{rated}", lambda e: False, timeout=600))
         for gid in (rated, practice):
