@@ -15,26 +15,25 @@ skipped (with the reason) when either is not there.
 from __future__ import annotations
 
 import asyncio
-import os
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import pytest_asyncio
 
+from cluster.test_node import node as cluster_node
+from e2e.test_cluster import Cluster, cluster
 from moonshot.protocols.sessions.client import Client, ProtocolError, RandomPlayer, View
 from moonshot.runtime.moderation import AUDIT_PREFIX, BAN_PREFIX
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
 from moonshot.store import Store
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(600)]
 
-REDIS_URL = os.environ.get("MOONSHOT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
-PG_ADMIN = os.environ.get("MOONSHOT_TEST_PG_URL", "postgresql://postgres@127.0.0.1:5432/test").replace("+asyncpg", "")
+__all__ = ["cluster"]  # the fixture, imported for the tests here
 
 
 @dataclass
@@ -44,62 +43,20 @@ class Shared:
     token: Path
 
 
-@pytest_asyncio.fixture
-async def shared(tmp_path: Path) -> AsyncIterator[Shared]:
-    try:
-        import redis.asyncio as aioredis
-    except ImportError:
-        pytest.skip("the redis package is missing: pip install -e '.[scale]'")
-    try:
-        import asyncpg
-    except ImportError:
-        pytest.skip("asyncpg is missing: pip install -e '.[postgres]'")
-    r = aioredis.Redis.from_url(REDIS_URL, socket_connect_timeout=2)
-    try:
-        await r.ping()
-    except Exception as e:
-        await r.aclose()
-        pytest.skip(f"Redis not reachable at {REDIS_URL} ({e}); set MOONSHOT_TEST_REDIS_URL")
-    try:
-        pg = await asyncpg.connect(PG_ADMIN, timeout=3)
-    except Exception as e:
-        await r.aclose()
-        pytest.skip(f"PostgreSQL not reachable at {PG_ADMIN} ({e}); set MOONSHOT_TEST_PG_URL")
-    name = f"moonshot_moderation_{secrets.token_hex(4)}"
-    await pg.execute(f"CREATE DATABASE {name}")
-    prefix = f"moonshot-unit-{secrets.token_hex(4)}:"
-    token = tmp_path / "operator-token"
+@pytest.fixture
+def shared(cluster: Cluster) -> Shared:
+    """test_cluster's Redis key prefix and PostgreSQL database (removed after the test), and an
+    operator token the nodes share."""
+    token = cluster.tmp / "operator-token"
     token.write_text(secrets.token_urlsafe(32))
     token.chmod(0o600)
-    try:
-        yield Shared(prefix, f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}", token)
-    finally:
-        keys = [k async for k in r.scan_iter(match=f"{prefix}*")]
-        if keys:
-            await r.delete(*keys)
-        await r.aclose()
-        await pg.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        await pg.close()
+    return Shared(cluster.prefix, cluster.db, token)
 
 
 async def node(s: Shared, **options: Any) -> ServerApp:
-    config = ServerConfig(
-        sessions_port=0,
-        db_url=s.db,
-        bot="random",
-        move_timeout=10.0,
-        fill_wait=None,
-        redis_url=REDIS_URL,
-        cluster_prefix=s.prefix,
-        lease=2.5,
-        operator_address=("127.0.0.1", 0),
-        operator_token_file=str(s.token),
-    )
-    for k, v in options.items():
-        setattr(config, k, v)
-    app = ServerApp(config)
-    await app.start()
-    return app
+    """A cluster node (test_node's) on the shared store, with its operator surface on a free port."""
+    operator = {"operator_address": ("127.0.0.1", 0), "operator_token_file": str(s.token)}
+    return await cluster_node(s.prefix, db_url=s.db, **{**operator, **options})
 
 
 async def admin(app: ServerApp, path: str, body: dict[str, Any] | None = None) -> httpx.Response:
