@@ -36,9 +36,9 @@ async def admin(operator: int, token: Path, *args: str) -> subprocess.CompletedP
     )
 
 
-async def refusal(node: Node, name: str) -> str | None:
-    """What a new Sessions session under ``name`` is told by ``node`` (None: admitted)."""
-    client = await Client.connect("127.0.0.1", node.port)
+async def refusal(port: int, name: str) -> str | None:
+    """What a new Sessions session under ``name`` is told by the node on ``port`` (None: admitted)."""
+    client = await Client.connect("127.0.0.1", port)
     try:
         await client.open_session(name)
     except ProtocolError as e:
@@ -54,7 +54,7 @@ async def refused_soon(node: Node, name: str, timeout: float = 30) -> str:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while True:
-        why = await refusal(node, name)
+        why = await refusal(node.port, name)
         if why is not None:
             return why
         assert loop.time() < end, f"{name} was never refused"
@@ -89,14 +89,14 @@ async def test_a_ban_through_one_node_is_enforced_by_the_other_kept_and_lifted_t
     b = await start(cluster, "b2", token, ops["b"])
     try:
         for node in (a, b):  # kept across the restart, both of them, on both nodes
-            assert await refusal(node, "mallory") is not None and await refusal(node, "eve") is not None
+            assert await refusal(node.port, "mallory") is not None and await refusal(node.port, "eve") is not None
         listed = json.loads((await admin(ops["a"], token, "--json", "bans")).stdout)
         assert sorted(x["value"] for x in listed["bans"]) == ["eve", "mallory"]
         done_b = await admin(ops["b"], token, "unban", "name", "mallory")
         assert done_b.returncode == 0, done_b.stderr
         loop = asyncio.get_running_loop()
         end = loop.time() + 30
-        while await refusal(a, "mallory") is not None:  # lifted through B: A lets her in
+        while await refusal(a.port, "mallory") is not None:  # lifted through B: A lets her in
             assert loop.time() < end, "the lift never reached A"
             await asyncio.sleep(0.1)
         trail = json.loads((await admin(ops["a"], token, "--json", "audit")).stdout)["audit"]

@@ -26,7 +26,8 @@ import pytest
 
 from cluster.test_node import node as cluster_node
 from e2e.test_cluster import Cluster, cluster
-from moonshot.protocols.sessions.client import Client, ProtocolError, RandomPlayer, View
+from e2e.test_cluster_admin import refusal
+from moonshot.protocols.sessions.client import Client, RandomPlayer, View
 from moonshot.runtime.moderation import AUDIT_PREFIX, BAN_PREFIX
 from moonshot.server.app import ServerApp
 from moonshot.store import Store
@@ -81,14 +82,7 @@ async def until(check: Callable[[], bool], timeout: float = 30.0) -> None:
 async def refused(app: ServerApp, name: str) -> str | None:
     """The refusal a new Sessions session under ``name`` gets from ``app`` (None: admitted)."""
     assert app.sessions_port is not None
-    client = await Client.connect("127.0.0.1", app.sessions_port)
-    try:
-        await client.open_session(name)
-    except ProtocolError as e:
-        return str(e)
-    finally:
-        await client.close()
-    return None
+    return await refusal(app.sessions_port, name)
 
 
 async def stored_bans(db: str) -> list[str]:
