@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,17 @@ pytestmark = pytest.mark.asyncio
 def arrival(code: str | None, protocol: str = "server", token: str | None = None) -> Candidate:
     seat = BotSeat(RandomBot(), random.Random(1), name="visitor")
     return Candidate(seat, GameType.ANY, code, lambda table, chair: None, protocol=protocol, token=token)
+
+
+def tracked_host(**options: Any) -> tuple[TournamentHost, list[Table]]:
+    """A host (5 s a decision) that starts each table it makes, and the list of those tables."""
+    tables: list[Table] = []
+
+    def track(table: Table) -> None:
+        tables.append(table)
+        table.start()
+
+    return TournamentHost(policy=TablePolicy(decision_timeout=5), track=track, **options), tables
 
 
 async def test_tokens_are_made_once_and_only_their_digests_kept() -> None:
@@ -72,13 +84,7 @@ async def test_an_arrival_plays_its_chair_in_every_rotation_and_the_results_add_
 
 
 async def test_the_games_are_tables_with_the_tournaments_seed_and_rules() -> None:
-    tables: list[Table] = []
-
-    def track(table: Table) -> None:
-        tables.append(table)
-        table.start()
-
-    host = TournamentHost(policy=TablePolicy(decision_timeout=5), track=track)
+    host, tables = tracked_host()
     spec = make_spec("omnibus", 1, ["a=random", "b=random", "c=random", "d=random"], deals_per_set=2, seed=99)
     t, _ = host.create(spec)
     assert t.task is not None
@@ -93,13 +99,7 @@ async def test_a_paused_tournament_goes_on_after_a_restart_from_where_it_was(tmp
     try:
         recorder = StoreRecorder(store, batch_delay=0)
         recorder.start()
-        tables: list[Table] = []
-
-        def track(table: Table) -> None:
-            tables.append(table)
-            table.start()
-
-        host = TournamentHost(policy=TablePolicy(decision_timeout=5), recorder=recorder, show_up=2, track=track)
+        host, tables = tracked_host(recorder=recorder, show_up=2)
         spec = make_spec("standard", 1, ["a=search --think-ms 40", "b=random", "c=random"], ["ext"], deals_per_set=2,
                          tokens=["-"], seed=8)  # fmt: skip
         t, tokens = host.create(spec)
@@ -251,13 +251,7 @@ async def test_a_bad_bot_or_filler_is_refused_before_the_tournament_is_made() ->
 
 
 async def test_a_draining_host_finishes_the_games_under_way_and_starts_no_next_one() -> None:
-    tables: list[Table] = []
-
-    def track(table: Table) -> None:
-        tables.append(table)
-        table.start()
-
-    host = TournamentHost(policy=TablePolicy(decision_timeout=5), track=track)
+    host, tables = tracked_host()
     spec = make_spec("omnibus", 2, ["a=random", "b=random", "c=random", "d=random"], deals_per_set=2, seed=5)
     t, _ = host.create(spec)
     assert len(t.games) == 8
