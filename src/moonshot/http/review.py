@@ -126,8 +126,6 @@ def hint_refusal(g: Any, name: str | None = None, bot_names: Any = None) -> Hint
         return HintRefusal(
             "hints are only for practice games: a chair is held by a program, not one of your bots", "hint_program_seat"
         )
-    if not same_name(people[0].name, g.created_by):
-        return HintRefusal("hints are only for practice games: another person sits at this table", "hint_other_person")
     if not getattr(g, "practice", False):
         return HintRefusal(
             'hints are only for practice games: this game was not created as one ("practice": true)',
