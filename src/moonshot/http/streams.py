@@ -113,9 +113,13 @@ class GameStream:
         """The table's clocks changed: every live subscriber is told the remaining seconds now
         (a ``clock`` message outside the stored stream: no id, never replayed as it was)."""
         self.countdown = countdown
-        if self.closed or self.complete:
-            return
-        frame = LiveMessage(countdown.to_json(asyncio.get_running_loop().time()))
+        if self.closed or self.complete or not self.messages:
+            return  # a clock before the game's first event waits for it: a stream opens with `sit`
+        self._tell_countdown()
+
+    def _tell_countdown(self) -> None:
+        assert self.countdown is not None
+        frame = LiveMessage(self.countdown.to_json(asyncio.get_running_loop().time()))
         for sub in self.subscribers:
             sub.queue.put_nowait(frame)
 
@@ -134,6 +138,7 @@ class GameStream:
     def _publish(self, new: Sequence[Message]) -> None:
         if not new:
             return
+        first = not self.messages
         if self.messages and new[0].position < self.messages[-1].position:
             self._merge(new)  # a restored game's replay, around its stored chat
         else:
@@ -141,6 +146,8 @@ class GameStream:
         for sub in self.subscribers:
             for m in new:
                 sub.queue.put_nowait(m)
+        if first and self.countdown is not None and not self.complete:
+            self._tell_countdown()  # the clocks told before the game's first event, now after it
         if not self.complete and any(m.data["type"] == "game_complete" for m in new):
             self.complete = True
             asyncio.get_running_loop().call_later(CLOSE_AFTER_COMPLETE, self.close)
@@ -182,7 +189,7 @@ class GameStream:
         sub.queue.put_nowait(None if self.closed else _END_REPLAY)
         if self.closed:
             return sub
-        if self.countdown is not None and not self.complete:  # the clocks as they stand now
+        if self.countdown is not None and self.messages and not self.complete:  # the clocks now
             sub.queue.put_nowait(LiveMessage(self.countdown.to_json(asyncio.get_running_loop().time())))
         self.subscribers.add(sub)
         return sub

@@ -1230,8 +1230,11 @@ class Table:
         on_clock = getattr(who, "on_clock", None)
         if on_clock is None or self.policy.clock is None or self.game.over:
             return
+        countdown = self.countdown() if now is None else now
+        if now is None and not self._shown:
+            return  # nothing shown yet: a stream still opens with the game's own first event
         try:
-            on_clock(self, self.countdown() if now is None else now)
+            on_clock(self, countdown)
         except Exception:
             log.exception("table=%s event=spectator_error", self.id)
             if who in self.spectators:
