@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -36,6 +37,12 @@ SEATS = ("north", "east", "south", "west")
 NAMES = ["ada", "basil", "cleo", "dora"]  # bots under people's names: cleo can view her own game
 SEED = 4242
 SHOTS = Path("/tmp/shots")
+
+
+def one_place(x: float) -> str:
+    """``x`` as the page writes it: one decimal, halves rounded away from zero (Intl.NumberFormat),
+    where Python's ``:.1f`` would write 146.25 as 146.2."""
+    return str(Decimal(repr(x)).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
 
 
 async def finished_standard_game(app: ServerApp) -> str:
@@ -257,7 +264,7 @@ async def test_review_progress_timeline_options_summary(tmp_path: Path, viewport
         # the summary: points given up, accuracy, counts by grade, the biggest mistakes
         summary = await page.inner_text("#review-summary")
         s = review["summary"]
-        assert f"{s['points_given_up']:.1f}" in summary and f"{round(s['accuracy'] * 100)}%" in summary
+        assert one_place(s["points_given_up"]) in summary and f"{round(s['accuracy'] * 100)}%" in summary
         for grade, n in s["by_grade"].items():
             assert f"{grade}: {n}" in summary
         await fits(page, (viewport or {"width": 10_000})["width"])
@@ -612,7 +619,7 @@ async def test_the_servers_review_of_a_finished_game(tmp_path: Path, viewport: d
         assert stored["status"] == "done" and review["seat"] == 3
         assert await page.locator("#review-timeline button.decision").count() == len(review["decisions"])
         summary = await page.inner_text("#review-summary")
-        assert f"{review['summary']['points_given_up']:.1f}" in summary
+        assert one_place(review["summary"]["points_given_up"]) in summary
         if await page.locator("#recovery button").count():
             await page.click("#recovery button")  # the new name's recovery code, read
         # a decision shows its options, and the replay has the seat to act
