@@ -46,6 +46,12 @@ def client_from(app: ServerApp, source: str) -> httpx.AsyncClient:
     return httpx.AsyncClient(base_url=f"http://127.0.0.1:{app.http_port}", transport=transport, timeout=30)
 
 
+def trend_socket(app: ServerApp, source: str, forwarded: str, **options: Any) -> Any:
+    """A Trend WebSocket to ``app`` from the address ``source``, its ``X-Forwarded-For`` ``forwarded``."""
+    url = f"ws://127.0.0.1:{app.trend_port}/"
+    return websockets.connect(url, additional_headers={"X-Forwarded-For": forwarded}, local_addr=(source, 0), **options)
+
+
 @contextlib.asynccontextmanager
 async def streams(client: httpx.AsyncClient, *forwarded: str) -> AsyncIterator[list[int]]:
     """Lobby streams opened at once, one a ``X-Forwarded-For`` value; their statuses, held open."""
@@ -76,15 +82,10 @@ async def test_spoofed_forwarding_headers_from_an_untrusted_peer_change_nothing(
         async with client_from(app, OTHER) as c, streams(c, "198.51.100.1", "198.51.100.2") as got:
             assert got == [200, 429]
         await until(lambda: app.guard.streams_by_address.counts == {})  # its share back once it ended
-        url = f"ws://127.0.0.1:{app.trend_port}/"
-        first = await websockets.connect(
-            url, additional_headers={"X-Forwarded-For": "198.51.100.1"}, local_addr=(OTHER, 0)
-        )
+        first = await trend_socket(app, OTHER, "198.51.100.1")
         try:
             with pytest.raises(InvalidStatus) as refused:
-                await websockets.connect(
-                    url, additional_headers={"X-Forwarded-For": "198.51.100.2"}, local_addr=(OTHER, 0)
-                )
+                await trend_socket(app, OTHER, "198.51.100.2")
             assert refused.value.response.status_code == 429
             assert app.guard.connections.count(OTHER) == 1
         finally:
@@ -107,14 +108,11 @@ async def test_a_trusted_proxy_gives_each_of_its_clients_a_share(tmp_path: Path)
             assert cookie.startswith(SESSION_COOKIE) and "secure" in cookie.lower()
             resp = await c.get("/api/me", headers={"X-Forwarded-Proto": "http", "Cookie": "name=bob"})
             assert "secure" not in resp.headers["set-cookie"].lower()
-        url = f"ws://127.0.0.1:{app.trend_port}/"
-        a = await websockets.connect(url, additional_headers={"X-Forwarded-For": "198.51.100.1"}, local_addr=(PROXY, 0))
-        b = await websockets.connect(url, additional_headers={"X-Forwarded-For": "198.51.100.2"}, local_addr=(PROXY, 0))
+        a = await trend_socket(app, PROXY, "198.51.100.1")
+        b = await trend_socket(app, PROXY, "198.51.100.2")
         try:
             with pytest.raises(InvalidStatus) as refused:
-                await websockets.connect(
-                    url, additional_headers={"X-Forwarded-For": "198.51.100.1"}, local_addr=(PROXY, 0)
-                )
+                await trend_socket(app, PROXY, "198.51.100.1")
             assert refused.value.response.status_code == 429
             assert app.guard.connections.count(PROXY) == 0
         finally:
@@ -239,9 +237,7 @@ async def test_wrong_trend_tokens_lock_out_the_guesser_behind_a_proxy_not_its_ot
         url = f"ws://127.0.0.1:{app.trend_port}/"
 
         async def join(number: int, name: str, token: str, client: str) -> Any:
-            ws = await websockets.connect(
-                url, additional_headers={"X-Forwarded-For": client}, local_addr=(PROXY, 0), compression=None
-            )
+            ws = await trend_socket(app, PROXY, client, compression=None)
             data = {"playerNumber": str(number), "playerName": name, "token": token, "lobbyCode": "proxy"}
             await ws.send(json.dumps({"eventName": "join", "data": data}))
             return ws
