@@ -119,3 +119,32 @@ async def test_a_stored_game_is_reviewed_by_the_servers_task_on_ray(ray_runtime:
         assert job.progress["total"] == review["summary"]["decisions"] > 0
     finally:
         pool.close()
+
+
+async def test_a_server_with_review_ray_answers_a_review_over_http(ray_runtime: Any, tmp_path: Path) -> None:
+    """``serve --review-ray auto``: the server's pool runs on Ray; GET /api/games/<id>/review starts
+    the job (202), then answers the stored review (200), as with worker processes."""
+    import httpx
+
+    from moonshot.server.app import ServerApp, ServerConfig
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'games.db'}"
+    gid = await finished_game(url)
+    app = ServerApp(ServerConfig(sessions_port=None, http_port=0, db_url=url, bot="random", review_ray="auto"))
+    await app.start()
+    try:
+        assert app.turbo is not None and isinstance(app.turbo.reviews.backend, RayBackend)
+        base = f"http://127.0.0.1:{app.http_port}"
+        async with httpx.AsyncClient(base_url=base, cookies={"name": "ann"}, timeout=60) as c:
+            path = f"/api/games/{gid}/review"
+            r = await c.get(path, params={"seat": 3, "simulations": 20})
+            assert r.status_code == 202, r.text
+            async with asyncio.timeout(300):
+                while r.status_code == 202:
+                    await asyncio.sleep(0.2)
+                    r = await c.get(path, params={"seat": 3, "simulations": 20})
+            assert r.status_code == 200, r.text
+            review = r.json()["review"]
+            assert review["game_id"] == gid and review["seat"] == 3 and review["budget"]["simulations"] == 20
+    finally:
+        await app.stop()

@@ -20,8 +20,8 @@ the server's event loop, at the lowest CPU priority.
 * the event loop's time: nothing that can wait on another process runs on the loop. Starting the
   workers (the fork server, each worker's fork: a round trip to a nice-19 process that a busy
   machine schedules last, tens to hundreds of ms) and every hand-over of a job to them run in one
-  thread of the pool's own (``review-submit``), which also starts every worker at once with the
-  first job; a job's end comes back to the loop as a callback.
+  thread of the pool's own (``review-submit``), which starts the workers as the first job comes
+  (one more later only if a job finds none idle); a job's end comes back to the loop as a callback.
 
 Where the workers run is a backend: :class:`ProcessBackend` (this machine's processes, the
 default) or :class:`moonshot.play.review_ray.RayBackend` (Ray tasks on a local runtime or a
