@@ -23,7 +23,7 @@ import shutil
 import sqlite3
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -132,6 +132,16 @@ def _private_temp(dest: Path) -> Path:
     return tmp
 
 
+@contextlib.contextmanager
+def _read_only(path: Path, timeout: float = 5.0) -> Iterator[sqlite3.Connection]:
+    """The SQLite file ``path`` opened read-only (waiting up to ``timeout`` s on a lock), closed after."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None, timeout=timeout)
+    try:
+        yield conn
+    finally:
+        conn.close()
+
+
 def _copy_sqlite(source: sqlite3.Connection, dest: Path, progress: Progress | None, step: int) -> None:
     """Copy ``source`` into a new file ``dest`` with the online backup API, then check it.
 
@@ -169,11 +179,8 @@ def backup_sqlite(
     start = time.perf_counter()
     tmp = _private_temp(dest)
     try:
-        source = sqlite3.connect(f"file:{source_path}?mode=ro", uri=True, isolation_level=None, timeout=30)
-        try:
+        with _read_only(source_path, timeout=30) as source:
             _copy_sqlite(source, tmp, progress, step)
-        finally:
-            source.close()
         games = game_counts_sqlite(tmp)
         os.replace(tmp, dest)
     except sqlite3.Error as e:
@@ -203,11 +210,8 @@ def restore_sqlite(url: str, source: Path, force: bool = False, progress: Progre
     start = time.perf_counter()
     tmp = _private_temp(target)
     try:
-        backup = sqlite3.connect(f"file:{source}?mode=ro", uri=True, isolation_level=None)
-        try:
+        with _read_only(source) as backup:
             _copy_sqlite(backup, tmp, progress, STEP_PAGES)
-        finally:
-            backup.close()
         # a WAL left by the store being replaced would be replayed onto the restored file
         for suffix in ("-wal", "-shm", "-journal"):
             with contextlib.suppress(FileNotFoundError):
