@@ -5,7 +5,9 @@ Stand-in tasks (tests/reviewkit.py) take the place of the real review."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
+import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -144,3 +146,50 @@ async def test_close_fails_what_waits(tmp_path: Path) -> None:
 async def test_a_pool_needs_a_worker() -> None:
     with pytest.raises(ValueError, match="0 turns reviews off"):
         ReviewPool(0)
+
+
+class LateForkServer:
+    """A backend whose every hand-over waits a second (a nice-19 fork server on a busy machine),
+    then runs the task in the caller's thread."""
+
+    def start(self, sink: Callable[..., None]) -> None:
+        pass
+
+    def submit(self, fn: Callable[..., object], *args: object) -> concurrent.futures.Future[object]:
+        time.sleep(1.0)
+        out: concurrent.futures.Future[object] = concurrent.futures.Future()
+        out.set_result(fn(*args))
+        return out
+
+    def died(self, error: BaseException) -> bool:
+        return False
+
+    def warm(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+async def test_a_slow_worker_start_never_holds_the_event_loop() -> None:
+    """Starting workers and handing them a job wait on other processes: never on the loop."""
+    p = ReviewPool(1, backend=LateForkServer())
+    ticks = 0
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    try:
+        began = time.perf_counter()
+        job = p.submit("k", "ann", reviewkit.counting, (2,))
+        assert time.perf_counter() - began < 0.5  # the hand-over's second is not the caller's
+        ticking = asyncio.create_task(ticker())
+        await asyncio.wait_for(asyncio.shield(job.finished), 60)  # type: ignore[arg-type]
+        ticking.cancel()
+        assert job.status == "done" and job.result["steps"] == 2
+        assert ticks >= 20  # the loop went on running while the job was handed over
+    finally:
+        p.close()
