@@ -14,7 +14,9 @@ import pytest_asyncio
 from moonshot.server.app import ServerApp, ServerConfig
 
 
-async def _serve(tmp_path: Path, **options: float) -> ServerApp:
+async def sessions_server(tmp_path: Path, **options: float) -> ServerApp:
+    """A started ``ServerApp``: Sessions on a free port, random bots, seed 1, its games in
+    ``tmp_path/games.db``, and ``options`` (timeouts, waits); the caller stops it."""
     app = ServerApp(
         ServerConfig(
             sessions_port=0,
@@ -30,7 +32,7 @@ async def _serve(tmp_path: Path, **options: float) -> ServerApp:
 
 @pytest_asyncio.fixture
 async def server(tmp_path: Path) -> AsyncIterator[ServerApp]:
-    app = await _serve(tmp_path, move_timeout=10.0, fill_wait=0.3)
+    app = await sessions_server(tmp_path, move_timeout=10.0, fill_wait=0.3)
     yield app
     await app.stop()
 
@@ -39,6 +41,6 @@ async def server(tmp_path: Path) -> AsyncIterator[ServerApp]:
 async def strict_server(tmp_path: Path) -> AsyncIterator[ServerApp]:
     # 3 s a move: short enough for the silent clients' cases, long enough that a well-behaved client
     # on a loaded machine (load 15 on 2 cores) is not timed out beside them
-    app = await _serve(tmp_path, move_timeout=3.0, max_timeouts=2, fill_wait=0.3, resync_idle=0.5)
+    app = await sessions_server(tmp_path, move_timeout=3.0, max_timeouts=2, fill_wait=0.3, resync_idle=0.5)
     yield app
     await app.stop()

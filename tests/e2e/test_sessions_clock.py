@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
+from e2e.conftest import sessions_server
 from moonshot.protocols.sessions.client import Client, RandomPlayer, View
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
 
 pytestmark = pytest.mark.asyncio
 
@@ -48,18 +49,7 @@ class Silent(RandomPlayer):
 
 @pytest_asyncio.fixture
 async def clocked(tmp_path: Path) -> AsyncIterator[ServerApp]:
-    app = ServerApp(
-        ServerConfig(
-            sessions_port=0,
-            db_url=f"sqlite+aiosqlite:///{tmp_path / 'games.db'}",
-            bot="random",
-            seed=1,
-            move_timeout=CLOCK,
-            max_timeouts=2,
-            fill_wait=0.3,
-        )
-    )
-    await app.start()
+    app = await sessions_server(tmp_path, move_timeout=CLOCK, max_timeouts=2, fill_wait=0.3)
     yield app
     await app.stop()
 
