@@ -8,24 +8,23 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest_asyncio
 
 from moonshot.server.app import ServerApp, ServerConfig
 
 
-async def sessions_server(tmp_path: Path, **options: float) -> ServerApp:
+async def sessions_server(tmp_path: Path, **options: Any) -> ServerApp:
     """A started ``ServerApp``: Sessions on a free port, random bots, seed 1, its games in
-    ``tmp_path/games.db``, and ``options`` (timeouts, waits); the caller stops it."""
-    app = ServerApp(
-        ServerConfig(
-            sessions_port=0,
-            db_url=f"sqlite+aiosqlite:///{tmp_path / 'games.db'}",
-            bot="random",
-            seed=1,
-            **options,  # type: ignore[arg-type]
-        )
-    )
+    ``tmp_path/games.db``, and ``options`` (timeouts, waits, other ports and bots); the caller stops it."""
+    config: dict[str, Any] = {
+        "sessions_port": 0,
+        "db_url": f"sqlite+aiosqlite:///{tmp_path / 'games.db'}",
+        "bot": "random",
+        "seed": 1,
+    }
+    app = ServerApp(ServerConfig(**(config | options)))
     await app.start()
     return app
 

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from e2e.conftest import sessions_server
 from moonshot.bots.random import RandomBot
 from moonshot.protocols.sessions.client import BotPlayer, Client, GameResult, Player, RandomPlayer, View
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
 
 pytestmark = pytest.mark.asyncio
 
@@ -136,17 +137,7 @@ async def test_lobby_code_keeps_groups_apart(server: ServerApp) -> None:
 async def test_a_level_fills_any_games(tmp_path: Path) -> None:
     """``serve --bot level:2``: the bots that fill an ``any`` game are level 2, stored (and rated)
     under its spec."""
-    app = ServerApp(
-        ServerConfig(
-            sessions_port=0,
-            db_url=f"sqlite+aiosqlite:///{tmp_path / 'games.db'}",
-            bot="level:2",
-            seed=1,
-            move_timeout=10.0,
-            fill_wait=0.3,
-        )
-    )
-    await app.start()
+    app = await sessions_server(tmp_path, bot="level:2", move_timeout=10.0, fill_wait=0.3)
     try:
         assert app.sessions_port
         async with await Client.connect("127.0.0.1", app.sessions_port) as c:

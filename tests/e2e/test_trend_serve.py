@@ -13,8 +13,9 @@ import pytest
 import pytest_asyncio
 import websocket
 
+from e2e.conftest import sessions_server
 from moonshot.protocols.sessions.client import Client, RandomPlayer
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
 from trend_sdk import SdkBot
 
 pytestmark = pytest.mark.asyncio
@@ -22,18 +23,7 @@ pytestmark = pytest.mark.asyncio
 
 @pytest_asyncio.fixture
 async def app(tmp_path: Path) -> AsyncIterator[ServerApp]:
-    server = ServerApp(
-        ServerConfig(
-            sessions_port=0,
-            trend_port=0,
-            db_url=f"sqlite+aiosqlite:///{tmp_path / 'games.db'}",
-            bot="random",
-            fill_wait=0.3,
-            seed=2,
-            move_timeout=10.0,
-        )
-    )
-    await server.start()
+    server = await sessions_server(tmp_path, trend_port=0, fill_wait=0.3, seed=2, move_timeout=10.0)
     yield server
     await server.stop()
 
