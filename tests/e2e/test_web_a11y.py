@@ -24,7 +24,7 @@ import pytest
 from e2e.test_trend_page import set_seats, start_node
 from e2e.test_web_clock import keep_playing
 from e2e.test_web_review import contract_review, finished_standard_game
-from e2e.webkit import PHONE, Person, act_if_asked, chromium, click_card, dom_hand, my_seat, web_server
+from e2e.webkit import PHONE, Person, act_if_asked, chromium, click_card, clocked_game, dom_hand, my_seat, web_server
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
 
@@ -68,6 +68,22 @@ async def named(browser: Any, base: str, name: str, viewport: dict[str, int] | N
     person = await Person.open(browser, base, name, viewport=viewport, pace=pace)
     await person.context.add_cookies([{"name": "name", "value": quote(name), "url": base}])
     return person
+
+
+async def review_fourth_decision(page: Any, stored: str) -> None:
+    """On the replay of game ``stored``: review seat 2 (a review contrived from the game, served in
+    place of the worker's) and open its fourth decision."""
+    game_json = await (await page.request.get(f"/api/games/{stored}")).json()
+    review = contract_review(game_json, 2)
+
+    async def serve_review(route: Any) -> None:
+        await route.fulfill(status=200, json={"status": "done", "review": review})
+
+    await page.route("**/api/games/*/review*", serve_review)
+    await page.select_option("#review-seat", "2")
+    await page.click("[data-action=review]")
+    await page.wait_for_selector("#review-timeline")
+    await page.locator("#review-timeline .decision").nth(3).click()
 
 
 async def practice_game(person: Person, variant: str, clock: str = "0") -> str:
@@ -123,13 +139,7 @@ async def test_every_page_and_table_state_passes_an_axe_audit(tmp_path: Path, vi
         # the game goes on and the banner stays), then game over and rematch
         bea = await Person.open(browser, base, "bea", viewport=VIEWPORTS[view])
         ned = await Person.open(browser, base, "ned")
-        await bea.enter_lobby()
-        await ned.enter_lobby()
-        await bea.page.evaluate("document.querySelector('#clock').append(new Option('3 s', '3'))")
-        await bea.page.select_option("#clock", "3")
-        game_id = await bea.create_game("trend")
-        await ned.page.locator(f"#games li[data-id='{game_id}'] [data-action=join]").click()
-        await bea.add_bots(game_id, "random", 2)
+        game_id = await clocked_game(bea, ned, "trend", 3)
         await ned.open_table(game_id)
         stop = asyncio.Event()
         ned_plays = asyncio.create_task(keep_playing(ned, stop))
@@ -156,17 +166,7 @@ async def test_every_page_and_table_state_passes_an_axe_audit(tmp_path: Path, vi
         await page.wait_for_selector("#replay-bar [data-action=review]")
         await page.keyboard.press("ArrowRight")
         await audit(alice, axe, f"{view}-replay")
-        game_json = await (await page.request.get(f"/api/games/{stored}")).json()
-        review = contract_review(game_json, 2)
-
-        async def serve_review(route: Any) -> None:
-            await route.fulfill(status=200, json={"status": "done", "review": review})
-
-        await page.route("**/api/games/*/review*", serve_review)
-        await page.select_option("#review-seat", "2")
-        await page.click("[data-action=review]")
-        await page.wait_for_selector("#review-timeline")
-        await page.locator("#review-timeline .decision").nth(3).click()
+        await review_fourth_decision(page, stored)
         await page.wait_for_selector("#review-options")
         await audit(alice, axe, f"{view}-review")
         await page.click("[data-action=learn]")
@@ -571,17 +571,7 @@ async def test_preferences_are_off_by_default_kept_and_drawn_everywhere(tmp_path
         assert "deck-four" in await page.evaluate("document.documentElement.className")
         diamond = page.locator(".table-root .card.face[data-card$='D']").first
         assert await diamond.evaluate("c => getComputedStyle(c).color") == "rgb(29, 78, 216)"
-        game_json = await (await page.request.get(f"/api/games/{stored}")).json()
-        review = contract_review(game_json, 2)
-
-        async def serve_review(route: Any) -> None:
-            await route.fulfill(status=200, json={"status": "done", "review": review})
-
-        await page.route("**/api/games/*/review*", serve_review)
-        await page.select_option("#review-seat", "2")
-        await page.click("[data-action=review]")
-        await page.wait_for_selector("#review-timeline")
-        await page.locator("#review-timeline .decision").nth(3).click()
+        await review_fourth_decision(page, stored)
         await shot(bo, f"{view}-review-four-colour")
         await page.click("[data-action=learn]")
         await page.wait_for_selector(".learn-hand button.card")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from e2e.webkit import PHONE, Person, act_if_asked, chromium, my_seat, web_server
+from e2e.webkit import PHONE, Person, act_if_asked, chromium, clocked_game, my_seat, web_server
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
 
@@ -47,8 +47,7 @@ async def test_the_clock_plays_for_a_silent_person_and_hands_the_seat_back(tmp_p
         # the lobby offers a clock; the test adds a short one to the choices
         assert await page.locator("#clock option").count() >= 3
         assert await page.eval_on_selector("#clock", "s => s.value") == "30"
-        await page.evaluate(f"document.querySelector('#clock').append(new Option('{CLOCK} s', '{CLOCK}'))")
-        await page.select_option("#clock", str(CLOCK))
+        await alice.choose_clock(CLOCK)
         game_id = await alice.create_game("standard")
         assert f"{CLOCK} s a move" in await page.locator(f"#games li[data-id='{game_id}'] .game-title").inner_text()
         await shot(alice, "lobby-clock-desktop")
@@ -156,13 +155,7 @@ async def test_a_page_opened_after_the_hand_over_shows_the_banner_and_the_countd
         base = f"http://127.0.0.1:{app.http_port}"
         alice = await Person.open(browser, base, "alice")
         bob = await Person.open(browser, base, "bob")
-        await alice.enter_lobby()
-        await bob.enter_lobby()
-        await alice.page.evaluate(f"document.querySelector('#clock').append(new Option('{clock} s', '{clock}'))")
-        await alice.page.select_option("#clock", str(clock))
-        game_id = await alice.create_game("standard")
-        await bob.page.locator(f"#games li[data-id='{game_id}'] [data-action=join]").click()
-        await alice.add_bots(game_id, "random", 2)
+        game_id = await clocked_game(alice, bob, "standard", clock)
         await bob.open_table(game_id)
         hosted = app.turbo.games[game_id].hosted
         assert hosted is not None

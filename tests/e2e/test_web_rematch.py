@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
-from e2e.webkit import PHONE, Person, chromium, my_seat, web_server
+from e2e.webkit import PHONE, Person, chromium, clocked_game, my_seat, web_server
 from moonshot.protocols.sessions.client import Client, ProtocolError, RandomPlayer
 from trend_sdk import SdkBot
 
@@ -52,13 +52,7 @@ async def finished_game(tmp_path: Path) -> AsyncIterator[tuple[Any, Person, Pers
         base = f"http://127.0.0.1:{app.http_port}"
         alice = await Person.open(browser, base, "alice")
         bob = await Person.open(browser, base, "bob")
-        await alice.enter_lobby()
-        await bob.enter_lobby()
-        await alice.page.evaluate("document.querySelector('#clock').append(new Option('1 s', '1'))")
-        await alice.page.select_option("#clock", "1")
-        game_id = await alice.create_game("standard")
-        await bob.page.locator(f"#games li[data-id='{game_id}'] [data-action=join]").click()
-        await alice.add_bots(game_id, "random", 2)
+        game_id = await clocked_game(alice, bob, "standard", 1)
         await alice.open_table(game_id)
         await bob.open_table(game_id)
         for p in (alice, bob):
@@ -169,8 +163,7 @@ async def test_a_mixed_table_rematch_seats_the_sessions_client_again_through_its
         base = f"http://127.0.0.1:{app.http_port}"
         alice = await Person.open(browser, base, "alice")
         await alice.enter_lobby()
-        await alice.page.evaluate("document.querySelector('#clock').append(new Option('1 s', '1'))")
-        await alice.page.select_option("#clock", "1")
+        await alice.choose_clock(1)
         game_id = await alice.create_game("standard")
         await alice.add_bots(game_id, "random", 2)
         async with await Client.connect("127.0.0.1", app.sessions_port or 0) as client:
@@ -226,8 +219,7 @@ async def test_a_mixed_table_rematch_takes_a_trend_bot_that_joins_again_after_ga
         app.turbo.options.clock_choices = None
         erin = await Person.open(browser, f"http://127.0.0.1:{app.http_port}", "erin")
         await erin.enter_lobby()
-        await erin.page.evaluate("document.querySelector('#clock').append(new Option('1 s', '1'))")
-        await erin.page.select_option("#clock", "1")
+        await erin.choose_clock(1)
         game_id = await erin.create_game("trend")
         await erin.add_bots(game_id, "random", 2)
         bot = SdkBot(f"ws://127.0.0.1:{app.trend_port}/", 2, "ai2", games=2, seed=2, lobby_code=game_id)

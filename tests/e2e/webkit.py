@@ -136,6 +136,12 @@ class Person:
         assert new, "the new game is not in the lobby"
         return str(new[0])
 
+    async def choose_clock(self, seconds: int) -> None:
+        """Choose a clock of ``seconds`` a move in the lobby, added to the choices the page offers
+        (a test that wants a short one turns the server's ``clock_choices`` off)."""
+        await self.page.evaluate(f"document.querySelector('#clock').append(new Option('{seconds} s', '{seconds}'))")
+        await self.page.select_option("#clock", str(seconds))
+
     async def add_bots(self, game_id: str, algorithm: str, n: int) -> None:
         page = self.page
         await page.select_option("#algorithm", algorithm)
@@ -170,6 +176,18 @@ class Person:
 
     async def close(self) -> None:
         await self.context.close()
+
+
+async def clocked_game(host: Person, guest: Person, variant: str, seconds: int) -> str:
+    """``host`` and ``guest`` enter the lobby, ``host`` creates a ``variant`` game with a clock of
+    ``seconds``, ``guest`` joins it and ``host`` adds two random bots: the game's id (no table open)."""
+    await host.enter_lobby()
+    await guest.enter_lobby()
+    await host.choose_clock(seconds)
+    game_id = await host.create_game(variant)
+    await guest.page.locator(f"#games li[data-id='{game_id}'] [data-action=join]").click()
+    await host.add_bots(game_id, "random", 2)
+    return game_id
 
 
 # a card's top-left corner: hands overlap, and a person clicks the part of a card they can see
