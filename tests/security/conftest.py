@@ -76,3 +76,13 @@ async def bots_game(app: ServerApp, owner: httpx.AsyncClient, variant: str = "st
         r = await owner.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})
         assert r.status_code == 200, r.text
     return gid
+
+
+async def external_tournament(owner: httpx.AsyncClient, external: str = "ext") -> tuple[str, str]:
+    """``owner`` creates a one-game standard tournament of three random bots and ``external``: its
+    id and the external entrant's token."""
+    body = {"variant": "standard", "sets": 1, "deals_per_set": 1, "bots": ["random", "b=random", "c=random"],
+            "externals": [external]}  # fmt: skip
+    r = await owner.post("/api/tournaments", json=body)
+    assert r.status_code == 201, r.text
+    return str(r.json()["id"]), str(r.json()["tokens"][external])

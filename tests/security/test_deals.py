@@ -20,7 +20,7 @@ from moonshot.core.fairness import FORMAT, commitment, verify
 from moonshot.protocols.sessions.client import Client, RandomPlayer
 from moonshot.server.app import ServerApp
 from moonshot.store import rules_named
-from security.conftest import bots_game, http, sse_events, wait_for
+from security.conftest import bots_game, external_tournament, http, sse_events, wait_for
 from trend_sdk import SdkBot
 
 pytestmark = pytest.mark.asyncio
@@ -255,11 +255,7 @@ async def test_a_tournament_game_reveals_nothing_while_its_deal_set_is_played(se
     tournament is over."""
     assert server.sessions_port and server.tournaments is not None
     async with http(server, "org") as org, http(server) as anon:
-        body = {"variant": "standard", "sets": 1, "deals_per_set": 1, "bots": ["random", "b=random", "c=random"],
-                "externals": ["ext"]}  # fmt: skip
-        r = await org.post("/api/tournaments", json=body)
-        assert r.status_code == 201, r.text
-        tid, token = r.json()["id"], r.json()["tokens"]["ext"]
+        tid, token = await external_tournament(org)
         t = server.tournaments.tournaments[tid]
         client = await RecordingClient.connect("127.0.0.1", server.sessions_port)
         await asyncio.wait_for(client.play(Thinking(random.Random(1)), lobby_code=token), 120)

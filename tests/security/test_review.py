@@ -24,7 +24,7 @@ from moonshot.protocols.sessions.client import Client, RandomPlayer
 from moonshot.runtime.tournament import KEY_PREFIX
 from moonshot.server.app import ServerApp
 from moonshot.store.schema import games
-from security.conftest import bots_game, http, sse_events, wait_for
+from security.conftest import bots_game, external_tournament, http, sse_events, wait_for
 
 pytestmark = pytest.mark.asyncio
 
@@ -142,11 +142,7 @@ async def test_a_tournament_game_is_reviewed_only_once_the_tournament_is_over(se
 
         # a real tournament: an external entrant plays one game over Sessions, then the
         # tournament waits for it; its first game is over, the tournament is not
-        body = {"variant": "standard", "sets": 1, "deals_per_set": 1, "bots": ["random", "b=random", "c=random"],
-                "externals": ["ext"]}  # fmt: skip
-        r = await org.post("/api/tournaments", json=body)
-        assert r.status_code == 201, r.text
-        tid, token = r.json()["id"], r.json()["tokens"]["ext"]
+        tid, token = await external_tournament(org)
         t = server.tournaments.tournaments[tid]
         assert server.sessions_port
         client = await Client.connect("127.0.0.1", server.sessions_port)
@@ -216,11 +212,7 @@ async def test_hints_are_refused_in_rated_tournament_and_mixed_games(server: Ser
         session.cancel()
         await agent.close()
         # a tournament's game, its external entrant playing it over HTTP
-        body = {"variant": "standard", "sets": 1, "deals_per_set": 1, "bots": ["random", "b=random", "c=random"],
-                "externals": ["ext"]}  # fmt: skip
-        r = await ann.post("/api/tournaments", json=body)
-        assert r.status_code == 201, r.text
-        token = r.json()["tokens"]["ext"]
+        _, token = await external_tournament(ann)
         r = await ext.post("/api/tournaments/play", json={"token": token, "wait": 25})
         assert r.status_code == 200, r.text
         game = r.json()["game"]
