@@ -5,6 +5,7 @@ server kept, and re-read (the safety net under the cluster's messages)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -62,10 +63,20 @@ class Node:
         await self.recorder.close()
 
 
+@contextlib.asynccontextmanager
+async def two_nodes(store: Store, clock: Clock, mono: Clock | None = None) -> AsyncIterator[tuple[Node, Node]]:
+    """Nodes "a" and "b" on one store, closed on the way out."""
+    a, b = Node(store, "a", clock, mono), Node(store, "b", clock, mono)
+    try:
+        yield a, b
+    finally:
+        await a.close()
+        await b.close()
+
+
 async def test_two_nodes_ban_at_once_and_both_bans_are_kept_each_in_its_row(store: Store) -> None:
     clock = Clock()
-    a, b = Node(store, "a", clock), Node(store, "b", clock)
-    try:
+    async with two_nodes(store, clock) as (a, b):
         a.ban("name", "mallory")
         b.ban("address", "198.51.100.0/24")
         a.rows.record({"at": clock(), "by": "ops", "action": "ban"})
@@ -79,15 +90,11 @@ async def test_two_nodes_ban_at_once_and_both_bans_are_kept_each_in_its_row(stor
         assert fresh.controls.name_ban("Mallory") is not None
         assert fresh.controls.address_ban("198.51.100.9") is not None
         await fresh.close()
-    finally:
-        await a.close()
-        await b.close()
 
 
 async def test_a_lift_deletes_its_own_row_only(store: Store) -> None:
     clock = Clock()
-    a, b = Node(store, "a", clock), Node(store, "b", clock)
-    try:
+    async with two_nodes(store, clock) as (a, b):
         a.ban("name", "mallory")
         b.ban("name", "trudy")
         m = a.controls.mute("eve", 60)
@@ -103,9 +110,6 @@ async def test_a_lift_deletes_its_own_row_only(store: Store) -> None:
         await a.rows.written(10)
         assert [r["value"] for r in (await store.values(BAN_PREFIX)).values()] == ["trudy"]
         assert await store.values(MUTE_PREFIX) == {}
-    finally:
-        await a.close()
-        await b.close()
 
 
 async def test_the_old_whole_copy_is_migrated_once_into_rows(store: Store) -> None:
@@ -139,8 +143,7 @@ async def test_the_old_whole_copy_is_migrated_once_into_rows(store: Store) -> No
 
 async def test_a_re_read_takes_new_rows_drops_lifted_ones_and_spares_recent_changes(store: Store) -> None:
     clock, mono = Clock(), Clock(0.0)
-    a, b = Node(store, "a", clock, mono), Node(store, "b", clock, mono)
-    try:
+    async with two_nodes(store, clock, mono) as (a, b):
         await b.rows.load()
         banned = a.ban("name", "mallory")
         a.rows.muted(a.controls.mute("eve", None))
@@ -161,9 +164,6 @@ async def test_a_re_read_takes_new_rows_drops_lifted_ones_and_spares_recent_chan
         mono.now += GRACE + 1  # long after, the rows are the truth again
         await b.rows.refresh()
         assert b.controls.name_ban("late") is None
-    finally:
-        await a.close()
-        await b.close()
 
 
 async def test_ended_rows_and_old_audit_rows_go_at_start_and_long_names_fit_the_key(
