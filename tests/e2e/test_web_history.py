@@ -3,18 +3,14 @@ card, by trick and by hand, on the same table component in spectator mode."""
 
 from __future__ import annotations
 
-import json
-import random
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
 
-from e2e.webkit import PHONE, Person, chromium, web_server
-from moonshot.bots.registry import make_bot
+from e2e.webkit import PHONE, Person, chromium, stored_bots_game, web_server
 from moonshot.core.variants import TURBO
-from moonshot.runtime.table import BotSeat, Table
 from moonshot.server.app import ServerApp
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
@@ -25,14 +21,7 @@ SEATS = ("north", "east", "south", "west")
 async def finished_turbo_game(app: ServerApp) -> str:
     """A whole Turbo game of four bots on the server's own table runtime, stored as it went."""
     names = ["ada (bot)", "basil (bot)", "cleo (bot)", "dora (bot)"]
-    seats = [BotSeat(make_bot("heuristic"), random.Random(i), name=n) for i, n in enumerate(names)]
-    meta = {"protocol": "turbo", "algorithms": json.dumps(["heuristic"] * 4)}
-    table = Table(TURBO, seats, seed=99, table_id="replay-me", recorder=app.recorder, meta=meta)
-    app._track(table)
-    await table.done
-    assert app.recorder is not None
-    await app.recorder.flush()
-    return table.id
+    return await stored_bots_game(app, TURBO, 99, "replay-me", names)
 
 
 async def test_history_lists_a_finished_game_and_the_replay_steps_through_it(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
@@ -21,14 +20,12 @@ from urllib.parse import quote
 
 import pytest
 
-from e2e.webkit import PHONE, Person, chromium, web_server
-from moonshot.bots.registry import make_bot
+from e2e.webkit import PHONE, Person, chromium, stored_bots_game, web_server
 from moonshot.core.actions import action_from_dict
 from moonshot.core.cards import card_list, format_card, format_cards
 from moonshot.core.engine import Game
 from moonshot.core.variants import STANDARD, TURBO
 from moonshot.play.review import review_game
-from moonshot.runtime.table import BotSeat, Table
 from moonshot.server.app import ServerApp
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
@@ -47,14 +44,7 @@ def one_place(x: float) -> str:
 
 async def finished_standard_game(app: ServerApp) -> str:
     """A whole standard game of four bots on the server's table runtime, stored as it went."""
-    seats = [BotSeat(make_bot("heuristic"), random.Random(i), name=n) for i, n in enumerate(NAMES)]
-    meta = {"protocol": "turbo", "algorithms": json.dumps(["heuristic"] * 4)}
-    table = Table(STANDARD, seats, seed=SEED, table_id="review-me", recorder=app.recorder, meta=meta)
-    app._track(table)
-    await table.done
-    assert app.recorder is not None
-    await app.recorder.flush()
-    return table.id
+    return await stored_bots_game(app, STANDARD, SEED, "review-me", NAMES)
 
 
 def contract_review(game_json: dict[str, Any], seat: int) -> dict[str, Any]:
@@ -467,17 +457,11 @@ async def test_a_turbo_games_actions_line_up_with_its_stream(tmp_path: Path) -> 
     """Charges, claims and their answers too: every action of a stored Turbo game finds its own
     event, in order (a review of a Turbo seat has charge decisions)."""
     async with web_server(tmp_path) as app, chromium() as browser:
-        seats = [BotSeat(make_bot("heuristic"), random.Random(i), name=n) for i, n in enumerate(NAMES)]
-        meta = {"protocol": "turbo", "algorithms": json.dumps(["heuristic"] * 4)}
-        table = Table(TURBO, seats, seed=77, table_id="turbo-review", recorder=app.recorder, meta=meta)
-        app._track(table)
-        await table.done
-        assert app.recorder is not None
-        await app.recorder.flush()
+        game_id = await stored_bots_game(app, TURBO, 77, "turbo-review", NAMES)
         erin = await named(browser, f"http://127.0.0.1:{app.http_port}", "erin")
         page = erin.page
         await page.goto("/history")
-        game = await game_of(page, table.id)
+        game = await game_of(page, game_id)
         moments = await page.evaluate(
             "(g) => import('/static/js/review.js').then((m) => m.actionMoments(g.events, g.actions))", game
         )
@@ -490,11 +474,11 @@ async def test_a_turbo_games_actions_line_up_with_its_stream(tmp_path: Path) -> 
 
         # a review made by review_game (a few worlds: its numbers do not matter here): every
         # decision shows its options with the chosen one marked once, a charge of nothing as words
-        review = review_game(TURBO, 77, game["actions"], 1, simulations=4, game_id=table.id).to_json()
+        review = review_game(TURBO, 77, game["actions"], 1, simulations=4, game_id=game_id).to_json()
         fake = FakeReviews(review)
         for e in fake.seen:
             e.set()
-        await open_replay(erin, table.id)
+        await open_replay(erin, game_id)
         await page.route("**/api/games/*/review?*", fake.handle)
         await page.select_option("#review-seat", "1")
         await page.click("[data-action=review]")
@@ -574,14 +558,7 @@ async def test_the_hint_button_shows_the_best_option_and_raises_it(tmp_path: Pat
 
 
 async def finished_turbo_game(app: ServerApp, seed: int = 77) -> str:
-    seats = [BotSeat(make_bot("heuristic"), random.Random(i), name=n) for i, n in enumerate(NAMES)]
-    meta = {"protocol": "turbo", "algorithms": json.dumps(["heuristic"] * 4)}
-    table = Table(TURBO, seats, seed=seed, table_id=f"turbo-{seed}", recorder=app.recorder, meta=meta)
-    app._track(table)
-    await table.done
-    assert app.recorder is not None
-    await app.recorder.flush()
-    return table.id
+    return await stored_bots_game(app, TURBO, seed, f"turbo-{seed}", NAMES)
 
 
 @pytest.mark.parametrize("viewport", [None, PHONE], ids=["desktop", "phone"])

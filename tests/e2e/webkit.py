@@ -11,15 +11,20 @@ docs/img come from ``MOONSHOT_WEB_SHOTS=docs/img``).
 
 from __future__ import annotations
 
+import json
 import os
+import random
 import shutil
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from moonshot.bots.registry import make_bot
+from moonshot.core.rules import Rules
+from moonshot.runtime.table import BotSeat, Table
 from moonshot.server.app import ServerApp, ServerConfig
 
 CHROMIUM = os.environ.get("MOONSHOT_CHROMIUM", "/usr/bin/chromium")
@@ -66,6 +71,19 @@ async def chromium() -> AsyncIterator[Any]:
             yield browser
         finally:
             await browser.close()
+
+
+async def stored_bots_game(app: ServerApp, rules: Rules, seed: int, table_id: str, names: Sequence[str]) -> str:
+    """A whole game of four heuristic bots named ``names`` on the server's own table runtime,
+    stored as it went (as a web game: protocol turbo): its id."""
+    seats = [BotSeat(make_bot("heuristic"), random.Random(i), name=n) for i, n in enumerate(names)]
+    meta = {"protocol": "turbo", "algorithms": json.dumps(["heuristic"] * 4)}
+    table = Table(rules, seats, seed=seed, table_id=table_id, recorder=app.recorder, meta=meta)
+    app._track(table)
+    await table.done
+    assert app.recorder is not None
+    await app.recorder.flush()
+    return table.id
 
 
 def small_png(path: Path) -> None:
