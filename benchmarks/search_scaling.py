@@ -12,6 +12,9 @@ decides at 10 ms. Printed per budget: the CPU a decision used, the worlds it dea
 its card is the reference's and the oracle's. A card that stops changing as the budget grows is
 a search that has converged: more time can only confirm it.
 
+``--option prior=13`` (repeatable) plays ``search`` with those options at the reference budget
+(the reference's random streams) and prints how often its card is the reference's.
+
 ``--profile`` runs cProfile over every position's decision at those budgets and prints where the
 time went, by the parts of a decision (dealing worlds, the playout to the trick's end, the value
 network, the exact solver, the network's prior, the rest).
@@ -132,18 +135,24 @@ def main() -> None:
     parser.add_argument("--budgets", default="1,3,10,30,100", help="CPU ms a decision, comma-separated")
     parser.add_argument("--reference", type=int, default=400, help="the reference's CPU ms (run twice)")
     parser.add_argument("--profile", default="", help="budgets to profile, comma-separated (e.g. 10,100)")
+    parser.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        help="search options (prior=13) played at the reference budget against the reference (repeatable)",
+    )
     args = parser.parse_args()
     kernel.warm_up()
     views = positions(args.deals, args.seed, args.every)
     budgets = [int(b) for b in args.budgets.split(",") if b]
     print(f"{len(views)} card decisions with a choice ({args.deals} deals from seed {args.seed}, every {args.every})")
     if budgets:  # (none: the profile alone)
-        table(views, budgets, args.reference)
+        table(views, budgets, args.reference, args.option)
     for b in [int(x) for x in args.profile.split(",") if x]:
         profile(views, b)
 
 
-def table(views: list[tuple[SeatView, Game]], budgets: list[int], reference_ms: int) -> None:
+def table(views: list[tuple[SeatView, Game]], budgets: list[int], reference_ms: int, options: list[str]) -> None:
     reference = SearchBot(think_ms=reference_ms, clock=time.process_time)
     ref = [decide(reference, v, f"ref:{n}")[0] for n, (v, _) in enumerate(views)]
     ref2 = [decide(reference, v, f"ref2:{n}")[0] for n, (v, _) in enumerate(views)]
@@ -169,6 +178,13 @@ def table(views: list[tuple[SeatView, Game]], budgets: list[int], reference_ms: 
             f"{100 * agree / len(views):>11.1f}% {100 * orc / len(views):>8.1f}%",
             flush=True,
         )
+    from moonshot.play.arena import bot_spec
+
+    for text in options:
+        _, given = bot_spec(f"search:{text}")
+        bot = SearchBot(**{"think_ms": reference_ms, "clock": time.process_time, **given})
+        same = sum(decide(bot, v, f"ref:{n}")[0] == ref[n] for n, (v, _) in enumerate(views))
+        print(f"search:{text} at {reference_ms} ms: the reference's card in {100 * same / len(views):.1f}%", flush=True)
 
 
 if __name__ == "__main__":
