@@ -146,7 +146,7 @@ def main() -> None:
     views = positions(args.deals, args.seed, args.every)
     budgets = [int(b) for b in args.budgets.split(",") if b]
     print(f"{len(views)} card decisions with a choice ({args.deals} deals from seed {args.seed}, every {args.every})")
-    if budgets:  # (none: the profile alone)
+    if budgets or args.option:  # (neither: the profile alone)
         table(views, budgets, args.reference, args.option)
     for b in [int(x) for x in args.profile.split(",") if x]:
         profile(views, b)
