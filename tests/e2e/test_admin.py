@@ -14,8 +14,9 @@ import httpx
 import pytest
 
 from e2e.servekit import Served, serve_process
-from moonshot.protocols.sessions.client import Client, ProtocolError, RandomPlayer, View
+from moonshot.protocols.sessions.client import Client, ProtocolError
 from moonshot.store import Store
+from sessionskit import Slow
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -24,16 +25,6 @@ pytestmark = pytest.mark.timeout(600)
 def served(tmp_path: Path) -> Iterator[Served]:
     with serve_process(tmp_path, fill_wait=60, log_level="warning") as s:
         yield s
-
-
-class Slow(RandomPlayer):
-    """A player slow enough that a game outlasts a few `moonshot admin` runs (half a minute)."""
-
-    async def play(self, view: View) -> str:  # type: ignore[override]
-        await asyncio.sleep(0.03)
-        card = super().play(view)
-        assert card is not None
-        return card
 
 
 def test_banned_sessions_and_web_clients_are_refused_and_the_cli_needs_the_token(served: Served) -> None:
@@ -83,7 +74,7 @@ def test_drain_lets_the_running_game_finish_then_the_server_exits_0(served: Serv
 
     async def play_through_a_drain() -> list[object]:
         client = await Client.connect(host, int(port))
-        games = asyncio.gather(*(client.play(Slow(), lobby_code="d") for _ in range(4)), return_exceptions=True)
+        games = asyncio.gather(*(client.play(Slow(0.03), lobby_code="d") for _ in range(4)), return_exceptions=True)
         while True:  # the game is under way
             listed = json.loads((await asyncio.to_thread(served.admin, "--json", "tables")).stdout)
             if listed["tables"] and listed["tables"][0]["actions"] > 10:

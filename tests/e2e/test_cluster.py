@@ -33,10 +33,11 @@ import pytest_asyncio
 
 from moonshot.core.engine import replay
 from moonshot.core.variants import find_variant
-from moonshot.protocols.sessions.client import Client, RandomPlayer, View
+from moonshot.protocols.sessions.client import Client, RandomPlayer
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.store import GameRecord, Store
 from protocols.turbo.sse import SseReader
+from sessionskit import Slow
 
 from .test_turbo_play import Person, check_game
 
@@ -193,18 +194,6 @@ async def stop_node(node: Node) -> None:
             await asyncio.wait_for(node.proc.wait(), 120)
         except TimeoutError:
             node.proc.kill()
-
-
-class Slow(RandomPlayer):
-    """Random cards at a human-ish pace, so a game is still on when a process is killed."""
-
-    def __init__(self, delay: float = 0.01) -> None:
-        super().__init__()
-        self.delay = delay
-
-    async def play(self, view: View) -> str:  # type: ignore[override]
-        await asyncio.sleep(self.delay)
-        return super().play(view)
 
 
 async def stored(db: str, predicate: object, timeout: float = 300) -> GameRecord:

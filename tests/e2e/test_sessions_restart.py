@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from moonshot.core.engine import replay
-from moonshot.protocols.sessions.client import Client, RandomPlayer, View
+from moonshot.protocols.sessions.client import Client
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.store import GameRecord, Store
+from sessionskit import Slow
 
 pytestmark = pytest.mark.asyncio
 
@@ -54,14 +55,6 @@ async def start_server(db: str, grace: float = 0.3) -> tuple[asyncio.subprocess.
     return proc, int(m.group(1))
 
 
-class Slow(RandomPlayer):
-    async def play(self, view: View) -> str:  # type: ignore[override]
-        await asyncio.sleep(0.002)
-        card = super().play(view)
-        assert card is not None
-        return card
-
-
 async def wait_for(db: str, predicate: object, timeout: float = 300) -> GameRecord:
     store = await Store.open(db)
     try:
@@ -84,7 +77,7 @@ async def interrupt_and_restart(tmp_path: Path, sig: signal.Signals) -> None:
     db = f"sqlite+aiosqlite:///{tmp_path / 'games.db'}"
     proc, port = await start_server(db)
     client = await Client.connect("127.0.0.1", port)
-    players = asyncio.gather(*(client.play(Slow(), lobby_code="k") for _ in range(4)), return_exceptions=True)
+    players = asyncio.gather(*(client.play(Slow(0.002), lobby_code="k") for _ in range(4)), return_exceptions=True)
     try:
         await wait_for(db, lambda r: len(r.actions) >= 120)
         os.kill(proc.pid, sig)
@@ -130,7 +123,7 @@ async def test_players_resume_their_sessions_after_a_sigkill(tmp_path: Path) -> 
     db = f"sqlite+aiosqlite:///{tmp_path / 'games.db'}"
     proc, port = await start_server(db)
     client = await Client.connect("127.0.0.1", port)
-    players = asyncio.gather(*(client.play(Slow(), lobby_code="k") for _ in range(4)), return_exceptions=True)
+    players = asyncio.gather(*(client.play(Slow(0.002), lobby_code="k") for _ in range(4)), return_exceptions=True)
     try:
         await wait_for(db, lambda r: len(r.actions) >= 120)
         ids = sorted(client.sessions)
@@ -148,7 +141,7 @@ async def test_players_resume_their_sessions_after_a_sigkill(tmp_path: Path) -> 
     try:
         back = await Client.connect("127.0.0.1", port2)
         secrets = client.session_secrets
-        results = await asyncio.wait_for(asyncio.gather(*(back.resume(i, Slow(), secrets[i]) for i in ids)), 300)
+        results = await asyncio.wait_for(asyncio.gather(*(back.resume(i, Slow(0.002), secrets[i]) for i in ids)), 300)
         await back.close()
         after = await wait_for(db, lambda r: r.status == "finished")
     finally:

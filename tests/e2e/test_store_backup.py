@@ -19,8 +19,9 @@ from moonshot.cli.commands import verify_record
 from moonshot.core.engine import replay
 from moonshot.protocols.sessions.client import Client
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
+from sessionskit import Slow
 
-from .test_sessions_restart import Slow, start_server, wait_for
+from .test_sessions_restart import start_server, wait_for
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(600)]
 
@@ -52,7 +53,7 @@ async def test_backup_while_playing_then_restore_and_finish_the_game(tmp_path: P
     db = f"sqlite:///{live}"
     proc, port = await start_server(db)
     client = await Client.connect("127.0.0.1", port)
-    players = asyncio.gather(*(client.play(Slow(), lobby_code="b") for _ in range(4)), return_exceptions=True)
+    players = asyncio.gather(*(client.play(Slow(0.002), lobby_code="b") for _ in range(4)), return_exceptions=True)
     backup = tmp_path / "backups" / "moonshot.db"
     backup.parent.mkdir()
     try:

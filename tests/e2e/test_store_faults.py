@@ -27,19 +27,12 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from moonshot.protocols.sessions.client import Client, RandomPlayer, View
+from moonshot.protocols.sessions.client import Client
 from moonshot.store import FAULTS_ENV, GameRecord, Store
+from sessionskit import Slow
 
 PG_URL = os.environ.get("MOONSHOT_TEST_PG_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test")
 pytestmark = pytest.mark.asyncio
-
-
-class Slow(RandomPlayer):
-    async def play(self, view: View) -> str:  # type: ignore[override]
-        await asyncio.sleep(0.003)
-        card = super().play(view)
-        assert card is not None
-        return card
 
 
 class Recording(Client):
@@ -190,7 +183,7 @@ async def test_an_unwritable_store_pauses_play_and_a_kill_9_then_loses_nothing(
     server = Server(db, control, tmp_path / "server.log")
     port = await server.start()
     client = await connect(port)
-    players = asyncio.gather(*(client.play(Slow(), lobby_code="faults") for _ in range(4)), return_exceptions=True)
+    players = asyncio.gather(*(client.play(Slow(0.003), lobby_code="faults") for _ in range(4)), return_exceptions=True)
     try:
         await until_stored(db, 40)
         # the store becomes unwritable during play
@@ -237,7 +230,9 @@ async def test_an_unwritable_store_pauses_play_and_a_kill_9_then_loses_nothing(
     port2 = await server2.start()
     try:
         back = await connect(port2)
-        done = await asyncio.wait_for(asyncio.gather(*(back.resume(sid, Slow(), secrets[sid]) for sid in ids)), 120)
+        done = await asyncio.wait_for(
+            asyncio.gather(*(back.resume(sid, Slow(0.003), secrets[sid]) for sid in ids)), 120
+        )
         await back.close()
         await until(lambda: "event=finished" in server2.text(), "the game finished")
     finally:

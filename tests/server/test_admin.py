@@ -17,11 +17,12 @@ import httpx
 import pytest
 import pytest_asyncio
 
-from moonshot.protocols.sessions.client import Client, ProtocolError, RandomPlayer, View
+from moonshot.protocols.sessions.client import Client, ProtocolError
 from moonshot.runtime.moderation import AUDIT_PREFIX, BAN_PREFIX, MUTE_PREFIX
 from moonshot.server.admin import TOKEN_FILE, TokenFileError, operator_token
 from moonshot.server.app import ServerApp, ServerConfig
 from moonshot.store import Store
+from sessionskit import Slow
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(300)]
 
@@ -61,14 +62,6 @@ async def admin(app: ServerApp, path: str, body: dict[str, Any] | None = None, k
         if body is None:
             return await c.get(path, headers=headers)
         return await c.post(path, json=body, headers=headers)
-
-
-class Slow(RandomPlayer):
-    async def play(self, view: View) -> str:  # type: ignore[override]
-        await asyncio.sleep(0.01)
-        card = super().play(view)
-        assert card is not None
-        return card
 
 
 async def until(cond: Any, timeout: float = 60.0) -> None:
@@ -133,7 +126,7 @@ async def test_the_admin_routes_are_not_on_the_public_port(app: ServerApp) -> No
 async def test_tables_lists_running_games_and_close_ends_one_aborted(app: ServerApp) -> None:
     assert app.sessions_port is not None
     client = await Client.connect("127.0.0.1", app.sessions_port)
-    games = asyncio.gather(*(client.play(Slow(), lobby_code="t") for _ in range(4)), return_exceptions=True)
+    games = asyncio.gather(*(client.play(Slow(0.01), lobby_code="t") for _ in range(4)), return_exceptions=True)
     await until(lambda: any(len(t.game.actions) > 4 for t in app.tables.values()))
     listed = (await admin(app, "/admin/tables")).json()
     (table,) = listed["tables"]
@@ -251,7 +244,7 @@ async def test_a_notice_reaches_the_web_lobby_and_seated_players_and_says_who_ca
     watcher: asyncio.Queue[Any] = asyncio.Queue()
     app.turbo.subscribers.setdefault("watcher", []).append(watcher)
     client = await Client.connect("127.0.0.1", app.sessions_port)
-    games = asyncio.gather(*(client.play(Slow(), lobby_code="n") for _ in range(4)), return_exceptions=True)
+    games = asyncio.gather(*(client.play(Slow(0.01), lobby_code="n") for _ in range(4)), return_exceptions=True)
     await until(lambda: any(len(t.game.actions) > 4 for t in app.tables.values()))
     r = await admin(app, "/admin/notice", {"message": "  Maintenance   at 06:00 UTC "})
     assert r.status_code == 200 and r.json() == {"shown": ["http", "sessions (seated players)"], "not_shown": []}

@@ -27,10 +27,11 @@ import pytest
 from cluster.test_node import node as cluster_node
 from e2e.test_cluster import Cluster, cluster
 from e2e.test_cluster_admin import refusal
-from moonshot.protocols.sessions.client import Client, RandomPlayer, View
+from moonshot.protocols.sessions.client import Client
 from moonshot.runtime.moderation import AUDIT_PREFIX, BAN_PREFIX
 from moonshot.server.app import ServerApp
 from moonshot.store import Store
+from sessionskit import Slow
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(600)]
 
@@ -91,14 +92,6 @@ async def stored_bans(db: str) -> list[str]:
         return sorted(row["value"] for row in (await store.values(BAN_PREFIX)).values())
     finally:
         await store.close()
-
-
-class Slow(RandomPlayer):
-    async def play(self, view: View) -> str:  # type: ignore[override]
-        await asyncio.sleep(0.02)
-        card = super().play(view)
-        assert card is not None
-        return card
 
 
 async def test_bans_given_on_two_nodes_at_once_are_kept_enforced_everywhere_and_lifted_anywhere(
@@ -211,7 +204,7 @@ async def test_a_close_sent_to_the_node_that_does_not_host_the_game_ends_it_on_i
     try:
         assert b.sessions_port is not None
         client = await Client.connect("127.0.0.1", b.sessions_port)  # four sessions on B: B hosts it
-        games = asyncio.gather(*(client.play(Slow(), lobby_code="t") for _ in range(4)), return_exceptions=True)
+        games = asyncio.gather(*(client.play(Slow(0.02), lobby_code="t") for _ in range(4)), return_exceptions=True)
         await until(lambda: any(len(t.game.actions) > 4 for t in b.tables.values()), 120)
         (table,) = b.tables.values()
         assert table.id not in a.tables
