@@ -123,13 +123,19 @@ def sqlite_in_use(path: Path) -> str | None:
     return None
 
 
-def _private_temp(dest: Path) -> Path:
-    """A new empty 0600 file beside ``dest`` (same file system: renamed into place at the end)."""
+@contextlib.contextmanager
+def _private_temp(dest: Path) -> Iterator[Path]:
+    """A new empty 0600 file beside ``dest`` (same file system: renamed into place at the end),
+    removed on the way out if it is still there."""
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.partial")
     with contextlib.suppress(FileNotFoundError):
         tmp.unlink()
     os.close(os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
-    return tmp
+    try:
+        yield tmp
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
 
 
 @contextlib.contextmanager
@@ -177,17 +183,14 @@ def backup_sqlite(
         raise BackupError(f"no game store at {source_path}: the file does not exist")
     _check_destination(dest, force)
     start = time.perf_counter()
-    tmp = _private_temp(dest)
-    try:
-        with _read_only(source_path, timeout=30) as source:
-            _copy_sqlite(source, tmp, progress, step)
-        games = game_counts_sqlite(tmp)
-        os.replace(tmp, dest)
-    except sqlite3.Error as e:
-        raise BackupError(f"cannot back up {source_path}: {e}") from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+    with _private_temp(dest) as tmp:
+        try:
+            with _read_only(source_path, timeout=30) as source:
+                _copy_sqlite(source, tmp, progress, step)
+            games = game_counts_sqlite(tmp)
+            os.replace(tmp, dest)
+        except sqlite3.Error as e:
+            raise BackupError(f"cannot back up {source_path}: {e}") from None
     return Summary(dest, "sqlite", games, dest.stat().st_size, time.perf_counter() - start)
 
 
@@ -208,20 +211,17 @@ def restore_sqlite(url: str, source: Path, force: bool = False, progress: Progre
         if held:
             raise BackupError(f"{target} already holds {held} games: give --force to replace them")
     start = time.perf_counter()
-    tmp = _private_temp(target)
-    try:
-        with _read_only(source) as backup:
-            _copy_sqlite(backup, tmp, progress, STEP_PAGES)
-        # a WAL left by the store being replaced would be replayed onto the restored file
-        for suffix in ("-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                target.with_name(target.name + suffix).unlink()
-        os.replace(tmp, target)
-    except sqlite3.Error as e:
-        raise BackupError(f"cannot restore {source}: {e}") from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+    with _private_temp(target) as tmp:
+        try:
+            with _read_only(source) as backup:
+                _copy_sqlite(backup, tmp, progress, STEP_PAGES)
+            # a WAL left by the store being replaced would be replayed onto the restored file
+            for suffix in ("-wal", "-shm", "-journal"):
+                with contextlib.suppress(FileNotFoundError):
+                    target.with_name(target.name + suffix).unlink()
+            os.replace(tmp, target)
+        except sqlite3.Error as e:
+            raise BackupError(f"cannot restore {source}: {e}") from None
     return Summary(target, "sqlite", games, target.stat().st_size, time.perf_counter() - start)
 
 
@@ -309,15 +309,11 @@ def backup_postgres(url: str, dest: Path, force: bool = False) -> Summary:
     conninfo, env = _libpq(url)
     start = time.perf_counter()
     games = game_counts_postgres(url) if _has_games_table(url) else {}
-    tmp = _private_temp(dest)
-    try:
+    with _private_temp(dest) as tmp:
         _run(
             [pg_dump, "--format=custom", "--no-owner", "--no-privileges", f"--file={tmp}", f"--dbname={conninfo}"], env
         )
         os.replace(tmp, dest)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
     return Summary(dest, "postgresql", games, dest.stat().st_size, time.perf_counter() - start)
 
 
