@@ -44,3 +44,38 @@ def test_an_ipv6_host_gets_an_ipv6_socket() -> None:
         assert sock.family == socket.AF_INET6
     finally:
         sock.close()
+
+
+def test_what_the_first_request_would_load_is_loaded_before_listening() -> None:
+    """anyio's asyncio backend (Starlette's tasks run on it) is imported by the time uvicorn
+    listens, not by the first request on the loop. A fresh interpreter: nothing else loaded it."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import asyncio, sys
+        import uvicorn
+        from moonshot.server.listeners import EmbeddedUvicorn, listening_socket
+
+        async def app(scope, receive, send):
+            pass
+
+        async def main():
+            assert "anyio._backends._asyncio" not in sys.modules
+            server = EmbeddedUvicorn(uvicorn.Config(app, lifespan="off", log_level="error"))
+            task = asyncio.get_running_loop().create_task(server.serve(sockets=[listening_socket("127.0.0.1", 0)]))
+            while not server.started:
+                assert not task.done()
+                await asyncio.sleep(0.01)
+            print("anyio._backends._asyncio" in sys.modules)
+            server.should_exit = True
+            await task
+
+        asyncio.run(main())
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "True"

@@ -1,6 +1,7 @@
 """What the composition root's HTTP listeners share: uvicorn run inside moonshot's own event loop
-(:class:`EmbeddedUvicorn`, which leaves SIGINT/SIGTERM to the server) and the listening socket it
-serves (:func:`listening_socket`). Used by the public HTTP port and the operator surface; it knows
+(:class:`EmbeddedUvicorn`, which leaves SIGINT/SIGTERM to the server, and loads what the first
+request would otherwise load on the loop) and the listening socket it serves
+(:func:`listening_socket`). Used by the public HTTP port and the operator surface; it knows
 nothing of what either serves."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import contextlib
 import socket
 from collections.abc import Iterator
 
+import anyio
 import uvicorn
 
 
@@ -18,6 +20,13 @@ class EmbeddedUvicorn(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        # anyio imports its asyncio backend at its first use (Starlette's and sse-starlette's
+        # tasks run on it): done in the first request, that is a 10-20 ms stall of the whole
+        # loop, charged to every table's players at that moment; done here, before listening
+        await anyio.sleep(0)
+        await super().startup(sockets=sockets)
 
 
 def listening_socket(host: str, port: int, reuse_port: bool = False) -> socket.socket:
