@@ -6,8 +6,10 @@ tests/e2e/test_cluster_mixed.py."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import random
+import weakref
 
 import pytest
 
@@ -109,3 +111,29 @@ async def test_an_entrant_whose_tournament_this_node_takes_over_while_it_waits_i
         assert seated and seated[0].startswith(t.id)
     finally:
         await app.stop()
+
+
+def test_a_client_key_on_the_wire_is_the_same_only_for_the_same_client() -> None:
+    """A claim's client key (a finished table's rematch): a value key (a Trend name and token
+    digest) reads back as the local seats have it, through any node; an object key (a Sessions
+    connection) is one random token per object, which no other object (nor node) gets."""
+    from moonshot.cluster.mixed import key_from_wire, key_on_wire
+
+    class Conn:
+        pass
+
+    tokens: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
+    value = ("trend", "ai2", "ab" * 32)
+    assert key_from_wire(key_on_wire(value, tokens, "n1")) == value
+    assert key_on_wire(value, tokens, "n1") == key_on_wire(value, weakref.WeakKeyDictionary(), "n2")
+    one, two = Conn(), Conn()
+    k1 = key_on_wire(one, tokens, "n1")
+    assert k1 is not None and k1 == key_on_wire(one, tokens, "n1") and key_from_wire(k1) == k1
+    assert key_on_wire(two, tokens, "n1") != k1
+    assert key_on_wire(one, weakref.WeakKeyDictionary(), "n1") != k1  # another node's tokens
+    assert key_on_wire(None, tokens, "n1") is None and key_on_wire([1], tokens, "n1") is None
+    # a token never reads as a value key, and a malformed value key is nobody's
+    assert key_from_wire('["trend", 1]') is None and key_from_wire("[oops") is None
+    del one
+    gc.collect()
+    assert len(tokens) == 1  # a closed connection's token goes with it

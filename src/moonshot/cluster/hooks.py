@@ -1,8 +1,9 @@
 """What the layers above the cluster ask of it to forward HTTP requests and host games across
 nodes (:mod:`moonshot.http.peers`, :mod:`moonshot.cluster.mixed`), beyond the registries they
 fill in :class:`~moonshot.cluster.state.NodeState` (``handlers``, ``adopters``, ``keeper_hooks``,
-``on_lease_lost``) and ``send``/``after_writes``: which node hosts a game, a value one per
-cluster (the cookie-signing key), and a claim on an open HTTP game at start.
+``on_lease_lost``) and ``send``/``after_writes``: which node hosts a game (open, running, or
+finished and kept for its rematch), a value one per cluster (the cookie-signing key), and a
+claim on an open HTTP game at start.
 
 It forwards nothing itself (HTTP lives in :mod:`moonshot.http.peers`) and imports no protocol.
 """
@@ -24,13 +25,16 @@ class Hooks:
 
     async def game_node(self, game_id: str) -> str | None:
         """The node hosting a game by id: a table's owner in the directory (waiting for the
-        adopter while its owner is dead), else the node that holds it open (``httpgame``)."""
+        adopter while its owner is dead), else the node that holds it open (``httpgame``), else
+        the live node whose lobby keeps it finished (``httpdone:<id>``, for its rematch)."""
         s = self.state
         assert s.redis is not None
         if await s.redis.hexists(s.key("tables"), game_id):
             owner = await self.members.live_owner(game_id)
             return owner.decode() if owner is not None else None
         node = await s.redis.hget(s.key("httpgame"), game_id)
+        if node is None:
+            node = await s.redis.get(s.key("httpdone", game_id))
         if node is None or not await self.members.node_alive(node.decode()):
             return None
         return str(node.decode())

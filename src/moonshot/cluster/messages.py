@@ -448,11 +448,15 @@ class MixedClaim(Message):
     credential: str | None
     game_type: str
     protocol: str
+    # who the client is, as its node tells it (never the client): equal on a later claim when the
+    # same client asks again (a finished table's rematch); None when no later claim can be it
+    client_key: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class MixedAnswer(Message):
-    """Seated or waiting (``ok``); refused with the reason; not here (no reason)."""
+    """Seated or waiting (``ok``); refused with the reason; not here (no reason). A refusal after
+    ``ok`` ends the waiting player's session (its open game expired, its rematch was cancelled)."""
 
     kind = "mixed.answer"
     request: str

@@ -7,16 +7,25 @@ the claim through its own router with a :class:`~moonshot.cluster.remote.RemoteS
 player's node, so the checks and refusals are the single-process ones (``mixed.answer``). Once
 seated (``seat.matched``) the player plays through a :class:`~moonshot.cluster.remote.RemoteTable`,
 as at any table owned elsewhere. A player leaving before the start says ``mixed.left``; a host
-that dies has its waiting players asked again of the node that takes their game over.
+that dies has its waiting players asked again of the node that takes their game over; a host
+that ends a waiting player's session (its open game expired, its rematch was cancelled) says so
+with a late refusal.
+
+A finished game's rematch is claimed the same way (its id names the node that keeps it, as
+``httpdone``): the claim carries the client's key as the player's node tells it
+(:meth:`ClusterMixed.key_of`), so that only the client that played a chair can take that chair's
+place in the next game, through whichever node it connects to.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
 import secrets
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, cast
@@ -42,6 +51,47 @@ def takeover_wait(lease: float) -> float:
     """Seconds a player waits for a live node to take over its dead host's game or tournament:
     the heartbeat's expiry, the keepers' next look, the load from the store, with a margin."""
     return 5 * lease + 10
+
+
+class _HeldSeat(RemoteSeat):
+    """The chair of another node's player waiting here (in an open game, for a rematch): ending
+    its session before its game starts tells that node (``ended``), which ends the client's."""
+
+    def __init__(self, *args: Any, ended: Callable[[str], None], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.ended = ended
+
+    def end_session(self, reason: str) -> None:
+        self.ended(reason)
+
+
+def key_on_wire(key: object | None, objects: weakref.WeakKeyDictionary[Any, str], node: str) -> str | None:
+    """A client's key (``Seat.client_key``) as other nodes see it: a value (strings: a name and
+    a token's digest) as its JSON, the same through every node; an object (a connection) as a
+    random token of this node's, the same while the object lives. None: no later claim can be it."""
+    if key is None:
+        return None
+    if isinstance(key, tuple) and all(isinstance(p, str) for p in key):
+        return json.dumps(key)
+    try:
+        token = objects.get(key)
+        if token is None:
+            token = objects[key] = f"{node} {secrets.token_hex(16)}"
+    except TypeError:  # neither hashable nor weakly referable: nobody can show it again
+        return None
+    return token
+
+
+def key_from_wire(key: str | None) -> object | None:
+    """The key a claim's seat shows here: a value key as the local seats have it (a Trend player
+    that played here and asks again through another node is the same client), else the token."""
+    if key is not None and key.startswith("["):
+        with contextlib.suppress(ValueError):
+            parts = json.loads(key)
+            if isinstance(parts, list) and all(isinstance(p, str) for p in parts):
+                return tuple(parts)
+        return None
+    return key
 
 
 @dataclass(eq=False)
@@ -70,6 +120,8 @@ class ClusterMixed:
         # composition root adds each protocol whose TableKind is ``mixed``
         self.queues: dict[str, Callable[[Candidate], None]] = {}
         self.reclaims = 0  # waiting players asked again of the node that took their game over
+        self.keys: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()  # key_on_wire's tokens
+        self.ended = 0  # waiting players whose host ended their session (late refusals)
         cluster.handlers.update({k: self._on_message for k in wire.MIXED})
         cluster.keeper_hooks += [self._sweep, self._check_hosts]  # every lease/3
 
@@ -189,6 +241,16 @@ class ClusterMixed:
             if not cl.again.done():
                 cl.again.set_result((msg.ok, msg.reason))
             return
+        if cl is not None and cl.answered and not msg.ok and msg.reason is not None:
+            del self.claims[r]  # the host ended the waiting player's session: the client is told
+            self.ended += 1
+            log.info("event=mixed_claim_ended name=%s reason=%s", cl.candidate.seat.name, json.dumps(msg.reason))
+            cl.candidate.pending = False
+            try:
+                cl.candidate.seat.end_session(msg.reason)
+            except Exception:
+                log.exception("event=mixed_end_session_failed")
+            return
         if cl is None or cl.answered:
             return
         if msg.ok:
@@ -237,7 +299,17 @@ class ClusterMixed:
         if protocol not in cluster.mixed_protocols:
             answer(False, f"players of protocol {protocol!r} cannot sit at a table of another process")
             return
-        seat = RemoteSeat(cluster, node, secrets.token_hex(8), msg.name, kind, msg.credential, protocol)
+        seat = _HeldSeat(
+            cluster,
+            node,
+            secrets.token_hex(8),
+            msg.name,
+            kind,
+            msg.credential,
+            protocol,
+            ended=functools.partial(self._end_held, node, r),
+        )
+        seat.client_key = key_from_wire(msg.client_key)
         c = Candidate(seat, game_type, msg.code, protocol=protocol, token=msg.token)
         c.on_matched = functools.partial(self._seated, node, r, seat)
         c.joined_at = asyncio.get_running_loop().time()
@@ -268,6 +340,11 @@ class ClusterMixed:
 
             table.done.add_done_callback(gone)
         tell_matched(cluster, table, chair, seat, r)
+
+    def _end_held(self, node: str, r: str, reason: str) -> None:
+        """A waiting player's session ends here before its game started: its node is told."""
+        if self.held.pop((node, r), None) is not None:
+            self.cluster.send(node, wire.MixedAnswer(request=r, ok=False, reason=reason))
 
     def _left(self, msg: wire.MixedLeft) -> None:
         c = self.held.pop((msg.node, msg.request), None)
@@ -416,6 +493,7 @@ class ClusterMixed:
             credential=c.seat.credential,
             game_type=c.game_type.value,
             protocol=c.protocol,
+            client_key=key_on_wire(c.seat.client_key, self.keys, self.cluster.node),
         )
 
     # ------------------------------------------------------------ messages

@@ -816,6 +816,7 @@ class TurboLobby:
             self._rated_later(table, [p.name for p in g.hosted.players if p.kind == "human"] if g.hosted else [])
         if self.peers is not None:
             self.peers.dropped(g.id)
+            self.peers.finished(g.id)  # its rematch is asked here, from any process
         self.broadcast({"type": "finish_game", "id": g.id})
         done = [x for x in self.games.values() if x.finished]
         for old in done[: max(0, len(done) - KEEP_FINISHED)]:

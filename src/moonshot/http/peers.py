@@ -2,11 +2,12 @@
 games") has the design.
 
 A game lives on one node (``httpgame`` in Redis; once it starts, the table directory with a
-lease, like any cluster table). A request for a game hosted elsewhere is forwarded whole to that
-node through its stream (``http.request``) and runs through the same routes there; the answer
-streams back (``http.head``, ``http.chunk``, ``http.end``; ``http.cancel`` when the browser went
-away). Lobby events and name bindings go to every node (``lobby.event``). A game's SSE streams
-get its events only once the actions behind them are in the table's Redis log.
+lease, like any cluster table; once it ended, ``httpdone:<id>`` for its rematch). A request for a
+game hosted elsewhere (its rematch's too) is forwarded whole to that node through its stream
+(``http.request``) and runs through the same routes there; the answer streams back
+(``http.head``, ``http.chunk``, ``http.end``; ``http.cancel`` when the browser went away).
+Lobby events and name bindings go to every node (``lobby.event``). A game's SSE streams get its
+events only once the actions behind them are in the table's Redis log.
 """
 
 from __future__ import annotations
@@ -36,7 +37,9 @@ log = logging.getLogger("moonshot.cluster.http")
 MAX_BODY = 64 * 1024
 FORWARDED_HEADERS = ("cookie", "last-event-id", "content-type", "accept")
 ANSWER_TIMEOUT = 15.0  # seconds a forwarded request waits for the head of its answer
-LOBBY_POSTS = ("/lobby/join", "/lobby/add_bot", "/lobby/leave")
+LOBBY_POSTS = ("/lobby/join", "/lobby/add_bot", "/lobby/leave", "/lobby/rematch", "/lobby/rematch_decline")
+REMATCH_STATE = "/lobby/rematch/"  # GET: where a finished game's rematch offer stands
+FINISHED_SECONDS = 3600.0  # how long other nodes send a finished game's requests (its rematch) here
 
 ASGI = Callable[
     [dict[str, Any], Callable[[], Awaitable[dict[str, Any]]], Callable[[dict[str, Any]], Awaitable[None]]],
@@ -143,6 +146,13 @@ class HttpPeers:
         c = self.cluster
         c.write("", "hd", c.key("httpgame"), game_id)
 
+    def finished(self, game_id: str) -> None:
+        """A game ended here and stays in this lobby: its rematch is offered, accepted and joined
+        here, so every node forwards its requests here (``httpdone:<id>``, for an hour; a
+        Sessions or Trend join with its id as lobby code is claimed here the same way)."""
+        c = self.cluster
+        c.write("", "s", c.key("httpdone", game_id), c.node, int(FINISHED_SECONDS * 1000))
+
     def spectator(self, stream: GameStream) -> Any:
         return _DeferredStream(self.cluster, stream)
 
@@ -225,6 +235,8 @@ class HttpPeers:
             body: bytes | None = None
             if method == "GET" and path.startswith("/game/subscribe/"):
                 game_id = path[len("/game/subscribe/") :]
+            elif method == "GET" and path.startswith(REMATCH_STATE):
+                game_id = path[len(REMATCH_STATE) :]
             elif method == "POST" and (path.startswith("/game/") or path in LOBBY_POSTS):
                 body = await _read(receive)
                 if len(body) <= MAX_BODY:

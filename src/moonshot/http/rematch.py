@@ -19,6 +19,10 @@ in the new game. Such a join offers the rematch when none is open, as a person's
 chair whose client can no longer be asked (a closed Sessions connection, a Trend player without a
 token) counts as declined, and so does a held join whose connection closes; a client that does
 not ask is waited for like a person who does not answer, until the lapse.
+
+On a cluster all of this runs on the process that ran the game: the rematch's requests that land
+elsewhere are forwarded to it (:mod:`moonshot.http.peers`), and a join with its id through another
+process is claimed there (:mod:`moonshot.cluster.mixed`, its client key as that process states it).
 """
 
 from __future__ import annotations
