@@ -7,8 +7,9 @@ another (B), with Redis and PostgreSQL, both real, and two `moonshot serve` proc
   was not at the table is refused through B as on A.
 * ann on A, a Sessions client connected to B (its lobby code A's game id) and two bots finish a
   game; another connection on B cannot join for the Sessions chair; the client's own next
-  ``game_session_request`` with the old game's id, through B, accepts the rematch and plays the
-  new game, one chair on.
+  ``game_session_request`` with the old game's id, through B, offers the rematch and is held (a
+  decline on A ends its session with the reason); ann offers again, the client's next join
+  accepts, and it plays the new game, one chair on.
 
 Skipped, with the reason, when Redis or PostgreSQL is not there (fixtures of test_cluster).
 """
@@ -22,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
-from moonshot.protocols.sessions.client import Client, ProtocolError, RandomPlayer
+from moonshot.protocols.sessions.client import Client, ProtocolError, RandomPlayer, SessionLost
 from protocols.turbo.sse import SseReader
 
 from .test_cluster import Cluster, cluster, free_port, new_http_game, start_node, stop_node, stored
@@ -36,15 +37,18 @@ __all__ = ["cluster"]  # the fixture, imported for the tests here
 SEATS = ["north", "east", "south", "west"]
 
 
-async def offer_state(c: httpx.AsyncClient, gid: str, want: str, timeout: float = 60) -> dict[str, Any]:
-    """The rematch offer of ``gid`` as ``c`` reads it, once its state is ``want``."""
+async def offer_state(
+    c: httpx.AsyncClient, gid: str, want: str, accepted: list[str] | None = None, timeout: float = 60
+) -> dict[str, Any]:
+    """The rematch offer of ``gid`` as ``c`` reads it, once its state is ``want`` (and, when
+    given, its accepted names are ``accepted``)."""
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while True:
         r = await c.get(f"/lobby/rematch/{gid}")
         assert r.status_code == 200, r.text
         state: dict[str, Any] = r.json()
-        if state["state"] == want:
+        if state["state"] == want and (accepted is None or state["accepted"] == accepted):
             return state
         if loop.time() > end:
             raise AssertionError(f"the rematch of {gid} is {state}, not {want}")
@@ -141,19 +145,26 @@ async def test_a_sessions_client_on_another_process_accepts_the_rematch_by_joini
             chair = old_names.index(result.me)
             assert old.players[chair]["protocol"] == "sessions"
 
-            r = await ann.post("/lobby/rematch", json={"id": gid})
-            assert r.status_code == 200, r.text
-            offer = r.json()
-            assert offer["state"] == "open" and offer["waiting"] == [result.me]
+            # the client's next join with the old game's id, through B, offers the rematch and is
+            # its chair's acceptance; it is held until everyone accepted, and told when the offer
+            # is cancelled meanwhile
+            held = asyncio.create_task(sdk.play(RandomPlayer(random.Random(4)), lobby_code=gid))
+            offer = await offer_state(ann, gid, "open", accepted=[result.me])
+            assert offer["by"] == result.me and offer["waiting"] == ["ann"]
             assert offer["remote"] == {result.me: "sessions"}
-
             # another connection, on the same process as the client, cannot join for its chair
             async with await Client.connect("127.0.0.1", b.port) as stranger:
                 with pytest.raises(ProtocolError, match="only a client that played a chair"):
                     await stranger.open_session("random_player", lobby_code=gid)
-            assert (await offer_state(ann, gid, "open"))["waiting"] == [result.me]
+            r = await ann.post("/lobby/rematch_decline", json={"id": gid})
+            assert r.status_code == 200 and r.json()["state"] == "cancelled", r.text
+            with pytest.raises(SessionLost, match="cancelled: ann declined"):
+                await asyncio.wait_for(held, 60)
 
-            # the client's own next join with the old game's id, through B, is its acceptance
+            # ann offers it again; the client's own join, through B, accepts, and the game starts
+            r = await ann.post("/lobby/rematch", json={"id": gid})
+            assert r.status_code == 200, r.text
+            assert r.json()["state"] == "open" and r.json()["waiting"] == [result.me]
             second = asyncio.create_task(sdk.play(RandomPlayer(random.Random(5)), lobby_code=gid))
             new_id = (await offer_state(ann, gid, "started"))["game"]
             assert new_id and new_id != gid
