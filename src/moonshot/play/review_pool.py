@@ -41,6 +41,7 @@ import contextlib
 import logging
 import multiprocessing
 import os
+import queue
 import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
@@ -175,6 +176,7 @@ class ProcessBackend:
         self._executor: concurrent.futures.ProcessPoolExecutor | None = None
         self._progress: Any = None
         self._reader: threading.Thread | None = None
+        self._reading = threading.Event()  # cleared: the progress reader stops
         self._sink: ProgressSink | None = None
 
     def start(self, sink: ProgressSink) -> None:
@@ -189,10 +191,16 @@ class ProcessBackend:
             from moonshot import one_blas_thread
 
             one_blas_thread()  # the workers inherit the environment: one BLAS thread from their start
-            if self._progress is None:
-                self._progress = self._ctx.Queue()
-                self._reader = threading.Thread(target=self._read_progress, name="review-progress", daemon=True)
-                self._reader.start()
+            # a progress queue for each set of workers: a worker killed while it held the queue's
+            # write lock leaves that queue unusable, so fresh workers never share it
+            self._stop_reading()
+            self._progress = self._ctx.Queue()
+            self._reading = threading.Event()
+            self._reading.set()
+            self._reader = threading.Thread(
+                target=self._read_progress, args=(self._progress, self._reading), name="review-progress", daemon=True
+            )
+            self._reader.start()
             self._executor = concurrent.futures.ProcessPoolExecutor(
                 self.slots, mp_context=self._ctx, initializer=_init_worker, initargs=(self._progress, self.nice)
             )
@@ -201,18 +209,30 @@ class ProcessBackend:
                 self._executor.submit(os.getpid)
         return self._executor
 
-    def _read_progress(self) -> None:
-        """A thread: worker progress to the pool (plain int stores; the loop reads them)."""
-        q = self._progress
-        while True:
+    def _read_progress(self, q: Any, reading: threading.Event) -> None:
+        """A thread: worker progress to the pool (plain int stores; the loop reads them), until
+        ``reading`` is cleared. The server never writes to the queue (a write would wait on the
+        queue's lock, which a killed worker may hold for ever, and hold the process's exit)."""
+        while reading.is_set():
             try:
-                item = q.get()
+                item = q.get(timeout=0.25)
+            except queue.Empty:
+                continue
             except (EOFError, OSError, ValueError):
-                return
-            if item is None:
                 return
             if self._sink is not None:
                 self._sink(*item)
+
+    def _stop_reading(self) -> None:
+        """Stop the progress reader and let its queue go."""
+        self._reading.clear()
+        if self._reader is not None:
+            self._reader.join(timeout=2)
+            self._reader = None
+        if self._progress is not None:
+            with contextlib.suppress(Exception):
+                self._progress.close()
+            self._progress = None
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
         try:
@@ -239,14 +259,7 @@ class ProcessBackend:
             for p in procs:
                 with contextlib.suppress(Exception):
                     p.join(timeout=5)
-        if self._progress is not None:
-            with contextlib.suppress(Exception):
-                self._progress.put_nowait(None)
-            if self._reader is not None:
-                self._reader.join(timeout=2)
-            with contextlib.suppress(Exception):
-                self._progress.close()
-            self._progress = None
+        self._stop_reading()
 
 
 @dataclass(eq=False)
