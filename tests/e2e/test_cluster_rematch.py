@@ -10,6 +10,9 @@ another (B), with Redis and PostgreSQL, both real, and two `moonshot serve` proc
   ``game_session_request`` with the old game's id, through B, offers the rematch and is held (a
   decline on A ends its session with the reason); ann offers again, the client's next join
   accepts, and it plays the new game, one chair on.
+* A Trend SDK bot connected to B, at A's trend game, closes after ``game_end`` and joins again
+  through B with the same name, token and lobby code: that offers the rematch for its chair, and
+  it plays the new game one chair on once erin accepts on A.
 
 Skipped, with the reason, when Redis or PostgreSQL is not there (fixtures of test_cluster).
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 from typing import Any
 
 import httpx
@@ -25,6 +29,7 @@ import pytest
 
 from moonshot.protocols.sessions.client import Client, ProtocolError, RandomPlayer, SessionLost
 from protocols.turbo.sse import SseReader
+from trend_sdk import SdkBot
 
 from .test_cluster import Cluster, cluster, free_port, new_http_game, start_node, stop_node, stored
 from .test_cluster_mixed import wait_names
@@ -180,8 +185,54 @@ async def test_a_sessions_client_on_another_process_accepts_the_rematch_by_joini
                     assert names[(c + 1) % 4] == name
             assert new.players[(chair + 1) % 4]["protocol"] == "sessions"
             assert not new.meta.get("unrated") and new.meta.get("mixed") is True
-            assert sorted(result2.scores.values()) == sorted(new.totals)
+            assert new.totals is not None and sorted(result2.scores.values()) == sorted(new.totals)
     finally:
         await stop_node(a)
         await stop_node(b)
     assert "event=rematch_joined" in a.text() and "event=mixed_claimed" in a.text()
+
+
+async def test_a_trend_bot_on_another_process_joins_the_rematch_after_game_end(cluster: Cluster) -> None:
+    """A Trend SDK bot connected to B closes after ``game_end`` and joins again through B with the
+    same name, token and lobby code (A's finished game): that offers the rematch with its chair
+    accepted, erin accepts on A, and the bot plays the new game one chair on."""
+    trend_b = free_port()
+    a = await start_node(cluster, free_port(), "a", "--trend-port", str(free_port()), http_port=free_port(), lease=3)
+    b = await start_node(cluster, free_port(), "b", "--trend-port", str(trend_b), lease=3)
+    try:
+        async with httpx.AsyncClient(base_url=a.url(), cookies={"name": "erin"}, timeout=60) as erin:
+            r = await erin.post("/lobby/new", json={"variant": "trend"})
+            assert r.status_code == 200, r.text
+            gid = r.json()
+            bot = SdkBot(f"ws://127.0.0.1:{trend_b}/", 2, "ai2", games=2, seed=2, lobby_code=gid)
+            thread = threading.Thread(target=bot.run, daemon=True)
+            thread.start()
+            await wait_names(erin, gid, 2, timeout=30)
+            for _ in range(2):
+                assert (await erin.post("/lobby/add_bot", json={"id": gid, "algorithm": "random"})).status_code == 200
+            person = Person(erin, gid, "erin", seed=7)
+            await asyncio.wait_for(person.play(), 180)
+            old = await stored(cluster.db, lambda r: r.id == gid and r.status == "finished")
+            old_names = [p["name"] for p in old.players]
+
+            offer = await offer_state(erin, gid, "open", accepted=["ai2"])
+            assert offer["by"] == "ai2" and offer["remote"] == {"ai2": "trend"} and offer["waiting"] == ["erin"]
+            r = await erin.post("/lobby/rematch", json={"id": gid})
+            assert r.status_code == 200 and r.json()["state"] == "started", r.text
+            new_id = r.json()["game"]
+            again = Person(erin, new_id, "erin", seed=8)
+            await asyncio.wait_for(again.play(), 180)
+            await asyncio.to_thread(thread.join, 120)
+            new = await stored(cluster.db, lambda r: r.id == new_id and r.status == "finished")
+        assert person.errors == [] and again.errors == []
+        assert bot.errors == [] and len(bot.seen) == 2 and bot.seen[1].deals == 4, bot.errors
+        assert [p["name"] for p in new.players] == [old_names[(c - 1) % 4] for c in range(4)]
+        assert new.players[(old_names.index("ai2") + 1) % 4]["protocol"] == "trend"
+        assert not new.meta.get("unrated") and new.meta.get("mixed") is True
+        assert new.totals is not None
+        by_name = {p["name"]: total for p, total in zip(new.players, new.totals)}
+        assert bot.seen[1].scores == by_name
+    finally:
+        await stop_node(a)
+        await stop_node(b)
+    assert "event=rematch_joined" in a.text() and "protocol=trend" in a.text()
