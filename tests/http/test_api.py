@@ -277,7 +277,7 @@ async def test_add_bot_accepts_every_registry_bot(env: Env) -> None:
 # ---------------------------------------------------------------- game actions
 async def test_game_actions_errors_and_a_legal_play(env: Env) -> None:
     async with env.client("ann") as ann, env.client("eve") as eve:
-        gid = await game_with_bots(env, ann, "standard", seed=77)
+        gid = await game_with_bots(env, ann, "standard", seed=77, practice=True)  # a seed: only a practice game
         hosted = env.lobby.games[gid].hosted
         assert hosted is not None
         seat = hosted.seat_of("ann")
