@@ -20,7 +20,9 @@ SEATS = ["north", "east", "south", "west"]
 
 async def test_game_stream_replays_then_end_replay_then_live_and_resumes(tmp_path: Path) -> None:
     async with http_server(tmp_path) as app, httpx.AsyncClient(base_url=base_url(app), cookies={"name": "ann"}) as ann:
-        gid = (await ann.post("/lobby/new", json={"rules": "classic", "variant": "standard", "seed": 9, "practice": True})).json()
+        gid = (
+            await ann.post("/lobby/new", json={"rules": "classic", "variant": "standard", "seed": 9, "practice": True})
+        ).json()
         for _ in range(3):
             await ann.post("/lobby/add_bot", json={"id": gid, "rules": "classic", "algorithm": "random"})
         async with ann.stream("GET", f"/game/subscribe/{gid}") as resp:
