@@ -26,6 +26,7 @@ from typing import Any
 
 from moonshot.core.cards import CardSet
 
+from .endgame import _distinct, _to_trick_end, _valued
 from .playout import Deal, Policy, finish_costs
 from .tree import pick, relative_all
 
@@ -60,7 +61,6 @@ def grow_shared_tree(
     """The best of ``cards`` (the root's choices, ``base``'s seat to play) and its mean value in
     points; ``deal_world(rng)`` deals the hidden hands of one world, ``spent(iterations)`` is
     asked after each iteration, ``net`` values a position at a trick's end (None: playouts)."""
-    from .search import _distinct, _to_trick_end, _valued
     from .value import leaf_costs
 
     root = SharedNode()

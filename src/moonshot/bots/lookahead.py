@@ -6,7 +6,7 @@ has seen enough worlds (a few hundred) more time changes nothing (docs/search.md
 buys little"). ``search:lookahead=N`` plays ``N`` more tricks before the network is asked: in each,
 the seat to lead leads the card with its own lowest relative cost by the value network (each of
 its distinct cards tried, the trick finished by the rollout policy), and every other seat in turn
-plays its own best card the same way (:func:`~moonshot.bots.search._reply_to_trick_end`). Every
+plays its own best card the same way (:func:`~moonshot.bots.endgame._reply_to_trick_end`). Every
 seat choosing for itself in the known world is a deeper perfect-information search with the
 network at its leaves; it costs a world many network positions, so it buys fewer worlds. In a
 sampled world that search lets the other seats answer as if they saw every hand;
@@ -25,6 +25,7 @@ from typing import Any
 
 from moonshot.core.cards import CardSet
 
+from .endgame import _distinct, _reply_to_trick_end, _to_trick_end, _valued, relative
 from .playout import Deal, Policy, finish_costs
 
 
@@ -43,7 +44,6 @@ def next_tricks(
     its card by the value network (``me`` a seat: that seat only, the others by ``policy``); a deal
     whose seat to lead holds fewer than ``value_cards`` cards (where the network does not value
     positions) is left as it is."""
-    from .search import _distinct, _reply_to_trick_end, _to_trick_end, _valued, relative
     from .value import leaf_costs
 
     if me >= 0:
@@ -96,7 +96,6 @@ def _own_tricks(
 ) -> None:
     """:func:`next_tricks` where only ``me`` chooses by the network: the other seats play
     ``policy``'s card, which reads no hidden hand's content beyond what a playout does."""
-    from .search import _distinct, _to_trick_end, _valued, relative
     from .value import leaf_costs
 
     for _ in range(tricks):

@@ -32,7 +32,7 @@ import inspect
 import math
 import random
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from itertools import combinations
 from typing import Any
 
@@ -51,14 +51,23 @@ from moonshot.core.engine import Phase
 from moonshot.core.rules import MoonRule, PassDirection, Rules, score_deal
 from moonshot.core.views import SeatView
 
+from .endgame import (
+    _distinct,
+    _matters,
+    _reply_to_trick_end,
+    _to_trick_end,
+    _valued,
+    exact_value,
+    minimax,
+    relative,
+    solve,
+)
 from .playout import (
     MOON_CARDS,
     Deal,
     DealRules,
     Policy,
     finish_costs,
-    kernel_ready,
-    kernel_state,
     start_of_play,
     weighted_deal,
 )
@@ -68,7 +77,6 @@ from .tuned import FAST_SAMPLER_RULES, PRIOR_WEIGHT_RULES, TIMED_PRIOR_WEIGHT_RU
 VALUE_BATCH_WORLDS = 8  # worlds whose value-network leaves go through the network in one batch
 
 Clock = Callable[[], float]
-NINES_MASK = sum(1 << (s * 13 + 7) for s in range(4))
 
 
 def deal_from_view(view: SeatView, hands: list[CardSet]) -> Deal:
@@ -105,124 +113,6 @@ def point_scale(view: SeatView) -> float:
     positive): what tree values are divided by, so that one exploration constant fits every scoring."""
     sc = view.rules.scoring_for(view.deal_kind)
     return float(sum(abs(p) for p in sc.card_points) + 13 * abs(sc.per_trick)) or 1.0
-
-
-def relative(costs: Sequence[float], me: int, weight: float = 1.0) -> float:
-    """My cost minus ``weight`` times the others' mean cost (lower is better)."""
-    return costs[me] - weight * (costs[0] + costs[1] + costs[2] + costs[3] - costs[me]) / 3.0
-
-
-# ---------------------------------------------------------------------- the endgame solver
-def solve(deal: Deal, me: int, weight: float = 1.0) -> float:
-    """The exact value of ``deal`` for ``me`` when every other seat plays against it.
-
-    Paranoid minimax with alpha-beta pruning over the perfect-information deal: ``me`` minimises
-    :func:`relative` cost at the end of the deal, the others maximise it. Two exact shortcuts:
-    once the cards left carry nothing the score depends on, the deal's value is already fixed;
-    and of two cards in one hand that nothing unplayed separates (same suit, same points, no
-    special role), only one needs trying.
-    """
-    return _alphabeta(deal, me, -1e9, 1e9, _matters(deal), weight)
-
-
-def exact_value(deal: Deal, me: int, weight: float = 1.0) -> float:
-    """:func:`solve`'s value, found in the rules kernel once it is loaded in this process and plays
-    ``deal``'s rules (:func:`moonshot.kernel.solve`, the same search compiled: the same value, tens
-    of times sooner), else by :func:`solve`."""
-    if kernel_ready(deal.rules.rules):
-        from moonshot import kernel
-
-        rt, st = kernel_state(deal)
-        return kernel.solve(rt, st, me, weight)
-    return solve(deal, me, weight)
-
-
-def _matters(deal: Deal) -> CardSet:
-    """Cards whose fate can still change the score (besides who wins which trick)."""
-    r = deal.rules
-    rules = r.rules
-    m = r.point_cards | deal.doubled
-    if rules.ten_of_clubs_multiplier != 1:
-        m |= 1 << TEN_CLUBS
-    return m
-
-
-def _settled(deal: Deal, matters: CardSet) -> bool:
-    r = deal.rules
-    if r.per_trick or r.last_numbered_trick >= deal.trick_no:
-        return False
-    left = ALL_CARDS & ~deal.played
-    for c in deal.trick:
-        left |= 1 << c
-    return not left & matters
-
-
-def _distinct(deal: Deal, legal: CardSet, matters: CardSet) -> list[int]:
-    """The legal cards, less those equivalent to a lower one kept (see :func:`solve`)."""
-    r = deal.rules
-    special = matters & ~r.point_cards | deal.charged
-    if r.nines:
-        special |= NINES_MASK
-    cp = r.card_points
-    gone = deal.played
-    for c in deal.trick:
-        gone &= ~(1 << c)
-    hand = deal.hands[deal.turn]
-    out: list[int] = []
-    prev = -1
-    for c in card_list(legal):
-        if prev >= 0 and prev // 13 == c // 13 and cp[prev] == cp[c] and not (special >> c & 1 or special >> prev & 1):
-            between = ((1 << c) - 1) & ~((2 << prev) - 1)
-            if between & ~(gone | hand) == 0:
-                prev = c
-                continue
-        out.append(c)
-        prev = c
-    return out
-
-
-def _alphabeta(deal: Deal, me: int, alpha: float, beta: float, matters: CardSet, weight: float) -> float:
-    if deal.done or _settled(deal, matters):
-        # (when settled, the cards still out carry nothing: the taken cards fix the score)
-        return relative(deal.costs(), me, weight)
-    cards = _distinct(deal, deal.legal(), matters)
-    if deal.turn == me:
-        best = 1e9
-        for c in cards:
-            child = deal.copy()
-            child.play(c)
-            v = _alphabeta(child, me, alpha, beta, matters, weight)
-            if v < best:
-                best = v
-                if v < beta:
-                    beta = v
-                    if alpha >= beta:
-                        break
-        return best
-    best = -1e9
-    for c in reversed(cards):
-        child = deal.copy()
-        child.play(c)
-        v = _alphabeta(child, me, alpha, beta, matters, weight)
-        if v > best:
-            best = v
-            if v > alpha:
-                alpha = v
-                if alpha >= beta:
-                    break
-    return best
-
-
-def minimax(deal: Deal, me: int, weight: float = 1.0) -> float:
-    """The same value as :func:`solve` by exhaustive search (no pruning): the reference."""
-    if deal.done:
-        return relative(deal.costs(), me, weight)
-    values = []
-    for c in card_list(deal.legal()):
-        child = deal.copy()
-        child.play(c)
-        values.append(minimax(child, me, weight))
-    return min(values) if deal.turn == me else max(values)
 
 
 # ---------------------------------------------------------------------- passing heuristics
@@ -1158,60 +1048,6 @@ def _after_passing(
     for s in range(4):
         out[(s + off) % 4] |= passes[s]
     return out
-
-
-def _to_trick_end(deal: Deal, policy: Policy, rng: random.Random) -> None:
-    """Play ``deal`` with ``policy`` until no card is on the table (the trick under way is over)."""
-    while deal.trick and not deal.done:
-        legal = deal.legal()
-        deal.play(policy(deal, deal.turn, legal, rng) if legal & (legal - 1) else legal.bit_length() - 1)
-
-
-def _reply_to_trick_end(
-    deals: list[Deal], net: Any, policy: Policy, rng: random.Random, weight: float, value_cards: int, matters: CardSet
-) -> None:
-    """Finish the trick under way in each of ``deals``, every seat to play choosing the card with
-    its lowest :func:`relative` cost by the value network, after the rest of the trick is played
-    by ``policy`` (a playout to the end where the network does not apply: fewer than
-    ``value_cards`` cards each). One network call a seat to play, for all of ``deals`` at once."""
-    from .value import leaf_costs
-
-    while True:
-        choices: list[tuple[Deal, int, list[int], list[Deal]]] = []
-        for d in deals:
-            if d.done or not d.trick:
-                continue
-            legal = d.legal()
-            cards = _distinct(d, legal, matters) if legal & (legal - 1) else [legal.bit_length() - 1]
-            if len(cards) == 1:
-                d.play(cards[0])
-                continue
-            after = []
-            for c in cards:
-                g = d.copy()
-                g.play(c)
-                _to_trick_end(g, policy, rng)
-                after.append(g)
-            choices.append((d, d.turn, cards, after))
-        if not choices:
-            if all(d.done or not d.trick for d in deals):
-                return
-            continue
-        netted = [g for _, _, _, after in choices for g in after if _valued(g, value_cards)]
-        costs = dict(zip(map(id, netted), leaf_costs(net, netted) if netted else ()))
-        for d, seat, cards, after in choices:
-            best, best_v = cards[0], math.inf
-            for c, g in zip(cards, after):
-                v = relative(costs[id(g)] if id(g) in costs else finish_costs(g, policy, rng), seat, weight)
-                if v < best_v:
-                    best, best_v = c, v
-            d.play(best)
-
-
-def _valued(deal: Deal, value_cards: int) -> bool:
-    """Whether the value network values ``deal`` (a position between tricks): the seat to lead
-    holds at least ``value_cards`` cards."""
-    return not deal.done and deal.hands[deal.turn].bit_count() >= value_cards
 
 
 def _moon_by_other(deal: Deal, me: int) -> bool:
