@@ -28,7 +28,7 @@ from moonshot.core.cards import CardSet
 
 from .endgame import _distinct, _to_trick_end, _valued
 from .playout import Deal, Policy, finish_costs
-from .tree import pick, relative_all
+from .tree import pick
 
 
 class SharedNode:
@@ -109,7 +109,8 @@ def grow_shared_tree(
             costs = leaf_costs(net, [d])[0] if _valued(d, value_cards) else finish_costs(d, policy, rng)
         else:
             costs = finish_costs(d, policy, rng)
-        rel = relative_all(costs, scale)
+        total = sum(costs)  # (the value network's costs are floats: not tree.relative_all, compiled for ints)
+        rel = [(c - (total - c) / 3.0) / scale for c in costs]
         root.n += 1
         root.total += rel[me]
         for child, mover in path:
