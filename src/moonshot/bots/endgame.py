@@ -149,6 +149,46 @@ def _to_trick_end(deal: Deal, policy: Policy, rng: random.Random) -> None:
         deal.play(policy(deal, deal.turn, legal, rng) if legal & (legal - 1) else legal.bit_length() - 1)
 
 
+Choice = tuple[
+    Deal, int, list[int], list[Deal]
+]  # a deal, its seat to play, the cards tried, each played to the trick's end
+
+
+def _choice(d: Deal, policy: Policy, rng: random.Random, matters: CardSet) -> Choice | None:
+    """The seat to play's distinct cards in ``d``, each tried in a copy played to the trick's end
+    by ``policy``; a seat with one such card plays it in ``d`` at once (None)."""
+    legal = d.legal()
+    cards = _distinct(d, legal, matters) if legal & (legal - 1) else [legal.bit_length() - 1]
+    if len(cards) == 1:
+        d.play(cards[0])
+        return None
+    after = []
+    for c in cards:
+        g = d.copy()
+        g.play(c)
+        _to_trick_end(g, policy, rng)
+        after.append(g)
+    return d, d.turn, cards, after
+
+
+def _play_best(
+    choices: list[Choice], net: Any, policy: Policy, rng: random.Random, weight: float, value_cards: int
+) -> None:
+    """Each choice's seat plays the card of lowest :func:`relative` cost: by the value network
+    (one call for every choice's valued positions) where it applies, else by a playout to the end."""
+    from .value import leaf_costs
+
+    netted = [g for _, _, _, after in choices for g in after if _valued(g, value_cards)]
+    costs = dict(zip(map(id, netted), leaf_costs(net, netted) if netted else ()))
+    for d, seat, cards, after in choices:
+        best, best_v = cards[0], math.inf
+        for c, g in zip(cards, after):
+            v = relative(costs[id(g)] if id(g) in costs else finish_costs(g, policy, rng), seat, weight)
+            if v < best_v:
+                best, best_v = c, v
+        d.play(best)
+
+
 def _reply_to_trick_end(
     deals: list[Deal], net: Any, policy: Policy, rng: random.Random, weight: float, value_cards: int, matters: CardSet
 ) -> None:
@@ -156,38 +196,19 @@ def _reply_to_trick_end(
     its lowest :func:`relative` cost by the value network, after the rest of the trick is played
     by ``policy`` (a playout to the end where the network does not apply: fewer than
     ``value_cards`` cards each). One network call a seat to play, for all of ``deals`` at once."""
-    from .value import leaf_costs
-
     while True:
-        choices: list[tuple[Deal, int, list[int], list[Deal]]] = []
+        choices: list[Choice] = []
         for d in deals:
             if d.done or not d.trick:
                 continue
-            legal = d.legal()
-            cards = _distinct(d, legal, matters) if legal & (legal - 1) else [legal.bit_length() - 1]
-            if len(cards) == 1:
-                d.play(cards[0])
-                continue
-            after = []
-            for c in cards:
-                g = d.copy()
-                g.play(c)
-                _to_trick_end(g, policy, rng)
-                after.append(g)
-            choices.append((d, d.turn, cards, after))
+            choice = _choice(d, policy, rng, matters)
+            if choice is not None:
+                choices.append(choice)
         if not choices:
             if all(d.done or not d.trick for d in deals):
                 return
             continue
-        netted = [g for _, _, _, after in choices for g in after if _valued(g, value_cards)]
-        costs = dict(zip(map(id, netted), leaf_costs(net, netted) if netted else ()))
-        for d, seat, cards, after in choices:
-            best, best_v = cards[0], math.inf
-            for c, g in zip(cards, after):
-                v = relative(costs[id(g)] if id(g) in costs else finish_costs(g, policy, rng), seat, weight)
-                if v < best_v:
-                    best, best_v = c, v
-            d.play(best)
+        _play_best(choices, net, policy, rng, weight, value_cards)
 
 
 def _valued(deal: Deal, value_cards: int) -> bool:

@@ -19,14 +19,13 @@ The rollout policy here draws no random numbers (greedy), so a seed gives the sa
 
 from __future__ import annotations
 
-import math
 import random
 from typing import Any
 
 from moonshot.core.cards import CardSet
 
-from .endgame import _distinct, _reply_to_trick_end, _to_trick_end, _valued, relative
-from .playout import Deal, Policy, finish_costs
+from .endgame import Choice, _choice, _play_best, _reply_to_trick_end, _valued
+from .playout import Deal, Policy
 
 
 def next_tricks(
@@ -44,42 +43,23 @@ def next_tricks(
     its card by the value network (``me`` a seat: that seat only, the others by ``policy``); a deal
     whose seat to lead holds fewer than ``value_cards`` cards (where the network does not value
     positions) is left as it is."""
-    from .value import leaf_costs
-
     if me >= 0:
         for d in deals:
             _own_tricks(d, tricks, net, policy, rng, weight, value_cards, matters, me)
         return
     for _ in range(tricks):
-        leading: list[tuple[Deal, int, list[int], list[Deal]]] = []
+        leading: list[Choice] = []
         moved: list[Deal] = []
         for d in deals:
             if d.done or d.trick or not _valued(d, value_cards + 1):
                 continue
-            legal = d.legal()
-            cards = _distinct(d, legal, matters) if legal & (legal - 1) else [legal.bit_length() - 1]
             moved.append(d)
-            if len(cards) == 1:
-                d.play(cards[0])
-                continue
-            after = []
-            for c in cards:
-                g = d.copy()
-                g.play(c)
-                _to_trick_end(g, policy, rng)
-                after.append(g)
-            leading.append((d, d.turn, cards, after))
+            choice = _choice(d, policy, rng, matters)
+            if choice is not None:
+                leading.append(choice)
         if not moved:
             return
-        netted = [g for _, _, _, after in leading for g in after if _valued(g, value_cards)]
-        costs = dict(zip(map(id, netted), leaf_costs(net, netted) if netted else ()))
-        for d, seat, cards, after in leading:
-            best, best_v = cards[0], math.inf
-            for c, g in zip(cards, after):
-                v = relative(costs[id(g)] if id(g) in costs else finish_costs(g, policy, rng), seat, weight)
-                if v < best_v:
-                    best, best_v = c, v
-            d.play(best)
+        _play_best(leading, net, policy, rng, weight, value_cards)
         _reply_to_trick_end(moved, net, policy, rng, weight, value_cards, matters)
 
 
@@ -96,8 +76,6 @@ def _own_tricks(
 ) -> None:
     """:func:`next_tricks` where only ``me`` chooses by the network: the other seats play
     ``policy``'s card, which reads no hidden hand's content beyond what a playout does."""
-    from .value import leaf_costs
-
     for _ in range(tricks):
         if d.done or d.trick or not _valued(d, value_cards + 1):
             return
@@ -106,27 +84,8 @@ def _own_tricks(
                 legal = d.legal()
                 d.play(policy(d, d.turn, legal, rng) if legal & (legal - 1) else legal.bit_length() - 1)
             else:
-                legal = d.legal()
-                cards = _distinct(d, legal, matters) if legal & (legal - 1) else [legal.bit_length() - 1]
-                if len(cards) == 1:
-                    d.play(cards[0])
-                else:
-                    after = []
-                    for c in cards:
-                        g = d.copy()
-                        g.play(c)
-                        _to_trick_end(g, policy, rng)
-                        after.append(g)
-                    netted = [g for g in after if _valued(g, value_cards)]
-                    costs = dict(zip(map(id, netted), leaf_costs(net, netted) if netted else ()))
-                    best, best_v = cards[0], math.inf
-                    for c, g in zip(cards, after):
-                        v = relative(costs[id(g)] if id(g) in costs else finish_costs(g, policy, rng), me, weight)
-                        if v < best_v:
-                            best, best_v = c, v
-                    d.play(best)
+                choice = _choice(d, policy, rng, matters)
+                if choice is not None:
+                    _play_best([choice], net, policy, rng, weight, value_cards)
             if not d.trick or d.done:
                 break
-
-
-__all__ = ["next_tricks"]
