@@ -180,14 +180,19 @@ class Rates:
         self.buckets: dict[str, TokenBucket] = {}
         self.refused = 0  # takes refused (the operator's metrics, by limit)
 
-    def take(self, key: str, n: float = 1.0) -> float:
-        """0.0 if ``n`` tokens were taken; else the seconds until they would be there."""
-        now = self.clock()
+    def _bucket(self, key: str, now: float) -> TokenBucket:
+        """``key``'s bucket, a full one if it had none (pruning idle buckets past ``PRUNE_AT``)."""
         b = self.buckets.get(key)
         if b is None:
             if len(self.buckets) >= self.PRUNE_AT:
                 self._prune(now)
             b = self.buckets[key] = TokenBucket(self.rate, self.burst)
+        return b
+
+    def take(self, key: str, n: float = 1.0) -> float:
+        """0.0 if ``n`` tokens were taken; else the seconds until they would be there."""
+        now = self.clock()
+        b = self._bucket(key, now)
         if b.take(n, now):
             return 0.0
         self.refused += 1
@@ -213,11 +218,7 @@ class Rates:
         once (the bucket goes into debt, so the next reservation waits longer); None, taking
         nothing, when that would be more than ``max_wait`` seconds."""
         now = self.clock()
-        b = self.buckets.get(key)
-        if b is None:
-            if len(self.buckets) >= self.PRUNE_AT:
-                self._prune(now)
-            b = self.buckets[key] = TokenBucket(self.rate, self.burst)
+        b = self._bucket(key, now)
         b.take(0.0, now)  # refilled to now
         wait = 0.0 if b.tokens >= 1.0 else (3600.0 if self.rate <= 0 else (1.0 - b.tokens) / self.rate)
         if wait > max_wait:
