@@ -3,32 +3,16 @@
 from __future__ import annotations
 
 import random
-from typing import Any
 
 import pytest
 
+from bots.test_search import _play_deal
 from moonshot.bots.ismcts import SharedNode, grow_shared_tree
 from moonshot.bots.playout import Deal, DealRules, greedy_policy
 from moonshot.bots.random import RandomBot
 from moonshot.bots.search import SearchBot, _matters
 from moonshot.core.cards import ALL_CARDS, parse_card_set
-from moonshot.core.engine import Game
-from moonshot.core.rules import EndRule
-from moonshot.core.variants import VARIANTS, find_variant
-from moonshot.core.views import seat_view
-
-
-def _play_deal(variant: str, seed: int, bots: list[Any]) -> Game:
-    rules = VARIANTS[variant].replace(end=EndRule.DEALS, deals=1)
-    game = Game(rules, seed)
-    rngs = [random.Random(f"{seed}:{s}") for s in range(4)]
-    while not game.over:
-        seat = game.to_act()[0]
-        view = seat_view(game, seat)
-        action = bots[seat].act(view, rngs[seat])
-        assert action in view.legal
-        game.apply(action)
-    return game
+from moonshot.core.variants import find_variant
 
 
 @pytest.mark.parametrize("variant", ["standard", "gym", "trend", "turbo", "kierki", "omnibus"])
