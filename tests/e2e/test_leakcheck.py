@@ -52,6 +52,7 @@ from moonshot.protocols.trend.seat import TrendSeat
 from moonshot.protocols.turbo.codec import Player as TurboPlayer
 from moonshot.protocols.turbo.codec import TurboTranslator
 from moonshot.protocols.turbo.seat import PEOPLE_POLICY, TurboSeat
+from moonshot.runtime.limits import ClientLimits
 from moonshot.runtime.table import BotSeat, DecisionRequest, Seat, Table, TableEvent
 from moonshot.server.app import ServerApp, ServerConfig
 
@@ -210,7 +211,13 @@ def test_no_sessions_client_is_sent_a_card_it_may_not_know(monkeypatch: pytest.M
 
 async def play_sessions_games(games: int, at_once: int = 25) -> None:
     """``games`` games, ``at_once`` at a time (one loop turn serves them all)."""
-    app = ServerApp(ServerConfig(sessions_port=0, db_url=None, bot="random", move_timeout=600, fill_wait=0.0, seed=3))
+    # every client is one address here: the per-address rate of starting tables is lifted
+    unpaced = ClientLimits(tables_per_s=1_000_000, tables_burst=1_000_000)
+    app = ServerApp(
+        ServerConfig(
+            sessions_port=0, db_url=None, bot="random", move_timeout=600, fill_wait=0.0, seed=3, limits=unpaced
+        )
+    )
     await app.start()
     rng = random.Random(4)
     for first in range(0, games, at_once):
