@@ -62,6 +62,15 @@ def test_bad_invocations_say_why(argv: list[str], words: str) -> None:
     assert words in str(e.value)
 
 
+def test_help_prints_every_parameter_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: kierki-client") and all(f in out for f in ("-h <host>", "-p <port>", "-a", "--bot"))
+    assert main(["-N", "--help"]) == 0 and "usage" in capsys.readouterr().out
+    # a value that reads --help is a value: here a host name, and the usage error names what is missing
+    assert main(["-h", "--help"]) == 1 and "port" in capsys.readouterr().out
+
+
 def test_main_exits_1_with_a_message_on_stdout(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["-h", "localhost"]) == 1
     out = capsys.readouterr().out

@@ -68,6 +68,14 @@ def test_bad_invocations_say_why(argv: list[str], words: str) -> None:
     assert words in str(e.value)
 
 
+def test_help_prints_every_parameter_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: kierki-server") and all(f in out for f in ("-p", "-f", "-t", "--trusted-proxy"))
+    assert main(["-p", "0", "--help"]) == 0 and "usage" in capsys.readouterr().out
+    assert main(["-f", "--help"]) == 1 and "cannot read game file" in capsys.readouterr().out  # a file's name
+
+
 def test_main_exits_1_with_a_message_on_stdout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["-p", "1"]) == 1
     out = capsys.readouterr().out

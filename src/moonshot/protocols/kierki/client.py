@@ -53,10 +53,26 @@ from moonshot.protocols.kierki.codec import (
 )
 
 USAGE = "usage: kierki-client -h <host> -p <port> [-4|-6] -N|-E|-S|-W [-a] [--bot heuristic|search|random]"
+OPTIONS_HELP = f"""{USAGE}
+
+Takes one seat at a Kierki server's game (docs/kierki.md): interactive by default, reading your
+cards from the keyboard; -a plays by itself.
+
+  -h <host>      the server's host name or address ([::1] for IPv6 is fine)
+  -p <port>      the server's port
+  -4, -6         IPv4 only, IPv6 only (default: whichever the host resolves to)
+  -N -E -S -W    the seat to ask for
+  -a             automatic: a bot plays the seat
+  --bot <name>   the automatic player's bot (default heuristic)
+  --help         this text"""
 
 
 class UsageError(Exception):
     pass
+
+
+class HelpAsked(Exception):
+    """``--help`` stood where a parameter goes: print :data:`OPTIONS_HELP` and exit 0."""
 
 
 @dataclass
@@ -80,6 +96,8 @@ def parse_args(argv: Sequence[str]) -> ClientOptions:
     i = 0
     while i < len(argv):
         flag = argv[i]
+        if flag == "--help":
+            raise HelpAsked
         if flag == "--bot":
             if i + 1 >= len(argv):
                 raise UsageError("--bot needs a bot name")
@@ -331,6 +349,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         opts = parse_args(args)
+    except HelpAsked:
+        print(OPTIONS_HELP, flush=True)
+        return 0
     except UsageError as e:
         print(f"kierki-client: {e}\n{USAGE}", flush=True)
         return 1

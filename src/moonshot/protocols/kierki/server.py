@@ -127,10 +127,26 @@ async def read_proxy_header(reader: asyncio.StreamReader, timeout: float = PROXY
 
 USAGE = "usage: kierki-server -p <port> -f <file> [-t <timeout>] [--host <address>] [--trusted-proxy <cidr>]..."
 DEFAULT_TIMEOUT = 5.0
+HELP = f"""{USAGE}
+
+Serves one Kierki game file: four players connect, each asks for a seat, and the game's deals
+are played in order (docs/kierki.md).
+
+  -p <port>              the TCP port (0: any free port, printed at start)
+  -f <file>              the game file: one line a deal, its type 1-7 and who leads
+  -t <timeout>           seconds a player has to answer (default {DEFAULT_TIMEOUT:g})
+  --host <address>       listen on this address only (default: every interface, IPv6 and IPv4)
+  --trusted-proxy <cidr> a TCP load balancer whose PROXY protocol header names the client
+                         (repeatable; none by default)
+  --help                 this text"""
 
 
 class UsageError(Exception):
     pass
+
+
+class HelpAsked(Exception):
+    """``--help`` stood where a parameter goes: print :data:`HELP` and exit 0."""
 
 
 @dataclass
@@ -150,6 +166,8 @@ def parse_args(argv: Sequence[str]) -> ServerOptions:
     i = 0
     while i < len(argv):
         flag = argv[i]
+        if flag == "--help":
+            raise HelpAsked
         if flag not in ("-p", "-f", "-t", "--host", "--trusted-proxy"):
             raise UsageError(f"unknown parameter {flag!r}")
         if i + 1 >= len(argv):
@@ -769,6 +787,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         opts = parse_args(args)
+    except HelpAsked:
+        print(HELP, flush=True)
+        return 0
     except UsageError as e:
         print(f"kierki-server: {e}\n{USAGE}", flush=True)
         return 1
