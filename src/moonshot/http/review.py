@@ -32,6 +32,7 @@ from starlette.routing import BaseRoute, Route
 
 from moonshot.bots.review import DEFAULT_WORLDS
 from moonshot.core.actions import action_to_dict
+from moonshot.core.refusals import Reason
 from moonshot.core.views import seat_view
 from moonshot.http.endpoints import endpoint
 from moonshot.http.identity import Caller, Identity
@@ -78,18 +79,9 @@ async def review_refusal(lobby: Any, status: str, meta: dict[str, Any]) -> tuple
     return None
 
 
-class HintRefusal(str):
-    """Why hints are not allowed (the text), with its ``code`` and ``params`` for the web app's
-    catalogue (error.<code>)."""
-
-    code: str
-    params: dict[str, Any]
-
-    def __new__(cls, text: str, code: str, params: dict[str, Any] | None = None) -> HintRefusal:
-        why = super().__new__(cls, text)
-        why.code = code
-        why.params = dict(params or {})
-        return why
+# why hints are not allowed (the text), with its ``code`` and ``params`` for the web app's catalogue
+# (error.<code>): the text-with-a-code the engine's refusals use
+HintRefusal = Reason
 
 
 def practice_game(meta: dict[str, Any]) -> bool:
