@@ -20,7 +20,7 @@ from moonshot.runtime.table import BotSeat
 
 from .test_node import eventually, node, redis_prefix  # noqa: F401  (a fixture)
 
-pytestmark = [pytest.mark.asyncio, pytest.mark.timeout(600)]
+pytestmark = pytest.mark.timeout(600)
 
 
 async def join_and_wait_for_the_table(port: int, code: str) -> list[str]:
@@ -52,6 +52,7 @@ async def join_and_wait_for_the_table(port: int, code: str) -> list[str]:
     return seen
 
 
+@pytest.mark.asyncio
 async def test_a_burst_of_joins_with_codes_is_matched_without_running_out_of_redis_connections(
     redis_prefix: str,  # noqa: F811
 ) -> None:
@@ -70,6 +71,7 @@ async def test_a_burst_of_joins_with_codes_is_matched_without_running_out_of_red
         await app.stop()
 
 
+@pytest.mark.asyncio
 async def test_an_entrant_whose_tournament_this_node_takes_over_while_it_waits_is_seated_here(
     redis_prefix: str,  # noqa: F811
 ) -> None:

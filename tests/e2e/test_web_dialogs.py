@@ -25,6 +25,18 @@ async def inside(page: Any, selector: str) -> bool:
     )
 
 
+async def keyboard_open(opener: Any) -> None:
+    """Focus `opener` and press Enter, as a keyboard user would, once it is enabled: the table
+    draws on the next animation frame after its state changes, so a button can still be disabled
+    for a moment after the state says it is usable (a disabled button takes no focus)."""
+    from playwright.async_api import expect
+
+    await expect(opener).to_be_enabled()
+    await opener.focus()
+    await expect(opener).to_be_focused()
+    await opener.page.keyboard.press("Enter")
+
+
 async def tab_round(page: Any, selector: str, key: str, presses: int) -> list[str]:
     """Press `key` (Tab or Shift+Tab) `presses` times; the focus must stay inside `selector` each
     time. What had the focus, in order."""
@@ -79,8 +91,7 @@ async def test_a_modal_keeps_the_keyboard_inside_closes_on_escape_and_gives_the_
         await ida.open_table(game_id)
         await page.wait_for_selector("[data-action=pass]")
         opener = page.get_by_role("button", name="Score sheet")
-        await opener.focus()
-        await page.keyboard.press("Enter")
+        await keyboard_open(opener)
         sheet = page.locator(".dialog-scores[role=dialog][aria-modal=true]")
         await sheet.wait_for()
         assert await inside(page, ".dialog-scores")
@@ -100,8 +111,7 @@ async def test_a_modal_keeps_the_keyboard_inside_closes_on_escape_and_gives_the_
             if not await act_if_asked(ida):
                 await page.wait_for_timeout(50)
         opener = page.get_by_role("button", name="Last trick")
-        await opener.focus()
-        await page.keyboard.press("Enter")
+        await keyboard_open(opener)
         last = page.locator(".dialog-last[role=dialog][aria-modal=true]")
         await last.wait_for()
         assert await last.locator(".last-trick .last-play").count() == 4

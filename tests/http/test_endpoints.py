@@ -24,8 +24,6 @@ from moonshot.http.lobby import TurboLobby
 from moonshot.http.webapp import STATIC_DIR
 from moonshot.protocols.turbo.codec import RequestError
 
-pytestmark = pytest.mark.asyncio
-
 SRC = Path(moonshot.__file__).parent
 
 
@@ -36,6 +34,7 @@ def test_an_error_body_has_its_code_and_args_only_when_given() -> None:
     assert error_body("no game 'x'", "no_game", {"id": "x"}) == with_args
 
 
+@pytest.mark.asyncio
 async def test_a_route_answers_a_refusal_with_its_code_and_args() -> None:
     async def refuse(request: Request, caller: Any) -> Any:
         raise RequestError(409, "alice is already in this game", "already_in_game", {"name": "alice"})
@@ -74,6 +73,7 @@ def refusal(fn: Any, *args: Any) -> RequestError:
     return e.value
 
 
+@pytest.mark.asyncio
 async def test_the_lobbys_refusals_carry_codes_the_web_app_knows() -> None:
     lob = lobby()
     e = refusal(lob.new_game, "ann", {"clock": 0})  # a rated game must have a clock
