@@ -48,6 +48,23 @@ async def test_trend_bots_play_games_on_shared_tables_filled_by_the_lobby(app: S
     assert {r["variant"] for r in rows} == {"trend"} and {r["protocol"] for r in rows} == {"trend"}
 
 
+async def test_under_uvicorn_and_starlette_the_same_bots_play_the_same_games(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # MOONSHOT_TREND_ASGI=1: the Trend port served by uvicorn inside the server's loop, on the
+    # socket every uvicorn listener binds (runtime/listening.py), instead of the lean listener
+    monkeypatch.setenv("MOONSHOT_TREND_ASGI", "1")
+    server = await sessions_server(tmp_path, trend_port=0, fill_wait=0.3, seed=2, move_timeout=10.0)
+    try:
+        assert server.trend is not None and server.trend.asgi
+        bots = [SdkBot(url(server), n, f"ai{n}", games=1, seed=n) for n in (1, 2, 3)]
+        await asyncio.wait_for(asyncio.gather(*(asyncio.to_thread(b.run) for b in bots)), 120)
+        for b in bots:
+            assert b.errors == [] and len(b.seen) == 1 and b.seen[0].deals == 4
+    finally:
+        await server.stop()
+
+
 async def test_many_trend_tables_at_once_beside_sessions(app: ServerApp) -> None:
     bots = [SdkBot(url(app), 1 + i % 4, f"b{i}", games=1, seed=i) for i in range(16)]
     assert app.sessions_port is not None

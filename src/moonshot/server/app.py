@@ -61,7 +61,7 @@ from moonshot.runtime.table import (
 )
 from moonshot.server.admin import install as install_admin
 from moonshot.server.admin import start as start_admin
-from moonshot.server.listeners import EmbeddedUvicorn, listening_socket
+from moonshot.runtime.listening import EmbeddedUvicorn, listening_socket
 from moonshot.server.metrics import ServerMetrics
 from moonshot.server.operator import OperatorSurface, Probes, server_readiness
 from moonshot.store import DEFAULT_URL, Store, StoreRecorder, register_game_file_parser, rules_named

@@ -39,7 +39,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from moonshot.server.listeners import EmbeddedUvicorn, listening_socket
+from moonshot.runtime.listening import EmbeddedUvicorn, listening_socket
 
 log = logging.getLogger("moonshot.operator")
 

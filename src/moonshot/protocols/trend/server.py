@@ -170,23 +170,12 @@ class TrendService:
                 self._opened, self._wire_gone, max_queue=self.max_queue, flood_rate=self.flood_rate, guard=self.guard
             )
             return await self._wire.start(host, port, reuse_port)
-        import socket
-
         import uvicorn
 
-        sockets = None
-        if reuse_port:  # uvicorn cannot set SO_REUSEPORT: the socket is made here
-            sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-            try:
-                sock.bind((host, port))
-            except OSError:
-                sock.close()
-                raise
-            sockets = [sock]
+        from moonshot.runtime.listening import EmbeddedUvicorn, listening_socket
 
-        self._uvicorn = uvicorn.Server(
+        sockets = [listening_socket(host, port, reuse_port)]  # SO_REUSEPORT, which uvicorn cannot set
+        self._uvicorn = EmbeddedUvicorn(
             uvicorn.Config(
                 self.app,
                 host=host,
@@ -199,7 +188,6 @@ class TrendService:
                 proxy_headers=False,
             )
         )
-        self._uvicorn.capture_signals = contextlib.nullcontext  # the app owns the signals
         self._task = asyncio.get_running_loop().create_task(self._uvicorn.serve(sockets=sockets))
         while not self._uvicorn.started and not self._task.done():
             await asyncio.sleep(0.01)

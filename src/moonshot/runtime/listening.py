@@ -1,8 +1,8 @@
-"""What the composition root's HTTP listeners share: uvicorn run inside moonshot's own event loop
-(:class:`EmbeddedUvicorn`, which leaves SIGINT/SIGTERM to the server, and loads what the first
-request would otherwise load on the loop) and the listening socket it serves
-(:func:`listening_socket`). Used by the public HTTP port and the operator surface; it knows
-nothing of what either serves."""
+"""What every listener that serves through uvicorn shares: uvicorn run inside moonshot's own event
+loop (:class:`EmbeddedUvicorn`, which leaves SIGINT/SIGTERM to the server, and loads what the
+first request would otherwise load on the loop) and the listening socket it serves
+(:func:`listening_socket`). Used by the public HTTP port, the operator surface and the Trend
+protocol's ASGI listener; it knows nothing of what any of them serves."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The HTTP listeners' socket: bound where asked, non-blocking, any free port for 0, the port
+"""The listening socket every uvicorn listener serves: bound where asked, non-blocking, any free port for 0, the port
 shared with SO_REUSEPORT when asked, and a failed bind closed and raised."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from moonshot.server.listeners import listening_socket
+from moonshot.runtime.listening import listening_socket
 
 
 def test_a_socket_is_bound_non_blocking_on_any_free_port() -> None:
@@ -57,7 +57,7 @@ def test_what_the_first_request_would_load_is_loaded_before_listening() -> None:
         """
         import asyncio, sys
         import uvicorn
-        from moonshot.server.listeners import EmbeddedUvicorn, listening_socket
+        from moonshot.runtime.listening import EmbeddedUvicorn, listening_socket
 
         async def app(scope, receive, send):
             pass
