@@ -280,6 +280,19 @@ async def test_the_trend_nodes_seat_page_speaks_polish_with_a_switch(viewport: d
             refused = PL["error.trend_dummy_name"].replace("{name}", "player2")
             await page.wait_for_function("(m) => document.getElementById('message').textContent === m", arg=refused)
             await page.screenshot(path=f"/tmp/shots/mine/trend-pl-{viewport['width']}.png", full_page=True)
+            # a malformed seat request (here, a kind the node has not got): its 400 in Polish too
+
+            async def robot(route: Any) -> None:
+                body = json.loads(route.request.post_data or "{}")
+                body["seats"][1]["kind"] = "robot"
+                await route.continue_(post_data=json.dumps(body))
+
+            await page.route("**/api/seats", robot)
+            await page.click("#start")
+            malformed = PL["error.trend_unknown_seat_kind"].replace("{n}", "2").replace("{kind}", "robot")
+            await page.wait_for_function("(m) => document.getElementById('message').textContent === m", arg=malformed)
+            await page.screenshot(path=f"/tmp/shots/mine/trend-pl-malformed-{viewport['width']}.png", full_page=True)
+            await page.unroute("**/api/seats", robot)
             # the switch: English, kept after a reload
             await page.click(".lang-switch [data-lang=en]")
             await page.wait_for_function("document.documentElement.lang === 'en'")

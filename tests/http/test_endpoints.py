@@ -132,6 +132,8 @@ def test_every_error_code_the_server_answers_has_words_in_every_catalogue() -> N
     # the scan finds the codes where they are made (so this test cannot pass on an empty scan)
     assert {"game_full", "no_game", "rated_needs_clock", "bad_name", "banned", "rate_limited", "no_review"} <= codes
     assert {"trend_seats_locked", "trend_seat_taken"} <= codes
+    # the node's answers to a malformed seat request (POST /api/seats, /api/human)
+    assert {"trend_seats_four", "trend_seat_not_object", "trend_unknown_seat_kind", "trend_bad_player_number"} <= codes
     for lang in ("en", "pl"):
         catalogue = json.loads((STATIC_DIR / "i18n" / f"{lang}.json").read_text(encoding="utf-8"))
         missing = sorted(c for c in codes if f"error.{c}" not in catalogue)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from moonshot.core.events import CardPlayed, DealEnded, TrickEnded
@@ -14,6 +15,7 @@ from moonshot.server.trend_node import (
     SeatSetting,
     TrendNode,
     load_tokens,
+    node_app,
     pacing,
     parse_seats,
     refusal_body,
@@ -77,6 +79,34 @@ async def test_seat_settings_cannot_change_during_a_match() -> None:
     assert why is not None
     # with its code for the seat page's catalogue (error.trend_seats_locked)
     assert (getattr(why, "code", None), refusal_body(why)["code"]) == ("trend_seats_locked", "trend_seats_locked")
+
+
+@pytest.mark.asyncio
+async def test_a_malformed_seat_request_answers_its_code_and_args_beside_the_english() -> None:
+    """The seat page says the node's 400s in its language from the code (error.<code>, args)."""
+    node = TrendNode(NodeConfig(seats=parse_seats("empty,empty,empty,empty")))
+    transport = httpx.ASGITransport(app=node_app(node))
+    async with httpx.AsyncClient(transport=transport, base_url="http://node", cookies={"name": "ann"}) as c:
+        empty = {"kind": "empty", "bot": "heuristic"}
+        cases = [
+            ({"seats": [empty] * 3}, "trend_seats_four", None),
+            ({"seats": "four"}, "trend_seats_four", None),
+            ({"seats": [empty, empty, 7, empty]}, "trend_seat_not_object", {"n": 3}),
+            ({"seats": [empty, {"kind": "robot"}, empty, empty]}, "trend_unknown_seat_kind", {"n": 2, "kind": "robot"}),
+            ({"seats": [{"kind": "dummy", "bot": "nope"}, empty, empty, empty]}, "unknown_bot", {"bot": "nope"}),
+        ]
+        for body, code, args in cases:
+            r = await c.post("/api/seats", json=body)
+            said = r.json()
+            assert r.status_code == 400 and said["code"] == code and said.get("args") == args, said
+            assert said["error"]  # the English stays for programs
+        r = await c.post("/api/seats", content=b"[1, 2]", headers={"Content-Type": "application/json"})
+        assert r.status_code == 400 and r.json()["code"] == "bad_request"
+        r = await c.post("/api/seats", content=b"x" * 70_000, headers={"Content-Type": "application/json"})
+        assert r.status_code == 413 and r.json()["code"] == "body_too_large" and r.json()["args"] == {"kb": 64}
+        r = await c.post("/api/human", json={"playerNumber": "one"})
+        assert r.status_code == 400 and r.json()["code"] == "trend_bad_player_number"
+    assert [s.kind for s in node.settings] == ["empty"] * 4  # nothing changed
 
 
 class FakePeer:

@@ -60,7 +60,7 @@ from moonshot.core.events import CardPlayed, DealEnded, Event, Exposed, PassRece
 from moonshot.core.refusals import Reason
 from moonshot.core.variants import TREND
 from moonshot.http.api import variant_info
-from moonshot.http.endpoints import endpoint, read_body
+from moonshot.http.endpoints import endpoint, error, read_body
 from moonshot.http.games import HostedGame, game_routes
 from moonshot.http.identity import Caller, Identity
 from moonshot.http.origin import OriginGuard
@@ -718,6 +718,31 @@ def refusal_body(why: str) -> dict[str, Any]:
     return {"code": code, "args": args or {}} if code else {}
 
 
+def seat_settings(raw: Any) -> list[SeatSetting]:
+    """``POST /api/seats``'s ``seats``: four ``{kind, bot}``, else a 400 with the refusal's code
+    and args (the catalogue's ``error.<code>``) beside the English."""
+    if not isinstance(raw, list) or len(raw) != 4:
+        raise RequestError(400, "seats must be a list of four {kind, bot}", "trend_seats_four")
+    settings = []
+    for n, s in enumerate(raw, 1):
+        if not isinstance(s, dict):
+            raise RequestError(400, f"seat {n} is not {{kind, bot}}", "trend_seat_not_object", {"n": n})
+        kind, bot = str(s.get("kind", "")), str(s.get("bot", "heuristic"))
+        if kind not in SEAT_KINDS:
+            raise RequestError(
+                400,
+                f"unknown seat kind {kind!r} (empty, dummy, human)",
+                "trend_unknown_seat_kind",
+                {"n": n, "kind": kind[:40]},
+            )
+        try:
+            check_bot_name(bot)  # a registry name or a level (level:3)
+        except UnknownBot as e:
+            raise RequestError(400, str(e), "unknown_bot", {"bot": bot[:40]}) from None
+        settings.append(SeatSetting(kind, bot))
+    return settings
+
+
 def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
     """The node's one-port app: the seat page and the Trend WebSocket, both at ``/``."""
 
@@ -734,24 +759,11 @@ def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
 
     async def seats(request: Request) -> Response:
         try:
-            try:
-                body = await read_body(request)  # at most 64 KB, a JSON object
-            except RequestError as e:
-                return JSONResponse({"error": str(e)}, status_code=e.status)
-            raw = body.get("seats")
-            if not isinstance(raw, list) or len(raw) != 4:
-                raise ValueError("seats must be a list of four {kind, bot}")
-            settings = []
-            for s in raw:
-                if not isinstance(s, dict):
-                    raise ValueError("each seat is {kind, bot}")
-                kind, bot = str(s.get("kind", "")), str(s.get("bot", "heuristic"))
-                if kind not in SEAT_KINDS:
-                    raise ValueError(f"unknown seat kind {kind!r} (empty, dummy, human)")
-                check_bot_name(bot)  # a registry name or a level (level:3)
-                settings.append(SeatSetting(kind, bot))
-        except ValueError as e:
-            return JSONResponse({"error": str(e)}, status_code=400)
+            body = await read_body(request)  # at most 64 KB, a JSON object
+            settings = seat_settings(body.get("seats"))
+        except RequestError as e:
+            # the English, and the code and args the seat page says in its language (error.*)
+            return error(e.status, str(e), e.code, e.params)
         why = node.apply_settings(settings)
         if why is not None:
             # the refusal's code and args: the seat page says it in its language (trend.* / error.*)
@@ -768,7 +780,7 @@ def node_app(node: TrendNode, extra_routes: Sequence[Any] = ()) -> Starlette:
         body = await read_body(request)
         number = body.get("playerNumber")
         if not isinstance(number, int) or isinstance(number, bool):
-            raise RequestError(400, "playerNumber must be 1, 2, 3 or 4")
+            raise RequestError(400, "playerNumber must be 1, 2, 3 or 4", "trend_bad_player_number")
         why = node.attach_human(number, HumanSeat(caller.name))
         if why is not None:
             raise RequestError(409, why, *refusal_code(why))
