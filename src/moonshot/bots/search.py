@@ -273,6 +273,12 @@ class SearchBot:
     (default 0: ``worlds`` worlds) deals more worlds as the budget allows, one for every K
     iterations it can afford (estimated after the first round). ``tree`` is not the default: at
     20 ms a move it was not shown better than ``distinct`` against ``pimc`` (docs/results.md).
+    ``ismcts`` grows one tree that every sampled world shares (:mod:`moonshot.bots.ismcts`);
+    ``puct=C`` (default 0, off) chooses at its every node by PUCT with constant C and the policy
+    network's prior for the seat to play (uniform where the network does not play);
+    with it, ``leaf_batch=K`` (default 1) values K leaves a network call (virtual loss) and
+    ``tree_exact`` (default off) values a leaf by the exact solver once no hand holds more than
+    ``endgame`` cards. Not the default (docs/search.md, "Why more time buys little").
     ``moon``: the moon model of card decisions (default ``off``; ``model``: a seat that alone has
     taken moon cards is dealt shooting hands more often, and where it holds one it shoots in the
     playouts while this seat defends; ``field``: also any other seat that can shoot does so in the
@@ -361,6 +367,9 @@ class SearchBot:
         reply: bool = False,
         lookahead: int = 0,
         lookahead_by: str = "all",
+        puct: float = 0.0,
+        leaf_batch: int = 1,
+        tree_exact: bool = False,
     ) -> None:
         from .moon import MOON_MODELS, SEARCH_POLICIES
 
@@ -430,6 +439,19 @@ class SearchBot:
         if lookahead_by not in ("all", "self"):
             raise ValueError(f"lookahead_by must be all or self, not {lookahead_by!r}")
         self.lookahead_by = lookahead_by
+        if not (isinstance(puct, (int, float)) and not isinstance(puct, bool) and 0 <= puct < math.inf):
+            raise ValueError(f"puct must be 0 (off) or a positive exploration constant, not {puct!r}")
+        if type(leaf_batch) is not int or leaf_batch < 1:
+            raise ValueError(f"leaf_batch must be a whole number of at least 1, not {leaf_batch!r}")
+        if not isinstance(tree_exact, bool):
+            raise ValueError(f"tree_exact must be true or false, not {tree_exact!r}")
+        if (puct or leaf_batch > 1 or tree_exact) and root != "ismcts":
+            raise ValueError("puct, leaf_batch and tree_exact apply to root=ismcts only")
+        if (leaf_batch > 1 or tree_exact) and not puct:
+            raise ValueError("leaf_batch and tree_exact apply to the PUCT tree: give puct too")
+        self.puct = float(puct)  # (moonshot.bots.ismcts.grow_puct_tree)
+        self.leaf_batch = leaf_batch
+        self.tree_exact = tree_exact
         self.belief = belief
         if belief is not None and belief != "default":
             from .belief import belief_file
@@ -611,6 +633,8 @@ class SearchBot:
         spent.lap()
         if root == "tree" and not exact and len(cards) > 1:
             return self._grow_trees(view, base, cards, sampler, policy, penalty, spent, rng)
+        if root == "ismcts" and not exact and len(cards) > 1 and self.puct:
+            return self._grow_puct_tree(view, base, cards, sampler, policy, spent, endgame, rng)
         if root == "ismcts" and not exact and len(cards) > 1:  # (one tree the worlds share: bots/ismcts.py)
             from .ismcts import grow_shared_tree
 
@@ -785,6 +809,47 @@ class SearchBot:
             choices,
             self.per_world,
             spent.estimate,
+            self._spent_trees,
+        )
+
+    def _grow_puct_tree(
+        self,
+        view: SeatView,
+        base: Deal,
+        cards: list[int],
+        sampler: Callable[[random.Random], list[CardSet]],
+        policy: Policy,
+        spent: Budget,
+        endgame: int,
+        rng: random.Random,
+    ) -> tuple[int, float]:
+        """``root=ismcts`` with ``puct``: the shared tree with the policy network's prior at every
+        node where the network plays (:func:`moonshot.bots.ismcts.grow_puct_tree`)."""
+        from .ismcts import grow_puct_tree, network_prior
+
+        prior = None
+        root_logits = self._prior_scores(view, cards)
+        if root_logits is not None:
+            from .learned import default_policy, policy_file
+
+            prior = network_prior(view, policy_file(self.network) if self.network is not None else default_policy())
+        return grow_puct_tree(
+            cards,
+            root_logits,
+            base,
+            sampler,
+            policy,
+            spent,
+            self.puct,
+            rng,
+            point_scale(view),
+            self._value_net(view),
+            self.value_cards,
+            _matters(base),
+            view.voids,
+            prior,
+            self.leaf_batch,
+            endgame if self.tree_exact else 0,
             self._spent_trees,
         )
 
