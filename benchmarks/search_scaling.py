@@ -12,6 +12,10 @@ decides at 10 ms. Printed per budget: the CPU a decision used, the worlds it dea
 its card is the reference's and the oracle's. A card that stops changing as the budget grows is
 a search that has converged: more time can only confirm it.
 
+``--search root=ismcts,puct=1`` plays the budget rows with those options (the reference and
+``--profile`` stay the defaults); for ``root=ismcts`` the worlds a decision deals are its tree's
+iterations (one world a walk), so the column is the iterations a decision affords.
+
 ``--option prior=13`` (repeatable) plays ``search`` with those options at the reference budget
 (the reference's random streams) and prints how often its card is the reference's.
 
@@ -135,6 +139,7 @@ def main() -> None:
     parser.add_argument("--budgets", default="1,3,10,30,100", help="CPU ms a decision, comma-separated")
     parser.add_argument("--reference", type=int, default=400, help="the reference's CPU ms (run twice)")
     parser.add_argument("--profile", default="", help="budgets to profile, comma-separated (e.g. 10,100)")
+    parser.add_argument("--search", default="", help="options of the budget rows' search (root=ismcts,puct=1)")
     parser.add_argument(
         "--option",
         action="append",
@@ -147,12 +152,17 @@ def main() -> None:
     budgets = [int(b) for b in args.budgets.split(",") if b]
     print(f"{len(views)} card decisions with a choice ({args.deals} deals from seed {args.seed}, every {args.every})")
     if budgets or args.option:  # (neither: the profile alone)
-        table(views, budgets, args.reference, args.option)
+        table(views, budgets, args.reference, args.option, args.search)
     for b in [int(x) for x in args.profile.split(",") if x]:
         profile(views, b)
 
 
-def table(views: list[tuple[SeatView, Game]], budgets: list[int], reference_ms: int, options: list[str]) -> None:
+def table(
+    views: list[tuple[SeatView, Game]], budgets: list[int], reference_ms: int, options: list[str], search: str = ""
+) -> None:
+    from moonshot.play.arena import bot_spec
+
+    _, rows_given = bot_spec(f"search:{search}")
     reference = SearchBot(think_ms=reference_ms, clock=time.process_time)
     ref = [decide(reference, v, f"ref:{n}")[0] for n, (v, _) in enumerate(views)]
     ref2 = [decide(reference, v, f"ref2:{n}")[0] for n, (v, _) in enumerate(views)]
@@ -167,7 +177,7 @@ def table(views: list[tuple[SeatView, Game]], budgets: list[int], reference_ms: 
     for b in [*budgets, reference_ms]:
         used, worlds, agree, orc = [], [], 0, 0
         for n, (v, _) in enumerate(views):
-            bot = Counting(think_ms=b, clock=time.process_time)
+            bot = Counting(**{"think_ms": b, "clock": time.process_time, **rows_given})
             card, t = decide(bot, v, f"b{b}:{n}")
             used.append(1000 * t)
             worlds.append(bot.worlds_dealt)
@@ -178,8 +188,6 @@ def table(views: list[tuple[SeatView, Game]], budgets: list[int], reference_ms: 
             f"{100 * agree / len(views):>11.1f}% {100 * orc / len(views):>8.1f}%",
             flush=True,
         )
-    from moonshot.play.arena import bot_spec
-
     for text in options:
         _, given = bot_spec(f"search:{text}")
         bot = SearchBot(**{"think_ms": reference_ms, "clock": time.process_time, **given})
