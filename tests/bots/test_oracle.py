@@ -35,7 +35,7 @@ def test_no_server_lobby_or_tournament_can_name_it() -> None:
     with pytest.raises(UnknownBot):
         check_bot_name("oracle")  # what a Trend node and --seats accept
     assert "oracle" not in bot_names()  # what the web app offers
-    from moonshot.server.app import bot_factory
+    from moonshot.server.config import bot_factory
 
     with pytest.raises(ValueError):
         bot_factory("oracle")  # moonshot serve --bot oracle

@@ -13,7 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from moonshot.cli.main import main
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 
 
 def test_a_local_tournament_of_bots_is_played_stored_and_read_back(tmp_path: Path) -> None:

@@ -24,7 +24,8 @@ from moonshot.core.engine import Game
 from moonshot.protocols.sessions.client import Client, RandomPlayer
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.runtime.table import TableEvent, TableStatus
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 
 REDIS_URL = os.environ.get("MOONSHOT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest_asyncio
 
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 
 
 async def sessions_server(tmp_path: Path, **options: Any) -> ServerApp:

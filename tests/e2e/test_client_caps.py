@@ -23,7 +23,8 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from moonshot.protocols.sessions.codec import StreamDecoder, encode
 from moonshot.runtime.limits import ClientLimits
 from moonshot.runtime.table import Table, TableStatus
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 
 pytestmark = pytest.mark.asyncio
 

@@ -54,7 +54,8 @@ from moonshot.protocols.turbo.codec import TurboTranslator
 from moonshot.protocols.turbo.seat import PEOPLE_POLICY, TurboSeat
 from moonshot.runtime.limits import ClientLimits
 from moonshot.runtime.table import BotSeat, DecisionRequest, Seat, Table, TableEvent
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 
 # games per protocol; LEAKCHECK_GAMES=1000 for a longer run
 SESSIONS_GAMES = int(os.environ.get("LEAKCHECK_GAMES", "100"))

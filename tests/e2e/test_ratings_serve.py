@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 from trend_sdk import SdkBot
 
 pytestmark = pytest.mark.asyncio

@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 
 from moonshot.core.cards import CardError, parse_card
 from moonshot.protocols.sessions.codec import StreamDecoder, encode
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 
 
 class ThreadServer:

@@ -24,7 +24,8 @@ from moonshot.bots.registry import make_bot
 from moonshot.play.tournament import CSV_COLUMNS, GameResult, held_hands
 from moonshot.protocols.sessions.client import BotPlayer, Client, ProtocolError
 from moonshot.runtime.tournament import KEY_PREFIX
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 from moonshot.store import Store
 from trend_sdk import SdkBot
 

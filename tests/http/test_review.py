@@ -19,7 +19,8 @@ import pytest_asyncio
 from moonshot.http.lobby import LobbyGame, Member
 from moonshot.http.review import hint_refusal
 from moonshot.runtime.limits import Rates
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 from moonshot.store.reviews import load_review
 
 pytestmark = pytest.mark.asyncio

@@ -126,7 +126,8 @@ async def test_a_server_with_review_ray_answers_a_review_over_http(ray_runtime: 
     the job (202), then answers the stored review (200), as with worker processes."""
     import httpx
 
-    from moonshot.server.app import ServerApp, ServerConfig
+    from moonshot.server.app import ServerApp
+    from moonshot.server.config import ServerConfig
 
     url = f"sqlite+aiosqlite:///{tmp_path / 'games.db'}"
     gid = await finished_game(url)

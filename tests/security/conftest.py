@@ -12,7 +12,8 @@ from typing import Any
 import httpx
 import pytest_asyncio
 
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 
 
 @pytest_asyncio.fixture

@@ -168,7 +168,7 @@ async def test_a_weak_trend_token_cannot_be_searched_online(server: ServerApp) -
 async def test_after_a_restart_a_restored_trend_chair_is_limited_too(tmp_path: Any) -> None:
     """The same search against a chair of a game restored from the store (its player has not
     come back since the restart): the restored chair counts wrong tokens as well."""
-    from moonshot.server.app import ServerConfig
+    from moonshot.server.config import ServerConfig
 
     def config() -> ServerConfig:
         return ServerConfig(sessions_port=None, trend_port=0, db_url=f"sqlite+aiosqlite:///{tmp_path / 'g.db'}",

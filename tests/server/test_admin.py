@@ -20,7 +20,8 @@ import pytest_asyncio
 from moonshot.protocols.sessions.client import Client, ProtocolError
 from moonshot.runtime.moderation import AUDIT_PREFIX, BAN_PREFIX, MUTE_PREFIX
 from moonshot.server.admin import TOKEN_FILE, TokenFileError, operator_token
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 from moonshot.store import Store
 from sessionskit import Slow
 

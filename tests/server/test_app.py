@@ -10,7 +10,9 @@ import pytest
 
 import moonshot
 from moonshot.protocols.sessions.client import Client, RandomPlayer
-from moonshot.server.app import KeyValueFormatter, ServerApp, ServerConfig, bot_factory, engine_build
+from moonshot.server.app import ServerApp, engine_build
+from moonshot.server.config import ServerConfig, bot_factory
+from moonshot.server.logs import KeyValueFormatter
 
 
 @pytest.mark.asyncio

@@ -15,7 +15,8 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from moonshot.protocols.sessions.client import Client, RandomPlayer
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 from moonshot.server.operator import (
     OperatorSurface,
     Probes,

@@ -374,7 +374,9 @@ def serve_cmd(
     """
     from moonshot.cluster.node import ClusterError
     from moonshot.server.admin import TokenFileError
-    from moonshot.server.app import ServerConfig, configure_logging, serve
+    from moonshot.server.app import serve
+    from moonshot.server.config import ServerConfig
+    from moonshot.server.logs import configure_logging
     from moonshot.store import StoreError
 
     source = click.get_current_context().get_parameter_source("operator_address")

@@ -137,7 +137,7 @@ def trend_node_cmd(
     deals at rotating positions. Example: moonshot trend-node --seats empty,dummy,dummy,dummy
     --round-interval 0 --deal-interval 0 --command-interval 0
     """
-    from moonshot.server.app import configure_logging
+    from moonshot.server.logs import configure_logging
     from moonshot.server.trend_node import NodeConfig, load_tokens, parse_seats, run_node
 
     try:

@@ -34,7 +34,8 @@ from moonshot.core.engine import replay
 from moonshot.protocols.sessions.codec import StreamDecoder, encode
 from moonshot.protocols.sessions.server import SessionsConnection, SessionsOptions
 from moonshot.runtime.table import TableStatus
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 from moonshot.store import rules_named
 
 BATCH = 250  # messages per Hypothesis example

@@ -11,7 +11,8 @@ from typing import Any
 
 import httpx
 
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 
 
 @asynccontextmanager
