@@ -61,6 +61,7 @@ from moonshot.runtime.table import (
 from moonshot.server.admin import install as install_admin
 from moonshot.server.admin import start as start_admin
 from moonshot.server.config import ServerConfig, bot_factory
+from moonshot.server.kierki_side import KierkiSide
 from moonshot.server.metrics import ServerMetrics
 from moonshot.server.operator import OperatorSurface, Probes, server_readiness
 from moonshot.store import Store, StoreRecorder, register_game_file_parser, rules_named
@@ -110,6 +111,7 @@ class ServerApp:
         self._stopping = asyncio.Event()
         # every protocol's per-client shares, keyed by the real client behind a trusted proxy
         self.guard = ClientGuard(self.config.limits, proxies=Proxies(self.config.trusted_proxies))
+        self._kierki: KierkiSide | None = None  # with --kierki-port (server/kierki_side.py)
 
     # ------------------------------------------------------------ life cycle
     async def start(self) -> None:
@@ -220,10 +222,13 @@ class ServerApp:
                 self._seen_nodes: set[str] = set()
                 self._tournaments_checked = time.monotonic()
                 self.cluster.keeper_hooks.append(self._take_orphan_tournaments)
-        if cfg.kierki_port is not None:
-            self._make_kierki()
+        if cfg.kierki_port is not None:  # a bad game file stops the start here, with the reason
+            self._kierki = KierkiSide(
+                cfg, seed=self._seed, table_id=self._table_id, recorder=self.recorder, track=self._track
+            )
+            self.kierki = self._kierki.service
             if self.cluster is not None:
-                self._kierki_in_cluster()
+                self._kierki.join_cluster(self.cluster)
         restored_ids = await self._restore(skip=resumed)
         if self.turbo is not None:
             await self.turbo.load_open(self.cluster.claim_open if self.cluster is not None else None)
@@ -261,13 +266,10 @@ class ServerApp:
             log.info("event=listening protocol=sessions host=%s port=%d", cfg.host, self.sessions_port)
         if cfg.trend_port is not None:
             await self._start_trend(cfg.host, cfg.trend_port)
-        if self.kierki is not None and cfg.kierki_port is not None:
-            self.kierki.lobby = self.lobby
-            for table in self._kierki_restored:
-                self.kierki.adopt(table)
-            self.kierki.guard = self.guard
-            self.kierki_port = await self.kierki.start(cfg.host, cfg.kierki_port, cfg.reuse_port)
-            log.info("event=listening protocol=kierki host=%s port=%d", cfg.host, self.kierki_port)
+        if self._kierki is not None and cfg.kierki_port is not None:
+            self.kierki_port = await self._kierki.listen(
+                self.lobby, self.guard, cfg.host, cfg.kierki_port, cfg.reuse_port
+            )
         if self.turbo is not None and cfg.http_port is not None:
             await self._start_http(self.turbo, cfg.host, cfg.http_port)
         if self.cluster is not None:  # games no node holds: left by a cluster that stopped, or a dead node
@@ -425,6 +427,9 @@ class ServerApp:
     def _seed(self) -> int:
         return self._rng.getrandbits(62) if self.config.seed is not None else random.SystemRandom().getrandbits(62)
 
+    def _table_id(self) -> str:
+        return f"{int(time.time() * 1000):x}-{self._rng.getrandbits(32):08x}"
+
     def lobby_policy(self) -> TablePolicy:
         """A table the lobby started: it ends when every remote player has left (abandon_after)."""
         after = self.config.limits.abandon_after
@@ -436,7 +441,7 @@ class ServerApp:
             seats,
             seed=self._seed(),
             policy=self.lobby_policy(),
-            table_id=f"{int(time.time() * 1000):x}-{self._rng.getrandbits(32):08x}",
+            table_id=self._table_id(),
             recorder=self.recorder,
             meta={"protocol": "sessions"},
         )
@@ -479,123 +484,12 @@ class ServerApp:
             seats,
             seed=self._seed(),
             policy=policy,
-            table_id=f"{int(time.time() * 1000):x}-{self._rng.getrandbits(32):08x}",
+            table_id=self._table_id(),
             recorder=self.recorder,
             meta={"protocol": "trend"},
         )
         self._track(table)
         return table
-
-    # ------------------------------------------------------------ the Kierki protocol
-    def _make_kierki(self) -> None:
-        """The Kierki service (listening starts later, once the lobby exists); a game file is
-        read here so that a bad one stops the start with the reason."""
-        from moonshot.protocols.kierki.gamefile import load_game_in_order, parse_game_in_order
-        from moonshot.protocols.kierki.service import KierkiService
-
-        cfg = self.config
-        self._kierki_restored: list[Table] = []  # tables restored from the store, for the lobby
-        self._kierki_deals: Any = None
-        self._kierki_text: str | None = None
-        orders: Any = ()
-        if cfg.kierki_game:
-            load_game_in_order(cfg.kierki_game)  # the file's errors, with its name
-            with open(cfg.kierki_game, encoding="ascii", errors="replace") as f:
-                self._kierki_text = f.read()
-            self._kierki_deals, orders = parse_game_in_order(self._kierki_text)
-        self.kierki = KierkiService(
-            self._new_kierki_table,
-            timeout=cfg.kierki_timeout,
-            orders=orders,
-            abandon_after=cfg.kierki_abandon,
-            on_abandoned=self._kierki_abandoned,
-        )
-
-    def _kierki_in_cluster(self) -> None:
-        """In a cluster, Kierki tables are matched through the Redis pools (exact chairs, a
-        running table's free chair first), made and adopted by the cluster from this data."""
-        from moonshot.cluster.node import TableKind
-        from moonshot.core.variants import KIERKI
-        from moonshot.protocols.kierki.gamefile import parse_game_in_order
-        from moonshot.protocols.kierki.server import kierki_policy
-        from moonshot.protocols.kierki.service import start_data
-
-        def deals(meta: dict[str, Any]) -> Any:
-            text = meta.get("deals")
-            return parse_game_in_order(text)[0] if isinstance(text, str) else None
-
-        assert self.cluster is not None and self.kierki is not None
-        self.cluster.tables["kierki"] = TableKind(
-            KIERKI,
-            SeatKind.HUMAN,
-            start_data=start_data,
-            fill=False,
-            reseat=self.kierki.reseat,
-            table_policy=kierki_policy(self.config.kierki_timeout),
-            table_meta=(("deals", self._kierki_text),) if self._kierki_text is not None else (),
-            deals=deals,
-        )
-
-    def _new_kierki_table(self, seats: list[Seat]) -> Table:
-        """A new Kierki table for four clients the lobby matched (the service's ``make_table``)."""
-        table = self._kierki_table(list(seats), deals=self._kierki_deals, text=self._kierki_text)
-        self._track(table)
-        return table
-
-    def _kierki_table(
-        self, seats: list[Seat | None], rec: Any = None, deals: Any = None, text: str | None = None
-    ) -> Table:
-        from moonshot.core.variants import KIERKI
-        from moonshot.protocols.kierki.server import kierki_policy
-
-        meta: dict[str, Any] = {"protocol": "kierki"}
-        if text is not None:
-            meta["deals"] = text
-        if rec is None:
-            return Table(
-                KIERKI,
-                seats,
-                seed=self._seed(),
-                policy=kierki_policy(self.config.kierki_timeout),
-                table_id=f"{int(time.time() * 1000):x}-{self._rng.getrandbits(32):08x}",
-                recorder=self.recorder,
-                meta=meta,
-                deals=deals,
-            )
-        return Table(
-            KIERKI,
-            seats,
-            seed=rec.seed,
-            policy=kierki_policy(self.config.kierki_timeout),
-            table_id=rec.id,
-            recorder=self.recorder,
-            actions=rec.actions,
-            forced=rec.forced,
-            restored=True,
-            names=[str(p.get("name", "")) for p in rec.players],
-            meta={**meta, "restored": True, "deal_salt": rec.meta.get("deal_salt")},
-            deals=deals,
-        )
-
-    def _kierki_abandoned(self, table: Table) -> None:
-        if self.recorder is not None:
-            self.recorder.game_aborted(table, "abandoned: every Kierki seat empty")
-
-    def _restore_kierki(self, rec: Any) -> None:
-        """A Kierki game: every seat waits for a client's ``IAM<seat>`` (no bots, as the spec
-        pauses a game until its client comes back). Without ``--kierki-port`` it stays stored."""
-        if self.kierki is None:
-            log.info("event=restore_skipped game=%s reason=no_kierki_port", rec.id)
-            return
-        from moonshot.protocols.kierki.gamefile import parse_game_in_order
-
-        text = rec.meta.get("deals")
-        deals = parse_game_in_order(text)[0] if isinstance(text, str) else None
-        table = self._kierki_table([None, None, None, None], rec, deals, text if isinstance(text, str) else None)
-        self._kierki_restored.append(table)  # its seats offered by the lobby, once there is one
-        self._track(table)
-        self.restored += 1
-        log.info("event=restored game=%s protocol=kierki actions=%d", rec.id, len(rec.actions))
 
     def _make_trend_bot(self) -> Seat:
         bot = self._bot()
@@ -741,12 +635,17 @@ class ServerApp:
                 await self._restore_turbo(rec)
                 continue
             if rec.protocol == "kierki":
+                if self._kierki is None:
+                    log.info("event=restore_skipped game=%s reason=no_kierki_port", rec.id)
+                    continue
                 try:
-                    self._restore_kierki(rec)
+                    self._kierki.restore(rec)
                 except Exception as e:
                     log.exception("event=restore_failed game=%s", rec.id)
                     await self.store.mark(rec.id, "failed")
                     print(f"could not restore game {rec.id}: {e}", file=sys.stderr)
+                else:
+                    self.restored += 1
                 continue
             try:
                 rules = rules_named(rec.variant)
