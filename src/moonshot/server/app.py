@@ -24,9 +24,8 @@ import os
 import random
 import secrets
 import signal
-import sys
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,7 +63,8 @@ from moonshot.server.config import ServerConfig, bot_factory
 from moonshot.server.kierki_side import KierkiSide
 from moonshot.server.metrics import ServerMetrics
 from moonshot.server.operator import OperatorSurface, Probes, server_readiness
-from moonshot.store import Store, StoreRecorder, register_game_file_parser, rules_named
+from moonshot.server.restore import Restorer
+from moonshot.store import Store, StoreRecorder, register_game_file_parser
 
 log = logging.getLogger("moonshot.server")
 
@@ -183,6 +183,16 @@ class ServerApp:
                     nice=cfg.review_nice,
                     backend=review_backend(cfg.review_ray, nice=cfg.review_nice),
                 )
+        self._restorer = Restorer(  # the store's unfinished games, a cluster's Turbo games (server/restore.py)
+            store=self.store,
+            recorder=self.recorder,
+            turbo=self.turbo,
+            in_cluster=self.cluster is not None,
+            policy=self.policy,
+            restore_grace=cfg.restore_grace,
+            track=self._track,
+            on_restored=self._count_restored,
+        )
         from moonshot.runtime.tournament import TournamentHost
 
         self.tournaments = TournamentHost(
@@ -213,7 +223,7 @@ class ServerApp:
                 self.turbo.peers.trend_index = lambda table, chairs: cluster.index_chairs(
                     table, mixed_chair_keys(table, chairs)
                 )
-                self.cluster.adopters["turbo"] = self._adopt_turbo
+                self.cluster.adopters["turbo"] = self._restorer.adopt_turbo
         resumed: set[str] = set()
         if self.store is not None:
             # tournaments a stopped or killed server left (in a cluster: those no live node holds)
@@ -229,7 +239,7 @@ class ServerApp:
             self.kierki = self._kierki.service
             if self.cluster is not None:
                 self._kierki.join_cluster(self.cluster)
-        restored_ids = await self._restore(skip=resumed)
+        restored_ids = await self._restorer.restore(skip=resumed, kierki=self._kierki)
         if self.turbo is not None:
             await self.turbo.load_open(self.cluster.claim_open if self.cluster is not None else None)
             self.turbo.start_sweeper()
@@ -496,6 +506,9 @@ class ServerApp:
         self._trend_bots = getattr(self, "_trend_bots", 0) + 1
         return BotSeat(bot, random.Random(self._rng.getrandbits(32)), name=f"moonshot_{bot.name}_{self._trend_bots}")
 
+    def _count_restored(self) -> None:
+        self.restored += 1
+
     def _count_matched(self) -> None:
         if self.lobby is not None:
             self.lobby.matched += 1
@@ -617,146 +630,6 @@ class ServerApp:
         bot = self._bot()
         name = self.sessions.bot_tag(f"moonshot_{bot.name}") if self.sessions else f"moonshot_{bot.name}"
         return BotSeat(bot, random.Random(self._rng.getrandbits(32)), name=name)
-
-    async def _restore(self, skip: Collection[str] = ()) -> set[int]:
-        """Restart every unfinished stored game but those in ``skip`` (a resumed tournament's own);
-        returns the session ids they use (never reissued)."""
-        ids: set[int] = set()
-        if self.store is None:
-            return ids
-        for rec in await self.store.unfinished():
-            if rec.id in skip or (rec.protocol == "tournament" and self.cluster is not None):
-                continue  # a tournament's games are its host's (a live node may be playing them)
-            if self.cluster is not None and (rec.protocol in ("sessions", "turbo", "kierki", "trend")):
-                # a cluster's games of these protocols are adopted under a lease (by a node that
-                # serves the protocol: Cluster.adopt_stored, adopt_orphans), never restored here
-                continue
-            if rec.protocol == "turbo":
-                await self._restore_turbo(rec)
-                continue
-            if rec.protocol == "kierki":
-                if self._kierki is None:
-                    log.info("event=restore_skipped game=%s reason=no_kierki_port", rec.id)
-                    continue
-                try:
-                    self._kierki.restore(rec)
-                except Exception as e:
-                    log.exception("event=restore_failed game=%s", rec.id)
-                    await self.store.mark(rec.id, "failed")
-                    print(f"could not restore game {rec.id}: {e}", file=sys.stderr)
-                else:
-                    self.restored += 1
-                continue
-            try:
-                rules = rules_named(rec.variant)
-                names = [str(p.get("name", "")) for p in rec.players]
-                credentials = [c if isinstance(c := p.get("credential"), str) else None for p in rec.players]
-                table = Table(
-                    rules,
-                    [None, None, None, None],
-                    seed=rec.seed,
-                    policy=self.policy(grace=self.config.restore_grace),
-                    table_id=rec.id,
-                    recorder=self.recorder,
-                    actions=rec.actions,
-                    forced=rec.forced,
-                    restored=True,
-                    names=names,
-                    credentials=credentials,
-                    meta={"protocol": rec.protocol, "restored": True, "deal_salt": rec.meta.get("deal_salt")},
-                )
-            except Exception as e:
-                log.exception("event=restore_failed game=%s", rec.id)
-                await self.store.mark(rec.id, "failed")
-                print(f"could not restore game {rec.id}: {e}", file=sys.stderr)
-                continue
-            for n in names:
-                if n.endswith(")") and "(" in n:
-                    with contextlib.suppress(ValueError):
-                        ids.add(int(n[n.rindex("(") + 1 : -1]))
-            log.info("event=restored game=%s actions=%d version=%d", rec.id, len(rec.actions), table.version)
-            self._track(table)
-            self.restored += 1
-        return ids
-
-    async def _adopt_turbo(self, tid: str, meta: dict[str, Any], kept: Mapping[int, Seat]) -> Table | None:
-        """The cluster adopts an HTTP game whose process died: restored from the store (which
-        the cluster completed from the Redis log), its streams resume from ``Last-Event-ID``.
-        ``kept``: its Sessions and Trend players whose connections live on other processes,
-        seated again through them; one whose connection died with the game's process gets an
-        empty chair, which it takes back within ``--restore-grace`` (then a bot plays it) on any
-        process: with ``resume_session`` (Sessions) or by joining again (Trend)."""
-        if self.store is None or self.turbo is None:
-            log.warning("event=adopt_skipped table=%s reason=%s", tid, "no_store" if self.store is None else "no_http")
-            return None
-        rec = await self.store.load(tid)
-        if rec is None:
-            return None
-        old = self.turbo.games.pop(tid, None)  # a stale copy (this node lost the lease earlier)
-        if old is not None and old.stream is not None:
-            old.stream.close()
-        chairs: dict[int, Seat | None] = {}
-        for chair, p in enumerate(rec.players):
-            protocol, name = p.get("protocol"), str(p.get("name", ""))
-            if protocol not in ("sessions", "trend"):
-                continue
-            if chair in kept:
-                chairs[chair] = kept[chair]
-            elif isinstance(p.get("credential"), str) and (protocol == "trend" or name.endswith(")")):
-                chairs[chair] = None  # taken back with resume_session (Sessions) or a join (Trend)
-        table = await self._restore_turbo(rec, chairs)
-        if table is not None:
-            trend = [i for i, p in enumerate(rec.players) if p.get("protocol") == "trend" and i in chairs]
-            peers = self.turbo.peers
-            if trend and peers is not None and peers.trend_index is not None:  # re-joins of its Trend bots
-                peers.trend_index(table, trend)
-            if chairs:
-                waiting = len(chairs) - len(kept)
-                log.info("event=mixed_adopted game=%s players_kept=%d players_waiting=%d", tid, len(kept), waiting)
-        return table
-
-    async def _restore_turbo(self, rec: Any, chairs: dict[int, Seat | None] | None = None) -> Table | None:
-        """A Turbo game: its people keep their chairs by name (no substitute bots; they play at
-        their own pace) and its bots are made again by algorithm. Without HTTP it waits.
-        ``chairs``: other protocols' players seated again (or left empty for a while) in a
-        cluster's adoption; the table then follows the server's policy, as a mixed game does."""
-        if self.turbo is None:
-            log.info("event=restore_skipped game=%s reason=no_http", rec.id)
-            return None
-        recorder = self.turbo.recorder
-        names = [str(p.get("name", "")) for p in rec.players]
-        creds = [c if isinstance(c := p.get("credential"), str) else None for p in rec.players]
-
-        def table(rec: Any, seats: list[Seat], policy: TablePolicy) -> Table:
-            return Table(
-                rules_named(rec.variant),
-                seats,
-                seed=rec.seed,
-                policy=policy,
-                table_id=rec.id,
-                recorder=recorder,
-                actions=rec.actions,
-                forced=rec.forced,
-                restored=True,
-                names=names,
-                credentials=creds,
-                meta={**rec.meta, "restored": True},
-            )
-
-        policy = None
-        if chairs:
-            policy = dataclasses.replace(self.turbo.mixed_policy, reconnect_grace=self.config.restore_grace)
-        try:
-            restored = await self.turbo.restore_running(rec, table, chairs, policy)
-        except Exception as e:
-            assert self.store is not None
-            log.exception("event=restore_failed game=%s", rec.id)
-            await self.store.mark(rec.id, "failed")
-            print(f"could not restore game {rec.id}: {e}", file=sys.stderr)
-            return None
-        self.restored += 1
-        log.info("event=restored game=%s protocol=turbo actions=%d", rec.id, len(rec.actions))
-        return restored
 
     def describe(self) -> dict[str, Any]:
         return {
