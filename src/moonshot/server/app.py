@@ -52,7 +52,6 @@ from moonshot.runtime.table import (
     OnBadAnswer,
     OnDisconnect,
     Seat,
-    SeatKind,
     Table,
     TablePolicy,
     TableStatus,
@@ -64,6 +63,7 @@ from moonshot.server.kierki_side import KierkiSide
 from moonshot.server.metrics import ServerMetrics
 from moonshot.server.operator import OperatorSurface, Probes, server_readiness
 from moonshot.server.restore import Restorer
+from moonshot.server.trend_side import TrendSide
 from moonshot.store import Store, StoreRecorder, register_game_file_parser
 
 log = logging.getLogger("moonshot.server")
@@ -243,6 +243,14 @@ class ServerApp:
         if self.turbo is not None:
             await self.turbo.load_open(self.cluster.claim_open if self.cluster is not None else None)
             self.turbo.start_sweeper()
+        self._trend = TrendSide(  # server/trend_side.py
+            tables=self.tables,
+            policy=self.lobby_policy,
+            seed=self._seed,
+            table_id=self._table_id,
+            recorder=self.recorder,
+            track=self._track,
+        )
         lobby_class: Any = Lobby
         lobby_args: tuple[Any, ...] = ()
         if self.cluster is not None:
@@ -255,7 +263,7 @@ class ServerApp:
             self._make_bot,
             cfg.fill_wait,
             random.Random(self._rng.getrandbits(32)),
-            starters={"trend": self._start_trend_table}
+            starters={"trend": self._trend.new_table}
             | ({"kierki": self.kierki.start_table} if self.kierki is not None else {}),
             bots={"trend": self._make_trend_bot},
         )
@@ -275,7 +283,9 @@ class ServerApp:
             self.sessions_port = await self.sessions.start(cfg.host, cfg.sessions_port, cfg.reuse_port)
             log.info("event=listening protocol=sessions host=%s port=%d", cfg.host, self.sessions_port)
         if cfg.trend_port is not None:
-            await self._start_trend(cfg.host, cfg.trend_port)
+            self.trend = self._trend.service(self.lobby, self.guard, self.cluster, self.mixed)
+            self.trend_port = await self.trend.start(cfg.host, cfg.trend_port, cfg.reuse_port)
+            log.info("event=listening protocol=trend host=%s port=%d", cfg.host, self.trend_port)
         if self._kierki is not None and cfg.kierki_port is not None:
             self.kierki_port = await self._kierki.listen(
                 self.lobby, self.guard, cfg.host, cfg.kierki_port, cfg.reuse_port
@@ -458,49 +468,6 @@ class ServerApp:
         self._track(table)
         return table
 
-    # ------------------------------------------------------------ the Trend protocol
-    async def _start_trend(self, host: str, port: int) -> None:
-        from moonshot.protocols.trend.server import TrendService
-
-        self.trend = TrendService(self.lobby, guard=self.guard)  # type: ignore[arg-type]
-        # under ASGI (MOONSHOT_TREND_ASGI=1) the real client behind a trusted proxy, as for HTTP;
-        # the lean listener asks the guard's proxies itself
-        self.trend.app = ForwardedClient(self.trend.app, self.guard.proxies)
-        self.trend.find_chair = lambda j: self.find_trend_chair(j.number, j.name, j.token)
-        self.trend.names_chair = lambda j: self.names_trend_chair(j.name)
-        if self.cluster is not None:  # matched (the cluster's lobby), rejoined and adopted through Redis
-            from moonshot.cluster.node import TableKind
-            from moonshot.core.variants import TREND
-            from moonshot.protocols.trend.server import TIMEOUTS, chair_keys, start_data
-
-            # the one adopter seats bots in the bots' chairs again (their kind), with Trend's
-            # deadlines; the start data keeps the numbers asked for, the re-join index their keys
-            self.cluster.tables["trend"] = TableKind(
-                TREND, SeatKind.BOT, TIMEOUTS, start_data=start_data, chair_keys=chair_keys
-            )
-            self.trend.remote_rejoin = self.cluster.rejoin
-            if self.mixed is not None:  # a code naming another process's table: asked there, else pooled
-                self.mixed.queues["trend"] = self.mixed.pool
-        self.trend_port = await self.trend.start(host, port, self.config.reuse_port)
-        log.info("event=listening protocol=trend host=%s port=%d", host, self.trend_port)
-
-    def _start_trend_table(self, seats: list[Seat]) -> Table:
-        from moonshot.core.variants import TREND
-        from moonshot.protocols.trend.server import TIMEOUTS
-
-        policy = dataclasses.replace(self.lobby_policy(), phase_timeouts=TIMEOUTS)
-        table = Table(
-            TREND,
-            seats,
-            seed=self._seed(),
-            policy=policy,
-            table_id=self._table_id(),
-            recorder=self.recorder,
-            meta={"protocol": "trend"},
-        )
-        self._track(table)
-        return table
-
     def _make_trend_bot(self) -> Seat:
         bot = self._bot()
         self._trend_bots = getattr(self, "_trend_bots", 0) + 1
@@ -596,35 +563,12 @@ class ServerApp:
         return None
 
     def find_trend_chair(self, number: int, name: str, token: str) -> tuple[Table, int] | None:
-        """The chair of a running game of this process that a Trend join (``number``, ``name``,
-        ``token``) takes back although no connection of this process left it: a game restored
-        after a restart, whose chairs keep their players' token digests from the store. The
-        name and the token's digest must match; of several such chairs, the one the number asks
-        for (chair ``number - 1``) wins. Chairs someone sits in are never found. Only restored games
-        are looked at (every join that takes no chair back passes here)."""
-        from moonshot.protocols.trend.server import credential
-
-        digest = credential(token)
-        found: tuple[Table, int] | None = None
-        for t in self.tables.values():
-            if not t.restored or t.done.done():
-                continue  # (a live game's chairs are taken back through TrendService.away)
-            for i, stored in enumerate(t.credentials):
-                if stored is None or t.names[i] != name or t.chairs[i].occupant is not None:
-                    continue
-                if secrets.compare_digest(stored, digest):
-                    if i == number - 1:
-                        return (t, i)
-                    found = found or (t, i)
-        return found
+        """The empty chair of a restored game that a Trend join takes back (``TrendSide.find_chair``)."""
+        return self._trend.find_chair(number, name, token)
 
     def names_trend_chair(self, name: str) -> bool:
         """Is an empty chair of a restored running game held under ``name`` (its token unseen)?"""
-        return any(
-            t.restored and not t.done.done() and t.names[i] == name and t.chairs[i].occupant is None and stored
-            for t in self.tables.values()
-            for i, stored in enumerate(t.credentials)
-        )
+        return self._trend.names_chair(name)
 
     def _make_bot(self) -> Seat:
         bot = self._bot()
