@@ -91,6 +91,9 @@ class Member:
     # a player that came over another protocol (mixed tables): its seat and how to tell it
     # where it sits; never persisted (its connection does not outlive the process)
     remote: Candidate | None = field(default=None, repr=False, compare=False)
+    # the share key of the client that sat it down (a person's request, a remote player's
+    # connection): its table rate is asked when the game starts; never persisted
+    address: str | None = field(default=None, repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "kind": self.kind, "algorithm": self.algorithm, "rules": self.rules}
@@ -548,7 +551,7 @@ class TurboLobby:
         except ClockError as e:
             raise RequestError(400, str(e), e.code, e.params) from None
         g.holds = upkeep.open_game_shares(self.guard, name)
-        g.members.append(Member(name, rules=CHARGING_NAMES[rules]))
+        g.members.append(Member(name, rules=CHARGING_NAMES[rules], address=client_address.get() or None))
         g.stream = GameStream(g.id)
         self.games[g.id] = g
         if self.peers is not None:
@@ -565,7 +568,7 @@ class TurboLobby:
             raise RequestError(409, f"{name} is already in this game", "already_in_game", {"name": name})
         if g.practice:
             raise RequestError(403, "a practice game takes only its creator's bots", "practice_game")
-        self._add(g, Member(name, rules=CHARGING_NAMES[rules]))
+        self._add(g, Member(name, rules=CHARGING_NAMES[rules], address=client_address.get() or None))
         return g.names()
 
     def add_bot(self, name: str, body: dict[str, Any]) -> str:
@@ -594,6 +597,8 @@ class TurboLobby:
             raise RequestError(409, "the game has already started", "game_started")
         if len(g.members) >= 4:
             raise RequestError(409, "the game is full", "game_full")
+        if len(g.members) == 3:  # it starts: each of its players' addresses' table rate (429 over it)
+            upkeep.table_turn(self.guard, [m.address for m in (*g.members, member)], g.id)
         g.members.append(member)
         g.touched = time.time()
         # ``player`` as the seed-era server sent it (an object), ``name`` beside it (docs/turbo.md)
@@ -623,7 +628,7 @@ class TurboLobby:
             raise LobbyError(f"{why}: it cannot join game {g.id}")
         if any(m.name == c.seat.name for m in g.members):
             raise LobbyError(f"{c.seat.name} is already in game {g.id}")
-        member = Member(c.seat.name, c.seat.kind.value, None, remote=c)
+        member = Member(c.seat.name, c.seat.kind.value, None, remote=c, address=c.address)
         try:
             self._add(g, member)
         except RequestError as e:

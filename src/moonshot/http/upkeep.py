@@ -5,6 +5,9 @@
   :func:`lobby_frames` writes whatever a stream has queued in one chunk. A subscriber gets
   ``lobby_state`` once and then only changes, so a new name or stream costs each subscriber O(1);
 * :func:`open_game_shares`: a name's and an address's shares of open games (429 over either);
+* :func:`table_turn`: a game about to start, asked of its players' addresses' table rate (the
+  server's one ``tables_per_s``, which paces the runtime lobby's and the cluster's tables too):
+  429 while any of them must wait;
 * the sweep (:func:`moonshot.http.lobby.sweep`, beside the lobby it sweeps): open games nobody
   joined or left for ``game_expiry`` seconds expire (gone from the store too: they do not come
   back after a restart), and the lobby streams of names that made no lobby request for
@@ -18,7 +21,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+import math
+from collections.abc import AsyncIterator, Iterable
 from typing import Any
 
 from moonshot.http.limits import client_address
@@ -74,4 +78,27 @@ def open_game_shares(guard: ClientGuard | None, name: str) -> list[Hold]:
     return holds
 
 
-__all__ = ["LobbyEvent", "lobby_frames", "open_game_shares"]
+def table_turn(guard: ClientGuard | None, addresses: Iterable[str | None], game_id: str) -> None:
+    """Game ``game_id`` starts now if each of ``addresses`` (its players' share keys, None for a
+    bot) and the request's may start a table
+    (:meth:`ClientGuard.start_table <moonshot.runtime.limits.ClientGuard.start_table>`: one token
+    from each, or none); else 429 with the seconds to wait (``too_many_tables``): the caller
+    changes nothing, and the chair may be taken again once the rate allows."""
+    if guard is None:
+        return
+    keys = sorted({a for a in (*addresses, client_address.get()) if a})
+    wait = guard.start_table(keys)
+    if not wait:
+        return
+    seconds = math.ceil(wait * 10) / 10  # the Retry-After, rounded up: never "0.0 s"
+    log.info("event=table_refused game=%s addresses=%s wait=%.2f", game_id, keys, wait)
+    raise RequestError(
+        429,
+        f"too many tables started from this game's players' addresses (at most "
+        f"{guard.tables_by_address.rate:g} a second): try again in {seconds:.1f} s",
+        "too_many_tables",
+        {"seconds": seconds},
+    )
+
+
+__all__ = ["LobbyEvent", "lobby_frames", "open_game_shares", "table_turn"]

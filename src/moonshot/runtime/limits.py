@@ -52,7 +52,9 @@ class ClientLimits:
     streams_opened_wait: float = 10.0  # ... at most this long (beyond: 429)
     names_per_s: float = 1.0  # names bound for the first time (HTTP) per second, per address
     names_burst: float = 8.0
-    tables_per_s: float = 1.0  # tables started by the lobby (Sessions, Trend, Kierki) per second, per address
+    # tables started per second, per address: by every lobby (Sessions, Trend, Kierki; the Turbo
+    # lobby's web games; a cluster's Redis pools), each asking start_table below
+    tables_per_s: float = 1.0
     tables_burst: float = 16.0
     open_games_per_name: int = 4  # Turbo lobby games created and not started
     open_games_per_address: int = 32
@@ -350,8 +352,10 @@ class ClientGuard:
         return hold, self.penalties.wait(addr), None
 
     def start_table(self, addresses: Iterable[str]) -> float:
-        """The lobby would start a table for players from ``addresses`` (share keys): 0.0 (each
-        address's rate took one), else the seconds until every one of them may start one."""
+        """A lobby would start a table for players from ``addresses`` (share keys): 0.0 (each
+        address's rate took one), else the seconds until every one of them may start one. The one
+        table rate: the runtime lobby (``Lobby.pace``) and a cluster's pools wait that long, the
+        Turbo lobby refuses the game's start (429) until then."""
         wait = self.tables_by_address.take_all(a for a in addresses if a)
         if wait:
             self.refused += 1
