@@ -391,6 +391,7 @@ class HttpRequest(Message):
     path: str
     headers: dict[str, str]
     body: str
+    address: str = ""  # the client's share key, as the forwarding node's guard found it ("" unknown)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)

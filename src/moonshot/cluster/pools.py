@@ -5,6 +5,13 @@ it or is marked free (the pool's free-chair hashes, ``free:POOL:C``), and a join
 claims the chair free longest first (through the table's owner, as a re-join does).
 :class:`ClusterLobby` is the process's lobby on top of them.
 
+A ticket carries its player's address (the share key its node's guard counts). The node that
+pops a group starts its table only while each of those addresses may start one here
+(``Lobby.pace``: the server's one table rate, ``ClientGuard.start_table``, which paces its
+in-process lobby and its HTTP games too); otherwise the group goes back to the head of its pool,
+where it waits as on one process (a player who leaves meanwhile costs nothing), and is popped
+again once the rate allows.
+
 It never runs a table it did not form here (the owner does), and adopts none.
 """
 
@@ -180,6 +187,7 @@ class Pools:
                 "kind": seat.kind.value,
                 "cred": seat.credential,
                 "chair": c.chair,
+                "addr": c.address,  # its share key: the table rate of the node that forms its table
             }
         )
         name = pool_name((c.protocol, c.game_type, c.lobby_code))
@@ -208,12 +216,12 @@ class Pools:
         got = [text(g) for g in await self._join(keys=[ticket.pool], args=[ticket.text, s.prefix, _flag(c), free])]
         if got and got[0] == "seat":
             s._spawn(self._take_free(tid, ticket, got[1]), limit=False)
-        elif got:
-            self.form(c.protocol, got, fill=False, pool=ticket.name)
-        elif tid not in s.tickets:  # the player left while its ticket was on its way: out again
+        elif got and self.form(c.protocol, got, fill=False, pool=ticket.name, exact=_flag(c)):
+            pass
+        elif not got and tid not in s.tickets:  # the player left while its ticket was on its way: out again
             assert s.redis is not None
             await s.redis.lrem(ticket.pool, 1, ticket.text)
-        elif fill_wait is not None and not s._closing:
+        elif fill_wait is not None and not s._closing and tid in s.tickets:  # it waits (paced: its group too)
             loop = asyncio.get_running_loop()
             ticket.timer = loop.call_later(fill_wait, lambda: s._spawn(self._fill_pool(ticket)))
 
@@ -273,14 +281,57 @@ class Pools:
         args = ["", s.prefix, "1", s.free_key(name)]
         group = [text(g) for g in await self._join(keys=[s.key("lobby", name)], args=args)]
         if group and group[0] != "seat":
-            self.form(protocol, group, fill=False, pool=name)
+            self.form(protocol, group, fill=False, pool=name, exact="1")
 
-    def form(self, protocol: str, group: list[str], fill: bool, pool: str) -> None:
-        """This node won the pop: it owns the new table; each player's node hears ``seat.matched``."""
+    def _paced(self, tickets: list[dict[str, Any]]) -> float:
+        """The seconds until the players of ``tickets`` may start a table on this node: their
+        addresses' table rate (the lobby's ``pace``; 0.0: now, and the start is counted)."""
+        lobby = self.state.lobby
+        addresses = [a for t in tickets if isinstance(a := t.get("addr"), str) and a]
+        if lobby is None or lobby.pace is None or not addresses:
+            return 0.0
+        wait = lobby.pace(addresses)
+        if wait:
+            lobby.paced += 1
+            log.debug("event=table_paced addresses=%s wait=%.2f", sorted(set(addresses)), wait)
+        return wait
+
+    async def _wait_turn(self, protocol: str, group: list[str], fill: bool, pool: str, exact: str, wait: float) -> None:
+        """A group popped while its addresses may not start a table: back at the head of its pool
+        in its order (it waits there: a player who leaves takes its ticket out), and popped again
+        in ``wait`` seconds: the first four waiting then, as a join would (a fill: the first of
+        the group still waiting stands for the wait that was over)."""
+        s = self.state
+        key = s.key("lobby", pool)
+        assert s.redis is not None
+        await s.redis.lpush(key, *reversed(group))
+        await asyncio.sleep(wait)
+        if s._closing:
+            return
+        if fill:
+            for t in group:
+                got = [text(g) for g in await self._fill(keys=[key], args=[t, s.prefix])]
+                if got:
+                    self.form(protocol, got, fill=True, pool=pool)
+                    return
+            return
+        free = s.free_key(pool) if s.tables[protocol].reseat is not None else ""
+        got = [text(g) for g in await self._join(keys=[key], args=["", s.prefix, exact, free])]
+        if got and got[0] != "seat":
+            self.form(protocol, got, fill=False, pool=pool, exact=exact)
+
+    def form(self, protocol: str, group: list[str], fill: bool, pool: str, exact: str = "0") -> bool:
+        """This node won the pop: it owns the new table; each player's node hears ``seat.matched``.
+        False when the players' addresses must wait for their table rate: the group goes back to
+        its pool (``exact``: its join script's exact-chair mode) and is popped again then."""
         s = self.state
         host, kind = s.host, s.tables[protocol]
         assert kind.rules is not None
         tickets = [json.loads(g) for g in group]
+        wait = self._paced(tickets)
+        if wait:
+            s._spawn(self._wait_turn(protocol, group, fill, pool, exact, wait), limit=False)
+            return False
         entries: Placed = [(ticket_seat(s, t, protocol), t) for t in tickets]
         while len(entries) < 4:
             entries.append((host.bot_seat(protocol), None))
@@ -322,6 +373,7 @@ class Pools:
             table.seat_names(),
             fill,
         )
+        return True
 
     def seated(self, tid: str, rt: Table, chair: int) -> Seat | None:
         """The player of ticket ``tid`` takes chair ``chair`` of ``rt`` (a stand-in); None: it left

@@ -4,8 +4,10 @@ games") has the design.
 A game lives on one node (``httpgame`` in Redis; once it starts, the table directory with a
 lease, like any cluster table; once it ended, ``httpdone:<id>`` for its rematch). A request for a
 game hosted elsewhere (its rematch's too) is forwarded whole to that node through its stream
-(``http.request``) and runs through the same routes there; the answer streams back
-(``http.head``, ``http.chunk``, ``http.end``; ``http.cancel`` when the browser went away).
+(``http.request``, with the client's share key as this node's guard found it, so the shares that
+node counts are the client's: a new name, a game's start at the table rate) and runs through the
+same routes there; the answer streams back (``http.head``, ``http.chunk``, ``http.end``;
+``http.cancel`` when the browser went away).
 Lobby events and name bindings go to every node (``lobby.event``). A game's SSE streams get its
 events only once the actions behind them are in the table's Redis log.
 """
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from moonshot.cluster import messages
 from moonshot.cluster.node import ClusterUnavailable
+from moonshot.http.limits import client_address
 from moonshot.protocols.turbo.codec import RequestError
 from moonshot.runtime.clock import Countdown
 from moonshot.runtime.table import Table, TableEvent
@@ -282,6 +285,7 @@ class HttpPeers:
                 path=path,
                 headers=headers,
                 body=body.decode("latin-1"),
+                address=client_address.get(),  # whose shares it counts there (a game's table rate)
             ),
         )
         gone = asyncio.Event()
@@ -387,6 +391,9 @@ class HttpPeers:
                     ended = True
                     c.send(node, messages.HttpEnd(request=rid))
 
+        # the client's share key as the forwarding node's guard found it (its trusted proxies
+        # honoured there): what the routes here count, a started game's table rate among them
+        client_address.set(msg.address)  # this task's own context
         try:
             assert self.app is not None
             await self.app(scope, receive, send)
