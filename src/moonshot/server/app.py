@@ -1,14 +1,17 @@
 """``moonshot serve``: one process, one event loop, every protocol on its port, one game store.
 
-:class:`ServerApp` owns the store (and its writer), the lobby, the running tables and each
-protocol's listener (only Sessions exists so far; Trend, Turbo and Kierki listeners plug in the
-same way: a listener turns clients into :class:`~moonshot.runtime.table.Seat` s and hands them
-to the lobby or a table). At start it restores every unfinished game from the store: a restored
-table's remote chairs wait ``restore_grace`` seconds for their players (a Sessions client takes
-its chair back with ``resume_session``, found by :meth:`ServerApp.find_chair`), then substitute
-bots play the chairs still empty, so the game resumes from its stored state and completes. Stopping (SIGINT/SIGTERM)
-stops listening, stops every table where it stands (its actions are already in the store, so it
-stays ``running`` there and is restored next start), flushes the store and exits.
+:class:`ServerApp` is the composition root: it owns the store (and its writer), the lobby, the
+running tables and each protocol's listener (a listener turns clients into
+:class:`~moonshot.runtime.table.Seat` s and hands them to the lobby or a table), and composes
+what other modules of this folder own: the options (:mod:`moonshot.server.config`), the Trend
+and Kierki sides (:mod:`moonshot.server.trend_side`, :mod:`moonshot.server.kierki_side`),
+restoring stored games (:mod:`moonshot.server.restore`), the operator surface, metrics and admin
+actions. At start it restores every unfinished game from the store: a restored table's remote
+chairs wait ``restore_grace`` seconds for their players (a Sessions client takes its chair back
+with ``resume_session``, found by :meth:`ServerApp.find_chair`), then substitute bots play the
+chairs still empty, so the game resumes from its stored state and completes. Stopping
+(SIGINT/SIGTERM) stops listening, stops every table where it stands (its actions are already in
+the store, so it stays ``running`` there and is restored next start), flushes the store and exits.
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ import json
 import logging
 import os
 import random
-import secrets
 import signal
 import time
 from collections.abc import Callable
@@ -30,38 +32,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import uvicorn
-
 import moonshot
-from moonshot.bots.registry import bot_names, make_bot
-from moonshot.http.app import build_app
-from moonshot.http.limits import HttpGuard
-from moonshot.http.lobby import LobbyOptions, TurboLobby
-from moonshot.http.origin import OriginGuard
-from moonshot.http.proxies import UVICORN_NO_PROXY_HEADERS, ForwardedClient
+from moonshot.http.lobby import TurboLobby
 from moonshot.protocols.kierki.gamefile import parse_game
 from moonshot.protocols.sessions.codec import SESSIONS_RULES
 from moonshot.protocols.sessions.server import SessionsOptions, SessionsServer, secret_matches
 from moonshot.protocols.sessions.server import chair_keys as sessions_chair_keys
 from moonshot.runtime.clients import Proxies
 from moonshot.runtime.limits import ClientGuard
-from moonshot.runtime.listening import EmbeddedUvicorn, listening_socket
 from moonshot.runtime.lobby import Candidate, Lobby
-from moonshot.runtime.table import (
-    BotSeat,
-    OnBadAnswer,
-    OnDisconnect,
-    Seat,
-    Table,
-    TablePolicy,
-    TableStatus,
-)
+from moonshot.runtime.table import BotSeat, OnBadAnswer, OnDisconnect, Seat, Table, TablePolicy, TableStatus
 from moonshot.server.admin import install as install_admin
 from moonshot.server.admin import start as start_admin
 from moonshot.server.config import ServerConfig, bot_factory
+from moonshot.server.http_side import HttpListener, cookie_secret, turbo_lobby
 from moonshot.server.kierki_side import KierkiSide
 from moonshot.server.metrics import ServerMetrics
-from moonshot.server.operator import OperatorSurface, Probes, server_readiness
+from moonshot.server.operator import OperatorSurface, server_readiness
 from moonshot.server.restore import Restorer
 from moonshot.server.trend_side import TrendSide
 from moonshot.store import Store, StoreRecorder, register_game_file_parser
@@ -89,8 +76,7 @@ class ServerApp:
     trend_port: int | None = None
     turbo: TurboLobby | None = None
     http_port: int | None = None
-    _http: EmbeddedUvicorn | None = None
-    _http_task: asyncio.Task[None] | None = None
+    _http: HttpListener | None = None  # with config.http_port (server/http_side.py)
     restored: int = 0  # unfinished games restored from the store at start
     cluster: Any = None  # moonshot.cluster.node.Cluster when config.redis_url is set
     tournaments: Any = None  # moonshot.runtime.tournament.TournamentHost, when running
@@ -155,34 +141,16 @@ class ServerApp:
 
             ClusterModeration(self.admin, self.cluster).start()
         if cfg.http_port is not None:
-            self.turbo = TurboLobby(
-                secret=await self._secret(),
-                make_bot=make_bot,
-                bot_names=bot_names(),
+            self.turbo = turbo_lobby(  # server/http_side.py
+                cfg,
+                secret=await cookie_secret(cfg.secret, self.store, self.cluster),
                 # in a cluster, its tables' actions go to the Redis log first (adoption)
                 recorder=self.cluster.recorder() if self.cluster is not None else self.recorder,
                 store=self.store,
-                options=LobbyOptions(
-                    open_names=cfg.open_names,
-                    seed=cfg.seed,
-                    allowed_origins=cfg.allowed_origins,
-                    open_spectators=cfg.open_spectators or cfg.open_names,
-                ),
                 track=self._track,
                 mixed_policy=self.policy(),
+                guard=self.guard,
             )
-            self.turbo.guard = self.guard
-            if cfg.review_workers > 0:  # started with the first review or hint (moonshot.play.review_pool)
-                from moonshot.play.review_pool import ReviewPool
-                from moonshot.play.review_ray import review_backend
-
-                self.turbo.reviews = ReviewPool(
-                    cfg.review_workers,
-                    max_jobs=cfg.limits.reviews_queued,
-                    per_name=cfg.limits.reviews_per_name,
-                    nice=cfg.review_nice,
-                    backend=review_backend(cfg.review_ray, nice=cfg.review_nice),
-                )
         self._restorer = Restorer(  # the store's unfinished games, a cluster's Turbo games (server/restore.py)
             store=self.store,
             recorder=self.recorder,
@@ -291,68 +259,13 @@ class ServerApp:
                 self.lobby, self.guard, cfg.host, cfg.kierki_port, cfg.reuse_port
             )
         if self.turbo is not None and cfg.http_port is not None:
-            await self._start_http(self.turbo, cfg.host, cfg.http_port)
+            self._http = HttpListener(cfg, self.guard, self.readiness)
+            self.http_port = await self._http.start(self.turbo, cfg.host, cfg.http_port)
         if self.cluster is not None:  # games no node holds: left by a cluster that stopped, or a dead node
             self.restored += await self.cluster.adopt_stored()
             self.restored += await self.cluster.adopt_orphans()
         if cfg.operator_address is not None:
             await self._start_operator(*cfg.operator_address)
-
-    async def _secret(self) -> str:
-        """The key that signs session cookies: --secret, MOONSHOT_SECRET, or one kept in the
-        store (made on first start) so browsers keep their names across restarts."""
-        if self.config.secret:
-            return self.config.secret
-        env = os.environ.get("MOONSHOT_SECRET")
-        if env:
-            return env
-        if self.cluster is not None:  # one key for every process, so a cookie verifies on all
-            stored = await self.store.get_value("http:secret") if self.store is not None else None
-            made = stored if isinstance(stored, str) and stored else secrets.token_urlsafe(32)
-            shared: str = await self.cluster.shared_value("http:secret", made)
-            if self.store is not None and shared != stored:
-                await self.store.put_value("http:secret", shared)
-            return shared
-        if self.store is not None:
-            stored = await self.store.get_value("http:secret")
-            if isinstance(stored, str) and stored:
-                return stored
-            made = secrets.token_urlsafe(32)
-            await self.store.put_value("http:secret", made)
-            return made
-        return secrets.token_urlsafe(32)  # no store: sessions last as long as this process
-
-    async def _start_http(self, lobby: TurboLobby, host: str, port: int) -> None:
-        sock = listening_socket(host, port, self.config.reuse_port)
-        app: Any = build_app(lobby, self.config.static_dir)
-        if lobby.peers is not None:
-            app = lobby.peers.wrap(app)  # requests for games hosted by another process go there
-        app = HttpGuard(app, self.guard)  # bodies, rates and streams per client
-        # outermost: a cross-site request is refused before it counts against its victim's shares,
-        # and before a request for a game hosted elsewhere is forwarded (it then carries no Origin)
-        app = OriginGuard(app, self.config.allowed_origins)
-        app = Probes(app, self.readiness)  # /healthz, /readyz for load balancers: no share, no origin
-        # before anything reads the client: the real client and scheme behind a trusted proxy
-        app = ForwardedClient(app, self.guard.proxies)
-        config = uvicorn.Config(
-            app,
-            **UVICORN_NO_PROXY_HEADERS,
-            loop="none",
-            lifespan="off",
-            log_config=None,
-            access_log=False,
-            timeout_graceful_shutdown=2,
-            backlog=4096,  # every player opens two connections, many at once when games start
-        )
-        self._http = EmbeddedUvicorn(config)
-        self._http_task = asyncio.get_running_loop().create_task(self._http.serve(sockets=[sock]), name="http")
-        while not self._http.started:
-            if self._http_task.done():
-                self._http_task.result()  # raises what stopped it
-                raise OSError("the HTTP server stopped while starting")
-            await asyncio.sleep(0.01)
-        self.http_port = sock.getsockname()[1]
-        log.info("event=listening protocol=http host=%s port=%d", host, self.http_port)
 
     async def _start_operator(self, host: str, port: int) -> None:
         """The operator surface (server/operator.py): metrics, health and readiness on their own
@@ -378,7 +291,7 @@ class ServerApp:
         if self.kierki is not None:
             self.kierki.stop_listening()
         if self._http is not None:
-            self._http.should_exit = True
+            self._http.stop_listening()
         if self.tournaments is not None:
             await self.tournaments.close()  # before the tables: no next game starts
         running = [t for t in self.tables.values() if not t.done.done()]
@@ -394,14 +307,8 @@ class ServerApp:
             await self.kierki.close()
         if self.turbo is not None:
             self.turbo.close()  # ends every SSE stream, so the HTTP server can finish
-        if self._http_task is not None:
-            try:
-                await asyncio.wait_for(asyncio.shield(self._http_task), 5)
-            except (TimeoutError, Exception):
-                if self._http is not None:
-                    self._http.force_exit = True
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(self._http_task, 2)
+        if self._http is not None:
+            await self._http.close()
         if self.turbo is not None:
             if self.turbo.reviews is not None:
                 self.turbo.reviews.close()  # reviews under way are abandoned: asked again, they start over
