@@ -3,7 +3,8 @@ arena, server bot seats, the RL opponents), the spec a bot is rated under, and `
 
 A level (``level:N``, :mod:`moonshot.bots.levels`) is accepted wherever a name is: ``make_bot``
 resolves it to the level's bot and options. ``epsilon`` is an option of every bot
-(:mod:`moonshot.bots.noise`).
+(:mod:`moonshot.bots.noise`), and so is ``pass_by``: another bot (or its name) makes the pass
+(:mod:`moonshot.bots.composite`).
 
 Bots are imported lazily, by ``module:Class``, so a missing optional bot never breaks the others.
 """
@@ -11,6 +12,7 @@ Bots are imported lazily, by ``module:Class``, so a missing optional bot never b
 from __future__ import annotations
 
 import contextlib
+import shlex
 import time
 from collections.abc import Mapping
 from importlib import import_module
@@ -72,7 +74,9 @@ def bot_names() -> list[str]:
 def make_bot(name: str, **options: Any) -> Bot:
     """A fresh bot by name (``random``, ``heuristic``, ...) or level (``level:3``).
 
-    ``epsilon=p`` (any bot): each decision is the random bot's with probability ``p``."""
+    ``epsilon=p`` (any bot): each decision is the random bot's with probability ``p``.
+    ``pass_by=other`` (any bot): ``other`` (a bot, or a name or level) makes the pass, this bot
+    every other decision; the spec names it (``search --pass-by heuristic``)."""
     if name.startswith(LEVEL_PREFIX):
         level = _level(name)
         if options:  # a level is measured as it is: nothing may change it
@@ -82,6 +86,7 @@ def make_bot(name: str, **options: Any) -> Bot:
             setattr(leveled, "level", level.number)  # noqa: B010
         return leveled
     epsilon = options.pop("epsilon", None)
+    pass_by = options.pop("pass_by", None)
     target = BOT_REGISTRY.get(name)
     if target is None:
         raise UnknownBot(f"unknown bot {name!r}; known: {', '.join(BOT_REGISTRY)}")
@@ -95,6 +100,12 @@ def make_bot(name: str, **options: Any) -> Bot:
         _CLASSES[target] = found
     cls: Any = found
     bot: Bot = cls(**options)
+    if pass_by is not None:
+        from moonshot.bots.composite import PassingBy
+
+        passer = _passer(pass_by)
+        bot = PassingBy(bot, passer)
+        options = {**options, "pass_by": spec_of(passer)}
     if epsilon is not None:
         from moonshot.bots.noise import NoisyBot
 
@@ -104,6 +115,16 @@ def make_bot(name: str, **options: Any) -> Bot:
     with contextlib.suppress(AttributeError):
         setattr(bot, "spec", bot_spec(name, options, cls))  # noqa: B010
     return bot
+
+
+def _passer(pass_by: Any) -> Bot:
+    """The bot ``pass_by`` names: a bot as it is, a name or level made with its defaults."""
+    if isinstance(pass_by, str):
+        return make_bot(check_bot_name(pass_by.strip()))
+    if not callable(getattr(pass_by, "act", None)):
+        raise TypeError(f"pass_by must be a bot or a bot's name, got {pass_by!r}")
+    passer: Bot = pass_by
+    return passer
 
 
 # "module:Class" -> the class, once imported (the simulator makes four bots a game)
@@ -146,7 +167,10 @@ def bot_spec(name: str, options: Mapping[str, Any], cls: Any = None) -> str:
             continue
         if not isinstance(value, (str, int, float)):  # (bool is an int)
             continue
-        parts.append((key, f"--{key.replace('_', '-')} {value}"))
+        text = str(value)
+        if isinstance(value, str) and (not text or any(ch.isspace() for ch in text)):
+            text = shlex.quote(text)  # a spec as a value (pass_by): one word, as a shell reads it
+        parts.append((key, f"--{key.replace('_', '-')} {text}"))
     return " ".join([name, *(text for _, text in sorted(parts))])
 
 

@@ -336,7 +336,8 @@ def _print_summary(records: list[GameRecord], variant: str, negative: bool, dupl
     default="search",
     show_default=True,
     help="The bot under test; options may follow a colon: search:rollout=alert,inference=false; "
-    "a level: level:3 (its own options: no budget reaches it).",
+    "a level: level:3 (its own options: no budget reaches it); another bot's passing, last: "
+    "heuristic:pass_by=pimc:classic.",
 )
 @click.option("--field", "field_", default="heuristic", show_default=True, help="The bot in the other seats.")
 @click.option("--think-ms", type=click.IntRange(min=1), help="Time per decision for search bots (ms).")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import math
 import random
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -113,7 +114,10 @@ def bot_spec(spec: str) -> tuple[str, dict[str, Any]]:
     A bot name may carry constructor options after a colon (numbers, ``true``/``false``, words),
     so two settings of one bot can meet in the arena; the full spec names its seats. A bare word
     names a preset of the bot: ``"pimc:classic"`` → ``("pimc", {"preset": "classic"})``. A level
-    (``level:3``) is a name of its own: ``make_bot`` resolves it.
+    (``level:3``) is a name of its own: ``make_bot`` resolves it. ``pass_by=SPEC`` (any bot: the bot
+    that makes the pass) takes the rest of the spec, its own options included, so it comes last:
+    ``"search:think_ms=5,pass_by=pimc:classic"`` → ``("search", {"think_ms": 5, "pass_by":
+    "pimc:classic"})``; :func:`arena_bot` makes that bot as it makes a seat's.
     """
     from moonshot.bots.registry import LEVEL_PREFIX
 
@@ -121,7 +125,13 @@ def bot_spec(spec: str) -> tuple[str, dict[str, Any]]:
         return spec.strip(), {}
     name, _, rest = spec.partition(":")
     options: dict[str, Any] = {}
-    for item in filter(None, (p.strip() for p in rest.split(","))):
+    head, passer = rest, ""
+    found = PASS_BY.search(rest)
+    if found:
+        head, passer = rest[: found.start()], rest[found.end() :].strip()
+        if not passer:
+            raise ValueError(f"bad bot option in {spec!r}: pass_by needs a bot spec")
+    for item in filter(None, (p.strip() for p in head.split(","))):
         key, eq, text = item.partition("=")
         if not eq and "preset" not in options and key.strip() in _presets(name.strip()):
             options["preset"] = key.strip()
@@ -139,7 +149,13 @@ def bot_spec(spec: str) -> tuple[str, dict[str, Any]]:
                 except ValueError:
                     continue
         options[key.strip().replace("-", "_")] = value
+    if passer:
+        options["pass_by"] = passer
     return name.strip(), options
+
+
+# the option that names another bot to make the pass; its spec runs to the end of the spec
+PASS_BY = re.compile(r"(?:^|,)\s*pass[-_]by\s*=")
 
 
 def _presets(name: str) -> tuple[str, ...]:
@@ -156,16 +172,24 @@ def _presets(name: str) -> tuple[str, ...]:
 def arena_bot(spec: str, config: ArenaConfig, clock: Clock | None = None) -> Bot:
     """The bot a seat spec names, with the run's budget options and the spec's own."""
     name, options = bot_spec(spec)
+    if isinstance(options.get("pass_by"), str):  # the passing bot, made as a seat's
+        options["pass_by"] = arena_bot(options["pass_by"], config, clock)
     budget = bot_options(name, config, clock)
     if "preset" in options:  # a preset fixes its own budget: only the clock is handed on
         budget = {k: v for k, v in budget.items() if k == "clock"}
     if name in ARENA_ONLY:
+        passer = options.pop("pass_by", None)
         bot = _arena_only(name, {**budget, **options})
+        if passer is not None:
+            from moonshot.bots.composite import PassingBy
+
+            bot = PassingBy(bot, passer)
     else:
         bot = make_bot(name, **{**budget, **options})
     from moonshot.bots.search import SearchBot
 
-    if isinstance(bot, SearchBot):  # its greedy rollouts run in the rules kernel once it is loaded
+    # its greedy rollouts run in the rules kernel once it is loaded (a passing bot's: made above)
+    if isinstance(getattr(bot, "cards", bot), SearchBot):
         from moonshot.kernel import warm_up
 
         warm_up()
