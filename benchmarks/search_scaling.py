@@ -14,7 +14,8 @@ a search that has converged: more time can only confirm it.
 
 ``--search root=ismcts,puct=1`` plays the budget rows with those options (the reference and
 ``--profile`` stay the defaults); for ``root=ismcts`` the worlds a decision deals are its tree's
-iterations (one world a walk), so the column is the iterations a decision affords.
+iterations (one world a walk); the column ``tree walks`` is the mean iterations of the decisions
+that grew a shared tree (late in the deal the exact flat search decides instead), with their count.
 
 ``--option prior=13`` (repeatable) plays ``search`` with those options at the reference budget
 (the reference's random streams) and prints how often its card is the reference's.
@@ -40,6 +41,7 @@ import moonshot
 moonshot.one_blas_thread()  # as the moonshot command does, before NumPy loads (small matrices)
 
 from moonshot import kernel
+from moonshot.bots.ismcts import PuctNode, SharedNode
 from moonshot.bots.oracle import OracleBot
 from moonshot.bots.search import SearchBot
 from moonshot.core.cards import CardSet
@@ -173,19 +175,24 @@ def table(
         oracle_cards.append(decide(o, v, f"oracle:{n}")[0])
     same = sum(a == b for a, b in zip(ref, ref2)) / len(views)
     print(f"reference {reference_ms} ms against itself (another random stream): {100 * same:.1f}% the same card")
-    print(f"{'CPU ms budget':>13} {'CPU ms used':>11} {'worlds':>8} {'= reference':>12} {'= oracle':>9}")
+    head = f"{'CPU ms budget':>13} {'CPU ms used':>11} {'worlds':>8} {'= reference':>12} {'= oracle':>9}"
+    print(f"{head} {'tree walks':>14}")
     for b in [*budgets, reference_ms]:
         used, worlds, agree, orc = [], [], 0, 0
+        walks: list[int] = []
         for n, (v, _) in enumerate(views):
             bot = Counting(**{"think_ms": b, "clock": time.process_time, **rows_given})
             card, t = decide(bot, v, f"b{b}:{n}")
             used.append(1000 * t)
+            roots = [r for r in bot._spent_trees if isinstance(r, (SharedNode, PuctNode))]
+            walks += [r.n for r in roots]
             worlds.append(bot.worlds_dealt)
             agree += card == ref[n]
             orc += card == oracle_cards[n]
         print(
             f"{b:>13} {statistics.mean(used):>11.1f} {statistics.mean(worlds):>8.0f} "
-            f"{100 * agree / len(views):>11.1f}% {100 * orc / len(views):>8.1f}%",
+            f"{100 * agree / len(views):>11.1f}% {100 * orc / len(views):>8.1f}% "
+            + (f"{statistics.mean(walks):>8.0f} ({len(walks)})" if walks else f"{'-':>14}"),
             flush=True,
         )
     for text in options:
