@@ -5,6 +5,11 @@ SQLite store) runs in the test's event loop, and Playwright's async API drives D
 from the same loop. ``Person`` is one browser context (its own cookies: one person) with helpers
 that act only through the pages, as a person would.
 
+The table page folds each event into ``window.moonshotState`` at once and draws it at the next
+animation frame (js/game.js), so the state runs ahead of the page for a moment: a test that waits
+on the state and then reads or uses the page first waits for that frame (``next_frame``), and
+asserts on the page with Playwright's waiting ``expect``.
+
 Set ``MOONSHOT_WEB_SHOTS=DIR`` to save the screenshots the tests take along the way (the ones in
 docs/img come from ``MOONSHOT_WEB_SHOTS=docs/img``).
 """
@@ -32,7 +37,21 @@ SHOTS = os.environ.get("MOONSHOT_WEB_SHOTS")
 DESKTOP = {"width": 1280, "height": 860}
 PHONE = {"width": 390, "height": 844}
 TIMEOUT_MS = 20_000
+# every wait, action and ``expect`` of the browser tests: generous, for a busy 2-core machine
+# running two test processes beside other work (a wait that holds returns at once anyway)
 
+# a click inside act_if_asked: past this the page has moved on (the decision was made, or a clock
+# ran out) and the caller asks again; short, so a person under a 1 or 2 s clock is not held up
+ACT_MS = 2_000
+
+
+def expect(actual: Any) -> Any:
+    """Playwright's waiting assertions (``await expect(locator).to_be_focused()``), with the
+    tests' timeout instead of its own 5 s."""
+    from playwright.async_api import expect as playwright_expect
+
+    playwright_expect.set_options(timeout=TIMEOUT_MS)
+    return playwright_expect(actual)
 
 def need_chromium() -> None:
     if not (Path(CHROMIUM).exists() or shutil.which("chromium")):
@@ -145,10 +164,14 @@ class Person:
         await page.select_option("#variant", variant)
         if variant == "turbo":
             await page.select_option("#rules", rules)
-        before = set(await page.eval_on_selector_all("#games li[data-id]", "els => els.map(e => e.dataset.id)"))
+        before = list(await page.eval_on_selector_all("#games li[data-id]", "els => els.map(e => e.dataset.id)"))
         await page.click("#create-game")
-        row = page.locator("#games li.game-row.mine")
-        await row.first.wait_for()
+        # a row of this person's that was not there before (not any of theirs: they may have one)
+        await page.wait_for_function(
+            "(before) => [...document.querySelectorAll('#games li.game-row.mine[data-id]')]"
+            ".some((e) => !before.includes(e.dataset.id))",
+            arg=before,
+        )
         ids = await page.eval_on_selector_all("#games li.mine[data-id]", "els => els.map(e => e.dataset.id)")
         new = [i for i in ids if i not in before]
         assert new, "the new game is not in the lobby"
@@ -217,6 +240,13 @@ async def click_card(page: Any, card: str) -> None:
 
 
 async def my_seat(page: Any) -> str:
+async def next_frame(page: Any) -> None:
+    """Wait until the page has drawn what its state says now: one animation frame. game.js asks
+    for its frame when the state changes, before this asks for this one, and a frame runs its
+    callbacks in the order they were asked for."""
+    await page.evaluate("() => new Promise((done) => requestAnimationFrame(() => done()))")
+
+
     await page.wait_for_function("document.body.dataset.seat")
     return str(await page.evaluate("document.body.dataset.seat"))
 
@@ -251,18 +281,21 @@ async def act_if_asked(person: Person) -> bool:
     page = person.page
     try:
         for action in ("no-charge", "no-expose"):
+        # what the page shows, once it shows the state as it stands (not a frame behind it, with a
+        # decision already made still on offer)
+        await next_frame(page)
             button = page.locator(f"[data-action={action}]:not([disabled])")
             if await button.count():
-                await button.click(timeout=2000)
+                await button.click(timeout=ACT_MS)
                 return True
         if await page.locator("[data-action=pass]").count():
             for card in (await dom_hand(page))[:3]:
-                await page.locator(f".my-hand button.card[data-card='{card}']").click(position=CORNER, timeout=2000)
-            await page.click("[data-action=pass]:not([disabled])", timeout=2000)
+                await page.locator(f".my-hand button.card[data-card='{card}']").click(position=CORNER, timeout=ACT_MS)
+            await page.click("[data-action=pass]:not([disabled])", timeout=ACT_MS)
             return True
         legal = await raised_cards(page)
         if legal and await page.evaluate("document.querySelector('.my-hand').dataset.mode") == "play":
-            await page.locator(f".my-hand button.card[data-card='{legal[0]}']").click(position=CORNER, timeout=2000)
+            await page.locator(f".my-hand button.card[data-card='{legal[0]}']").click(position=CORNER, timeout=ACT_MS)
             return True
     except PlaywrightTimeout:
         return False
