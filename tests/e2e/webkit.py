@@ -36,10 +36,9 @@ CHROMIUM = os.environ.get("MOONSHOT_CHROMIUM", "/usr/bin/chromium")
 SHOTS = os.environ.get("MOONSHOT_WEB_SHOTS")
 DESKTOP = {"width": 1280, "height": 860}
 PHONE = {"width": 390, "height": 844}
-TIMEOUT_MS = 20_000
 # every wait, action and ``expect`` of the browser tests: generous, for a busy 2-core machine
 # running two test processes beside other work (a wait that holds returns at once anyway)
-
+TIMEOUT_MS = 20_000
 # a click inside act_if_asked: past this the page has moved on (the decision was made, or a clock
 # ran out) and the caller asks again; short, so a person under a 1 or 2 s clock is not held up
 ACT_MS = 2_000
@@ -52,6 +51,7 @@ def expect(actual: Any) -> Any:
 
     playwright_expect.set_options(timeout=TIMEOUT_MS)
     return playwright_expect(actual)
+
 
 def need_chromium() -> None:
     if not (Path(CHROMIUM).exists() or shutil.which("chromium")):
@@ -239,7 +239,6 @@ async def click_card(page: Any, card: str) -> None:
     await page.locator(f".my-hand button.card[data-card='{card}']").click(position=CORNER)
 
 
-async def my_seat(page: Any) -> str:
 async def next_frame(page: Any) -> None:
     """Wait until the page has drawn what its state says now: one animation frame. game.js asks
     for its frame when the state changes, before this asks for this one, and a frame runs its
@@ -247,6 +246,7 @@ async def next_frame(page: Any) -> None:
     await page.evaluate("() => new Promise((done) => requestAnimationFrame(() => done()))")
 
 
+async def my_seat(page: Any) -> str:
     await page.wait_for_function("document.body.dataset.seat")
     return str(await page.evaluate("document.body.dataset.seat"))
 
@@ -280,10 +280,10 @@ async def act_if_asked(person: Person) -> bool:
 
     page = person.page
     try:
-        for action in ("no-charge", "no-expose"):
         # what the page shows, once it shows the state as it stands (not a frame behind it, with a
         # decision already made still on offer)
         await next_frame(page)
+        for action in ("no-charge", "no-expose"):
             button = page.locator(f"[data-action={action}]:not([disabled])")
             if await button.count():
                 await button.click(timeout=ACT_MS)
