@@ -24,7 +24,19 @@ import pytest
 from e2e.test_trend_page import set_seats, start_node
 from e2e.test_web_clock import keep_playing
 from e2e.test_web_review import contract_review, finished_standard_game
-from e2e.webkit import PHONE, Person, act_if_asked, chromium, click_card, clocked_game, dom_hand, my_seat, web_server
+from e2e.webkit import (
+    PHONE,
+    Person,
+    act_if_asked,
+    chromium,
+    click_card,
+    clocked_game,
+    dom_hand,
+    expect,
+    my_seat,
+    next_frame,
+    web_server,
+)
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
 
@@ -272,7 +284,7 @@ async def test_a_whole_game_with_the_keyboard_alone(tmp_path: Path, view: str) -
                 "(n) => document.querySelectorAll('#games li.mine .chip:not(.empty)').length >= n", arg=n + 2
             )
             if n < 2:  # the list was drawn anew: the focus is still on the row's Add bot
-                assert await focused(page, "a.dataset.action === 'add-bot'")
+                await expect(row.locator("[data-action=add-bot]")).to_be_focused()
         # the table has started: the row now offers its table, and the focus is in the row
         await page.wait_for_function("document.activeElement.dataset.action === 'open'")
         await kb.press("Enter")
@@ -282,16 +294,21 @@ async def test_a_whole_game_with_the_keyboard_alone(tmp_path: Path, view: str) -
 
         plays = 0
         while True:
+            # something is asked of kim (by the state, which runs a frame ahead of the page), and
+            # the page offers it; then the page as it stands (a frame later), not as it was drawn
+            # before kim's last move reached the state
             await page.wait_for_function(
                 """(s) => { const st = window.moonshotState;
                   return st.complete || document.querySelector('.dialog-scores') ||
-                    document.querySelector('[data-action=pass]') ||
-                    document.querySelector('[data-action=no-expose]') ||
+                    (st.phase === 'passing' && !st.passDone[s] && document.querySelector('[data-action=pass]')) ||
+                    (st.phase === 'exposing' && !st.exposeDone[s] &&
+                     document.querySelector('[data-action=no-expose]')) ||
                     (st.nextPlayer === s && !st.trickWinner &&
                      document.querySelector('.my-hand button.card.legal')); }""",
                 arg=seat,
                 timeout=30_000,
             )
+            await next_frame(page)
             state = await kim.state()
             if state["complete"]:
                 break
@@ -507,7 +524,7 @@ async def test_preferences_are_off_by_default_kept_and_drawn_everywhere(tmp_path
         assert await page.is_checked("#setting-notify")
         await shot(bo, f"{view}-settings-on")
         await page.keyboard.press("Escape")
-        assert await focused(page, "a.id === 'settings-open'")  # the focus is back on the button
+        await expect(page.locator("#settings-open")).to_be_focused()  # the focus is back on the button
         await page.reload()
         await page.wait_for_function("document.body.dataset.replayDone === 'true'")
         html_class = await page.evaluate("document.documentElement.className")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from e2e.webkit import PHONE, Person, act_if_asked, chromium, web_server
+from e2e.webkit import PHONE, Person, act_if_asked, chromium, expect, web_server
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
 
@@ -29,8 +29,6 @@ async def keyboard_open(opener: Any) -> None:
     """Focus `opener` and press Enter, as a keyboard user would, once it is enabled: the table
     draws on the next animation frame after its state changes, so a button can still be disabled
     for a moment after the state says it is usable (a disabled button takes no focus)."""
-    from playwright.async_api import expect
-
     await expect(opener).to_be_enabled()
     await opener.focus()
     await expect(opener).to_be_focused()
@@ -69,8 +67,7 @@ async def test_a_modal_keeps_the_keyboard_inside_closes_on_escape_and_gives_the_
         await ida.enter_lobby()
 
         # the Settings dialog, opened by the keyboard
-        await page.focus("#settings-open")
-        await page.keyboard.press("Enter")
+        await keyboard_open(page.locator("#settings-open"))
         await page.locator("#settings-dialog[open]").wait_for()
         assert await inside(page, "#settings-dialog")
         count = await page.evaluate(
@@ -83,7 +80,7 @@ async def test_a_modal_keeps_the_keyboard_inside_closes_on_escape_and_gives_the_
         await page.screenshot(path=str(SHOTS / f"{view}-settings.png"))
         await page.keyboard.press("Escape")
         await page.locator("#settings-dialog").wait_for(state="hidden")
-        assert await page.evaluate("document.activeElement.id") == "settings-open"
+        await expect(page.locator("#settings-open")).to_be_focused()
 
         # the table's score sheet: a modal over an inert table
         game_id = await ida.create_game("standard")
@@ -103,7 +100,7 @@ async def test_a_modal_keeps_the_keyboard_inside_closes_on_escape_and_gives_the_
         await page.screenshot(path=str(SHOTS / f"{view}-score-sheet.png"))
         await page.keyboard.press("Escape")
         await sheet.wait_for(state="detached")
-        assert await page.evaluate("document.activeElement.textContent") == "Score sheet"
+        await expect(opener).to_be_focused()
         assert await page.evaluate("document.querySelector('[inert]') === null")  # the page is back
 
         # the last trick, once a trick is over: its four cards, the same keyboard rules
@@ -114,11 +111,11 @@ async def test_a_modal_keeps_the_keyboard_inside_closes_on_escape_and_gives_the_
         await keyboard_open(opener)
         last = page.locator(".dialog-last[role=dialog][aria-modal=true]")
         await last.wait_for()
-        assert await last.locator(".last-trick .last-play").count() == 4
+        await expect(last.locator(".last-trick .last-play")).to_have_count(4)
         await tab_round(page, ".dialog-last", "Tab", 3)
         await page.screenshot(path=str(SHOTS / f"{view}-last-trick.png"))
         await page.keyboard.press("Escape")
         await last.wait_for(state="detached")
-        assert await page.evaluate("document.activeElement.textContent") == "Last trick"
+        await expect(opener).to_be_focused()
         assert ida.errors == []
         await ida.close()
