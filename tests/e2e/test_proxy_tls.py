@@ -121,7 +121,7 @@ def from_address(stack: Stack, source: str, **kw: Any) -> httpx.AsyncClient:
 
 @pytest.mark.browser
 async def test_the_web_app_plays_a_game_over_https(tmp_path: Path) -> None:
-    from e2e.webkit import Person, click_card, my_seat, need_chromium, pass_three, raised_cards
+    from e2e.webkit import Person, click_card, my_seat, need_chromium, next_frame, pass_three, raised_cards
 
     need_chromium()
     from playwright.async_api import async_playwright
@@ -153,6 +153,9 @@ async def test_the_web_app_plays_a_game_over_https(tmp_path: Path) -> None:
                     "(window.moonshotState.nextPlayer === s && document.querySelector('.my-hand button.card.legal'))",
                     arg=seat,
                 )
+                # the page as it stands (a frame after the state): not the cards of alice's last
+                # turn, drawn before her card reached the state
+                await next_frame(page)
                 state = await alice.state()
                 if state["handScores"]:
                     break

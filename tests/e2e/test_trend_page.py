@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from e2e.webkit import Person, chromium, click_card, dom_hand, my_seat, pass_three, raised_cards
+from e2e.webkit import Person, chromium, click_card, dom_hand, my_seat, next_frame, pass_three, raised_cards
 from moonshot.server.trend_node import NodeConfig, NodeServer
 from trend_sdk import SdkBot
 
@@ -68,11 +68,14 @@ async def test_a_person_takes_the_human_seat_and_plays_a_deal_by_clicking() -> N
         while True:
             await page.wait_for_function(
                 "(s) => window.moonshotState.handScores.length > 0 || "
-                "(window.moonshotState.phase === 'exposing' && "
+                "(window.moonshotState.phase === 'exposing' && !window.moonshotState.exposeDone[s] && "
                 "document.querySelector('[data-action=no-expose]')) || "
                 "(window.moonshotState.nextPlayer === s && document.querySelector('.my-hand button.card.legal'))",
                 arg=seat,
             )
+            # the page as it stands (a frame after the state): not the buttons and cards of a
+            # decision alice has made, drawn before her move reached the state
+            await next_frame(page)
             state = await alice.state()
             if state["handScores"]:
                 break

@@ -14,7 +14,9 @@ from e2e.webkit import (
     chromium,
     click_card,
     dom_hand,
+    expect,
     my_seat,
+    next_frame,
     pass_three,
     raised_cards,
     web_server,
@@ -31,7 +33,7 @@ async def test_a_person_plays_a_standard_hand_against_three_bots(tmp_path: Path)
         await alice.shot("lobby-desktop")
         await alice.add_bots(game_id, "random", 3)
         row = alice.page.locator(f"#games li[data-id='{game_id}']")
-        assert await row.locator(".chip:not(.empty)").count() == 4
+        await expect(row.locator(".chip:not(.empty)")).to_have_count(4)
         assert "Standard" in await row.locator(".game-title").inner_text()
         await alice.open_table(game_id)
         page = alice.page
@@ -58,6 +60,9 @@ async def test_a_person_plays_a_standard_hand_against_three_bots(tmp_path: Path)
                 "(window.moonshotState.nextPlayer === s && document.querySelector('.my-hand button.card.legal'))",
                 arg=seat,
             )
+            # the page as it stands: the legal cards above may still be the last turn's, drawn
+            # before alice's card reached the state and her turn came round again
+            await next_frame(page)
             state = await alice.state()
             if state["handScores"]:
                 break
@@ -170,7 +175,13 @@ async def test_a_dropped_stream_reconnects_without_applying_anything_twice(tmp_p
         # which replays the whole game; nothing it already had is applied again
         await page.evaluate("window.moonshotSubscription.source.close(); window.moonshotSubscription.open()")
         await page.wait_for_function("window.moonshotSubscription.source.readyState === EventSource.OPEN")
-        await page.wait_for_timeout(500)
+        # the fresh stream's replay has come in to its end (what it had already is dropped, the
+        # end of the replay with it when no new event has come since: it is counted all the same)
+        await page.wait_for_function(
+            """() => [...window.moonshotSubscription.connSeen.values()]
+                 .some((copies) => [...copies.keys()].some((data) => data.includes('"end_replay"')))"""
+        )
+        await next_frame(page)
         after = await carl.state()
         # end_replay has no id of its own (an EventSource repeats the last one): every other
         # message is there once
@@ -181,7 +192,7 @@ async def test_a_dropped_stream_reconnects_without_applying_anything_twice(tmp_p
         assert len(after["hands"][seat]) <= 13 and after["counts"] == {
             s: len(after["hands"][s]) or after["counts"][s] for s in after["counts"]
         }
-        assert await page.locator(".chat-log li").count() == 1
+        await expect(page.locator(".chat-log li")).to_have_count(1)
         # and play goes on
         await page.wait_for_function(
             "(s) => window.moonshotState.nextPlayer === s && document.querySelector('.my-hand button.card.legal')",

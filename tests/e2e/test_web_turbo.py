@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from e2e.webkit import Person, chromium, click_card, dom_hand, my_seat, web_server
+from e2e.webkit import Person, chromium, click_card, dom_hand, expect, my_seat, next_frame, web_server
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
 
@@ -64,15 +64,22 @@ async def test_a_turbo_hand_with_a_charge_and_a_claim(tmp_path: Path) -> None:
         await page.wait_for_function("([s, c]) => window.moonshotState.charged[s].includes(c)", arg=[seat, charge])
         # the page shows it (drawn at the next animation frame): on the card and on the plate
         await page.locator(f".my-hand .card.charged[data-card='{charge}']").wait_for()
-        await page.locator(".seat-area.pos-bottom .badge.charged").wait_for()
-        assert await page.locator(".seat-area.pos-bottom .badge.charged").count() == 1
+        await expect(page.locator(".seat-area.pos-bottom .badge.charged")).to_have_count(1)
         await alice.shot("table-turbo-charged")
-        # classic charging: everyone passes once more after the last charge
-        while (await alice.state())["phase"] == "charging":
-            no_charge = page.locator("[data-action=no-charge]")
-            if await no_charge.count():
-                await no_charge.click()
-            await page.wait_for_timeout(50)
+        # classic charging: everyone passes once more after the last charge. alice answers each
+        # time the state asks her and the page (as it stands, a frame later) offers "No charge"
+        asked = """(s) => { const st = window.moonshotState;
+            return st.phase !== 'charging' || (!st.chargeDone[s] && (!st.nextCharger || st.nextCharger === s)
+              && document.querySelector('[data-action=no-charge]')); }"""
+        answered = """(s) => { const st = window.moonshotState;
+            return st.phase !== 'charging' || st.chargeDone[s] || (st.nextCharger && st.nextCharger !== s); }"""
+        while True:
+            await page.wait_for_function(asked, arg=seat)
+            await next_frame(page)
+            if (await alice.state())["phase"] != "charging":
+                break
+            await page.click("[data-action=no-charge]")
+            await page.wait_for_function(answered, arg=seat)
 
         # play; claim once early (not sure: a bot rejects it) and again once every card is a winner
         claimed_early = claimed_sure = False
@@ -82,6 +89,9 @@ async def test_a_turbo_hand_with_a_charge_and_a_claim(tmp_path: Path) -> None:
                 "(window.moonshotState.nextPlayer === s && document.querySelector('.my-hand button.card.legal'))",
                 arg=seat,
             )
+            # the page as it stands (a frame after the state): not the cards of alice's last
+            # turn, drawn before her card reached the state
+            await next_frame(page)
             state = await alice.state()
             if state["handScores"]:
                 break
