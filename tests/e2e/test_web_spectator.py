@@ -7,12 +7,13 @@ claimer's hand to the others, who answer it on the page."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from e2e.webkit import Person, act_if_asked, chromium, my_seat, web_server
+from e2e.webkit import TIMEOUT_MS, Person, act_if_asked, chromium, my_seat, web_server
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
 
@@ -57,26 +58,35 @@ LOOK = """(me) => {
 }"""
 
 
+async def looks(page: Any, me: str | None) -> AsyncIterator[dict[str, Any]]:
+    """LOOK again and again, 50 ms apart, for as long as a browser test waits for anything (a
+    loaded machine may be slow to draw the next frame); the caller stops once the page settles."""
+    deadline = asyncio.get_running_loop().time() + TIMEOUT_MS / 1000
+    while True:
+        yield await page.evaluate(LOOK, me)
+        if asyncio.get_running_loop().time() > deadline:
+            return
+        await asyncio.sleep(0.05)
+
+
 async def check_page_private(person: Person, me: str) -> None:
     """The page draws only this seat's own cards, the cards on the table and public ones, and it
     settles on the seat's state (it draws once per animation frame)."""
-    for _ in range(40):
-        look = await person.page.evaluate(LOOK, me)
+    look: dict[str, Any] = {}
+    async for look in looks(person.page, me):
         assert look["leaks"] == [], f"{me} sees hidden cards: {look}"
         if look["settled"]:
             return
-        await asyncio.sleep(0.05)
     raise AssertionError(f"the page does not settle on {me}'s state: {look}")
 
 
 async def spectator_sees_all(carol: Person) -> bool:
     """Every hand is drawn face up for the spectator; True once the hand is over."""
-    for _ in range(40):
-        look = await carol.page.evaluate(LOOK, None)
+    look: dict[str, Any] = {}
+    async for look in looks(carol.page, None):
         assert all(n == 0 for n in look["drawn"]["backs"].values()), look
         if look["settled"]:
             return bool(look["over"])
-        await asyncio.sleep(0.05)
     raise AssertionError(f"the spectator's page does not show every hand: {look}")
 
 
