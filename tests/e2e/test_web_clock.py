@@ -12,12 +12,26 @@ from typing import Any
 
 import pytest
 
-from e2e.webkit import PHONE, Person, act_if_asked, chromium, clocked_game, my_seat, web_server
+from e2e.webkit import (
+    ACT_MS,
+    PHONE,
+    TIMEOUT_MS,
+    Person,
+    act_if_asked,
+    chromium,
+    clocked_game,
+    my_seat,
+    next_frame,
+    web_server,
+)
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
 
 SEATS = ["north", "east", "south", "west"]
-CLOCK = 2  # seconds a decision: short, so the test is quick; the bounds below are generous
+# seconds a decision: short, so the test is quick, and long enough that bob, who plays, is not
+# timed out on a loaded machine (two timeouts in a row would hand his seat to the bot too); the
+# bounds below are generous
+CLOCK = 5
 SHOTS = Path("/tmp/shots")
 
 
@@ -35,9 +49,35 @@ async def keep_playing(person: Person, stop: asyncio.Event) -> None:
                 await asyncio.wait_for(stop.wait(), 0.2)
 
 
+async def close_score_sheet(page: Any) -> None:
+    """Close a hand's score sheet if the page shows one, as a person would: it opens by itself at a
+    hand's end, over the table and modal, and the game goes on behind it while a bot plays."""
+    await next_frame(page)
+    close = page.locator(".dialog-scores [data-action=close-sheet]")
+    if await close.count():
+        await close.click()
+        await close.wait_for(state="detached")
+
+
+async def take_seat_back(page: Any) -> None:
+    """Click "Take my seat back", as a person would: while the bot plays the seat the hands go on,
+    and a hand's score sheet may open over the page at any moment (closed first, then again)."""
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + TIMEOUT_MS / 1000
+    while True:
+        await close_score_sheet(page)
+        try:
+            await page.click("#take-seat-back", timeout=ACT_MS)
+            return
+        except PlaywrightTimeout:
+            assert loop.time() < deadline, "Take my seat back was never there to click"
+
+
 async def test_the_clock_plays_for_a_silent_person_and_hands_the_seat_back(tmp_path: Path) -> None:
     async with web_server(tmp_path) as app, chromium() as browser:
-        app.turbo.options.clock_choices = None  # (any clock: 2 s is no choice of the lobby's)
+        app.turbo.options.clock_choices = None  # (any clock: 5 s is no choice of the lobby's)
         base = f"http://127.0.0.1:{app.http_port}"
         alice = await Person.open(browser, base, "alice")
         bob = await Person.open(browser, base, "bob")
@@ -53,9 +93,22 @@ async def test_the_clock_plays_for_a_silent_person_and_hands_the_seat_back(tmp_p
         await shot(alice, "lobby-clock-desktop")
         row = bob.page.locator(f"#games li[data-id='{game_id}']")
         await row.locator("[data-action=join]").click()
-        await alice.add_bots(game_id, "random", 2)
-        await alice.open_table(game_id)
+        # both tables are open before the game starts (alice's in a second tab, her lobby adds the
+        # bots): the first decision's clock is on them from its first second, however long a
+        # loaded machine takes to open a page
+        await row.locator("a[data-action=open]").wait_for()
         await bob.open_table(game_id)
+        lobby = alice.page
+        page = await alice.context.new_page()
+        alice.watch(page)
+        await page.goto(f"/game#{game_id}")
+        await page.wait_for_function("document.body.dataset.replayDone === 'true'")
+        await alice.add_bots(game_id, "random", 2)
+        alice.page = page
+        await lobby.close()
+        seated = "() => ['north', 'east', 'south', 'west'].includes(document.body.dataset.seat)"
+        for p in (page, bob.page):
+            await p.wait_for_function(seated)  # its sit comes live, with the others' ("spectator" till then)
         me = await my_seat(page)
         hosted = app.turbo.games[game_id].hosted
         assert hosted is not None and hosted.table.policy.clock == CLOCK
@@ -102,13 +155,16 @@ async def test_the_clock_plays_for_a_silent_person_and_hands_the_seat_back(tmp_p
             assert hosted.table.snapshot().chairs[chair].away
 
             # "Take my seat back": the banner goes, and her next decision is hers, under the clock
-            await page.click("#take-seat-back")
+            await take_seat_back(page)
             await banner.wait_for(state="hidden")
             await mine.wait_for(timeout=40_000)
             assert not hosted.table.snapshot().chairs[chair].away
             timeouts = hosted.table.stats()[chair].timeouts
-            asked = "() => document.querySelector('.my-hand button.card.legal, [data-action=pass]')"
-            await page.wait_for_function(asked)
+            asked = """(s) => { const st = window.moonshotState;
+                return (st.phase === 'passing' && !st.passDone[s] && document.querySelector('[data-action=pass]'))
+                  || (st.nextPlayer === s && document.querySelector('.my-hand button.card.legal')); }"""
+            await page.wait_for_function(asked, arg=me)
+            await close_score_sheet(page)  # the last hand's, when her decision is the next one's pass
             assert await act_if_asked(alice)
             assert hosted.table.stats()[chair].timeouts == timeouts  # in time: no timeout counted
         finally:
@@ -149,7 +205,7 @@ async def test_a_rated_game_has_a_clock_by_default_and_a_bad_clock_is_refused(tm
 async def test_a_page_opened_after_the_hand_over_shows_the_banner_and_the_countdown(tmp_path: Path) -> None:
     """The clocks are part of what a page gets when it opens: a person whose seat the bot took
     while no page of theirs was open sees the banner at once, and the countdown of the seat to act."""
-    clock = 4  # long enough for a page to open while bob's decision still runs
+    clock = 10  # long enough for a page to open, on a loaded machine, while bob's decision still runs
     async with web_server(tmp_path) as app, chromium() as browser:
         app.turbo.options.clock_choices = None
         base = f"http://127.0.0.1:{app.http_port}"
@@ -188,16 +244,24 @@ async def test_a_page_opened_after_the_hand_over_shows_the_banner_and_the_countd
         item = page.locator(f"#clock .clock-item[data-seat='{SEATS[bobs]}']")
         await item.wait_for(timeout=5_000)
         assert 0 <= int(await item.get_attribute("data-remaining") or "-1") <= clock
-        await shot(alice, "table-clock-away-late-desktop")
-        await page.set_viewport_size(PHONE)
-        await shot(alice, "table-clock-away-late-phone")
-        await page.set_viewport_size({"width": 1280, "height": 860})
-        # a reload (a reconnect from scratch) shows it again
-        await page.reload()
-        await page.wait_for_function("document.body.dataset.replayDone === 'true'")
-        await banner.wait_for(state="visible", timeout=5_000)
-        # she takes her seat back from the late page
-        await page.click("#take-seat-back")
-        await banner.wait_for(state="hidden")
-        assert not hosted.table.snapshot().chairs[chair].away
+        # bob plays again: his clock would soon hand his seat to the bot too, and four bots would
+        # end the game in seconds, before alice is back
+        stop = asyncio.Event()
+        bob_plays = asyncio.create_task(keep_playing(bob, stop))
+        try:
+            await shot(alice, "table-clock-away-late-desktop")
+            await page.set_viewport_size(PHONE)
+            await shot(alice, "table-clock-away-late-phone")
+            await page.set_viewport_size({"width": 1280, "height": 860})
+            # a reload (a reconnect from scratch) shows it again
+            await page.reload()
+            await page.wait_for_function("document.body.dataset.replayDone === 'true'")
+            await banner.wait_for(state="visible", timeout=5_000)
+            # she takes her seat back from the late page
+            await take_seat_back(page)
+            await banner.wait_for(state="hidden")
+            assert not hosted.table.snapshot().chairs[chair].away
+        finally:
+            stop.set()
+            await bob_plays
         assert not alice.errors and not bob.errors, alice.errors + bob.errors
