@@ -21,8 +21,21 @@ export function tabbables(root) {
   return [...root.querySelectorAll(FOCUSABLE)].filter((n) => n.tabIndex >= 0 && n.getClientRects().length > 0 && !n.closest("[inert]"));
 }
 
-function isLive(node) {
-  return node.matches("[aria-live], [role=status], [role=alert], [role=log]") || node.querySelector("[aria-live]");
+const LIVE = "[aria-live], [role=status], [role=alert], [role=log]";
+const SKIP = ["SCRIPT", "STYLE", "TEMPLATE"];
+
+// the parts of `node` (which holds a live region) that hold none become inert, as deep as it
+// takes: a live region keeps speaking, and nothing beside it stays reachable
+function inertBeside(node, made) {
+  for (const child of node.children) {
+    if (child.inert || SKIP.includes(child.tagName) || child.matches(LIVE)) continue;
+    if (child.querySelector(LIVE)) {
+      inertBeside(child, made);
+      continue;
+    }
+    child.inert = true;
+    made.push(child);
+  }
 }
 
 // everything beside `box` and beside each of its ancestors up to <body> becomes inert; what was
@@ -31,16 +44,9 @@ function inertAround(box) {
   const made = [];
   for (let node = box; node && node !== document.body && node.parentElement; node = node.parentElement) {
     for (const sibling of node.parentElement.children) {
-      if (sibling === node || sibling.inert || ["SCRIPT", "STYLE", "TEMPLATE"].includes(sibling.tagName)) continue;
-      if (isLive(sibling) && !sibling.contains(box)) {
-        if (sibling.matches("[aria-live], [role=status], [role=alert], [role=log]")) continue; // a live region keeps speaking
-        // a part of the page that holds a live region: its other children go inert instead
-        for (const child of sibling.children) {
-          if (!child.inert && !isLive(child)) {
-            child.inert = true;
-            made.push(child);
-          }
-        }
+      if (sibling === node || sibling.inert || SKIP.includes(sibling.tagName) || sibling.matches(LIVE)) continue;
+      if (sibling.querySelector(LIVE)) {
+        inertBeside(sibling, made); // a part of the page that holds a live region
         continue;
       }
       sibling.inert = true;
