@@ -3,11 +3,13 @@
 // 202, then one seat's decisions as a timeline coloured by grade (with a symbol and words too),
 // each decision's options with their expected points, and the summary. A decision moves the
 // replay to the moment it was made; "Learn from your mistakes" (learn.js) replays the flagged ones
-// as exercises. The review's numbers are the server's (docs/review.md); this page only shows them.
+// as exercises in the same panel. The panel is a modal dialog like the table's overlays (dialog.js).
+// The review's numbers are the server's (docs/review.md); this page only shows them.
 
 import { ApiError, getName, readError } from "./api.js";
 import { cardName, cardText, isRed } from "./cards.js";
 import { el, ensureName, errorText } from "./common.js";
+import { closeModal, openModal } from "./dialog.js";
 import { formatNumber, formatOrdinal, has, t } from "./i18n.js";
 import { SEATS } from "./state.js";
 
@@ -229,9 +231,12 @@ export class ReviewPanel {
     box.append(label, this.seatSelect, this.button);
     replay.bar.append(box);
 
-    // the panel, between the bar and the table (beside the table on a wide screen)
+    // the panel, between the bar and the table (beside the table on a wide screen): a modal
+    // dialog named by its heading (the review's, or the exercise's while learning)
     this.panel = el("section", "review-panel panel");
     this.panel.id = "review";
+    this.panel.setAttribute("role", "dialog");
+    this.panel.setAttribute("aria-modal", "true");
     this.panel.setAttribute("aria-labelledby", "review-title");
     this.panel.hidden = true;
     this.live = el("div", "sr-only");
@@ -247,16 +252,27 @@ export class ReviewPanel {
     this.abort = null;
   }
 
-  open() {
+  /** Show the panel as a modal (dialog.js, as the table's overlays and Settings): Tab stays
+   * inside, the page behind is inert (the replay still shows each decision's moment), Escape
+   * closes it, and the focus goes back to the Review button. `focus`: what gets the focus now. */
+  open(focus) {
     this.panel.hidden = false;
     this.replay.box.classList.add("reviewing");
+    openModal(this.panel, { onClose: () => this.escape(), focus, opener: this.button, fallback: () => this.button });
   }
 
   close() {
     this.stop();
+    this.learn = null;
     this.panel.hidden = true;
     this.replay.box.classList.remove("reviewing", "learning");
-    this.button.focus();
+    closeModal(this.panel); // the page comes back; the focus goes back to the Review button
+  }
+
+  /** Escape: from an exercise back to the review (as its Back button), else the panel closes. */
+  escape() {
+    if (this.learn) this.backToReview();
+    else this.close();
   }
 
   header(title) {
@@ -279,11 +295,13 @@ export class ReviewPanel {
     this.abort = abort;
     this.seat = seat;
     this.review = null;
-    this.open();
+    this.learn = null;
+    this.replay.box.classList.remove("learning");
     const name = this.players[seat] || SEATS[seat];
     this.panel.innerHTML = "";
     this.panel.dataset.state = "waiting";
     this.panel.append(this.header(t("review.of", { name })));
+    this.open(this.panel.querySelector("h2"));
     if (!this.named) {
       // reviews are asked for under a name (the server counts each name's): the usual name prompt
       const who = el("div", "review-name");
@@ -593,10 +611,13 @@ export class ReviewPanel {
     });
   }
 
+  /** The exercises end (Back, Done or Escape): the review again, the focus on the Learn button
+   * that opened them. */
   backToReview() {
     const review = this.review;
     this.learn = null;
     this.show(review);
+    this.panel.querySelector("[data-action=learn]")?.focus();
   }
 }
 
