@@ -30,7 +30,8 @@ from websockets.exceptions import InvalidStatus
 
 from moonshot.protocols.sessions.client import Client, RandomPlayer
 from moonshot.runtime.limits import ClientLimits
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 from trend_sdk import SdkBot
 
 from . import nginx as nginx_helper

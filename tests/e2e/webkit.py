@@ -30,7 +30,8 @@ import pytest
 from moonshot.bots.registry import make_bot
 from moonshot.core.rules import Rules
 from moonshot.runtime.table import BotSeat, Table
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 
 CHROMIUM = os.environ.get("MOONSHOT_CHROMIUM", "/usr/bin/chromium")
 SHOTS = os.environ.get("MOONSHOT_WEB_SHOTS")
