@@ -16,7 +16,8 @@ import httpx
 import pytest
 
 from moonshot.runtime.limits import ClientLimits
-from moonshot.server.app import ServerApp, ServerConfig
+from moonshot.server.app import ServerApp
+from moonshot.server.config import ServerConfig
 
 pytestmark = pytest.mark.asyncio
 
