@@ -127,3 +127,27 @@ async def test_behind_a_trusted_proxy_each_client_has_its_own_rate_of_web_games(
         assert set(app.guard.tables_by_address.buckets) == {one, two}  # never the proxy's own address
     finally:
         await app.stop()
+
+
+async def test_a_person_whose_game_cannot_start_yet_is_told_why_in_polish(tmp_path: Path) -> None:
+    """The refusal reaches the lobby page from its code: the catalogue's words, not the English."""
+    from e2e.test_web_i18n import polish_person
+    from e2e.webkit import PHONE, chromium, web_server
+
+    limits = ClientLimits(tables_per_s=0.001, tables_burst=1)
+    async with web_server(tmp_path, fill_wait=0.05, limits=limits) as app, chromium() as browser:
+        ola = await polish_person(browser, f"http://127.0.0.1:{app.http_port}", "ola", PHONE)
+        try:
+            await ola.enter_lobby()
+            first = await ola.create_game("standard")
+            await ola.add_bots(first, "random", 3)  # the address's one table
+            second = await ola.create_game("standard")
+            await ola.add_bots(second, "random", 2)
+            await ola.page.locator(f"#games li[data-id='{second}'] [data-action=add-bot]").click()
+            error = ola.page.locator("#lobby-error")
+            await error.wait_for()
+            assert "rozpoczęto właśnie zbyt wiele gier" in await error.inner_text()
+            await ola.shot("lobby-table-rate-pl")
+            assert not ola.errors
+        finally:
+            await ola.close()
