@@ -24,6 +24,7 @@ attacker achieved (accepted, refused, dropped).
 | ``trend-1mb`` | sends 1,000,000-byte Trend frames (400 at most), reconnecting when closed |
 | ``trend-tiny`` | sends 200,000 one-byte Trend frames, reconnecting when closed |
 | ``lobby-new`` | makes 3,000 ``POST /lobby/new`` from 30 names |
+| ``web-tables-100`` | starts 100 web games of three bots (``/lobby/new``, ``add_bot`` x3) under 8 names, 16 at once |
 | ``chat`` | sends 3,000 chat lines of 400 characters to one game |
 | ``bodies`` | sends fifty 10 MB chunked bodies |
 | ``reviews-100`` | asks for 100 game reviews under 100 names, each a new job, asking again after each ``Retry-After`` |
@@ -54,6 +55,10 @@ with other jobs they then get the CPU first. The attacker stays at nice 19.
     python benchmarks/abuse.py --quick    # quiet 4 s, each attack 4 s, 3 s after (a smoke run)
     python benchmarks/abuse.py --only colon brace
     python benchmarks/abuse.py --only sse-1000 tables-300 --via-nginx --nice -10
+    python benchmarks/abuse.py --only web-tables-100 --server-limit tables_per_s=1e6 --server-limit tables_burst=1e6
+
+``--server-limit KEY=VALUE`` (repeatable) starts the server with that ``--limit``: the same attack
+with a limit lifted, to see what the limit buys.
 
 The "samples" column counts the players' round trips in the phase (and per second): the players,
 the attacker and the server share the machine's cores, so a phase with few samples is one where
@@ -81,7 +86,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -416,6 +421,35 @@ async def attack_chat(ports: dict[str, int], seconds: float, n: int, tally: Tall
     )
 
 
+async def attack_web_tables(ports: dict[str, int], seconds: float, n: int, names: int, tally: Tally) -> None:
+    """``n`` web games, each made and filled with three bots (its start), ``names`` names, 16 at once."""
+    end = time.monotonic() + seconds
+    sem = asyncio.Semaphore(16)
+
+    async def one(i: int) -> None:
+        async with sem:
+            if time.monotonic() > end:
+                return
+            name = f"tabler{i % names}"
+            try:
+                status, raw = await _post(ports["http"], "/lobby/new", name, b'{"variant":"standard"}')
+                m = re.search(rb'"([0-9a-f-]{36})"', raw)
+                if status != 200 or not m:
+                    tally.add(f"new_{status}")
+                    return
+                body = json.dumps({"id": m.group(1).decode()}).encode()
+                for _ in range(3):
+                    status, raw = await _post(ports["http"], "/lobby/add_bot", name, body)
+                    if status != 200:
+                        tally.add("refused_too_many_tables" if b"too_many_tables" in raw else f"bot_{status}")
+                        return
+                tally.add("started")
+            except (OSError, TimeoutError):
+                tally.add("failed")
+
+    await asyncio.gather(*(one(i) for i in range(n)))
+
+
 async def attack_bodies(ports: dict[str, int], seconds: float, n: int, size: int, tally: Tally) -> None:
     """``n`` chunked bodies of ``size`` bytes; counts what was sent before the server answered."""
     end = time.monotonic() + seconds
@@ -538,6 +572,7 @@ ATTACKS: dict[str, Callable[[dict[str, int], float, Tally], Coroutine[Any, Any, 
     "trend-1mb": lambda p, s, t: attack_trend(p, s, 1_000_000, 400, t),
     "trend-tiny": lambda p, s, t: attack_trend(p, s, 1, 200_000, t),
     "lobby-new": lambda p, s, t: attack_posts(p, s, 3000, 30, "/lobby/new", lambda i: b'{"rules":"classic"}', t),
+    "web-tables-100": lambda p, s, t: attack_web_tables(p, s, 100, 8, t),
     "chat": lambda p, s, t: attack_chat(p, s, 3000, t),
     "bodies": lambda p, s, t: attack_bodies(p, s, 50, 10_000_000, t),
     "reviews-100": lambda p, s, t: attack_reviews(p, s, 100, t),
@@ -568,10 +603,14 @@ def attack_process(
 
 
 # ----------------------------------------------------------------- the server
-def start_server(tmp: str, trusted_proxy: str | None = None) -> tuple[subprocess.Popen[str], dict[str, int]]:
+def start_server(
+    tmp: str, trusted_proxy: str | None = None, limits: Sequence[str] = ()
+) -> tuple[subprocess.Popen[str], dict[str, int]]:
     cmd = [sys.executable, "-m", "moonshot.cli.main", "serve", "--sessions-port", "0", "--http-port", "0"]
     cmd += ["--trend-port", "0", "--db", f"sqlite:///{tmp}/games.db", "--bot", "random", "--fill-wait", "1"]
     cmd += ["--log-level", "warning", "--move-timeout", "30"]
+    for limit in limits:
+        cmd += ["--limit", limit]
     if trusted_proxy is not None:
         cmd += ["--trusted-proxy", trusted_proxy]
     log = open(os.path.join(tmp, "server.log"), "w")  # noqa: SIM115 (closed with the process)
@@ -627,6 +666,13 @@ def main() -> None:
         default=0,
         help="nice value of the server and the players and of this session's autogroup (negative, as root)",
     )
+    ap.add_argument(
+        "--server-limit",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="start the server with this --limit (repeatable): an attack with a limit lifted",
+    )
     ap.add_argument("--quiet-seconds", type=float, default=None)
     ap.add_argument("--attack-seconds", type=float, default=None)
     ap.add_argument(
@@ -657,7 +703,7 @@ def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         if "reviews-100" in names:
             os.environ[REVIEW_GAMES_ENV] = ",".join(stored_games(f"sqlite+aiosqlite:///{tmp}/games.db", REVIEW_GAMES))
-        proc, ports = start_server(tmp, "127.0.0.1/32" if args.via_nginx else None)
+        proc, ports = start_server(tmp, "127.0.0.1/32" if args.via_nginx else None, args.server_limit)
         front: Any = None
         attack_ports, ca_file, players_from = ports, None, None
         if args.via_nginx:
