@@ -223,6 +223,11 @@ async def test_a_close_sent_to_the_node_that_does_not_host_the_game_ends_it_on_i
         assert all(isinstance(x, Exception) and "closed by the operator: cheating" in str(x) for x in results), results
         await until(lambda: table.done.done())
         await client.close()
+        # the host takes a finished table out of the cluster's directory a moment after it ends
+        end = asyncio.get_running_loop().time() + 30
+        while await a.cluster.game_node(table.id) is not None:
+            assert asyncio.get_running_loop().time() < end, "the directory kept the finished table"
+            await asyncio.sleep(0.02)
         r = await admin(a, "/admin/close", {"table": table.id})  # over: nowhere to close it
         assert r.status_code == 404
         audit = (await admin(b, "/admin/audit")).json()["audit"]
