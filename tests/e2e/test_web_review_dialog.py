@@ -15,7 +15,7 @@ import pytest
 
 from e2e.test_web_dialogs import inside, keyboard_open, tab_round
 from e2e.test_web_review import FakeReviews, contract_review, finished_standard_game, game_of, named, open_replay
-from e2e.webkit import PHONE, chromium, web_server
+from e2e.webkit import PHONE, chromium, expect, web_server
 
 pytestmark = [pytest.mark.asyncio, pytest.mark.browser]
 
@@ -44,8 +44,6 @@ async def goes_round(page: Any) -> None:
 
 @pytest.mark.parametrize("view", ["desktop", "phone"])
 async def test_the_review_and_its_exercises_are_a_modal_dialog(tmp_path: Path, view: str) -> None:
-    from playwright.async_api import expect
-
     SHOTS.mkdir(parents=True, exist_ok=True)
     async with web_server(tmp_path) as app, chromium() as browser:
         game_id = await finished_standard_game(app)
