@@ -630,6 +630,14 @@ async def test_hints_in_a_practice_game_and_none_with_another_person(tmp_path: P
     # the hint's worker at the server's own priority: at nice 19 it waits for every other process of
     # a busy test machine (its first hint loads the rules kernel); niceness is tested in test_review_pool
     async with web_server(tmp_path, review_nice=0) as app, chromium() as browser:
+        # spawned, not forked from this process's fork server: multiprocessing has one a process, and
+        # an earlier test's server (at the default nice 19) leaves it niced, its workers too (as
+        # test_review_pool's own test of another niceness does)
+        from moonshot.play.review_pool import ProcessBackend
+
+        pool = app.turbo.reviews
+        assert pool is not None
+        pool.backend = ProcessBackend(pool.max_workers + 1, nice=0, start_method="spawn")
         base = f"http://127.0.0.1:{app.http_port}"
         # alice alone with her bots, in a practice game: the Hint button, and the server's hint
         alice = await Person.open(browser, base, "alice")
@@ -646,8 +654,8 @@ async def test_hints_in_a_practice_game_and_none_with_another_person(tmp_path: P
         await expect(button).to_be_enabled()
         await button.click()
         # the server's worker thinks for a fraction of a second, but its first hint starts it and
-        # loads the rules kernel: minutes on a loaded machine
-        await page.wait_for_selector("#hint .hint-best", timeout=240_000)
+        # loads the rules kernel: a minute or more on a loaded machine
+        await page.wait_for_selector("#hint .hint-best", timeout=120_000)
         text = await page.inner_text("#hint")
         assert "Hint:" in text and ("points better" in text or "about as good" in text)
         hinted = await page.eval_on_selector_all(".my-hand .card.hinted", "els => els.map(e => e.dataset.card)")
