@@ -565,8 +565,9 @@ async def finished_turbo_game(app: ServerApp, seed: int = 77) -> str:
 async def test_the_servers_review_of_a_finished_game(tmp_path: Path, viewport: dict[str, int] | None) -> None:
     """The page against the server's own review: 202 with progress, then the stored review; the
     request is the page's, with a small budget added on its way (a few worlds a decision) so the
-    test takes seconds on a busy machine."""
-    async with web_server(tmp_path) as app, chromium() as browser:
+    test takes seconds on a busy machine. The workers run at the server's priority: at nice 19 a
+    busy test machine starves them for minutes (niceness is test_review_pool's)."""
+    async with web_server(tmp_path, review_nice=0) as app, chromium() as browser:
         game_id = await finished_turbo_game(app)
         tag = "phone" if viewport else "desktop"
         # on the phone finn has a name already; on the desktop the review asks for one first
@@ -630,14 +631,6 @@ async def test_hints_in_a_practice_game_and_none_with_another_person(tmp_path: P
     # the hint's worker at the server's own priority: at nice 19 it waits for every other process of
     # a busy test machine (its first hint loads the rules kernel); niceness is tested in test_review_pool
     async with web_server(tmp_path, review_nice=0) as app, chromium() as browser:
-        # spawned, not forked from this process's fork server: multiprocessing has one a process, and
-        # an earlier test's server (at the default nice 19) leaves it niced, its workers too (as
-        # test_review_pool's own test of another niceness does)
-        from moonshot.play.review_pool import ProcessBackend
-
-        pool = app.turbo.reviews
-        assert pool is not None
-        pool.backend = ProcessBackend(pool.max_workers + 1, nice=0, start_method="spawn")
         base = f"http://127.0.0.1:{app.http_port}"
         # alice alone with her bots, in a practice game: the Hint button, and the server's hint
         alice = await Person.open(browser, base, "alice")

@@ -73,9 +73,9 @@ def _init_worker(progress: Any, nice: int) -> None:
     from moonshot import one_blas_thread
 
     one_blas_thread()  # before anything imports NumPy (the parent set it too: inherited)
-    if nice:
+    if nice > os.nice(0):  # the niceness asked for, whatever the worker was started with
         with contextlib.suppress(OSError):
-            os.nice(nice)
+            os.nice(nice - os.nice(0))
 
 
 def _run(task: Callable[..., Any], key: Any, args: tuple[Any, ...], kwargs: dict[str, Any], progress: bool) -> Any:
@@ -166,12 +166,16 @@ class ProcessBackend:
     def __init__(self, slots: int, *, nice: int = NICE, start_method: str = "forkserver") -> None:
         self.slots = slots
         self.nice = nice
+        if start_method == "forkserver" and nice != NICE:
+            # a process has one fork server, and the first pool's preload below nices it (and its
+            # session's autogroup) for good: a pool at another niceness (serve --review-nice) spawns
+            # its workers from this process instead, and each worker's initializer sets its niceness
+            start_method = "spawn"
         self._ctx = multiprocessing.get_context(start_method)
-        if start_method == "forkserver" and nice == NICE:
+        if start_method == "forkserver":
             # workers fork from a small server process that lowered its own priority first
             # (moonshot.play.review_worker): a worker is niced from birth, before it imports the
-            # server's main module again (a spawned one would do that at the server's priority);
-            # another niceness (serve --review-nice) is set by each worker's initializer
+            # server's main module again (a spawned one does that at the server's priority)
             self._ctx.set_forkserver_preload(["moonshot.play.review_worker", __name__])
         self._executor: concurrent.futures.ProcessPoolExecutor | None = None
         self._progress: Any = None
@@ -278,6 +282,9 @@ class ReviewJob:
     error: str | None = None
     started_at: float = 0.0
     finished: asyncio.Future[Any] | None = field(default=None, repr=False)
+    # run by the pool in the very step that forgets the job (never a later loop callback: a poll
+    # between the two would find neither the job nor what on_done keeps, and start it again)
+    on_done: Callable[[ReviewJob], Any] | None = field(default=None, repr=False)
 
     @property
     def progress(self) -> dict[str, int]:
@@ -421,7 +428,8 @@ class ReviewPool:
         """The job of ``key``: the one queued or running, else a new one started by ``name``
         (raises :class:`ReviewRefused` when the pool or the name's share is full). ``task`` is a
         module-level function called in a worker as ``task(*args, progress=..., **kwargs)``;
-        ``on_done(job)`` runs on the loop when it finishes (done or failed)."""
+        ``on_done(job)`` runs on the loop when it finishes (done or failed), in the same step that
+        forgets the job: a request never finds the job gone and ``on_done``'s effect not yet there."""
         existing = self.jobs.get(key)
         if existing is not None and not self._closed:
             return existing
@@ -431,8 +439,7 @@ class ReviewPool:
         self._loop = asyncio.get_running_loop()
         job = ReviewJob(key, name, task, tuple(args), dict(kwargs or {}), total=total)
         job.finished = self._loop.create_future()
-        if on_done is not None:
-            job.finished.add_done_callback(lambda _f: on_done(job))
+        job.on_done = on_done
         self.jobs[key] = job
         self._queue.append(job)
         log.info("event=review_queued key=%s name=%s queued=%d", _shown(key), _shown(name), len(self._queue))
@@ -473,6 +480,11 @@ class ReviewPool:
             job.status, job.error = "failed", error
             self.failed += 1
             log.warning("event=review_failed key=%s seconds=%.1f reason=%s", _shown(job.key), seconds, _shown(error))
+        if job.on_done is not None:
+            try:
+                job.on_done(job)
+            except Exception:
+                log.exception("event=review_on_done_failed key=%s", _shown(job.key))
         if job.finished is not None and not job.finished.done():
             job.finished.set_result(job)
         self._dispatch()
