@@ -22,7 +22,6 @@ from moonshot.bots.search import (
     deal_from_view,
     halving_cuts,
     minimax,
-    pass_candidates,
     quick_sample_view,
     sample_hands,
     sample_view,
@@ -277,14 +276,6 @@ def test_search_uses_the_clock_for_a_time_budget() -> None:
     assert isinstance(bot.act(view, random.Random(0)), Pass)
     # one batch costs one tick here: it stops once the next batch would end past the deadline
     assert next(ticks) == 3
-
-
-def test_search_passes_three_of_its_cards_and_prefers_dangerous_ones() -> None:
-    rules = find_variant("standard")
-    hand = parse_card_set(["QS", "KS", "AS", "2C", "3C", "4C", "5D", "6D", "7D", "2H", "3H", "4H", "5H"])
-    cands = pass_candidates(hand, rules, 10)
-    assert cands[0] == parse_card_set(["QS", "KS", "AS"])
-    assert all(c & hand == c and c.bit_count() == 3 for c in cands)
 
 
 def test_search_beats_random_on_a_few_deals() -> None:

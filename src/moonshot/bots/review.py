@@ -4,7 +4,7 @@
 and was passed, the cards played, the voids shown: what a bot is given) and never a hidden hand. It
 is ``search``'s own estimate, made with ``search``'s machinery: worlds of the hidden cards dealt by
 search's sampler for the view (:meth:`~moonshot.bots.search.SearchBot.card_sampler`, the other seats'
-passes by :func:`~moonshot.bots.search.heuristic_pass` while passing), played to the end of the deal
+passes by :func:`~moonshot.bots.passing.heuristic_pass` while passing), played to the end of the deal
 by search's greedy rollout (in the rules kernel once it is loaded) or valued exactly by the endgame
 solver once few cards are left, and scored by the rules' own :func:`~moonshot.core.rules.score_deal`,
 so every variant's moon rule, multipliers and doubling apply.
@@ -39,15 +39,13 @@ from moonshot.core.engine import Phase
 from moonshot.core.rules import MoonRule
 from moonshot.core.views import SeatView
 
+from .passing import after_passing, heuristic_pass, pass_candidates
 from .playout import MOON_CARDS, Deal, greedy_policy, kernel_ready, kernel_state, start_of_play
 from .sampling import sample_hands, sample_view
 from .search import (
     SearchBot,
-    after_passing,
     deal_from_view,
     distinct_cards,
-    heuristic_pass,
-    pass_candidates,
     score_matters,
 )
 

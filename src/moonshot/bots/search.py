@@ -39,16 +39,13 @@ from typing import Any
 from moonshot.core.actions import AcceptClaim, Action, Charge, Claim, Expose, Pass, Play, RejectClaim
 from moonshot.core.cards import (
     ALL_CARDS,
-    QUEEN_SPADES,
-    SPADES_MASK,
-    SUIT_MASKS,
     TEN_CLUBS,
     CardSet,
     card_list,
     to_set,
 )
 from moonshot.core.engine import Phase
-from moonshot.core.rules import MoonRule, PassDirection, Rules, score_deal
+from moonshot.core.rules import MoonRule, score_deal
 from moonshot.core.views import SeatView
 
 from .endgame import (
@@ -62,6 +59,7 @@ from .endgame import (
     relative,
     solve,
 )
+from .passing import choose_pass, pass_candidates
 from .playout import (
     MOON_CARDS,
     Deal,
@@ -113,45 +111,6 @@ def point_scale(view: SeatView) -> float:
     positive): what tree values are divided by, so that one exploration constant fits every scoring."""
     sc = view.rules.scoring_for(view.deal_kind)
     return float(sum(abs(p) for p in sc.card_points) + 13 * abs(sc.per_trick)) or 1.0
-
-
-# ---------------------------------------------------------------------- passing heuristics
-def pass_danger(hand: CardSet, rules: Rules) -> list[tuple[float, int]]:
-    """(danger, card) for each card of ``hand``, most dangerous first: the ranking used for
-    candidate passes and for the other seats' passes inside simulations."""
-    sc = rules.scoring_for(0)
-    cp = sc.card_points
-    spades = hand & SPADES_MASK
-    low_spades = (spades & ((1 << QUEEN_SPADES) - 1)).bit_count()
-    out = []
-    for c in card_list(hand):
-        suit, rank = divmod(c, 13)
-        length = (hand & SUIT_MASKS[suit]).bit_count()
-        d = rank * 3.0 + (6.0 if length <= 3 else 0.0) - length
-        if cp[c] < 0:
-            d = -50.0  # the jack of diamonds: keep it
-        elif c == QUEEN_SPADES and cp[c] > 0:
-            d = 100.0 if low_spades < 4 else 15.0
-        elif suit == 3 and rank > 10 and not hand >> QUEEN_SPADES & 1:
-            d = (90.0 if rank == 12 else 85.0) if low_spades < 4 else 20.0
-        elif suit == 2 and cp[c] > 0:
-            d += 10.0 + rank
-        out.append((d, c))
-    out.sort(reverse=True)
-    return out
-
-
-def heuristic_pass(hand: CardSet, rules: Rules) -> CardSet:
-    return to_set([c for _, c in pass_danger(hand, rules)[: rules.pass_count]])
-
-
-def pass_candidates(hand: CardSet, rules: Rules, limit: int) -> list[CardSet]:
-    """Up to ``limit`` passes from the most dangerous cards, best-ranked first."""
-    ranked = pass_danger(hand, rules)
-    k = rules.pass_count
-    pool = ranked[: min(len(ranked), k + 4)]
-    combos = sorted(combinations(pool, k), key=lambda cs: -sum(d for d, _ in cs))
-    return [to_set([c for _, c in cs]) for cs in combos[:limit]]
 
 
 # ---------------------------------------------------------------------- the bot
@@ -279,6 +238,10 @@ class SearchBot:
     with it, ``leaf_batch=K`` (default 1) values K leaves a network call (virtual loss) and
     ``tree_exact`` (default off) values a leaf by the exact solver once no hand holds more than
     ``endgame`` cards. Not the default (docs/search.md, "Why more time buys little").
+    ``pass_value``: how a candidate pass is valued in each sampled world (:mod:`moonshot.bots.passing`):
+    ``playout`` (the default) plays the deal out to its end; ``network`` plays the first trick
+    and then asks the value network where the deal ends (playouts where there is none: ``value=off``,
+    rules it does not play).
     ``moon``: the moon model of card decisions (default ``off``; ``model``: a seat that alone has
     taken moon cards is dealt shooting hands more often, and where it holds one it shoots in the
     playouts while this seat defends; ``field``: also any other seat that can shoot does so in the
@@ -370,6 +333,7 @@ class SearchBot:
         puct: float = 0.0,
         leaf_batch: int = 1,
         tree_exact: bool = False,
+        pass_value: str = "playout",
     ) -> None:
         from .moon import MOON_MODELS, SEARCH_POLICIES
 
@@ -452,6 +416,9 @@ class SearchBot:
         self.puct = float(puct)  # (moonshot.bots.ismcts.grow_puct_tree)
         self.leaf_batch = leaf_batch
         self.tree_exact = tree_exact
+        if pass_value not in ("playout", "network"):
+            raise ValueError(f"unknown pass_value {pass_value!r}; known: playout, network")
+        self.pass_value = pass_value
         self.belief = belief
         if belief is not None and belief != "default":
             from .belief import belief_file
@@ -994,31 +961,11 @@ class SearchBot:
 
     # ------------------------------------------------------------------ passing
     def _choose_pass(self, view: SeatView, rng: random.Random) -> CardSet:
-        rules = view.rules
-        me = view.seat
-        candidates = pass_candidates(view.hand, rules, self.n_pass_candidates)
+        candidates = pass_candidates(view.hand, view.rules, self.n_pass_candidates)
         if len(candidates) == 1:
             return candidates[0]
-        pile = view.phase is Phase.PILE
-        spent = self._budget()
-        totals = [0.0] * len(candidates)
-        worlds = 0
-        done = 0
-        unseen = ALL_CARDS & ~view.hand
-        while worlds == 0 or not spent(done):
-            hands = sample_hands(me, view.hand, unseen, (13, 13, 13, 13), (0, 0, 0, 0), (0, 0, 0, 0), rng)
-            passes = [heuristic_pass(hands[s], rules) if s != me else 0 for s in range(4)]
-            pile_order = rng.sample(range(4 * rules.pass_count), 4 * rules.pass_count) if pile else []
-            for i, mine in enumerate(candidates):
-                passes[me] = mine
-                after = _after_passing(hands, passes, view.direction, pile_order, rules.pass_count)
-                deal = start_of_play(rules, view.deal_kind, after, view.leader)
-                totals[i] += relative(self._finish(deal, rng), me, self.others_weight)
-            worlds += 1
-            done += len(candidates)
-        # ties (and the noise floor) go to the better-ranked candidate
-        best = min(range(len(candidates)), key=lambda i: (totals[i] / worlds + 0.05 * i, i))
-        return candidates[best]
+        net = self._value_net(view) if self.pass_value == "network" else None
+        return choose_pass(view, candidates, self._budget(), self._finish, rng, self.others_weight, net, self.policy)
 
     # ------------------------------------------------------------------ charging / exposing
     def _choose_doubling(self, view: SeatView, rng: random.Random, options: CardSet) -> CardSet:
@@ -1095,26 +1042,6 @@ DefendingSearchBot.__signature__ = _SIG.replace(  # type: ignore[attr-defined]
 )
 
 
-def _after_passing(
-    hands: list[CardSet],
-    passes: list[CardSet],
-    direction: PassDirection,
-    pile_order: list[int],
-    k: int,
-) -> list[CardSet]:
-    out = [hands[s] & ~passes[s] for s in range(4)]
-    if pile_order:
-        pile = card_list(passes[0] | passes[1] | passes[2] | passes[3])
-        shuffled = [pile[j] for j in pile_order]
-        for s in range(4):
-            out[s] |= to_set(shuffled[k * s : k * s + k])
-        return out
-    off = direction.offset
-    for s in range(4):
-        out[(s + off) % 4] |= passes[s]
-    return out
-
-
 def _moon_by_other(deal: Deal, me: int) -> bool:
     """Another seat than ``me`` took every heart and the queen of spades in ``deal``."""
     return any(s != me and deal.taken[s] & MOON_CARDS == MOON_CARDS for s in range(4))
@@ -1155,7 +1082,6 @@ def _claim_costs(view: SeatView, taken: list[CardSet]) -> tuple[int, ...]:
 # the helpers the game review (bots/review.py) values options with, under public names
 distinct_cards = _distinct
 score_matters = _matters
-after_passing = _after_passing
 
 __all__ = [
     "DEFENCE",
@@ -1163,13 +1089,9 @@ __all__ = [
     "DefendingSearchBot",
     "Inconsistent",
     "SearchBot",
-    "after_passing",
     "deal_from_view",
     "distinct_cards",
-    "heuristic_pass",
     "minimax",
-    "pass_candidates",
-    "pass_danger",
     "quick_hands",
     "quick_sample_view",
     "relative",
