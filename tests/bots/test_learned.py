@@ -22,6 +22,7 @@ from moonshot.bots.learned import (  # noqa: E402
     Policy,
     card_features,
     default_policy,
+    default_prior,
     load_policy,
 )
 from moonshot.bots.random import RandomBot  # noqa: E402
@@ -335,13 +336,22 @@ def test_a_network_file_per_bot(tmp_path: Path) -> None:
     assert arena_bot("learned", config).act(view, random.Random(0)).card == legal[int(np.argmax(scores))]
     flipped_card = arena_bot(f"learned:network={path}", config).act(view, random.Random(0)).card
     assert flipped_card == legal[int(np.argmin(scores))]
-    # search and pimc: the prior's three cards are the file's network's (the packaged one's worst three)
-    worst = sorted(legal[k] for k in np.argsort(scores)[:3])
-    best = sorted(legal[k] for k in np.argsort(scores)[-3:])
+    # search and pimc: the prior's three cards are their own packaged prior's (not the learned
+    # bot's network), or the file's network's (here the packaged prior's worst three)
+    prior = default_prior()
+    assert prior is not base
+    prior_scores = prior.scores(card_features(view, legal))
+    flipped_prior = tmp_path / "flipped-prior.npz"
+    save_policy(
+        Policy(prior.mean, prior.scale, (*prior.layers[:-1], (-prior.layers[-1][0], -prior.layers[-1][1]))),
+        flipped_prior,
+    )
+    worst = sorted(legal[k] for k in np.argsort(prior_scores)[:3])
+    best = sorted(legal[k] for k in np.argsort(prior_scores)[-3:])
     for name in ("search:prior=3", "pimc:prior=3"):
         assert arena_bot(name, config)._prior_cards(view, legal) == best
-        assert arena_bot(f"{name},network={path}", config)._prior_cards(view, legal) == worst
-    assert default_policy() is base
+        assert arena_bot(f"{name},network={flipped_prior}", config)._prior_cards(view, legal) == worst
+    assert default_policy() is base and default_prior() is prior
     with pytest.raises(ValueError, match="cannot read network weights"):
         arena_bot(f"search:network={tmp_path / 'missing.npz'}", config)
 

@@ -491,11 +491,11 @@ def test_successive_halving_drops_the_worse_half_of_the_cards_as_it_goes() -> No
 
 def _distinct_with_network_scores(view: SeatView, rng: random.Random) -> tuple[list[int], dict[int, float]]:
     """The cards ``search`` plays out in ``view`` (one per run of equivalent cards) and the
-    packaged network's score of each: each card stands for its run, so it scores the run's best."""
-    from moonshot.bots.learned import card_features, default_policy
+    packaged prior's score of each: each card stands for its run, so it scores the run's best."""
+    from moonshot.bots.learned import card_features, default_prior
 
     legal = card_list(view.legal_plays)
-    scores = default_policy().scores(card_features(view, legal)).tolist()
+    scores = default_prior().scores(card_features(view, legal)).tolist()
     deal = deal_from_view(view, sample_view(view, rng))
     kept = _distinct(deal, view.legal_plays, _matters(deal))
     run_score = {

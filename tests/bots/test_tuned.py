@@ -50,6 +50,7 @@ def test_the_table_holds_the_fields_of_the_rules_it_was_measured_in() -> None:
     # the shipped networks and search's tuned defaults, by variant (what the name sets said before)
     expected = {
         "learned.npz": {"standard", "gym", "trend"},
+        "prior.npz": {"standard", "gym", "trend"},
         "value.npz": {"standard", "gym", "trend"},
         "belief.npz": {"standard", "gym"},
     }

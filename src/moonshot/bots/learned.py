@@ -15,7 +15,8 @@ card; play: the arg-max, deterministic). So it learns where ``search`` disagrees
 heuristic's sums, not Hearts from scratch, and a few tens of thousands of decisions are enough.
 
 The weights are package data (``moonshot/bots/data/learned.npz``, made by ``moonshot
-train-learned``), read once per process the first time a bot is made, the way importing a module
+train-learned``; ``search``'s prior, the same kind of network trained another way, is
+``prior.npz``: :func:`default_prior`), read once per process the first time a bot is made, the way importing a module
 reads one; a bot made with ``network=PATH`` reads that weights file instead, once, when it is
 made. Those are the only files this pure module reads. NumPy is needed (the ``learned`` extra).
 """
@@ -250,19 +251,32 @@ class Policy:
         return cls(mean, scale, tuple(layers), rules_of(arrays, WEIGHTS_RESOURCE))
 
 
-_DEFAULT: Policy | None = None
+_PACKAGED: dict[str, Policy] = {}
 WEIGHTS_RESOURCE = "learned.npz"
+PRIOR_RESOURCE = "prior.npz"
+
+
+def _packaged(resource: str) -> Policy:
+    found = _PACKAGED.get(resource)
+    if found is None:
+        from importlib.resources import files
+
+        with files("moonshot.bots.data").joinpath(resource).open("rb") as f, np.load(f) as arrays:
+            found = _PACKAGED[resource] = Policy.from_arrays(dict(arrays))
+    return found
 
 
 def default_policy() -> Policy:
-    """The packaged weights (``moonshot/bots/data/learned.npz``), loaded once per process."""
-    global _DEFAULT
-    if _DEFAULT is None:
-        from importlib.resources import files
+    """The ``learned`` bot's packaged weights (``moonshot/bots/data/learned.npz``), loaded once per process."""
+    return _packaged(WEIGHTS_RESOURCE)
 
-        with files("moonshot.bots.data").joinpath(WEIGHTS_RESOURCE).open("rb") as f, np.load(f) as arrays:
-            _DEFAULT = Policy.from_arrays(dict(arrays))
-    return _DEFAULT
+
+def default_prior() -> Policy:
+    """``search``'s packaged prior (``moonshot/bots/data/prior.npz``), loaded once per process: the
+    network whose best cards ``search`` plays out and whose log-probabilities it counts. Its own
+    file, not the ``learned`` bot's: a network that plays better alone is not a better prior
+    (docs/search.md, "The `learned` bot")."""
+    return _packaged(PRIOR_RESOURCE)
 
 
 def load_policy(path: Any) -> Policy:
@@ -340,6 +354,7 @@ __all__ = [
     "Policy",
     "card_features",
     "default_policy",
+    "default_prior",
     "load_policy",
     "policy_file",
 ]

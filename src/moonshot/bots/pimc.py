@@ -18,7 +18,7 @@ play differs.
 
 Options: ``PimcBot(think_ms=200, simulations=None, worlds=20, exploration=0.7,
 rollout="heuristic", clock=None, prior=0, network=None, preset=None)``. ``prior=K`` grows the
-trees' roots over the learned network's ``K`` best cards only (as ``search`` does; where the network
+trees' roots over the prior network's ``K`` best cards only (``search``'s prior, as ``search`` does; where the network
 plays), 0: every card; ``network=PATH``: the network in that weights file instead of the packaged one.
 
 ``preset="classic"`` (the spec ``pimc:classic``) is the classic configuration of the programs

@@ -1,7 +1,7 @@
 """``search-learned``: the search bot over only the learned policy's best cards.
 
 Apart from :mod:`moonshot.bots.learned` because it is a :class:`~moonshot.bots.search.SearchBot`,
-and the search bot reads the learned network (its prior) itself.
+and the search bot reads its prior network (``prior.npz``, :func:`~moonshot.bots.learned.default_prior`) itself.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from moonshot.bots.learned import Policy, card_features, default_policy
+from moonshot.bots.learned import Policy, card_features, default_prior
 from moonshot.bots.search import Clock, SearchBot
 from moonshot.core.cards import card_list
 from moonshot.core.views import SeatView
@@ -39,7 +39,7 @@ class PriorSearchBot(SearchBot):
     ) -> None:
         super().__init__(think_ms=think_ms, simulations=simulations, rollout=rollout, inference=inference, clock=clock)
         self.top = top
-        self.prior = policy or default_policy()
+        self.prior = policy or default_prior()
 
     def _choose_card(self, view: SeatView, rng: random.Random) -> tuple[int, float]:
         cards = card_list(view.legal_plays)

@@ -248,8 +248,9 @@ class SearchBot:
     playouts; :mod:`moonshot.bots.moon`). Not the default: at 20 ms a move it conceded more moons.
     ``moon_penalty`` (default 0): in a decision where another seat alone has taken moon cards, a
     playout in which another seat shoots the moon costs this much more than its score.
-    ``prior``: where the rules play like those the learned network's weights file records
-    (:mod:`moonshot.bots.tuned`: standard, Gym, Trend for the shipped one), only the network's ``prior`` best cards are
+    ``prior``: where the rules play like those the prior network's weights file records
+    (``prior.npz``, a policy network like the ``learned`` bot's; :mod:`moonshot.bots.tuned`: standard, Gym, Trend for
+    the shipped one), only the network's ``prior`` best cards are
     played out, so the same budget buys more worlds for each; 0 turns it off. ``network=PATH``:
     the prior is the network in that weights file (``moonshot train-learned --out``) instead of
     the packaged one, so two networks can meet in the arena. ``prior_weight=W``: the card chosen
@@ -797,9 +798,9 @@ class SearchBot:
         prior = None
         root_logits = self._prior_scores(view, cards)
         if root_logits is not None:
-            from .learned import default_policy, policy_file
+            from .learned import default_prior, policy_file
 
-            prior = network_prior(view, policy_file(self.network) if self.network is not None else default_policy())
+            prior = network_prior(view, policy_file(self.network) if self.network is not None else default_prior())
         return grow_puct_tree(
             cards,
             root_logits,
@@ -876,10 +877,10 @@ class SearchBot:
         The network scores every legal card; a card left out of ``cards`` as equivalent to a lower
         one lends its score to that one (each card scores its run's best)."""
         try:
-            from .learned import card_features, default_policy, policy_file
+            from .learned import card_features, default_prior, policy_file
         except ImportError:  # pragma: no cover - NumPy is a dependency; without it, no prior
             return None
-        policy = policy_file(self.network) if self.network is not None else default_policy()
+        policy = policy_file(self.network) if self.network is not None else default_prior()
         if view.rules not in policy.rules:
             return None
         legal = card_list(view.legal_plays)

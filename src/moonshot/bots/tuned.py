@@ -138,6 +138,8 @@ STANDARD_AND_TREND = RulesSet.from_fields(STANDARD_FIELDS, TREND_FIELDS)
 SHIPPED: dict[str, RulesSet] = {
     # trained on standard deals; its card play measured at least as good as the heuristic's in Trend too
     "learned.npz": STANDARD_AND_TREND,
+    # search's prior: trained on standard deals; search with it measured better in Trend too
+    "prior.npz": STANDARD_AND_TREND,
     # trained on standard deals; search with it measured better in Trend too
     "value.npz": STANDARD_AND_TREND,
     # trained on standard deals

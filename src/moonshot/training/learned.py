@@ -675,7 +675,7 @@ def _train_learned_cmd() -> Any:
     @click.option(
         "--games",
         "-n",
-        default=4000,
+        default=8000,
         show_default=True,
         type=click.IntRange(min=1),
         help="Deals to play for the dataset (the teacher in four seats each; two with --no-self-play).",
@@ -689,11 +689,12 @@ def _train_learned_cmd() -> Any:
     )
     @click.option(
         "--teacher",
-        default="search:prior=0",
+        default="search:prior=3",
         show_default=True,
         help="The bot to imitate, as a bot spec: today's search with the options given, e.g. "
-        "`search:prior=0` (no network: the shipped weights' teacher) or `search:network=round1.npz` "
-        "(expert iteration: a search guided by an earlier round's network). Plain `search` is the "
+        "`search:prior=3` (today's search with its packaged prior: expert iteration, the shipped "
+        "weights' teacher), `search:prior=0` (no network: the prior's teacher) or "
+        "`search:network=round1.npz` (a search guided by another network). Plain `search` is the "
         "round-one teacher (root=flat, prior=0, endgame=3).",
     )
     @click.option(
@@ -706,7 +707,7 @@ def _train_learned_cmd() -> Any:
     @click.option("--variant", "-v", default="standard", show_default=True)
     @click.option(
         "--seed",
-        default=1_000_000,
+        default=4_000_000,
         show_default=True,
         type=int,
         help="Deal i is dealt from seed + i (far from the arena's seeds 0..).",
@@ -717,7 +718,7 @@ def _train_learned_cmd() -> Any:
         default=None,
         help="Keep the games here (.jsonl or .jsonl.gz); read them from it if it exists.",
     )
-    @training_options(hidden="64,32", epochs=30, lr=3e-3, weights="learned.npz", plays_in=("trend",))
+    @training_options(hidden="256,128", epochs=30, lr=3e-3, weights="learned.npz", plays_in=("trend",))
     def train_learned_cmd(
         games: int,
         simulations: int,
@@ -737,7 +738,7 @@ def _train_learned_cmd() -> Any:
     ) -> None:
         """Make the `learned` bot's weights: play deals with a teacher (search), imitate its card play.
 
-        The defaults are the recipe of the shipped weights (`-w 2`: about 12 minutes on two cores).
+        The defaults are the recipe of the shipped weights (`-w 2`: about 25 minutes on two cores).
         Deterministic: the same options give the same games and the same weights.
         """
         from moonshot.cli.progress import err_console
