@@ -404,3 +404,13 @@ def test_a_bad_games_file_is_a_clear_error_not_a_traceback(tmp_path: Path) -> No
     not_gzip.write_text(json.dumps(header) + "\n")
     with pytest.raises(ValueError, match=re.escape("not a moonshot.learned-games/1 file")):
         read_games(not_gzip)
+
+
+def test_the_packaged_networks_by_name_and_level_5_keeps_the_one_it_was_measured_with() -> None:
+    assert make_bot("learned").policy is default_policy()
+    prior_bot = make_bot("learned", net="prior")
+    assert prior_bot.policy is default_prior() and prior_bot.spec == "learned --net prior"
+    assert make_bot("level:5").policy is default_prior()  # its ladder rows were played with it
+    assert default_policy().layers[0][0].shape == (N_FEATURES, 256)  # the bot's own, wider network
+    with pytest.raises(ValueError, match="unknown net"):
+        make_bot("learned", net="value")

@@ -254,6 +254,7 @@ class Policy:
 _PACKAGED: dict[str, Policy] = {}
 WEIGHTS_RESOURCE = "learned.npz"
 PRIOR_RESOURCE = "prior.npz"
+PACKAGED_NETS = ("learned", "prior")  # the learned bot's ``net`` option
 
 
 def _packaged(resource: str) -> Policy:
@@ -309,7 +310,10 @@ class LearnedBot(HeuristicBot):
     measured at least as good as the heuristic's); elsewhere (Omnibus, Kierki, Turbo) the bot
     plays the heuristic's card. ``everywhere=True``: the network plays cards whatever the rules;
     ``temperature > 0`` samples the card from the softmax instead;
-    ``network=PATH``: the network in that weights file instead of the packaged one.
+    ``network=PATH``: the network in that weights file instead of the packaged one;
+    ``net``: which packaged network plays, ``learned`` (the default: the one trained on today's
+    ``search``) or ``prior`` (``search``'s prior, the ``learned`` bot's network until 2026-12-07:
+    level 5 plays it, as its ladder rows were measured).
     """
 
     name = "learned"
@@ -320,9 +324,13 @@ class LearnedBot(HeuristicBot):
         temperature: float = 0.0,
         everywhere: bool = False,
         network: str | None = None,
+        net: str = "learned",
     ) -> None:
         super().__init__()
-        self.policy = policy or (policy_file(network) if network is not None else default_policy())
+        if net not in PACKAGED_NETS:
+            raise ValueError(f"unknown net {net!r}; known: {', '.join(PACKAGED_NETS)}")
+        packaged = default_policy if net == "learned" else default_prior
+        self.policy = policy or (policy_file(network) if network is not None else packaged())
         self.temperature = temperature
         self.everywhere = everywhere
         self._rng: random.Random | None = None

@@ -100,7 +100,8 @@ _ROWS: tuple[_Row, ...] = (
     (2, "Novice", "heuristic", {"epsilon": 0.5}, 22.69, 1.64, 0.0021, (-3.507, -3.796, -3.218, 41000)),
     (3, "Casual", "heuristic", {"epsilon": 0.2}, 25.86, 1.65, 0.0027, (-1.940, -2.245, -1.635, 42000)),
     (4, "Intermediate", "heuristic", {}, 27.44, 1.65, 0.0031, (-1.245, -1.517, -0.973, 43000)),
-    (5, "Advanced", "learned", {}, 27.22, 1.66, 0.0447, (-1.080, -1.415, -0.745, 44000)),
+    # level 5 is the learned bot's network it was measured with (search's prior since 2026-12-07)
+    (5, "Advanced", "learned", {"net": "prior"}, 27.22, 1.66, 0.0447, (-1.080, -1.415, -0.745, 44000)),
     (6, "Master", "search", {"simulations": 5000}, 28.72, 1.66, 41.1011, (-0.897, -1.176, -0.618, 46000)),
 )
 
