@@ -132,7 +132,7 @@ def test_train_value_command_errors_are_clear(tmp_path: Path) -> None:
     # the option is train-learned's too, checked the same way there
     for bad in ("0", "64,-1", ","):
         learned = runner.invoke(main, ["train-learned", "--hidden", bad, "-n", "1"])
-        assert learned.exit_code == 2 and "give layer sizes like 64,32" in learned.output, learned.output
+        assert learned.exit_code == 2 and "give layer sizes like 256,128" in learned.output, learned.output
     bad_player = runner.invoke(main, ["train-value", "--player", "nobody", "--games-file", str(tmp_path / "g.jsonl")])
     assert bad_player.exit_code != 0 and "--player" in bad_player.output
     junk = tmp_path / "junk.jsonl"
