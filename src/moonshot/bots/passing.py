@@ -118,8 +118,6 @@ def choose_pass(
     the network's estimate (``finish`` still values a deal the network does not: one decided
     within the first trick). Ties, and differences within the noise floor of 0.05 a deal, go to
     the better-ranked candidate."""
-    from .value import leaf_costs
-
     rules = view.rules
     me = view.seat
     pile = view.phase is Phase.PILE
@@ -131,6 +129,8 @@ def choose_pass(
 
     def flush() -> None:
         if pending:
+            from .value import leaf_costs  # (NumPy: only where a network values the passes)
+
             for (i, _), costs in zip(pending, leaf_costs(net, [d for _, d in pending])):
                 totals[i] += relative(costs, me, others_weight)
             pending.clear()
