@@ -70,6 +70,12 @@ class GenConfig:
     network_sha256: str | None = None
     # self-play: the teacher in all four seats (every seat's decisions are examples)
     self_play: bool = False
+    # DAgger: the bot whose actions are played in the teacher's seats (a bot spec; None: the
+    # teacher's own). The teacher then only labels: at each card decision it says which card it
+    # would play, and that card is the example's, on the states the player's own play leads to.
+    player: str | None = None
+    # the SHA-256 of the weights file the player's `network=` option names (checked before playing)
+    player_sha256: str | None = None
 
 
 def teacher_seats(index: int, self_play: bool = False) -> tuple[int, ...]:
@@ -120,27 +126,59 @@ def _bot(spec: str, simulations: int, network_sha256: str | None = None) -> Bot:
     return _BOTS[key]
 
 
+def label_key(seat: int, trick_no: int) -> str:
+    """Which card decision of a deal a label is for: the seat, and the trick (each seat plays one card a trick)."""
+    return f"{seat}:{trick_no}"
+
+
+class Labelled:
+    """A seat that plays ``player``'s actions while ``teacher`` labels its card decisions.
+
+    At each card play with more than one legal card the teacher is asked what it would play (it
+    searches as if it held the seat; its card is not played), and that card goes into ``labels``
+    under :func:`label_key`. The action played is the player's, whatever the decision.
+    """
+
+    def __init__(self, player: Bot, teacher: Bot, labels: dict[str, int]) -> None:
+        self.player = player
+        self.teacher = teacher
+        self.labels = labels
+        self.name = player.name
+
+    def act(self, view: Any, rng: random.Random) -> Any:
+        legal = view.legal_plays
+        if view.phase is Phase.PLAY and legal & (legal - 1):
+            said = self.teacher.act(view, rng)
+            if type(said) is Play:
+                self.labels[label_key(view.seat, view.trick_no)] = said.card
+        return self.player.act(view, rng)
+
+
 def play_game(config: GenConfig, index: int) -> dict[str, Any]:
     """Play generator game ``index``: the teacher in two seats (all four in self-play), the partner
-    bot in the others."""
+    bot in the others; with a ``player``, the player plays the teacher's seats and the teacher
+    labels them (the record's ``labels``)."""
     rules = deal_rules(find_variant(config.variant), index, config.passing)
     seed = config.seed + index
     teach = teacher_seats(index, config.self_play)
-    players = [
-        _bot(config.teacher, config.simulations, config.network_sha256)
-        if s in teach
-        else _bot(config.partner, config.simulations)
-        for s in range(4)
-    ]
+    teacher = _bot(config.teacher, config.simulations, config.network_sha256)
+    labels: dict[str, int] = {}
+    seat_bot: Bot = teacher
+    if config.player is not None:
+        seat_bot = Labelled(_bot(config.player, config.simulations, config.player_sha256), teacher, labels)
+    players = [seat_bot if s in teach else _bot(config.partner, config.simulations) for s in range(4)]
     rngs = [random.Random(f"moonshot-learned:{seed}:{s}") for s in range(4)]
     game = Game(rules, seed)
     play_out(game, players, rngs)
-    return {
+    record: dict[str, Any] = {
         "index": index,
         "seed": seed,
         "teacher_seats": list(teach),
         "actions": [action_to_dict(a) for a in game.actions],
     }
+    if config.player is not None:
+        record["labels"] = labels
+    return record
 
 
 def _play_many(args: tuple[GenConfig, list[int]]) -> list[dict[str, Any]]:
@@ -224,6 +262,16 @@ class Decisions:
     def __len__(self) -> int:
         return len(self.y)
 
+    @classmethod
+    def joined(cls, parts: Sequence[Decisions]) -> Decisions:
+        """The examples of ``parts``, one after another (DAgger's aggregate of every round's games)."""
+        return cls(
+            np.concatenate([p.x for p in parts]),
+            np.concatenate([p.mask for p in parts]),
+            np.concatenate([p.y for p in parts]),
+            np.concatenate([p.target for p in parts]),
+        )
+
 
 def equivalent(cards: Sequence[int], chosen: int, live: int) -> list[bool]:
     """Which of ``cards`` (my legal cards) play exactly like ``chosen``: the same suit and no ``live``
@@ -250,17 +298,21 @@ def decisions(config: GenConfig, records: Sequence[dict[str, Any]]) -> Decisions
         rules = deal_rules(base, r["index"], config.passing)
         game = Game(rules, r["seed"])
         teach = set(r["teacher_seats"])
+        labels: dict[str, int] | None = r.get("labels")  # a player's games: the teacher's cards
         for d in r["actions"]:
             action = action_from_dict(d)
             if type(action) is Play and action.seat in teach and game.phase is Phase.PLAY:
                 view = seat_view(game, action.seat)
                 legal = view.legal_plays
-                if legal & (legal - 1):
+                label = action.card if labels is None else labels.get(label_key(action.seat, view.trick_no))
+                if legal & (legal - 1) and label is not None:
+                    if not legal >> label & 1:
+                        raise ValueError(f"game {r['index']}: the label {label} is not a legal card")
                     cards = card_list(legal)
                     xs.append(card_features(view, cards))
-                    ys.append(cards.index(action.card))
+                    ys.append(cards.index(label))
                     live = view.unseen | sum(1 << c for _, c in view.trick)
-                    targets.append(equivalent(cards, action.card, live))
+                    targets.append(equivalent(cards, label, live))
             game.apply(action)
     n = len(ys)
     x = np.zeros((n, MAX_LEGAL, N_FEATURES), dtype=np.float32)
@@ -704,6 +756,14 @@ def _train_learned_cmd() -> Any:
         help="The teacher in all four seats (every seat's card plays are examples), or in two seats "
         "across from each other with two heuristic seats.",
     )
+    @click.option(
+        "--player",
+        default=None,
+        help="DAgger: the bot that plays the teacher's seats, as a bot spec (an earlier round's network, "
+        "`learned:network=round1.npz`); the teacher only labels each card decision with the card it "
+        "would play, on the states the player's own play reaches. Join the earlier rounds' games "
+        "with --also. [default: the teacher plays]",
+    )
     @click.option("--variant", "-v", default="standard", show_default=True)
     @click.option(
         "--seed",
@@ -718,16 +778,24 @@ def _train_learned_cmd() -> Any:
         default=None,
         help="Keep the games here (.jsonl or .jsonl.gz); read them from it if it exists.",
     )
+    @click.option(
+        "--also",
+        type=click.Path(dir_okay=False, exists=True, path_type=Path),
+        multiple=True,
+        help="Another games file to train on as well (an earlier round's --games-file); repeatable.",
+    )
     @training_options(hidden="256,128", epochs=30, lr=3e-3, weights="learned.npz", plays_in=("trend",))
     def train_learned_cmd(
         games: int,
         simulations: int,
         teacher: str,
         self_play: bool,
+        player: str | None,
         variant: str,
         seed: int,
         workers: int,
         games_file: Path | None,
+        also: tuple[Path, ...],
         hidden: tuple[int, ...],
         epochs: int,
         lr: float,
@@ -754,11 +822,16 @@ def _train_learned_cmd() -> Any:
             records = records[:games]
             err_console.print(f"read {len(records)} games from {games_file}")
         else:
-            try:  # a bad spec or weights file is an error now, not in a worker process
-                network = teacher_network(teacher)
-                _bot(teacher, simulations)
-            except ValueError as e:  # an unknown bot (UnknownBot) too
-                raise click.BadParameter(str(e), param_hint="--teacher") from e
+            checked: dict[str, str | None] = {}
+            for spec, hint in ((teacher, "--teacher"), (player, "--player")):
+                if spec is None:
+                    continue
+                try:  # a bad spec or weights file is an error now, not in a worker process
+                    checked[hint] = teacher_network(spec)
+                    _bot(spec, simulations)
+                except ValueError as e:  # an unknown bot (UnknownBot) too
+                    raise click.BadParameter(str(e), param_hint=hint) from e
+            network, player_network = checked["--teacher"], checked.get("--player")
             config = GenConfig(
                 variant=variant,
                 seed=seed,
@@ -766,6 +839,8 @@ def _train_learned_cmd() -> Any:
                 teacher=teacher,
                 network_sha256=file_sha256(network) if network is not None else None,
                 self_play=self_play,
+                player=player,
+                player_sha256=file_sha256(player_network) if player_network is not None else None,
             )
             with _progress(quiet) as progress:
                 bar = progress.add_task(f"{variant}: {teacher} games", total=games, status="")
@@ -788,6 +863,22 @@ def _train_learned_cmd() -> Any:
         err_console.print(
             f"{len(records)} games, {len(data)} decisions of the teacher ({time.perf_counter() - start:.0f} s)"
         )
+        also_meta = []
+        if also:
+            parts = [data]
+            for path in also:
+                try:
+                    other_config, other_records = read_games(path)
+                    parts.append(decisions(other_config, other_records))
+                except (ValueError, KeyError, TypeError) as e:
+                    raise click.ClickException(f"{path}: cannot train on these games: {e!r}") from e
+                if other_config.variant != config.variant:
+                    raise click.BadParameter(
+                        f"{path}: games of {other_config.variant}, not {config.variant}", param_hint="--also"
+                    )
+                also_meta.append({"file": path.name, "games": len(other_records), "generator": asdict(other_config)})
+                err_console.print(f"{path}: {len(other_records)} games, {len(parts[-1])} decisions")
+            data = Decisions.joined(parts)
         tconf = TrainConfig(hidden=hidden, epochs=epochs, lr=lr, seed=train_seed)
         with _progress(quiet) as progress:
             bar = progress.add_task("training", total=epochs, status="")
@@ -800,6 +891,7 @@ def _train_learned_cmd() -> Any:
             "games": len(records),
             "decisions": len(data),
             "generator": asdict(config),
+            "also": also_meta,
             "train": {**asdict(tconf), "hidden": list(hidden)},
             "validation_agreement": round(result.val_agreement, 4),
             "heuristic_validation_agreement": round(result.heuristic_val_agreement, 4),
