@@ -1,12 +1,13 @@
 """CPU time per card decision of the ``learned`` bot, against the ``heuristic`` anchor, interleaved.
 
-    python benchmarks/learned_speed.py [--deals 200] [--rounds 3]
+    python benchmarks/learned_speed.py [--deals 200] [--rounds 3] [--network PATH]
 
 Collects the views of every card decision with more than one legal card in ``--deals`` standard
 deals (four heuristic seats), then times each bot deciding all of them (``time.process_time``:
 CPU, not the wall clock, so a loaded machine changes it less), alternating the bots for
 ``--rounds`` rounds, best round reported. The learned bot's time splits into the features
-(which include the heuristic's own estimates) and the network.
+(which include the heuristic's own estimates) and the network. ``--network PATH``: the network in
+that weights file (``moonshot train-learned --out``) instead of the packaged one.
 """
 
 from __future__ import annotations
@@ -48,9 +49,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--deals", type=int, default=200)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--network", default=None, help="a weights file to time instead of the packaged network")
     args = ap.parse_args()
     vs = views(args.deals)
-    learned, heuristic = LearnedBot(), HeuristicBot()
+    learned, heuristic = LearnedBot(network=args.network), HeuristicBot()
     rng = random.Random(0)
 
     def heur() -> None:
