@@ -296,6 +296,8 @@ def test_a_games_file_with_a_label_that_is_no_legal_card_is_refused(tmp_path: Pa
     broken = {**records[0], "labels": {**records[0]["labels"], key: wrong}}
     with pytest.raises(ValueError, match="not a legal card"):
         decisions(config, [broken])
+    with pytest.raises(ValueError, match="labels must map decisions to cards"):
+        decisions(config, [{**records[0], "labels": [1, 2]}])
     path = tmp_path / "broken.jsonl"
     write_games(path, config, [broken])
     result = CliRunner().invoke(main, ["train-learned", "--games-file", str(path), "-o", str(tmp_path / "w.npz")])
@@ -351,3 +353,7 @@ def test_train_learned_command_dagger_round(tmp_path: Path) -> None:
         main, ["train-learned", "--games-file", str(first_games), "--also", str(other), "-o", str(out)]
     )
     assert mixed.exit_code == 2 and "games of gym, not standard" in mixed.output, mixed.output
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_text("not json\n")
+    bad = CliRunner().invoke(main, ["train-learned", "--games-file", str(first_games), "--also", str(garbage)])
+    assert bad.exit_code == 2 and "not a moonshot.learned-games/1 file" in bad.output, bad.output

@@ -299,6 +299,8 @@ def decisions(config: GenConfig, records: Sequence[dict[str, Any]]) -> Decisions
         game = Game(rules, r["seed"])
         teach = set(r["teacher_seats"])
         labels: dict[str, int] | None = r.get("labels")  # a player's games: the teacher's cards
+        if labels is not None and not isinstance(labels, dict):
+            raise ValueError(f"game {r['index']}: labels must map decisions to cards")
         for d in r["actions"]:
             action = action_from_dict(d)
             if type(action) is Play and action.seat in teach and game.phase is Phase.PLAY:
@@ -843,7 +845,8 @@ def _train_learned_cmd() -> Any:
                 player_sha256=file_sha256(player_network) if player_network is not None else None,
             )
             with _progress(quiet) as progress:
-                bar = progress.add_task(f"{variant}: {teacher} games", total=games, status="")
+                who = teacher if player is None else f"{player} labelled by {teacher}"
+                bar = progress.add_task(f"{variant}: {who} games", total=games, status="")
                 stream = generate(config, games, workers, lambda n: progress.update(bar, advance=n))
                 if games_file is not None:
                     records = []
@@ -869,13 +872,16 @@ def _train_learned_cmd() -> Any:
             for path in also:
                 try:
                     other_config, other_records = read_games(path)
-                    parts.append(decisions(other_config, other_records))
-                except (ValueError, KeyError, TypeError) as e:
-                    raise click.ClickException(f"{path}: cannot train on these games: {e!r}") from e
+                except ValueError as e:
+                    raise click.BadParameter(str(e), param_hint="--also") from e
                 if other_config.variant != config.variant:
                     raise click.BadParameter(
                         f"{path}: games of {other_config.variant}, not {config.variant}", param_hint="--also"
                     )
+                try:
+                    parts.append(decisions(other_config, other_records))
+                except (ValueError, KeyError, TypeError) as e:
+                    raise click.ClickException(f"{path}: a game does not replay: {e!r}") from e
                 also_meta.append({"file": path.name, "games": len(other_records), "generator": asdict(other_config)})
                 err_console.print(f"{path}: {len(other_records)} games, {len(parts[-1])} decisions")
             data = Decisions.joined(parts)
