@@ -1,7 +1,7 @@
 """The time ladder: what ten times the CPU a move buys ``search``, head to head, step by step.
 
     python benchmarks/time_ladder.py [--budgets 1,10,100] [--deals 1000] [--chunk 250]
-        [--seed 90000] [--bot search] [--workers 2] [--dir time-ladder]
+        [--seed 90000] [--bot search] [--workers 2] [--dir time-ladder] [--no-play]
 
 For each step from one budget to the next (1 → 10 ms, 10 → 100 ms of CPU a move), the
 ``moonshot`` command itself plays the longer budget against the shorter, two seats each in both
@@ -14,7 +14,8 @@ changes the wall clock, not what a move buys):
 Step ``k`` plays the deals from ``--seed + 1000 k`` (fresh deals for each step), in chunks of
 ``--chunk`` deals, each chunk its own results file. A rerun reuses every results file already in
 ``DIR`` (whatever its chunk size) and plays only the deals none of them covers: delete them to
-measure again.
+measure again. ``--no-play``: play nothing, only the table and plot of the files there (a step
+with fewer deals than ``--deals`` says how many it has).
 
 Printed: a row per step (deals, CPU ms a move of each side, the longer budget's points a deal
 minus the shorter's with its 95% interval, over every deal of the step). Written, with the
@@ -83,6 +84,7 @@ def main() -> None:
     ap.add_argument("--bot", default="search", help="the bot spec the budgets are given to (options after a colon)")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--dir", type=Path, default=Path("time-ladder"))
+    ap.add_argument("--no-play", action="store_true", help="play nothing: the table and plot of the files in --dir")
     args = ap.parse_args()
     budgets = [int(x) for x in args.budgets.split(",")]
     if len(budgets) < 2 or budgets != sorted(budgets):
@@ -95,7 +97,7 @@ def main() -> None:
         have = covered(step_files(args.dir, hi, lo))
         for c in range(start, start + args.deals, args.chunk):
             n = min(args.chunk, start + args.deals - c)
-            if set(range(c, c + n)) <= have:
+            if args.no_play or set(range(c, c + n)) <= have:
                 continue
             cmd = [
                 *moonshot_cmd(),
@@ -128,6 +130,8 @@ def main() -> None:
                     diffs[seed] = d
             for name, v in results["summary"]["ms_per_move"].items():
                 ms.setdefault(name.rsplit("=", 1)[-1], []).append(v)
+        if not diffs:
+            sys.exit(f"no results for {lo} → {hi} ms in {args.dir}")
         m, se = mean_se(list(diffs.values()))
         ms_lo, ms_hi = (float(np.mean(ms.get(str(b), [math.nan]))) for b in (lo, hi))
         rows.append((lo, hi, len(diffs), ms_lo, ms_hi, m, se))
