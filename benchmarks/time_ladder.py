@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from learning_curve import per_deal  # (this folder: the arena's paired difference of each deal)
 
 
 def moonshot_cmd() -> list[str]:
@@ -45,18 +46,10 @@ def moonshot_cmd() -> list[str]:
     return [found] if found else [sys.executable, "-m", "moonshot"]
 
 
-def per_deal(results: dict[str, Any]) -> dict[int, float]:
-    """Head to head: the first bot's mean minus the second's, each deal of a results file, by seed."""
-    first = results["config"]["candidate"]
-    out = {}
-    for deal in results["deals"]:
-        mine: list[int] = []
-        theirs: list[int] = []
-        for seating, points in zip(deal["seatings"], deal["points"]):
-            for name, p in zip(seating, points):
-                (mine if name == first else theirs).append(p)
-        out[deal["seed"]] = sum(mine) / len(mine) - sum(theirs) / len(theirs)
-    return out
+def per_deal_by_seed(results: dict[str, Any]) -> dict[int, float]:
+    """Head to head: the first bot's mean minus the second's, each deal of a results file, by the
+    deal's seed (so the files of one step pool)."""
+    return {results["config"]["seed"] + i: d for i, d in per_deal(results).items()}
 
 
 def mean_se(xs: list[float]) -> tuple[float, float]:
@@ -125,7 +118,7 @@ def main() -> None:
         ms: dict[str, list[float]] = {}
         for f in step_files(args.dir, hi, lo):
             results = json.loads(f.read_text())
-            for seed, d in per_deal(results).items():
+            for seed, d in per_deal_by_seed(results).items():
                 if start <= seed < start + args.deals:
                     diffs[seed] = d
             for name, v in results["summary"]["ms_per_move"].items():
