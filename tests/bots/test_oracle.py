@@ -8,7 +8,7 @@ import pytest
 
 from moonshot.bots.oracle import Blind, OracleBot
 from moonshot.bots.registry import BOT_REGISTRY, UnknownBot, bot_names, check_bot_name, make_bot
-from moonshot.core.actions import Play
+from moonshot.core.actions import Pass, Play
 from moonshot.core.engine import Game, Phase
 from moonshot.core.variants import find_variant
 from moonshot.core.views import seat_view
@@ -63,6 +63,37 @@ def test_its_one_world_is_the_deal_as_it_lies() -> None:
     assert deal(random.Random(0)) == list(game.hands) == deal(random.Random(9))
     action = bot.act(view, random.Random(1))
     assert isinstance(action, Play) and view.legal_plays >> action.card & 1
+
+
+def test_its_pass_sees_the_hands_as_dealt_even_after_another_seat_has_passed() -> None:
+    game = Game(deal_rules(find_variant("standard"), 0), 5)  # deal 0 passes left
+    dealt = list(game.hands)
+    bot = OracleBot(simulations=40)
+    with pytest.raises(Blind):  # watching no game
+        bot.act(seat_view(game, 0), random.Random(1))
+    bot.watch(game)
+    seen = []
+    for seat in range(4):
+        view = seat_view(game, seat)
+        assert view.phase is Phase.PASS
+        hands = bot._pass_hands(view)
+        assert hands is not None
+        seen.append(hands(random.Random(seat)))
+        action = bot.act(view, random.Random(seat))
+        assert isinstance(action, Pass) and action.cards & view.hand == action.cards
+        game.apply(action)  # (the engine takes a seat's pass out of its hand at once)
+    assert seen == [dealt] * 4
+
+
+def test_passing_by_an_oracle_hands_it_the_watched_game() -> None:
+    spec = "heuristic:pass_by=oracle:simulations=40"
+    config = ArenaConfig(deals=1, candidate=spec, field="heuristic", head_to_head=True)
+    bot = arena_bot(config.candidate, config)
+    game = Game(deal_rules(find_variant("standard"), 0), 5)
+    bot.watch(game)  # type: ignore[attr-defined]
+    assert isinstance(bot.passer, OracleBot) and bot.passer._game is game  # type: ignore[attr-defined]
+    a, b = play_deal(config, 0), play_deal(config, 0)
+    assert a.points == b.points
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

@@ -43,6 +43,16 @@ def test_candidates_are_three_of_the_hand_and_the_most_dangerous_come_first() ->
     assert all(c & hand == c and c.bit_count() == 3 for c in cands)
 
 
+def test_more_candidates_widen_the_pool_past_the_seven_most_dangerous_cards() -> None:
+    rules = find_variant("standard")
+    hand = parse_card_set(["QS", "KS", "AS", "2C", "3C", "4C", "5D", "6D", "7D", "2H", "3H", "4H", "5H"])
+    assert pass_candidates(hand, rules, 10) == pass_candidates(hand, rules, 35)[:10]  # (the default's as before)
+    every = pass_candidates(hand, rules, 286)
+    assert len(set(every)) == len(every) == 286  # every pass of three of thirteen cards
+    assert every[0] == heuristic_pass(hand, rules)
+    assert len(pass_candidates(hand, rules, 1000)) == 286
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.integers(0, 2**32 - 1),

@@ -14,7 +14,7 @@ import random
 
 from moonshot.bots.base import Bot, answer_claim
 from moonshot.core.actions import Action
-from moonshot.core.engine import Phase
+from moonshot.core.engine import Game, Phase
 from moonshot.core.views import SeatView
 
 PASS_PHASES = (Phase.PASS, Phase.PILE)
@@ -33,6 +33,13 @@ class PassingBy:
 
     def answer_claim(self, view: SeatView, claimer: int, rng: random.Random) -> bool:
         return answer_claim(self.cards, view, claimer, rng)
+
+    def watch(self, game: Game | None) -> None:
+        """Hand the watched game on to either half that watches one (the arena's oracle)."""
+        for half in (self.cards, self.passer):
+            watch = getattr(half, "watch", None)
+            if watch is not None:
+                watch(game)
 
     def act(self, view: SeatView, rng: random.Random) -> Action:
         if view.phase in PASS_PHASES:

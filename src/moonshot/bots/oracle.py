@@ -10,8 +10,13 @@ The oracle reads the hands from the :class:`~moonshot.core.engine.Game` it is *w
 (:meth:`OracleBot.watch`), which only the arena hands it (:func:`moonshot.play.arena.play_deal`).
 It is not in :data:`~moonshot.bots.registry.BOT_REGISTRY`, so no server, lobby, tournament or
 client can seat it by name (``make_bot("oracle")`` is an unknown bot), and a bot watching no game
-refuses to play a card rather than guess. Passing is ``search``'s own (a deal's passes are decided
-before the hands it would see are settled); measure it with ``--no-passing``.
+refuses to play a card rather than guess. Its card play is measured with ``--no-passing``: with
+passing on, the hands it would see are settled only once every seat has passed.
+
+Its pass sees the four hands as dealt (every world of the pass decision is the real deal; the other
+seats' passes are still modelled by the danger ranking, as they are decided beside it), so
+``heuristic:pass_by=oracle`` says how much a pass could gain from knowing where every card lies
+with ``search``'s valuation of passes.
 
 Every option is ``search``'s (``oracle:think_ms=10``, ``oracle:root=tree,worlds=1``). One world
 and a greedy rollout that draws no random numbers make the flat root deterministic: every world
@@ -52,6 +57,14 @@ class OracleBot(SearchBot):
         if game is None or game.hands[view.seat] != view.hand or game.played != view.played:
             raise Blind("an oracle plays only in the arena, watching the game it is asked about")
         hands = list(game.hands)
+        return lambda rng: list(hands)
+
+    def _pass_hands(self, view: SeatView) -> Callable[[random.Random], list[CardSet]] | None:
+        game = self._game
+        if game is None or game.hands[view.seat] != view.hand:
+            raise Blind("an oracle passes only in the arena, watching the game it is asked about")
+        # (the hands as dealt: a seat that has passed already holds its hand less its pass)
+        hands = [game.hands[s] | (game.passed[s] or 0) for s in range(4)]
         return lambda rng: list(hands)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from itertools import combinations
+from math import comb
 from typing import Any
 
 from moonshot.core.cards import ALL_CARDS, QUEEN_SPADES, SPADES_MASK, SUIT_MASKS, CardSet, card_list, to_set
@@ -66,7 +67,10 @@ def pass_candidates(hand: CardSet, rules: Rules, limit: int) -> list[CardSet]:
     """Up to ``limit`` passes from the most dangerous cards, best-ranked first."""
     ranked = pass_danger(hand, rules)
     k = rules.pass_count
-    pool = ranked[: min(len(ranked), k + 4)]
+    size = k + 4  # (the pool grows past the 4 cards beyond the pass only when more candidates are asked)
+    while size < len(ranked) and comb(size, k) < limit:
+        size += 1
+    pool = ranked[: min(len(ranked), size)]
     combos = sorted(combinations(pool, k), key=lambda cs: -sum(d for d, _ in cs))
     return [to_set([c for _, c in cs]) for cs in combos[:limit]]
 
@@ -109,6 +113,7 @@ def choose_pass(
     others_weight: float = 1.0,
     net: Any = None,
     policy: Policy | None = None,
+    deal_hands: Callable[[random.Random], list[CardSet]] | None = None,
 ) -> CardSet:
     """The candidate with the best mean relative cost over sampled worlds, until ``spent(valued)``
     (called after each world with the candidates valued so far) says stop.
@@ -116,8 +121,9 @@ def choose_pass(
     ``finish(deal, rng)`` plays a deal to its end (the costs of every seat); with ``net`` (a value
     network) and ``policy``, a candidate's deal is its first trick played by ``policy`` and then
     the network's estimate (``finish`` still values a deal the network does not: one decided
-    within the first trick). Ties, and differences within the noise floor of 0.05 a deal, go to
-    the better-ranked candidate."""
+    within the first trick). ``deal_hands(rng)`` deals a world's four hands before the passes
+    (default: the unseen cards dealt uniformly to the other seats). Ties, and differences within
+    the noise floor of 0.05 a deal, go to the better-ranked candidate."""
     rules = view.rules
     me = view.seat
     pile = view.phase is Phase.PILE
@@ -136,7 +142,10 @@ def choose_pass(
             pending.clear()
 
     while worlds == 0 or not spent(done):
-        hands = sample_hands(me, view.hand, unseen, (13, 13, 13, 13), (0, 0, 0, 0), (0, 0, 0, 0), rng)
+        if deal_hands is None:
+            hands = sample_hands(me, view.hand, unseen, (13, 13, 13, 13), (0, 0, 0, 0), (0, 0, 0, 0), rng)
+        else:
+            hands = deal_hands(rng)
         passes = [heuristic_pass(hands[s], rules) if s != me else 0 for s in range(4)]
         pile_order = rng.sample(range(4 * rules.pass_count), 4 * rules.pass_count) if pile else []
         for i, mine in enumerate(candidates):

@@ -966,7 +966,21 @@ class SearchBot:
         if len(candidates) == 1:
             return candidates[0]
         net = self._value_net(view) if self.pass_value == "network" else None
-        return choose_pass(view, candidates, self._budget(), self._finish, rng, self.others_weight, net, self.policy)
+        return choose_pass(
+            view,
+            candidates,
+            self._budget(),
+            self._finish,
+            rng,
+            self.others_weight,
+            net,
+            self.policy,
+            self._pass_hands(view),
+        )
+
+    def _pass_hands(self, view: SeatView) -> Callable[[random.Random], list[CardSet]] | None:
+        """How a pass decision deals its worlds' four hands (None: the unseen cards dealt uniformly)."""
+        return None
 
     # ------------------------------------------------------------------ charging / exposing
     def _choose_doubling(self, view: SeatView, rng: random.Random, options: CardSet) -> CardSet:
