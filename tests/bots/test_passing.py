@@ -148,3 +148,20 @@ def test_choose_pass_stops_when_the_budget_says_so() -> None:
     chosen = choose_pass(view, cands, spent, lambda deal, rng: costs, random.Random(1))
     assert calls == [4, 8, 12]
     assert chosen == cands[0]  # every candidate equal: the best-ranked one
+
+
+def test_a_world_that_is_not_a_deal_is_refused_not_played() -> None:
+    view = _pass_view()
+    cands = pass_candidates(view.hand, view.rules, 4)
+    others = [h for s, h in enumerate(_hands(random.Random(1))) if s != view.seat]  # (another deal)
+    bad = [view.hand if s == view.seat else others[min(s, 2)] for s in range(4)]
+    for hands in (bad, [0, 0, 0, 0]):
+        with pytest.raises(ValueError, match="whole deck"):
+            choose_pass(
+                view,
+                cands,
+                lambda done: True,
+                lambda d, r: (0.0,) * 4,
+                random.Random(1),
+                deal_hands=lambda r, h=hands: h,
+            )

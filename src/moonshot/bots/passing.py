@@ -146,6 +146,12 @@ def choose_pass(
             hands = sample_hands(me, view.hand, unseen, (13, 13, 13, 13), (0, 0, 0, 0), (0, 0, 0, 0), rng)
         else:
             hands = deal_hands(rng)
+            if (
+                hands[me] != view.hand
+                or sum(h.bit_count() for h in hands) != 52
+                or (hands[0] | hands[1] | hands[2] | hands[3]) != ALL_CARDS
+            ):  # (a deal that is not one would never end in the playouts)
+                raise ValueError("deal_hands must deal the whole deck, this seat's hand as it holds it")
         passes = [heuristic_pass(hands[s], rules) if s != me else 0 for s in range(4)]
         pile_order = rng.sample(range(4 * rules.pass_count), 4 * rules.pass_count) if pile else []
         for i, mine in enumerate(candidates):
