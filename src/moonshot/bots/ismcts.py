@@ -54,6 +54,22 @@ class SharedNode:
         self.children: dict[int, SharedNode] = {}
 
 
+def check_tree_options(root: str | None, puct: object, leaf_batch: object, tree_exact: object) -> None:
+    """Refuse ``search``'s PUCT options (``puct``, ``leaf_batch``, ``tree_exact``) where they are
+    not a number, a count and a flag, or where they cannot apply (not ``root=ismcts``; batches and
+    the exact leaves without ``puct``), when the bot is made rather than at its first card."""
+    if not (isinstance(puct, (int, float)) and not isinstance(puct, bool) and 0 <= puct < math.inf):
+        raise ValueError(f"puct must be 0 (off) or a positive exploration constant, not {puct!r}")
+    if type(leaf_batch) is not int or leaf_batch < 1:
+        raise ValueError(f"leaf_batch must be a whole number of at least 1, not {leaf_batch!r}")
+    if not isinstance(tree_exact, bool):
+        raise ValueError(f"tree_exact must be true or false, not {tree_exact!r}")
+    if (puct or leaf_batch > 1 or tree_exact) and root != "ismcts":
+        raise ValueError("puct, leaf_batch and tree_exact apply to root=ismcts only")
+    if (leaf_batch > 1 or tree_exact) and not puct:
+        raise ValueError("leaf_batch and tree_exact apply to the PUCT tree: give puct too")
+
+
 def grow_shared_tree(
     cards: list[int],
     base: Deal,
@@ -345,4 +361,12 @@ def _set(cards: list[int]) -> CardSet:
     return out
 
 
-__all__ = ["PuctNode", "SharedNode", "grow_puct_tree", "grow_shared_tree", "mover_view", "network_prior"]
+__all__ = [
+    "PuctNode",
+    "SharedNode",
+    "check_tree_options",
+    "grow_puct_tree",
+    "grow_shared_tree",
+    "mover_view",
+    "network_prior",
+]

@@ -59,6 +59,7 @@ from .endgame import (
     relative,
     solve,
 )
+from .ismcts import check_tree_options
 from .passing import choose_pass, pass_candidates
 from .playout import (
     MOON_CARDS,
@@ -404,16 +405,7 @@ class SearchBot:
         if lookahead_by not in ("all", "self"):
             raise ValueError(f"lookahead_by must be all or self, not {lookahead_by!r}")
         self.lookahead_by = lookahead_by
-        if not (isinstance(puct, (int, float)) and not isinstance(puct, bool) and 0 <= puct < math.inf):
-            raise ValueError(f"puct must be 0 (off) or a positive exploration constant, not {puct!r}")
-        if type(leaf_batch) is not int or leaf_batch < 1:
-            raise ValueError(f"leaf_batch must be a whole number of at least 1, not {leaf_batch!r}")
-        if not isinstance(tree_exact, bool):
-            raise ValueError(f"tree_exact must be true or false, not {tree_exact!r}")
-        if (puct or leaf_batch > 1 or tree_exact) and root != "ismcts":
-            raise ValueError("puct, leaf_batch and tree_exact apply to root=ismcts only")
-        if (leaf_batch > 1 or tree_exact) and not puct:
-            raise ValueError("leaf_batch and tree_exact apply to the PUCT tree: give puct too")
+        check_tree_options(root, puct, leaf_batch, tree_exact)
         self.puct = float(puct)  # (moonshot.bots.ismcts.grow_puct_tree)
         self.leaf_batch = leaf_batch
         self.tree_exact = tree_exact
@@ -966,16 +958,9 @@ class SearchBot:
         if len(candidates) == 1:
             return candidates[0]
         net = self._value_net(view) if self.pass_value == "network" else None
+        deal = self._pass_hands(view)
         return choose_pass(
-            view,
-            candidates,
-            self._budget(),
-            self._finish,
-            rng,
-            self.others_weight,
-            net,
-            self.policy,
-            self._pass_hands(view),
+            view, candidates, self._budget(), self._finish, rng, self.others_weight, net, self.policy, deal
         )
 
     def _pass_hands(self, view: SeatView) -> Callable[[random.Random], list[CardSet]] | None:
