@@ -73,6 +73,22 @@ def test_bot_factory() -> None:
         bot_factory("no-such-bot")
 
 
+def test_bot_factory_refuses_an_unknown_passer_and_falls_back_only_for_a_missing_extra(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from moonshot.bots.registry import BOT_REGISTRY
+
+    for spec in ("heuristic --pass-by oracle", "heuristic --pass-by serach"):  # arena-only; a typo
+        with pytest.raises(ValueError, match="unknown bot"):
+            bot_factory(spec)
+    # a registry bot whose module this installation lacks (an extra not installed): random, logged
+    monkeypatch.setitem(BOT_REGISTRY, "ghost", "moonshot.bots.no_such_module:Ghost")
+    with caplog.at_level(logging.WARNING):
+        assert bot_factory("ghost")().name == "random"
+        assert bot_factory("heuristic --pass-by ghost")().name == "random"
+    assert "event=bot_unavailable" in caplog.text
+
+
 def test_bot_factory_takes_a_spec_with_options() -> None:
     bot = bot_factory("search --simulations 20")()
     assert bot.spec == "search --simulations 20"  # type: ignore[attr-defined]

@@ -39,6 +39,10 @@ class UnknownBot(ValueError):
     pass
 
 
+class Unavailable(UnknownBot):
+    """A bot of the registry that this installation cannot load (an extra it was not installed with)."""
+
+
 def _level(name: str) -> Level:
     """The level ``level:N`` names, or :class:`UnknownBot` saying which levels there are."""
     try:
@@ -96,7 +100,7 @@ def make_bot(name: str, **options: Any) -> Bot:
         try:
             found = getattr(import_module(module_name), cls_name)
         except (ImportError, AttributeError) as e:
-            raise UnknownBot(f"bot {name!r} is not available in this installation ({e})") from e
+            raise Unavailable(f"bot {name!r} is not available in this installation ({e})") from e
         _CLASSES[target] = found
     cls: Any = found
     bot: Bot = cls(**options)
@@ -195,6 +199,7 @@ def parse_seats(text: str) -> tuple[str, str, str, str]:
 __all__ = [
     "BOT_REGISTRY",
     "LEVEL_PREFIX",
+    "Unavailable",
     "UnknownBot",
     "bot_names",
     "bot_spec",

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from moonshot.bots.base import Bot
-from moonshot.bots.registry import BOT_REGISTRY, UnknownBot, make_bot
+from moonshot.bots.registry import Unavailable, UnknownBot, make_bot
 from moonshot.play.tournament import TournamentError, parse_bot
 from moonshot.protocols.sessions.codec import DEFAULT_PORT, MAX_MESSAGE
 from moonshot.runtime.limits import ClientLimits
@@ -32,11 +32,11 @@ def bot_factory(spec: str) -> Callable[[], Bot]:
         raise ValueError(f"--bot: {e}") from None
     try:
         make_bot(name, **options)
-    except UnknownBot as e:
-        if name not in BOT_REGISTRY:
-            raise ValueError(str(e)) from e
+    except Unavailable:  # (this bot, or the bot that passes for it: pass_by)
         log.warning("event=bot_unavailable bot=%s using=random", name)
         name, options = "random", {}
+    except UnknownBot as e:  # the bot or its passer named nothing the registry has: the operator's typo
+        raise ValueError(f"--bot {spec!r}: {e}") from e
     except TypeError as e:  # an option the bot does not take
         raise ValueError(f"--bot {spec!r}: {e}") from None
     return functools.partial(make_bot, name, **options)
